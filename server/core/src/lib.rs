@@ -1,0 +1,20 @@
+//! The coder engine.
+//!
+//! One [`Engine`] is one session: it owns the conversations, runs at most one task at a time
+//! (inputs that arrive meanwhile wait in a FIFO), streams the model, runs tools and emits
+//! [`coder_protocol::Event`]s. It knows nothing of LSP, napi or terminals, and it never builds
+//! its own tokio runtime: it spawns onto the runtime it was created in.
+
+mod config;
+mod conversation;
+mod engine;
+mod events;
+pub mod model;
+mod prompt;
+mod task;
+pub mod tools;
+
+pub use config::{ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig};
+pub use engine::{Engine, EngineError};
+pub use events::EventReceiver;
+pub use tools::{Tool, ToolContext, ToolOutput};

@@ -1,0 +1,365 @@
+//! Anthropic Messages streaming.
+
+use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Feed, ModelRequest, ModelResponse, StreamParser, StreamUpdate, WireApi};
+use crate::config::ApiKey;
+
+const API_VERSION: &str = "2023-06-01";
+
+pub(crate) struct AnthropicApi {
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+}
+
+impl WireApi for AnthropicApi {
+    fn url(&self) -> String {
+        format!("{}/v1/messages", self.base_url)
+    }
+
+    fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let builder = builder.header("anthropic-version", API_VERSION);
+        match &self.api_key {
+            Some(key) => builder.header("x-api-key", key.expose()),
+            None => builder,
+        }
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut body = json!({
+            "model": request.model,
+            "max_tokens": request.max_output_tokens,
+            "messages": wire_messages(request.messages),
+            "stream": true,
+        });
+        if !request.system.is_empty() {
+            body["system"] = json!(request.system);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "name": tool.name,
+                        "description": tool.description,
+                        "input_schema": tool.parameters,
+                    })
+                })
+                .collect();
+        }
+        body
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::<AnthropicParser>::default()
+    }
+}
+
+/// Converts OpenAI-shaped history into Anthropic messages: tool calls become `tool_use`
+/// blocks, tool results become `tool_result` blocks of a user message, and consecutive
+/// messages of one role are merged, since Anthropic wants roles to alternate.
+fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for message in messages {
+        let (role, blocks) = match message.role {
+            Role::System | Role::User => ("user", text_block(message)),
+            Role::Assistant => {
+                let mut blocks = text_block(message);
+                blocks.extend(message.tool_calls.iter().map(|call| {
+                    let input: Value =
+                        serde_json::from_str(&call.function.arguments).unwrap_or(json!({}));
+                    json!({"type": "tool_use", "id": call.id, "name": call.function.name, "input": input})
+                }));
+                ("assistant", blocks)
+            }
+            Role::Tool => (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id,
+                    "content": message.content.clone().unwrap_or_default(),
+                })],
+            ),
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
+            _ => out.push((role, blocks)),
+        }
+    }
+    out.into_iter()
+        .map(|(role, blocks)| json!({"role": role, "content": blocks}))
+        .collect()
+}
+
+fn text_block(message: &ChatMessage) -> Vec<Value> {
+    match &message.content {
+        Some(text) if !text.is_empty() => vec![json!({"type": "text", "text": text})],
+        _ => Vec::new(),
+    }
+}
+
+enum Block {
+    Text,
+    Thinking,
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Other,
+}
+
+#[derive(Default)]
+struct AnthropicParser {
+    text: String,
+    reasoning: String,
+    blocks: Vec<(u64, Block)>,
+    usage: TokenUsage,
+    saw_usage: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StreamEvent {
+    MessageStart {
+        message: MessageStart,
+    },
+    ContentBlockStart {
+        index: u64,
+        content_block: ContentBlock,
+    },
+    ContentBlockDelta {
+        index: u64,
+        delta: BlockDelta,
+    },
+    MessageDelta {
+        usage: Option<Usage>,
+    },
+    MessageStop,
+    Error {
+        error: ApiError,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct MessageStart {
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock {
+    Text,
+    Thinking,
+    ToolUse {
+        id: String,
+        name: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockDelta {
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ApiError {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    message: String,
+}
+
+impl AnthropicParser {
+    fn add_usage(&mut self, usage: Usage) {
+        self.saw_usage = true;
+        if let Some(input) = usage.input_tokens {
+            self.usage.input_tokens = input;
+        }
+        if let Some(cached) = usage.cache_read_input_tokens {
+            self.usage.cached_input_tokens = cached;
+        }
+        if let Some(output) = usage.output_tokens {
+            self.usage.output_tokens = output;
+        }
+        self.usage.total_tokens = self.usage.input_tokens + self.usage.output_tokens;
+    }
+}
+
+impl StreamParser for AnthropicParser {
+    fn feed(&mut self, data: &str, updates: &mut Vec<StreamUpdate>) -> Result<Feed, String> {
+        let event: StreamEvent =
+            serde_json::from_str(data).map_err(|err| format!("malformed event ({err})"))?;
+        match event {
+            StreamEvent::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    self.add_usage(usage);
+                }
+            }
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                let block = match content_block {
+                    ContentBlock::Text => Block::Text,
+                    ContentBlock::Thinking => Block::Thinking,
+                    ContentBlock::ToolUse { id, name } => Block::ToolUse {
+                        id,
+                        name,
+                        json: String::new(),
+                    },
+                    ContentBlock::Other => Block::Other,
+                };
+                self.blocks.push((index, block));
+            }
+            StreamEvent::ContentBlockDelta { index, delta } => match delta {
+                BlockDelta::TextDelta { text } => {
+                    self.text.push_str(&text);
+                    updates.push(StreamUpdate::Text(text));
+                }
+                BlockDelta::ThinkingDelta { thinking } => {
+                    self.reasoning.push_str(&thinking);
+                    updates.push(StreamUpdate::Reasoning(thinking));
+                }
+                BlockDelta::InputJsonDelta { partial_json } => {
+                    if let Some((_, Block::ToolUse { json, .. })) =
+                        self.blocks.iter_mut().rev().find(|(i, _)| *i == index)
+                    {
+                        json.push_str(&partial_json);
+                    }
+                }
+                BlockDelta::Other => {}
+            },
+            StreamEvent::MessageDelta { usage } => {
+                if let Some(usage) = usage {
+                    self.add_usage(usage);
+                }
+            }
+            StreamEvent::MessageStop => return Ok(Feed::Done),
+            StreamEvent::Error { error } => {
+                let retryable = matches!(
+                    error.kind.as_str(),
+                    "overloaded_error" | "api_error" | "rate_limit_error"
+                );
+                return Ok(Feed::ProviderError {
+                    message: format!("{}: {}", error.kind, error.message),
+                    retryable,
+                });
+            }
+            StreamEvent::Other => {}
+        }
+        Ok(Feed::Continue)
+    }
+
+    fn may_end(&self) -> bool {
+        false
+    }
+
+    fn response(&self) -> ModelResponse {
+        let tool_calls = self
+            .blocks
+            .iter()
+            .filter_map(|(_, block)| match block {
+                Block::ToolUse { id, name, json } => {
+                    let arguments = if json.trim().is_empty() {
+                        "{}".to_owned()
+                    } else {
+                        json.clone()
+                    };
+                    Some(ToolCall::function(id.clone(), name.clone(), arguments))
+                }
+                Block::Text | Block::Thinking | Block::Other => None,
+            })
+            .collect();
+        ModelResponse {
+            text: self.text.clone(),
+            reasoning: self.reasoning.clone(),
+            tool_calls,
+            usage: self.saw_usage.then_some(self.usage),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn tool_results_follow_tool_use_in_alternating_roles() {
+        let history = vec![
+            ChatMessage::user("read two files"),
+            ChatMessage::assistant(
+                "sure".into(),
+                String::new(),
+                vec![
+                    ToolCall::function("t1".into(), "read".into(), r#"{"path":"a"}"#.into()),
+                    ToolCall::function("t2".into(), "read".into(), r#"{"path":"b"}"#.into()),
+                ],
+            ),
+            ChatMessage::tool_result("t1", "read", "A"),
+            ChatMessage::tool_result("t2", "read", "B"),
+        ];
+        assert_eq!(
+            wire_messages(&history),
+            vec![
+                json!({"role": "user", "content": [{"type": "text", "text": "read two files"}]}),
+                json!({"role": "assistant", "content": [
+                    {"type": "text", "text": "sure"},
+                    {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a"}},
+                    {"type": "tool_use", "id": "t2", "name": "read", "input": {"path": "b"}},
+                ]}),
+                json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "A"},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "B"},
+                ]}),
+            ]
+        );
+    }
+
+    #[test]
+    fn overloaded_error_event_is_retryable() {
+        let mut parser = AnthropicParser::default();
+        let feed = parser
+            .feed(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                &mut Vec::new(),
+            )
+            .unwrap();
+        assert_eq!(
+            feed,
+            Feed::ProviderError {
+                message: "overloaded_error: Overloaded".into(),
+                retryable: true
+            }
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! Transport shared by both wire formats: the HTTP request, SSE framing, the idle timeout,
+//! retries with backoff, and cancellation.
+
+use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBuilder};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::anthropic::AnthropicApi;
+use super::openai::OpenAiApi;
+use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
+use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
+
+/// The longest `Retry-After` the client will honour; longer values are cut to this.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+/// How much of an error body goes into an error message.
+const ERROR_BODY_LIMIT: usize = 500;
+
+/// Streams model replies from one provider.
+pub struct ModelClient {
+    http: reqwest::Client,
+    api: Box<dyn WireApi>,
+    retry: RetryConfig,
+    idle_timeout: Duration,
+}
+
+enum AttemptError {
+    Retryable {
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    Fatal(String),
+    Cancelled(ModelResponse),
+}
+
+fn retryable(message: String) -> AttemptError {
+    AttemptError::Retryable {
+        message,
+        retry_after: None,
+    }
+}
+
+impl ModelClient {
+    pub fn new(
+        provider: &ProviderConfig,
+        retry: RetryConfig,
+        idle_timeout: Duration,
+    ) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|err| format!("cannot build the HTTP client: {err}"))?;
+        let base_url = provider.base_url.clone();
+        let api_key = provider.api_key.clone();
+        let api: Box<dyn WireApi> = match provider.kind {
+            ProviderKind::OpenAi => Box::new(OpenAiApi { base_url, api_key }),
+            ProviderKind::Anthropic => Box::new(AnthropicApi { base_url, api_key }),
+        };
+        Ok(Self {
+            http,
+            api,
+            retry,
+            idle_timeout,
+        })
+    }
+
+    /// Streams one reply. Text and thinking reach `on_update` as they arrive; a retry is
+    /// reported there as a warning. Cancelling `cancel` drops the HTTP stream at once.
+    pub async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, StreamError> {
+        let body = self.api.body(request);
+        let mut delays = ExponentialBuilder::default()
+            .with_min_delay(self.retry.initial_delay)
+            .with_max_delay(self.retry.max_delay)
+            .with_jitter()
+            .with_max_times(self.retry.max_retries)
+            .build();
+        let mut attempt = 0;
+        loop {
+            let mut emitted = false;
+            let (message, retry_after) =
+                match self.attempt(&body, cancel, on_update, &mut emitted).await {
+                    Ok(response) => return Ok(response),
+                    Err(AttemptError::Cancelled(partial)) => {
+                        return Err(StreamError::Cancelled { partial });
+                    }
+                    Err(AttemptError::Fatal(message)) => return Err(StreamError::Failed(message)),
+                    Err(AttemptError::Retryable {
+                        message,
+                        retry_after,
+                    }) => (message, retry_after),
+                };
+            attempt += 1;
+            let Some(backoff) = delays.next() else {
+                return Err(StreamError::Failed(format!(
+                    "{message}; gave up after {} retries",
+                    self.retry.max_retries
+                )));
+            };
+            let delay = retry_after.map_or(backoff, |d| d.min(MAX_RETRY_AFTER));
+            let discarded = if emitted {
+                "; the partial reply is discarded"
+            } else {
+                ""
+            };
+            on_update(StreamUpdate::Warning(format!(
+                "{message}; retrying in {:.1}s (retry {attempt} of {}){discarded}",
+                delay.as_secs_f64(),
+                self.retry.max_retries
+            )));
+            tokio::select! {
+                () = cancel.cancelled() => {
+                    return Err(StreamError::Cancelled { partial: ModelResponse::default() });
+                }
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &Value,
+        cancel: &CancellationToken,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+        emitted: &mut bool,
+    ) -> Result<ModelResponse, AttemptError> {
+        let send = self
+            .api
+            .headers(self.http.post(self.api.url()))
+            .json(body)
+            .send();
+        let response = tokio::select! {
+            () = cancel.cancelled() => return Err(AttemptError::Cancelled(ModelResponse::default())),
+            response = send => response,
+        };
+        let response = response.map_err(|err| {
+            retryable(format!(
+                "cannot reach the model at {}: {}",
+                self.api.url(),
+                error_chain(&err)
+            ))
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = retry_after(response.headers());
+            let text = tokio::select! {
+                () = cancel.cancelled() => return Err(AttemptError::Cancelled(ModelResponse::default())),
+                text = response.text() => text.unwrap_or_default(),
+            };
+            let message = format!("the model provider answered {status}: {}", excerpt(&text));
+            return Err(if is_retryable_status(status) {
+                AttemptError::Retryable {
+                    message,
+                    retry_after,
+                }
+            } else {
+                AttemptError::Fatal(message)
+            });
+        }
+
+        let mut events = response.bytes_stream().eventsource();
+        let mut parser = self.api.parser();
+        let mut updates = Vec::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(AttemptError::Cancelled(parser.response())),
+                next = tokio::time::timeout(self.idle_timeout, events.next()) => next,
+            };
+            let event = match next {
+                Err(_) => {
+                    return Err(retryable(format!(
+                        "the model stream sent nothing for {}s",
+                        self.idle_timeout.as_secs_f64()
+                    )));
+                }
+                Ok(None) if parser.may_end() => return Ok(parser.response()),
+                Ok(None) => {
+                    return Err(retryable(
+                        "the model stream ended before the reply was complete".to_owned(),
+                    ));
+                }
+                Ok(Some(Err(err))) => {
+                    return Err(retryable(format!("the model stream broke: {err}")));
+                }
+                Ok(Some(Ok(event))) => event,
+            };
+            if event.data.is_empty() {
+                continue;
+            }
+            let feed = match parser.feed(&event.data, &mut updates) {
+                Ok(feed) => feed,
+                Err(problem) => {
+                    on_update(StreamUpdate::Warning(format!(
+                        "skipped a {problem} from the model"
+                    )));
+                    Feed::Continue
+                }
+            };
+            for update in updates.drain(..) {
+                *emitted = true;
+                on_update(update);
+            }
+            match feed {
+                Feed::Continue => {}
+                Feed::Done => return Ok(parser.response()),
+                Feed::ProviderError { message, retryable } => {
+                    let message = format!("the model provider reported an error: {message}");
+                    return Err(if retryable {
+                        self::retryable(message)
+                    } else {
+                        AttemptError::Fatal(message)
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn is_retryable_status(status: StatusCode) -> bool {
+    status.is_server_error()
+        || status == StatusCode::TOO_MANY_REQUESTS
+        || status == StatusCode::REQUEST_TIMEOUT
+        || status.as_u16() == 529
+}
+
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+}
+
+fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    if text.len() <= ERROR_BODY_LIMIT {
+        return text.to_owned();
+    }
+    let mut end = ERROR_BODY_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}

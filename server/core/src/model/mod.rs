@@ -1,0 +1,96 @@
+//! Model providers: one streaming client over reqwest and SSE, two wire formats.
+//!
+//! [`ModelClient::stream`] sends a request, retries what is worth retrying, reports text and
+//! thinking as they arrive through a callback, and returns the whole reply. Each wire format
+//! only knows how to build its request body and how to parse its own SSE events
+//! ([`WireApi`]); transport, retries and timeouts are shared.
+
+mod anthropic;
+mod client;
+mod openai;
+
+use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
+use serde_json::Value;
+
+pub use client::ModelClient;
+
+/// What a tool looks like to a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// One model call.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRequest<'a> {
+    pub model: &'a str,
+    pub system: &'a str,
+    pub messages: &'a [ChatMessage],
+    pub tools: &'a [ToolSpec],
+    pub max_output_tokens: u32,
+}
+
+/// Something to show while the reply streams.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamUpdate {
+    Text(String),
+    Reasoning(String),
+    /// A retry or a skipped chunk: the call goes on.
+    Warning(String),
+}
+
+/// A whole model reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelResponse {
+    pub text: String,
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<TokenUsage>,
+}
+
+/// Why a model call produced no reply.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StreamError {
+    /// The task was cancelled; `partial` holds what had streamed so far.
+    #[error("cancelled")]
+    Cancelled { partial: ModelResponse },
+    /// The provider failed and retrying did not help, or the failure cannot be retried.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What one SSE event meant.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Feed {
+    Continue,
+    /// The reply is complete.
+    Done,
+    /// The provider reported an error inside the stream.
+    ProviderError {
+        message: String,
+        retryable: bool,
+    },
+}
+
+/// A wire format: how to ask, and how to read the answer.
+pub(crate) trait WireApi: Send + Sync {
+    /// The full URL of the streaming endpoint.
+    fn url(&self) -> String;
+    fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder;
+    fn body(&self, request: &ModelRequest<'_>) -> Value;
+    fn parser(&self) -> Box<dyn StreamParser>;
+}
+
+/// Reads one reply's SSE events, accumulating the reply.
+pub(crate) trait StreamParser: Send {
+    /// Handles one SSE event, pushing what should be shown now into `updates`.
+    /// An `Err` is a malformed event: it is reported and skipped.
+    fn feed(&mut self, data: &str, updates: &mut Vec<StreamUpdate>) -> Result<Feed, String>;
+    /// Whether the stream may end here without being called broken (some servers omit the
+    /// final marker after a finish reason).
+    fn may_end(&self) -> bool;
+    /// The reply so far; tool calls are complete only after `Done`.
+    fn response(&self) -> ModelResponse;
+}

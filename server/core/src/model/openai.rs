@@ -1,0 +1,332 @@
+//! OpenAI Chat Completions streaming, also spoken by llama.cpp, vLLM, Ollama and LM Studio.
+
+use std::collections::BTreeMap;
+
+use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Feed, ModelRequest, ModelResponse, StreamParser, StreamUpdate, WireApi};
+use crate::config::ApiKey;
+
+pub(crate) struct OpenAiApi {
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+}
+
+impl WireApi for OpenAiApi {
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+
+    fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(key) => builder.bearer_auth(key.expose()),
+            None => builder,
+        }
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if !request.system.is_empty() {
+            messages.push(json!({"role": "system", "content": request.system}));
+        }
+        messages.extend(request.messages.iter().map(wire_message));
+        let mut body = json!({
+            "model": request.model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({"type": "function", "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    }})
+                })
+                .collect();
+        }
+        body
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::<OpenAiParser>::default()
+    }
+}
+
+/// A history message as OpenAI expects it: thinking is not sent back.
+fn wire_message(message: &ChatMessage) -> Value {
+    let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
+    if let Some(object) = value.as_object_mut() {
+        object.remove("reasoning");
+    }
+    value
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Default)]
+struct OpenAiParser {
+    text: String,
+    reasoning: String,
+    calls: BTreeMap<u32, PartialCall>,
+    usage: Option<TokenUsage>,
+    finished: bool,
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    delta: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    index: Option<u32>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    total_tokens: u64,
+    prompt_tokens_details: Option<PromptDetails>,
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: u64,
+}
+
+impl From<Usage> for TokenUsage {
+    fn from(usage: Usage) -> Self {
+        TokenUsage {
+            input_tokens: usage.prompt_tokens,
+            cached_input_tokens: usage.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
+            output_tokens: usage.completion_tokens,
+            reasoning_output_tokens: usage
+                .completion_tokens_details
+                .map_or(0, |d| d.reasoning_tokens),
+            total_tokens: if usage.total_tokens > 0 {
+                usage.total_tokens
+            } else {
+                usage.prompt_tokens + usage.completion_tokens
+            },
+        }
+    }
+}
+
+impl OpenAiParser {
+    fn apply_tool_delta(&mut self, delta: ToolCallDelta) {
+        // Some servers omit `index`; a new id then opens a new call, anything else extends the last.
+        let index = match (delta.index, &delta.id) {
+            (Some(index), _) => index,
+            (None, Some(id)) if !self.calls.values().any(|c| &c.id == id) => {
+                self.calls.keys().next_back().map_or(0, |last| last + 1)
+            }
+            (None, _) => self.calls.keys().next_back().copied().unwrap_or(0),
+        };
+        let call = self.calls.entry(index).or_default();
+        if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
+            call.id = id;
+        }
+        if let Some(function) = delta.function {
+            if let Some(name) = function.name.filter(|n| !n.is_empty()) {
+                call.name = name;
+            }
+            if let Some(arguments) = function.arguments {
+                call.arguments.push_str(&arguments);
+            }
+        }
+    }
+}
+
+impl StreamParser for OpenAiParser {
+    fn feed(&mut self, data: &str, updates: &mut Vec<StreamUpdate>) -> Result<Feed, String> {
+        if data.trim() == "[DONE]" {
+            return Ok(Feed::Done);
+        }
+        let chunk: Chunk =
+            serde_json::from_str(data).map_err(|err| format!("malformed chunk ({err})"))?;
+        if let Some(error) = chunk.error {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Ok(Feed::ProviderError {
+                message,
+                retryable: true,
+            });
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.into());
+        }
+        for choice in chunk.choices {
+            if let Some(delta) = choice.delta {
+                if let Some(text) = delta.reasoning_content.or(delta.reasoning)
+                    && !text.is_empty()
+                {
+                    self.reasoning.push_str(&text);
+                    updates.push(StreamUpdate::Reasoning(text));
+                }
+                if let Some(text) = delta.content
+                    && !text.is_empty()
+                {
+                    self.text.push_str(&text);
+                    updates.push(StreamUpdate::Text(text));
+                }
+                for call in delta.tool_calls.into_iter().flatten() {
+                    self.apply_tool_delta(call);
+                }
+            }
+            if choice.finish_reason.is_some() {
+                self.finished = true;
+            }
+        }
+        Ok(Feed::Continue)
+    }
+
+    fn may_end(&self) -> bool {
+        self.finished
+    }
+
+    fn response(&self) -> ModelResponse {
+        ModelResponse {
+            text: self.text.clone(),
+            reasoning: self.reasoning.clone(),
+            tool_calls: self
+                .calls
+                .iter()
+                .filter(|(_, call)| !call.name.is_empty())
+                .map(|(index, call)| {
+                    let id = if call.id.is_empty() {
+                        format!("call_{index}")
+                    } else {
+                        call.id.clone()
+                    };
+                    let arguments = if call.arguments.trim().is_empty() {
+                        "{}".to_owned()
+                    } else {
+                        call.arguments.clone()
+                    };
+                    ToolCall::function(id, call.name.clone(), arguments)
+                })
+                .collect(),
+            usage: self.usage,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn feed_all(frames: &[&str]) -> (ModelResponse, Vec<StreamUpdate>) {
+        let mut parser = OpenAiParser::default();
+        let mut updates = Vec::new();
+        for frame in frames {
+            parser.feed(frame, &mut updates).unwrap();
+        }
+        (parser.response(), updates)
+    }
+
+    #[test]
+    fn interleaved_tool_call_deltas_are_assembled_by_index() {
+        let (response, _) = feed_all(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"read","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"x\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"th\":\"y\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        assert_eq!(
+            response.tool_calls,
+            vec![
+                ToolCall::function("a".into(), "read".into(), r#"{"path":"x"}"#.into()),
+                ToolCall::function("b".into(), "read".into(), r#"{"path":"y"}"#.into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_comes_from_either_field_and_unknown_fields_are_ignored() {
+        let (response, updates) = feed_all(&[
+            r#"{"choices":[{"delta":{"reasoning_content":"hm"},"logprobs":null,"extra":1}]}"#,
+            r#"{"choices":[{"delta":{"reasoning":"m"}}]}"#,
+            r#"{"choices":[{"delta":{"role":"assistant","content":"ok"}}],"system_fingerprint":"x"}"#,
+        ]);
+        assert_eq!(response.reasoning, "hmm");
+        assert_eq!(response.text, "ok");
+        assert_eq!(updates.len(), 3);
+    }
+
+    #[test]
+    fn usage_counts_cached_and_reasoning_tokens() {
+        let (response, _) = feed_all(&[
+            r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":2}}}"#,
+        ]);
+        assert_eq!(
+            response.usage,
+            Some(TokenUsage {
+                input_tokens: 10,
+                cached_input_tokens: 4,
+                output_tokens: 5,
+                reasoning_output_tokens: 2,
+                total_tokens: 15,
+            })
+        );
+    }
+
+    #[test]
+    fn reasoning_is_not_sent_back() {
+        let mut message = ChatMessage::assistant("a".into(), "secret thoughts".into(), vec![]);
+        message.reasoning = Some("secret thoughts".into());
+        assert!(wire_message(&message).get("reasoning").is_none());
+    }
+}

@@ -1,0 +1,227 @@
+//! One task: the conversation loop of turns, with its interrupt checkpoints.
+//!
+//! A turn streams the model, records the reply, runs its tool calls and loops until a reply
+//! has no tool call, the step limit is reached, or the provider fails for good. Whatever way
+//! the task ends, the history stays a valid request: every assistant tool call has a result.
+
+use std::sync::Mutex;
+
+use coder_protocol::{AbortReason, ChatMessage, ConversationId, EventMsg, TaskId, TokenUsage};
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::Conversation;
+use crate::engine::{Inner, lock};
+use crate::events::TaskEvents;
+use crate::model::{ModelRequest, ModelResponse, StreamError, StreamUpdate};
+use crate::prompt::system_prompt;
+use crate::tools::ToolContext;
+use crate::tools::runner::{CANCELLED_BEFORE_START, run_tool_calls};
+
+/// Added to the history when a task is interrupted.
+pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
+
+/// A task waiting in the session's queue.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskPlan {
+    pub task_id: TaskId,
+    pub conversation_id: ConversationId,
+    pub input: String,
+}
+
+/// How a task ended.
+enum Ending {
+    Complete(Option<String>),
+    Aborted(AbortReason),
+}
+
+/// Runs one task to its end, emitting its events.
+pub(crate) async fn run_task(inner: &Inner, plan: TaskPlan, cancel: CancellationToken) {
+    let events = TaskEvents {
+        hub: inner.hub.clone(),
+        conversation_id: plan.conversation_id,
+        task_id: plan.task_id,
+    };
+    events.emit(EventMsg::TaskStarted {
+        model: inner.config.model.clone(),
+    });
+    let ending = match inner.conversation(plan.conversation_id) {
+        Ok(conversation) => run_turns(inner, &conversation, plan, &cancel, &events).await,
+        Err(err) => {
+            events.emit(EventMsg::Error {
+                message: err.to_string(),
+            });
+            Ending::Complete(None)
+        }
+    };
+    match ending {
+        Ending::Complete(last_agent_message) => {
+            events.emit(EventMsg::TaskComplete { last_agent_message });
+        }
+        Ending::Aborted(reason) => events.emit(EventMsg::TurnAborted { reason }),
+    }
+}
+
+async fn run_turns(
+    inner: &Inner,
+    conversation: &Mutex<Conversation>,
+    plan: TaskPlan,
+    cancel: &CancellationToken,
+    events: &TaskEvents,
+) -> Ending {
+    if !plan.input.is_empty() {
+        lock(conversation).record([ChatMessage::user(plan.input)]);
+    }
+    let system = system_prompt(&inner.config.workspace);
+    let tool_ctx = ToolContext {
+        workspace: inner.config.workspace.clone(),
+        conversation_id: plan.conversation_id,
+        call_id: String::new(),
+        cancel: cancel.clone(),
+    };
+    let mut last_agent_message = None;
+    for _step in 0..inner.config.max_steps {
+        let history = lock(conversation).history.clone();
+        let request = ModelRequest {
+            model: &inner.config.model,
+            system: &system,
+            messages: &history,
+            tools: inner.tools.specs(),
+            max_output_tokens: inner.config.max_output_tokens,
+        };
+        let mut on_update = |update: StreamUpdate| {
+            events.emit(match update {
+                StreamUpdate::Text(delta) => EventMsg::AgentMessageDelta { delta },
+                StreamUpdate::Reasoning(delta) => EventMsg::AgentReasoningDelta { delta },
+                StreamUpdate::Warning(message) => EventMsg::Warning { message },
+            });
+        };
+        let response = match inner.model.stream(&request, cancel, &mut on_update).await {
+            Ok(response) => response,
+            Err(StreamError::Cancelled { partial }) => {
+                // Interrupted while streaming: keep the text that was shown, drop unfinished
+                // tool calls, and say it was interrupted.
+                let mut records = Vec::new();
+                if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+                    records.push(ChatMessage::assistant(
+                        partial.text,
+                        partial.reasoning,
+                        Vec::new(),
+                    ));
+                }
+                records.push(ChatMessage::user(INTERRUPT_MESSAGE));
+                lock(conversation).record(records);
+                return interrupted(conversation, events, inner.config.context_window);
+            }
+            Err(StreamError::Failed(message)) => {
+                events.emit(EventMsg::Error { message });
+                return Ending::Complete(last_agent_message);
+            }
+        };
+        let tool_calls = response.tool_calls.clone();
+        record_reply(
+            conversation,
+            response,
+            events,
+            inner.config.context_window,
+            &mut last_agent_message,
+        );
+        if tool_calls.is_empty() {
+            return Ending::Complete(last_agent_message);
+        }
+
+        // Checkpoint 1: the reply is complete and no tool has run.
+        if cancel.is_cancelled() {
+            let mut records: Vec<ChatMessage> = tool_calls
+                .iter()
+                .map(|call| {
+                    ChatMessage::tool_result(&call.id, &call.function.name, CANCELLED_BEFORE_START)
+                })
+                .collect();
+            records.push(ChatMessage::user(INTERRUPT_MESSAGE));
+            lock(conversation).record(records);
+            return interrupted(conversation, events, inner.config.context_window);
+        }
+
+        let results = run_tool_calls(&tool_calls, &inner.tools, &tool_ctx, events).await;
+        lock(conversation).record(results);
+
+        // Checkpoint 2: every tool has finished and the model is not yet asked again.
+        if cancel.is_cancelled() {
+            let conversation_ref = conversation;
+            let mut conversation = lock(conversation_ref);
+            if let Some(last) = conversation.history.last_mut() {
+                let content = last.content.get_or_insert_with(String::new);
+                content.push('\n');
+                content.push_str(INTERRUPT_MESSAGE);
+            }
+            drop(conversation);
+            return interrupted(conversation_ref, events, inner.config.context_window);
+        }
+    }
+    events.warning(format!(
+        "stopped after {} model calls, the step limit; send another message to continue",
+        inner.config.max_steps
+    ));
+    Ending::Complete(last_agent_message)
+}
+
+/// Records a finished reply and reports it: whole reasoning, whole text, token usage.
+fn record_reply(
+    conversation: &Mutex<Conversation>,
+    response: ModelResponse,
+    events: &TaskEvents,
+    context_window: Option<u64>,
+    last_agent_message: &mut Option<String>,
+) {
+    let ModelResponse {
+        text,
+        reasoning,
+        tool_calls,
+        usage,
+    } = response;
+    if !reasoning.is_empty() {
+        events.emit(EventMsg::AgentReasoning {
+            text: reasoning.clone(),
+        });
+    }
+    if !text.is_empty() {
+        events.emit(EventMsg::AgentMessage {
+            message: text.clone(),
+        });
+        *last_agent_message = Some(text.clone());
+    }
+    let mut conversation = lock(conversation);
+    conversation.record([ChatMessage::assistant(text, reasoning, tool_calls)]);
+    if let Some(usage) = usage {
+        conversation.total_usage.add(&usage);
+        let total = conversation.total_usage;
+        drop(conversation);
+        emit_usage(events, usage, total, context_window);
+    }
+}
+
+fn emit_usage(
+    events: &TaskEvents,
+    last: TokenUsage,
+    total: TokenUsage,
+    context_window: Option<u64>,
+) {
+    events.emit(EventMsg::TokenCount {
+        last,
+        total,
+        context_window,
+    });
+}
+
+/// Ends an interrupted task, reporting the usage so far as the seed asks.
+fn interrupted(
+    conversation: &Mutex<Conversation>,
+    events: &TaskEvents,
+    context_window: Option<u64>,
+) -> Ending {
+    let total = lock(conversation).total_usage;
+    if total.total_tokens > 0 {
+        emit_usage(events, TokenUsage::default(), total, context_window);
+    }
+    Ending::Aborted(AbortReason::Interrupted)
+}

@@ -1,0 +1,139 @@
+//! Tools: the interface every tool implements, the registry, and the built-ins.
+//!
+//! A tool call goes through [`runner`]: exists? -> JSON-schema validation ->
+//! [`Tool::validate_input`] -> [`Tool::call`], with an event at the end of each path.
+
+mod paths;
+mod read;
+pub(crate) mod runner;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use coder_protocol::ConversationId;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::model::ToolSpec;
+
+pub use read::ReadTool;
+
+/// A capability the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name on the wire: `^[a-zA-Z0-9_-]{1,64}$`.
+    fn name(&self) -> &str;
+    /// What the model reads to decide when and how to call the tool.
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments; calls are validated against it before anything else.
+    fn input_schema(&self) -> Value;
+    /// Read-only tools may run concurrently with each other.
+    fn is_read_only(&self) -> bool;
+    /// Checks that need more than the schema (paths, ranges). The message goes to the model.
+    fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        Ok(())
+    }
+    /// Runs the tool. An `Err` message goes to the model as the failed call's result.
+    /// Long-running tools should stop when `ctx.cancel` fires.
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
+}
+
+/// What a tool call may use.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The workspace root; paths resolve against it and may not leave it.
+    pub workspace: PathBuf,
+    pub conversation_id: ConversationId,
+    pub call_id: String,
+    /// Fires when the task is interrupted.
+    pub cancel: CancellationToken,
+}
+
+/// The result of a successful call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model receives.
+    pub content: String,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+        }
+    }
+}
+
+struct Registered {
+    tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+/// The tools offered to the model, sorted by name, each with its schema validator built once.
+pub(crate) struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+    by_name: HashMap<String, Registered>,
+    specs: Vec<ToolSpec>,
+}
+
+impl ToolRegistry {
+    /// Builds the registry; fails on an invalid name, a duplicate name or a broken schema.
+    pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Result<Self, String> {
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        let mut by_name = HashMap::new();
+        for tool in &tools {
+            let name = tool.name();
+            let valid_name = !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid_name {
+                return Err(format!(
+                    "tool name `{name}` must match ^[a-zA-Z0-9_-]{{1,64}}$"
+                ));
+            }
+            let validator = jsonschema::validator_for(&tool.input_schema())
+                .map_err(|err| format!("tool `{name}` has an invalid schema: {err}"))?;
+            let entry = Registered {
+                tool: tool.clone(),
+                validator,
+            };
+            if by_name.insert(name.to_owned(), entry).is_some() {
+                return Err(format!("two tools are named `{name}`"));
+            }
+        }
+        let specs = tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: tool.input_schema(),
+            })
+            .collect();
+        Ok(Self {
+            tools,
+            by_name,
+            specs,
+        })
+    }
+
+    /// The built-in tools.
+    pub fn builtin() -> Vec<Arc<dyn Tool>> {
+        vec![Arc::new(ReadTool)]
+    }
+
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    fn get(&self, name: &str) -> Option<&Registered> {
+        self.by_name.get(name)
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|tool| tool.name()).collect()
+    }
+}

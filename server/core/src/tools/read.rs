@@ -1,0 +1,172 @@
+//! `read`: a text file, or a range of its lines, with line numbers.
+
+use std::io::{BufRead, BufReader, Read};
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::paths::resolve_existing;
+use super::{Tool, ToolContext, ToolOutput};
+
+/// Lines returned when the call gives no `limit`.
+const DEFAULT_LIMIT: usize = 2000;
+/// Longer lines are cut, so one minified line cannot flood the context.
+const MAX_LINE_CHARS: usize = 2000;
+/// Files above this size must be read by range.
+const WHOLE_FILE_LIMIT: u64 = 256 * 1024;
+/// Files above this size are refused even by range.
+const HARD_LIMIT: u64 = 64 * 1024 * 1024;
+/// Bytes sniffed for NUL to recognise binary files.
+const SNIFF_BYTES: usize = 8192;
+
+pub struct ReadTool;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        "read"
+    }
+
+    fn description(&self) -> &str {
+        "Read a text file from the workspace. Returns lines prefixed with their 1-based line \
+         numbers. `path` is relative to the workspace root (or absolute inside it). For large \
+         files pass `offset` (first line, 1-based) and `limit` (number of lines). Binary files \
+         are refused."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to read, relative to the workspace root."},
+                "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
+                "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
+            },
+            "required": ["path"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
+        let workspace = ctx.workspace.clone();
+        tokio::task::spawn_blocking(move || read_file(&workspace, &args))
+            .await
+            .map_err(|err| format!("read failed: {err}"))?
+            .map(ToolOutput::text)
+    }
+}
+
+fn read_file(workspace: &std::path::Path, args: &Args) -> Result<String, String> {
+    let path = resolve_existing(workspace, &args.path)?;
+    let meta =
+        std::fs::metadata(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    if meta.is_dir() {
+        return Err(format!("{} is a directory, not a file", args.path));
+    }
+    let ranged = args.offset.is_some() || args.limit.is_some();
+    if meta.len() > HARD_LIMIT || (!ranged && meta.len() > WHOLE_FILE_LIMIT) {
+        return Err(format!(
+            "{} is too large to read at once ({} bytes); read a range with `offset` and `limit`",
+            args.path,
+            meta.len()
+        ));
+    }
+    let mut file =
+        std::fs::File::open(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    let mut head = vec![0; SNIFF_BYTES];
+    let sniffed = file
+        .read(&mut head)
+        .map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    if head[..sniffed].contains(&0) {
+        return Err(format!(
+            "{} is a binary file; only text files can be read",
+            args.path
+        ));
+    }
+    let file =
+        std::fs::File::open(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    let first = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    let mut out = String::new();
+    let mut total = 0usize;
+    for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line.map_err(|err| format!("cannot read {}: {err}", args.path))?;
+        total = index + 1;
+        if total < first || total >= first + limit {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        let shown: String = text.chars().take(MAX_LINE_CHARS).collect();
+        out.push_str(&format!("{total:>6}\t{shown}\n"));
+    }
+    if total == 0 {
+        return Ok(format!("({} is empty)", args.path));
+    }
+    if first > total {
+        return Err(format!(
+            "{} has {total} lines; offset {first} is past the end",
+            args.path
+        ));
+    }
+    let last = (first + limit - 1).min(total);
+    if first > 1 || last < total {
+        out.push_str(&format!(
+            "(showing lines {first}-{last} of {total}; use offset and limit to read more)\n"
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(path: &str, offset: Option<usize>, limit: Option<usize>) -> Args {
+        Args {
+            path: path.to_owned(),
+            offset,
+            limit,
+        }
+    }
+
+    #[test]
+    fn numbers_lines_and_reports_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+        assert_eq!(
+            read_file(dir.path(), &args("a.txt", None, None)).unwrap(),
+            "     1\tone\n     2\ttwo\n     3\tthree\n"
+        );
+        assert_eq!(
+            read_file(dir.path(), &args("a.txt", Some(2), Some(1))).unwrap(),
+            "     2\ttwo\n(showing lines 2-2 of 3; use offset and limit to read more)\n"
+        );
+    }
+
+    #[test]
+    fn refuses_binary_directories_escapes_and_missing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.bin"), [0u8, 1, 2]).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let err = |path: &str| read_file(dir.path(), &args(path, None, None)).unwrap_err();
+        assert!(err("b.bin").contains("binary"));
+        assert!(err("sub").contains("directory"));
+        assert!(err("../outside.txt").contains("outside the workspace"));
+        assert!(err("/etc/hostname").contains("outside the workspace"));
+        assert!(err("missing.txt").contains("does not exist"));
+    }
+}

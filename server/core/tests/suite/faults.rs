@@ -1,0 +1,196 @@
+//! Provider faults: retries that succeed, retries that give up, broken and stalled streams.
+
+use std::time::Duration;
+
+use coder_core::ProviderKind;
+use coder_protocol::EventMsg;
+use coder_testkit::{Chunk, MockModelServer, MockResponse, StreamFault};
+use pretty_assertions::assert_eq;
+
+use super::support::{BOTH, Harness, text_deltas};
+
+fn warnings(events: &[coder_protocol::Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::Warning { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn completed_with(events: &[coder_protocol::Event]) -> Option<String> {
+    match &events.last()?.msg {
+        EventMsg::TaskComplete { last_agent_message } => last_agent_message.clone(),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn server_errors_and_overload_are_retried_with_a_warning_each() {
+    for kind in BOTH {
+        let server = MockModelServer::start(vec![
+            MockResponse::status(500),
+            MockResponse::status(529),
+            MockResponse::text("recovered"),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        let events = h.run("hi").await;
+        let warnings = warnings(&events);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("500") && warnings[0].contains("retry 1 of 2"));
+        assert!(warnings[1].contains("529") && warnings[1].contains("retry 2 of 2"));
+        assert_eq!(completed_with(&events).as_deref(), Some("recovered"));
+        assert_eq!(server.requests().len(), 3);
+    }
+}
+
+#[tokio::test]
+async fn rate_limits_honour_retry_after() {
+    let server = MockModelServer::start(vec![
+        MockResponse::rate_limited(1),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let started = tokio::time::Instant::now();
+    let events = h.run("hi").await;
+    // The configured backoff is 10-50 ms; only Retry-After explains a wait of a second.
+    assert!(started.elapsed() >= Duration::from_millis(950));
+    assert!(warnings(&events)[0].contains("retrying in 1.0s"));
+    assert_eq!(completed_with(&events).as_deref(), Some("ok"));
+}
+
+#[tokio::test]
+async fn giving_up_reports_an_error_and_ends_the_task() {
+    let server = MockModelServer::start(vec![
+        MockResponse::status(503),
+        MockResponse::status(503),
+        MockResponse::status(503),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::Anthropic);
+    let events = h.run("hi").await;
+    let error = events
+        .iter()
+        .find_map(|e| match &e.msg {
+            EventMsg::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("an error event");
+    assert!(
+        error.contains("503") && error.contains("gave up after 2 retries"),
+        "{error}"
+    );
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(
+        events.last().unwrap().msg,
+        EventMsg::TaskComplete {
+            last_agent_message: None
+        }
+    );
+    // The user's message is kept, so sending again continues the conversation.
+    assert_eq!(h.engine.history(h.root).unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let server = MockModelServer::start(vec![MockResponse::status(401)])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let events = h.run("hi").await;
+    assert!(warnings(&events).is_empty());
+    assert!(events.iter().any(|e| matches!(&e.msg,
+        EventMsg::Error { message } if message.contains("401"))));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_stream_dropped_midway_is_retried_and_the_partial_reply_discarded() {
+    for kind in BOTH {
+        let server = MockModelServer::start(vec![
+            MockResponse::stream(vec![
+                Chunk::text("par"),
+                Chunk::text("tial"),
+                Chunk::text("!"),
+            ])
+            .with_delay(10)
+            .with_fault(StreamFault::Drop { after: 4 }),
+            MockResponse::text("whole"),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        let events = h.run("hi").await;
+        let warnings = warnings(&events);
+        assert_eq!(warnings.len(), 1, "{kind:?}: {warnings:?}");
+        assert!(
+            warnings[0].contains("partial reply is discarded"),
+            "{warnings:?}"
+        );
+        assert_eq!(completed_with(&events).as_deref(), Some("whole"));
+        let history = h.engine.history(h.root).unwrap();
+        assert_eq!(history[1].content.as_deref(), Some("whole"));
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out_and_is_retried() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("never").with_fault(StreamFault::Stall { after: 0 }),
+        MockResponse::text("fresh"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let events = h.run("hi").await;
+    assert!(warnings(&events)[0].contains("sent nothing for 0.5s"));
+    assert_eq!(completed_with(&events).as_deref(), Some("fresh"));
+    assert!(server.requests()[0].client_disconnected);
+}
+
+#[tokio::test]
+async fn a_malformed_chunk_is_skipped_with_a_warning() {
+    for kind in BOTH {
+        let server = MockModelServer::start(vec![MockResponse::stream(vec![
+            Chunk::text("a"),
+            Chunk::Raw {
+                data: "{this is not json".into(),
+            },
+            Chunk::text("b"),
+        ])])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        let events = h.run("hi").await;
+        assert_eq!(text_deltas(&events), "ab");
+        assert!(warnings(&events)[0].contains("malformed"), "{kind:?}");
+        assert_eq!(completed_with(&events).as_deref(), Some("ab"));
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_provider_is_a_clear_error() {
+    // Bind and drop a listener, so the port is closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.provider.base_url = format!("http://127.0.0.1:{port}/v1"),
+        vec![],
+    );
+    let events = h.run("hi").await;
+    assert_eq!(warnings(&events).len(), 2);
+    assert!(events.iter().any(|e| matches!(&e.msg,
+        EventMsg::Error { message } if message.contains("cannot reach the model"))));
+}

@@ -1,0 +1,5 @@
+mod faults;
+mod interrupts;
+mod streaming;
+mod support;
+mod tools;

@@ -1,0 +1,204 @@
+//! Text and thinking stream through, in both wire formats, with the envelope intact.
+
+use coder_core::ProviderKind;
+use coder_protocol::{EngineState, EventMsg, Role, TokenUsage};
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+
+use super::support::{BOTH, Harness, kinds, text_deltas};
+
+#[tokio::test]
+async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
+    for kind in BOTH {
+        let server = MockModelServer::start(vec![MockResponse::stream(vec![
+            Chunk::text("Hel"),
+            Chunk::text("lo, "),
+            Chunk::text("world"),
+            Chunk::usage(12, 3),
+        ])])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        let events = h.run("say hello").await;
+        let idle = h.events.recv().await.unwrap();
+
+        assert_eq!(
+            kinds(&events),
+            [
+                "state_changed",
+                "task_started",
+                "agent_message_delta",
+                "agent_message_delta",
+                "agent_message_delta",
+                "agent_message",
+                "token_count",
+                "task_complete",
+            ],
+            "{kind:?}"
+        );
+        assert_eq!(text_deltas(&events), "Hello, world");
+        assert_eq!(
+            events[0].msg,
+            EventMsg::StateChanged {
+                state: EngineState::Running
+            }
+        );
+        assert_eq!(
+            idle.msg,
+            EventMsg::StateChanged {
+                state: EngineState::Idle
+            }
+        );
+        assert_eq!(
+            events[6].msg,
+            EventMsg::TokenCount {
+                last: TokenUsage {
+                    input_tokens: 12,
+                    output_tokens: 3,
+                    total_tokens: 15,
+                    ..TokenUsage::default()
+                },
+                total: TokenUsage {
+                    input_tokens: 12,
+                    output_tokens: 3,
+                    total_tokens: 15,
+                    ..TokenUsage::default()
+                },
+                context_window: None,
+            }
+        );
+        assert_eq!(
+            events.last().unwrap().msg,
+            EventMsg::TaskComplete {
+                last_agent_message: Some("Hello, world".into())
+            }
+        );
+        // One envelope: the same conversation and task, seq without gaps.
+        let task = events[1].task_id;
+        for (i, event) in events.iter().chain([&idle]).enumerate() {
+            assert_eq!(event.seq, events[0].seq + i as u64);
+            assert_eq!(event.conversation_id, h.root);
+            assert_eq!(event.task_id, task);
+        }
+        let history = h.engine.history(h.root).unwrap();
+        assert_eq!(history.len(), 2);
+        assert_eq!(history[1].role, Role::Assistant);
+        assert_eq!(history[1].content.as_deref(), Some("Hello, world"));
+    }
+}
+
+#[tokio::test]
+async fn requests_carry_the_prompt_tools_and_credentials_of_each_format() {
+    for kind in BOTH {
+        let server = MockModelServer::start(vec![MockResponse::text("ok")])
+            .await
+            .unwrap();
+        let mut h = Harness::new(&server, kind);
+        h.run("first question").await;
+        let request = &server.requests()[0];
+        let body = &request.body;
+        assert_eq!(body["model"], "mock-model");
+        assert_eq!(body["stream"], true);
+        match kind {
+            ProviderKind::OpenAi => {
+                assert_eq!(request.path, "/v1/chat/completions");
+                assert_eq!(request.headers["authorization"], "Bearer test-key-123");
+                assert_eq!(body["messages"][0]["role"], "system");
+                assert_eq!(body["messages"][1]["content"], "first question");
+                assert_eq!(body["tools"][0]["function"]["name"], "read");
+                assert_eq!(body["stream_options"]["include_usage"], true);
+            }
+            ProviderKind::Anthropic => {
+                assert_eq!(request.path, "/v1/messages");
+                assert_eq!(request.headers["x-api-key"], "test-key-123");
+                assert_eq!(request.headers["anthropic-version"], "2023-06-01");
+                assert!(
+                    body["system"]
+                        .as_str()
+                        .unwrap()
+                        .contains("Working directory")
+                );
+                assert_eq!(body["messages"][0]["content"][0]["text"], "first question");
+                assert_eq!(body["tools"][0]["name"], "read");
+                assert!(body["tools"][0]["input_schema"].is_object());
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn thinking_streams_separately_and_is_kept_but_not_sent_back() {
+    for kind in BOTH {
+        let server = MockModelServer::start(vec![
+            MockResponse::stream(vec![
+                Chunk::thinking("Let me "),
+                Chunk::thinking("think."),
+                Chunk::text("Answer."),
+            ]),
+            MockResponse::text("Second."),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        let events = h.run("q").await;
+        let reasoning: String = events
+            .iter()
+            .filter_map(|e| match &e.msg {
+                EventMsg::AgentReasoningDelta { delta } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reasoning, "Let me think.", "{kind:?}");
+        assert!(events.iter().any(|e| e.msg
+            == EventMsg::AgentReasoning {
+                text: "Let me think.".into()
+            }));
+        let history = h.engine.history(h.root).unwrap();
+        assert_eq!(history[1].reasoning.as_deref(), Some("Let me think."));
+
+        h.events.recv().await.unwrap(); // idle
+        h.run("again").await;
+        let second = server.requests()[1].body.to_string();
+        assert!(!second.contains("Let me think."), "{kind:?}: {second}");
+        assert!(second.contains("Answer."));
+    }
+}
+
+#[tokio::test]
+async fn inputs_sent_while_a_task_runs_are_queued_and_run_in_order() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("one").with_delay(30),
+        MockResponse::text("two"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let first = h.engine.send(h.root, "first").unwrap();
+    let second = h.engine.send(h.root, "second").unwrap();
+    let mut events = h.until_end(first).await;
+    events.extend(h.until_end(second).await);
+    let ends: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::TaskComplete { last_agent_message } => {
+                Some((e.task_id.unwrap(), last_agent_message.clone().unwrap()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [(first, "one".to_owned()), (second, "two".to_owned())]
+    );
+    // One running/idle bracket around both tasks.
+    assert_eq!(
+        kinds(&events)
+            .iter()
+            .filter(|k| *k == "state_changed")
+            .count(),
+        1
+    );
+    // The second request saw the first exchange.
+    let messages = &server.requests()[1].body["messages"];
+    assert_eq!(messages.as_array().unwrap().len(), 4);
+}

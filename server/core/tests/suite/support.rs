@@ -1,0 +1,178 @@
+//! Shared setup: an engine pointed at a mock server, and event collection.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use coder_core::{
+    ApiKey, Config, Engine, EventReceiver, ProviderConfig, ProviderKind, RetryConfig, Tool,
+    ToolContext, ToolOutput,
+};
+use coder_protocol::{ConversationId, Event, EventMsg, TaskId};
+use coder_testkit::MockModelServer;
+use serde_json::{Value, json};
+
+pub const BOTH: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
+
+pub fn config(server: &MockModelServer, kind: ProviderKind, workspace: &Path) -> Config {
+    let base_url = match kind {
+        ProviderKind::OpenAi => server.openai_base_url(),
+        ProviderKind::Anthropic => server.anthropic_base_url(),
+    };
+    let provider = ProviderConfig {
+        kind,
+        base_url,
+        api_key: Some(ApiKey::new("test-key-123")),
+    };
+    let mut config = Config::new(workspace, provider, "mock-model");
+    config.retry = RetryConfig {
+        max_retries: 2,
+        initial_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+    };
+    config.stream_idle_timeout = Duration::from_millis(500);
+    config
+}
+
+/// An engine on a fresh temporary workspace, subscribed before anything runs.
+pub struct Harness {
+    pub engine: Engine,
+    pub events: EventReceiver,
+    pub workspace: tempfile::TempDir,
+    pub root: ConversationId,
+}
+
+impl Harness {
+    pub fn new(server: &MockModelServer, kind: ProviderKind) -> Self {
+        Self::with(server, kind, |_| {}, Vec::new())
+    }
+
+    pub fn with(
+        server: &MockModelServer,
+        kind: ProviderKind,
+        adjust: impl FnOnce(&mut Config),
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Self {
+        let workspace = tempfile::tempdir().unwrap();
+        let mut config = config(server, kind, workspace.path());
+        adjust(&mut config);
+        let engine = Engine::with_tools(config, tools).unwrap();
+        let events = engine.subscribe();
+        let root = engine.root_conversation();
+        Self {
+            engine,
+            events,
+            workspace,
+            root,
+        }
+    }
+
+    pub fn write(&self, name: &str, content: &str) {
+        std::fs::write(self.workspace.path().join(name), content).unwrap();
+    }
+
+    /// Sends `text` to the root conversation and returns the task's events up to its end.
+    pub async fn run(&mut self, text: &str) -> Vec<Event> {
+        let task = self.engine.send(self.root, text).unwrap();
+        self.until_end(task).await
+    }
+
+    /// Events up to and including the end of `task` (and the `idle` that may follow).
+    pub async fn until_end(&mut self, task: TaskId) -> Vec<Event> {
+        let mut seen = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let event = tokio::time::timeout_at(deadline, self.events.recv())
+                .await
+                .expect("the task did not end within 20 s")
+                .expect("event stream closed");
+            let ended = event.task_id == Some(task)
+                && matches!(
+                    event.msg,
+                    EventMsg::TaskComplete { .. } | EventMsg::TurnAborted { .. }
+                );
+            seen.push(event);
+            if ended {
+                return seen;
+            }
+        }
+    }
+}
+
+/// The `type` tags of `events`, for order assertions.
+pub fn kinds(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| {
+            serde_json::to_value(&event.msg).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+pub fn text_deltas(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::AgentMessageDelta { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every assistant tool call in `history` has a matching tool result after it.
+pub fn assert_history_valid(history: &[coder_protocol::ChatMessage]) {
+    for (index, message) in history.iter().enumerate() {
+        for call in &message.tool_calls {
+            let answered = history[index + 1..]
+                .iter()
+                .any(|later| later.tool_call_id.as_deref() == Some(call.id.as_str()));
+            assert!(
+                answered,
+                "tool call {} has no result in {history:#?}",
+                call.id
+            );
+        }
+    }
+}
+
+/// A tool that runs for `millis`, or until cancelled: `slow_read` (read-only) or
+/// `slow_write`.
+pub struct SlowTool {
+    pub millis: u64,
+    pub read_only: bool,
+}
+
+#[async_trait]
+impl Tool for SlowTool {
+    fn name(&self) -> &str {
+        if self.read_only {
+            "slow_read"
+        } else {
+            "slow_write"
+        }
+    }
+
+    fn description(&self) -> &str {
+        "Pretends to write for a while."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]})
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(self.millis)) => {}
+            () = ctx.cancel.cancelled() => return Err("cancelled".into()),
+        }
+        Ok(ToolOutput::text(format!("wrote {}", input["label"])))
+    }
+}

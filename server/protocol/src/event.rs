@@ -1,0 +1,152 @@
+//! The one event stream of the product.
+//!
+//! The engine emits [`Event`]s; every front door forwards them unchanged. A task always
+//! begins with `task_started` and ends with exactly one of `task_complete` or `turn_aborted`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{ConversationId, TaskId, TokenUsage};
+
+/// One engine event with its envelope.
+///
+/// `seq` increases by one per event within a session, so a client that sees a jump knows it
+/// missed something.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub seq: u64,
+    pub conversation_id: ConversationId,
+    /// The task the event belongs to; `None` only for events outside any task.
+    pub task_id: Option<TaskId>,
+    #[serde(flatten)]
+    pub msg: EventMsg,
+}
+
+/// What happened. Serialized with a snake_case `type` tag next to camelCase fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum EventMsg {
+    /// A task began running.
+    TaskStarted { model: String },
+    /// A chunk of assistant text, as it streams.
+    AgentMessageDelta { delta: String },
+    /// A chunk of model thinking, as it streams.
+    AgentReasoningDelta { delta: String },
+    /// The whole text of a finished assistant message.
+    AgentMessage { message: String },
+    /// The whole thinking of a finished assistant message.
+    AgentReasoning { text: String },
+    /// A tool call passed validation and is about to run.
+    ToolCallStarted {
+        call_id: String,
+        tool_name: String,
+        arguments: Value,
+    },
+    /// A tool call finished; `output` is what the model receives.
+    ToolCallCompleted {
+        call_id: String,
+        tool_name: String,
+        output: String,
+        duration_ms: u64,
+    },
+    /// A tool call was refused or failed; `error` is what the model receives.
+    ToolCallFailed {
+        call_id: String,
+        tool_name: String,
+        error: String,
+        duration_ms: u64,
+    },
+    /// A tool call waits for a person's decision.
+    PermissionRequested {
+        request_id: String,
+        call_id: String,
+        tool_name: String,
+        arguments: Value,
+        summary: String,
+        options: Vec<String>,
+    },
+    /// Usage of the last model response and the conversation's running total.
+    TokenCount {
+        last: TokenUsage,
+        total: TokenUsage,
+        context_window: Option<u64>,
+    },
+    /// The task ended normally (or after an `error`).
+    TaskComplete { last_agent_message: Option<String> },
+    /// The task ended early.
+    TurnAborted { reason: AbortReason },
+    /// The session's engine state changed.
+    StateChanged { state: EngineState },
+    /// Something went wrong but the task goes on (a retry, a skipped malformed chunk).
+    Warning { message: String },
+    /// The task cannot go on; a `task_complete` follows.
+    Error { message: String },
+}
+
+/// Why a task ended early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbortReason {
+    /// Another task took its place (an interrupting conversation tool).
+    Replaced,
+    /// A person or client interrupted it.
+    Interrupted,
+}
+
+/// What the session is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineState {
+    Idle,
+    Running,
+    WaitingForPermission,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use uuid::Uuid;
+
+    #[test]
+    fn events_use_camel_case_fields_and_snake_case_tags() {
+        let event = Event {
+            seq: 7,
+            conversation_id: ConversationId(Uuid::nil()),
+            task_id: Some(TaskId(Uuid::nil())),
+            msg: EventMsg::TaskComplete {
+                last_agent_message: Some("done".into()),
+            },
+        };
+        let wire = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            wire,
+            json!({
+                "seq": 7,
+                "conversationId": "00000000-0000-0000-0000-000000000000",
+                "taskId": "00000000-0000-0000-0000-000000000000",
+                "type": "task_complete",
+                "lastAgentMessage": "done",
+            })
+        );
+        let back: Event = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, event);
+    }
+
+    #[test]
+    fn abort_reasons_are_snake_case() {
+        let msg = EventMsg::TurnAborted {
+            reason: AbortReason::Interrupted,
+        };
+        assert_eq!(
+            serde_json::to_value(msg).unwrap(),
+            json!({"type": "turn_aborted", "reason": "interrupted"})
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! The wire vocabulary of coder: everything that crosses a process or language boundary.
+//!
+//! This crate holds data only: ids, the [`Event`] stream every front door forwards, the
+//! OpenAI Chat Completions message model used for history and snapshots, and token usage.
+//! It has no logic beyond serde, so every front door (LSP, Node, terminal) can depend on it
+//! without pulling in the engine.
+//!
+//! Wire rules: field names are camelCase, `type` tags are snake_case. The chat message model
+//! is the exception: it follows the OpenAI Chat Completions field names (`tool_calls`,
+//! `tool_call_id`) so snapshots can be replayed against any OpenAI-compatible server.
+
+mod event;
+mod ids;
+mod message;
+mod usage;
+
+pub use event::{AbortReason, EngineState, Event, EventMsg};
+pub use ids::{ConversationId, TaskId};
+pub use message::{ChatMessage, FunctionCall, Role, ToolCall};
+pub use usage::TokenUsage;

@@ -1,0 +1,16 @@
+//! A scripted model server for tests and benchmarks: real HTTP on 127.0.0.1, real SSE.
+//!
+//! Each request pops the next [`MockResponse`] from a FIFO script. A response written once
+//! as [`Chunk`]s is rendered in the wire format the request asks for: OpenAI Chat
+//! Completions for paths ending in `/chat/completions`, Anthropic Messages for paths ending
+//! in `/messages`. Every request is recorded for assertions, including whether the client
+//! read the stream to the end or went away early.
+//!
+//! The same server runs as the `coder-mock-model` binary for tests in other languages.
+
+mod render;
+mod script;
+mod server;
+
+pub use script::{Chunk, MockResponse, StreamFault};
+pub use server::{MockModelServer, RecordedRequest};

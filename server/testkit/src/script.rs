@@ -1,0 +1,161 @@
+//! What the mock server answers: a script of responses, each a status or a stream of chunks.
+
+use serde::{Deserialize, Serialize};
+
+/// One scripted answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MockResponse {
+    /// A 200 SSE stream built from `chunks`, with `delay_ms` before each SSE event.
+    Stream {
+        chunks: Vec<Chunk>,
+        #[serde(default)]
+        delay_ms: u64,
+        #[serde(default)]
+        fault: Option<StreamFault>,
+    },
+    /// A plain HTTP error status, optionally with a `Retry-After` header.
+    Status {
+        status: u16,
+        #[serde(default)]
+        body: String,
+        #[serde(default)]
+        retry_after_secs: Option<u64>,
+    },
+}
+
+/// One piece of a model reply, rendered into the requested wire format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Chunk {
+    Text {
+        text: String,
+    },
+    Thinking {
+        text: String,
+    },
+    /// A whole tool call, streamed as a header and two argument fragments.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    /// A raw OpenAI tool-call delta, to interleave several calls by index (OpenAI only).
+    ToolCallDelta {
+        index: u32,
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        arguments: String,
+    },
+    /// Usage reported at the end of the stream.
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    /// A raw SSE `data:` payload sent as is, for example malformed JSON.
+    Raw {
+        data: String,
+    },
+}
+
+/// A failure injected into a stream after `after` SSE events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamFault {
+    /// The connection is cut without finishing the stream.
+    Drop { after: usize },
+    /// The stream stays open and silent until the client goes away.
+    Stall { after: usize },
+}
+
+impl MockResponse {
+    /// A stream of the given chunks.
+    pub fn stream(chunks: Vec<Chunk>) -> Self {
+        Self::Stream {
+            chunks,
+            delay_ms: 0,
+            fault: None,
+        }
+    }
+
+    /// A reply that is just `text`, in one delta.
+    pub fn text(text: &str) -> Self {
+        Self::stream(vec![Chunk::text(text)])
+    }
+
+    /// A reply of `count` text deltas, each `piece`, sent as fast as possible.
+    pub fn text_deltas(count: usize, piece: &str) -> Self {
+        Self::stream((0..count).map(|_| Chunk::text(piece)).collect())
+    }
+
+    /// A reply made of one tool call.
+    pub fn tool_call(id: &str, name: &str, arguments: serde_json::Value) -> Self {
+        Self::stream(vec![Chunk::tool_call(id, name, arguments)])
+    }
+
+    /// An HTTP error status with a short body.
+    pub fn status(status: u16) -> Self {
+        Self::Status {
+            status,
+            body: format!("{{\"error\":{{\"message\":\"mock status {status}\"}}}}"),
+            retry_after_secs: None,
+        }
+    }
+
+    /// A 429 carrying `Retry-After: secs`.
+    pub fn rate_limited(secs: u64) -> Self {
+        Self::Status {
+            status: 429,
+            body: "{\"error\":{\"message\":\"rate limited\"}}".to_owned(),
+            retry_after_secs: Some(secs),
+        }
+    }
+
+    /// Waits `delay_ms` before each SSE event of a stream.
+    pub fn with_delay(mut self, delay: u64) -> Self {
+        if let Self::Stream { delay_ms, .. } = &mut self {
+            *delay_ms = delay;
+        }
+        self
+    }
+
+    /// Injects a fault into a stream.
+    pub fn with_fault(mut self, new_fault: StreamFault) -> Self {
+        if let Self::Stream { fault, .. } = &mut self {
+            *fault = Some(new_fault);
+        }
+        self
+    }
+}
+
+impl Chunk {
+    pub fn text(text: &str) -> Self {
+        Self::Text {
+            text: text.to_owned(),
+        }
+    }
+
+    pub fn thinking(text: &str) -> Self {
+        Self::Thinking {
+            text: text.to_owned(),
+        }
+    }
+
+    pub fn tool_call(id: &str, name: &str, arguments: serde_json::Value) -> Self {
+        Self::ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_string(),
+        }
+    }
+
+    pub fn usage(input_tokens: u64, output_tokens: u64) -> Self {
+        Self::Usage {
+            input_tokens,
+            output_tokens,
+        }
+    }
+}
