@@ -32,7 +32,9 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread: `exec` is I/O bound, and keeping the engine and the printer on the same
+    // thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
