@@ -13,6 +13,9 @@ pub struct TokenUsage {
     /// Part of `output_tokens` spent on reasoning, when the provider says so.
     pub reasoning_output_tokens: u64,
     pub total_tokens: u64,
+    /// The provider reported no usage, so these figures are the engine's own estimate.
+    #[serde(default)]
+    pub estimated: bool,
 }
 
 impl TokenUsage {
@@ -23,5 +26,6 @@ impl TokenUsage {
         self.output_tokens += other.output_tokens;
         self.reasoning_output_tokens += other.reasoning_output_tokens;
         self.total_tokens += other.total_tokens;
+        self.estimated |= other.estimated;
     }
 }

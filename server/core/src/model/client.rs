@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic::AnthropicApi;
+use super::estimate::estimate_usage;
 use super::openai::OpenAiApi;
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
@@ -70,7 +71,7 @@ impl ModelClient {
     }
 
     /// Streams one reply. Text and thinking reach `on_update` as they arrive; a retry is
-    /// reported there as a warning. Cancelling `cancel` drops the HTTP stream at once.
+    /// reported there as a warning. When the provider reports no usage, it is estimated. Cancelling `cancel` drops the HTTP stream at once.
     pub async fn stream(
         &self,
         request: &ModelRequest<'_>,
@@ -89,7 +90,12 @@ impl ModelClient {
             let mut emitted = false;
             let (message, retry_after) =
                 match self.attempt(&body, cancel, on_update, &mut emitted).await {
-                    Ok(response) => return Ok(response),
+                    Ok(mut response) => {
+                        if response.usage.is_none() {
+                            response.usage = Some(estimate_usage(request, &response));
+                        }
+                        return Ok(response);
+                    }
                     Err(AttemptError::Cancelled(partial)) => {
                         return Err(StreamError::Cancelled { partial });
                     }

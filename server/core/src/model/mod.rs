@@ -7,6 +7,7 @@
 
 mod anthropic;
 mod client;
+mod estimate;
 mod openai;
 
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};

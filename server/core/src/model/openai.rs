@@ -157,6 +157,7 @@ impl From<Usage> for TokenUsage {
             } else {
                 usage.prompt_tokens + usage.completion_tokens
             },
+            estimated: false,
         }
     }
 }
@@ -319,6 +320,7 @@ mod tests {
                 output_tokens: 5,
                 reasoning_output_tokens: 2,
                 total_tokens: 15,
+                estimated: false,
             })
         );
     }

@@ -1,0 +1,61 @@
+//! `coder exec` against a real model: llama.cpp's OpenAI-compatible server running
+//! SmolLM2-135M-Instruct. The model is tiny, so this asserts on protocol behaviour (deltas
+//! stream, usage is reported, the task completes), never on its words.
+//!
+//! Run it with `scripts/with-local-model.sh cargo test -p coder --features local-model-tests
+//! --test local_model`; the script starts the server and sets `OPENAI_BASE_URL`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+#[tokio::test]
+async fn a_real_model_streams_reports_usage_and_completes() {
+    let base_url = std::env::var("OPENAI_BASE_URL")
+        .expect("OPENAI_BASE_URL is not set: run this test through scripts/with-local-model.sh");
+    let workspace = tempfile::tempdir().unwrap();
+    let output = tokio::time::timeout(
+        Duration::from_secs(300),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
+            .args(["exec", "--json", "--max-steps", "3", "Say hello in one short sentence."])
+            .current_dir(workspace.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("HOME", workspace.path())
+            .env("OPENAI_BASE_URL", &base_url)
+            .output(),
+    )
+    .await
+    .expect("coder exec against the local model took over 5 minutes")
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "coder exec failed: {stderr}");
+
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
+
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event["seq"], i as u64, "events arrive in seq order without gaps");
+    }
+    assert_eq!(of_type("task_started").len(), 1);
+    let deltas = of_type("agent_message_delta");
+    assert!(deltas.len() > 1, "the reply streamed in pieces: {events:#?}");
+    let streamed: String = deltas
+        .iter()
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    let usage = of_type("token_count");
+    assert!(!usage.is_empty(), "usage was reported");
+    assert!(usage[0]["last"]["inputTokens"].as_u64().unwrap() > 0);
+    assert!(usage[0]["last"]["outputTokens"].as_u64().unwrap() > 0);
+    let complete = of_type("task_complete");
+    assert_eq!(complete.len(), 1);
+    let last = complete[0]["lastAgentMessage"].as_str().unwrap_or_default();
+    assert!(!last.is_empty() && streamed.contains(last), "{last:?} vs {streamed:?}");
+    assert!(of_type("error").is_empty(), "{stderr}");
+    assert_eq!(events.last().unwrap()["state"], "idle");
+}
