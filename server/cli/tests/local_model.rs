@@ -18,7 +18,13 @@ async fn a_real_model_streams_reports_usage_and_completes() {
     let output = tokio::time::timeout(
         Duration::from_secs(300),
         tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
-            .args(["exec", "--json", "--max-steps", "3", "Say hello in one short sentence."])
+            .args([
+                "exec",
+                "--json",
+                "--max-steps",
+                "3",
+                "Say hello in one short sentence.",
+            ])
             .current_dir(workspace.path())
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
@@ -39,11 +45,17 @@ async fn a_real_model_streams_reports_usage_and_completes() {
     let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
 
     for (i, event) in events.iter().enumerate() {
-        assert_eq!(event["seq"], i as u64, "events arrive in seq order without gaps");
+        assert_eq!(
+            event["seq"], i as u64,
+            "events arrive in seq order without gaps"
+        );
     }
     assert_eq!(of_type("task_started").len(), 1);
     let deltas = of_type("agent_message_delta");
-    assert!(deltas.len() > 1, "the reply streamed in pieces: {events:#?}");
+    assert!(
+        deltas.len() > 1,
+        "the reply streamed in pieces: {events:#?}"
+    );
     let streamed: String = deltas
         .iter()
         .map(|e| e["delta"].as_str().unwrap())
@@ -55,7 +67,10 @@ async fn a_real_model_streams_reports_usage_and_completes() {
     let complete = of_type("task_complete");
     assert_eq!(complete.len(), 1);
     let last = complete[0]["lastAgentMessage"].as_str().unwrap_or_default();
-    assert!(!last.is_empty() && streamed.contains(last), "{last:?} vs {streamed:?}");
+    assert!(
+        !last.is_empty() && streamed.contains(last),
+        "{last:?} vs {streamed:?}"
+    );
     assert!(of_type("error").is_empty(), "{stderr}");
     assert_eq!(events.last().unwrap()["state"], "idle");
 }

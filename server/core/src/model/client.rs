@@ -52,8 +52,13 @@ impl ModelClient {
         retry: RetryConfig,
         idle_timeout: Duration,
     ) -> Result<Self, String> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
+        let mut http = reqwest::Client::builder().connect_timeout(Duration::from_secs(30));
+        if provider.base_url.starts_with("http://") {
+            // A plain-HTTP server (llama.cpp, a local proxy) needs no certificate store, and
+            // loading the system's roots is a noticeable part of a short run's start-up.
+            http = http.tls_certs_only([]);
+        }
+        let http = http
             .build()
             .map_err(|err| format!("cannot build the HTTP client: {err}"))?;
         let base_url = provider.base_url.clone();
