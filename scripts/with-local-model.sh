@@ -116,6 +116,7 @@ for attempt in 1 2 3; do
         --n_threads_batch "$threads" \
         --n_gpu_layers 0 \
         --verbose false \
+        --interrupt_requests false \
         </dev/null >>"$server_log" 2>&1 &
     server_pid=$!
 

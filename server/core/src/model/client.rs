@@ -181,10 +181,11 @@ impl ModelClient {
         let mut events = response.bytes_stream().eventsource();
         let mut parser = self.api.parser();
         let mut updates = Vec::new();
+        let mut cancelled = std::pin::pin!(cancel.cancelled());
         loop {
             let next = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(AttemptError::Cancelled(parser.response())),
+                () = &mut cancelled => return Err(AttemptError::Cancelled(parser.response())),
                 next = tokio::time::timeout(self.idle_timeout, events.next()) => next,
             };
             let event = match next {

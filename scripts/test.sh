@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Every check and test of the project, as CI runs it (.ci/run calls this script).
+#
+#   bash scripts/test.sh
+#
+# Formatting, clippy with warnings denied, the whole workspace's tests (the model in them
+# is coder-testkit's real HTTP mock server), then the end-to-end test against a real local
+# model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
+# repository by scripts/setup-local-model.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (warnings denied)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test (workspace, mock model server)"
+cargo test --workspace --locked
+
+step "end-to-end against a real local model"
+bash scripts/with-local-model.sh \
+    cargo test -p coder --locked --features local-model-tests --test local_model
+
+step "all checks passed"
