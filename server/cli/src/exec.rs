@@ -74,10 +74,13 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     };
     let mut outcome = Outcome::Complete;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut interrupted = false;
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            _ = &mut ctrl_c => {
+            _ = &mut ctrl_c, if !interrupted => {
+                // The task ends at its next checkpoint; streams and tools stop at once.
+                interrupted = true;
                 engine.interrupt(conversation)?;
                 continue;
             }

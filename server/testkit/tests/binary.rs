@@ -1,0 +1,85 @@
+//! The `coder-mock-model` program, as a test in another language would use it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_binary_serves_a_script_file_takes_more_and_reports_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!([{"kind": "stream", "chunks": [{"type": "text", "text": "from file"}]}]).to_string(),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coder-mock-model"))
+        .arg("--script")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let _guard = Killed(child);
+    let base = first.trim().to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+
+    let client = reqwest::Client::new();
+    let ask = || async {
+        client
+            .post(format!("{base}/v1/chat/completions"))
+            .json(&json!({"model": "m", "stream": true, "messages": []}))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let body = ask().await;
+    assert!(body.contains("\"content\":\"from file\""), "{body}");
+    assert!(body.ends_with("data: [DONE]\n\n"));
+
+    let pushed = client
+        .post(format!("{base}/_mock/script"))
+        .json(&json!([{"kind": "status", "status": 503}]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pushed.status(), 204);
+    let status = client
+        .post(format!("{base}/v1/chat/completions"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 503);
+
+    let requests: Vec<Value> = client
+        .get(format!("{base}/_mock/requests"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["body"]["model"], "m");
+    assert_eq!(requests[0]["streamFinished"], true);
+    assert_eq!(requests[1]["path"], "/v1/chat/completions");
+}
