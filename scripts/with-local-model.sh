@@ -97,6 +97,18 @@ s.close()'
 
 threads="$(nproc 2>/dev/null || echo 2)"
 
+# Runs `python -m llama_cpp.server ARGS...` after arming PR_SET_PDEATHSIG.
+# argv[1] is this script's pid (to close the race where we died before prctl).
+SERVER_LAUNCHER='import ctypes, os, runpy, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+except Exception:
+    pass
+if os.getppid() != int(sys.argv[1]):
+    sys.exit("parent already exited")
+sys.argv = ["llama_cpp.server"] + sys.argv[2:]
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)'
+
 # Start the server; retry a couple of times in case the port we picked got
 # taken between probing and binding.
 ready=0
@@ -105,7 +117,9 @@ for attempt in 1 2 3; do
     base_url="http://127.0.0.1:$port/v1"
     log "starting llama server on 127.0.0.1:$port (attempt $attempt, log: $server_log)"
     start_ts="$(date +%s)"
-    "$VENV_PY" -m llama_cpp.server \
+    # The launcher asks the kernel to SIGTERM the server if this script dies
+    # without running its trap (e.g. SIGKILL), so no server is ever leaked.
+    "$VENV_PY" -c "$SERVER_LAUNCHER" "$$" \
         --model "$GGUF" \
         --model_alias "$MODEL_ALIAS" \
         --host 127.0.0.1 \

@@ -59,11 +59,16 @@ impl WireApi for OpenAiApi {
     }
 }
 
-/// A history message as OpenAI expects it: thinking is not sent back.
+/// A history message as OpenAI expects it: thinking is not sent back, and missing content
+/// is sent as `""` (OpenAI accepts `null` next to tool calls, llama.cpp's server answers
+/// 500 to it).
 fn wire_message(message: &ChatMessage) -> Value {
     let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
     if let Some(object) = value.as_object_mut() {
         object.remove("reasoning");
+        if object.get("content").is_none_or(Value::is_null) {
+            object.insert("content".to_owned(), Value::String(String::new()));
+        }
     }
     value
 }
@@ -323,6 +328,16 @@ mod tests {
                 estimated: false,
             })
         );
+    }
+
+    #[test]
+    fn tool_only_replies_are_sent_with_empty_content() {
+        let message = ChatMessage::assistant(
+            String::new(),
+            String::new(),
+            vec![ToolCall::function("a".into(), "read".into(), "{}".into())],
+        );
+        assert_eq!(wire_message(&message)["content"], "");
     }
 
     #[test]
