@@ -228,6 +228,7 @@ impl Printer for TextPrinter {
                 tool_name,
                 output,
                 duration_ms,
+                diff,
             } => {
                 let line = self
                     .tools

@@ -53,6 +53,9 @@ pub enum EventMsg {
         tool_name: String,
         output: String,
         duration_ms: u64,
+        /// For tools that changed files: a unified diff of the change.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     /// A tool call was refused or failed; `error` is what the model receives.
     ToolCallFailed {

@@ -3,9 +3,12 @@
 //! A tool call goes through [`runner`]: exists? -> JSON-schema validation ->
 //! [`Tool::validate_input`] -> [`Tool::call`], with an event at the end of each path.
 
+mod apply_patch;
+mod diff;
 mod paths;
 mod read;
 pub(crate) mod runner;
+mod shell_safety;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -56,12 +59,24 @@ pub struct ToolContext {
 pub struct ToolOutput {
     /// What the model receives.
     pub content: String,
+    /// For tools that change files: what changed, as a unified diff.
+    pub diff: Option<String>,
 }
 
 impl ToolOutput {
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
+            diff: None,
+        }
+    }
+
+    /// A result that changed files; the diff goes to the event and, after `content`, to the
+    /// model.
+    pub fn with_diff(content: impl Into<String>, diff: String) -> Self {
+        Self {
+            content: content.into(),
+            diff: (!diff.is_empty()).then_some(diff),
         }
     }
 }

@@ -130,13 +130,19 @@ async fn run_one(
     }
     match result {
         Some(Ok(output)) => {
+            // The model sees the change too, so it can check what it did.
+            let content = match &output.diff {
+                Some(diff) => format!("{}\n\n{diff}", output.content),
+                None => output.content,
+            };
             events.emit(EventMsg::ToolCallCompleted {
                 call_id: call.id.clone(),
                 tool_name: name.to_owned(),
-                output: output.content.clone(),
+                output: content.clone(),
                 duration_ms: elapsed_ms(started),
+                diff: output.diff,
             });
-            ChatMessage::tool_result(&call.id, name, output.content)
+            ChatMessage::tool_result(&call.id, name, content)
         }
         Some(Err(error)) => fail(format!("Error: {error}")),
         None => fail(CANCELLED_WHILE_RUNNING.to_owned()),

@@ -1,0 +1,1 @@
+//! `apply_patch`: applies a patch in the `*** Begin Patch` format (being written).

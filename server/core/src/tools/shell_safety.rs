@@ -1,0 +1,1 @@
+//! Recognising dangerous shell commands by parsing them (being written).
