@@ -4,11 +4,16 @@
 //! [`Tool::validate_input`] -> [`Tool::call`], with an event at the end of each path.
 
 mod apply_patch;
+mod bash;
 mod diff;
+mod edit;
+mod glob;
+mod grep;
 mod paths;
 mod read;
 pub(crate) mod runner;
 mod shell_safety;
+mod write;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -21,7 +26,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::model::ToolSpec;
 
+pub use bash::BashTool;
+pub use edit::EditTool;
+pub use glob::GlobTool;
+pub use grep::GrepTool;
 pub use read::ReadTool;
+pub use write::WriteTool;
 
 /// A capability the model can call.
 #[async_trait]
@@ -137,7 +147,14 @@ impl ToolRegistry {
 
     /// The built-in tools.
     pub fn builtin() -> Vec<Arc<dyn Tool>> {
-        vec![Arc::new(ReadTool)]
+        vec![
+            Arc::new(BashTool),
+            Arc::new(EditTool),
+            Arc::new(GlobTool),
+            Arc::new(GrepTool),
+            Arc::new(ReadTool),
+            Arc::new(WriteTool),
+        ]
     }
 
     pub fn specs(&self) -> &[ToolSpec] {

@@ -1,0 +1,295 @@
+//! `bash`: runs a shell command in the workspace.
+//!
+//! The command runs in its own process group, with stdin closed. Its output is captured with
+//! the tail kept when it is long. On timeout, interrupt or any early drop of the call, the
+//! whole process group is killed, so nothing it started keeps running.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::{Tool, ToolContext, ToolOutput};
+
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Bytes kept of each stream; beyond this the start is dropped and the tail kept.
+const KEEP_BYTES: usize = 30_000;
+/// After the command exits, how long to wait for children that still hold its output open.
+const DRAIN_GRACE: Duration = Duration::from_millis(250);
+
+pub struct BashTool;
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+    timeout_ms: Option<u64>,
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        "Run a bash command in the workspace root and return its exit code, stdout and \
+         stderr. stdin is closed, so interactive programs fail; pass flags that avoid \
+         prompts and pagers. Long output keeps its last 30,000 bytes. `timeout_ms` defaults \
+         to 120000 (max 600000); on timeout the command and everything it started is killed. \
+         Prefer `read`, `grep` and `glob` for looking at files."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line, run with `bash -c`."},
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS},
+            },
+            "required": ["command"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn validate_input(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        if input["command"]
+            .as_str()
+            .is_some_and(|c| c.trim().is_empty())
+        {
+            return Err("the command is empty".to_owned());
+        }
+        Ok(())
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
+        let timeout = Duration::from_millis(
+            args.timeout_ms
+                .unwrap_or(DEFAULT_TIMEOUT_MS)
+                .min(MAX_TIMEOUT_MS),
+        );
+        run(&args.command, ctx, timeout).await
+    }
+}
+
+/// Kills the process group when dropped, unless disarmed after a normal exit.
+struct GroupKiller(Option<Pid>);
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            // The group may be gone already; there is nothing to do then.
+            let _ = killpg(pid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// The last `KEEP_BYTES` of a stream, and how much was dropped before them.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    dropped: usize,
+}
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        if self.bytes.len() > 2 * KEEP_BYTES {
+            let cut = self.bytes.len() - KEEP_BYTES;
+            self.bytes.drain(..cut);
+            self.dropped += cut;
+        }
+    }
+
+    fn render(&self) -> String {
+        let start = self.bytes.len().saturating_sub(KEEP_BYTES);
+        let dropped = self.dropped + start;
+        let text = String::from_utf8_lossy(&self.bytes[start..]);
+        if dropped == 0 {
+            text.into_owned()
+        } else {
+            format!("[{dropped} earlier bytes cut; the last {KEEP_BYTES} follow]\n{text}")
+        }
+    }
+}
+
+fn collect(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Arc<Mutex<Tail>> {
+    let tail = Arc::new(Mutex::new(Tail::default()));
+    if let Some(mut stream) = stream {
+        let sink = tail.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0; 16 * 1024];
+            while let Ok(n) = stream.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(&buf[..n]);
+            }
+        });
+    }
+    tail
+}
+
+async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ToolOutput, String> {
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&ctx.workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|err| format!("cannot start bash: {err}"))?;
+    let mut killer = GroupKiller(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+    );
+    let stdout = collect(child.stdout.take());
+    let stderr = collect(child.stderr.take());
+    let status = tokio::select! {
+        status = child.wait() => Some(status.map_err(|err| format!("waiting for bash failed: {err}"))?),
+        () = tokio::time::sleep(timeout) => None,
+    };
+    if status.is_some() {
+        // Give background children a moment to finish writing, without waiting on them.
+        killer.0 = None;
+        let deadline = Instant::now() + DRAIN_GRACE;
+        while Instant::now() < deadline
+            && (Arc::strong_count(&stdout) > 1 || Arc::strong_count(&stderr) > 1)
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    } else {
+        drop(killer);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let render = |tail: &Arc<Mutex<Tail>>| tail.lock().unwrap_or_else(|p| p.into_inner()).render();
+    let (out, err) = (render(&stdout), render(&stderr));
+    let mut report = match status {
+        Some(status) => match status.code() {
+            Some(code) => format!("Exit code: {code}\n"),
+            None => "Exit code: none (killed by a signal)\n".to_owned(),
+        },
+        None => format!(
+            "Timed out after {:.1}s; the command and everything it started were killed.\n",
+            timeout.as_secs_f64()
+        ),
+    };
+    report.push_str(&format!(
+        "Wall time: {:.1}s\n",
+        started.elapsed().as_secs_f64()
+    ));
+    if !out.is_empty() {
+        report.push_str(&format!("Output:\n{out}"));
+        if !out.ends_with('\n') {
+            report.push('\n');
+        }
+    }
+    if !err.is_empty() {
+        report.push_str(&format!("Stderr:\n{err}"));
+    }
+    if status.is_none() {
+        return Err(report);
+    }
+    Ok(ToolOutput::text(report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coder_protocol::ConversationId;
+    use tokio_util::sync::CancellationToken;
+
+    fn ctx(dir: &std::path::Path) -> ToolContext {
+        ToolContext {
+            workspace: dir.to_path_buf(),
+            conversation_id: ConversationId::new(),
+            call_id: "t".into(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn reports_exit_code_stdout_and_stderr_from_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run(
+            "pwd; echo oops >&2; exit 3",
+            &ctx(dir.path()),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap()
+        .content;
+        assert!(out.starts_with("Exit code: 3\n"), "{out}");
+        let root = dir.path().canonicalize().unwrap();
+        assert!(
+            out.contains(&format!("Output:\n{}\n", root.display())),
+            "{out}"
+        );
+        assert!(out.ends_with("Stderr:\noops\n"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn long_output_keeps_the_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run("seq 1 100000", &ctx(dir.path()), Duration::from_secs(10))
+            .await
+            .unwrap()
+            .content;
+        assert!(out.contains("earlier bytes cut"), "{}", &out[..200]);
+        assert!(out.ends_with("99999\n100000\n"));
+        assert!(out.len() < KEEP_BYTES + 500);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survived");
+        let command = format!("(sleep 1; touch {}) & sleep 30", marker.display());
+        let started = Instant::now();
+        let err = run(&command, &ctx(dir.path()), Duration::from_millis(200))
+            .await
+            .unwrap_err();
+        assert!(err.starts_with("Timed out after 0.2s"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(!marker.exists(), "a background child outlived the timeout");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_call_kills_the_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survived");
+        let command = format!("sleep 1; touch {}", marker.display());
+        let context = ctx(dir.path());
+        let call = run(&command, &context, Duration::from_secs(30));
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), call)
+                .await
+                .is_err()
+        );
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(!marker.exists(), "the command outlived its cancelled call");
+    }
+}
