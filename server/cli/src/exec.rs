@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use coder_core::{Config, Engine};
-use coder_protocol::{EngineState, Event, EventMsg};
+use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TodoStatus};
 
 use crate::summary::ToolLines;
 
@@ -32,6 +32,30 @@ pub struct ExecArgs {
     /// Model calls per task before stopping.
     #[arg(long)]
     max_steps: Option<u32>,
+    /// The mode: plan, default, auto-edit or yolo.
+    #[arg(long, value_parser = parse_mode)]
+    mode: Option<Mode>,
+    /// The permission preset: strict, balanced, auto-edit or yolo.
+    #[arg(long, value_parser = parse_preset)]
+    permissions: Option<Preset>,
+    /// Approve every permission request without asking (dangerous commands are still
+    /// refused: they need a person).
+    #[arg(long)]
+    auto_approve: bool,
+}
+
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    Mode::ALL
+        .into_iter()
+        .find(|mode| mode.as_str() == text)
+        .ok_or_else(|| format!("unknown mode `{text}`; one of plan, default, auto-edit, yolo"))
+}
+
+fn parse_preset(text: &str) -> Result<Preset, String> {
+    Preset::ALL
+        .into_iter()
+        .find(|preset| preset.as_str() == text)
+        .ok_or_else(|| format!("unknown preset `{text}`; one of strict, balanced, auto-edit, yolo"))
 }
 
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
@@ -62,6 +86,17 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(steps) = args.max_steps {
         config.max_steps = steps;
     }
+    if let Some(mode) = args.mode {
+        config.mode = mode;
+        if args.permissions.is_none() {
+            config.preset = coder_core::preset_for(mode);
+        }
+    }
+    if let Some(preset) = args.permissions {
+        config.preset = preset;
+    }
+    config.auto_approve |= args.auto_approve;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let engine = Engine::new(config)?;
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
@@ -87,11 +122,13 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         };
         let Some(event) = event else { break };
         printer.print(&event)?;
+        answer_permission(&engine, &event, interactive).await?;
         // Drain what is already waiting before flushing, so bursts cost one write.
         let mut done = is_idle(&event);
         note_outcome(&event, task, &mut outcome);
         while let Ok(event) = events.try_recv() {
             printer.print(&event)?;
+            answer_permission(&engine, &event, interactive).await?;
             done |= is_idle(&event);
             note_outcome(&event, task, &mut outcome);
         }
@@ -106,6 +143,53 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         Outcome::Failed => ExitCode::FAILURE,
         Outcome::Interrupted => ExitCode::from(130),
     })
+}
+
+/// Answers a permission request: from the terminal when there is one, otherwise with a
+/// denial that tells the model why.
+async fn answer_permission(
+    engine: &Engine,
+    event: &Event,
+    interactive: bool,
+) -> anyhow::Result<()> {
+    let EventMsg::PermissionRequested {
+        request_id,
+        summary,
+        options,
+        ..
+    } = &event.msg
+    else {
+        return Ok(());
+    };
+    let decision = if interactive {
+        let always = options.iter().any(|o| o == "allow_always");
+        let prompt = if always {
+            format!("? allow {summary}? [y]es / [a]lways / [n]o: ")
+        } else {
+            format!("? allow {summary}? [y]es / [n]o: ")
+        };
+        let line = tokio::task::spawn_blocking(move || {
+            eprint!("{prompt}");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map(|_| line)
+        })
+        .await??;
+        match line.trim().to_lowercase().as_str() {
+            "y" | "yes" => PermissionDecision::AllowOnce,
+            "a" | "always" if always => PermissionDecision::AllowAlways,
+            _ => PermissionDecision::Deny { message: None },
+        }
+    } else {
+        PermissionDecision::Deny {
+            message: Some(
+                "coder exec has no terminal to ask for approval; the user can rerun with \
+                 --auto-approve or a more permissive --mode"
+                    .to_owned(),
+            ),
+        }
+    };
+    engine.respond_permission(request_id, decision)?;
+    Ok(())
 }
 
 enum Outcome {
@@ -230,10 +314,18 @@ impl Printer for TextPrinter {
                 duration_ms,
                 diff,
             } => {
+                // With a diff, the first line says what happened and the diff shows it.
+                let shown = match diff {
+                    Some(_) => output.lines().next().unwrap_or_default(),
+                    None => output,
+                };
                 let line = self
                     .tools
-                    .completed(call_id, tool_name, output, *duration_ms);
+                    .completed(call_id, tool_name, shown, *duration_ms);
                 self.note(&line)?;
+                if let Some(diff) = diff {
+                    self.note(diff.trim_end())?;
+                }
             }
             EventMsg::ToolCallFailed {
                 call_id,
@@ -247,9 +339,23 @@ impl Printer for TextPrinter {
             EventMsg::Warning { message } => self.note(&format!("warning: {message}"))?,
             EventMsg::Error { message } => self.note(&format!("error: {message}"))?,
             EventMsg::TurnAborted { .. } => self.note("interrupted")?,
+            EventMsg::TodoUpdated { todos } => {
+                let mut list = String::from("todos:");
+                for todo in todos {
+                    let mark = match todo.status {
+                        TodoStatus::Completed => "[x]",
+                        TodoStatus::InProgress => "[>]",
+                        TodoStatus::Pending => "[ ]",
+                    };
+                    list.push_str(&format!("\n  {mark} {}", todo.content));
+                }
+                self.note(&list)?;
+            }
+            EventMsg::PermissionRequested { summary, .. } => {
+                self.note(&format!("permission needed: {summary}"))?;
+            }
             EventMsg::TaskStarted { .. }
             | EventMsg::AgentMessage { .. }
-            | EventMsg::PermissionRequested { .. }
             | EventMsg::TokenCount { .. }
             | EventMsg::TaskComplete { .. }
             | EventMsg::StateChanged { .. } => {}

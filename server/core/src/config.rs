@@ -10,8 +10,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::permissions::PermissionRules;
 
 /// Everything the engine needs to run, resolved from files, environment and flags.
 #[derive(Debug, Clone)]
@@ -28,6 +31,21 @@ pub struct Config {
     pub retry: RetryConfig,
     /// A stream that sends nothing for this long is treated as broken.
     pub stream_idle_timeout: Duration,
+    /// The mode new conversations start in.
+    pub mode: Mode,
+    /// The permission preset of the session.
+    pub preset: Preset,
+    /// Rules over the preset.
+    pub permission_rules: PermissionRules,
+    /// Approve `ask` decisions without a person (dangerous commands still need one).
+    pub auto_approve: bool,
+    /// Tools switched off.
+    pub disabled_tools: Vec<String>,
+    /// Confine commands with the OS sandbox where the kernel offers one.
+    pub sandbox: bool,
+    /// Extra roots confined commands may write to, besides the workspace and a private
+    /// temporary directory.
+    pub writable_roots: Vec<PathBuf>,
 }
 
 /// Which wire format to speak and where.
@@ -121,6 +139,45 @@ struct ConfigFile {
     stream_idle_timeout_ms: Option<u64>,
     #[serde(default)]
     retry: RetryFile,
+    mode: Option<Mode>,
+    #[serde(default)]
+    permissions: PermissionsFile,
+    #[serde(default)]
+    approval: ApprovalFile,
+    auto_approve_ask: Option<bool>,
+    #[serde(default)]
+    tools: ToolsFile,
+    #[serde(default)]
+    sandbox: SandboxFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SandboxFile {
+    enabled: Option<bool>,
+    #[serde(default)]
+    writable_roots: Vec<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PermissionsFile {
+    preset: Option<Preset>,
+    #[serde(flatten)]
+    rules: PermissionRules,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ApprovalFile {
+    interactive: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsFile {
+    #[serde(default)]
+    disabled: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -201,7 +258,16 @@ impl Config {
             return Err(ConfigError::MissingKey(key_var, base_url));
         }
         let defaults = RetryConfig::default();
+        let mode = file.mode.unwrap_or_default();
         Ok(Self {
+            mode,
+            preset: file.permissions.preset.unwrap_or_else(|| preset_for(mode)),
+            permission_rules: file.permissions.rules,
+            auto_approve: file.auto_approve_ask.unwrap_or(false)
+                || file.approval.interactive == Some(false),
+            disabled_tools: file.tools.disabled,
+            sandbox: file.sandbox.enabled.unwrap_or(true),
+            writable_roots: file.sandbox.writable_roots,
             workspace: workspace.to_path_buf(),
             provider: ProviderConfig {
                 kind,
@@ -242,7 +308,23 @@ impl Config {
             max_output_tokens: 8192,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),
+            mode: Mode::Default,
+            preset: Preset::Balanced,
+            permission_rules: PermissionRules::default(),
+            auto_approve: false,
+            disabled_tools: Vec::new(),
+            sandbox: true,
+            writable_roots: Vec::new(),
         }
+    }
+}
+
+/// The preset that fits a mode when configuration names none.
+pub fn preset_for(mode: Mode) -> Preset {
+    match mode {
+        Mode::Plan | Mode::Default => Preset::Balanced,
+        Mode::AutoEdit => Preset::AutoEdit,
+        Mode::Yolo => Preset::Yolo,
     }
 }
 

@@ -3,7 +3,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use coder_protocol::{ChatMessage, ConversationId, EngineState, Event, EventMsg, TaskId};
+use coder_protocol::{
+    ChatMessage, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
+    TaskId,
+};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
@@ -11,6 +14,8 @@ use crate::config::Config;
 use crate::conversation::Conversation;
 use crate::events::{EventHub, EventReceiver};
 use crate::model::{ModelClient, ToolSpec};
+use crate::permissions::{MatrixRow, Permissions, describe};
+use crate::sandbox::{self, SandboxPolicy};
 use crate::task::{TaskPlan, run_task};
 use crate::tools::{Tool, ToolRegistry};
 
@@ -24,6 +29,8 @@ pub enum EngineError {
     Tools(String),
     #[error("{0}")]
     Model(String),
+    #[error("no open permission request with id {0}")]
+    UnknownPermissionRequest(String),
 }
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -37,6 +44,15 @@ pub(crate) struct Inner {
     pub model: ModelClient,
     pub tools: ToolRegistry,
     pub hub: EventHub,
+    pub permissions: Permissions,
+    /// The user's home directory, for the dangerous-command analysis.
+    pub home: Option<std::path::PathBuf>,
+    /// Where commands may write, when the kernel can confine them.
+    pub sandbox: Option<Arc<SandboxPolicy>>,
+    /// Set until the session has said, once, that commands run unconfined.
+    pub sandbox_warning: std::sync::atomic::AtomicBool,
+    /// The private temporary directory of confined commands, removed with the session.
+    _temp_dir: Option<tempfile::TempDir>,
     runtime: Handle,
     state: Mutex<State>,
 }
@@ -73,10 +89,21 @@ impl Engine {
         let tools = ToolRegistry::new(tools).map_err(EngineError::Tools)?;
         let model = ModelClient::new(&config.provider, config.retry, config.stream_idle_timeout)
             .map_err(EngineError::Model)?;
-        let root = Conversation::new();
+        let (sandbox, temp_dir, sandbox_missing) = sandbox_for(&config);
+        let root = Conversation::new(config.mode);
         let root_id = root.id;
+        let permissions = Permissions::new(
+            config.preset,
+            config.permission_rules.clone(),
+            config.auto_approve,
+        );
         Ok(Self {
             inner: Arc::new(Inner {
+                permissions,
+                home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+                sandbox,
+                sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
+                _temp_dir: temp_dir,
                 config,
                 model,
                 tools,
@@ -166,6 +193,55 @@ impl Engine {
         self.inner.tools.specs().to_vec()
     }
 
+    /// Answers a `permission_requested` event.
+    pub fn respond_permission(
+        &self,
+        request_id: &str,
+        decision: PermissionDecision,
+    ) -> Result<(), EngineError> {
+        if self.inner.permissions.respond(request_id, decision) {
+            Ok(())
+        } else {
+            Err(EngineError::UnknownPermissionRequest(request_id.to_owned()))
+        }
+    }
+
+    /// Denies every open permission request, for a front door whose person went away.
+    pub fn deny_pending_permissions(&self) {
+        self.inner.permissions.deny_all();
+    }
+
+    /// Switches the mode of a conversation; it applies from the next tool call.
+    pub fn set_mode(&self, conversation: ConversationId, mode: Mode) -> Result<(), EngineError> {
+        let conv = self.inner.conversation(conversation)?;
+        lock(&conv).mode = mode;
+        Ok(())
+    }
+
+    pub fn mode(&self, conversation: ConversationId) -> Result<Mode, EngineError> {
+        let conv = self.inner.conversation(conversation)?;
+        let mode = lock(&conv).mode;
+        Ok(mode)
+    }
+
+    /// Switches the session's permission preset.
+    pub fn set_preset(&self, preset: Preset) {
+        *lock(&self.inner.permissions.preset) = preset;
+    }
+
+    /// The permission matrix in force for a conversation, for people to read.
+    pub fn permission_matrix(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<MatrixRow>, EngineError> {
+        let mode = self.mode(conversation)?;
+        Ok(describe(
+            mode,
+            self.inner.permissions.preset(),
+            &self.inner.permissions.rules,
+        ))
+    }
+
     /// The conversation and task running now, if any.
     pub fn running_task(&self) -> Option<(ConversationId, TaskId)> {
         let state = self.inner.lock_state();
@@ -196,6 +272,27 @@ impl Inner {
             .cloned()
             .ok_or(EngineError::UnknownConversation(id))
     }
+}
+
+/// The sandbox policy of a session: the workspace, configured roots and a fresh private
+/// temporary directory. The flag says the sandbox was wanted but is not available.
+fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, Option<tempfile::TempDir>, bool) {
+    if !config.sandbox {
+        return (None, None, false);
+    }
+    if !sandbox::available() {
+        return (None, None, true);
+    }
+    let Ok(temp) = tempfile::Builder::new().prefix("coder-").tempdir() else {
+        return (None, None, true);
+    };
+    let mut writable_roots = vec![config.workspace.clone()];
+    writable_roots.extend(config.writable_roots.iter().cloned());
+    let policy = SandboxPolicy {
+        writable_roots,
+        temp_dir: temp.path().to_path_buf(),
+    };
+    (Some(Arc::new(policy)), Some(temp), false)
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -10,11 +10,16 @@ mod conversation;
 mod engine;
 mod events;
 pub mod model;
+mod permissions;
 mod prompt;
+mod sandbox;
 mod task;
 pub mod tools;
 
-pub use config::{ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig};
+pub use config::{
+    ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig, preset_for,
+};
 pub use engine::{Engine, EngineError};
 pub use events::EventReceiver;
+pub use permissions::{CommandRule, MatrixRow, PermissionRules};
 pub use tools::{Tool, ToolContext, ToolOutput};

@@ -15,7 +15,7 @@ use crate::events::TaskEvents;
 use crate::model::{ModelRequest, ModelResponse, StreamError, StreamUpdate};
 use crate::prompt::system_prompt;
 use crate::tools::ToolContext;
-use crate::tools::runner::{CANCELLED_BEFORE_START, run_tool_calls};
+use crate::tools::runner::{CANCELLED_BEFORE_START, ToolRun, run_tool_calls};
 
 /// Added to the history when a task is interrupted.
 pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
@@ -44,6 +44,15 @@ pub(crate) async fn run_task(inner: &Inner, plan: TaskPlan, cancel: Cancellation
     events.emit(EventMsg::TaskStarted {
         model: inner.config.model.clone(),
     });
+    if inner
+        .sandbox_warning
+        .swap(false, std::sync::atomic::Ordering::Relaxed)
+    {
+        events.warning(
+            "no OS sandbox is available on this system: commands run without write \
+             confinement (file tools still refuse paths outside the workspace)",
+        );
+    }
     let ending = match inner.conversation(plan.conversation_id) {
         Ok(conversation) => run_turns(inner, &conversation, plan, &cancel, &events).await,
         Err(err) => {
@@ -77,6 +86,8 @@ async fn run_turns(
         conversation_id: plan.conversation_id,
         call_id: String::new(),
         cancel: cancel.clone(),
+        sandbox: inner.sandbox.clone(),
+        todos: lock(conversation).todos.clone(),
     };
     let mut last_agent_message = None;
     for _step in 0..inner.config.max_steps {
@@ -142,7 +153,17 @@ async fn run_turns(
             return interrupted(conversation, events, inner.config.context_window);
         }
 
-        let results = run_tool_calls(&tool_calls, &inner.tools, &tool_ctx, events).await;
+        let mode = lock(conversation).mode;
+        let run = ToolRun {
+            registry: &inner.tools,
+            permissions: &inner.permissions,
+            mode,
+            disabled: &inner.config.disabled_tools,
+            home: inner.home.as_deref(),
+            base: &tool_ctx,
+            events,
+        };
+        let results = run_tool_calls(&tool_calls, &run).await;
         lock(conversation).record(results);
 
         // Checkpoint 2: every tool has finished and the model is not yet asked again.

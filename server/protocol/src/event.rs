@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ConversationId, TaskId, TokenUsage};
+use crate::{ConversationId, TaskId, TodoItem, TokenUsage};
 
 /// One engine event with its envelope.
 ///
@@ -85,6 +85,8 @@ pub enum EventMsg {
     TurnAborted { reason: AbortReason },
     /// The session's engine state changed.
     StateChanged { state: EngineState },
+    /// The conversation's todo list changed (the whole new list).
+    TodoUpdated { todos: Vec<TodoItem> },
     /// Something went wrong but the task goes on (a retry, a skipped malformed chunk).
     Warning { message: String },
     /// The task cannot go on; a `task_complete` follows.

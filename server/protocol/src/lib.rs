@@ -12,9 +12,13 @@
 mod event;
 mod ids;
 mod message;
+mod permission;
+mod todo;
 mod usage;
 
 pub use event::{AbortReason, EngineState, Event, EventMsg};
 pub use ids::{ConversationId, TaskId};
 pub use message::{ChatMessage, FunctionCall, Role, ToolCall};
+pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};
+pub use todo::{TodoItem, TodoStatus};
 pub use usage::TokenUsage;

@@ -1,1 +1,147 @@
-//! `apply_patch`: applies a patch in the `*** Begin Patch` format (being written).
+//! `apply_patch`: adds, deletes, updates and renames files with one patch in the
+//! `*** Begin Patch` format of OpenAI Codex.
+//!
+//! The whole patch is parsed ([`parser`]), and every hunk located ([`apply`]) and every
+//! operation checked in memory ([`staging`]), before anything is written, so a patch with a
+//! malformed line, an unmatched hunk or a bad path changes nothing. Operations apply in
+//! order, so a later section sees what earlier ones did.
+
+mod apply;
+mod parser;
+mod staging;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use self::parser::parse_patch;
+use self::staging::{not_applied, run};
+use super::{Tool, ToolContext, ToolOutput};
+
+pub struct ApplyPatchTool;
+
+#[derive(Deserialize)]
+struct Args {
+    patch: String,
+}
+
+#[async_trait]
+impl Tool for ApplyPatchTool {
+    fn name(&self) -> &str {
+        "apply_patch"
+    }
+
+    fn description(&self) -> &str {
+        "Add, delete, update and rename files in one call with a patch. The whole patch is \
+         checked first and applied only if every part fits; a failed call changes nothing. \
+         Example:\n\
+         *** Begin Patch\n\
+         *** Add File: docs/notes.md\n\
+         +Every line of a new file starts with +.\n\
+         *** Delete File: old.txt\n\
+         *** Update File: src/app.py\n\
+         *** Move to: src/main.py\n\
+         @@ def greet():\n\
+         \x20   name = input()\n\
+         -    print(\"hi\")\n\
+         +    print(\"hello\", name)\n\
+         \x20   return name\n\
+         *** End Patch\n\
+         In an update, each hunk starts with `@@`, optionally followed by a line of the file \
+         (such as a function signature) that the change comes after. Then come the file's \
+         lines in order: a space before unchanged context lines, `-` before removed lines and \
+         `+` before added ones. Give about 3 lines of context around each change, copied \
+         exactly from the current file; no line numbers. Hunks must be in file order. \
+         `*** Move to:` right after `*** Update File:` renames the file. A hunk followed by \
+         `*** End of File` must match at the end of the file. Paths are relative to the \
+         workspace root."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "patch": {
+                    "type": "string",
+                    "description": "The whole patch, from `*** Begin Patch` to `*** End Patch`.",
+                },
+            },
+            "required": ["patch"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn validate_input(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        let Some(patch) = input.get("patch").and_then(Value::as_str) else {
+            return Err("`patch` must be a string".to_owned());
+        };
+        parse_patch(patch).map(drop).map_err(not_applied)
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
+        let workspace = ctx.workspace.clone();
+        tokio::task::spawn_blocking(move || run(&workspace, &args.patch))
+            .await
+            .map_err(|err| format!("apply_patch failed: {err}"))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::*;
+
+    fn context(workspace: &Path) -> ToolContext {
+        ToolContext::new(workspace)
+    }
+
+    fn read(dir: &Path, path: &str) -> String {
+        fs::read_to_string(dir.join(path)).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_tool_applies_a_heredoc_wrapped_patch() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "one  \ntwo\n").unwrap();
+        let tool = ApplyPatchTool;
+        let ctx = context(dir.path());
+        let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+2\n*** End Patch\nEOF\n";
+        let input = json!({ "patch": patch });
+        assert_eq!(tool.validate_input(&input, &ctx), Ok(()));
+        let output = tool.call(input, &ctx).await.unwrap();
+        assert_eq!(output.content, "Applied the patch:\nM a.txt");
+        assert!(output.diff.unwrap().contains("-two\n+2\n"));
+        assert_eq!(read(dir.path(), "a.txt"), "one  \n2\n");
+        assert_eq!(tool.name(), "apply_patch");
+        assert!(!tool.is_read_only());
+        assert!(jsonschema::validator_for(&tool.input_schema()).is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_tool_rejects_malformed_and_unmatched_patches() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        let tool = ApplyPatchTool;
+        let ctx = context(dir.path());
+        let malformed = json!({ "patch": "*** Begin Patch\n*** Update File: a.txt\n one\n" });
+        let err = tool.validate_input(&malformed, &ctx).unwrap_err();
+        assert!(err.contains("*** End Patch"), "{err}");
+        assert!(tool.call(malformed, &ctx).await.is_err());
+        let fenced = "```\n*** Begin Patch\n*** Update File: a.txt\n-zero\n+0\n*** End Patch\n```";
+        let unmatched = json!({ "patch": fenced });
+        assert_eq!(tool.validate_input(&unmatched, &ctx), Ok(()));
+        let err = tool.call(unmatched, &ctx).await.unwrap_err();
+        assert!(
+            err.contains("a.txt: hunk 1 of 1") && err.contains("-zero"),
+            "{err}"
+        );
+        assert_eq!(read(dir.path(), "a.txt"), "one\n");
+    }
+}

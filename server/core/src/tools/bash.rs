@@ -145,7 +145,8 @@ fn collect(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Arc<Mutex
 
 async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ToolOutput, String> {
     let started = Instant::now();
-    let mut child = tokio::process::Command::new("bash")
+    let mut command_line = tokio::process::Command::new("bash");
+    command_line
         .arg("-c")
         .arg(command)
         .current_dir(&ctx.workspace)
@@ -156,8 +157,8 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
+        .kill_on_drop(true);
+    let mut child = crate::sandbox::spawn(command_line, ctx.sandbox.clone())
         .map_err(|err| format!("cannot start bash: {err}"))?;
     let mut killer = GroupKiller(
         child
@@ -218,16 +219,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coder_protocol::ConversationId;
-    use tokio_util::sync::CancellationToken;
 
     fn ctx(dir: &std::path::Path) -> ToolContext {
-        ToolContext {
-            workspace: dir.to_path_buf(),
-            conversation_id: ConversationId::new(),
-            call_id: "t".into(),
-            cancel: CancellationToken::new(),
-        }
+        ToolContext::new(dir)
     }
 
     #[tokio::test]

@@ -12,25 +12,29 @@ mod grep;
 mod paths;
 mod read;
 pub(crate) mod runner;
-mod shell_safety;
+pub(crate) mod shell_safety;
+mod todo_write;
 mod write;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use coder_protocol::ConversationId;
+use coder_protocol::{ConversationId, EventMsg, TodoItem};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::ToolSpec;
+pub use crate::sandbox::SandboxPolicy;
 
+pub use apply_patch::ApplyPatchTool;
 pub use bash::BashTool;
 pub use edit::EditTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use read::ReadTool;
+pub use todo_write::TodoWriteTool;
 pub use write::WriteTool;
 
 /// A capability the model can call.
@@ -62,6 +66,25 @@ pub struct ToolContext {
     pub call_id: String,
     /// Fires when the task is interrupted.
     pub cancel: CancellationToken,
+    /// Commands run confined by this policy; `None` runs them unconfined.
+    pub sandbox: Option<Arc<SandboxPolicy>>,
+    /// The conversation's todo list.
+    pub todos: Arc<Mutex<Vec<TodoItem>>>,
+}
+
+impl ToolContext {
+    /// A context for `workspace` with a fresh conversation id, no sandbox and no todos:
+    /// for tools run outside a session and for tests.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            conversation_id: ConversationId::new(),
+            call_id: String::new(),
+            cancel: CancellationToken::new(),
+            sandbox: None,
+            todos: Arc::default(),
+        }
+    }
 }
 
 /// The result of a successful call.
@@ -71,6 +94,8 @@ pub struct ToolOutput {
     pub content: String,
     /// For tools that change files: what changed, as a unified diff.
     pub diff: Option<String>,
+    /// An event to emit before the call's completion (for example `todo_updated`).
+    pub event: Option<EventMsg>,
 }
 
 impl ToolOutput {
@@ -78,6 +103,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             diff: None,
+            event: None,
         }
     }
 
@@ -87,6 +113,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             diff: (!diff.is_empty()).then_some(diff),
+            event: None,
         }
     }
 }
@@ -148,11 +175,13 @@ impl ToolRegistry {
     /// The built-in tools.
     pub fn builtin() -> Vec<Arc<dyn Tool>> {
         vec![
+            Arc::new(ApplyPatchTool),
             Arc::new(BashTool),
             Arc::new(EditTool),
             Arc::new(GlobTool),
             Arc::new(GrepTool),
             Arc::new(ReadTool),
+            Arc::new(TodoWriteTool),
             Arc::new(WriteTool),
         ]
     }

@@ -8,8 +8,11 @@ use coder_protocol::{ChatMessage, EventMsg, ToolCall};
 use futures::future::join_all;
 use serde_json::Value;
 
+use super::shell_safety::SafetyContext;
 use super::{ToolContext, ToolRegistry};
 use crate::events::TaskEvents;
+use crate::permissions::{Answer, Permissions, Request, check};
+use coder_protocol::{Mode, PolicyDecision};
 
 /// The result of a call that the interrupt reached before it started (checkpoint 3).
 pub(crate) const CANCELLED_BEFORE_START: &str =
@@ -18,40 +21,38 @@ pub(crate) const CANCELLED_BEFORE_START: &str =
 pub(crate) const CANCELLED_WHILE_RUNNING: &str =
     "The user interrupted this tool call while it was running; it may have done part of its work.";
 
+/// Everything the calls of one reply run with.
+pub(crate) struct ToolRun<'a> {
+    pub registry: &'a ToolRegistry,
+    pub permissions: &'a Permissions,
+    pub mode: Mode,
+    /// Tools switched off for this conversation.
+    pub disabled: &'a [String],
+    pub home: Option<&'a std::path::Path>,
+    pub base: &'a ToolContext,
+    pub events: &'a TaskEvents,
+}
+
 /// Runs `calls` and returns one `tool` message per call, in the model's order.
-pub(crate) async fn run_tool_calls(
-    calls: &[ToolCall],
-    registry: &ToolRegistry,
-    base: &ToolContext,
-    events: &TaskEvents,
-) -> Vec<ChatMessage> {
+pub(crate) async fn run_tool_calls(calls: &[ToolCall], run: &ToolRun<'_>) -> Vec<ChatMessage> {
     let all_read_only = calls.iter().all(|call| {
-        registry
+        run.registry
             .get(&call.function.name)
             .is_some_and(|entry| entry.tool.is_read_only())
     });
     if all_read_only {
-        join_all(
-            calls
-                .iter()
-                .map(|call| run_one(call, registry, base, events)),
-        )
-        .await
+        join_all(calls.iter().map(|call| run_one(call, run))).await
     } else {
         let mut results = Vec::with_capacity(calls.len());
         for call in calls {
-            results.push(run_one(call, registry, base, events).await);
+            results.push(run_one(call, run).await);
         }
         results
     }
 }
 
-async fn run_one(
-    call: &ToolCall,
-    registry: &ToolRegistry,
-    base: &ToolContext,
-    events: &TaskEvents,
-) -> ChatMessage {
+async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> ChatMessage {
+    let (registry, base, events) = (run.registry, run.base, run.events);
     let name = call.function.name.as_str();
     let started = Instant::now();
     let fail = |error: String| {
@@ -107,12 +108,56 @@ async fn run_one(
     if let Err(reason) = entry.tool.validate_input(&input, &ctx) {
         return fail(format!("Error: {reason}"));
     }
+    if run.disabled.iter().any(|disabled| disabled == name) {
+        return fail(format!(
+            "Error: the tool `{name}` is disabled for this conversation"
+        ));
+    }
+    let safety = SafetyContext {
+        workspace: &ctx.workspace,
+        home: run.home,
+    };
+    let verdict = check(
+        run.mode,
+        run.permissions.preset(),
+        &run.permissions.rules,
+        name,
+        entry.tool.is_read_only(),
+        &input,
+        &safety,
+    );
+    match verdict.decision {
+        PolicyDecision::Allow => {}
+        PolicyDecision::Deny => {
+            return fail(format!(
+                "Permission denied ({}); the call was not run.",
+                verdict.reason
+            ));
+        }
+        PolicyDecision::Ask => {
+            let summary = summarize(name, &input, &verdict.reason);
+            let request = Request {
+                call_id: &call.id,
+                tool: name,
+                input: &input,
+                summary: &summary,
+                human_required: verdict.human_required,
+            };
+            let answer = run.permissions.ask(request, events, &ctx.cancel).await;
+            match answer {
+                Answer::Allowed => {}
+                Answer::Denied(message) => return fail(message),
+                Answer::Cancelled => return fail(CANCELLED_BEFORE_START.to_owned()),
+            }
+        }
+    }
 
     events.emit(EventMsg::ToolCallStarted {
         call_id: call.id.clone(),
         tool_name: name.to_owned(),
         arguments: input.clone(),
     });
+    let input_copy = input.clone();
     let result = tokio::select! {
         biased;
         result = entry.tool.call(input, &ctx) => Some(result),
@@ -128,8 +173,19 @@ async fn run_one(
         };
         return fail(format!("{CANCELLED_WHILE_RUNNING}{returned}"));
     }
+    let result = match result {
+        Some(Ok(output))
+            if output.diff.is_none() && escalation_wanted(name, &ctx, &output.content) =>
+        {
+            Some(rerun_unconfined(entry.tool.as_ref(), input_copy, &ctx, call, run, output).await)
+        }
+        other => other,
+    };
     match result {
-        Some(Ok(output)) => {
+        Some(Ok(mut output)) => {
+            if let Some(event) = output.event.take() {
+                events.emit(event);
+            }
             // The model sees the change too, so it can check what it did.
             let content = match &output.diff {
                 Some(diff) => format!("{}\n\n{diff}", output.content),
@@ -147,6 +203,63 @@ async fn run_one(
         Some(Err(error)) => fail(format!("Error: {error}")),
         None => fail(CANCELLED_WHILE_RUNNING.to_owned()),
     }
+}
+
+/// A confined command failed in a way that looks like the sandbox stopped it.
+fn escalation_wanted(tool: &str, ctx: &ToolContext, output: &str) -> bool {
+    tool == "bash"
+        && ctx.sandbox.is_some()
+        && !output.starts_with("Exit code: 0\n")
+        && crate::sandbox::looks_blocked(output)
+}
+
+/// Asks a person whether a command the sandbox stopped may run outside it, and runs it
+/// again unconfined if so. Never without an explicit answer.
+async fn rerun_unconfined(
+    tool: &dyn super::Tool,
+    input: Value,
+    ctx: &ToolContext,
+    call: &ToolCall,
+    run: &ToolRun<'_>,
+    confined: super::ToolOutput,
+) -> Result<super::ToolOutput, String> {
+    let summary = summarize(
+        "bash",
+        &input,
+        "the sandbox blocked a write outside the workspace; run it again without the sandbox?",
+    );
+    let request = Request {
+        call_id: &call.id,
+        tool: "bash",
+        input: &input,
+        summary: &summary,
+        human_required: true,
+    };
+    let answer = run.permissions.ask(request, run.events, &ctx.cancel).await;
+    match answer {
+        Answer::Allowed => {
+            let unconfined = ToolContext {
+                sandbox: None,
+                ..ctx.clone()
+            };
+            tool.call(input, &unconfined).await
+        }
+        Answer::Denied(reason) => Ok(super::ToolOutput::text(format!(
+            "{}\nThe sandbox (writes only inside the workspace) blocked this command, and running \
+             it outside the sandbox was not approved: {reason}",
+            confined.content
+        ))),
+        Answer::Cancelled => Err(CANCELLED_WHILE_RUNNING.to_owned()),
+    }
+}
+
+/// A line for the person asked: what would run, and why they are asked.
+fn summarize(tool: &str, input: &Value, reason: &str) -> String {
+    let what = ["command", "path", "pattern"]
+        .iter()
+        .find_map(|key| input[*key].as_str())
+        .map_or_else(|| tool.to_owned(), |subject| format!("{tool}: {subject}"));
+    format!("{what} ({reason})")
 }
 
 fn elapsed_ms(started: Instant) -> u64 {

@@ -1,5 +1,6 @@
 mod faults;
 mod interrupts;
+mod permissions;
 mod streaming;
 mod support;
 mod tools;

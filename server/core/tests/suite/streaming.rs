@@ -111,7 +111,19 @@ async fn requests_carry_the_prompt_tools_and_credentials_of_each_format() {
                     .iter()
                     .map(|t| t["function"]["name"].as_str().unwrap())
                     .collect();
-                assert_eq!(names, ["bash", "edit", "glob", "grep", "read", "write"]);
+                assert_eq!(
+                    names,
+                    [
+                        "apply_patch",
+                        "bash",
+                        "edit",
+                        "glob",
+                        "grep",
+                        "read",
+                        "todo_write",
+                        "write"
+                    ]
+                );
                 assert_eq!(body["stream_options"]["include_usage"], true);
             }
             ProviderKind::Anthropic => {
@@ -125,8 +137,8 @@ async fn requests_carry_the_prompt_tools_and_credentials_of_each_format() {
                         .contains("Working directory")
                 );
                 assert_eq!(body["messages"][0]["content"][0]["text"], "first question");
-                assert_eq!(body["tools"][4]["name"], "read");
-                assert!(body["tools"][4]["input_schema"].is_object());
+                assert_eq!(body["tools"][5]["name"], "read");
+                assert!(body["tools"][5]["input_schema"].is_object());
             }
         }
     }

@@ -32,6 +32,8 @@ pub fn config(server: &MockModelServer, kind: ProviderKind, workspace: &Path) ->
         max_delay: Duration::from_millis(50),
     };
     config.stream_idle_timeout = Duration::from_millis(500);
+    // Tests outside permissions.rs are about the loop, not about asking.
+    config.preset = coder_protocol::Preset::Yolo;
     config
 }
 

@@ -254,3 +254,58 @@ async fn the_step_limit_ends_the_task_with_a_warning() {
     ));
     assert_history_valid(&h.engine.history(h.root).unwrap());
 }
+
+/// Each built-in tool, called by the model through the engine; what the model gets back.
+#[tokio::test]
+async fn every_builtin_tool_works_through_the_engine() {
+    let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+        ("glob", json!({"pattern": "**/*.rs"}), "src/lib.rs\n"),
+        (
+            "grep",
+            json!({"pattern": "fn \\w+", "output_mode": "content"}),
+            "src/lib.rs:1:fn answer() {}",
+        ),
+        (
+            "read",
+            json!({"path": "src/lib.rs"}),
+            "     1\tfn answer() {}",
+        ),
+        (
+            "write",
+            json!({"path": "new.txt", "content": "n\n"}),
+            "Created new.txt (1 lines).",
+        ),
+        (
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "answer", "new_string": "reply"}),
+            "-fn answer() {}\n+fn reply() {}",
+        ),
+        (
+            "bash",
+            json!({"command": "echo hi && exit 4"}),
+            "Exit code: 4\n",
+        ),
+    ];
+    for (tool, arguments, expected) in cases {
+        let server = MockModelServer::start(vec![
+            MockResponse::tool_call("c1", tool, arguments),
+            MockResponse::text("done"),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, ProviderKind::OpenAi);
+        std::fs::create_dir(h.workspace.path().join("src")).unwrap();
+        h.write("src/lib.rs", "fn answer() {}\n");
+        let events = h.run("use a tool").await;
+        assert!(
+            kinds(&events).contains(&"tool_call_completed".to_owned()),
+            "{tool}: {events:#?}"
+        );
+        let messages = server.requests()[1].body["messages"].clone();
+        let result = messages.as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(result.contains(expected), "{tool}: {result}");
+    }
+}

@@ -1,0 +1,234 @@
+//! The policy: what a mode, a preset and the configured rules say about one call.
+
+use std::collections::BTreeMap;
+
+use coder_protocol::{Mode, PolicyDecision, Preset};
+use globset::{GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tools::shell_safety::{Risk, SafetyContext, assess};
+
+/// Tools that change files.
+const FILE_EDIT_TOOLS: [&str; 3] = ["apply_patch", "edit", "write"];
+const BASH: &str = "bash";
+
+/// Rules from configuration (`permissions` in `.coder/config.json`), applied over the preset.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRules {
+    /// The decision for a tool by name, replacing the preset's.
+    #[serde(default)]
+    pub tools: BTreeMap<String, PolicyDecision>,
+    /// Decisions for `bash` commands matching a glob (`*` matches anything), e.g.
+    /// `{"pattern": "cargo test*", "decision": "allow"}`. A matching deny wins, then ask,
+    /// then allow.
+    #[serde(default)]
+    pub commands: Vec<CommandRule>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct CommandRule {
+    pub pattern: String,
+    pub decision: PolicyDecision,
+}
+
+/// One row of the readable matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MatrixRow {
+    /// What the row is about: a tool name, a class of tools or a command pattern.
+    pub subject: String,
+    pub decision: PolicyDecision,
+    /// Where the decision comes from: the preset, a rule, or the mode.
+    pub source: String,
+}
+
+/// The outcome of the policy for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Check {
+    pub decision: PolicyDecision,
+    /// Only an explicit answer from a person may allow this call (a dangerous command).
+    pub human_required: bool,
+    /// Why, for people and for the model when denied.
+    pub reason: String,
+}
+
+impl Check {
+    fn new(decision: PolicyDecision, reason: impl Into<String>) -> Self {
+        Self {
+            decision,
+            human_required: false,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The preset's decision for a class of calls.
+fn preset_decision(preset: Preset, class: Class) -> PolicyDecision {
+    use PolicyDecision::{Allow, Ask};
+    match (preset, class) {
+        (_, Class::ReadOnly) | (Preset::Yolo, _) => Allow,
+        (Preset::Strict, _) => Ask,
+        (Preset::Balanced, Class::ReadOnlyCommand) => Allow,
+        (Preset::Balanced, _) => Ask,
+        (Preset::AutoEdit, Class::FileEdit | Class::ReadOnlyCommand) => Allow,
+        (Preset::AutoEdit, Class::Command | Class::Other) => Ask,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    ReadOnly,
+    FileEdit,
+    ReadOnlyCommand,
+    Command,
+    Other,
+}
+
+impl Class {
+    fn label(self) -> &'static str {
+        match self {
+            Class::ReadOnly => "read-only tools",
+            Class::FileEdit => "file edits (write, edit, apply_patch)",
+            Class::ReadOnlyCommand => "bash: known read-only commands",
+            Class::Command => "bash: other commands",
+            Class::Other => "other tools",
+        }
+    }
+}
+
+const CLASSES: [Class; 5] = [
+    Class::ReadOnly,
+    Class::FileEdit,
+    Class::ReadOnlyCommand,
+    Class::Command,
+    Class::Other,
+];
+
+fn matches(pattern: &str, command: &str) -> bool {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .as_ref()
+        .is_ok_and(|m: &GlobMatcher| m.is_match(command))
+}
+
+/// Decides one call.
+pub(crate) fn check(
+    mode: Mode,
+    preset: Preset,
+    rules: &PermissionRules,
+    tool: &str,
+    read_only: bool,
+    input: &Value,
+    safety: &SafetyContext<'_>,
+) -> Check {
+    use PolicyDecision::{Allow, Ask, Deny};
+    let is_bash = tool == BASH;
+    if is_bash && mode == Mode::Yolo {
+        return Check::new(Allow, "yolo mode runs bash without checks");
+    }
+    let command = input["command"].as_str().unwrap_or_default().trim();
+    let risk = is_bash.then(|| assess(command, safety));
+    let class = match &risk {
+        _ if read_only => Class::ReadOnly,
+        Some(Risk::ReadOnly) => Class::ReadOnlyCommand,
+        Some(_) => Class::Command,
+        None if FILE_EDIT_TOOLS.contains(&tool) => Class::FileEdit,
+        None => Class::Other,
+    };
+    if mode == Mode::Plan && !matches!(class, Class::ReadOnly | Class::ReadOnlyCommand) {
+        return Check::new(
+            Deny,
+            "plan mode does not write or run commands that change anything; present the plan instead",
+        );
+    }
+    if let Some(Risk::Catastrophic(why)) = &risk {
+        return Check::new(Deny, format!("refused: {why}"));
+    }
+
+    let mut result = Check::new(
+        preset_decision(preset, class),
+        format!("{} preset: {}", preset.as_str(), class.label()),
+    );
+    if mode == Mode::AutoEdit && class == Class::FileEdit && result.decision == Ask {
+        result = Check::new(Allow, "auto-edit mode edits files without asking");
+    }
+    if mode == Mode::Yolo {
+        result = Check::new(Allow, "yolo mode");
+    }
+    if let Some(decision) = rules.tools.get(tool) {
+        result = Check::new(*decision, format!("rule for tool `{tool}`"));
+    }
+    if is_bash {
+        for wanted in [Deny, Ask, Allow] {
+            if let Some(rule) = rules
+                .commands
+                .iter()
+                .find(|r| r.decision == wanted && matches(&r.pattern, command))
+            {
+                result = Check::new(wanted, format!("rule `{}`", rule.pattern));
+                break;
+            }
+        }
+    }
+    if let Some(Risk::Dangerous(reasons)) = &risk
+        && result.decision != Deny
+    {
+        return Check {
+            decision: Ask,
+            human_required: true,
+            reason: format!("dangerous command: {}", reasons.join("; ")),
+        };
+    }
+    result
+}
+
+/// The whole matrix for a mode and preset, with rules applied, for people to read.
+pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> Vec<MatrixRow> {
+    let mut rows: Vec<MatrixRow> = CLASSES
+        .iter()
+        .map(|&class| {
+            let mut decision = preset_decision(preset, class);
+            let mut source = format!("preset {}", preset.as_str());
+            let mode_says = match (mode, class) {
+                (Mode::Plan, Class::ReadOnly | Class::ReadOnlyCommand) => None,
+                (Mode::Plan, _) => Some(PolicyDecision::Deny),
+                (Mode::Yolo, _) => Some(PolicyDecision::Allow),
+                (Mode::AutoEdit, Class::FileEdit) if decision == PolicyDecision::Ask => {
+                    Some(PolicyDecision::Allow)
+                }
+                _ => None,
+            };
+            if let Some(forced) = mode_says {
+                decision = forced;
+                source = format!("mode {}", mode.as_str());
+            }
+            MatrixRow {
+                subject: class.label().to_owned(),
+                decision,
+                source,
+            }
+        })
+        .collect();
+    rows.extend(rules.tools.iter().map(|(tool, decision)| MatrixRow {
+        subject: format!("tool `{tool}`"),
+        decision: *decision,
+        source: "rule".to_owned(),
+    }));
+    rows.extend(rules.commands.iter().map(|rule| MatrixRow {
+        subject: format!("bash `{}`", rule.pattern),
+        decision: rule.decision,
+        source: "rule".to_owned(),
+    }));
+    if mode != Mode::Yolo {
+        rows.push(MatrixRow {
+            subject: "bash: dangerous commands".to_owned(),
+            decision: PolicyDecision::Ask,
+            source: "always asks a person; catastrophic ones are refused".to_owned(),
+        });
+    }
+    rows
+}

@@ -1,0 +1,225 @@
+//! Rules for commands that delete or write files and devices, and the checks on the paths
+//! they name.
+
+use super::options::Scan;
+use super::words::{Device, Target, Word, device_kind};
+use super::wrappers::{Name, unwrap};
+use super::{Cwd, Walker};
+
+impl Walker {
+    /// `rm`: recursive and forced deletes, and what they delete.
+    pub(super) fn rm(&mut self, args: &[Word<'_>], cwd: &Cwd) {
+        let scan = Scan::new(args, "", &[]);
+        let recursive = scan.short('r') || scan.short('R') || scan.long("recursive");
+        let force = scan.short('f') || scan.long("force");
+        if recursive {
+            self.dangerous(if force {
+                "forced recursive delete (rm -rf)"
+            } else {
+                "recursive delete (rm -r)"
+            });
+            for operand in &scan.operands {
+                self.delete_target(operand, cwd, false);
+            }
+            return;
+        }
+        if force {
+            self.dangerous("forced delete (rm -f)");
+        }
+        for operand in &scan.operands {
+            if let Target::Known { base, .. } =
+                operand.resolve(cwd.as_deref(), self.home.as_deref())
+                && !base.starts_with(&self.workspace)
+            {
+                self.dangerous(format!("deletes {} outside the workspace", operand.source));
+            }
+        }
+    }
+
+    /// `find`: `-delete` and `-exec rm` delete below the starting points; `-exec` runs a command.
+    pub(super) fn find(&mut self, args: &[Word<'_>], src: &str, cwd: &mut Cwd) -> bool {
+        let literal = |index: usize| args.get(index).and_then(Word::literal);
+        let mut index = 0;
+        while let Some(arg) = literal(index) {
+            match arg {
+                "-H" | "-L" | "-P" => index += 1,
+                "-D" => index += 2,
+                _ if arg.starts_with("-O") => index += 1,
+                _ => break,
+            }
+        }
+        let mut starts = Vec::new();
+        while let Some(word) = args.get(index) {
+            if word
+                .literal()
+                .is_some_and(|arg| arg.starts_with('-') || matches!(arg, "(" | "!" | ","))
+            {
+                break;
+            }
+            starts.push(word);
+            index += 1;
+        }
+        let mut deletes = false;
+        let mut read_only = true;
+        while index < args.len() {
+            match literal(index) {
+                Some("-delete") => {
+                    deletes = true;
+                    read_only = false;
+                }
+                Some(action @ ("-exec" | "-execdir" | "-ok" | "-okdir")) => {
+                    read_only = false;
+                    let start = index + 1;
+                    let end = (start..args.len())
+                        .find(|&end| matches!(literal(end), Some(";" | "+")))
+                        .unwrap_or(args.len());
+                    let inner = unwrap(&args[start..end]);
+                    if let Name::Literal(name) = &inner.name
+                        && matches!(name.as_str(), "rm" | "unlink" | "rmdir" | "shred")
+                    {
+                        deletes = true;
+                    }
+                    let mut inner_cwd = if action.ends_with("dir") {
+                        None
+                    } else {
+                        cwd.clone()
+                    };
+                    self.invocation(&inner, &[], src, &mut inner_cwd);
+                    index = end;
+                }
+                Some("-fprint" | "-fprint0" | "-fprintf" | "-fls") => {
+                    read_only = false;
+                    if let Some(file) = args.get(index + 1) {
+                        self.write_target(file, cwd, "find writes to");
+                    }
+                }
+                _ => {}
+            }
+            index += 1;
+        }
+        if deletes {
+            self.dangerous("find deletes files");
+            if starts.is_empty() {
+                if let Some(first) = args.first() {
+                    self.delete_target(&Word::synthetic(".", first.node), cwd, true);
+                }
+            } else {
+                for start in starts {
+                    self.delete_target(start, cwd, true);
+                }
+            }
+        }
+        read_only
+    }
+
+    /// `dd`: always dangerous; catastrophic when it writes a disk.
+    pub(super) fn dd(&mut self, args: &[Word<'_>], cwd: &Cwd) {
+        self.dangerous("dd writes raw data");
+        for arg in args {
+            if let Some(output) = arg.strip_prefix("of=") {
+                self.write_target(&output, cwd, "dd writes to");
+            }
+        }
+    }
+
+    /// Tools that destroy a device given as an operand.
+    pub(super) fn device_operands(&mut self, name: &str, args: &[Word<'_>], cwd: &Cwd) {
+        for operand in Scan::new(args, "", &[]).operands {
+            if let Target::Known { full, .. } =
+                operand.resolve(cwd.as_deref(), self.home.as_deref())
+                && matches!(device_kind(&full), Some(Device::Block | Device::Other))
+            {
+                self.catastrophic(format!("{name} destroys the device {}", full.display()));
+            }
+        }
+    }
+
+    /// `cd DIR` changes the directory later relative paths resolve against.
+    pub(super) fn change_directory(&mut self, args: &[Word<'_>], cwd: &mut Cwd) {
+        let scan = Scan::new(args, "", &[]);
+        *cwd = match scan.operands.first() {
+            None => self.home.clone(),
+            Some(operand) if operand.literal() == Some("-") => None,
+            Some(operand) => match operand.resolve(cwd.as_deref(), self.home.as_deref()) {
+                Target::Known {
+                    full,
+                    children_only: false,
+                    ..
+                } => Some(full),
+                _ => None,
+            },
+        };
+    }
+
+    /// Checks what a recursive delete names: refused outside the workspace or on all of it.
+    /// `children` means only what is below the path goes (`find PATH -delete`).
+    pub(super) fn delete_target(&mut self, word: &Word<'_>, cwd: &Cwd, children: bool) {
+        match word.resolve(cwd.as_deref(), self.home.as_deref()) {
+            Target::Known {
+                base,
+                children_only,
+                ..
+            } => {
+                let relative = !word.source.starts_with(['/', '~', '$', '"', '\'']);
+                let shown = if relative {
+                    format!("{} ({})", word.source, base.display())
+                } else {
+                    word.source.clone()
+                };
+                if base.parent().is_none() {
+                    self.catastrophic(format!(
+                        "recursive delete of {shown}: the whole file system"
+                    ));
+                } else if self.home.as_ref() == Some(&base) {
+                    self.catastrophic(format!("recursive delete of {shown}: the home directory"));
+                } else if self.workspace.starts_with(&base) && base != self.workspace {
+                    self.catastrophic(format!(
+                        "recursive delete of {shown}: it contains the workspace"
+                    ));
+                } else if !base.starts_with(&self.workspace) {
+                    self.catastrophic(format!(
+                        "recursive delete of {shown}: outside the workspace"
+                    ));
+                } else if base == self.workspace && !children_only && !children {
+                    self.catastrophic(format!("recursive delete of {shown}: the whole workspace"));
+                }
+            }
+            Target::OtherHome(home) => {
+                self.catastrophic(format!("recursive delete of {home}: a home directory"));
+            }
+            Target::Unknown => {}
+        }
+    }
+
+    /// Checks a file a command writes; returns whether the write is harmless (`/dev/null`).
+    pub(super) fn write_target(&mut self, word: &Word<'_>, cwd: &Cwd, verb: &str) -> bool {
+        let Target::Known { full, base, .. } = word.resolve(cwd.as_deref(), self.home.as_deref())
+        else {
+            if let Target::OtherHome(home) = word.resolve(cwd.as_deref(), self.home.as_deref()) {
+                self.dangerous(format!("{verb} {home}, outside the workspace"));
+            }
+            return false;
+        };
+        match device_kind(&full) {
+            Some(Device::Harmless) => return true,
+            Some(Device::Block) => {
+                self.catastrophic(format!("{verb} the disk {}", full.display()));
+                return false;
+            }
+            Some(Device::Other) => {
+                self.dangerous(format!("{verb} the device {}", full.display()));
+                return false;
+            }
+            None => {}
+        }
+        const TEMPORARY: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+        if !base.starts_with(&self.workspace)
+            && !TEMPORARY
+                .iter()
+                .any(|temporary| base.starts_with(temporary))
+        {
+            self.dangerous(format!("{verb} {}, outside the workspace", full.display()));
+        }
+        false
+    }
+}

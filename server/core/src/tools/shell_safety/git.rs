@@ -1,0 +1,162 @@
+//! Rules for `git`: force pushes and commands that discard work; which subcommands only read.
+
+use super::Walker;
+use super::options::Scan;
+use super::words::Word;
+
+impl Walker {
+    /// `git`: force pushes and commands that discard work.
+    pub(super) fn git(&mut self, args: &[Word<'_>]) -> bool {
+        let mut index = 0;
+        let mut config = false;
+        let mut version = false;
+        while let Some(arg) = args.get(index).and_then(Word::literal) {
+            match arg {
+                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => index += 2,
+                "-c" | "--config-env" => {
+                    config = true;
+                    index += 2;
+                }
+                "--version" | "-v" => {
+                    version = true;
+                    index += 1;
+                }
+                _ if arg.starts_with('-') => {
+                    config |= arg.starts_with("--config-env") || arg.starts_with("--exec-path");
+                    index += 1;
+                }
+                _ => break,
+            }
+        }
+        let Some(subcommand) = args.get(index).and_then(Word::literal) else {
+            return version && index == args.len() && !config;
+        };
+        let rest = args.get(index + 1..).unwrap_or_default();
+        let read_only = match subcommand {
+            "push" => {
+                let scan = Scan::new(rest, "o", &["push-option", "repo", "receive-pack", "exec"]);
+                if scan.short('f')
+                    || scan.long("force")
+                    || scan.long("force-with-lease")
+                    || scan.value(&["force-with-lease"]).is_some()
+                {
+                    self.dangerous("force push (git push --force)");
+                }
+                if scan
+                    .operands
+                    .iter()
+                    .any(|operand| operand.literal().is_some_and(|arg| arg.starts_with('+')))
+                {
+                    self.dangerous("force push of a +refspec");
+                }
+                if scan.short('d')
+                    || scan.long("delete")
+                    || scan.long("mirror")
+                    || scan.long("prune")
+                    || scan
+                        .operands
+                        .iter()
+                        .any(|operand| operand.literal().is_some_and(|arg| arg.starts_with(':')))
+                {
+                    self.dangerous("git push deletes remote branches");
+                }
+                false
+            }
+            "reset" => {
+                if Scan::new(rest, "", &[]).long("hard") {
+                    self.dangerous("git reset --hard discards uncommitted changes");
+                }
+                false
+            }
+            "clean" => {
+                let scan = Scan::new(rest, "eX", &["exclude"]);
+                if (scan.short('f') || scan.long("force"))
+                    && !(scan.short('n') || scan.long("dry-run"))
+                {
+                    self.dangerous("git clean -f deletes untracked files");
+                }
+                false
+            }
+            "checkout" => {
+                let discards = rest
+                    .iter()
+                    .any(|arg| matches!(arg.literal(), Some("--" | ".")))
+                    || Scan::new(rest, "bB", &[]).has('f', "force");
+                if discards {
+                    self.dangerous("git checkout discards uncommitted changes");
+                }
+                false
+            }
+            "restore" => {
+                let scan = Scan::new(rest, "s", &["source"]);
+                let staged = scan.short('S') || scan.long("staged");
+                let worktree = scan.short('W') || scan.long("worktree");
+                if (worktree || !staged) && !scan.operands.is_empty() {
+                    self.dangerous("git restore discards uncommitted changes");
+                }
+                false
+            }
+            "branch" => self.git_branch(rest),
+            "stash" => {
+                if rest
+                    .first()
+                    .is_some_and(|arg| matches!(arg.literal(), Some("drop" | "clear")))
+                {
+                    self.dangerous("git stash drop/clear deletes stashed changes");
+                }
+                false
+            }
+            "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "blame" => {
+                !rest.iter().any(|arg| {
+                    arg.literal()
+                        .is_none_or(|arg| arg.starts_with("--output") || arg == "--ext-diff")
+                })
+            }
+            "remote" => rest
+                .iter()
+                .all(|arg| matches!(arg.literal(), Some("-v" | "--verbose"))),
+            _ => false,
+        };
+        read_only && !config
+    }
+
+    /// `git branch`: `-D` force-deletes; listing only reads.
+    fn git_branch(&mut self, args: &[Word<'_>]) -> bool {
+        let scan = Scan::new(
+            args,
+            "",
+            &[
+                "contains",
+                "no-contains",
+                "merged",
+                "no-merged",
+                "points-at",
+                "sort",
+                "format",
+            ],
+        );
+        let force = scan.short('f') || scan.long("force");
+        let delete = scan.short('d') || scan.long("delete");
+        if scan.short('D') || (delete && force) {
+            self.dangerous("git branch -D deletes a branch with unmerged work");
+        }
+        if scan.short('M') || scan.short('C') || ((scan.short('m') || scan.short('c')) && force) {
+            self.dangerous("git branch overwrites a branch");
+        }
+        let changes = scan.any_short("dDmMcCuft")
+            || scan.any_long(&[
+                "delete",
+                "move",
+                "copy",
+                "force",
+                "set-upstream-to",
+                "unset-upstream",
+                "edit-description",
+                "track",
+                "no-track",
+                "create-reflog",
+            ]);
+        let listing = scan.short('l') || scan.long("list");
+        !changes && (scan.operands.is_empty() || listing)
+    }
+}

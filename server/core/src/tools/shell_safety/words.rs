@@ -1,0 +1,430 @@
+//! Shell words: their value where it is known before the command runs, the text a nested
+//! shell would see, and the paths they name (resolved lexically, never on disk).
+
+use std::path::{Component, Path, PathBuf};
+
+use tree_sitter::Node;
+
+/// One part of a word.
+#[derive(Debug, Clone)]
+enum Piece {
+    /// Literal text; quoted text is never a glob pattern.
+    Text { text: String, quoted: bool },
+    /// `~`, `$HOME` or `${HOME}`.
+    Home,
+    /// `~user`: some user's home directory.
+    UserHome(String),
+    /// `$PWD` or `${PWD}`.
+    Pwd,
+    /// A value only known when the command runs; `substitution` for `$(...)` and backticks.
+    Unknown { substitution: bool },
+}
+
+/// A shell word (a command name or an argument) as far as it can be known statically.
+#[derive(Debug, Clone)]
+pub(super) struct Word<'t> {
+    /// The syntax node the word came from (for synthetic words, the node they were cut from).
+    pub(super) node: Node<'t>,
+    pieces: Vec<Piece>,
+    /// The value when the word is entirely literal, with quotes and escapes removed.
+    literal: Option<String>,
+    /// The text a shell receives if this word is a script (`sh -c WORD`, `eval WORD`).
+    pub(super) shell: String,
+    /// The word as written, for messages.
+    pub(super) source: String,
+}
+
+/// What a word names as a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Target {
+    /// A path known up to glob patterns and unknown parts. `full` is the whole path (with
+    /// `*` standing for unknown parts); `base` is the directory below which something is
+    /// named when `children_only` is set (the word had a glob or an unknown part), else
+    /// `base` equals `full`.
+    Known {
+        full: PathBuf,
+        base: PathBuf,
+        children_only: bool,
+    },
+    /// Another user's home directory (`~user`), or `~` when the home directory is not known.
+    OtherHome(String),
+    /// Nothing useful is known.
+    Unknown,
+}
+
+/// What kind of device file a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Device {
+    /// `/dev/null`, `/dev/zero`, the standard streams and the terminal: writing there is harmless.
+    Harmless,
+    /// A disk or partition: writing there destroys file systems.
+    Block,
+    /// Any other device.
+    Other,
+}
+
+/// The source text of a node.
+pub(super) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or_default()
+}
+
+impl<'t> Word<'t> {
+    /// Reads a word from its syntax node.
+    pub(super) fn from_node(node: Node<'t>, src: &str) -> Self {
+        let mut word = Word {
+            node,
+            pieces: Vec::new(),
+            literal: None,
+            shell: String::new(),
+            source: text(node, src).to_owned(),
+        };
+        word.push(node, src, true);
+        word.finish();
+        word
+    }
+
+    /// A literal word that was not written as such, such as the `/dev/sda` of `of=/dev/sda`.
+    pub(super) fn synthetic(value: &str, node: Node<'t>) -> Self {
+        let mut word = Word {
+            node,
+            pieces: vec![Piece::Text {
+                text: value.to_owned(),
+                quoted: false,
+            }],
+            literal: None,
+            shell: value.to_owned(),
+            source: value.to_owned(),
+        };
+        word.finish();
+        word
+    }
+
+    /// The word without a literal prefix such as `of=`, if it starts with one.
+    pub(super) fn strip_prefix(&self, prefix: &str) -> Option<Self> {
+        let Some(Piece::Text { text, quoted }) = self.pieces.first() else {
+            return None;
+        };
+        let rest = text.strip_prefix(prefix)?;
+        let mut word = self.clone();
+        word.pieces[0] = Piece::Text {
+            text: rest.to_owned(),
+            quoted: *quoted,
+        };
+        word.source = self
+            .source
+            .strip_prefix(prefix)
+            .unwrap_or(&self.source)
+            .to_owned();
+        word.shell = self
+            .shell
+            .strip_prefix(prefix)
+            .unwrap_or(&self.shell)
+            .to_owned();
+        word.finish();
+        Some(word)
+    }
+
+    /// The value, when nothing in it depends on the run-time environment.
+    pub(super) fn literal(&self) -> Option<&str> {
+        self.literal.as_deref()
+    }
+
+    /// Whether the word contains a command substitution.
+    pub(super) fn has_substitution(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|piece| matches!(piece, Piece::Unknown { substitution: true }))
+    }
+
+    fn finish(&mut self) {
+        let mut literal = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text { text, .. } => literal.push_str(text),
+                _ => return,
+            }
+        }
+        self.literal = Some(literal);
+    }
+
+    fn text(&mut self, text: String, quoted: bool) {
+        self.shell.push_str(&text);
+        self.pieces.push(Piece::Text { text, quoted });
+    }
+
+    fn push(&mut self, node: Node<'t>, src: &str, first: bool) {
+        let raw = text(node, src);
+        match node.kind() {
+            "word" | "number" => {
+                let mut rest = raw;
+                if first && let Some(after) = raw.strip_prefix('~') {
+                    let end = after.find('/').unwrap_or(after.len());
+                    let user = &after[..end];
+                    self.pieces.push(match user {
+                        "" => Piece::Home,
+                        "+" => Piece::Pwd,
+                        "-" => Piece::Unknown {
+                            substitution: false,
+                        },
+                        _ => Piece::UserHome(user.to_owned()),
+                    });
+                    self.shell.push_str(&raw[..=end]);
+                    rest = &after[end..];
+                }
+                self.text(unescape_unquoted(rest), false);
+            }
+            "raw_string" => {
+                let inner = raw
+                    .strip_prefix('\'')
+                    .map(|s| s.strip_suffix('\'').unwrap_or(s))
+                    .unwrap_or(raw);
+                self.text(inner.to_owned(), true);
+            }
+            "string" => self.push_string(node, src),
+            "ansi_c_string" => {
+                let inner = raw
+                    .strip_prefix("$'")
+                    .map(|s| s.strip_suffix('\'').unwrap_or(s))
+                    .unwrap_or(raw);
+                self.text(unescape_ansi_c(inner), true);
+            }
+            "concatenation" | "command_name" | "translated_string" => {
+                let mut cursor = node.walk();
+                for (index, child) in node.children(&mut cursor).enumerate() {
+                    if child.kind() == "\"" && node.kind() == "translated_string" {
+                        continue;
+                    }
+                    self.push(child, src, first && index == 0);
+                }
+            }
+            "simple_expansion" | "expansion" => self.push_expansion(node, src),
+            "command_substitution" | "process_substitution" => {
+                self.shell.push_str(raw);
+                self.pieces.push(Piece::Unknown { substitution: true });
+            }
+            _ if !node.is_named() => self.text(raw.to_owned(), false),
+            "brace_expression" => self.text(raw.to_owned(), false),
+            _ => {
+                self.shell.push_str(raw);
+                self.pieces.push(Piece::Unknown {
+                    substitution: false,
+                });
+            }
+        }
+    }
+
+    /// A double-quoted string: literal stretches between the expansions inside it.
+    fn push_string(&mut self, node: Node<'t>, src: &str) {
+        let start = node.start_byte() + 1;
+        let closed = node
+            .child(node.child_count().saturating_sub(1))
+            .is_some_and(|last| {
+                last.kind() == "\"" && !last.is_missing() && last.start_byte() > node.start_byte()
+            });
+        let end = if closed {
+            node.end_byte().saturating_sub(1)
+        } else {
+            node.end_byte()
+        };
+        let mut position = start;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if child.kind() == "string_content" {
+                continue;
+            }
+            let gap = src.get(position..child.start_byte()).unwrap_or_default();
+            if !gap.is_empty() {
+                self.text(unescape_double_quoted(gap), true);
+            }
+            self.push_expansion(child, src);
+            position = child.end_byte();
+        }
+        let gap = src.get(position..end.max(position)).unwrap_or_default();
+        if !gap.is_empty() {
+            self.text(unescape_double_quoted(gap), true);
+        }
+    }
+
+    fn push_expansion(&mut self, node: Node<'t>, src: &str) {
+        let raw = text(node, src);
+        self.shell.push_str(raw);
+        let piece = match raw {
+            "$HOME" | "${HOME}" => Piece::Home,
+            "$PWD" | "${PWD}" => Piece::Pwd,
+            _ => Piece::Unknown {
+                substitution: matches!(
+                    node.kind(),
+                    "command_substitution" | "process_substitution"
+                ),
+            },
+        };
+        self.pieces.push(piece);
+    }
+
+    /// Resolves the word as a path against `cwd` (`None` when the working directory is not known).
+    pub(super) fn resolve(&self, cwd: Option<&Path>, home: Option<&Path>) -> Target {
+        let mut path = String::new();
+        // Where the first glob character or unknown part starts, and whether it is unknown.
+        let mut cut: Option<(usize, bool)> = None;
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text { text, quoted } => {
+                    if !quoted
+                        && cut.is_none()
+                        && let Some(at) = text.find(['*', '?', '[', '{'])
+                    {
+                        cut = Some((path.len() + at, false));
+                    }
+                    path.push_str(text);
+                }
+                Piece::Home => match home.and_then(Path::to_str) {
+                    Some(home) => path.push_str(home),
+                    None => return Target::OtherHome("~".to_owned()),
+                },
+                Piece::UserHome(user) => return Target::OtherHome(format!("~{user}")),
+                Piece::Pwd => match cwd.and_then(Path::to_str) {
+                    Some(cwd) => path.push_str(cwd),
+                    None => {
+                        cut.get_or_insert((path.len(), true));
+                        path.push('*');
+                    }
+                },
+                Piece::Unknown { .. } => {
+                    cut.get_or_insert((path.len(), true));
+                    path.push('*');
+                }
+            }
+        }
+        let absolute = |p: &str| {
+            if p.starts_with('/') {
+                Some(normalize(Path::new(p)))
+            } else {
+                cwd.map(|cwd| normalize(&cwd.join(p)))
+            }
+        };
+        let Some(full) = absolute(&path) else {
+            return Target::Unknown;
+        };
+        let Some((at, unknown)) = cut else {
+            return Target::Known {
+                base: full.clone(),
+                full,
+                children_only: false,
+            };
+        };
+        let prefix = &path[..at];
+        if unknown && prefix.is_empty() {
+            return Target::Unknown;
+        }
+        let base = match prefix.rfind('/') {
+            Some(0) => "/",
+            Some(slash) => &prefix[..slash],
+            None => "",
+        };
+        match absolute(base) {
+            Some(base) => Target::Known {
+                full,
+                base,
+                children_only: true,
+            },
+            None => Target::Unknown,
+        }
+    }
+}
+
+/// Resolves `.` and `..` without touching the file system; `..` at the root stays at the root.
+pub(super) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The kind of device a path names, if it is under `/dev` (`/dev/shm` holds ordinary files).
+pub(super) fn device_kind(path: &Path) -> Option<Device> {
+    const HARMLESS: [&str; 6] = ["null", "zero", "stdin", "stdout", "stderr", "tty"];
+    const BLOCK: [&str; 10] = [
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "md", "dm-", "mapper/",
+    ];
+    let name = path.to_str()?.strip_prefix("/dev/")?;
+    if name.starts_with("shm/") {
+        None
+    } else if HARMLESS.contains(&name) || name.starts_with("fd/") {
+        Some(Device::Harmless)
+    } else if BLOCK.iter().any(|prefix| name.starts_with(prefix)) {
+        Some(Device::Block)
+    } else {
+        Some(Device::Other)
+    }
+}
+
+/// The last component of a command name: `/bin/rm` is `rm`.
+pub(super) fn basename(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// Removes the backslashes of an unquoted word (`\;` is `;`; a backslash-newline vanishes).
+fn unescape_unquoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(next) => out.push(next),
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Removes the backslashes that escape something inside double quotes.
+fn unescape_double_quoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '$' | '`' | '"' | '\\' | '\n')
+        {
+            chars.next();
+            if next != '\n' {
+                out.push(next);
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Interprets the common escapes of a `$'...'` string.
+fn unescape_ansi_c(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('e' | 'E') => out.push('\u{1b}'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}

@@ -1,0 +1,72 @@
+//! `todo_write`: the conversation's todo list, replaced as a whole on each call.
+
+use async_trait::async_trait;
+use coder_protocol::{EventMsg, TodoItem, TodoStatus};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolOutput};
+use crate::engine::lock;
+
+pub struct TodoWriteTool;
+
+#[derive(Deserialize)]
+struct Args {
+    todos: Vec<TodoItem>,
+}
+
+#[async_trait]
+impl Tool for TodoWriteTool {
+    fn name(&self) -> &str {
+        "todo_write"
+    }
+
+    fn description(&self) -> &str {
+        "Keep a todo list for multi-step work. Each call replaces the whole list. Items have \
+         `content` and `status` (`pending`, `in_progress`, `completed`); keep exactly one \
+         item `in_progress` while working, and mark items completed as soon as they are done. \
+         The user sees the list."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "todos": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {"type": "string", "minLength": 1},
+                            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                        },
+                        "required": ["content", "status"],
+                        "additionalProperties": false,
+                    },
+                },
+            },
+            "required": ["todos"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
+        *lock(&ctx.todos) = args.todos.clone();
+        let done = args
+            .todos
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
+        let mut output = ToolOutput::text(format!(
+            "Todo list updated: {done} of {} done.",
+            args.todos.len()
+        ));
+        output.event = Some(EventMsg::TodoUpdated { todos: args.todos });
+        Ok(output)
+    }
+}

@@ -1,0 +1,350 @@
+//! The permission pipeline through the whole engine: modes, presets, rules, requests.
+
+use std::sync::{Arc, Mutex};
+
+use coder_core::{CommandRule, Config, Engine, ProviderKind};
+use coder_protocol::{
+    EngineState, Event, EventMsg, Mode, PermissionDecision, PolicyDecision, Preset,
+};
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::support::{Harness, assert_history_valid, kinds};
+
+/// Answers every permission request with `decision`, recording the requests.
+fn answer_with(engine: &Engine, decision: PermissionDecision) -> Arc<Mutex<Vec<Event>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let handle = engine.clone();
+    engine.on_event(move |event| {
+        if let EventMsg::PermissionRequested { request_id, .. } = &event.msg {
+            record.lock().unwrap().push(event.clone());
+            handle
+                .respond_permission(request_id, decision.clone())
+                .unwrap();
+        }
+    });
+    seen
+}
+
+/// A harness whose model makes `call` and then says "done".
+async fn calling(
+    tool: &str,
+    arguments: Value,
+    adjust: impl FnOnce(&mut Config),
+) -> (MockModelServer, Harness) {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", tool, arguments),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| balanced(c, adjust),
+        vec![],
+    );
+    (server, h)
+}
+
+/// The session defaults a user gets: default mode, balanced preset, then `adjust`.
+fn balanced(config: &mut Config, adjust: impl FnOnce(&mut Config)) {
+    config.mode = Mode::Default;
+    config.preset = Preset::Balanced;
+    adjust(config);
+}
+
+/// What the model was told about call `c1`.
+fn tool_result(server: &MockModelServer) -> String {
+    let messages = server.requests()[1].body["messages"].clone();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .expect("no result for c1")
+}
+
+fn write_call() -> Value {
+    json!({"path": "out.txt", "content": "hello\n"})
+}
+
+#[tokio::test]
+async fn an_allowed_write_asks_first_then_runs_and_reports_its_diff() {
+    let (server, mut h) = calling("write", write_call(), |_| {}).await;
+    let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
+    let events = h.run("write it").await;
+    let order = kinds(&events);
+    let asked = order
+        .iter()
+        .position(|k| k == "permission_requested")
+        .unwrap();
+    assert_eq!(
+        order[asked..asked + 4],
+        [
+            "permission_requested",
+            "state_changed",
+            "state_changed",
+            "tool_call_started"
+        ]
+    );
+    assert_eq!(
+        events[asked + 1].msg,
+        EventMsg::StateChanged {
+            state: EngineState::WaitingForPermission
+        }
+    );
+    let request = requests.lock().unwrap()[0].clone();
+    let EventMsg::PermissionRequested {
+        tool_name,
+        arguments,
+        summary,
+        options,
+        ..
+    } = request.msg
+    else {
+        unreachable!()
+    };
+    assert_eq!(tool_name, "write");
+    assert_eq!(arguments, write_call());
+    assert!(summary.starts_with("write: out.txt"), "{summary}");
+    assert_eq!(options, ["allow_once", "allow_always", "deny"]);
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join("out.txt")).unwrap(),
+        "hello\n"
+    );
+    let diff = events
+        .iter()
+        .find_map(|e| match &e.msg {
+            EventMsg::ToolCallCompleted { diff, .. } => diff.clone(),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        diff.contains("+++ b/out.txt") && diff.contains("+hello"),
+        "{diff}"
+    );
+    assert!(tool_result(&server).contains("+hello"));
+}
+
+#[tokio::test]
+async fn a_denial_reaches_the_model_and_nothing_is_written() {
+    let (server, mut h) = calling("write", write_call(), |_| {}).await;
+    answer_with(
+        &h.engine,
+        PermissionDecision::Deny {
+            message: Some("not today".into()),
+        },
+    );
+    let events = h.run("write it").await;
+    assert!(!kinds(&events).contains(&"tool_call_started".to_owned()));
+    assert!(!h.workspace.path().join("out.txt").exists());
+    assert_eq!(tool_result(&server), "The user denied this call: not today");
+    assert_history_valid(&h.engine.history(h.root).unwrap());
+}
+
+#[tokio::test]
+async fn allow_always_covers_later_calls_of_the_same_tool() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "write", write_call()),
+        MockResponse::tool_call("c2", "write", json!({"path": "two.txt", "content": "2"})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| balanced(c, |_| {}),
+        vec![],
+    );
+    let requests = answer_with(&h.engine, PermissionDecision::AllowAlways);
+    h.run("write twice").await;
+    assert_eq!(requests.lock().unwrap().len(), 1);
+    assert!(h.workspace.path().join("two.txt").exists());
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_writes_without_asking() {
+    let (server, mut h) = calling("write", write_call(), |c| c.mode = Mode::Plan).await;
+    let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
+    h.run("write it").await;
+    assert!(requests.lock().unwrap().is_empty());
+    assert!(!h.workspace.path().join("out.txt").exists());
+    assert!(tool_result(&server).contains("plan mode does not write"));
+}
+
+#[tokio::test]
+async fn auto_edit_mode_edits_without_asking_but_still_asks_for_commands() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "write", write_call()),
+        MockResponse::tool_call("c2", "bash", json!({"command": "touch made-by-bash"})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| balanced(c, |_| {}),
+        vec![],
+    );
+    h.engine.set_mode(h.root, Mode::AutoEdit).unwrap();
+    let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
+    h.run("go").await;
+    let asked: Vec<String> = requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| match &e.msg {
+            EventMsg::PermissionRequested { tool_name, .. } => tool_name.clone(),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(asked, ["bash"]);
+    assert!(h.workspace.path().join("out.txt").exists());
+    assert!(h.workspace.path().join("made-by-bash").exists());
+}
+
+#[tokio::test]
+async fn read_only_commands_run_without_asking_in_the_balanced_preset() {
+    let (server, mut h) = calling("bash", json!({"command": "ls"}), |_| {}).await;
+    h.write("visible.txt", "");
+    let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
+    h.run("list").await;
+    assert!(requests.lock().unwrap().is_empty());
+    assert!(tool_result(&server).contains("visible.txt"));
+}
+
+#[tokio::test]
+async fn dangerous_commands_need_a_person_even_with_auto_approval() {
+    let (server, mut h) = calling("bash", json!({"command": "rm -rf build"}), |c| {
+        c.auto_approve = true;
+    })
+    .await;
+    std::fs::create_dir(h.workspace.path().join("build")).unwrap();
+    let events = h.run("clean").await;
+    assert!(!kinds(&events).contains(&"permission_requested".to_owned()));
+    assert!(h.workspace.path().join("build").exists());
+    let result = tool_result(&server);
+    assert!(
+        result.contains("needs an explicit approval from a person"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_person_may_allow_a_dangerous_command_once_but_not_always() {
+    let (_server, mut h) = calling("bash", json!({"command": "rm -rf build"}), |_| {}).await;
+    std::fs::create_dir(h.workspace.path().join("build")).unwrap();
+    let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
+    h.run("clean").await;
+    let EventMsg::PermissionRequested {
+        options, summary, ..
+    } = &requests.lock().unwrap()[0].msg
+    else {
+        unreachable!()
+    };
+    assert_eq!(options, &["allow_once", "deny"]);
+    assert!(summary.contains("dangerous command"), "{summary}");
+    assert!(!h.workspace.path().join("build").exists());
+}
+
+#[tokio::test]
+async fn catastrophic_commands_are_refused_outright() {
+    let (server, mut h) = calling("bash", json!({"command": "rm -rf ~"}), |c| {
+        c.auto_approve = true;
+        c.preset = Preset::Yolo;
+    })
+    .await;
+    let events = h.run("wipe").await;
+    assert!(!kinds(&events).contains(&"permission_requested".to_owned()));
+    assert!(tool_result(&server).starts_with("Permission denied (refused:"));
+}
+
+#[tokio::test]
+async fn yolo_mode_runs_bash_without_checks() {
+    let (_server, mut h) = calling("bash", json!({"command": "rm -rf build"}), |c| {
+        c.mode = Mode::Yolo;
+    })
+    .await;
+    std::fs::create_dir(h.workspace.path().join("build")).unwrap();
+    let requests = answer_with(&h.engine, PermissionDecision::Deny { message: None });
+    h.run("clean").await;
+    assert!(requests.lock().unwrap().is_empty());
+    assert!(!h.workspace.path().join("build").exists());
+}
+
+#[tokio::test]
+async fn command_rules_and_disabled_tools_apply() {
+    let (server, mut h) = calling("bash", json!({"command": "echo ruled"}), |c| {
+        c.preset = Preset::Strict;
+        c.permission_rules.commands.push(CommandRule {
+            pattern: "echo *".into(),
+            decision: PolicyDecision::Allow,
+        });
+    })
+    .await;
+    let requests = answer_with(&h.engine, PermissionDecision::Deny { message: None });
+    h.run("echo").await;
+    assert!(requests.lock().unwrap().is_empty());
+    assert!(tool_result(&server).contains("ruled"));
+
+    let (server, mut h) = calling("write", write_call(), |c| {
+        c.disabled_tools = vec!["write".into()];
+    })
+    .await;
+    h.run("write").await;
+    assert!(tool_result(&server).contains("disabled"));
+}
+
+#[tokio::test]
+async fn interrupting_while_waiting_for_permission_ends_the_task() {
+    let (_server, mut h) = calling("write", write_call(), |_| {}).await;
+    let handle = h.engine.clone();
+    let root = h.root;
+    h.engine.on_event(move |event| {
+        if matches!(event.msg, EventMsg::PermissionRequested { .. }) {
+            handle.interrupt(root).unwrap();
+        }
+    });
+    let events = h.run("write it").await;
+    assert!(matches!(
+        events.last().unwrap().msg,
+        EventMsg::TurnAborted { .. }
+    ));
+    assert!(!h.workspace.path().join("out.txt").exists());
+    assert_history_valid(&h.engine.history(h.root).unwrap());
+}
+
+#[tokio::test]
+async fn the_matrix_is_readable_and_follows_mode_and_preset() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| balanced(c, |_| {}),
+        vec![],
+    );
+    let matrix = h.engine.permission_matrix(h.root).unwrap();
+    let row = |subject: &str| {
+        matrix
+            .iter()
+            .find(|r| r.subject.starts_with(subject))
+            .unwrap()
+            .decision
+    };
+    assert_eq!(row("read-only tools"), PolicyDecision::Allow);
+    assert_eq!(row("file edits"), PolicyDecision::Ask);
+    assert_eq!(row("bash: known read-only"), PolicyDecision::Allow);
+    h.engine.set_mode(h.root, Mode::Plan).unwrap();
+    let matrix = h.engine.permission_matrix(h.root).unwrap();
+    assert!(
+        matrix
+            .iter()
+            .any(|r| r.subject.starts_with("file edits") && r.decision == PolicyDecision::Deny)
+    );
+}
