@@ -1,6 +1,7 @@
 mod faults;
 mod interrupts;
 mod permissions;
+mod sandbox;
 mod streaming;
 mod support;
 mod tools;

@@ -1,0 +1,135 @@
+//! The workspace path constraint: file tools refuse escapes, and the OS sandbox stops
+//! commands that write outside the workspace unless a person approves a re-run.
+
+use coder_core::ProviderKind;
+use coder_protocol::{EventMsg, Mode, PermissionDecision};
+use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::json;
+
+use super::support::Harness;
+
+fn last_tool_result(server: &MockModelServer) -> String {
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].clone();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn file_tools_refuse_dotdot_absolute_and_symlinked_escapes() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    let secret = outside.path().join("secret.txt");
+    let cases = vec![
+        ("read", json!({"path": "../secret.txt"})),
+        ("read", json!({"path": secret.to_str().unwrap()})),
+        ("read", json!({"path": "link/secret.txt"})),
+        ("write", json!({"path": "link/new.txt", "content": "x"})),
+        (
+            "edit",
+            json!({"path": secret.to_str().unwrap(), "old_string": "secret", "new_string": "x"}),
+        ),
+        ("grep", json!({"pattern": "secret", "path": "link"})),
+        ("glob", json!({"pattern": "*", "path": "link"})),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: link/p.txt\n+x\n*** End Patch"}),
+        ),
+    ];
+    for (tool, arguments) in cases {
+        let server = MockModelServer::start(vec![
+            MockResponse::tool_call("c1", tool, arguments.clone()),
+            MockResponse::text("done"),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, ProviderKind::OpenAi);
+        std::os::unix::fs::symlink(outside.path(), h.workspace.path().join("link")).unwrap();
+        h.run("escape").await;
+        let result = last_tool_result(&server);
+        assert!(
+            result.contains("outside the workspace"),
+            "{tool} {arguments}: {result}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "secret");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+}
+
+#[tokio::test]
+async fn the_sandbox_stops_writes_outside_the_workspace_even_in_yolo() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!("echo inside > inside.txt && touch {}", target.display());
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": command})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::Yolo,
+        vec![],
+    );
+    let handle = h.engine.clone();
+    h.engine.on_event(move |event| {
+        if let EventMsg::PermissionRequested { request_id, .. } = &event.msg {
+            handle
+                .respond_permission(request_id, PermissionDecision::Deny { message: None })
+                .unwrap();
+        }
+    });
+    let events = h.run("escape").await;
+    assert!(h.workspace.path().join("inside.txt").exists());
+    assert!(
+        !target.exists(),
+        "the sandbox let a write outside the workspace through"
+    );
+    let asked = events.iter().any(|e| {
+        matches!(&e.msg,
+        EventMsg::PermissionRequested { summary, options, .. }
+            if summary.contains("without the sandbox") && options == &["allow_once", "deny"])
+    });
+    assert!(asked, "no request to re-run outside the sandbox");
+    let result = last_tool_result(&server);
+    assert!(result.contains("Permission denied"), "{result}");
+    assert!(result.contains("was not approved"), "{result}");
+}
+
+#[tokio::test]
+async fn an_approved_rerun_runs_outside_the_sandbox() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("approved.txt");
+    let command = format!("touch {}", target.display());
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": command})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::Yolo,
+        vec![],
+    );
+    let handle = h.engine.clone();
+    h.engine.on_event(move |event| {
+        if let EventMsg::PermissionRequested { request_id, .. } = &event.msg {
+            handle
+                .respond_permission(request_id, PermissionDecision::AllowOnce)
+                .unwrap();
+        }
+    });
+    h.run("escape").await;
+    assert!(target.exists());
+    assert!(last_tool_result(&server).starts_with("Exit code: 0"));
+}
