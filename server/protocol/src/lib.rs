@@ -18,7 +18,7 @@ mod usage;
 
 pub use event::{AbortReason, EngineState, Event, EventMsg};
 pub use ids::{ConversationId, TaskId};
-pub use message::{ChatMessage, FunctionCall, Role, ToolCall};
+pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};
 pub use todo::{TodoItem, TodoStatus};
 pub use usage::TokenUsage;

@@ -31,6 +31,28 @@ pub struct ChatMessage {
     /// The tool name, on `tool` messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Images that came with a message (a `read` of an image file). Providers receive them
+    /// in their own form: Anthropic inside the tool result, OpenAI in a user message after
+    /// the tool results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+}
+
+/// An image carried by a message, base64-encoded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    /// For example `image/png`.
+    pub media_type: String,
+    /// The bytes, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl Attachment {
+    /// A `data:` URL of the image.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
 }
 
 impl ChatMessage {
@@ -42,6 +64,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            attachments: Vec::new(),
         }
     }
 

@@ -177,15 +177,29 @@ async fn without_a_terminal_approvals_are_denied_unless_auto_approve() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!dir.path().join("made.txt").exists());
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("permission needed: write: made.txt"), "{stderr}");
+    assert!(
+        stderr.contains("permission needed: write: made.txt"),
+        "{stderr}"
+    );
     let told = server.requests()[1].body["messages"][3]["content"].clone();
     assert!(told.as_str().unwrap().contains("--auto-approve"), "{told}");
 
     server.push(script());
-    let out = coder(dir.path(), &["--auto-approve", "write a file"], &as_refs(&env)).await;
+    let out = coder(
+        dir.path(),
+        &["--auto-approve", "write a file"],
+        &as_refs(&env),
+    )
+    .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read_to_string(dir.path().join("made.txt")).unwrap(), "x\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("made.txt")).unwrap(),
+        "x\n"
+    );
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("• write made.txt → Created made.txt (1 lines). ("), "{stderr}");
+    assert!(
+        stderr.contains("• write made.txt → Created made.txt (1 lines). ("),
+        "{stderr}"
+    );
     assert!(stderr.contains("+++ b/made.txt"), "{stderr}");
 }

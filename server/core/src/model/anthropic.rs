@@ -75,14 +75,30 @@ fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
                 }));
                 ("assistant", blocks)
             }
-            Role::Tool => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id,
-                    "content": message.content.clone().unwrap_or_default(),
-                })],
-            ),
+            Role::Tool => {
+                let mut content = vec![json!({
+                    "type": "text",
+                    "text": message.content.clone().unwrap_or_default(),
+                })];
+                content.extend(message.attachments.iter().map(|image| {
+                    json!({"type": "image", "source": {
+                        "type": "base64", "media_type": image.media_type, "data": image.data,
+                    }})
+                }));
+                let content = if message.attachments.is_empty() {
+                    json!(message.content.clone().unwrap_or_default())
+                } else {
+                    json!(content)
+                };
+                (
+                    "user",
+                    vec![json!({
+                        "type": "tool_result",
+                        "tool_use_id": message.tool_call_id,
+                        "content": content,
+                    })],
+                )
+            }
         };
         if blocks.is_empty() {
             continue;

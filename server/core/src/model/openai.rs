@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
+use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -31,7 +31,21 @@ impl WireApi for OpenAiApi {
         if !request.system.is_empty() {
             messages.push(json!({"role": "system", "content": request.system}));
         }
-        messages.extend(request.messages.iter().map(wire_message));
+        let mut images: Vec<Value> = Vec::new();
+        for message in request.messages {
+            if message.role != Role::Tool && !images.is_empty() {
+                messages.push(images_message(std::mem::take(&mut images)));
+            }
+            messages.push(wire_message(message));
+            images.extend(
+                message.attachments.iter().map(
+                    |image| json!({"type": "image_url", "image_url": {"url": image.data_url()}}),
+                ),
+            );
+        }
+        if !images.is_empty() {
+            messages.push(images_message(images));
+        }
         let mut body = json!({
             "model": request.model,
             "messages": messages,
@@ -59,6 +73,14 @@ impl WireApi for OpenAiApi {
     }
 }
 
+/// OpenAI takes no images in tool results, so they follow the results in a user message.
+fn images_message(images: Vec<Value>) -> Value {
+    let mut content =
+        vec![json!({"type": "text", "text": "Images returned by the tool calls above:"})];
+    content.extend(images);
+    json!({"role": "user", "content": content})
+}
+
 /// A history message as OpenAI expects it: thinking is not sent back, and missing content
 /// is sent as `""` (OpenAI accepts `null` next to tool calls, llama.cpp's server answers
 /// 500 to it).
@@ -66,6 +88,7 @@ fn wire_message(message: &ChatMessage) -> Value {
     let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
     if let Some(object) = value.as_object_mut() {
         object.remove("reasoning");
+        object.remove("attachments");
         if object.get("content").is_none_or(Value::is_null) {
             object.insert("content".to_owned(), Value::String(String::new()));
         }

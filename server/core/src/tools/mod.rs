@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use coder_protocol::{ConversationId, EventMsg, TodoItem};
+use coder_protocol::{Attachment, ConversationId, EventMsg, TodoItem};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -96,6 +96,8 @@ pub struct ToolOutput {
     pub diff: Option<String>,
     /// An event to emit before the call's completion (for example `todo_updated`).
     pub event: Option<EventMsg>,
+    /// Images for the model (a `read` of an image file).
+    pub attachments: Vec<Attachment>,
 }
 
 impl ToolOutput {
@@ -104,6 +106,7 @@ impl ToolOutput {
             content: content.into(),
             diff: None,
             event: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -114,6 +117,7 @@ impl ToolOutput {
             content: content.into(),
             diff: (!diff.is_empty()).then_some(diff),
             event: None,
+            attachments: Vec::new(),
         }
     }
 }

@@ -19,6 +19,16 @@ const WHOLE_FILE_LIMIT: u64 = 256 * 1024;
 const HARD_LIMIT: u64 = 64 * 1024 * 1024;
 /// Bytes sniffed for NUL to recognise binary files.
 const SNIFF_BYTES: usize = 8192;
+/// Images above this size are refused (providers cap images at about 5 MB).
+const IMAGE_LIMIT: u64 = 5 * 1024 * 1024;
+/// Image types the model can see, by file extension.
+const IMAGE_TYPES: [(&str, &str); 5] = [
+    ("png", "image/png"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("webp", "image/webp"),
+];
 
 pub struct ReadTool;
 
@@ -38,8 +48,9 @@ impl Tool for ReadTool {
     fn description(&self) -> &str {
         "Read a text file from the workspace. Returns lines prefixed with their 1-based line \
          numbers. `path` is relative to the workspace root (or absolute inside it). For large \
-         files pass `offset` (first line, 1-based) and `limit` (number of lines). Binary files \
-         are refused."
+         files pass `offset` (first line, 1-based) and `limit` (number of lines). Images \
+         (png, jpg, gif, webp) are returned as images you can see; other binary files are \
+         refused."
     }
 
     fn input_schema(&self) -> Value {
@@ -62,11 +73,49 @@ impl Tool for ReadTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
         let workspace = ctx.workspace.clone();
-        tokio::task::spawn_blocking(move || read_file(&workspace, &args))
-            .await
-            .map_err(|err| format!("read failed: {err}"))?
-            .map(ToolOutput::text)
+        tokio::task::spawn_blocking(move || match image_type(&args.path) {
+            Some(media_type) => read_image(&workspace, &args.path, media_type),
+            None => read_file(&workspace, &args).map(ToolOutput::text),
+        })
+        .await
+        .map_err(|err| format!("read failed: {err}"))?
     }
+}
+
+fn image_type(path: &str) -> Option<&'static str> {
+    let extension = std::path::Path::new(path)
+        .extension()?
+        .to_str()?
+        .to_ascii_lowercase();
+    IMAGE_TYPES
+        .iter()
+        .find(|(ext, _)| *ext == extension)
+        .map(|(_, media_type)| *media_type)
+}
+
+/// An image file as an attachment the model can see.
+fn read_image(
+    workspace: &std::path::Path,
+    requested: &str,
+    media_type: &str,
+) -> Result<ToolOutput, String> {
+    use base64::Engine as _;
+    let path = resolve_existing(workspace, requested)?;
+    let size = std::fs::metadata(&path)
+        .map_err(|err| format!("cannot read {requested}: {err}"))?
+        .len();
+    if size > IMAGE_LIMIT {
+        return Err(format!(
+            "{requested} is too large to show ({size} bytes; images up to {IMAGE_LIMIT} bytes)"
+        ));
+    }
+    let bytes = std::fs::read(&path).map_err(|err| format!("cannot read {requested}: {err}"))?;
+    let mut output = ToolOutput::text(format!("Image {requested} ({media_type}, {size} bytes)."));
+    output.attachments.push(coder_protocol::Attachment {
+        media_type: media_type.to_owned(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+    });
+    Ok(output)
 }
 
 fn read_file(workspace: &std::path::Path, args: &Args) -> Result<String, String> {
@@ -155,6 +204,20 @@ mod tests {
             read_file(dir.path(), &args("a.txt", Some(2), Some(1))).unwrap(),
             "     2\ttwo\n(showing lines 2-2 of 3; use offset and limit to read more)\n"
         );
+    }
+
+    #[test]
+    fn images_become_attachments() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("dot.PNG"), [0x89, b'P', b'N', b'G']).unwrap();
+        let output = read_image(dir.path(), "dot.PNG", image_type("dot.PNG").unwrap()).unwrap();
+        assert_eq!(output.content, "Image dot.PNG (image/png, 4 bytes).");
+        assert_eq!(output.attachments[0].data, "iVBORw==");
+        assert_eq!(
+            output.attachments[0].data_url(),
+            "data:image/png;base64,iVBORw=="
+        );
+        assert!(image_type("notes.txt").is_none());
     }
 
     #[test]

@@ -198,7 +198,9 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> ChatMessage {
                 duration_ms: elapsed_ms(started),
                 diff: output.diff,
             });
-            ChatMessage::tool_result(&call.id, name, content)
+            let mut message = ChatMessage::tool_result(&call.id, name, content);
+            message.attachments = output.attachments;
+            message
         }
         Some(Err(error)) => fail(format!("Error: {error}")),
         None => fail(CANCELLED_WHILE_RUNNING.to_owned()),

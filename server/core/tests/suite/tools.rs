@@ -309,3 +309,41 @@ async fn every_builtin_tool_works_through_the_engine() {
         assert!(result.contains(expected), "{tool}: {result}");
     }
 }
+
+#[tokio::test]
+async fn images_read_by_the_model_reach_it_in_each_format() {
+    for kind in super::support::BOTH {
+        let server = MockModelServer::start(vec![
+            MockResponse::tool_call("c1", "read", json!({"path": "shot.png"})),
+            MockResponse::text("I see it."),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        std::fs::write(
+            h.workspace.path().join("shot.png"),
+            [0x89, b'P', b'N', b'G'],
+        )
+        .unwrap();
+        h.run("look at shot.png").await;
+        let messages = server.requests()[1].body["messages"].clone();
+        let messages = messages.as_array().unwrap();
+        match kind {
+            ProviderKind::OpenAi => {
+                let last = messages.last().unwrap();
+                assert_eq!(last["role"], "user");
+                assert_eq!(
+                    last["content"][1]["image_url"]["url"],
+                    "data:image/png;base64,iVBORw=="
+                );
+                assert_eq!(messages[messages.len() - 2]["role"], "tool");
+            }
+            ProviderKind::Anthropic => {
+                let result = &messages.last().unwrap()["content"][0];
+                assert_eq!(result["type"], "tool_result");
+                assert_eq!(result["content"][1]["source"]["data"], "iVBORw==");
+                assert_eq!(result["content"][1]["source"]["media_type"], "image/png");
+            }
+        }
+    }
+}

@@ -438,7 +438,7 @@ fn assessing_is_fast() {
         "echo \"done: $(date +%s)\" && rm -rf target/tmp/cache"
     );
     assert!(command.len() >= 200, "{}", command.len());
-    let runs = 20000;
+    let runs = 200;
     let start = Instant::now();
     for _ in 0..runs {
         assert!(matches!(assess(command, &ctx), Risk::Dangerous(_)));
