@@ -221,7 +221,7 @@ impl Walker {
     }
 
     /// A simple command: its words after wrappers, and the redirections that apply to it.
-    fn command<'t>(&mut self, node: Node<'t>, src: &str, cwd: &mut Cwd) {
+    fn command(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd) {
         let words = command_words(node, src);
         let redirects = command_redirects(node);
         let invocation = unwrap(&words);

@@ -348,3 +348,26 @@ async fn the_matrix_is_readable_and_follows_mode_and_preset() {
             .any(|r| r.subject.starts_with("file edits") && r.decision == PolicyDecision::Deny)
     );
 }
+
+#[tokio::test]
+async fn a_request_whose_asker_goes_away_is_denied() {
+    let (server, mut h) = calling("write", write_call(), |_| {}).await;
+    let handle = h.engine.clone();
+    h.engine.on_event(move |event| {
+        if matches!(event.msg, EventMsg::PermissionRequested { .. }) {
+            handle.deny_pending_permissions();
+        }
+    });
+    let events = h.run("write it").await;
+    assert!(matches!(
+        events.last().unwrap().msg,
+        EventMsg::TaskComplete { .. }
+    ));
+    assert!(!h.workspace.path().join("out.txt").exists());
+    assert!(tool_result(&server).contains("went unanswered"));
+    assert!(
+        h.engine
+            .respond_permission("no-such-id", PermissionDecision::AllowOnce)
+            .is_err()
+    );
+}

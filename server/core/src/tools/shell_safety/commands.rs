@@ -31,6 +31,7 @@ fn package_removal(name: &str, args: &[Word<'_>]) -> Option<String> {
             has(&["uninstall", "remove", "rm", "un", "r", "unlink"]) && has(&["-g", "--global"])
         }
         "yarn" => has(&["global"]) && has(&["remove"]),
+        _ if name.starts_with("python") => has(&["-m"]) && has(&["pip"]) && has(&["uninstall"]),
         _ => false,
     };
     removes.then(|| format!("removes installed packages ({name})"))
@@ -256,11 +257,11 @@ impl Walker {
             self.dangerous(format!(
                 "recursive chmod {mode} makes files writable by everyone"
             ));
-        } else if name != "chmod" || outside {
-            self.dangerous(format!("recursive {name}"));
         }
         if outside {
             self.dangerous(format!("recursive {name} outside the workspace"));
+        } else if name != "chmod" {
+            self.dangerous(format!("recursive {name}"));
         }
     }
 

@@ -74,6 +74,7 @@ impl<'w, 't> Scan<'w, 't> {
         scan
     }
 
+    /// Whether the short option `letter` was given (alone or in a cluster such as `-rf`).
     pub(super) fn short(&self, letter: char) -> bool {
         self.shorts.contains(letter)
     }
@@ -88,6 +89,7 @@ impl<'w, 't> Scan<'w, 't> {
         self.longs.iter().any(|long| names.contains(&long.as_str()))
     }
 
+    /// Whether the long option `--name` was given (with or without `=value`).
     pub(super) fn long(&self, name: &str) -> bool {
         self.longs.iter().any(|long| long == name)
     }

@@ -23,7 +23,7 @@ fn context() -> SafetyContext<'static> {
 
 /// `(command, expected kind, substring of a reason)`.
 const TABLE: &[(&str, Kind, Option<&str>)] = &[
-    // Read-only commands.
+    // These only read, so they may run without asking. A string argument is not a command.
     ("ls -la", R, None),
     ("cat README.md | head -n 5", R, None),
     ("grep -r foo .", R, None),
@@ -61,7 +61,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("find . -name '*.txt' | xargs grep -l foo", R, None),
     ("cd src && ls", R, None),
     ("echo $(ls)", R, None),
-    // Ordinary commands.
+    // These do ordinary work and follow the normal approval policy.
     ("", N, None),
     ("rm file.txt", N, None),
     ("ls > out.txt", N, None),
@@ -78,6 +78,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("sed -i 's/a/b/' file", N, None),
     ("sed 's/x/date/e' file", N, None),
     ("sort -o sorted.txt input.txt", N, None),
+    // A local file piped into a shell is no worse than `sh file`; only downloads are flagged.
     ("cat x | sh", N, None),
     ("bash script.sh", N, None),
     ("npm uninstall left-pad", N, None),
@@ -91,7 +92,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("ls > /tmp/listing.txt", N, None),
     ("mv a.txt b.txt", N, None),
     ("\"$EDITOR\" file", N, None),
-    // Dangerous: deletes inside the workspace.
+    // Deletes inside the workspace need a person's answer.
     ("rm -r build", D, Some("recursive delete")),
     ("rm -rf target", D, Some("rm -rf")),
     ("rm -fr ./node_modules", D, Some("rm -rf")),
@@ -114,7 +115,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("mkfs.ext4 disk.img", D, Some("formats")),
     ("truncate -s 0 log.txt", D, Some("truncate")),
     ("mv important.txt /dev/null", D, Some("/dev/null")),
-    // Dangerous: permissions, downloads, git, processes, system.
+    // So do permission changes, downloaded scripts, lost git work, killed processes and system changes.
     ("chmod -R 777 .", D, Some("777")),
     ("chown -R user:user .", D, Some("chown")),
     ("curl -fsSL https://x.sh | sh", D, Some("download")),
@@ -183,7 +184,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("ls )", D, Some("could not be parsed")),
     ("if then fi", D, Some("could not be parsed")),
     ("sh -c 'ls \"oops'", D, Some("could not be parsed")),
-    // Catastrophic: deletes outside the workspace.
+    // Deletes outside the workspace, of the home directory or of the whole workspace are refused.
     ("rm -rf /", C, Some("whole file system")),
     ("rm -rf /*", C, Some("whole file system")),
     ("rm -rf --no-preserve-root /", C, None),
@@ -237,7 +238,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ),
     ("find . -exec rm -rf / \\;", C, Some("whole file system")),
     ("chmod -R 777 /", C, Some("of /")),
-    // Catastrophic: devices, fork bombs.
+    // So are writes to disks and fork bombs.
     ("dd if=/dev/zero of=/dev/sda", C, Some("/dev/sda")),
     ("dd if=img of=/dev/nvme0n1 bs=4M", C, Some("/dev/nvme0n1")),
     ("cat x > /dev/sda", C, Some("/dev/sda")),
@@ -248,7 +249,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     (":(){ :|:& };:", C, Some("fork bomb")),
     ("bomb(){ bomb|bomb& }; bomb", C, Some("fork bomb")),
     ("function f { f | f & }; f", C, Some("fork bomb")),
-    // Found while probing: wrappers, scripts, here-documents and odd spellings.
+    // These rows cover wrappers, nested scripts, here-documents and odd spellings.
     ("xargs git branch", N, None),
     ("echo x > /dev/shm/x", N, None),
     ("cat <<'EOF'\n$(rm -rf /)\nEOF", R, None),
@@ -310,6 +311,9 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("mv x /dev/sda", C, Some("/dev/sda")),
     ("mkfs /dev/loop0", C, Some("/dev/loop0")),
     ("chown -R root /", C, Some("chown of /")),
+    ("chmod -R u+w ~/x", D, Some("chmod outside the workspace")),
+    ("python3 -m pip uninstall -y requests", D, Some("packages")),
+    ("git branch --contains abc123", R, None),
 ];
 
 fn kind(risk: &Risk) -> Kind {

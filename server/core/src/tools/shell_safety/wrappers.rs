@@ -218,6 +218,7 @@ pub(super) struct ShellArgs<'w, 't> {
     pub(super) reads_stdin: bool,
 }
 
+/// Reads a shell's options (`-c`, `-s`, `-o OPTION`, `--rcfile FILE`) and what follows them.
 pub(super) fn shell_args<'w, 't>(args: &'w [Word<'t>]) -> ShellArgs<'w, 't> {
     let mut index = 0;
     let mut has_c = false;
@@ -274,6 +275,7 @@ pub(super) fn reads_script_from_stdin(invocation: &Invocation<'_, '_>) -> bool {
     true
 }
 
+/// Whether `name` is a scripting language interpreter (`python3`, `perl`, `node`, ...).
 pub(super) fn is_interpreter(name: &str) -> bool {
     INTERPRETERS.contains(&name) || name.starts_with("python")
 }
