@@ -9,6 +9,7 @@
 //! is the exception: it follows the OpenAI Chat Completions field names (`tool_calls`,
 //! `tool_call_id`) so snapshots can be replayed against any OpenAI-compatible server.
 
+mod conversation;
 mod event;
 mod ids;
 mod message;
@@ -16,6 +17,9 @@ mod permission;
 mod todo;
 mod usage;
 
+pub use conversation::{
+    ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
+};
 pub use event::{AbortReason, EngineState, Event, EventMsg};
 pub use ids::{ConversationId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};

@@ -29,7 +29,6 @@ use words::{Word, normalize, text};
 use wrappers::{Name, reads_script_from_stdin, unwrap};
 
 /// Where a command runs, for resolving the paths it names.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct SafetyContext<'a> {
     /// The workspace root; the command's working directory.
     pub workspace: &'a Path,
@@ -38,7 +37,6 @@ pub(crate) struct SafetyContext<'a> {
 }
 
 /// How risky a command line is.
-#[cfg_attr(not(test), allow(dead_code))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Risk {
     /// Every command is a known read-only command (may skip asking).
@@ -52,7 +50,6 @@ pub(crate) enum Risk {
 }
 
 /// Assesses a command line before it runs.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn assess(command: &str, ctx: &SafetyContext<'_>) -> Risk {
     let mut walker = Walker {
         workspace: normalize(ctx.workspace),
@@ -232,6 +229,8 @@ impl Walker {
     fn pipeline(&mut self, node: Node<'_>, src: &str, cwd: &Cwd) {
         let mut cursor = node.walk();
         let stages: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let mut searched = 0;
+        let mut downloaded = false;
         for (index, stage) in stages.iter().enumerate().skip(1) {
             let Some(command) = stage_command(*stage) else {
                 continue;
@@ -244,10 +243,12 @@ impl Walker {
             let Name::Literal(shell) = &invocation.name else {
                 continue;
             };
-            if stages[..index]
-                .iter()
-                .any(|earlier| has_downloader(*earlier, src))
-            {
+            // Earlier stages are searched once each, however many shells follow them.
+            while !downloaded && searched < index {
+                downloaded = has_downloader(stages[searched], src);
+                searched += 1;
+            }
+            if downloaded {
                 self.dangerous(format!("pipes a download into {shell}"));
             } else if let Some(script) = stages
                 .get(index - 1)

@@ -1,0 +1,71 @@
+//! Conversations as the engine API and the conversation tools describe them.
+
+use serde::{Deserialize, Serialize};
+
+/// One piece of user input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InputItem {
+    Text {
+        text: String,
+    },
+    /// An image by `data:` URL (sent to the model) or `http(s)` URL (mentioned as text).
+    Image {
+        image_url: String,
+    },
+}
+
+/// Which built-in tools a conversation offers (seed 000's `internal_tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolsPrefs {
+    /// Offer the plan tool (`todo_write`).
+    pub include_plan_tool: bool,
+    /// Offer `apply_patch`.
+    pub include_apply_patch_tool: bool,
+    /// Offer web search; coder has no web search tool yet, so this changes nothing.
+    pub web_search_request: bool,
+    /// Use a streamable shell; coder's `bash` is the only shell, so this changes nothing.
+    pub use_streamable_shell_tool: bool,
+}
+
+impl Default for ToolsPrefs {
+    fn default() -> Self {
+        Self {
+            include_plan_tool: true,
+            include_apply_patch_tool: true,
+            web_search_request: false,
+            use_streamable_shell_tool: false,
+        }
+    }
+}
+
+/// A conversation in a listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSummary {
+    pub id: crate::ConversationId,
+    pub message_count: usize,
+    /// RFC 3339.
+    pub last_active_at: String,
+    pub is_root: bool,
+}
+
+/// A message of a conversation's history, without tool calls and outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// `user` or `assistant`.
+    pub role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<HistoryAttachment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryAttachment {
+    /// Always `image`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub image_url: String,
+}
