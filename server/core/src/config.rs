@@ -43,6 +43,8 @@ pub struct Config {
     pub disabled_tools: Vec<String>,
     /// Confine commands with the OS sandbox where the kernel offers one.
     pub sandbox: bool,
+    /// How many interrupting conversation tools may nest before they are refused.
+    pub max_interrupt_chain_depth: u32,
     /// Extra roots confined commands may write to, besides the workspace and a private
     /// temporary directory.
     pub writable_roots: Vec<PathBuf>,
@@ -149,6 +151,7 @@ struct ConfigFile {
     tools: ToolsFile,
     #[serde(default)]
     sandbox: SandboxFile,
+    max_interrupt_chain_depth: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -267,6 +270,7 @@ impl Config {
                 || file.approval.interactive == Some(false),
             disabled_tools: file.tools.disabled,
             sandbox: file.sandbox.enabled.unwrap_or(true),
+            max_interrupt_chain_depth: file.max_interrupt_chain_depth.unwrap_or(4),
             writable_roots: file.sandbox.writable_roots,
             workspace: workspace.to_path_buf(),
             provider: ProviderConfig {
@@ -315,6 +319,7 @@ impl Config {
             disabled_tools: Vec::new(),
             sandbox: true,
             writable_roots: Vec::new(),
+            max_interrupt_chain_depth: 4,
         }
     }
 }

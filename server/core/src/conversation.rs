@@ -1,15 +1,81 @@
-//! A conversation: its history and running totals.
+//! A conversation: its history, its LLM context (seed 003), its mode and todos.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use coder_protocol::{ChatMessage, ConversationId, Mode, TodoItem, TokenUsage};
+use coder_protocol::{
+    Attachment, ChatMessage, ConversationId, HistoryAttachment, HistoryEntry, InputItem, Mode,
+    Role, TodoItem, TokenUsage, ToolsPrefs,
+};
+
+/// What a new conversation should be. Fields left `None` take the defaults (engine API) or
+/// the calling conversation's values (conversation tools).
+#[derive(Debug, Clone, Default)]
+pub struct ConversationSpec {
+    pub base_instructions: Option<String>,
+    /// Read relative to the workspace; exclusive with `base_instructions`.
+    pub base_instructions_file: Option<PathBuf>,
+    /// Becomes the first user message of the history.
+    pub user_instructions: Option<String>,
+    /// MCP tools (`server__tool`) the conversation may see; `None` sees all.
+    pub mcp_allowlist: Option<Vec<String>>,
+    pub tools_prefs: Option<ToolsPrefs>,
+    /// Clamped to the session's mode when looser.
+    pub mode: Option<Mode>,
+}
+
+impl ConversationSpec {
+    /// Fills what is not given from a parent conversation's context.
+    pub(crate) fn inherit(mut self, parent: &ConversationContext) -> Self {
+        if self.base_instructions.is_none() && self.base_instructions_file.is_none() {
+            self.base_instructions = parent.base_instructions.clone();
+        }
+        if self.mcp_allowlist.is_none() {
+            self.mcp_allowlist = parent.mcp_allowlist.clone();
+        }
+        if self.tools_prefs.is_none() {
+            self.tools_prefs = Some(parent.tools_prefs);
+        }
+        self
+    }
+
+    /// Checks the spec and reads the base instructions file.
+    pub(crate) fn resolve(mut self, workspace: &Path) -> Result<Self, String> {
+        if let Some(file) = self.base_instructions_file.take() {
+            if self.base_instructions.is_some() {
+                return Err(
+                    "base instructions text and file are mutually exclusive; give one".to_owned(),
+                );
+            }
+            let path = workspace.join(&file);
+            let text = std::fs::read_to_string(&path).map_err(|err| {
+                format!(
+                    "cannot read the base instructions file {}: {err}",
+                    file.display()
+                )
+            })?;
+            self.base_instructions = Some(text);
+        }
+        Ok(self)
+    }
+}
+
+/// The LLM context a conversation owns; the session keeps none.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ConversationContext {
+    pub base_instructions: Option<String>,
+    pub mcp_allowlist: Option<Vec<String>>,
+    pub tools_prefs: ToolsPrefs,
+}
 
 /// One conversation of a session. The history is OpenAI Chat Completions messages and is
-/// always a valid request: every assistant tool call has a matching tool result.
+/// always a valid request: every assistant tool call has a matching tool result (except the
+/// one call a queued continuation task is about to answer).
 #[derive(Debug)]
 pub(crate) struct Conversation {
     pub id: ConversationId,
+    pub context: ConversationContext,
     pub history: Vec<ChatMessage>,
     pub total_usage: TokenUsage,
     pub last_active_at: SystemTime,
@@ -19,14 +85,24 @@ pub(crate) struct Conversation {
 }
 
 impl Conversation {
-    pub fn new(mode: Mode) -> Self {
+    pub fn new(spec: ConversationSpec, mode: Mode) -> Self {
+        let history = spec
+            .user_instructions
+            .iter()
+            .map(|text| ChatMessage::user(text.clone()))
+            .collect();
         Self {
-            mode,
-            todos: Arc::default(),
             id: ConversationId::new(),
-            history: Vec::new(),
+            context: ConversationContext {
+                base_instructions: spec.base_instructions,
+                mcp_allowlist: spec.mcp_allowlist,
+                tools_prefs: spec.tools_prefs.unwrap_or_default(),
+            },
+            history,
             total_usage: TokenUsage::default(),
             last_active_at: SystemTime::now(),
+            mode,
+            todos: Arc::default(),
         }
     }
 
@@ -34,4 +110,79 @@ impl Conversation {
         self.history.extend(messages);
         self.last_active_at = SystemTime::now();
     }
+
+    /// The text of the last assistant message that has text.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.history
+            .iter()
+            .rev()
+            .find(|m| {
+                m.role == Role::Assistant && m.content.as_ref().is_some_and(|t| !t.is_empty())
+            })
+            .and_then(|m| m.content.clone())
+    }
+}
+
+/// A user message from input items: texts joined by blank lines, `data:` images attached,
+/// other image URLs mentioned in the text.
+pub(crate) fn user_message(items: &[InputItem]) -> Option<ChatMessage> {
+    let mut texts = Vec::new();
+    let mut attachments = Vec::new();
+    for item in items {
+        match item {
+            InputItem::Text { text } => texts.push(text.clone()),
+            InputItem::Image { image_url } => match parse_data_url(image_url) {
+                Some(attachment) => attachments.push(attachment),
+                None => texts.push(format!("[image: {image_url}]")),
+            },
+        }
+    }
+    if texts.is_empty() && attachments.is_empty() {
+        return None;
+    }
+    let mut message = ChatMessage::user(texts.join("\n\n"));
+    message.attachments = attachments;
+    Some(message)
+}
+
+fn parse_data_url(url: &str) -> Option<Attachment> {
+    let rest = url.strip_prefix("data:")?;
+    let (media_type, data) = rest.split_once(";base64,")?;
+    Some(Attachment {
+        media_type: media_type.to_owned(),
+        data: data.to_owned(),
+    })
+}
+
+/// Messages only (no tool calls or outputs), the last `limit` of them.
+pub(crate) fn history_entries(history: &[ChatMessage], limit: Option<usize>) -> Vec<HistoryEntry> {
+    let entries: Vec<HistoryEntry> = history
+        .iter()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+        .filter_map(|m| {
+            let text = m.content.clone().filter(|t| !t.is_empty());
+            if text.is_none() && m.attachments.is_empty() {
+                return None;
+            }
+            Some(HistoryEntry {
+                role: if m.role == Role::User {
+                    "user"
+                } else {
+                    "assistant"
+                }
+                .to_owned(),
+                text,
+                attachments: m
+                    .attachments
+                    .iter()
+                    .map(|a| HistoryAttachment {
+                        kind: "image".to_owned(),
+                        image_url: a.data_url(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+    let skip = limit.map_or(0, |limit| entries.len().saturating_sub(limit));
+    entries.into_iter().skip(skip).collect()
 }

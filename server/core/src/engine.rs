@@ -1,22 +1,21 @@
 //! The engine handle: one session, its conversations, and the serial task queue.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use coder_protocol::{
-    ChatMessage, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
-    TaskId,
+    AbortReason, ChatMessage, ConversationId, ConversationSummary, Event, EventMsg, HistoryEntry,
+    InputItem, Mode, PermissionDecision, Preset, TaskId,
 };
 use tokio::runtime::Handle;
-use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, ConversationSpec, history_entries};
 use crate::events::{EventHub, EventReceiver};
 use crate::model::{ModelClient, ToolSpec};
 use crate::permissions::{MatrixRow, Permissions, describe};
 use crate::sandbox::{self, SandboxPolicy};
-use crate::task::{TaskPlan, run_task};
+use crate::scheduler::{Scheduler, TaskPlan, enqueue};
 use crate::tools::{Tool, ToolRegistry};
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +30,10 @@ pub enum EngineError {
     Model(String),
     #[error("no open permission request with id {0}")]
     UnknownPermissionRequest(String),
+    #[error("the root conversation cannot be destroyed")]
+    RootConversation,
+    #[error("{0}")]
+    InvalidSpec(String),
 }
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -53,25 +56,14 @@ pub(crate) struct Inner {
     pub sandbox_warning: std::sync::atomic::AtomicBool,
     /// The private temporary directory of confined commands, removed with the session.
     _temp_dir: Option<tempfile::TempDir>,
-    runtime: Handle,
-    state: Mutex<State>,
+    pub runtime: Handle,
+    pub scheduler: Scheduler,
+    conversations: Mutex<Conversations>,
 }
 
-struct State {
+struct Conversations {
     root: ConversationId,
-    conversations: HashMap<ConversationId, Arc<Mutex<Conversation>>>,
-    queue: VecDeque<TaskPlan>,
-    running: Option<Running>,
-    /// A driver task is alive (it may be between two tasks).
-    driving: bool,
-    /// The conversation and task that ran last, for the `idle` event.
-    last_task: Option<(ConversationId, TaskId)>,
-}
-
-struct Running {
-    task_id: TaskId,
-    conversation_id: ConversationId,
-    cancel: CancellationToken,
+    table: HashMap<ConversationId, Arc<Mutex<Conversation>>>,
 }
 
 impl Engine {
@@ -90,7 +82,7 @@ impl Engine {
         let model = ModelClient::new(&config.provider, config.retry, config.stream_idle_timeout)
             .map_err(EngineError::Model)?;
         let (sandbox, temp_dir, sandbox_missing) = sandbox_for(&config);
-        let root = Conversation::new(config.mode);
+        let root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
         let permissions = Permissions::new(
             config.preset,
@@ -109,13 +101,10 @@ impl Engine {
                 tools,
                 hub: EventHub::default(),
                 runtime,
-                state: Mutex::new(State {
+                scheduler: Scheduler::default(),
+                conversations: Mutex::new(Conversations {
                     root: root_id,
-                    conversations: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
-                    queue: VecDeque::new(),
-                    running: None,
-                    driving: false,
-                    last_task: None,
+                    table: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
                 }),
             }),
         })
@@ -123,7 +112,40 @@ impl Engine {
 
     /// The conversation every session starts with; it cannot be destroyed.
     pub fn root_conversation(&self) -> ConversationId {
-        self.inner.lock_state().root
+        lock(&self.inner.conversations).root
+    }
+
+    /// Creates a conversation. Whatever `spec` leaves out takes the defaults (the built-in
+    /// prompt, all tools, the session's mode); a mode looser than the session's is clamped,
+    /// with a `warning`.
+    pub fn create_conversation(
+        &self,
+        spec: ConversationSpec,
+    ) -> Result<ConversationId, EngineError> {
+        self.inner.open_conversation(spec, None)
+    }
+
+    /// The session's conversations, oldest first.
+    pub fn list_conversations(&self) -> Vec<ConversationSummary> {
+        self.inner.list_conversations()
+    }
+
+    /// A conversation's messages without tool calls and outputs, the last `limit` of them.
+    pub fn conversation_history(
+        &self,
+        conversation: ConversationId,
+        limit: Option<usize>,
+    ) -> Result<Vec<HistoryEntry>, EngineError> {
+        let conv = self.inner.conversation(conversation)?;
+        let entries = history_entries(&lock(&conv).history, limit);
+        Ok(entries)
+    }
+
+    /// Destroys a conversation: a task running on it ends with
+    /// `turn_aborted { reason: interrupted }`, its queued inputs are dropped. The root
+    /// conversation cannot be destroyed.
+    pub fn destroy_conversation(&self, conversation: ConversationId) -> Result<(), EngineError> {
+        self.inner.destroy_conversation(conversation)
     }
 
     /// Every event from now on, in `seq` order, without loss.
@@ -144,41 +166,30 @@ impl Engine {
         conversation: ConversationId,
         text: impl Into<String>,
     ) -> Result<TaskId, EngineError> {
-        let plan = TaskPlan {
-            task_id: TaskId::new(),
-            conversation_id: conversation,
-            input: text.into(),
-        };
+        self.send_items(conversation, vec![InputItem::Text { text: text.into() }])
+    }
+
+    /// Queues input items (text and images) to `conversation`; see [`Engine::send`].
+    pub fn send_items(
+        &self,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+    ) -> Result<TaskId, EngineError> {
+        self.inner.conversation(conversation)?;
+        let plan = TaskPlan::new(conversation, items, 0);
         let task_id = plan.task_id;
-        let start_driver = {
-            let mut state = self.inner.lock_state();
-            if !state.conversations.contains_key(&conversation) {
-                return Err(EngineError::UnknownConversation(conversation));
-            }
-            state.queue.push_back(plan);
-            !std::mem::replace(&mut state.driving, true)
-        };
-        if start_driver {
-            let inner = self.inner.clone();
-            self.inner.runtime.spawn(drive(inner));
-        }
+        enqueue(&self.inner, vec![plan]);
         Ok(task_id)
     }
 
     /// Interrupts the task running on `conversation`, if any. It ends at its next checkpoint
     /// with `turn_aborted { reason: interrupted }`. Returns whether a task was running.
     pub fn interrupt(&self, conversation: ConversationId) -> Result<bool, EngineError> {
-        let state = self.inner.lock_state();
-        if !state.conversations.contains_key(&conversation) {
-            return Err(EngineError::UnknownConversation(conversation));
-        }
-        match &state.running {
-            Some(running) if running.conversation_id == conversation => {
-                running.cancel.cancel();
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
+        self.inner.conversation(conversation)?;
+        Ok(self
+            .inner
+            .scheduler
+            .stop(conversation, AbortReason::Interrupted))
     }
 
     /// The conversation's history as OpenAI Chat Completions messages.
@@ -244,11 +255,12 @@ impl Engine {
 
     /// The conversation and task running now, if any.
     pub fn running_task(&self) -> Option<(ConversationId, TaskId)> {
-        let state = self.inner.lock_state();
-        state
-            .running
-            .as_ref()
-            .map(|running| (running.conversation_id, running.task_id))
+        self.inner.scheduler.running()
+    }
+
+    /// How many tasks wait in the queue.
+    pub fn queued_tasks(&self) -> usize {
+        self.inner.scheduler.pending()
     }
 
     /// The model this session talks to.
@@ -258,19 +270,104 @@ impl Engine {
 }
 
 impl Inner {
-    fn lock_state(&self) -> MutexGuard<'_, State> {
-        lock(&self.state)
-    }
-
     pub(crate) fn conversation(
         &self,
         id: ConversationId,
     ) -> Result<Arc<Mutex<Conversation>>, EngineError> {
-        self.lock_state()
-            .conversations
+        lock(&self.conversations)
+            .table
             .get(&id)
             .cloned()
             .ok_or(EngineError::UnknownConversation(id))
+    }
+
+    pub(crate) fn is_root(&self, id: ConversationId) -> bool {
+        lock(&self.conversations).root == id
+    }
+
+    /// Opens a conversation from `spec`; with a `parent`, what `spec` leaves out is inherited
+    /// from it (the conversation tools), otherwise from the defaults (the engine API).
+    pub(crate) fn open_conversation(
+        &self,
+        spec: ConversationSpec,
+        parent: Option<ConversationId>,
+    ) -> Result<ConversationId, EngineError> {
+        let ceiling = self.config.mode;
+        let (spec, inherited_mode) = match parent {
+            Some(parent) => {
+                let parent = self.conversation(parent)?;
+                let parent = lock(&parent);
+                (spec.inherit(&parent.context), parent.mode)
+            }
+            None => (spec, ceiling),
+        };
+        let spec = spec
+            .resolve(&self.config.workspace)
+            .map_err(EngineError::InvalidSpec)?;
+        let wanted = spec.mode.unwrap_or(inherited_mode);
+        let mode = narrower(wanted, ceiling);
+        let conversation = Conversation::new(spec, mode);
+        let id = conversation.id;
+        lock(&self.conversations)
+            .table
+            .insert(id, Arc::new(Mutex::new(conversation)));
+        if mode != wanted {
+            self.hub.emit(
+                id,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "mode {} is looser than the session's {}; the conversation uses {}",
+                        wanted.as_str(),
+                        ceiling.as_str(),
+                        mode.as_str()
+                    ),
+                },
+            );
+        }
+        Ok(id)
+    }
+
+    pub(crate) fn list_conversations(&self) -> Vec<ConversationSummary> {
+        let conversations = lock(&self.conversations);
+        let mut list: Vec<ConversationSummary> = conversations
+            .table
+            .values()
+            .map(|conv| {
+                let conv = lock(conv);
+                ConversationSummary {
+                    id: conv.id,
+                    message_count: conv.history.len(),
+                    last_active_at: humantime::format_rfc3339_millis(conv.last_active_at)
+                        .to_string(),
+                    is_root: conv.id == conversations.root,
+                }
+            })
+            .collect();
+        list.sort_by_key(|summary| summary.id);
+        list
+    }
+
+    pub(crate) fn destroy_conversation(&self, id: ConversationId) -> Result<(), EngineError> {
+        if self.is_root(id) {
+            return Err(EngineError::RootConversation);
+        }
+        if lock(&self.conversations).table.remove(&id).is_none() {
+            return Err(EngineError::UnknownConversation(id));
+        }
+        self.scheduler.forget(id);
+        self.scheduler.stop(id, AbortReason::Interrupted);
+        Ok(())
+    }
+}
+
+/// The stricter of two modes: conversations may narrow the session's mode, never widen it.
+fn narrower(wanted: Mode, ceiling: Mode) -> Mode {
+    let rank = |mode: Mode| Mode::ALL.iter().position(|m| *m == mode).unwrap_or(0);
+    if rank(wanted) > rank(ceiling) {
+        ceiling
+    } else {
+        wanted
     }
 }
 
@@ -299,67 +396,4 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Runs queued tasks one at a time until the queue is empty, then reports idle.
-///
-/// `state_changed` events bracket the run: `running` before the first task, `idle` after the
-/// last. The driver only gives up `driving` after it has reported idle and found the queue
-/// still empty, so a `running` of a new driver never precedes the `idle` of an old one.
-async fn drive(inner: Arc<Inner>) {
-    let mut state_running = false;
-    loop {
-        let next = {
-            let mut state = inner.lock_state();
-            let next = state.queue.pop_front().map(|plan| {
-                let cancel = CancellationToken::new();
-                state.running = Some(Running {
-                    task_id: plan.task_id,
-                    conversation_id: plan.conversation_id,
-                    cancel: cancel.clone(),
-                });
-                (plan, cancel)
-            });
-            if next.is_none() {
-                state.running = None;
-                if !state_running {
-                    state.driving = false;
-                    return;
-                }
-            }
-            next
-        };
-        match next {
-            Some((plan, cancel)) => {
-                if !state_running {
-                    state_running = true;
-                    emit_state(&inner, &plan, EngineState::Running);
-                }
-                let ids = (plan.conversation_id, plan.task_id);
-                run_task(&inner, plan, cancel).await;
-                inner.lock_state().last_task = Some(ids);
-            }
-            None => {
-                state_running = false;
-                let last = inner.lock_state().last_task;
-                if let Some((conversation_id, task_id)) = last {
-                    inner.hub.emit(
-                        conversation_id,
-                        Some(task_id),
-                        EventMsg::StateChanged {
-                            state: EngineState::Idle,
-                        },
-                    );
-                }
-            }
-        }
-    }
-}
-
-fn emit_state(inner: &Inner, plan: &TaskPlan, state: EngineState) {
-    inner.hub.emit(
-        plan.conversation_id,
-        Some(plan.task_id),
-        EventMsg::StateChanged { state },
-    );
 }

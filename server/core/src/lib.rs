@@ -13,12 +13,14 @@ pub mod model;
 mod permissions;
 mod prompt;
 mod sandbox;
+mod scheduler;
 mod task;
 pub mod tools;
 
 pub use config::{
     ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig, preset_for,
 };
+pub use conversation::ConversationSpec;
 pub use engine::{Engine, EngineError};
 pub use events::EventReceiver;
 pub use permissions::{CommandRule, MatrixRow, PermissionRules};

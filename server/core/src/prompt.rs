@@ -4,10 +4,12 @@ use std::path::Path;
 
 const DEFAULT_PROMPT: &str = include_str!("prompt.md");
 
-/// The system prompt for a turn in `workspace`.
-pub(crate) fn system_prompt(workspace: &Path) -> String {
+/// The system prompt for a turn in `workspace`: the given base instructions (a per-turn
+/// override or the conversation's) or the built-in prompt, then the environment.
+pub(crate) fn system_prompt(base: Option<&str>, workspace: &Path) -> String {
+    let base = base.unwrap_or(DEFAULT_PROMPT);
     format!(
-        "{DEFAULT_PROMPT}\n# Environment\nWorking directory: {}\nPlatform: {}\n",
+        "{base}\n\n# Environment\nWorking directory: {}\nPlatform: {}\n",
         workspace.display(),
         std::env::consts::OS
     )

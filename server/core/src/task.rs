@@ -4,29 +4,23 @@
 //! has no tool call, the step limit is reached, or the provider fails for good. Whatever way
 //! the task ends, the history stays a valid request: every assistant tool call has a result.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use coder_protocol::{AbortReason, ChatMessage, ConversationId, EventMsg, TaskId, TokenUsage};
-use tokio_util::sync::CancellationToken;
+use coder_protocol::{AbortReason, ChatMessage, EventMsg, TokenUsage};
 
 use crate::conversation::Conversation;
+use crate::conversation::user_message;
 use crate::engine::{Inner, lock};
 use crate::events::TaskEvents;
 use crate::model::{ModelRequest, ModelResponse, StreamError, StreamUpdate};
 use crate::prompt::system_prompt;
+use crate::scheduler::{TaskControl, TaskPlan};
 use crate::tools::ToolContext;
+use crate::tools::conversation::closure_payload;
 use crate::tools::runner::{CANCELLED_BEFORE_START, ToolRun, run_tool_calls};
 
 /// Added to the history when a task is interrupted.
 pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
-
-/// A task waiting in the session's queue.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskPlan {
-    pub task_id: TaskId,
-    pub conversation_id: ConversationId,
-    pub input: String,
-}
 
 /// How a task ended.
 enum Ending {
@@ -35,7 +29,7 @@ enum Ending {
 }
 
 /// Runs one task to its end, emitting its events.
-pub(crate) async fn run_task(inner: &Inner, plan: TaskPlan, cancel: CancellationToken) {
+pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskControl) {
     let events = TaskEvents {
         hub: inner.hub.clone(),
         conversation_id: plan.conversation_id,
@@ -54,7 +48,7 @@ pub(crate) async fn run_task(inner: &Inner, plan: TaskPlan, cancel: Cancellation
         );
     }
     let ending = match inner.conversation(plan.conversation_id) {
-        Ok(conversation) => run_turns(inner, &conversation, plan, &cancel, &events).await,
+        Ok(conversation) => run_turns(inner, &conversation, plan, &control, &events).await,
         Err(err) => {
             events.emit(EventMsg::Error {
                 message: err.to_string(),
@@ -71,16 +65,53 @@ pub(crate) async fn run_task(inner: &Inner, plan: TaskPlan, cancel: Cancellation
 }
 
 async fn run_turns(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     conversation: &Mutex<Conversation>,
     plan: TaskPlan,
-    cancel: &CancellationToken,
+    control: &TaskControl,
     events: &TaskEvents,
 ) -> Ending {
-    if !plan.input.is_empty() {
-        lock(conversation).record([ChatMessage::user(plan.input)]);
+    let cancel = &control.cancel;
+    // A continuation first answers the tool call that handed the turn over.
+    if let Some(closure) = &plan.closure {
+        let output = closure_payload(inner, closure);
+        events.emit(EventMsg::ToolCallCompleted {
+            call_id: closure.call_id.clone(),
+            tool_name: closure.tool_name.clone(),
+            output: output.clone(),
+            duration_ms: 0,
+            diff: None,
+        });
+        lock(conversation).record([ChatMessage::tool_result(
+            &closure.call_id,
+            &closure.tool_name,
+            output,
+        )]);
     }
-    let system = system_prompt(&inner.config.workspace);
+    if let Some(message) = user_message(&plan.input) {
+        lock(conversation).record([message]);
+    }
+    let (system, hidden) = {
+        let conv = lock(conversation);
+        let base = plan
+            .base_instructions_override
+            .as_deref()
+            .or(conv.context.base_instructions.as_deref());
+        let mut hidden: Vec<&str> = inner
+            .config
+            .disabled_tools
+            .iter()
+            .map(String::as_str)
+            .collect();
+        if !conv.context.tools_prefs.include_apply_patch_tool {
+            hidden.push("apply_patch");
+        }
+        if !conv.context.tools_prefs.include_plan_tool {
+            hidden.push("todo_write");
+        }
+        (system_prompt(base, &inner.config.workspace), hidden)
+    };
+    let offered = inner.tools.offered(&hidden);
     let tool_ctx = ToolContext {
         workspace: inner.config.workspace.clone(),
         conversation_id: plan.conversation_id,
@@ -96,7 +127,7 @@ async fn run_turns(
             model: &inner.config.model,
             system: &system,
             messages: &history,
-            tools: inner.tools.specs(),
+            tools: &offered,
             max_output_tokens: inner.config.max_output_tokens,
         };
         let mut on_update = |update: StreamUpdate| {
@@ -158,15 +189,21 @@ async fn run_turns(
             registry: &inner.tools,
             permissions: &inner.permissions,
             mode,
-            disabled: &inner.config.disabled_tools,
+            hidden: &hidden,
+            session: inner,
+            control,
             home: inner.home.as_deref(),
             base: &tool_ctx,
             events,
         };
         let results = run_tool_calls(&tool_calls, &run).await;
-        lock(conversation).record(results);
+        lock(conversation).record(results.into_iter().flatten());
 
-        // Checkpoint 2: every tool has finished and the model is not yet asked again.
+        // Checkpoint 2: every tool has finished and the model is not yet asked again. A
+        // conversation tool that handed the turn over ends the task as replaced.
+        if cancel.is_cancelled() && control.reason() == AbortReason::Replaced {
+            return Ending::Aborted(AbortReason::Replaced);
+        }
         if cancel.is_cancelled() {
             let conversation_ref = conversation;
             let mut conversation = lock(conversation_ref);

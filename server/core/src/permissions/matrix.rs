@@ -7,6 +7,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tools::CONVERSATION_TOOLS;
 use crate::tools::shell_safety::{Risk, SafetyContext, assess};
 
 /// Tools that change files.
@@ -126,6 +127,9 @@ pub(crate) fn check(
     safety: &SafetyContext<'_>,
 ) -> Check {
     use PolicyDecision::{Allow, Ask, Deny};
+    if CONVERSATION_TOOLS.contains(&tool) {
+        return Check::new(Allow, "conversation tools stay inside the session");
+    }
     let is_bash = tool == BASH;
     if is_bash && mode == Mode::Yolo {
         return Check::new(Allow, "yolo mode runs bash without checks");

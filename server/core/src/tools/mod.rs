@@ -5,6 +5,7 @@
 
 mod apply_patch;
 mod bash;
+pub(crate) mod conversation;
 mod diff;
 mod edit;
 mod glob;
@@ -30,6 +31,7 @@ pub use crate::sandbox::SandboxPolicy;
 
 pub use apply_patch::ApplyPatchTool;
 pub use bash::BashTool;
+pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
@@ -178,7 +180,8 @@ impl ToolRegistry {
 
     /// The built-in tools.
     pub fn builtin() -> Vec<Arc<dyn Tool>> {
-        vec![
+        let mut tools: Vec<Arc<dyn Tool>> = ConversationTool::all();
+        tools.extend::<Vec<Arc<dyn Tool>>>(vec![
             Arc::new(ApplyPatchTool),
             Arc::new(BashTool),
             Arc::new(EditTool),
@@ -187,11 +190,21 @@ impl ToolRegistry {
             Arc::new(ReadTool),
             Arc::new(TodoWriteTool),
             Arc::new(WriteTool),
-        ]
+        ]);
+        tools
     }
 
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
+    }
+
+    /// The specs offered to one conversation: all but the `hidden` tools, in name order.
+    pub fn offered(&self, hidden: &[&str]) -> Vec<ToolSpec> {
+        self.specs
+            .iter()
+            .filter(|spec| !hidden.contains(&spec.name.as_str()))
+            .cloned()
+            .collect()
     }
 
     fn get(&self, name: &str) -> Option<&Registered> {

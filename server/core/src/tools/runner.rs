@@ -8,15 +8,18 @@ use coder_protocol::{ChatMessage, EventMsg, ToolCall};
 use futures::future::join_all;
 use serde_json::Value;
 
+use super::conversation::{self, CONVERSATION_TOOLS, Outcome};
 use super::shell_safety::SafetyContext;
 use super::{ToolContext, ToolRegistry};
 use crate::events::TaskEvents;
 use crate::permissions::{Answer, Permissions, Request, check};
-use coder_protocol::{Mode, PolicyDecision};
+use coder_protocol::{AbortReason, Mode, PolicyDecision};
 
 /// The result of a call that the interrupt reached before it started (checkpoint 3).
 pub(crate) const CANCELLED_BEFORE_START: &str =
     "The user interrupted the task before this tool call ran; it was not run.";
+/// The result of a call after an interrupting conversation tool in the same reply.
+pub(crate) const REPLACED_BEFORE_START: &str = "This call was not run: an earlier call in the same reply handed the turn to another conversation.";
 /// The result of a call that the interrupt reached while it ran (checkpoint 4).
 pub(crate) const CANCELLED_WHILE_RUNNING: &str =
     "The user interrupted this tool call while it was running; it may have done part of its work.";
@@ -26,15 +29,23 @@ pub(crate) struct ToolRun<'a> {
     pub registry: &'a ToolRegistry,
     pub permissions: &'a Permissions,
     pub mode: Mode,
-    /// Tools switched off for this conversation.
-    pub disabled: &'a [String],
+    /// Tools not offered to this conversation (disabled, or left out by its tool prefs).
+    pub hidden: &'a [&'a str],
+    /// The session, for the conversation tools.
+    pub session: &'a std::sync::Arc<crate::engine::Inner>,
+    /// The running task's control: its cancellation and why it was stopped.
+    pub control: &'a crate::scheduler::TaskControl,
     pub home: Option<&'a std::path::Path>,
     pub base: &'a ToolContext,
     pub events: &'a TaskEvents,
 }
 
-/// Runs `calls` and returns one `tool` message per call, in the model's order.
-pub(crate) async fn run_tool_calls(calls: &[ToolCall], run: &ToolRun<'_>) -> Vec<ChatMessage> {
+/// Runs `calls` and returns one `tool` message per call, in the model's order; `None` for a
+/// call a continuation task will answer (an interrupting conversation tool).
+pub(crate) async fn run_tool_calls(
+    calls: &[ToolCall],
+    run: &ToolRun<'_>,
+) -> Vec<Option<ChatMessage>> {
     let all_read_only = calls.iter().all(|call| {
         run.registry
             .get(&call.function.name)
@@ -51,7 +62,7 @@ pub(crate) async fn run_tool_calls(calls: &[ToolCall], run: &ToolRun<'_>) -> Vec
     }
 }
 
-async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> ChatMessage {
+async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     let (registry, base, events) = (run.registry, run.base, run.events);
     let name = call.function.name.as_str();
     let started = Instant::now();
@@ -62,14 +73,18 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> ChatMessage {
             error: error.clone(),
             duration_ms: elapsed_ms(started),
         });
-        ChatMessage::tool_result(&call.id, name, error)
+        Some(ChatMessage::tool_result(&call.id, name, error))
     };
 
-    // Checkpoint 3: the task was interrupted before this call started.
+    // Checkpoint 3: the task was interrupted (or replaced) before this call started.
     if base.cancel.is_cancelled() {
-        return fail(CANCELLED_BEFORE_START.to_owned());
+        return fail(match run.control.reason() {
+            AbortReason::Replaced => REPLACED_BEFORE_START.to_owned(),
+            AbortReason::Interrupted => CANCELLED_BEFORE_START.to_owned(),
+        });
     }
-    let Some(entry) = registry.get(name) else {
+    let entry = registry.get(name).filter(|_| !run.hidden.contains(&name));
+    let Some(entry) = entry else {
         return fail(format!(
             "Error: there is no tool named `{name}`. Available tools: {}",
             registry.names().join(", ")
@@ -107,11 +122,6 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> ChatMessage {
     };
     if let Err(reason) = entry.tool.validate_input(&input, &ctx) {
         return fail(format!("Error: {reason}"));
-    }
-    if run.disabled.iter().any(|disabled| disabled == name) {
-        return fail(format!(
-            "Error: the tool `{name}` is disabled for this conversation"
-        ));
     }
     let safety = SafetyContext {
         workspace: &ctx.workspace,
@@ -157,6 +167,21 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> ChatMessage {
         tool_name: name.to_owned(),
         arguments: input.clone(),
     });
+    if CONVERSATION_TOOLS.contains(&name) {
+        return match conversation::run(call, input, run) {
+            Outcome::Replaced => None,
+            Outcome::Result(output) => {
+                events.emit(EventMsg::ToolCallCompleted {
+                    call_id: call.id.clone(),
+                    tool_name: name.to_owned(),
+                    output: output.clone(),
+                    duration_ms: elapsed_ms(started),
+                    diff: None,
+                });
+                Some(ChatMessage::tool_result(&call.id, name, output))
+            }
+        };
+    }
     let input_copy = input.clone();
     let result = tokio::select! {
         biased;
@@ -200,7 +225,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> ChatMessage {
             });
             let mut message = ChatMessage::tool_result(&call.id, name, content);
             message.attachments = output.attachments;
-            message
+            Some(message)
         }
         Some(Err(error)) => fail(format!("Error: {error}")),
         None => fail(CANCELLED_WHILE_RUNNING.to_owned()),

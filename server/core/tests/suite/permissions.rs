@@ -298,7 +298,10 @@ async fn command_rules_and_disabled_tools_apply() {
     })
     .await;
     h.run("write").await;
-    assert!(tool_result(&server).contains("disabled"));
+    // A disabled tool is not offered, and calling it anyway finds no such tool.
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(!offered.contains("\"write\""), "{offered}");
+    assert!(tool_result(&server).contains("no tool named `write`"));
 }
 
 #[tokio::test]
