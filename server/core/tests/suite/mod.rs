@@ -1,3 +1,4 @@
+mod conversations;
 mod faults;
 mod interrupts;
 mod permissions;

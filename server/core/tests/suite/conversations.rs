@@ -1,0 +1,534 @@
+//! Seed 000 through the whole engine: the conversation tools, the serial scheduler and its
+//! event order, closures, nesting, the depth limit; seed 003's conversation-scoped context.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use coder_core::{ConversationSpec, ProviderKind};
+use coder_protocol::{ConversationId, EngineState, Event, EventMsg, Mode};
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::support::{Harness, assert_history_valid, kinds};
+
+/// Events until the session is idle again.
+async fn until_idle(h: &mut Harness) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("the session did not go idle within 20 s")
+            .unwrap();
+        let idle = event.msg
+            == EventMsg::StateChanged {
+                state: EngineState::Idle,
+            };
+        seen.push(event);
+        if idle {
+            return seen;
+        }
+    }
+}
+
+/// `(conversation label, event type)`, naming conversations A, B, C by first appearance.
+fn trace(events: &[Event]) -> Vec<(String, String)> {
+    let mut names: HashMap<ConversationId, String> = HashMap::new();
+    let types = kinds(events);
+    events
+        .iter()
+        .zip(types)
+        .map(|(event, kind)| {
+            let next = ["A", "B", "C", "D"][names.len().min(3)].to_owned();
+            let name = names.entry(event.conversation_id).or_insert(next).clone();
+            let kind = match &event.msg {
+                EventMsg::TurnAborted { reason } => format!("{kind}:{reason:?}"),
+                EventMsg::StateChanged { state } => format!("{kind}:{state:?}"),
+                _ => kind,
+            };
+            (name, kind)
+        })
+        .collect()
+}
+
+fn expect(rows: &[(&str, &str)]) -> Vec<(String, String)> {
+    rows.iter()
+        .map(|(c, k)| (c.to_string(), k.to_string()))
+        .collect()
+}
+
+/// The payload the model received for tool call `call_id` in request `index`.
+fn payload(server: &MockModelServer, index: usize, call_id: &str) -> Value {
+    let messages = server.requests()[index].body["messages"].clone();
+    let content = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no result for {call_id} in request {index}"))["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    serde_json::from_str(&content).unwrap()
+}
+
+fn system_of(server: &MockModelServer, index: usize) -> String {
+    server.requests()[index].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn create_replaces_the_task_runs_the_new_conversation_then_continues() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "count to two", "base_instruction_text": "You are B."}),
+        ),
+        MockResponse::text("one two"),
+        MockResponse::text("B counted."),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "delegate").unwrap();
+    let events = until_idle(&mut h).await;
+    assert_eq!(
+        trace(&events),
+        expect(&[
+            ("A", "state_changed:Running"),
+            ("A", "task_started"),
+            ("A", "token_count"),
+            ("A", "tool_call_started"),
+            ("A", "turn_aborted:Replaced"),
+            ("B", "task_started"),
+            ("B", "agent_message_delta"),
+            ("B", "agent_message"),
+            ("B", "token_count"),
+            ("B", "task_complete"),
+            ("A", "task_started"),
+            ("A", "tool_call_completed"),
+            ("A", "agent_message_delta"),
+            ("A", "agent_message"),
+            ("A", "token_count"),
+            ("A", "task_complete"),
+            ("A", "state_changed:Idle"),
+        ])
+    );
+    // Three tasks, each with its own id; the continuation is a new task.
+    let started: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e.msg, EventMsg::TaskStarted { .. }))
+        .map(|e| e.task_id)
+        .collect();
+    assert_eq!(started.len(), 3);
+    assert_ne!(started[0], started[2]);
+
+    let b = events[5].conversation_id;
+    let result = payload(&server, 2, "c1");
+    assert_eq!(
+        result,
+        json!({
+            "conversation_id": b.to_string(),
+            "first_user_message": "count to two",
+            "last_assistant_message": "one two",
+        })
+    );
+    // Instructions stay with their conversation.
+    assert!(system_of(&server, 1).starts_with("You are B."));
+    assert!(!system_of(&server, 0).contains("You are B."));
+    assert!(!system_of(&server, 2).contains("You are B."));
+    assert_eq!(
+        server.requests()[1].body["messages"][1]["content"],
+        "count to two"
+    );
+    assert_history_valid(&h.engine.history(h.root).unwrap());
+    assert_history_valid(&h.engine.history(b).unwrap());
+}
+
+#[tokio::test]
+async fn send_runs_the_target_and_returns_its_last_message() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let b = h
+        .engine
+        .create_conversation(ConversationSpec {
+            user_instructions: Some("You keep score.".into()),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    server.push([
+        MockResponse::tool_call(
+            "s1",
+            "conv_send",
+            json!({"conversation_id": b.to_string(), "text": "score?"}),
+        ),
+        MockResponse::text("3-1"),
+        MockResponse::text("It is 3-1."),
+    ]);
+    h.engine.send(h.root, "ask B").unwrap();
+    let events = until_idle(&mut h).await;
+    let rows = trace(&events);
+    let aborted = rows
+        .iter()
+        .position(|r| r.1 == "turn_aborted:Replaced")
+        .unwrap();
+    assert_eq!(rows[aborted + 1].1, "task_started");
+    assert_ne!(rows[aborted + 1].0, rows[aborted].0);
+    assert_eq!(rows.last().unwrap().1, "state_changed:Idle");
+    assert_eq!(
+        payload(&server, 2, "s1"),
+        json!({"conversation_id": b.to_string(), "last_assistant_message": "3-1"})
+    );
+    // B's user instructions are its first message; its request carried them.
+    let b_messages = server.requests()[1].body["messages"].clone();
+    assert_eq!(b_messages[1]["content"], "You keep score.");
+    assert_eq!(b_messages[2]["content"], "score?");
+}
+
+#[tokio::test]
+async fn nested_creates_run_innermost_first_and_close_every_call() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("a1", "conv_create", json!({"user_instruction": "B, plan"})),
+        MockResponse::tool_call("b1", "conv_create", json!({"user_instruction": "C, do"})),
+        MockResponse::text("C done"),
+        MockResponse::text("B done"),
+        MockResponse::text("A done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "go").unwrap();
+    let events = until_idle(&mut h).await;
+    let lifecycle: Vec<(String, String)> = trace(&events)
+        .into_iter()
+        .filter(|(_, k)| {
+            k == "task_started" || k == "task_complete" || k.starts_with("turn_aborted")
+        })
+        .collect();
+    assert_eq!(
+        lifecycle,
+        expect(&[
+            ("A", "task_started"),
+            ("A", "turn_aborted:Replaced"),
+            ("B", "task_started"),
+            ("B", "turn_aborted:Replaced"),
+            ("C", "task_started"),
+            ("C", "task_complete"),
+            ("B", "task_started"),
+            ("B", "task_complete"),
+            ("A", "task_started"),
+            ("A", "task_complete"),
+        ])
+    );
+    assert_eq!(
+        payload(&server, 3, "b1")["last_assistant_message"],
+        "C done"
+    );
+    assert_eq!(
+        payload(&server, 4, "a1")["last_assistant_message"],
+        "B done"
+    );
+    for conversation in h.engine.list_conversations() {
+        assert_history_valid(&h.engine.history(conversation.id).unwrap());
+    }
+}
+
+#[tokio::test]
+async fn the_depth_limit_returns_an_error_instead_of_nesting() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("a1", "conv_create", json!({"user_instruction": "B"})),
+        MockResponse::tool_call("b1", "conv_create", json!({"user_instruction": "C"})),
+        MockResponse::text("B did it alone"),
+        MockResponse::text("A done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.max_interrupt_chain_depth = 1,
+        vec![],
+    );
+    h.engine.send(h.root, "go").unwrap();
+    let events = until_idle(&mut h).await;
+    let refused = payload(&server, 2, "b1");
+    assert_eq!(refused["success"], false);
+    assert!(
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the limit is 1")
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e.msg, EventMsg::TurnAborted { .. }))
+            .count(),
+        1
+    );
+    assert_eq!(h.engine.list_conversations().len(), 2);
+    assert_eq!(
+        payload(&server, 3, "a1")["last_assistant_message"],
+        "B did it alone"
+    );
+}
+
+#[tokio::test]
+async fn list_history_and_destroy_do_not_interrupt() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let b = h
+        .engine
+        .create_conversation(ConversationSpec {
+            user_instructions: Some("hello B".into()),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    let root = h.root.to_string();
+    let unknown = ConversationId::new().to_string();
+    server.push([
+        MockResponse::stream(vec![
+            coder_testkit::Chunk::tool_call("l", "conv_list", json!({})),
+            coder_testkit::Chunk::tool_call(
+                "h",
+                "conv_history",
+                json!({"conversation_id": b.to_string(), "limit": 5}),
+            ),
+        ]),
+        MockResponse::stream(vec![
+            coder_testkit::Chunk::tool_call("d1", "conv_destroy", json!({"conversation_id": root})),
+            coder_testkit::Chunk::tool_call(
+                "d2",
+                "conv_destroy",
+                json!({"conversation_id": unknown}),
+            ),
+            coder_testkit::Chunk::tool_call(
+                "d3",
+                "conv_destroy",
+                json!({"conversation_id": b.to_string()}),
+            ),
+        ]),
+        MockResponse::text("done"),
+    ]);
+    h.engine.send(h.root, "inspect").unwrap();
+    let events = until_idle(&mut h).await;
+    assert!(!kinds(&events).iter().any(|k| k == "turn_aborted"));
+    let list = payload(&server, 1, "l");
+    let ids: Vec<&str> = list["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert!(
+        list["conversations"][0]["last_active_at"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+    assert_eq!(
+        payload(&server, 1, "h"),
+        json!({"entries": [{"role": "user", "text": "hello B"}]})
+    );
+    assert_eq!(payload(&server, 2, "d1")["ok"], false);
+    assert!(
+        payload(&server, 2, "d1")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("root")
+    );
+    assert_eq!(
+        payload(&server, 2, "d2"),
+        json!({"ok": false, "reason": "conversation not found"})
+    );
+    assert_eq!(payload(&server, 2, "d3"), json!({"ok": true}));
+    assert_eq!(h.engine.list_conversations().len(), 1);
+}
+
+#[tokio::test]
+async fn history_keeps_messages_only() {
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(vec![
+            coder_testkit::Chunk::text("Looking."),
+            coder_testkit::Chunk::tool_call("r", "read", json!({"path": "a.txt"})),
+        ]),
+        MockResponse::tool_call("g", "glob", json!({"pattern": "*"})),
+        MockResponse::text("Found it."),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.write("a.txt", "x\n");
+    h.run("find a").await;
+    let entries = h.engine.conversation_history(h.root, None).unwrap();
+    let texts: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|e| (e.role.as_str(), e.text.as_deref().unwrap()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "find a"),
+            ("assistant", "Looking."),
+            ("assistant", "Found it.")
+        ]
+    );
+    let last = h.engine.conversation_history(h.root, Some(1)).unwrap();
+    assert_eq!(last[0].text.as_deref(), Some("Found it."));
+}
+
+#[tokio::test]
+async fn create_errors_do_not_interrupt() {
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(vec![
+            coder_testkit::Chunk::tool_call(
+                "x",
+                "conv_create",
+                json!({"user_instruction": "u", "base_instruction_text": "t", "base_instruction_file": "f.md"}),
+            ),
+            coder_testkit::Chunk::tool_call(
+                "f",
+                "conv_create",
+                json!({"user_instruction": "u", "base_instruction_file": "missing.md"}),
+            ),
+            coder_testkit::Chunk::tool_call("n", "conv_create", json!({})),
+            coder_testkit::Chunk::tool_call(
+                "s",
+                "conv_send",
+                json!({"conversation_id": ConversationId::new().to_string(), "text": "hi"}),
+            ),
+        ]),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "try").unwrap();
+    let events = until_idle(&mut h).await;
+    assert!(!kinds(&events).iter().any(|k| k == "turn_aborted"));
+    assert!(
+        payload(&server, 1, "x")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("mutually exclusive")
+    );
+    assert!(
+        payload(&server, 1, "f")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("missing.md")
+    );
+    assert_eq!(payload(&server, 1, "s")["success"], false);
+    let messages = server.requests()[1].body["messages"].clone();
+    let missing = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "n")
+        .unwrap()["content"]
+        .clone();
+    assert!(missing.as_str().unwrap().contains("user_instruction"));
+    assert_eq!(h.engine.list_conversations().len(), 1);
+}
+
+#[tokio::test]
+async fn inheritance_and_tool_prefs_shape_the_new_conversation() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("parent ready"),
+        MockResponse::tool_call(
+            "c",
+            "conv_create",
+            json!({"user_instruction": "child", "internal_tools": {"include_apply_patch_tool": false, "include_plan_tool": true}}),
+        ),
+        MockResponse::text("child done"),
+        MockResponse::text("parent done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let parent = h
+        .engine
+        .create_conversation(ConversationSpec {
+            base_instructions: Some("Parent rules.".into()),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    h.engine.send(parent, "hi").unwrap();
+    h.engine.send(parent, "make a child").unwrap();
+    until_idle(&mut h).await;
+    // The child inherits the parent's base instructions; its prefs drop apply_patch.
+    assert!(system_of(&server, 2).starts_with("Parent rules."));
+    let child_tools = server.requests()[2].body["tools"].to_string();
+    assert!(!child_tools.contains("\"apply_patch\""));
+    assert!(
+        server.requests()[1].body["tools"]
+            .to_string()
+            .contains("\"apply_patch\"")
+    );
+}
+
+#[tokio::test]
+async fn destroying_a_running_conversation_interrupts_only_it() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text_deltas(200, "b ").with_delay(20),
+        MockResponse::text("root still fine"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let b = h
+        .engine
+        .create_conversation(ConversationSpec::default())
+        .unwrap();
+    let handle = h.engine.clone();
+    h.engine.on_event(move |event| {
+        if event.conversation_id == b && matches!(event.msg, EventMsg::AgentMessageDelta { .. }) {
+            let _ = handle.destroy_conversation(b);
+        }
+    });
+    h.engine.send(b, "talk").unwrap();
+    h.engine.send(h.root, "and you?").unwrap();
+    let events = until_idle(&mut h).await;
+    let rows = trace(&events);
+    assert!(
+        rows.contains(&("A".to_owned(), "turn_aborted:Interrupted".to_owned())),
+        "{rows:?}"
+    );
+    assert!(events.iter().any(|e| e.conversation_id == h.root
+        && e.msg
+            == EventMsg::TaskComplete {
+                last_agent_message: Some("root still fine".into())
+            }));
+    assert!(h.engine.history(b).is_err());
+    assert!(h.engine.destroy_conversation(h.root).is_err());
+}
+
+#[tokio::test]
+async fn a_conversation_cannot_be_looser_than_the_session() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let b = h
+        .engine
+        .create_conversation(ConversationSpec {
+            mode: Some(Mode::Yolo),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    assert_eq!(h.engine.mode(b).unwrap(), Mode::Default);
+    let warning = h.events.recv().await.unwrap();
+    assert_eq!(warning.conversation_id, b);
+    assert!(matches!(&warning.msg,
+        EventMsg::Warning { message } if message.contains("looser than the session's default")));
+    let c = h
+        .engine
+        .create_conversation(ConversationSpec {
+            mode: Some(Mode::Plan),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    assert_eq!(h.engine.mode(c).unwrap(), Mode::Plan);
+}
