@@ -45,6 +45,9 @@ pub struct Config {
     pub sandbox: bool,
     /// How many interrupting conversation tools may nest before they are refused.
     pub max_interrupt_chain_depth: u32,
+    /// Send a per-conversation `prompt_cache_key` (OpenAI accepts it; by default only for
+    /// api.openai.com, since other servers may reject unknown fields).
+    pub prompt_cache_key: bool,
     /// Extra roots confined commands may write to, besides the workspace and a private
     /// temporary directory.
     pub writable_roots: Vec<PathBuf>,
@@ -152,6 +155,7 @@ struct ConfigFile {
     #[serde(default)]
     sandbox: SandboxFile,
     max_interrupt_chain_depth: Option<u32>,
+    prompt_cache_key: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -271,6 +275,9 @@ impl Config {
             disabled_tools: file.tools.disabled,
             sandbox: file.sandbox.enabled.unwrap_or(true),
             max_interrupt_chain_depth: file.max_interrupt_chain_depth.unwrap_or(4),
+            prompt_cache_key: file
+                .prompt_cache_key
+                .unwrap_or(kind == ProviderKind::OpenAi && base_url == default_url),
             writable_roots: file.sandbox.writable_roots,
             workspace: workspace.to_path_buf(),
             provider: ProviderConfig {
@@ -320,6 +327,7 @@ impl Config {
             sandbox: true,
             writable_roots: Vec::new(),
             max_interrupt_chain_depth: 4,
+            prompt_cache_key: false,
         }
     }
 }

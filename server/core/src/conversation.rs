@@ -23,6 +23,9 @@ pub struct ConversationSpec {
     pub tools_prefs: Option<ToolsPrefs>,
     /// Clamped to the session's mode when looser.
     pub mode: Option<Mode>,
+    /// `Some(false)` asks to run commands unconfined, which only the session may decide: it
+    /// is refused with a warning when the session has a sandbox.
+    pub sandbox: Option<bool>,
 }
 
 impl ConversationSpec {

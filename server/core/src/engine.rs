@@ -182,6 +182,22 @@ impl Engine {
         Ok(task_id)
     }
 
+    /// Queues input with base instructions for this one task only (a per-turn override, as
+    /// compaction uses); the conversation's own instructions are left as they are.
+    pub fn send_with_instructions(
+        &self,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+        base_instructions: String,
+    ) -> Result<TaskId, EngineError> {
+        self.inner.conversation(conversation)?;
+        let mut plan = TaskPlan::new(conversation, items, 0);
+        plan.base_instructions_override = Some(base_instructions);
+        let task_id = plan.task_id;
+        enqueue(&self.inner, vec![plan]);
+        Ok(task_id)
+    }
+
     /// Interrupts the task running on `conversation`, if any. It ends at its next checkpoint
     /// with `turn_aborted { reason: interrupted }`. Returns whether a task was running.
     pub fn interrupt(&self, conversation: ConversationId) -> Result<bool, EngineError> {
@@ -304,6 +320,7 @@ impl Inner {
         let spec = spec
             .resolve(&self.config.workspace)
             .map_err(EngineError::InvalidSpec)?;
+        let spec_wants_no_sandbox = spec.sandbox == Some(false);
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
         let conversation = Conversation::new(spec, mode);
@@ -311,6 +328,16 @@ impl Inner {
         lock(&self.conversations)
             .table
             .insert(id, Arc::new(Mutex::new(conversation)));
+        if spec_wants_no_sandbox && self.sandbox.is_some() {
+            self.hub.emit(
+                id,
+                None,
+                EventMsg::Warning {
+                    message: "a conversation cannot turn off the session's sandbox; its commands stay confined"
+                        .to_owned(),
+                },
+            );
+        }
         if mode != wanted {
             self.hub.emit(
                 id,

@@ -112,6 +112,10 @@ async fn run_turns(
         (system_prompt(base, &inner.config.workspace), hidden)
     };
     let offered = inner.tools.offered(&hidden);
+    let cache_key = inner
+        .config
+        .prompt_cache_key
+        .then(|| prompt_cache_key(&system, &offered, &inner.config.model));
     let tool_ctx = ToolContext {
         workspace: inner.config.workspace.clone(),
         conversation_id: plan.conversation_id,
@@ -128,6 +132,7 @@ async fn run_turns(
             system: &system,
             messages: &history,
             tools: &offered,
+            prompt_cache_key: cache_key.as_deref(),
             max_output_tokens: inner.config.max_output_tokens,
         };
         let mut on_update = |update: StreamUpdate| {
@@ -282,4 +287,21 @@ fn interrupted(
         emit_usage(events, TokenUsage::default(), total, context_window);
     }
     Ending::Aborted(AbortReason::Interrupted)
+}
+
+/// A key that stays the same while a conversation's instructions, tools and model family do,
+/// so a provider can reuse its prompt cache across turns.
+fn prompt_cache_key(system: &str, tools: &[crate::model::ToolSpec], model: &str) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    system.hash(&mut hasher);
+    for tool in tools {
+        tool.name.hash(&mut hasher);
+    }
+    model
+        .split(['-', '.'])
+        .next()
+        .unwrap_or(model)
+        .hash(&mut hasher);
+    format!("coder-{:016x}", hasher.finish())
 }

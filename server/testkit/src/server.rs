@@ -38,6 +38,8 @@ pub struct RecordedRequest {
 struct Shared {
     script: Mutex<VecDeque<MockResponse>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Request bodies are dropped instead of kept (for long stress runs).
+    forget_bodies: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -110,6 +112,13 @@ impl MockModelServer {
         lock(&self.shared.script).extend(responses);
     }
 
+    /// Keeps recording requests but drops their bodies, so a long run does not grow.
+    pub fn forget_bodies(&self) {
+        self.shared
+            .forget_bodies
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.requests).clone()
@@ -151,6 +160,12 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         })
         .collect();
     let body = match axum::body::to_bytes(request.into_body(), usize::MAX).await {
+        _ if shared
+            .forget_bodies
+            .load(std::sync::atomic::Ordering::Relaxed) =>
+        {
+            Value::Null
+        }
         Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         Err(_) => Value::Null,
     };

@@ -50,6 +50,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             max_output_tokens: 10,
+            prompt_cache_key: None,
         };
         let response = ModelResponse {
             text: "Fine, thanks.".into(),

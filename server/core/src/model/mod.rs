@@ -31,6 +31,8 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [ChatMessage],
     pub tools: &'a [ToolSpec],
     pub max_output_tokens: u32,
+    /// Sent as `prompt_cache_key` to providers that accept it.
+    pub prompt_cache_key: Option<&'a str>,
 }
 
 /// Something to show while the reply streams.

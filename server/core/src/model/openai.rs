@@ -52,6 +52,9 @@ impl WireApi for OpenAiApi {
             "stream": true,
             "stream_options": {"include_usage": true},
         });
+        if let Some(key) = request.prompt_cache_key {
+            body["prompt_cache_key"] = json!(key);
+        }
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools

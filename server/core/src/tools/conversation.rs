@@ -281,6 +281,7 @@ fn create(
         mcp_allowlist: args.mcp_allowlist,
         tools_prefs: args.internal_tools,
         mode: None,
+        sandbox: None,
     };
     let target = match session.open_conversation(spec, Some(caller)) {
         Ok(id) => id,

@@ -532,3 +532,74 @@ async fn a_conversation_cannot_be_looser_than_the_session() {
         .unwrap();
     assert_eq!(h.engine.mode(c).unwrap(), Mode::Plan);
 }
+
+#[tokio::test]
+async fn a_per_task_override_wins_once_and_never_writes_back() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("summary"),
+        MockResponse::text("normal"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let b = h
+        .engine
+        .create_conversation(ConversationSpec {
+            base_instructions: Some("B's own rules.".into()),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    h.engine
+        .send_with_instructions(
+            b,
+            vec![coder_protocol::InputItem::Text {
+                text: "compact".into(),
+            }],
+            "Summarise the conversation.".into(),
+        )
+        .unwrap();
+    h.engine.send(b, "go on").unwrap();
+    until_idle(&mut h).await;
+    assert!(system_of(&server, 0).starts_with("Summarise the conversation."));
+    assert!(system_of(&server, 1).starts_with("B's own rules."));
+}
+
+#[tokio::test]
+async fn each_conversation_has_a_stable_prompt_cache_key() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("1"),
+        MockResponse::text("2"),
+        MockResponse::text("3"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.prompt_cache_key = true,
+        vec![],
+    );
+    let b = h
+        .engine
+        .create_conversation(ConversationSpec {
+            base_instructions: Some("Different.".into()),
+            sandbox: Some(false),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    let warning = h.events.recv().await.unwrap();
+    assert!(matches!(&warning.msg, EventMsg::Warning { message } if message.contains("sandbox")));
+    h.engine.send(h.root, "a").unwrap();
+    h.engine.send(h.root, "b").unwrap();
+    h.engine.send(b, "c").unwrap();
+    until_idle(&mut h).await;
+    let key = |i: usize| {
+        server.requests()[i].body["prompt_cache_key"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(key(0).starts_with("coder-"));
+    assert_eq!(key(0), key(1));
+    assert_ne!(key(0), key(2));
+}
