@@ -43,8 +43,33 @@ impl ConversationSpec {
         self
     }
 
-    /// Checks the spec and reads the base instructions file.
-    pub(crate) fn resolve(mut self, workspace: &Path) -> Result<Self, String> {
+    /// Checks the spec and reads the base instructions file. Allowlist entries must be
+    /// fully-qualified MCP tool names (`server__tool`); the older `server/tool` form is
+    /// rewritten, and the returned notes say so.
+    pub(crate) fn resolve(mut self, workspace: &Path) -> Result<(Self, Vec<String>), String> {
+        let mut notes = Vec::new();
+        if let Some(allowlist) = &mut self.mcp_allowlist {
+            for name in allowlist.iter_mut() {
+                if let Some((server, tool)) = name.split_once('/')
+                    && is_name_part(server)
+                    && is_name_part(tool)
+                {
+                    let fixed = format!("{server}__{tool}");
+                    notes.push(format!(
+                        "mcp_allowlist entry `{name}` uses the deprecated `server/tool` form; read as `{fixed}`"
+                    ));
+                    *name = fixed;
+                }
+                let valid = name
+                    .split_once("__")
+                    .is_some_and(|(server, tool)| is_name_part(server) && is_name_part(tool));
+                if !valid {
+                    return Err(format!(
+                        "mcp_allowlist entry `{name}` is not a fully-qualified tool name like `server__tool`"
+                    ));
+                }
+            }
+        }
         if let Some(file) = self.base_instructions_file.take() {
             if self.base_instructions.is_some() {
                 return Err(
@@ -60,8 +85,15 @@ impl ConversationSpec {
             })?;
             self.base_instructions = Some(text);
         }
-        Ok(self)
+        Ok((self, notes))
     }
+}
+
+fn is_name_part(part: &str) -> bool {
+    !part.is_empty()
+        && part
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// The LLM context a conversation owns; the session keeps none.

@@ -317,7 +317,7 @@ impl Inner {
             }
             None => (spec, ceiling),
         };
-        let spec = spec
+        let (spec, notes) = spec
             .resolve(&self.config.workspace)
             .map_err(EngineError::InvalidSpec)?;
         let spec_wants_no_sandbox = spec.sandbox == Some(false);
@@ -328,6 +328,9 @@ impl Inner {
         lock(&self.conversations)
             .table
             .insert(id, Arc::new(Mutex::new(conversation)));
+        for message in notes {
+            self.hub.emit(id, None, EventMsg::Warning { message });
+        }
         if spec_wants_no_sandbox && self.sandbox.is_some() {
             self.hub.emit(
                 id,

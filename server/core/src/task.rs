@@ -19,6 +19,9 @@ use crate::tools::ToolContext;
 use crate::tools::conversation::closure_payload;
 use crate::tools::runner::{CANCELLED_BEFORE_START, ToolRun, run_tool_calls};
 
+/// Appended to the built-in prompt when a conversation is not offered `apply_patch`.
+const NO_APPLY_PATCH_NOTE: &str = "\nThe apply_patch tool is not available in this conversation: change files with `edit` (exact replacements) or `write` (whole files).\n";
+
 /// Added to the history when a task is interrupted.
 pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
 
@@ -109,7 +112,11 @@ async fn run_turns(
         if !conv.context.tools_prefs.include_plan_tool {
             hidden.push("todo_write");
         }
-        (system_prompt(base, &inner.config.workspace), hidden)
+        let mut system = system_prompt(base, &inner.config.workspace);
+        if base.is_none() && hidden.contains(&"apply_patch") {
+            system.push_str(NO_APPLY_PATCH_NOTE);
+        }
+        (system, hidden)
     };
     let offered = inner.tools.offered(&hidden);
     let cache_key = inner

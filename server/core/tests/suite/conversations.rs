@@ -462,6 +462,7 @@ async fn inheritance_and_tool_prefs_shape_the_new_conversation() {
     until_idle(&mut h).await;
     // The child inherits the parent's base instructions; its prefs drop apply_patch.
     assert!(system_of(&server, 2).starts_with("Parent rules."));
+    assert!(!system_of(&server, 2).contains("apply_patch tool is not available"));
     let child_tools = server.requests()[2].body["tools"].to_string();
     assert!(!child_tools.contains("\"apply_patch\""));
     assert!(
@@ -602,4 +603,51 @@ async fn each_conversation_has_a_stable_prompt_cache_key() {
     assert!(key(0).starts_with("coder-"));
     assert_eq!(key(0), key(1));
     assert_ne!(key(0), key(2));
+}
+
+#[tokio::test]
+async fn the_built_in_prompt_is_the_fallback_and_mentions_a_missing_apply_patch() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let b = h
+        .engine
+        .create_conversation(ConversationSpec {
+            tools_prefs: Some(coder_protocol::ToolsPrefs {
+                include_apply_patch_tool: false,
+                ..Default::default()
+            }),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    h.engine.send(b, "hi").unwrap();
+    until_idle(&mut h).await;
+    let system = system_of(&server, 0);
+    assert!(system.starts_with("You are coder"), "{system}");
+    assert!(system.contains("apply_patch tool is not available"));
+}
+
+#[tokio::test]
+async fn allowlists_take_fully_qualified_names_only() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let spec = |names: &[&str]| ConversationSpec {
+        mcp_allowlist: Some(names.iter().map(|n| n.to_string()).collect()),
+        ..ConversationSpec::default()
+    };
+    assert!(
+        h.engine
+            .create_conversation(spec(&["everything__echo"]))
+            .is_ok()
+    );
+    let err = h.engine.create_conversation(spec(&["echo"])).unwrap_err();
+    assert!(err.to_string().contains("server__tool"), "{err}");
+    assert!(h.engine.create_conversation(spec(&["a/b/c"])).is_err());
+    h.engine
+        .create_conversation(spec(&["everything/echo"]))
+        .unwrap();
+    let warning = h.events.recv().await.unwrap();
+    assert!(matches!(&warning.msg,
+        EventMsg::Warning { message } if message.contains("read as `everything__echo`")));
 }
