@@ -5,12 +5,7 @@ use std::path::{Component, Path, PathBuf};
 /// Resolves `requested` (absolute, or relative to `workspace`) to an existing path inside
 /// the workspace. Symlinks are followed before the check, so a link pointing out is refused.
 pub(crate) fn resolve_existing(workspace: &Path, requested: &str) -> Result<PathBuf, String> {
-    let root = workspace.canonicalize().map_err(|err| {
-        format!(
-            "the workspace {} is not readable: {err}",
-            workspace.display()
-        )
-    })?;
+    let root = canonical_root(workspace)?;
     let joined = normalize(&root.join(requested));
     if !joined.starts_with(&root) {
         return Err(outside(requested, &root));
@@ -30,12 +25,7 @@ pub(crate) fn resolve_existing(workspace: &Path, requested: &str) -> Result<Path
 /// the workspace, so neither `..`, an absolute path nor a symlinked directory can lead out.
 /// An existing file that is itself a symlink is resolved the same way.
 pub(crate) fn resolve_for_write(workspace: &Path, requested: &str) -> Result<PathBuf, String> {
-    let root = workspace.canonicalize().map_err(|err| {
-        format!(
-            "the workspace {} is not readable: {err}",
-            workspace.display()
-        )
-    })?;
+    let root = canonical_root(workspace)?;
     let joined = normalize(&root.join(requested));
     if !joined.starts_with(&root) {
         return Err(outside(requested, &root));
@@ -70,6 +60,15 @@ pub(crate) fn display_path(workspace: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+fn canonical_root(workspace: &Path) -> Result<PathBuf, String> {
+    workspace.canonicalize().map_err(|err| {
+        format!(
+            "the workspace {} is not readable: {err}",
+            workspace.display()
+        )
+    })
 }
 
 fn outside(requested: &str, root: &Path) -> String {

@@ -1,32 +1,12 @@
 //! The permission pipeline through the whole engine: modes, presets, rules, requests.
 
-use std::sync::{Arc, Mutex};
-
-use coder_core::{CommandRule, Config, Engine, ProviderKind};
-use coder_protocol::{
-    EngineState, Event, EventMsg, Mode, PermissionDecision, PolicyDecision, Preset,
-};
+use coder_core::{CommandRule, Config, ProviderKind};
+use coder_protocol::{EngineState, EventMsg, Mode, PermissionDecision, PolicyDecision, Preset};
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{Harness, assert_history_valid, kinds};
-
-/// Answers every permission request with `decision`, recording the requests.
-fn answer_with(engine: &Engine, decision: PermissionDecision) -> Arc<Mutex<Vec<Event>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
-    let handle = engine.clone();
-    engine.on_event(move |event| {
-        if let EventMsg::PermissionRequested { request_id, .. } = &event.msg {
-            record.lock().unwrap().push(event.clone());
-            handle
-                .respond_permission(request_id, decision.clone())
-                .unwrap();
-        }
-    });
-    seen
-}
+use super::support::{Harness, answer_with, assert_history_valid, kinds};
 
 /// A harness whose model makes `call` and then says "done".
 async fn calling(

@@ -6,7 +6,7 @@ use coder_protocol::{EventMsg, Mode, PermissionDecision};
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::json;
 
-use super::support::Harness;
+use super::support::{Harness, answer_with};
 
 fn last_tool_result(server: &MockModelServer) -> String {
     let requests = server.requests();
@@ -79,14 +79,7 @@ async fn the_sandbox_stops_writes_outside_the_workspace_even_in_yolo() {
         |c| c.mode = Mode::Yolo,
         vec![],
     );
-    let handle = h.engine.clone();
-    h.engine.on_event(move |event| {
-        if let EventMsg::PermissionRequested { request_id, .. } = &event.msg {
-            handle
-                .respond_permission(request_id, PermissionDecision::Deny { message: None })
-                .unwrap();
-        }
-    });
+    answer_with(&h.engine, PermissionDecision::Deny { message: None });
     let events = h.run("escape").await;
     assert!(h.workspace.path().join("inside.txt").exists());
     assert!(
@@ -121,14 +114,7 @@ async fn an_approved_rerun_runs_outside_the_sandbox() {
         |c| c.mode = Mode::Yolo,
         vec![],
     );
-    let handle = h.engine.clone();
-    h.engine.on_event(move |event| {
-        if let EventMsg::PermissionRequested { request_id, .. } = &event.msg {
-            handle
-                .respond_permission(request_id, PermissionDecision::AllowOnce)
-                .unwrap();
-        }
-    });
+    answer_with(&h.engine, PermissionDecision::AllowOnce);
     h.run("escape").await;
     assert!(target.exists());
     assert!(last_tool_result(&server).starts_with("Exit code: 0"));

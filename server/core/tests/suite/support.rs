@@ -1,7 +1,7 @@
 //! Shared setup: an engine pointed at a mock server, and event collection.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -9,7 +9,7 @@ use coder_core::{
     ApiKey, Config, Engine, EventReceiver, ProviderConfig, ProviderKind, RetryConfig, Tool,
     ToolContext, ToolOutput,
 };
-use coder_protocol::{ConversationId, Event, EventMsg, TaskId};
+use coder_protocol::{ConversationId, Event, EventMsg, PermissionDecision, TaskId};
 use coder_testkit::MockModelServer;
 use serde_json::{Value, json};
 
@@ -177,4 +177,20 @@ impl Tool for SlowTool {
         }
         Ok(ToolOutput::text(format!("wrote {}", input["label"])))
     }
+}
+
+/// Answers every permission request with `decision`, recording the requests.
+fn answer_with(engine: &Engine, decision: PermissionDecision) -> Arc<Mutex<Vec<Event>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let handle = engine.clone();
+    engine.on_event(move |event| {
+        if let EventMsg::PermissionRequested { request_id, .. } = &event.msg {
+            record.lock().unwrap().push(event.clone());
+            handle
+                .respond_permission(request_id, decision.clone())
+                .unwrap();
+        }
+    });
+    seen
 }
