@@ -180,7 +180,7 @@ impl Tool for SlowTool {
 }
 
 /// Answers every permission request with `decision`, recording the requests.
-fn answer_with(engine: &Engine, decision: PermissionDecision) -> Arc<Mutex<Vec<Event>>> {
+pub fn answer_with(engine: &Engine, decision: PermissionDecision) -> Arc<Mutex<Vec<Event>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
     let handle = engine.clone();
