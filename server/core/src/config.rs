@@ -451,6 +451,52 @@ mod tests {
     }
 
     #[test]
+    fn permissions_modes_and_sandbox_come_from_the_file() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{
+                "mode": "auto-edit",
+                "permissions": {
+                    "preset": "strict",
+                    "tools": {"write": "deny"},
+                    "commands": [{"pattern": "cargo *", "decision": "allow"}]
+                },
+                "approval": {"interactive": false},
+                "tools": {"disabled": ["todo_write"]},
+                "sandbox": {"writableRoots": ["/opt/cache"]},
+                "maxInterruptChainDepth": 2
+            }"#,
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let config = Config::load_with(workspace.path(), None, &env).unwrap();
+        assert_eq!(config.mode, Mode::AutoEdit);
+        assert_eq!(config.preset, Preset::Strict);
+        assert_eq!(
+            config.permission_rules.tools.get("write"),
+            Some(&coder_protocol::PolicyDecision::Deny)
+        );
+        assert_eq!(config.permission_rules.commands[0].pattern, "cargo *");
+        assert!(config.auto_approve);
+        assert_eq!(config.disabled_tools, ["todo_write"]);
+        assert!(config.sandbox);
+        assert_eq!(config.writable_roots, [PathBuf::from("/opt/cache")]);
+        assert_eq!(config.max_interrupt_chain_depth, 2);
+        assert!(config.prompt_cache_key, "on by default for api.openai.com");
+
+        // Without a preset, the mode picks one.
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{"mode": "yolo"}"#,
+        )
+        .unwrap();
+        let config = Config::load_with(workspace.path(), None, &env).unwrap();
+        assert_eq!(config.preset, Preset::Yolo);
+    }
+
+    #[test]
     fn a_broken_file_names_itself() {
         let workspace = tempfile::tempdir().unwrap();
         std::fs::create_dir(workspace.path().join(".coder")).unwrap();
