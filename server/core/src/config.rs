@@ -6,6 +6,7 @@
 //! or `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL` select a provider. API keys are held in
 //! [`ApiKey`], whose `Debug` never shows the key.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,6 +15,7 @@ use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::mcp::{McpServerConfig, load_mcp_json};
 use crate::permissions::PermissionRules;
 
 /// Everything the engine needs to run, resolved from files, environment and flags.
@@ -45,6 +47,8 @@ pub struct Config {
     pub sandbox: bool,
     /// How many interrupting conversation tools may nest before they are refused.
     pub max_interrupt_chain_depth: u32,
+    /// MCP servers by name: `mcpServers` of the config files over a workspace `.mcp.json`.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Send a per-conversation `prompt_cache_key` (OpenAI accepts it; by default only for
     /// api.openai.com, since other servers may reject unknown fields).
     pub prompt_cache_key: bool,
@@ -128,6 +132,8 @@ pub enum ConfigError {
     NoProvider,
     #[error("{0} is not set; it is required for {1}")]
     MissingKey(&'static str, String),
+    #[error("{0}")]
+    McpJson(String),
 }
 
 /// The shape of a config file. Every field is optional; later files override earlier ones.
@@ -156,6 +162,8 @@ struct ConfigFile {
     sandbox: SandboxFile,
     max_interrupt_chain_depth: Option<u32>,
     prompt_cache_key: Option<bool>,
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -266,6 +274,8 @@ impl Config {
         }
         let defaults = RetryConfig::default();
         let mode = file.mode.unwrap_or_default();
+        let mut mcp_servers = load_mcp_json(workspace).map_err(ConfigError::McpJson)?;
+        mcp_servers.extend(file.mcp_servers);
         Ok(Self {
             mode,
             preset: file.permissions.preset.unwrap_or_else(|| preset_for(mode)),
@@ -275,6 +285,7 @@ impl Config {
             disabled_tools: file.tools.disabled,
             sandbox: file.sandbox.enabled.unwrap_or(true),
             max_interrupt_chain_depth: file.max_interrupt_chain_depth.unwrap_or(4),
+            mcp_servers,
             prompt_cache_key: file
                 .prompt_cache_key
                 .unwrap_or(kind == ProviderKind::OpenAi && base_url == default_url),
@@ -328,6 +339,7 @@ impl Config {
             writable_roots: Vec::new(),
             max_interrupt_chain_depth: 4,
             prompt_cache_key: false,
+            mcp_servers: BTreeMap::new(),
         }
     }
 }

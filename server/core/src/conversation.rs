@@ -117,6 +117,9 @@ pub(crate) struct Conversation {
     pub mode: Mode,
     /// Shared with the `todo_write` tool while a task runs.
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
+    /// The MCP tools this conversation sees: a snapshot, built at its first task after the
+    /// servers settled, rebuilt on refresh.
+    pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
 }
 
 impl Conversation {
@@ -138,6 +141,7 @@ impl Conversation {
             last_active_at: SystemTime::now(),
             mode,
             todos: Arc::default(),
+            mcp_view: None,
         }
     }
 

@@ -12,6 +12,7 @@ use tokio::runtime::Handle;
 use crate::config::Config;
 use crate::conversation::{Conversation, ConversationSpec, history_entries};
 use crate::events::{EventHub, EventReceiver};
+use crate::mcp::{McpManager, ServerStatus};
 use crate::model::{ModelClient, ToolSpec};
 use crate::permissions::{MatrixRow, Permissions, describe};
 use crate::sandbox::{self, SandboxPolicy};
@@ -58,6 +59,7 @@ pub(crate) struct Inner {
     _temp_dir: Option<tempfile::TempDir>,
     pub runtime: Handle,
     pub scheduler: Scheduler,
+    pub mcp: Arc<McpManager>,
     conversations: Mutex<Conversations>,
 }
 
@@ -84,6 +86,18 @@ impl Engine {
         let (sandbox, temp_dir, sandbox_missing) = sandbox_for(&config);
         let root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
+        let hub = EventHub::default();
+        let reporter_hub = hub.clone();
+        let mcp = {
+            let _guard = runtime.enter();
+            McpManager::start(
+                config.mcp_servers.clone(),
+                &config.workspace,
+                Arc::new(move |message| {
+                    reporter_hub.emit(root_id, None, EventMsg::Warning { message });
+                }),
+            )
+        };
         let permissions = Permissions::new(
             config.preset,
             config.permission_rules.clone(),
@@ -99,9 +113,10 @@ impl Engine {
                 config,
                 model,
                 tools,
-                hub: EventHub::default(),
+                hub,
                 runtime,
                 scheduler: Scheduler::default(),
+                mcp,
                 conversations: Mutex::new(Conversations {
                     root: root_id,
                     table: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
@@ -220,6 +235,34 @@ impl Engine {
         self.inner.tools.specs().to_vec()
     }
 
+    /// Each MCP server's status, by name.
+    pub fn mcp_status(&self) -> std::collections::BTreeMap<String, ServerStatus> {
+        self.inner.mcp.statuses()
+    }
+
+    /// Waits until every MCP server has started or failed.
+    pub async fn mcp_ready(&self) {
+        self.inner.mcp.settled().await;
+    }
+
+    /// Rebuilds a conversation's MCP tool view at its next task (after servers changed).
+    pub fn refresh_mcp_view(&self, conversation: ConversationId) -> Result<(), EngineError> {
+        let conv = self.inner.conversation(conversation)?;
+        lock(&conv).mcp_view = None;
+        Ok(())
+    }
+
+    /// Ends the session: interrupts the running task, drops queued ones, and shuts the MCP
+    /// servers down, waiting until their processes are gone.
+    pub async fn shutdown(&self) {
+        if let Some((conversation, _)) = self.inner.scheduler.running() {
+            self.inner
+                .scheduler
+                .stop(conversation, AbortReason::Interrupted);
+        }
+        self.inner.mcp.shutdown().await;
+    }
+
     /// Answers a `permission_requested` event.
     pub fn respond_permission(
         &self,
@@ -321,6 +364,7 @@ impl Inner {
             .resolve(&self.config.workspace)
             .map_err(EngineError::InvalidSpec)?;
         let spec_wants_no_sandbox = spec.sandbox == Some(false);
+        self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
         let conversation = Conversation::new(spec, mode);
@@ -356,6 +400,24 @@ impl Inner {
             );
         }
         Ok(id)
+    }
+
+    /// Once the MCP servers settled, an allowlist may only name tools they offer.
+    fn check_allowlist(&self, allowlist: Option<&[String]>) -> Result<(), EngineError> {
+        let Some(allowlist) = allowlist else {
+            return Ok(());
+        };
+        if !*self.mcp.is_settled() {
+            return Ok(());
+        }
+        let (_, problems) = crate::mcp::view(&self.mcp, Some(allowlist));
+        match problems
+            .into_iter()
+            .find(|p| p.starts_with("no MCP server offers"))
+        {
+            Some(problem) => Err(EngineError::InvalidSpec(problem)),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn list_conversations(&self) -> Vec<ConversationSummary> {

@@ -9,6 +9,7 @@ mod config;
 mod conversation;
 mod engine;
 mod events;
+pub mod mcp;
 pub mod model;
 mod permissions;
 mod prompt;

@@ -118,7 +118,13 @@ async fn run_turns(
         }
         (system, hidden)
     };
-    let offered = inner.tools.offered(&hidden);
+    let Some(mcp_view) = mcp_view(inner, conversation, cancel, events).await else {
+        lock(conversation).record([ChatMessage::user(INTERRUPT_MESSAGE)]);
+        return interrupted(conversation, events, inner.config.context_window);
+    };
+    let mut offered = inner.tools.offered(&hidden);
+    offered.extend(mcp_view.specs().iter().cloned());
+    offered.sort_by(|a, b| a.name.cmp(&b.name));
     let cache_key = inner
         .config
         .prompt_cache_key
@@ -199,6 +205,7 @@ async fn run_turns(
         let mode = lock(conversation).mode;
         let run = ToolRun {
             registry: &inner.tools,
+            mcp: &mcp_view,
             permissions: &inner.permissions,
             mode,
             hidden: &hidden,
@@ -311,4 +318,29 @@ fn prompt_cache_key(system: &str, tools: &[crate::model::ToolSpec], model: &str)
         .unwrap_or(model)
         .hash(&mut hasher);
     format!("coder-{:016x}", hasher.finish())
+}
+
+/// The conversation's MCP view, built once the servers settled (problems become warnings).
+/// `None` when the task was interrupted while waiting for the servers.
+async fn mcp_view(
+    inner: &Inner,
+    conversation: &Mutex<Conversation>,
+    cancel: &tokio_util::sync::CancellationToken,
+    events: &TaskEvents,
+) -> Option<Arc<crate::tools::ToolRegistry>> {
+    if let Some(view) = lock(conversation).mcp_view.clone() {
+        return Some(view);
+    }
+    tokio::select! {
+        () = inner.mcp.settled() => {}
+        () = cancel.cancelled() => return None,
+    }
+    let allowlist = lock(conversation).context.mcp_allowlist.clone();
+    let (view, problems) = crate::mcp::view(&inner.mcp, allowlist.as_deref());
+    for problem in problems {
+        events.warning(problem);
+    }
+    let view = Arc::new(view);
+    lock(conversation).mcp_view = Some(view.clone());
+    Some(view)
 }

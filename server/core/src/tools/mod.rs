@@ -124,16 +124,24 @@ impl ToolOutput {
     }
 }
 
-struct Registered {
-    tool: Arc<dyn Tool>,
-    validator: jsonschema::Validator,
+pub(crate) struct Registered {
+    pub tool: Arc<dyn Tool>,
+    pub validator: jsonschema::Validator,
 }
 
 /// The tools offered to the model, sorted by name, each with its schema validator built once.
-pub(crate) struct ToolRegistry {
+pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
     by_name: HashMap<String, Registered>,
     specs: Vec<ToolSpec>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.specs.iter().map(|s| &s.name))
+            .finish()
+    }
 }
 
 impl ToolRegistry {
@@ -178,6 +186,15 @@ impl ToolRegistry {
         })
     }
 
+    /// A registry with no tools.
+    pub fn empty() -> Self {
+        Self {
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            specs: Vec::new(),
+        }
+    }
+
     /// The built-in tools.
     pub fn builtin() -> Vec<Arc<dyn Tool>> {
         let mut tools: Vec<Arc<dyn Tool>> = ConversationTool::all();
@@ -207,7 +224,7 @@ impl ToolRegistry {
             .collect()
     }
 
-    fn get(&self, name: &str) -> Option<&Registered> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Registered> {
         self.by_name.get(name)
     }
 

@@ -27,6 +27,8 @@ pub(crate) const CANCELLED_WHILE_RUNNING: &str =
 /// Everything the calls of one reply run with.
 pub(crate) struct ToolRun<'a> {
     pub registry: &'a ToolRegistry,
+    /// The conversation's MCP tools.
+    pub mcp: &'a ToolRegistry,
     pub permissions: &'a Permissions,
     pub mode: Mode,
     /// Tools not offered to this conversation (disabled, or left out by its tool prefs).
@@ -49,6 +51,7 @@ pub(crate) async fn run_tool_calls(
     let all_read_only = calls.iter().all(|call| {
         run.registry
             .get(&call.function.name)
+            .or_else(|| run.mcp.get(&call.function.name))
             .is_some_and(|entry| entry.tool.is_read_only())
     });
     if all_read_only {
@@ -83,11 +86,20 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             AbortReason::Interrupted => CANCELLED_BEFORE_START.to_owned(),
         });
     }
-    let entry = registry.get(name).filter(|_| !run.hidden.contains(&name));
+    let entry = registry
+        .get(name)
+        .filter(|_| !run.hidden.contains(&name))
+        .or_else(|| run.mcp.get(name));
     let Some(entry) = entry else {
         return fail(format!(
             "Error: there is no tool named `{name}`. Available tools: {}",
-            registry.names().join(", ")
+            registry
+                .names()
+                .into_iter()
+                .filter(|n| !run.hidden.contains(n))
+                .chain(run.mcp.names())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     };
     let input: Value = match serde_json::from_str(&call.function.arguments) {

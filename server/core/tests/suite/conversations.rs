@@ -627,27 +627,3 @@ async fn the_built_in_prompt_is_the_fallback_and_mentions_a_missing_apply_patch(
     assert!(system.starts_with("You are coder"), "{system}");
     assert!(system.contains("apply_patch tool is not available"));
 }
-
-#[tokio::test]
-async fn allowlists_take_fully_qualified_names_only() {
-    let server = MockModelServer::start(vec![]).await.unwrap();
-    let mut h = Harness::new(&server, ProviderKind::OpenAi);
-    let spec = |names: &[&str]| ConversationSpec {
-        mcp_allowlist: Some(names.iter().map(|n| n.to_string()).collect()),
-        ..ConversationSpec::default()
-    };
-    assert!(
-        h.engine
-            .create_conversation(spec(&["everything__echo"]))
-            .is_ok()
-    );
-    let err = h.engine.create_conversation(spec(&["echo"])).unwrap_err();
-    assert!(err.to_string().contains("server__tool"), "{err}");
-    assert!(h.engine.create_conversation(spec(&["a/b/c"])).is_err());
-    h.engine
-        .create_conversation(spec(&["everything/echo"]))
-        .unwrap();
-    let warning = h.events.recv().await.unwrap();
-    assert!(matches!(&warning.msg,
-        EventMsg::Warning { message } if message.contains("read as `everything__echo`")));
-}

@@ -1,6 +1,7 @@
 mod conversations;
 mod faults;
 mod interrupts;
+mod mcp;
 mod permissions;
 mod sandbox;
 mod streaming;

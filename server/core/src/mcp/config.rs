@@ -1,0 +1,52 @@
+//! MCP server configuration: `mcpServers` in `.coder/config.json`, and a workspace
+//! `.mcp.json` in the format other agents use.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// One server. Stdio servers have a `command`; streamable HTTP servers a `url`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerConfig {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    #[serde(alias = "startup_timeout_sec")]
+    pub startup_timeout_sec: Option<f64>,
+    #[serde(alias = "tool_timeout_sec")]
+    pub tool_timeout_sec: Option<f64>,
+}
+
+fn enabled() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct McpJson {
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, McpServerConfig>,
+}
+
+/// The servers of a workspace `.mcp.json`, if there is one.
+pub fn load_mcp_json(workspace: &Path) -> Result<BTreeMap<String, McpServerConfig>, String> {
+    let path = workspace.join(".mcp.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
+    };
+    serde_json::from_str::<McpJson>(&text)
+        .map(|file| file.mcp_servers)
+        .map_err(|err| format!("{} is not valid: {err}", path.display()))
+}

@@ -1,0 +1,387 @@
+//! The session's MCP connection manager: starts servers, keeps their status, calls tools,
+//! shuts them down.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use coder_protocol::Attachment;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, Tool as RemoteTool};
+use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::McpServerConfig;
+use crate::engine::lock;
+use crate::tools::ToolOutput;
+
+const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Lines of a server's stderr kept for error reports.
+const STDERR_LINES: usize = 20;
+
+/// Where a server is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "state",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum ServerStatus {
+    Starting,
+    /// Running, with its tools counted and its process id.
+    Ready {
+        tools: usize,
+        pid: Option<u32>,
+    },
+    Failed {
+        error: String,
+        stderr: String,
+    },
+    Disabled,
+}
+
+struct Server {
+    status: ServerStatus,
+    pid: Option<u32>,
+    peer: Option<Peer<RoleClient>>,
+    service: Option<RunningService<RoleClient, ()>>,
+    tools: Vec<RemoteTool>,
+    tool_timeout: Duration,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// Reports a server problem to the session (a `warning` event).
+pub type Reporter = Arc<dyn Fn(String) + Send + Sync>;
+
+/// All MCP servers of one session.
+pub struct McpManager {
+    servers: Mutex<BTreeMap<String, Server>>,
+    settled: watch::Sender<bool>,
+    report: Reporter,
+}
+
+impl McpManager {
+    /// Starts every enabled server concurrently; returns at once.
+    pub(crate) fn start(
+        configs: BTreeMap<String, McpServerConfig>,
+        workspace: &Path,
+        report: Reporter,
+    ) -> Arc<Self> {
+        let (settled, _) = watch::channel(configs.is_empty());
+        let manager = Arc::new(Self {
+            servers: Mutex::new(BTreeMap::new()),
+            settled,
+            report,
+        });
+        let mut starts = Vec::new();
+        for (name, config) in configs {
+            let tool_timeout = config
+                .tool_timeout_sec
+                .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs_f64);
+            let status = if config.enabled {
+                ServerStatus::Starting
+            } else {
+                ServerStatus::Disabled
+            };
+            let stderr = Arc::new(Mutex::new(VecDeque::new()));
+            lock(&manager.servers).insert(
+                name.clone(),
+                Server {
+                    status,
+                    pid: None,
+                    peer: None,
+                    service: None,
+                    tools: Vec::new(),
+                    tool_timeout,
+                    stderr: stderr.clone(),
+                },
+            );
+            if config.enabled {
+                starts.push(start_one(name, config, workspace.to_path_buf(), stderr));
+            }
+        }
+        let task_manager = manager.clone();
+        tokio::spawn(async move {
+            let results = futures::future::join_all(starts).await;
+            for (name, result) in results {
+                task_manager.settle(&name, result);
+            }
+            task_manager.list_tools().await;
+            task_manager.settled.send_replace(true);
+        });
+        manager
+    }
+
+    fn settle(
+        &self,
+        name: &str,
+        result: Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
+    ) {
+        let mut servers = lock(&self.servers);
+        let Some(server) = servers.get_mut(name) else {
+            return;
+        };
+        match result {
+            Ok((service, pid)) => {
+                server.pid = pid;
+                let peer = service.peer().clone();
+                server.peer = Some(peer);
+                server.service = Some(service);
+            }
+            Err(error) => {
+                let stderr = tail(&server.stderr);
+                server.status = ServerStatus::Failed {
+                    error: error.clone(),
+                    stderr: stderr.clone(),
+                };
+                drop(servers);
+                (self.report)(failure_report(name, &error, &stderr));
+            }
+        }
+    }
+
+    /// Whether every server has started or failed.
+    pub(crate) fn is_settled(&self) -> watch::Ref<'_, bool> {
+        self.settled.borrow()
+    }
+
+    /// Waits until every server has started or failed.
+    pub async fn settled(&self) {
+        let mut rx = self.settled.subscribe();
+        // An error means the manager is gone, and nothing will start any more.
+        let _ = rx.wait_for(|settled| *settled).await;
+    }
+
+    /// Lists the tools of every server that completed its handshake.
+    async fn list_tools(&self) {
+        let peers: Vec<(String, Peer<RoleClient>)> = lock(&self.servers)
+            .iter()
+            .filter(|(_, s)| s.status == ServerStatus::Starting)
+            .filter_map(|(name, s)| s.peer.clone().map(|p| (name.clone(), p)))
+            .collect();
+        for (name, peer) in peers {
+            let listed = tokio::time::timeout(DEFAULT_STARTUP_TIMEOUT, peer.list_all_tools()).await;
+            let mut servers = lock(&self.servers);
+            let Some(server) = servers.get_mut(&name) else {
+                continue;
+            };
+            match listed {
+                Ok(Ok(tools)) => {
+                    server.status = ServerStatus::Ready {
+                        tools: tools.len(),
+                        pid: server.pid,
+                    };
+                    server.tools = tools;
+                }
+                Ok(Err(err)) => server.status = failed(&err.to_string(), &server.stderr),
+                Err(_) => server.status = failed("listing its tools timed out", &server.stderr),
+            }
+        }
+    }
+
+    /// Each server's status, by name.
+    pub fn statuses(&self) -> BTreeMap<String, ServerStatus> {
+        lock(&self.servers)
+            .iter()
+            .map(|(name, server)| (name.clone(), server.status.clone()))
+            .collect()
+    }
+
+    /// `(server, tool)` of every ready server, in name order.
+    pub(crate) fn tools(&self) -> Vec<(String, RemoteTool)> {
+        lock(&self.servers)
+            .iter()
+            .filter(|(_, s)| matches!(s.status, ServerStatus::Ready { .. }))
+            .flat_map(|(name, s)| s.tools.iter().map(|t| (name.clone(), t.clone())))
+            .collect()
+    }
+
+    /// Calls `tool` on `server`, within the server's tool timeout, stopping when `cancel`
+    /// fires.
+    pub(crate) async fn call(
+        &self,
+        server_name: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, String> {
+        let (peer, timeout) = {
+            let servers = lock(&self.servers);
+            let server = servers
+                .get(server_name)
+                .ok_or_else(|| format!("no MCP server named `{server_name}`"))?;
+            match (&server.status, &server.peer) {
+                (ServerStatus::Ready { .. }, Some(peer)) => (peer.clone(), server.tool_timeout),
+                (ServerStatus::Failed { error, .. }, _) => {
+                    return Err(format!(
+                        "the MCP server `{server_name}` is not running: {error}"
+                    ));
+                }
+                _ => return Err(format!("the MCP server `{server_name}` is not ready")),
+            }
+        };
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(object) = arguments {
+            params = params.with_arguments(object);
+        }
+        let result = tokio::select! {
+            result = tokio::time::timeout(timeout, peer.call_tool(params)) => result,
+            () = cancel.cancelled() => return Err("cancelled".to_owned()),
+        };
+        match result {
+            Err(_) => Err(format!(
+                "the MCP tool `{tool}` of `{server_name}` did not answer within {:.0}s",
+                timeout.as_secs_f64()
+            )),
+            Ok(Err(err)) => {
+                if peer.is_transport_closed() {
+                    self.mark_exited(server_name, &err.to_string());
+                }
+                Err(format!("the MCP server `{server_name}` failed: {err}"))
+            }
+            Ok(Ok(result)) => {
+                let content = serde_json::to_value(&result.content).unwrap_or(Value::Null);
+                let output = render(&content);
+                if result.is_error == Some(true) {
+                    Err(output.content)
+                } else {
+                    Ok(output)
+                }
+            }
+        }
+    }
+
+    fn mark_exited(&self, name: &str, error: &str) {
+        let mut servers = lock(&self.servers);
+        let Some(server) = servers.get_mut(name) else {
+            return;
+        };
+        if matches!(server.status, ServerStatus::Failed { .. }) {
+            return;
+        }
+        server.status = failed(&format!("the server exited ({error})"), &server.stderr);
+        server.peer = None;
+        let stderr = tail(&server.stderr);
+        drop(servers);
+        (self.report)(failure_report(name, "it exited", &stderr));
+    }
+
+    /// Shuts every server down gracefully (close stdin, wait, SIGTERM, kill) and reaps it.
+    pub async fn shutdown(&self) {
+        let services: Vec<RunningService<RoleClient, ()>> = lock(&self.servers)
+            .values_mut()
+            .filter_map(|server| {
+                server.peer = None;
+                server.service.take()
+            })
+            .collect();
+        futures::future::join_all(services.into_iter().map(|service| async move {
+            let _ = service.cancel().await;
+        }))
+        .await;
+    }
+}
+
+fn failed(error: &str, stderr: &Arc<Mutex<VecDeque<String>>>) -> ServerStatus {
+    ServerStatus::Failed {
+        error: error.to_owned(),
+        stderr: tail(stderr),
+    }
+}
+
+fn failure_report(name: &str, error: &str, stderr: &str) -> String {
+    if stderr.is_empty() {
+        format!("MCP server `{name}` failed: {error}")
+    } else {
+        format!("MCP server `{name}` failed: {error}; its stderr ends with:\n{stderr}")
+    }
+}
+
+fn tail(stderr: &Arc<Mutex<VecDeque<String>>>) -> String {
+    lock(stderr).iter().cloned().collect::<Vec<_>>().join("\n")
+}
+
+/// Starts one stdio server and initialises the MCP session, within its startup timeout.
+async fn start_one(
+    name: String,
+    config: McpServerConfig,
+    workspace: std::path::PathBuf,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+) -> (
+    String,
+    Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
+) {
+    let result = async {
+        let Some(program) = &config.command else {
+            return Err(match &config.url {
+                Some(url) => format!("streamable HTTP servers ({url}) are not supported yet"),
+                None => "no `command` configured".to_owned(),
+            });
+        };
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(&config.args)
+            .envs(&config.env)
+            .current_dir(match &config.cwd {
+                Some(dir) => workspace.join(dir),
+                None => workspace.clone(),
+            });
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| format!("cannot start `{program}`: {err}"))?;
+        let pid = transport.id();
+        if let Some(stderr) = stderr {
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let mut tail = lock(&stderr_tail);
+                    if tail.len() == STDERR_LINES {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            });
+        }
+        let timeout = config
+            .startup_timeout_sec
+            .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64);
+        match tokio::time::timeout(timeout, ().serve(transport)).await {
+            Ok(Ok(service)) => Ok((service, pid)),
+            Ok(Err(err)) => Err(format!("it did not complete the MCP handshake: {err}")),
+            Err(_) => Err(format!(
+                "it did not start within {:.0}s",
+                timeout.as_secs_f64()
+            )),
+        }
+    }
+    .await;
+    (name, result)
+}
+
+/// MCP content blocks as a tool result: text joined, images attached, others as JSON.
+fn render(content: &Value) -> ToolOutput {
+    let mut texts = Vec::new();
+    let mut attachments = Vec::new();
+    for block in content.as_array().into_iter().flatten() {
+        match block["type"].as_str() {
+            Some("text") => texts.push(block["text"].as_str().unwrap_or_default().to_owned()),
+            Some("image") => attachments.push(Attachment {
+                media_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
+                data: block["data"].as_str().unwrap_or_default().to_owned(),
+            }),
+            _ => texts.push(block.to_string()),
+        }
+    }
+    let mut output = ToolOutput::text(texts.join("\n"));
+    output.attachments = attachments;
+    output
+}

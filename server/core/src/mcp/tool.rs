@@ -1,0 +1,100 @@
+//! MCP tools as engine tools, and the per-conversation view of them.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::McpManager;
+use super::names::qualified;
+use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
+
+/// One tool of one MCP server, under its fully-qualified name.
+struct McpTool {
+    name: String,
+    server: String,
+    tool: String,
+    description: String,
+    schema: Value,
+    read_only: bool,
+    manager: Arc<McpManager>,
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        self.manager
+            .call(&self.server, &self.tool, input, &ctx.cancel)
+            .await
+    }
+}
+
+/// A view of the manager's tools, narrowed by `allowlist` when given. Returns the view and
+/// the problems found: allowlisted names no server offers, tools whose schema is invalid,
+/// names that had to be changed.
+pub(crate) fn view(
+    manager: &Arc<McpManager>,
+    allowlist: Option<&[String]>,
+) -> (ToolRegistry, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut taken = BTreeSet::new();
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    for (server, remote) in manager.tools() {
+        let name = qualified(&server, &remote.name, &mut taken);
+        if allowlist.is_some_and(|list| !list.contains(&name)) {
+            continue;
+        }
+        let schema = Value::Object((*remote.input_schema).clone());
+        if let Err(err) = jsonschema::validator_for(&schema) {
+            problems.push(format!(
+                "MCP tool `{name}` has an invalid input schema and is left out: {err}"
+            ));
+            continue;
+        }
+        let description = remote.description.as_deref().unwrap_or_default().to_owned();
+        tools.push(Arc::new(McpTool {
+            name,
+            tool: remote.name.to_string(),
+            server,
+            description,
+            schema,
+            read_only: remote
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(false),
+            manager: manager.clone(),
+        }));
+    }
+    if let Some(list) = allowlist {
+        for wanted in list {
+            if !taken.contains(wanted) {
+                problems.push(format!("no MCP server offers `{wanted}`"));
+            }
+        }
+    }
+    match ToolRegistry::new(tools) {
+        Ok(registry) => (registry, problems),
+        Err(err) => {
+            problems.push(format!("MCP tools left out: {err}"));
+            (ToolRegistry::empty(), problems)
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! MCP through the whole engine, with the reference servers from npm as real processes.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use coder_core::mcp::{McpServerConfig, ServerStatus};
+use coder_core::{ConversationSpec, ProviderKind};
+use coder_protocol::EventMsg;
+use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::json;
+
+use super::support::{Harness, kinds};
+
+/// Where `scripts/setup-mcp-servers.sh` installed the servers (it runs here if needed).
+fn servers_dir() -> PathBuf {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/setup-mcp-servers.sh"
+    );
+    let output = std::process::Command::new("bash")
+        .arg(script)
+        .output()
+        .expect("bash runs the MCP server setup");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+fn node_server(package: &str, extra: &[&str]) -> McpServerConfig {
+    let script = servers_dir()
+        .join("node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    let mut args = vec![script.display().to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    McpServerConfig {
+        command: Some("node".into()),
+        args,
+        enabled: true,
+        ..McpServerConfig::default()
+    }
+}
+
+fn everything() -> McpServerConfig {
+    node_server("server-everything", &["stdio"])
+}
+
+async fn harness(server: &MockModelServer, servers: Vec<(&str, McpServerConfig)>) -> Harness {
+    let h = Harness::with(
+        server,
+        ProviderKind::OpenAi,
+        |c| {
+            c.mcp_servers = servers
+                .into_iter()
+                .map(|(name, config)| (name.to_owned(), config))
+                .collect();
+        },
+        vec![],
+    );
+    tokio::time::timeout(Duration::from_secs(60), h.engine.mcp_ready())
+        .await
+        .expect("MCP servers did not settle in 60 s");
+    h
+}
+
+fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
+    server.requests()[index].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn last_result(server: &MockModelServer) -> String {
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].clone();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+/// The process id of a ready server.
+fn server_pid(h: &Harness, name: &str) -> i32 {
+    match h.engine.mcp_status()[name] {
+        ServerStatus::Ready { pid: Some(pid), .. } => i32::try_from(pid).unwrap(),
+        ref other => panic!("{name} is not ready: {other:?}"),
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn tools_of_real_servers_are_listed_and_called() {
+    let workspace_files = tempfile::tempdir().unwrap();
+    std::fs::write(workspace_files.path().join("hello.txt"), "hi").unwrap();
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("e", "everything__echo", json!({"message": "ping"})),
+        MockResponse::tool_call(
+            "f",
+            "filesystem__list_directory",
+            json!({"path": workspace_files.path().display().to_string()}),
+        ),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let filesystem = node_server(
+        "server-filesystem",
+        &[&workspace_files.path().display().to_string()],
+    );
+    let mut h = harness(
+        &server,
+        vec![("everything", everything()), ("filesystem", filesystem)],
+    )
+    .await;
+    let status = h.engine.mcp_status();
+    assert!(
+        matches!(status["everything"], ServerStatus::Ready { tools, .. } if tools > 5),
+        "{status:?}"
+    );
+    h.run("use mcp").await;
+    let names = tool_names(&server, 0);
+    assert!(names.contains(&"everything__echo".to_owned()), "{names:?}");
+    assert!(names.contains(&"filesystem__list_directory".to_owned()));
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "tools are offered in name order");
+    let messages = server.requests()[2].body["messages"].clone();
+    let results: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(results[0], "Echo: ping");
+    assert!(results[1].contains("hello.txt"), "{}", results[1]);
+    h.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn allowlists_isolate_conversations_and_are_checked() {
+    let server = MockModelServer::start(vec![MockResponse::text("a"), MockResponse::text("b")])
+        .await
+        .unwrap();
+    let mut h = harness(&server, vec![("everything", everything())]).await;
+    let narrow = h
+        .engine
+        .create_conversation(ConversationSpec {
+            mcp_allowlist: Some(vec!["everything/echo".into()]),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    let warning = h.events.recv().await.unwrap();
+    assert!(matches!(&warning.msg,
+        EventMsg::Warning { message } if message.contains("read as `everything__echo`")));
+    h.run("root").await;
+    let task = h.engine.send(narrow, "narrow").unwrap();
+    h.events.recv().await.unwrap(); // idle after the root's task
+    h.until_end(task).await;
+    let root_tools = tool_names(&server, 0);
+    let narrow_tools = tool_names(&server, 1);
+    assert!(root_tools.contains(&"everything__get-sum".to_owned()));
+    let narrow_mcp: Vec<&String> = narrow_tools.iter().filter(|n| n.contains("__")).collect();
+    assert_eq!(narrow_mcp, ["everything__echo"]);
+
+    for bad in ["everything__no-such-tool", "echo", "a/b/c"] {
+        let err = h
+            .engine
+            .create_conversation(ConversationSpec {
+                mcp_allowlist: Some(vec![bad.into()]),
+                ..ConversationSpec::default()
+            })
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(bad) || err.to_string().contains("server__tool"),
+            "{err}"
+        );
+    }
+    h.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_fails_to_start_is_reported_and_the_others_work() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("e", "everything__echo", json!({"message": "still here"})),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let broken = McpServerConfig {
+        command: Some("node".into()),
+        args: vec![
+            "-e".into(),
+            "console.error('config missing: FOO'); process.exit(3)".into(),
+        ],
+        enabled: true,
+        startup_timeout_sec: Some(10.0),
+        ..McpServerConfig::default()
+    };
+    let mut h = harness(
+        &server,
+        vec![("broken", broken), ("everything", everything())],
+    )
+    .await;
+    let warning = h.events.recv().await.unwrap();
+    assert!(matches!(&warning.msg,
+        EventMsg::Warning { message } if message.contains("MCP server `broken` failed")));
+    let status = h.engine.mcp_status();
+    assert!(
+        matches!(&status["broken"], ServerStatus::Failed { stderr, .. } if stderr.contains("config missing")),
+        "{status:?}"
+    );
+    h.run("echo").await;
+    assert_eq!(last_result(&server), "Echo: still here");
+    h.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_session_fails_its_calls_clearly() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("e", "everything__echo", json!({"message": "x"})),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let mut h = harness(&server, vec![("everything", everything())]).await;
+    let pid = server_pid(&h, "everything");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let events = h.run("echo").await;
+    let result = last_result(&server);
+    assert!(result.contains("everything"), "{result}");
+    assert!(kinds(&events).contains(&"tool_call_failed".to_owned()));
+    assert!(matches!(
+        h.engine.mcp_status()["everything"],
+        ServerStatus::Failed { .. }
+    ));
+}
+
+#[tokio::test]
+async fn tool_timeouts_and_interrupts_stop_long_calls() {
+    let long = json!({"duration": 30, "steps": 30});
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "t",
+            "everything__trigger-long-running-operation",
+            long.clone(),
+        ),
+        MockResponse::text("timed out"),
+        MockResponse::tool_call("i", "everything__trigger-long-running-operation", long),
+    ])
+    .await
+    .unwrap();
+    let mut config = everything();
+    config.tool_timeout_sec = Some(1.0);
+    let mut h = harness(&server, vec![("everything", config)]).await;
+    let started = tokio::time::Instant::now();
+    h.run("wait").await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        last_result(&server).contains("did not answer within 1s"),
+        "{}",
+        last_result(&server)
+    );
+
+    h.events.recv().await.unwrap(); // idle
+    let handle = h.engine.clone();
+    let root = h.root;
+    h.engine.on_event(move |event| {
+        if matches!(&event.msg, EventMsg::ToolCallStarted { call_id, .. } if call_id == "i") {
+            handle.interrupt(root).unwrap();
+        }
+    });
+    let started = tokio::time::Instant::now();
+    let events = h.run("wait again").await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(matches!(
+        events.last().unwrap().msg,
+        EventMsg::TurnAborted { .. }
+    ));
+    h.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_leaves_no_server_processes() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let h = harness(&server, vec![("everything", everything())]).await;
+    let pid = server_pid(&h, "everything");
+    assert!(alive(pid));
+    h.engine.shutdown().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while alive(pid) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server outlived the session"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
