@@ -509,6 +509,35 @@ mod tests {
     }
 
     #[test]
+    fn mcp_servers_come_from_dot_mcp_json_and_the_config_wins() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(
+            workspace.path().join(".mcp.json"),
+            r#"{"mcpServers": {
+                "files": {"command": "npx", "args": ["-y", "server-filesystem"]},
+                "shared": {"command": "from-mcp-json"}
+            }}"#,
+        )
+        .unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{"mcpServers": {"shared": {"command": "from-config", "tool_timeout_sec": 5, "enabled": false}}}"#,
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let config = Config::load_with(workspace.path(), None, &env).unwrap();
+        assert_eq!(
+            config.mcp_servers["files"].args,
+            ["-y", "server-filesystem"]
+        );
+        let shared = &config.mcp_servers["shared"];
+        assert_eq!(shared.command.as_deref(), Some("from-config"));
+        assert_eq!(shared.tool_timeout_sec, Some(5.0));
+        assert!(!shared.enabled);
+    }
+
+    #[test]
     fn a_broken_file_names_itself() {
         let workspace = tempfile::tempdir().unwrap();
         std::fs::create_dir(workspace.path().join(".coder")).unwrap();

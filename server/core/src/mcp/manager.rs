@@ -116,6 +116,7 @@ impl McpManager {
             }
             task_manager.list_tools().await;
             task_manager.settled.send_replace(true);
+            watch_for_exits(Arc::downgrade(&task_manager)).await;
         });
         manager
     }
@@ -287,6 +288,26 @@ impl McpManager {
             let _ = service.cancel().await;
         }))
         .await;
+    }
+}
+
+/// Notices servers that exit while idle, so their status and a `warning` say so before the
+/// next call finds out. Ends with the manager.
+async fn watch_for_exits(manager: std::sync::Weak<McpManager>) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let Some(manager) = manager.upgrade() else {
+            return;
+        };
+        let closed: Vec<String> = lock(&manager.servers)
+            .iter()
+            .filter(|(_, s)| matches!(s.status, ServerStatus::Ready { .. }))
+            .filter(|(_, s)| s.peer.as_ref().is_some_and(Peer::is_transport_closed))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in closed {
+            manager.mark_exited(&name, "its connection closed");
+        }
     }
 }
 

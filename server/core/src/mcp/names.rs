@@ -30,9 +30,14 @@ fn suffix(server: &str, tool: &str) -> String {
     format!("{:08x}", hasher.finish() & 0xffff_ffff)
 }
 
+/// The plain form `server__tool`, before any shortening or collision suffix.
+pub(crate) fn plain(server: &str, tool: &str) -> String {
+    format!("{}__{}", sanitize(server), sanitize(tool))
+}
+
 /// The name for `tool` of `server`, unique among `taken` (which it joins).
 pub(crate) fn qualified(server: &str, tool: &str, taken: &mut BTreeSet<String>) -> String {
-    let plain = format!("{}__{}", sanitize(server), sanitize(tool));
+    let plain = plain(server, tool);
     let name = if plain.len() <= MAX_LEN && !taken.contains(&plain) {
         plain
     } else {

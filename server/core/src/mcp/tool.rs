@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::McpManager;
-use super::names::qualified;
+use super::names::{plain, qualified};
 use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// One tool of one MCP server, under its fully-qualified name.
@@ -58,6 +58,13 @@ pub(crate) fn view(
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     for (server, remote) in manager.tools() {
         let name = qualified(&server, &remote.name, &mut taken);
+        let wanted = plain(&server, &remote.name);
+        if name != wanted {
+            problems.push(format!(
+                "MCP tool `{}` of `{server}` is offered as `{name}` (`{wanted}` was too long or taken)",
+                remote.name
+            ));
+        }
         if allowlist.is_some_and(|list| !list.contains(&name)) {
             continue;
         }

@@ -261,6 +261,16 @@ async fn a_server_killed_mid_session_fails_its_calls_clearly() {
         h.engine.mcp_status()["everything"],
         ServerStatus::Failed { .. }
     ));
+    // A refreshed view no longer offers the dead server's tools.
+    server.push([MockResponse::text("fine")]);
+    h.engine.refresh_mcp_view(h.root).unwrap();
+    h.events.recv().await.unwrap(); // idle
+    h.run("again").await;
+    let tools = tool_names(&server, 2);
+    assert!(
+        !tools.iter().any(|t| t.starts_with("everything__")),
+        "{tools:?}"
+    );
 }
 
 #[tokio::test]
