@@ -1,17 +1,19 @@
 //! The session's MCP connection manager: starts servers, keeps their status, calls tools,
 //! shuts them down.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coder_protocol::Attachment;
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, Tool as RemoteTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -340,52 +342,89 @@ async fn start_one(
     String,
     Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
 ) {
-    let result = async {
-        let Some(program) = &config.command else {
-            return Err(match &config.url {
-                Some(url) => format!("streamable HTTP servers ({url}) are not supported yet"),
-                None => "no `command` configured".to_owned(),
-            });
-        };
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(&config.args)
-            .envs(&config.env)
-            .current_dir(match &config.cwd {
-                Some(dir) => workspace.join(dir),
-                None => workspace.clone(),
-            });
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|err| format!("cannot start `{program}`: {err}"))?;
-        let pid = transport.id();
-        if let Some(stderr) = stderr {
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    let mut tail = lock(&stderr_tail);
-                    if tail.len() == STDERR_LINES {
-                        tail.pop_front();
-                    }
-                    tail.push_back(line);
-                }
-            });
-        }
-        let timeout = config
-            .startup_timeout_sec
-            .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64);
-        match tokio::time::timeout(timeout, ().serve(transport)).await {
-            Ok(Ok(service)) => Ok((service, pid)),
-            Ok(Err(err)) => Err(format!("it did not complete the MCP handshake: {err}")),
-            Err(_) => Err(format!(
-                "it did not start within {:.0}s",
-                timeout.as_secs_f64()
-            )),
-        }
-    }
-    .await;
+    let timeout = config
+        .startup_timeout_sec
+        .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64);
+    let result = match (&config.command, &config.url) {
+        (Some(program), _) => start_stdio(program, &config, &workspace, stderr_tail, timeout).await,
+        (None, Some(url)) => start_http(url, &config, timeout).await,
+        (None, None) => Err("neither `command` nor `url` is configured".to_owned()),
+    };
     (name, result)
+}
+
+/// Starts a stdio server and initialises the MCP session.
+async fn start_stdio(
+    program: &str,
+    config: &McpServerConfig,
+    workspace: &Path,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    timeout: Duration,
+) -> Result<(RunningService<RoleClient, ()>, Option<u32>), String> {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(&config.args)
+        .envs(&config.env)
+        .current_dir(match &config.cwd {
+            Some(dir) => workspace.join(dir),
+            None => workspace.to_path_buf(),
+        });
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("cannot start `{program}`: {err}"))?;
+    let pid = transport.id();
+    if let Some(stderr) = stderr {
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut tail = lock(&stderr_tail);
+                if tail.len() == STDERR_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line);
+            }
+        });
+    }
+    handshake(().serve(transport), timeout)
+        .await
+        .map(|service| (service, pid))
+}
+
+/// Connects to a streamable HTTP server and initialises the MCP session.
+async fn start_http(
+    url: &str,
+    config: &McpServerConfig,
+    timeout: Duration,
+) -> Result<(RunningService<RoleClient, ()>, Option<u32>), String> {
+    let mut headers = HashMap::new();
+    for (name, value) in &config.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|err| format!("invalid header name `{name}`: {err}"))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|err| format!("invalid value for header `{name}`: {err}"))?;
+        headers.insert(name, value);
+    }
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers),
+    );
+    handshake(().serve(transport), timeout)
+        .await
+        .map(|service| (service, None))
+}
+
+async fn handshake<E: std::fmt::Display>(
+    serve: impl std::future::Future<Output = Result<RunningService<RoleClient, ()>, E>>,
+    timeout: Duration,
+) -> Result<RunningService<RoleClient, ()>, String> {
+    match tokio::time::timeout(timeout, serve).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(err)) => Err(format!("it did not complete the MCP handshake: {err}")),
+        Err(_) => Err(format!(
+            "it did not start within {:.0}s",
+            timeout.as_secs_f64()
+        )),
+    }
 }
 
 /// MCP content blocks as a tool result: text joined, images attached, others as JSON.

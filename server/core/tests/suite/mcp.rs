@@ -333,3 +333,65 @@ async fn shutdown_leaves_no_server_processes() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A process killed when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn streamable_http_servers_work_with_headers() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script =
+        servers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let _http_server = Killed(
+        std::process::Command::new("node")
+            .arg(script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the HTTP MCP server did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("e", "web__echo", json!({"message": "over http"})),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let config = McpServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        headers: [("x-coder-test".to_owned(), "1".to_owned())].into(),
+        enabled: true,
+        ..McpServerConfig::default()
+    };
+    let mut h = harness(&server, vec![("web", config)]).await;
+    assert!(
+        matches!(h.engine.mcp_status()["web"], ServerStatus::Ready { .. }),
+        "{:?}",
+        h.engine.mcp_status()
+    );
+    h.run("echo over http").await;
+    assert_eq!(last_result(&server), "Echo: over http");
+    h.engine.shutdown().await;
+}
