@@ -21,6 +21,21 @@ struct Cli {
 enum Command {
     /// Run one task non-interactively and exit.
     Exec(exec::ExecArgs),
+    /// Serve the LSP-style JSON-RPC protocol on stdio, for editors.
+    Lsp {
+        /// Accepted for compatibility with editor clients; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
+}
+
+/// `coder lsp`: one session for the editor on the other end of stdio.
+async fn lsp() -> anyhow::Result<ExitCode> {
+    let workspace = std::env::current_dir()?;
+    let config = coder_core::Config::load(&workspace)?;
+    let engine = coder_core::Engine::new(config)?;
+    coder_lsp::serve_stdio(engine).await;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
@@ -32,12 +47,16 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    // One thread: `exec` is I/O bound, and keeping the engine and the printer on the same
-    // thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // `exec` runs on one thread: it is I/O bound, and keeping the engine and the printer on
+    // the same thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
+    // `lsp` handles requests while tasks run, so it gets worker threads.
+    let runtime = match &cli.command {
+        Command::Exec(_) => tokio::runtime::Builder::new_current_thread(),
+        Command::Lsp { .. } => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build();
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("error: cannot start the async runtime: {err}");
@@ -47,6 +66,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Exec(args) => exec::run(args).await,
+            Command::Lsp { stdio: _ } => lsp().await,
         }
     });
     match result {
