@@ -9,7 +9,7 @@ use coder_protocol::EventMsg;
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::json;
 
-use super::support::{Harness, kinds};
+use super::support::{Harness, kinds, last_tool_result};
 
 /// Where `scripts/setup-mcp-servers.sh` installed the servers (it runs here if needed).
 fn servers_dir() -> PathBuf {
@@ -73,19 +73,6 @@ fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect()
-}
-
-fn last_result(server: &MockModelServer) -> String {
-    let requests = server.requests();
-    let messages = requests.last().unwrap().body["messages"].clone();
-    messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .unwrap()
 }
 
 /// The process id of a ready server.
@@ -233,7 +220,7 @@ async fn a_server_that_fails_to_start_is_reported_and_the_others_work() {
         "{status:?}"
     );
     h.run("echo").await;
-    assert_eq!(last_result(&server), "Echo: still here");
+    assert_eq!(last_tool_result(&server), "Echo: still here");
     h.engine.shutdown().await;
 }
 
@@ -254,7 +241,7 @@ async fn a_server_killed_mid_session_fails_its_calls_clearly() {
     .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let events = h.run("echo").await;
-    let result = last_result(&server);
+    let result = last_tool_result(&server);
     assert!(result.contains("everything"), "{result}");
     assert!(kinds(&events).contains(&"tool_call_failed".to_owned()));
     assert!(matches!(
@@ -294,9 +281,9 @@ async fn tool_timeouts_and_interrupts_stop_long_calls() {
     h.run("wait").await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
-        last_result(&server).contains("did not answer within 1s"),
+        last_tool_result(&server).contains("did not answer within 1s"),
         "{}",
-        last_result(&server)
+        last_tool_result(&server)
     );
 
     h.events.recv().await.unwrap(); // idle
@@ -392,6 +379,6 @@ async fn streamable_http_servers_work_with_headers() {
         h.engine.mcp_status()
     );
     h.run("echo over http").await;
-    assert_eq!(last_result(&server), "Echo: over http");
+    assert_eq!(last_tool_result(&server), "Echo: over http");
     h.engine.shutdown().await;
 }

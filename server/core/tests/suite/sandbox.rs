@@ -6,20 +6,7 @@ use coder_protocol::{EventMsg, Mode, PermissionDecision};
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::json;
 
-use super::support::{Harness, answer_with};
-
-fn last_tool_result(server: &MockModelServer) -> String {
-    let requests = server.requests();
-    let messages = requests.last().unwrap().body["messages"].clone();
-    messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .unwrap()
-}
+use super::support::{Harness, answer_with, last_tool_result};
 
 #[tokio::test]
 async fn file_tools_refuse_dotdot_absolute_and_symlinked_escapes() {

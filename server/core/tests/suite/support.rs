@@ -194,3 +194,17 @@ pub fn answer_with(engine: &Engine, decision: PermissionDecision) -> Arc<Mutex<V
     });
     seen
 }
+
+/// What the model was last told by a tool: the last tool message of the last request.
+pub fn last_tool_result(server: &MockModelServer) -> String {
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].clone();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .unwrap()
+}
