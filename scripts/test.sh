@@ -4,8 +4,8 @@
 #   bash scripts/test.sh
 #
 # Formatting, clippy with warnings denied, the whole workspace's tests (the model in them
-# is coder-testkit's real HTTP mock server), then the end-to-end test against a real local
-# model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
+# is coder-testkit's real HTTP mock server), `coder lsp` driven from Node with
+# vscode-jsonrpc, then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
 # repository by scripts/setup-local-model.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,6 +20,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (workspace, mock model server)"
 cargo test --workspace --locked
+
+step "coder lsp driven by vscode-jsonrpc from Node"
+cargo build --locked -p coder -p coder-testkit
+(cd tests/lsp-node && npm ci --no-audit --no-fund && node --test)
 
 step "end-to-end against a real local model"
 bash scripts/with-local-model.sh \
