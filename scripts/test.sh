@@ -5,7 +5,7 @@
 #
 # Formatting, clippy with warnings denied, the whole workspace's tests (the model in them
 # is coder-testkit's real HTTP mock server), `coder lsp` driven from Node with
-# vscode-jsonrpc, then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
+# vscode-jsonrpc and from headless Neovim (installed with apt when missing), then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
 # repository by scripts/setup-local-model.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,6 +24,12 @@ cargo test --workspace --locked
 step "coder lsp driven by vscode-jsonrpc from Node"
 cargo build --locked -p coder -p coder-testkit
 (cd tests/lsp-node && npm ci --no-audit --no-fund && node --test)
+
+step "coder lsp driven by headless Neovim's LSP client"
+if ! command -v nvim >/dev/null 2>&1; then
+    (apt-get install -y neovim || (apt-get update && apt-get install -y neovim)) >&2
+fi
+bash tests/neovim/run.sh
 
 step "end-to-end against a real local model"
 bash scripts/with-local-model.sh \

@@ -345,6 +345,7 @@ async fn streamable_http_servers_work_with_headers() {
             .arg(script)
             .arg("streamableHttp")
             .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap(),
