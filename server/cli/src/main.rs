@@ -69,6 +69,9 @@ fn main() -> ExitCode {
             Command::Lsp { stdio: _ } => lsp().await,
         }
     });
+    // A read of stdin may still be parked on a blocking thread (the client kept stdin open
+    // after `exit`); do not wait for it.
+    runtime.shutdown_background();
     match result {
         Ok(code) => code,
         Err(err) => {

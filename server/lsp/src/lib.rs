@@ -5,6 +5,7 @@
 //! asks go out as `permission/request` server-to-client requests from tasks of their own, so
 //! no request handler ever awaits the client. Logs go to stderr, never to stdout.
 
+mod framing;
 mod methods;
 
 use coder_core::{Engine, EngineError};
@@ -101,9 +102,24 @@ pub async fn serve_stdio(engine: Engine) {
     .custom_method("conversation/destroy", Backend::destroy)
     .custom_method("conversation/interrupt", Backend::interrupt)
     .finish();
-    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+    let (to_service, service_input) = tokio::io::duplex(1 << 16);
+    let (service_output, from_service) = tokio::io::duplex(1 << 16);
+    let (answers, answers_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(framing::guard_input(
+        tokio::io::stdin(),
+        to_service,
+        answers,
+    ));
+    let writer = tokio::spawn(framing::merge_output(
+        from_service,
+        answers_rx,
+        tokio::io::stdout(),
+    ));
+    Server::new(service_input, service_output, socket)
         .serve(service)
         .await;
+    // The server's output is closed now; let the writer flush what is left.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     // The client is gone (exit or closed stdin): stop work and reap the MCP servers.
     engine.deny_pending_permissions();
     engine.shutdown().await;

@@ -231,7 +231,7 @@ async fn a_conversation_over_stdio_with_a_permission_request() {
 }
 
 #[tokio::test]
-async fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
+async fn bad_input_gets_errors_and_the_server_keeps_serving() {
     let server = MockModelServer::start(vec![]).await.unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let mut client = Client::start(workspace.path(), &server, "balanced");
@@ -242,8 +242,18 @@ async fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
         .await;
     assert_eq!(early["error"]["code"], -32002, "{early}");
 
-    // FIXME: a frame with malformed JSON makes tower-lsp-server end the connection; the
-    // issue asks for a -32700 answer and service as usual. Not covered here until fixed.
+    let body = "{not json";
+    let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    client.stdin.write_all(frame.as_bytes()).await.unwrap();
+    let parse_error = client.read().await;
+    assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
+    client
+        .stdin
+        .write_all(b"Content-Type: nothing-else\r\n\r\n")
+        .await
+        .unwrap();
+    let header_error = client.read().await;
+    assert_eq!(header_error["error"]["code"], -32700, "{header_error}");
 
     let init = client
         .request("initialize", json!({"capabilities": {}}), &mut seen)
