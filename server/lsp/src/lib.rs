@@ -1,38 +1,28 @@
 //! `coder lsp`: the engine behind an LSP-style JSON-RPC 2.0 server on stdio.
 //!
-//! One session per connection. Requests map to engine calls; every engine event goes out as a
-//! `conversation/event` notification, in `seq` order, from one forwarding task; permission
-//! asks go out as `permission/request` server-to-client requests from tasks of their own, so
-//! no request handler ever awaits the client. Logs go to stderr, never to stdout.
+//! One session per connection. Requests map to engine calls ([`methods`]); every engine event
+//! goes out as a `conversation/event` notification, in `seq` order, from the one stdout
+//! writer ([`output`]), batched per burst; permission asks go out as `permission/request`
+//! server-to-client requests from tasks of their own ([`permissions`]), so no request
+//! handler ever awaits the client. A framing guard ([`framing`]) answers malformed input
+//! and keeps the connection. Logs go to stderr, never to stdout.
 
 mod framing;
 mod methods;
+mod output;
+mod permissions;
 
-use coder_core::{Engine, EngineError};
+use coder_core::Engine;
 use coder_protocol::EventMsg;
-use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use coder_protocol::methods::{
+    CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
+    CONVERSATION_LIST, CONVERSATION_SEND, METHODS, PROTOCOL_VERSION,
+};
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
 };
 use tower_lsp_server::{LanguageServer, LspService, Server};
-
-pub use methods::{
-    CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams, ListParams,
-    PermissionParams, PermissionResult, SendParams, SendResult, TargetParams,
-};
-
-/// The coder protocol version advertised in `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.1";
-
-/// The methods this server answers besides the LSP lifecycle.
-pub const METHODS: [&str; 6] = [
-    "conversation/create",
-    "conversation/send",
-    "conversation/list",
-    "conversation/history",
-    "conversation/destroy",
-    "conversation/interrupt",
-];
 
 /// The server state of one connection.
 pub struct Backend {
@@ -66,60 +56,55 @@ impl LanguageServer for Backend {
     }
 }
 
-fn engine_error(err: EngineError) -> Error {
-    let code = match err {
-        EngineError::UnknownConversation(_)
-        | EngineError::RootConversation
-        | EngineError::InvalidSpec(_)
-        | EngineError::UnknownPermissionRequest(_) => ErrorCode::InvalidParams,
-        _ => ErrorCode::InternalError,
-    };
-    Error {
-        code,
-        message: err.to_string().into(),
-        data: None,
-    }
-}
-
 /// Serves one session on stdin/stdout until the client exits or goes away.
 pub async fn serve_stdio(engine: Engine) {
+    serve(engine, tokio::io::stdin(), tokio::io::stdout()).await;
+}
+
+/// Serves one session over `input` and `output` (stdio in production).
+pub async fn serve(
+    engine: Engine,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) {
+    let (frames, frames_rx) = tokio::sync::mpsc::unbounded_channel();
     let events = engine.subscribe();
-    let forward_engine = engine.clone();
-    let (service, socket) = LspService::build(move |client| {
-        tokio::spawn(methods::forward_events(
-            client.clone(),
-            forward_engine.clone(),
-            events,
-        ));
+    let mut writer = None;
+    let writer_slot = &mut writer;
+    let backend_engine = engine.clone();
+    let mut builder = LspService::build(move |client| {
+        let asker = output::Asker {
+            client,
+            engine: backend_engine.clone(),
+        };
+        *writer_slot = Some(tokio::spawn(output::run(frames_rx, events, asker, output)));
         Backend {
-            engine: forward_engine,
+            engine: backend_engine,
         }
     })
-    .custom_method("conversation/create", Backend::create)
-    .custom_method("conversation/send", Backend::send)
-    .custom_method("conversation/list", Backend::list)
-    .custom_method("conversation/history", Backend::history)
-    .custom_method("conversation/destroy", Backend::destroy)
-    .custom_method("conversation/interrupt", Backend::interrupt)
-    .finish();
+    .custom_method(CONVERSATION_CREATE, Backend::create)
+    .custom_method(CONVERSATION_SEND, Backend::send)
+    .custom_method(CONVERSATION_LIST, Backend::list)
+    .custom_method(CONVERSATION_HISTORY, Backend::history)
+    .custom_method(CONVERSATION_DESTROY, Backend::destroy)
+    .custom_method(CONVERSATION_INTERRUPT, Backend::interrupt);
+    if std::env::var_os("CODER_LSP_TEST_HOOKS").is_some_and(|v| v == "1") {
+        builder = builder.custom_method("coder/test/panic", Backend::test_panic);
+    }
+    let (service, socket) = builder.finish();
     let (to_service, service_input) = tokio::io::duplex(1 << 16);
     let (service_output, from_service) = tokio::io::duplex(1 << 16);
-    let (answers, answers_rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(framing::guard_input(
-        tokio::io::stdin(),
-        to_service,
-        answers,
-    ));
-    let writer = tokio::spawn(framing::merge_output(
-        from_service,
-        answers_rx,
-        tokio::io::stdout(),
-    ));
+    tokio::spawn(framing::guard_input(input, to_service, frames.clone()));
+    let relay = tokio::spawn(framing::relay_service(from_service, frames));
     Server::new(service_input, service_output, socket)
         .serve(service)
         .await;
-    // The server's output is closed now; let the writer flush what is left.
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+    // The service's output is closed now: let the relay pass on its last frames and the
+    // writer flush them.
+    let _ = relay.await;
+    if let Some(writer) = writer {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+    }
     // The client is gone (exit or closed stdin): stop work and reap the MCP servers.
     engine.deny_pending_permissions();
     engine.shutdown().await;

@@ -1,7 +1,8 @@
 //! The wire vocabulary of coder: everything that crosses a process or language boundary.
 //!
 //! This crate holds data only: ids, the [`Event`] stream every front door forwards, the
-//! OpenAI Chat Completions message model used for history and snapshots, and token usage.
+//! OpenAI Chat Completions message model used for history and snapshots, token usage, and
+//! the params and results of the `coder lsp` methods ([`methods`]).
 //! It has no logic beyond serde, so every front door (LSP, Node, terminal) can depend on it
 //! without pulling in the engine.
 //!
@@ -13,6 +14,7 @@ mod conversation;
 mod event;
 mod ids;
 mod message;
+pub mod methods;
 mod permission;
 mod todo;
 mod usage;

@@ -1,0 +1,456 @@
+//! The conversation methods, events and permission requests, seen from the wire.
+
+use std::time::Duration;
+
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::{Client, event_types, events};
+
+#[tokio::test]
+async fn a_conversation_over_stdio_with_a_permission_request() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("Hello from coder."),
+        MockResponse::tool_call("w", "write", json!({"path": "made.txt", "content": "x\n"})),
+        MockResponse::text("Written."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    let mut seen = Vec::new();
+
+    let init = client
+        .request("initialize", json!({"capabilities": {}}), &mut seen)
+        .await;
+    let coder = &init["result"]["capabilities"]["experimental"]["coder"];
+    assert_eq!(coder["protocolVersion"], "0.1");
+    assert!(
+        coder["methods"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("conversation/send"))
+    );
+    client
+        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+
+    let created = client
+        .request("conversation/create", json!({}), &mut seen)
+        .await;
+    let conversation = created["result"]["conversationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let sent = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": conversation, "text": "hi"}),
+            &mut seen,
+        )
+        .await;
+    let task = sent["result"]["taskId"].as_str().unwrap().to_owned();
+    while !event_types(&seen).contains(&"task_complete".to_owned()) {
+        seen.push(client.read().await);
+    }
+    let events: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "conversation/event")
+        .map(|m| &m["params"]["event"])
+        .collect();
+    assert!(
+        events
+            .iter()
+            .all(|e| e["conversationId"] == conversation.as_str())
+    );
+    assert!(events.iter().any(|e| e["taskId"] == task.as_str()));
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "agent_message_delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Hello from coder.");
+    for pair in events.windows(2) {
+        assert_eq!(
+            pair[1]["seq"].as_u64().unwrap(),
+            pair[0]["seq"].as_u64().unwrap() + 1
+        );
+    }
+
+    // A write asks the editor, which allows it.
+    seen.clear();
+    client
+        .request(
+            "conversation/send",
+            json!({"conversationId": conversation, "text": "write a file"}),
+            &mut seen,
+        )
+        .await;
+    let ask = loop {
+        let message = client.read().await;
+        if message["method"] == "permission/request" {
+            break message;
+        }
+        seen.push(message);
+    };
+    assert_eq!(ask["params"]["toolName"], "write");
+    assert_eq!(ask["params"]["conversationId"], conversation.as_str());
+    client
+        .write(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "allow_once"}}))
+        .await;
+    let mut completed = 0;
+    while completed == 0 {
+        let message = client.read().await;
+        if message["params"]["event"]["type"] == "task_complete" {
+            completed += 1;
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("made.txt")).unwrap(),
+        "x\n"
+    );
+
+    let list = client
+        .request("conversation/list", json!({}), &mut seen)
+        .await;
+    assert_eq!(list["result"]["conversations"].as_array().unwrap().len(), 2);
+    let unknown = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": "00000000-0000-0000-0000-000000000000", "text": "x"}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602);
+
+    client.request("shutdown", Value::Null, &mut seen).await;
+    client
+        .write(json!({"jsonrpc": "2.0", "method": "exit"}))
+        .await;
+    let status = tokio::time::timeout(Duration::from_secs(10), client.child.wait())
+        .await
+        .expect("coder lsp did not exit")
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn history_list_and_destroy_over_the_wire() {
+    let server = MockModelServer::start(vec![MockResponse::text("Noted.")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    let created = client
+        .request(
+            "conversation/create",
+            json!({"userInstructions": "You review Rust.", "mode": "plan"}),
+            &mut seen,
+        )
+        .await;
+    let id = created["result"]["conversationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client
+        .request(
+            "conversation/send",
+            json!({"conversationId": id, "text": "Look at main.rs"}),
+            &mut seen,
+        )
+        .await;
+    client.until_events("task_complete", 1, &mut seen).await;
+
+    let history = client
+        .request(
+            "conversation/history",
+            json!({"conversationId": id}),
+            &mut seen,
+        )
+        .await;
+    let entries = history["result"]["entries"].as_array().unwrap();
+    let texts: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|e| (e["role"].as_str().unwrap(), e["text"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "You review Rust."),
+            ("user", "Look at main.rs"),
+            ("assistant", "Noted.")
+        ]
+    );
+    let last = client
+        .request(
+            "conversation/history",
+            json!({"conversationId": id, "limit": 1}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(last["result"]["entries"][0]["text"], "Noted.");
+
+    let list = client
+        .request("conversation/list", Value::Null, &mut seen)
+        .await;
+    let conversations = list["result"]["conversations"].as_array().unwrap();
+    assert_eq!(conversations.len(), 2);
+    let ours = conversations
+        .iter()
+        .find(|c| c["id"] == id.as_str())
+        .unwrap();
+    assert_eq!(ours["messageCount"], 3);
+    assert_eq!(ours["isRoot"], false);
+    assert!(ours["lastActiveAt"].as_str().unwrap().contains('T'));
+
+    let refused = client
+        .request(
+            "conversation/destroy",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(refused["result"]["ok"], false);
+    assert!(
+        refused["result"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("root")
+    );
+    let destroyed = client
+        .request(
+            "conversation/destroy",
+            json!({"conversationId": id}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(destroyed["result"], json!({"ok": true}));
+    let gone = client
+        .request(
+            "conversation/history",
+            json!({"conversationId": id}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn input_sent_while_a_task_runs_is_queued_and_runs_next() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text_deltas(40, "first ").with_delay(10),
+        MockResponse::text("second"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    let first = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "one"}),
+            &mut seen,
+        )
+        .await;
+    let second = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "two"}),
+            &mut seen,
+        )
+        .await;
+    let (first, second) = (
+        first["result"]["taskId"].as_str().unwrap().to_owned(),
+        second["result"]["taskId"].as_str().unwrap().to_owned(),
+    );
+    assert_ne!(first, second);
+    client.until_events("task_complete", 2, &mut seen).await;
+    let order: Vec<(String, String)> = events(&seen)
+        .filter(|e| ["task_started", "task_complete"].contains(&e["type"].as_str().unwrap()))
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["taskId"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("task_started".to_owned(), first.clone()),
+            ("task_complete".to_owned(), first),
+            ("task_started".to_owned(), second.clone()),
+            ("task_complete".to_owned(), second),
+        ]
+    );
+    let history = client
+        .request(
+            "conversation/history",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    let texts: Vec<&str> = history["result"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[0], "one");
+    assert_eq!(texts[2], "two");
+    assert_eq!(texts[3], "second");
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn interrupt_ends_the_task_and_kills_its_command() {
+    let server = MockModelServer::start(vec![MockResponse::tool_call(
+        "b",
+        "bash",
+        json!({"command": "echo $$ > pid.txt; sleep 30"}),
+    )])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "yolo");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    let sent = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "wait"}),
+            &mut seen,
+        )
+        .await;
+    let task = sent["result"]["taskId"].as_str().unwrap().to_owned();
+    client.until_events("tool_call_started", 1, &mut seen).await;
+    let pid_file = workspace.path().join("pid.txt");
+    let pid = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(pid) = std::fs::read_to_string(&pid_file)
+                && let Ok(pid) = pid.trim().parse::<u32>()
+            {
+                return pid;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the command did not start");
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+
+    let answer = client
+        .request(
+            "conversation/interrupt",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(answer["result"], json!({}));
+    client.until_events("turn_aborted", 1, &mut seen).await;
+    let aborted = events(&seen).find(|e| e["type"] == "turn_aborted").unwrap();
+    assert_eq!(aborted["reason"], "interrupted");
+    assert_eq!(aborted["taskId"], task.as_str());
+    assert!(!event_types(&seen).contains(&"task_complete".to_owned()));
+    let reaped = tokio::time::timeout(Duration::from_secs(5), async {
+        // The shell is gone, or a zombie nobody waits for would still be a leak.
+        while std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(reaped.is_ok(), "the command survived the interrupt");
+
+    // The session is idle again and takes new input.
+    server.push([MockResponse::text("ready")]);
+    client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "again"}),
+            &mut seen,
+        )
+        .await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "Summarise the plan."}),
+        ),
+        MockResponse::text("The plan, summarised."),
+        MockResponse::text("Done with the handoff."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "delegate"}),
+            &mut seen,
+        )
+        .await;
+    client.until_events("task_complete", 2, &mut seen).await;
+    client.until_events("state_changed", 2, &mut seen).await;
+    let order: Vec<String> = events(&seen)
+        .map(|e| {
+            let kind = e["type"].as_str().unwrap();
+            let side = if e["conversationId"] == root.as_str() {
+                "A"
+            } else {
+                "B"
+            };
+            match kind {
+                "turn_aborted" => format!("{side} turn_aborted({})", e["reason"].as_str().unwrap()),
+                "state_changed" => {
+                    format!("{side} state_changed({})", e["state"].as_str().unwrap())
+                }
+                _ => format!("{side} {kind}"),
+            }
+        })
+        .filter(|line| !line.ends_with("agent_message_delta"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "A state_changed(running)",
+            "A task_started",
+            "A token_count",
+            "A tool_call_started",
+            "A turn_aborted(replaced)",
+            "B task_started",
+            "B agent_message",
+            "B token_count",
+            "B task_complete",
+            "A task_started",
+            "A tool_call_completed",
+            "A agent_message",
+            "A token_count",
+            "A task_complete",
+            "A state_changed(idle)",
+        ]
+    );
+    let seqs: Vec<u64> = events(&seen).map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    client.stop().await;
+}

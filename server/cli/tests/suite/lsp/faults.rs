@@ -1,0 +1,224 @@
+//! Bad input and faults: each gets the right error, and the server keeps serving.
+
+use std::time::Duration;
+
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use super::Client;
+
+#[tokio::test]
+async fn bad_input_gets_errors_and_the_server_keeps_serving() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    let mut seen = Vec::new();
+
+    let early = client
+        .request("conversation/list", json!({}), &mut seen)
+        .await;
+    assert_eq!(early["error"]["code"], -32002, "{early}");
+
+    let body = "{not json";
+    let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    client.stdin.write_all(frame.as_bytes()).await.unwrap();
+    let parse_error = client.read().await;
+    assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
+    client
+        .stdin
+        .write_all(b"Content-Type: nothing-else\r\n\r\n")
+        .await
+        .unwrap();
+    let header_error = client.read().await;
+    assert_eq!(header_error["error"]["code"], -32700, "{header_error}");
+
+    let init = client
+        .request("initialize", json!({"capabilities": {}}), &mut seen)
+        .await;
+    assert!(init["result"]["capabilities"].is_object());
+    client
+        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+    let unknown = client
+        .request("conversation/fly", json!({}), &mut seen)
+        .await;
+    assert_eq!(unknown["error"]["code"], -32601);
+    let invalid = client
+        .request("conversation/send", json!({"conversationId": 7}), &mut seen)
+        .await;
+    assert_eq!(invalid["error"]["code"], -32602);
+    let list = client
+        .request("conversation/list", json!({}), &mut seen)
+        .await;
+    assert_eq!(list["result"]["conversations"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_mid_task_ends_the_task_and_the_server() {
+    let server =
+        MockModelServer::start(vec![MockResponse::text_deltas(500, "slow ").with_delay(20)])
+            .await
+            .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    let mut seen = Vec::new();
+    client
+        .request("initialize", json!({"capabilities": {}}), &mut seen)
+        .await;
+    client
+        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+    let list = client
+        .request("conversation/list", json!({}), &mut seen)
+        .await;
+    let root = list["result"]["conversations"][0]["id"].clone();
+    client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "talk"}),
+            &mut seen,
+        )
+        .await;
+    while !seen
+        .iter()
+        .any(|m| m["params"]["event"]["type"] == "agent_message_delta")
+    {
+        seen.push(client.read().await);
+    }
+    let Client {
+        mut child, stdin, ..
+    } = client;
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("coder lsp did not exit after stdin closed")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        server
+            .wait_for(Duration::from_secs(5), |r| r[0].client_disconnected)
+            .await,
+        "the model stream was still being read"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_content_length_costs_one_error_and_the_next_frame_is_read() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    // The header claims 10 bytes fewer than the body has.
+    let body = json!({"jsonrpc": "2.0", "id": 50, "method": "conversation/list", "params": {}})
+        .to_string();
+    let short = format!("Content-Length: {}\r\n\r\n{body}", body.len() - 10);
+    client.write_raw(short.as_bytes()).await;
+    let parse_error = client.read().await;
+    assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
+    assert_eq!(parse_error["id"], serde_json::Value::Null);
+    let mut seen = Vec::new();
+    let list = client
+        .request("conversation/list", json!({}), &mut seen)
+        .await;
+    assert_eq!(
+        list["result"]["conversations"].as_array().unwrap().len(),
+        1,
+        "{list}"
+    );
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn methods_without_params_and_unknown_conversations_get_clear_answers() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    client
+        .write(json!({"jsonrpc": "2.0", "id": 90, "method": "conversation/list"}))
+        .await;
+    let list = client.response(90, &mut seen).await;
+    assert_eq!(
+        list["result"]["conversations"].as_array().unwrap().len(),
+        1,
+        "{list}"
+    );
+    client
+        .write(json!({"jsonrpc": "2.0", "id": 91, "method": "conversation/send"}))
+        .await;
+    let missing = client.response(91, &mut seen).await;
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("conversationId"),
+        "{missing}"
+    );
+    let nobody = json!({"conversationId": "00000000-0000-0000-0000-000000000000"});
+    for method in ["conversation/history", "conversation/interrupt"] {
+        let answer = client.request(method, nobody.clone(), &mut seen).await;
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("00000000"),
+            "{method}: {answer}"
+        );
+    }
+    let destroy = client
+        .request("conversation/destroy", nobody, &mut seen)
+        .await;
+    assert_eq!(destroy["result"]["ok"], false, "{destroy}");
+    let root = client.root().await;
+    let empty = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(empty["error"]["code"], -32602, "{empty}");
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn a_panic_inside_a_request_fails_only_that_request() {
+    let server = MockModelServer::start(vec![MockResponse::text("still here")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start_with(
+        workspace.path(),
+        &server,
+        "balanced",
+        &[("CODER_LSP_TEST_HOOKS", "1")],
+    );
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    let panicked = client
+        .request("coder/test/panic", json!({}), &mut seen)
+        .await;
+    assert_eq!(panicked["error"]["code"], -32603, "{panicked}");
+    assert!(
+        panicked["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deliberate"),
+        "{panicked}"
+    );
+    let root = client.root().await;
+    client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "hi"}),
+            &mut seen,
+        )
+        .await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
+}

@@ -1,0 +1,177 @@
+//! `coder lsp` driven over real stdio with LSP framing, against the mock model.
+
+mod conversations;
+mod faults;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use coder_testkit::MockModelServer;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// A minimal LSP client: framed JSON-RPC over the child's stdio.
+pub(super) struct Client {
+    pub child: Child,
+    pub stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: i64,
+}
+
+impl Client {
+    pub fn start(workspace: &std::path::Path, server: &MockModelServer, preset: &str) -> Self {
+        Self::start_with(workspace, server, preset, &[])
+    }
+
+    /// Starts `coder lsp` in `workspace` with the permission `preset` and extra environment.
+    pub fn start_with(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+        env: &[(&str, &str)],
+    ) -> Self {
+        std::fs::create_dir_all(workspace.join(".coder")).unwrap();
+        std::fs::write(
+            workspace.join(".coder/config.json"),
+            json!({"permissions": {"preset": preset}}).to_string(),
+        )
+        .unwrap();
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
+            .args(["lsp", "--stdio"])
+            .current_dir(workspace)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", workspace)
+            .env("OPENAI_BASE_URL", server.openai_base_url())
+            .env("OPENAI_API_KEY", "k")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        }
+    }
+
+    pub async fn write(&mut self, message: Value) {
+        let body = message.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.write_raw(frame.as_bytes()).await;
+    }
+
+    pub async fn write_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    pub async fn read(&mut self) -> Value {
+        let read = async {
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                self.stdout.read_line(&mut line).await.unwrap();
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(value) = line.strip_prefix("Content-Length: ") {
+                    length = value.parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            self.stdout.read_exact(&mut body).await.unwrap();
+            serde_json::from_slice(&body).unwrap()
+        };
+        tokio::time::timeout(Duration::from_secs(20), read)
+            .await
+            .expect("no message from coder lsp within 20 s")
+    }
+
+    /// Sends a request and returns its response, collecting what arrives meanwhile.
+    pub async fn request(&mut self, method: &str, params: Value, seen: &mut Vec<Value>) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.write(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.response(id, seen).await
+    }
+
+    /// Reads until the response to request `id`, collecting what arrives meanwhile.
+    pub async fn response(&mut self, id: i64, seen: &mut Vec<Value>) -> Value {
+        loop {
+            let message = self.read().await;
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            seen.push(message);
+        }
+    }
+
+    /// The `initialize` / `initialized` handshake with `capabilities`.
+    pub async fn initialize(&mut self, capabilities: Value) -> Value {
+        let init = self
+            .request(
+                "initialize",
+                json!({"capabilities": capabilities}),
+                &mut Vec::new(),
+            )
+            .await;
+        self.write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        init
+    }
+
+    /// The root conversation's id.
+    pub async fn root(&mut self) -> String {
+        let list = self
+            .request("conversation/list", json!({}), &mut Vec::new())
+            .await;
+        list["result"]["conversations"][0]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// Reads messages into `seen` until `count` events of type `kind` have been seen in all.
+    pub async fn until_events(&mut self, kind: &str, count: usize, seen: &mut Vec<Value>) {
+        while event_types(seen).iter().filter(|t| *t == kind).count() < count {
+            seen.push(self.read().await);
+        }
+    }
+
+    /// `shutdown` then `exit`; the server must exit 0.
+    pub async fn stop(mut self) {
+        self.request("shutdown", Value::Null, &mut Vec::new()).await;
+        self.write(json!({"jsonrpc": "2.0", "method": "exit"}))
+            .await;
+        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+            .await
+            .expect("coder lsp did not exit")
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+}
+
+/// The `type` of every `conversation/event` notification among `messages`, in order.
+pub(super) fn event_types(messages: &[Value]) -> Vec<String> {
+    events(messages)
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The events among `messages`, in order.
+pub(super) fn events(messages: &[Value]) -> impl Iterator<Item = &Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "conversation/event")
+        .map(|m| &m["params"]["event"])
+}

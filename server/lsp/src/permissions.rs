@@ -1,0 +1,39 @@
+//! `permission/request`: asking the editor, and taking its answer back to the engine.
+
+use coder_core::Engine;
+use coder_protocol::PermissionDecision;
+use coder_protocol::methods::{PERMISSION_REQUEST, PermissionParams, PermissionResult};
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::request::Request;
+
+enum PermissionAsk {}
+
+impl Request for PermissionAsk {
+    type Params = PermissionParams;
+    type Result = PermissionResult;
+    const METHOD: &'static str = PERMISSION_REQUEST;
+}
+
+/// Sends the request from a task of its own (never from a request handler, which could
+/// deadlock tower-lsp) and hands the answer to the engine by request id. An error answer,
+/// or one that does not parse, denies the call and tells the model why.
+pub(crate) fn ask(client: Client, engine: Engine, params: PermissionParams) {
+    tokio::spawn(async move {
+        let request_id = params.request_id.clone();
+        let decision = match client.send_request::<PermissionAsk>(params).await {
+            Ok(decision) => decision,
+            Err(err) => {
+                tracing::warn!("permission request {request_id} failed: {err}");
+                PermissionDecision::Deny {
+                    message: Some(format!(
+                        "the editor did not answer the permission request: {}",
+                        err.message
+                    )),
+                }
+            }
+        };
+        if let Err(err) = engine.respond_permission(&request_id, decision) {
+            tracing::warn!("permission answer not delivered: {err}");
+        }
+    });
+}

@@ -1,0 +1,146 @@
+//! The `coder lsp` methods: their params and results, the event notification and the
+//! permission request (see docs/protocol.md). Field names are camelCase on the wire.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{
+    ConversationId, ConversationSummary, Event, HistoryEntry, InputItem, Mode, PermissionDecision,
+    TaskId, ToolsPrefs,
+};
+
+/// The coder protocol version advertised in `initialize`.
+pub const PROTOCOL_VERSION: &str = "0.1";
+
+/// Client-to-server methods besides the LSP lifecycle.
+pub const CONVERSATION_CREATE: &str = "conversation/create";
+pub const CONVERSATION_SEND: &str = "conversation/send";
+pub const CONVERSATION_LIST: &str = "conversation/list";
+pub const CONVERSATION_HISTORY: &str = "conversation/history";
+pub const CONVERSATION_DESTROY: &str = "conversation/destroy";
+pub const CONVERSATION_INTERRUPT: &str = "conversation/interrupt";
+/// Server-to-client notification carrying one engine event.
+pub const CONVERSATION_EVENT: &str = "conversation/event";
+/// Server-to-client request asking a person to approve a tool call.
+pub const PERMISSION_REQUEST: &str = "permission/request";
+
+/// Every client-to-server method, as advertised in `initialize`.
+pub const METHODS: [&str; 6] = [
+    CONVERSATION_CREATE,
+    CONVERSATION_SEND,
+    CONVERSATION_LIST,
+    CONVERSATION_HISTORY,
+    CONVERSATION_DESTROY,
+    CONVERSATION_INTERRUPT,
+];
+
+/// `conversation/create` params; every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CreateParams {
+    /// Replaces the built-in system prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_instructions: Option<String>,
+    /// Like `baseInstructions`, read from a file relative to the workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_instructions_file: Option<String>,
+    /// Becomes the first user message of the conversation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_instructions: Option<String>,
+    /// MCP tools (`server__tool`) the conversation may see; absent sees all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_allowlist: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools_prefs: Option<ToolsPrefs>,
+    /// Clamped to the session's mode when looser.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// The model for this conversation's requests; absent uses the session's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateResult {
+    pub conversation_id: ConversationId,
+}
+
+/// `conversation/send` params: `text`, `items`, or both (text first).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendParams {
+    pub conversation_id: ConversationId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<InputItem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendResult {
+    pub task_id: TaskId,
+}
+
+/// Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetParams {
+    pub conversation_id: ConversationId,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct ListResult {
+    pub conversations: Vec<ConversationSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryParams {
+    pub conversation_id: ConversationId,
+    /// The last `limit` entries; absent returns all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct HistoryResult {
+    pub entries: Vec<HistoryEntry>,
+}
+
+/// `conversation/destroy` result: `ok: false` with a reason for the root conversation or
+/// an unknown id.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct DestroyResult {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `conversation/interrupt` result: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+pub struct InterruptResult {}
+
+/// `conversation/event` params: one engine event, unchanged.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct EventParams {
+    pub event: Event,
+}
+
+/// `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
+/// `{ decision: "allow_once" | "allow_always" | "deny", message? }`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionParams {
+    pub request_id: String,
+    pub conversation_id: ConversationId,
+    pub task_id: Option<TaskId>,
+    pub tool_name: String,
+    pub arguments: Value,
+    pub summary: String,
+    pub options: Vec<String>,
+}
+
+/// The client's answer to `permission/request`.
+pub type PermissionResult = PermissionDecision;
