@@ -34,7 +34,7 @@ async fn lsp() -> anyhow::Result<ExitCode> {
     let workspace = std::env::current_dir()?;
     let config = coder_core::Config::load(&workspace)?;
     let engine = coder_core::Engine::new(config)?;
-    coder_lsp::serve_stdio(engine).await;
+    coder_lsp::serve_stdio(engine, &workspace).await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -11,6 +11,7 @@ use tokio::runtime::Handle;
 
 use crate::config::Config;
 use crate::conversation::{Conversation, ConversationSpec, history_entries};
+use crate::documents::Documents;
 use crate::events::{EventHub, EventReceiver};
 use crate::mcp::{McpManager, ServerStatus};
 use crate::model::{ModelClient, ToolSpec};
@@ -60,6 +61,9 @@ pub(crate) struct Inner {
     pub runtime: Handle,
     pub scheduler: Scheduler,
     pub mcp: Arc<McpManager>,
+    /// The editor's open files, when the session runs behind one; tasks take it when they
+    /// start.
+    pub documents: Mutex<Option<Arc<dyn Documents>>>,
     conversations: Mutex<Conversations>,
 }
 
@@ -117,6 +121,7 @@ impl Engine {
                 runtime,
                 scheduler: Scheduler::default(),
                 mcp,
+                documents: Mutex::new(None),
                 conversations: Mutex::new(Conversations {
                     root: root_id,
                     table: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
@@ -292,6 +297,13 @@ impl Engine {
         let conv = self.inner.conversation(conversation)?;
         let mode = lock(&conv).mode;
         Ok(mode)
+    }
+
+    /// Puts the editor's open files over the disk for the file tools: `read` and `grep` see
+    /// their text, and `write`, `edit` and `apply_patch` hand changes to them to the editor.
+    /// Tasks that start afterwards use it; a running task keeps what it started with.
+    pub fn set_documents(&self, documents: Arc<dyn Documents>) {
+        *lock(&self.inner.documents) = Some(documents);
     }
 
     /// Switches the session's permission preset.

@@ -7,6 +7,7 @@
 
 mod config;
 mod conversation;
+mod documents;
 mod engine;
 mod events;
 pub mod mcp;
@@ -22,6 +23,7 @@ pub use config::{
     ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig, preset_for,
 };
 pub use conversation::ConversationSpec;
+pub use documents::Documents;
 pub use engine::{Engine, EngineError};
 pub use events::EventReceiver;
 pub use permissions::{CommandRule, MatrixRow, PermissionRules};

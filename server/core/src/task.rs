@@ -136,6 +136,7 @@ async fn run_turns(
         cancel: cancel.clone(),
         sandbox: inner.sandbox.clone(),
         todos: lock(conversation).todos.clone(),
+        documents: lock(&inner.documents).clone(),
     };
     let mut last_agent_message = None;
     for _step in 0..inner.config.max_steps {

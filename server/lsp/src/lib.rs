@@ -7,6 +7,7 @@
 //! handler ever awaits the client. A framing guard ([`framing`]) answers malformed input
 //! and keeps the connection. Logs go to stderr, never to stdout.
 
+mod documents;
 mod framing;
 mod methods;
 mod output;
@@ -18,21 +19,37 @@ use coder_protocol::methods::{
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
     CONVERSATION_LIST, CONVERSATION_SEND, METHODS, PROTOCOL_VERSION,
 };
+use std::path::Path;
+use std::sync::Arc;
+
+use documents::EditorDocuments;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
     InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind,
 };
 use tower_lsp_server::{LanguageServer, LspService, Server};
 
 /// The server state of one connection.
 pub struct Backend {
     engine: Engine,
+    documents: Arc<EditorDocuments>,
 }
 
 impl LanguageServer for Backend {
-    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let can_apply = params
+            .capabilities
+            .workspace
+            .and_then(|workspace| workspace.apply_edit)
+            .unwrap_or(false);
+        self.documents.set_can_apply(can_apply);
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::INCREMENTAL,
+                )),
                 experimental: Some(serde_json::json!({
                     "coder": {"protocolVersion": PROTOCOL_VERSION, "methods": METHODS},
                 })),
@@ -54,16 +71,33 @@ impl LanguageServer for Backend {
         self.engine.shutdown().await;
         Ok(())
     }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let document = params.text_document;
+        self.documents
+            .did_open(document.uri, document.version, document.text);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let document = params.text_document;
+        self.documents
+            .did_change(&document.uri, document.version, params.content_changes);
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.documents.did_close(&params.text_document.uri);
+    }
 }
 
-/// Serves one session on stdin/stdout until the client exits or goes away.
-pub async fn serve_stdio(engine: Engine) {
-    serve(engine, tokio::io::stdin(), tokio::io::stdout()).await;
+/// Serves one session for `workspace` on stdin/stdout until the client exits or goes away.
+pub async fn serve_stdio(engine: Engine, workspace: &Path) {
+    serve(engine, workspace, tokio::io::stdin(), tokio::io::stdout()).await;
 }
 
 /// Serves one session over `input` and `output` (stdio in production).
 pub async fn serve(
     engine: Engine,
+    workspace: &Path,
     input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) {
@@ -77,9 +111,12 @@ pub async fn serve(
             client,
             engine: backend_engine.clone(),
         };
+        let documents = Arc::new(EditorDocuments::new(workspace, asker.client.clone()));
+        backend_engine.set_documents(documents.clone());
         *writer_slot = Some(tokio::spawn(output::run(frames_rx, events, asker, output)));
         Backend {
             engine: backend_engine,
+            documents,
         }
     })
     .custom_method(CONVERSATION_CREATE, Backend::create)

@@ -1,9 +1,10 @@
 //! Conversations as the engine API and the conversation tools describe them.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// One piece of user input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum InputItem {
     Text {
@@ -16,16 +17,22 @@ pub enum InputItem {
 }
 
 /// Which built-in tools a conversation offers (seed 000's `internal_tools`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(default)]
+// Clients send this in `conversation/create` and may leave out any field (the container
+// `default`); the `#[ts(as = "Option<bool>", optional)]`s make that `field?: boolean`.
 pub struct ToolsPrefs {
     /// Offer the plan tool (`todo_write`).
+    #[ts(as = "Option<bool>", optional)]
     pub include_plan_tool: bool,
     /// Offer `apply_patch`.
+    #[ts(as = "Option<bool>", optional)]
     pub include_apply_patch_tool: bool,
     /// Offer web search; coder has no web search tool yet, so this changes nothing.
+    #[ts(as = "Option<bool>", optional)]
     pub web_search_request: bool,
     /// Use a streamable shell; coder's `bash` is the only shell, so this changes nothing.
+    #[ts(as = "Option<bool>", optional)]
     pub use_streamable_shell_tool: bool,
 }
 
@@ -41,7 +48,7 @@ impl Default for ToolsPrefs {
 }
 
 /// A conversation in a listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSummary {
     pub id: crate::ConversationId,
@@ -52,17 +59,18 @@ pub struct ConversationSummary {
 }
 
 /// A message of a conversation's history, without tool calls and outputs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct HistoryEntry {
     /// `user` or `assistant`.
     pub role: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<HistoryAttachment>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct HistoryAttachment {
     /// Always `image`.
     #[serde(rename = "type")]

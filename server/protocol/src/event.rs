@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::{ConversationId, TaskId, TodoItem, TokenUsage};
 
@@ -12,7 +13,7 @@ use crate::{ConversationId, TaskId, TodoItem, TokenUsage};
 ///
 /// `seq` increases by one per event within a session, so a client that sees a jump knows it
 /// missed something.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     pub seq: u64,
@@ -24,7 +25,7 @@ pub struct Event {
 }
 
 /// What happened. Serialized with a snake_case `type` tag next to camelCase fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -55,6 +56,7 @@ pub enum EventMsg {
         duration_ms: u64,
         /// For tools that changed files: a unified diff of the change.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         diff: Option<String>,
     },
     /// A tool call was refused or failed; `error` is what the model receives.
@@ -94,7 +96,7 @@ pub enum EventMsg {
 }
 
 /// Why a task ended early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     /// Another task took its place (an interrupting conversation tool).
@@ -104,7 +106,7 @@ pub enum AbortReason {
 }
 
 /// What the session is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineState {
     Idle,

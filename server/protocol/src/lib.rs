@@ -9,6 +9,14 @@
 //! Wire rules: field names are camelCase, `type` tags are snake_case. The chat message model
 //! is the exception: it follows the OpenAI Chat Completions field names (`tool_calls`,
 //! `tool_call_id`) so snapshots can be replayed against any OpenAI-compatible server.
+//!
+//! TypeScript: every type derives [`ts_rs::TS`], and `tests/typescript.rs` renders them all
+//! into `bindings-node/src/protocol.ts` (checked in, for the Node SDK and the VS Code
+//! extension), failing when that file no longer matches; regenerate it with
+//! `UPDATE_PROTOCOL_TS=1 cargo test -p coder-protocol --test typescript`. ts-rs reads the
+//! serde attributes, but it renders a `None` left out by `skip_serializing_if` as
+//! `field?: T | null`; serde never writes that `null`, so such fields carry
+//! `#[ts(optional)]` to make them `field?: T`.
 
 mod conversation;
 mod event;
@@ -23,7 +31,7 @@ pub use conversation::{
     ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
 };
 pub use event::{AbortReason, EngineState, Event, EventMsg};
-pub use ids::{ConversationId, TaskId};
+pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};
 pub use todo::{TodoItem, TodoStatus};

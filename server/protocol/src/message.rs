@@ -4,9 +4,10 @@
 //! provider converts from it.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -16,20 +17,23 @@ pub enum Role {
 }
 
 /// One message in OpenAI Chat Completions form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ChatMessage {
     pub role: Role,
     /// Text content; `None` for an assistant message made only of tool calls.
     pub content: Option<String>,
     /// The model's thinking, kept for display and snapshots; never sent back to providers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub reasoning: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub tool_call_id: Option<String>,
     /// The tool name, on `tool` messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub name: Option<String>,
     /// Images that came with a message (a `read` of an image file). Providers receive them
     /// in their own form: Anthropic inside the tool result, OpenAI in a user message after
@@ -39,7 +43,7 @@ pub struct ChatMessage {
 }
 
 /// An image carried by a message, base64-encoded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
     /// For example `image/png`.
@@ -94,7 +98,7 @@ impl ChatMessage {
 }
 
 /// A tool call made by the assistant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ToolCall {
     pub id: String,
     #[serde(rename = "type", default = "function_type")]
@@ -117,7 +121,7 @@ fn function_type() -> String {
 }
 
 /// The function a tool call names, with its arguments as a JSON string.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct FunctionCall {
     pub name: String,
     pub arguments: String,

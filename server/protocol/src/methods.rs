@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::{
     ConversationId, ConversationSummary, Event, HistoryEntry, InputItem, Mode, PermissionDecision,
@@ -35,8 +36,11 @@ pub const METHODS: [&str; 6] = [
 ];
 
 /// `conversation/create` params; every field is optional.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase", default)]
+// The container-level `default` plus `skip_serializing_if` on every field: each is absent
+// rather than null on the wire, which ts-rs only sees when told.
+#[ts(optional_fields)]
 pub struct CreateParams {
     /// Replaces the built-in system prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,77 +64,80 @@ pub struct CreateParams {
     pub model: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateResult {
     pub conversation_id: ConversationId,
 }
 
 /// `conversation/send` params: `text`, `items`, or both (text first).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SendParams {
     pub conversation_id: ConversationId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<InputItem>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SendResult {
     pub task_id: TaskId,
 }
 
 /// Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetParams {
     pub conversation_id: ConversationId,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 pub struct ListResult {
     pub conversations: Vec<ConversationSummary>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryParams {
     pub conversation_id: ConversationId,
     /// The last `limit` entries; absent returns all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 pub struct HistoryResult {
     pub entries: Vec<HistoryEntry>,
 }
 
 /// `conversation/destroy` result: `ok: false` with a reason for the root conversation or
 /// an unknown id.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 pub struct DestroyResult {
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub reason: Option<String>,
 }
 
 /// `conversation/interrupt` result: an empty object.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS)]
 pub struct InterruptResult {}
 
 /// `conversation/event` params: one engine event, unchanged.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 pub struct EventParams {
     pub event: Event,
 }
 
 /// `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
 /// `{ decision: "allow_once" | "allow_always" | "deny", message? }`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionParams {
     pub request_id: String,

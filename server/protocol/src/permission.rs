@@ -1,9 +1,10 @@
 //! Modes and permission decisions, as front doors send and show them.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// How much the agent may do on its own (seed 004 section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, TS)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Analysis and plans; nothing is written.
@@ -19,7 +20,7 @@ pub enum Mode {
 }
 
 /// A named permission matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, TS)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// Asks before any write and any command.
@@ -34,7 +35,7 @@ pub enum Preset {
 }
 
 /// What the policy says about a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyDecision {
     Allow,
@@ -43,7 +44,7 @@ pub enum PolicyDecision {
 }
 
 /// A person's answer to a permission request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(
     tag = "decision",
     rename_all = "snake_case",
@@ -57,6 +58,7 @@ pub enum PermissionDecision {
     /// Refuse; `message` is passed to the model.
     Deny {
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         message: Option<String>,
     },
 }

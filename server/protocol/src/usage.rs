@@ -1,9 +1,10 @@
 //! Token usage as reported by model providers.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// Tokens spent by one model response, or a running total of several.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
     pub input_tokens: u64,

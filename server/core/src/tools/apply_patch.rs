@@ -4,7 +4,8 @@
 //! The whole patch is parsed ([`parser`]), and every hunk located ([`apply`]) and every
 //! operation checked in memory ([`staging`]), before anything is written, so a patch with a
 //! malformed line, an unmatched hunk or a bad path changes nothing. Operations apply in
-//! order, so a later section sees what earlier ones did.
+//! order, so a later section sees what earlier ones did. Files open in the editor are
+//! patched from its text, and updates to them go through it.
 
 mod apply;
 mod parser;
@@ -84,10 +85,7 @@ impl Tool for ApplyPatchTool {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
-        let workspace = ctx.workspace.clone();
-        tokio::task::spawn_blocking(move || run(&workspace, &args.patch))
-            .await
-            .map_err(|err| format!("apply_patch failed: {err}"))?
+        run(&ctx.workspace, ctx.documents.as_ref(), &args.patch).await
     }
 }
 

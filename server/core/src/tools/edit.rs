@@ -1,10 +1,10 @@
-//! `edit`: replaces an exact string in a file.
+//! `edit`: replaces an exact string in a file (in the editor's text when it is open there).
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::write::replace_file;
+use super::write::prepare_change;
 use super::{Tool, ToolContext, ToolOutput};
 
 pub struct EditTool;
@@ -62,9 +62,10 @@ impl Tool for EditTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
         let workspace = ctx.workspace.clone();
-        tokio::task::spawn_blocking(move || {
+        let documents = ctx.documents.clone();
+        let (pending, replaced) = tokio::task::spawn_blocking(move || {
             let mut replaced = 0;
-            let change = replace_file(&workspace, &args.path, |old| {
+            let pending = prepare_change(&workspace, documents.as_ref(), &args.path, |old| {
                 let Some(old) = old else {
                     return Err(format!(
                         "{} does not exist; use `write` to create it",
@@ -75,18 +76,20 @@ impl Tool for EditTool {
                 replaced = count;
                 Ok(text)
             })?;
-            let times = if replaced == 1 {
-                "once".to_owned()
-            } else {
-                format!("{replaced} times")
-            };
-            Ok(ToolOutput::with_diff(
-                format!("Edited {}: replaced {times}.", change.label),
-                change.diff,
-            ))
+            Ok::<_, String>((pending, replaced))
         })
         .await
-        .map_err(|err| format!("edit failed: {err}"))?
+        .map_err(|err| format!("edit failed: {err}"))??;
+        let change = pending.commit().await?;
+        let times = if replaced == 1 {
+            "once".to_owned()
+        } else {
+            format!("{replaced} times")
+        };
+        Ok(ToolOutput::with_diff(
+            change.report(format!("Edited {}: replaced {times}.", change.label)),
+            change.diff,
+        ))
     }
 }
 

@@ -1,18 +1,23 @@
 //! `grep`: regex search over the workspace with ripgrep's crates, honouring `.gitignore`.
+//! Files open in the editor are searched in the editor's text ([`overlay`]).
+
+mod overlay;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::paths::{display_path, resolve_existing};
+use self::overlay::Overlay;
+use super::paths::{display_path, resolve_readable};
 use super::{Tool, ToolContext, ToolOutput};
+use crate::documents::Documents;
 
 /// Output beyond this many lines is cut, with a note saying how much was left out.
 const MAX_LINES: usize = 500;
@@ -96,7 +101,8 @@ impl Tool for GrepTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
         let workspace = ctx.workspace.clone();
-        tokio::task::spawn_blocking(move || grep(&workspace, &args))
+        let documents = ctx.documents.clone();
+        tokio::task::spawn_blocking(move || grep(&workspace, documents.as_deref(), &args))
             .await
             .map_err(|err| format!("grep failed: {err}"))?
             .map(ToolOutput::text)
@@ -153,8 +159,14 @@ impl Sink for Collect<'_> {
     }
 }
 
-fn grep(workspace: &Path, args: &Args) -> Result<String, String> {
-    let base = resolve_existing(workspace, args.path.as_deref().unwrap_or("."))?;
+/// Searches the workspace; files open in the editor are searched in the editor's text, and
+/// open files not saved to disk yet are searched too.
+fn grep(
+    workspace: &Path,
+    documents: Option<&dyn Documents>,
+    args: &Args,
+) -> Result<String, String> {
+    let (base, _) = resolve_readable(workspace, args.path.as_deref().unwrap_or("."), documents)?;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.case_insensitive)
         .build(&args.pattern)
@@ -173,6 +185,7 @@ fn grep(workspace: &Path, args: &Args) -> Result<String, String> {
     } else {
         0
     };
+    let overlay = Overlay::collect(documents, &base);
     let found = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     ignore::WalkBuilder::new(&base)
@@ -184,12 +197,8 @@ fn grep(workspace: &Path, args: &Args) -> Result<String, String> {
             let filter = filter.clone();
             let found = &found;
             let base = &base;
-            let mut searcher = SearcherBuilder::new()
-                .line_number(true)
-                .binary_detection(BinaryDetection::quit(0))
-                .before_context(context)
-                .after_context(context)
-                .build();
+            let overlay = &overlay;
+            let mut searcher = searcher(context);
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;
@@ -197,29 +206,26 @@ fn grep(workspace: &Path, args: &Args) -> Result<String, String> {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
-                if let Some(filter) = &filter {
-                    let relative = entry.path().strip_prefix(base).unwrap_or(entry.path());
-                    let name = entry.file_name();
-                    if !filter.is_match(relative) && !filter.is_match(name) {
-                        return WalkState::Continue;
-                    }
+                if !passes(filter.as_ref(), base, entry.path()) {
+                    return WalkState::Continue;
                 }
-                let mut hits = FileHits {
-                    path: entry.path().to_path_buf(),
-                    count: 0,
-                    lines: Vec::new(),
-                };
-                let sink = Collect {
-                    hits: &mut hits,
-                    mode: args.output_mode,
-                };
-                // Unreadable files are skipped, as ripgrep does.
-                if searcher.search_path(&matcher, entry.path(), sink).is_ok() && hits.count > 0 {
+                let path = entry.path();
+                let text = overlay.text(path);
+                if let Some(hits) = search(&mut searcher, &matcher, path, text, args.output_mode) {
                     found.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
                 }
                 WalkState::Continue
             })
         });
+    let mut searcher = searcher(context);
+    for (path, text) in overlay.unsaved(workspace, &base) {
+        if !passes(filter.as_ref(), &base, path) {
+            continue;
+        }
+        if let Some(hits) = search(&mut searcher, &matcher, path, Some(text), args.output_mode) {
+            found.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
+        }
+    }
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     if found.is_empty() {
         return Ok(format!("No matches for `{}`.", args.pattern));
@@ -255,6 +261,52 @@ fn grep(workspace: &Path, args: &Args) -> Result<String, String> {
         ));
     }
     Ok(out)
+}
+
+/// A searcher for one thread: line numbers, `context` lines around matches, binary files
+/// skipped.
+fn searcher(context: usize) -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .before_context(context)
+        .after_context(context)
+        .build()
+}
+
+/// What one file holds: `text` when the editor has it open, else the file on disk. `None`
+/// when nothing matches, or when the file cannot be read (skipped, as ripgrep does).
+fn search(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    text: Option<&str>,
+    mode: Mode,
+) -> Option<FileHits> {
+    let mut hits = FileHits {
+        path: path.to_path_buf(),
+        count: 0,
+        lines: Vec::new(),
+    };
+    let sink = Collect {
+        hits: &mut hits,
+        mode,
+    };
+    let searched = match text {
+        Some(text) => searcher.search_slice(matcher, text.as_bytes(), sink),
+        None => searcher.search_path(matcher, path, sink),
+    };
+    (searched.is_ok() && hits.count > 0).then_some(hits)
+}
+
+/// Whether the file at `path` passes the `glob` filter: by its path under `base`, or by its
+/// name.
+fn passes(filter: Option<&GlobMatcher>, base: &Path, path: &Path) -> bool {
+    let Some(filter) = filter else {
+        return true;
+    };
+    let relative = path.strip_prefix(base).unwrap_or(path);
+    filter.is_match(relative) || path.file_name().is_some_and(|name| filter.is_match(name))
 }
 
 #[cfg(test)]
@@ -293,7 +345,7 @@ mod tests {
     fn lists_matching_files_and_honours_gitignore_and_binary() {
         let dir = tree();
         assert_eq!(
-            grep(dir.path(), &args("needle", Mode::FilesWithMatches)).unwrap(),
+            grep(dir.path(), None, &args("needle", Mode::FilesWithMatches)).unwrap(),
             "src/a.rs\nsrc/b.py\n"
         );
     }
@@ -305,20 +357,24 @@ mod tests {
         content.context = Some(1);
         content.glob = Some("*.rs".into());
         assert_eq!(
-            grep(dir.path(), &content).unwrap(),
+            grep(dir.path(), None, &content).unwrap(),
             "src/a.rs-1-one\nsrc/a.rs:2:needle here\nsrc/a.rs-3-three\n"
         );
         let mut count = args("needle", Mode::Count);
         count.case_insensitive = true;
         assert_eq!(
-            grep(dir.path(), &count).unwrap(),
+            grep(dir.path(), None, &count).unwrap(),
             "src/a.rs:2\nsrc/b.py:1\n"
         );
         let mut limited = args("e", Mode::Content);
         limited.head_limit = Some(2);
-        assert!(grep(dir.path(), &limited).unwrap().contains("showing 2"));
         assert!(
-            grep(dir.path(), &args("zzz", Mode::Content))
+            grep(dir.path(), None, &limited)
+                .unwrap()
+                .contains("showing 2")
+        );
+        assert!(
+            grep(dir.path(), None, &args("zzz", Mode::Content))
                 .unwrap()
                 .starts_with("No matches")
         );

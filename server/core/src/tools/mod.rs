@@ -26,6 +26,7 @@ use coder_protocol::{Attachment, ConversationId, EventMsg, TodoItem};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::documents::Documents;
 use crate::model::ToolSpec;
 pub use crate::sandbox::SandboxPolicy;
 
@@ -72,11 +73,14 @@ pub struct ToolContext {
     pub sandbox: Option<Arc<SandboxPolicy>>,
     /// The conversation's todo list.
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
+    /// Files open in an editor: the file tools read their text and hand changes to them to
+    /// the editor. `None` when no editor is attached.
+    pub documents: Option<Arc<dyn Documents>>,
 }
 
 impl ToolContext {
-    /// A context for `workspace` with a fresh conversation id, no sandbox and no todos:
-    /// for tools run outside a session and for tests.
+    /// A context for `workspace` with a fresh conversation id, no sandbox, no todos and no
+    /// editor: for tools run outside a session and for tests.
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
@@ -85,6 +89,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             sandbox: None,
             todos: Arc::default(),
+            documents: None,
         }
     }
 }

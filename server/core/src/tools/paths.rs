@@ -2,6 +2,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::documents::Documents;
+
 /// Resolves `requested` (absolute, or relative to `workspace`) to an existing path inside
 /// the workspace. Symlinks are followed before the check, so a link pointing out is refused.
 pub(crate) fn resolve_existing(workspace: &Path, requested: &str) -> Result<PathBuf, String> {
@@ -18,6 +20,38 @@ pub(crate) fn resolve_existing(workspace: &Path, requested: &str) -> Result<Path
         return Err(outside(requested, &root));
     }
     Ok(resolved)
+}
+
+/// Resolves `requested` for reading: like [`resolve_existing`], with the text the editor has
+/// for it when it is open there. A path that does not exist on disk is accepted when it is
+/// open in the editor (a new file not saved yet), resolved as for a write, so the same
+/// confinement applies: the path is resolved first and only then looked up.
+pub(crate) fn resolve_readable(
+    workspace: &Path,
+    requested: &str,
+    documents: Option<&dyn Documents>,
+) -> Result<(PathBuf, Option<String>), String> {
+    let missing = match resolve_existing(workspace, requested) {
+        Ok(path) => {
+            let text = documents.and_then(|documents| documents.text(&path));
+            return Ok((path, text));
+        }
+        Err(err) => err,
+    };
+    let Some(documents) = documents else {
+        return Err(missing);
+    };
+    let Ok(path) = resolve_for_write(workspace, requested) else {
+        return Err(missing);
+    };
+    if path.symlink_metadata().is_ok() {
+        // Something is there (a dangling or escaping link): keep the original refusal.
+        return Err(missing);
+    }
+    match documents.text(&path) {
+        Some(text) => Ok((path, Some(text))),
+        None => Err(missing),
+    }
 }
 
 /// Resolves `requested` to a path inside the workspace that may not exist yet (for writes).

@@ -1,4 +1,5 @@
-//! `read`: a text file, or a range of its lines, with line numbers.
+//! `read`: a text file, or a range of its lines, with line numbers. A file open in the
+//! editor is read from the editor's text, unsaved changes included.
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -6,8 +7,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::paths::resolve_existing;
+use super::paths::{resolve_existing, resolve_readable};
 use super::{Tool, ToolContext, ToolOutput};
+use crate::documents::Documents;
 
 /// Lines returned when the call gives no `limit`.
 const DEFAULT_LIMIT: usize = 2000;
@@ -73,9 +75,10 @@ impl Tool for ReadTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
         let workspace = ctx.workspace.clone();
+        let documents = ctx.documents.clone();
         tokio::task::spawn_blocking(move || match image_type(&args.path) {
             Some(media_type) => read_image(&workspace, &args.path, media_type),
-            None => read_file(&workspace, &args).map(ToolOutput::text),
+            None => read_file(&workspace, documents.as_deref(), &args).map(ToolOutput::text),
         })
         .await
         .map_err(|err| format!("read failed: {err}"))?
@@ -118,40 +121,68 @@ fn read_image(
     Ok(output)
 }
 
-fn read_file(workspace: &std::path::Path, args: &Args) -> Result<String, String> {
-    let path = resolve_existing(workspace, &args.path)?;
+/// The numbered lines of a text file, or of the editor's text when the file is open there.
+fn read_file(
+    workspace: &std::path::Path,
+    documents: Option<&dyn Documents>,
+    args: &Args,
+) -> Result<String, String> {
+    let (path, open) = resolve_readable(workspace, &args.path, documents)?;
+    if let Some(text) = open {
+        check_size(args, u64::try_from(text.len()).unwrap_or(u64::MAX))?;
+        check_text(args, &text.as_bytes()[..text.len().min(SNIFF_BYTES)])?;
+        return number_lines(args, text.as_bytes());
+    }
     let meta =
         std::fs::metadata(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
     if meta.is_dir() {
         return Err(format!("{} is a directory, not a file", args.path));
     }
-    let ranged = args.offset.is_some() || args.limit.is_some();
-    if meta.len() > HARD_LIMIT || (!ranged && meta.len() > WHOLE_FILE_LIMIT) {
-        return Err(format!(
-            "{} is too large to read at once ({} bytes); read a range with `offset` and `limit`",
-            args.path,
-            meta.len()
-        ));
-    }
+    check_size(args, meta.len())?;
     let mut file =
         std::fs::File::open(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
     let mut head = vec![0; SNIFF_BYTES];
     let sniffed = file
         .read(&mut head)
         .map_err(|err| format!("cannot read {}: {err}", args.path))?;
-    if head[..sniffed].contains(&0) {
+    check_text(args, &head[..sniffed])?;
+    let file =
+        std::fs::File::open(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    number_lines(args, BufReader::new(file))
+}
+
+/// Refuses text too large for the call: any range above [`HARD_LIMIT`], a whole file above
+/// [`WHOLE_FILE_LIMIT`].
+fn check_size(args: &Args, size: u64) -> Result<(), String> {
+    let ranged = args.offset.is_some() || args.limit.is_some();
+    if size > HARD_LIMIT || (!ranged && size > WHOLE_FILE_LIMIT) {
+        return Err(format!(
+            "{} is too large to read at once ({size} bytes); read a range with `offset` and \
+             `limit`",
+            args.path
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses binary content, recognised by a NUL in its first bytes (`head`).
+fn check_text(args: &Args, head: &[u8]) -> Result<(), String> {
+    if head.contains(&0) {
         return Err(format!(
             "{} is a binary file; only text files can be read",
             args.path
         ));
     }
-    let file =
-        std::fs::File::open(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    Ok(())
+}
+
+/// The lines `args` asks for, numbered, with a note when more lines exist.
+fn number_lines(args: &Args, reader: impl BufRead) -> Result<String, String> {
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     let mut out = String::new();
     let mut total = 0usize;
-    for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
+    for (index, line) in reader.split(b'\n').enumerate() {
         let line = line.map_err(|err| format!("cannot read {}: {err}", args.path))?;
         total = index + 1;
         if total < first || total >= first + limit {
@@ -197,11 +228,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
         assert_eq!(
-            read_file(dir.path(), &args("a.txt", None, None)).unwrap(),
+            read_file(dir.path(), None, &args("a.txt", None, None)).unwrap(),
             "     1\tone\n     2\ttwo\n     3\tthree\n"
         );
         assert_eq!(
-            read_file(dir.path(), &args("a.txt", Some(2), Some(1))).unwrap(),
+            read_file(dir.path(), None, &args("a.txt", Some(2), Some(1))).unwrap(),
             "     2\ttwo\n(showing lines 2-2 of 3; use offset and limit to read more)\n"
         );
     }
@@ -225,7 +256,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("b.bin"), [0u8, 1, 2]).unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let err = |path: &str| read_file(dir.path(), &args(path, None, None)).unwrap_err();
+        let err = |path: &str| read_file(dir.path(), None, &args(path, None, None)).unwrap_err();
         assert!(err("b.bin").contains("binary"));
         assert!(err("sub").contains("directory"));
         assert!(err("../outside.txt").contains("outside the workspace"));

@@ -1,6 +1,8 @@
-//! `write`: creates or replaces a whole file.
+//! `write`: creates or replaces a whole file. Also the change machinery of `edit`: a file
+//! open in the editor is changed there, any other on disk.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -9,6 +11,7 @@ use serde_json::{Value, json};
 use super::diff::unified_diff;
 use super::paths::{display_path, resolve_for_write};
 use super::{Tool, ToolContext, ToolOutput};
+use crate::documents::{Documents, IN_EDITOR_NOTE};
 
 pub struct WriteTool;
 
@@ -48,18 +51,13 @@ impl Tool for WriteTool {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
-        let workspace = ctx.workspace.clone();
-        tokio::task::spawn_blocking(move || {
-            let change = replace_file(&workspace, &args.path, |_| Ok(args.content.clone()))?;
-            let verb = if change.created { "Created" } else { "Wrote" };
-            let lines = args.content.lines().count();
-            Ok(ToolOutput::with_diff(
-                format!("{verb} {} ({lines} lines).", change.label),
-                change.diff,
-            ))
-        })
-        .await
-        .map_err(|err| format!("write failed: {err}"))?
+        let lines = args.content.lines().count();
+        let change = replace_file(ctx, args.path, move |_| Ok(args.content)).await?;
+        let verb = if change.created { "Created" } else { "Wrote" };
+        Ok(ToolOutput::with_diff(
+            change.report(format!("{verb} {} ({lines} lines).", change.label)),
+            change.diff,
+        ))
     }
 }
 
@@ -68,60 +66,167 @@ pub(crate) struct FileChange {
     pub label: String,
     pub created: bool,
     pub diff: String,
+    /// The change went to the editor's buffer of the open file, not to the disk.
+    pub in_editor: bool,
+}
+
+impl FileChange {
+    /// `summary` for the model, with a note when the change is in the editor and not saved.
+    pub fn report(&self, summary: String) -> String {
+        if self.in_editor {
+            format!("{summary} {IN_EDITOR_NOTE}")
+        } else {
+            summary
+        }
+    }
+}
+
+/// A change to one file, computed but not made yet.
+pub(crate) struct PendingChange {
+    path: PathBuf,
+    label: String,
+    /// The text the change was computed from: the editor's when the file is open there,
+    /// else the disk's; `None` when the file does not exist.
+    old: Option<String>,
+    new: String,
+    /// Set when the file is open in the editor: the change goes there first.
+    editor: Option<Arc<dyn Documents>>,
 }
 
 /// Replaces the file at `requested` with what `update` makes of its current content
-/// (`None` when it does not exist yet), creating parent directories.
-pub(crate) fn replace_file(
+/// (`None` when it does not exist yet): an open document's change goes to the editor, any
+/// other file is written to disk, creating parent directories. The reading and computing
+/// run on the blocking pool, and `update` with them.
+pub(crate) async fn replace_file(
+    ctx: &ToolContext,
+    requested: String,
+    update: impl FnOnce(Option<&str>) -> Result<String, String> + Send + 'static,
+) -> Result<FileChange, String> {
+    let workspace = ctx.workspace.clone();
+    let documents = ctx.documents.clone();
+    tokio::task::spawn_blocking(move || {
+        prepare_change(&workspace, documents.as_ref(), &requested, update)
+    })
+    .await
+    .map_err(|err| format!("write failed: {err}"))??
+    .commit()
+    .await
+}
+
+/// Reads the file at `requested` (from the editor when it is open there) and computes its
+/// new content with `update`, changing nothing yet.
+pub(crate) fn prepare_change(
     workspace: &Path,
+    documents: Option<&Arc<dyn Documents>>,
     requested: &str,
     update: impl FnOnce(Option<&str>) -> Result<String, String>,
-) -> Result<FileChange, String> {
+) -> Result<PendingChange, String> {
     let path = resolve_for_write(workspace, requested)?;
     let label = display_path(workspace, &path);
     if path.is_dir() {
         return Err(format!("{label} is a directory"));
     }
-    let old = match std::fs::read(&path) {
-        Ok(bytes) => Some(
-            String::from_utf8(bytes)
-                .map_err(|_| format!("{label} is not UTF-8 text; it cannot be edited"))?,
-        ),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => return Err(format!("cannot read {label}: {err}")),
+    let open = documents.and_then(|documents| Some((documents, documents.text(&path)?)));
+    let (old, editor) = match open {
+        Some((documents, text)) => (Some(text), Some(documents.clone())),
+        None => (read_disk(&path, &label)?, None),
     };
     let new = update(old.as_deref())?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
-    }
-    std::fs::write(&path, &new).map_err(|err| format!("cannot write {label}: {err}"))?;
-    Ok(FileChange {
-        diff: unified_diff(&label, old.as_deref(), Some(&new)),
-        created: old.is_none(),
+    Ok(PendingChange {
+        path,
         label,
+        old,
+        new,
+        editor,
     })
+}
+
+/// The file's text on disk; `None` when it does not exist.
+fn read_disk(path: &Path, label: &str) -> Result<Option<String>, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| format!("{label} is not UTF-8 text; it cannot be edited")),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(format!("cannot read {label}: {err}")),
+    }
+}
+
+impl PendingChange {
+    /// Makes the change: in the editor when the file is open there and the editor applies
+    /// edits, else on disk. An editor's refusal fails the call with nothing changed.
+    pub(crate) async fn commit(self) -> Result<FileChange, String> {
+        let mut in_editor = false;
+        if let (Some(editor), Some(old)) = (&self.editor, &self.old) {
+            in_editor = editor
+                .apply(&self.path, old, &self.new)
+                .await
+                .map_err(|reason| {
+                    format!(
+                        "the editor refused the change to {}: {reason}. Nothing was changed; \
+                         read the file again before retrying.",
+                        self.label
+                    )
+                })?;
+        }
+        let diff = unified_diff(&self.label, self.old.as_deref(), Some(&self.new));
+        let created = self.old.is_none();
+        let label = if in_editor {
+            self.label
+        } else {
+            tokio::task::spawn_blocking(move || self.write_disk())
+                .await
+                .map_err(|err| format!("cannot write: {err}"))??
+        };
+        Ok(FileChange {
+            label,
+            created,
+            diff,
+            in_editor,
+        })
+    }
+
+    /// Writes the new content to disk, creating parent directories; returns the label.
+    fn write_disk(self) -> Result<String, String> {
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
+        }
+        std::fs::write(&self.path, &self.new)
+            .map_err(|err| format!("cannot write {}: {err}", self.label))?;
+        Ok(self.label)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn creates_and_replaces_files_with_a_diff() {
+    #[tokio::test]
+    async fn creates_and_replaces_files_with_a_diff() {
         let dir = tempfile::tempdir().unwrap();
-        let change = replace_file(dir.path(), "a/b.txt", |_| Ok("x\n".into())).unwrap();
-        assert!(change.created);
+        let ctx = ToolContext::new(dir.path());
+        let change = replace_file(&ctx, "a/b.txt".into(), |_| Ok("x\n".into()))
+            .await
+            .unwrap();
+        assert!(change.created && !change.in_editor);
         assert_eq!(change.label, "a/b.txt");
         assert!(change.diff.contains("+x"));
-        let change = replace_file(dir.path(), "a/b.txt", |old| {
+        assert_eq!(change.report("Wrote.".into()), "Wrote.");
+        let change = replace_file(&ctx, "a/b.txt".into(), |old| {
             assert_eq!(old, Some("x\n"));
             Ok("y\n".into())
         })
+        .await
         .unwrap();
         assert!(!change.created && change.diff.contains("-x\n+y"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a/b.txt")).unwrap(),
+            "y\n"
+        );
         assert!(
-            replace_file(dir.path(), "../out.txt", |_| Ok(String::new()))
+            replace_file(&ctx, "../out.txt".into(), |_| Ok(String::new()))
+                .await
                 .err()
                 .unwrap()
                 .contains("outside")

@@ -1,4 +1,5 @@
 mod conversations;
+mod documents;
 mod faults;
 mod interrupts;
 mod mcp;

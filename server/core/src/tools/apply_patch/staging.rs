@@ -1,11 +1,17 @@
 //! Applying a parsed patch to the workspace: every operation in memory first, checking
-//! paths, hunks and what exists, then all writes at once.
+//! paths, hunks and what exists, then all changes at once.
+//!
+//! Files open in the editor are read from its text. Updates of open files go to the editor
+//! first (so they land in its undo history), then everything else to disk: additions,
+//! deletions, moves, and updates the editor cannot apply.
 
 use std::fs::Permissions;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::apply::apply_hunks;
 use super::parser::{FileOp, Patch, parse_patch};
+use crate::documents::{Documents, IN_EDITOR_NOTE};
 use crate::tools::ToolOutput;
 use crate::tools::diff::unified_diff;
 use crate::tools::paths::{display_path, resolve_for_write};
@@ -14,14 +20,30 @@ use crate::tools::paths::{display_path, resolve_for_write};
 const NOT_APPLIED: &str = "The patch was not applied; no file was changed.";
 
 /// Parses, checks and applies `text`; the summary lists each file with a git-style letter.
-pub(super) fn run(workspace: &Path, text: &str) -> Result<ToolOutput, String> {
-    let patch = parse_patch(text).map_err(not_applied)?;
-    let staged = stage(workspace, &patch).map_err(not_applied)?;
-    staged.files.commit()?;
-    Ok(ToolOutput::with_diff(
-        format!("Applied the patch:\n{}", staged.summary.join("\n")),
-        staged.diff,
-    ))
+/// Parsing and checking run on the blocking pool, as do the disk writes.
+pub(super) async fn run(
+    workspace: &Path,
+    documents: Option<&Arc<dyn Documents>>,
+    text: &str,
+) -> Result<ToolOutput, String> {
+    let workspace = workspace.to_path_buf();
+    let documents = documents.cloned();
+    let text = text.to_owned();
+    let staged = tokio::task::spawn_blocking(move || {
+        let patch = parse_patch(&text).map_err(not_applied)?;
+        stage(&workspace, documents, &patch).map_err(not_applied)
+    })
+    .await
+    .map_err(|err| format!("apply_patch failed: {err}"))??;
+    let in_editor = staged.files.commit().await?;
+    let mut content = format!("Applied the patch:\n{}", staged.summary.join("\n"));
+    if !in_editor.is_empty() {
+        content.push_str(&format!(
+            "\nChanged in the editor: {}. {IN_EDITOR_NOTE}",
+            in_editor.join(", ")
+        ));
+    }
+    Ok(ToolOutput::with_diff(content, staged.diff))
 }
 
 /// `err`, saying that nothing was written.
@@ -41,13 +63,20 @@ struct Staged {
 /// Every file the patch touches, in the order it first does.
 struct StagedFiles {
     workspace: PathBuf,
+    /// The editor's open files, when there is an editor.
+    documents: Option<Arc<dyn Documents>>,
     files: Vec<StagedFile>,
 }
 
 struct StagedFile {
     path: PathBuf,
     label: String,
-    /// The content on disk; `None` when the file does not exist.
+    /// The file is open in the editor, and `before` is the editor's text.
+    open: bool,
+    /// Set once the editor has applied the change; the disk is then left alone.
+    applied_in_editor: bool,
+    /// The content before the patch, the editor's when the file is open there; `None` when
+    /// the file does not exist.
     before: Option<String>,
     /// The content after the operations so far; `None` when the file does not exist.
     after: Option<String>,
@@ -57,9 +86,14 @@ struct StagedFile {
 
 /// Applies every operation in memory, refusing escapes from the workspace, hunks that do
 /// not match, and operations that do not fit what exists.
-fn stage(workspace: &Path, patch: &Patch) -> Result<Staged, String> {
+fn stage(
+    workspace: &Path,
+    documents: Option<Arc<dyn Documents>>,
+    patch: &Patch,
+) -> Result<Staged, String> {
     let mut files = StagedFiles {
         workspace: workspace.to_path_buf(),
+        documents,
         files: Vec::new(),
     };
     let mut summary = Vec::new();
@@ -142,17 +176,31 @@ fn stage(workspace: &Path, patch: &Patch) -> Result<Staged, String> {
 }
 
 impl StagedFiles {
-    /// The index of the staged file at `requested`, reading it from disk when first seen.
+    /// The index of the staged file at `requested`, reading it when first seen: from the
+    /// editor when it is open there, else from disk.
     fn open(&mut self, requested: &str) -> Result<usize, String> {
         let path = resolve_for_write(&self.workspace, requested)?;
         if let Some(index) = self.files.iter().position(|file| file.path == path) {
             return Ok(index);
         }
         let label = display_path(&self.workspace, &path);
-        let before = read_text(&path, &label)?;
+        if path.is_dir() {
+            return Err(format!("{label} is a directory, not a file"));
+        }
+        let open = self
+            .documents
+            .as_ref()
+            .and_then(|documents| documents.text(&path));
+        let is_open = open.is_some();
+        let before = match open {
+            Some(text) => Some(text),
+            None => read_text(&path, &label)?,
+        };
         self.files.push(StagedFile {
             path,
             label,
+            open: is_open,
+            applied_in_editor: false,
             after: before.clone(),
             before,
             permissions: None,
@@ -176,25 +224,69 @@ impl StagedFiles {
         Ok(())
     }
 
-    /// Writes the staged contents: new and changed files first, then removals, so a moved
-    /// file exists at its new path before the old one goes.
-    fn commit(self) -> Result<(), String> {
+    /// Makes the staged changes: updates of open files in the editor first, then the rest
+    /// on disk (new and changed files, then removals, so a moved file exists at its new path
+    /// before the old one goes). Returns the files changed in the editor.
+    async fn commit(mut self) -> Result<Vec<String>, String> {
+        let mut in_editor = Vec::new();
+        if let Some(documents) = self.documents.clone() {
+            for file in &mut self.files {
+                let (Some(before), Some(after)) = (&file.before, &file.after) else {
+                    continue;
+                };
+                if !file.open || before == after || file.permissions.is_some() {
+                    continue;
+                }
+                match documents.apply(&file.path, before, after).await {
+                    Ok(true) => {
+                        file.applied_in_editor = true;
+                        in_editor.push(file.label.clone());
+                    }
+                    Ok(false) => {}
+                    Err(reason) => {
+                        let err =
+                            format!("the editor refused the change to {}: {reason}", file.label);
+                        return Err(partly_applied(&err, &in_editor, &[]));
+                    }
+                }
+            }
+        }
+        let changed_in_editor = in_editor.clone();
+        tokio::task::spawn_blocking(move || self.write_disk(&changed_in_editor))
+            .await
+            .map_err(|err| {
+                partly_applied(&format!("apply_patch failed: {err}"), &in_editor, &[])
+            })??;
+        Ok(in_editor)
+    }
+
+    /// Writes what did not go to the editor; `in_editor` names what did, for the message
+    /// of a failure.
+    fn write_disk(&self, in_editor: &[String]) -> Result<(), String> {
         let mut done: Vec<&str> = Vec::new();
         for file in &self.files {
             let Some(content) = &file.after else {
                 continue;
             };
-            if file.before.as_ref() == Some(content) && file.permissions.is_none() {
+            if file.applied_in_editor
+                || (file.before.as_ref() == Some(content) && file.permissions.is_none())
+            {
                 continue;
             }
-            write_file(file, content).map_err(|err| partly_applied(&err, &done))?;
+            write_file(file, content).map_err(|err| partly_applied(&err, in_editor, &done))?;
             done.push(&file.label);
         }
         for file in &self.files {
             if file.after.is_none() && file.before.is_some() {
-                std::fs::remove_file(&file.path).map_err(|err| {
-                    partly_applied(&format!("cannot delete {}: {err}", file.label), &done)
-                })?;
+                match std::fs::remove_file(&file.path) {
+                    Ok(()) => {}
+                    // A file open in the editor but never saved has nothing on disk.
+                    Err(err) if file.open && err.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(err) => {
+                        let err = format!("cannot delete {}: {err}", file.label);
+                        return Err(partly_applied(&err, in_editor, &done));
+                    }
+                }
                 done.push(&file.label);
             }
         }
@@ -217,9 +309,6 @@ impl StagedFile {
 
 /// The file's text, `None` when it does not exist.
 fn read_text(path: &Path, label: &str) -> Result<Option<String>, String> {
-    if path.is_dir() {
-        return Err(format!("{label} is a directory, not a file"));
-    }
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
@@ -243,14 +332,20 @@ fn write_file(file: &StagedFile, content: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The message for a write that failed after the checks passed.
-fn partly_applied(err: &str, done: &[&str]) -> String {
+/// The message for a change that failed after the checks passed: which files had already
+/// been changed, in the editor (`in_editor`, not saved) or on disk (`on_disk`).
+fn partly_applied(err: &str, in_editor: &[String], on_disk: &[&str]) -> String {
+    let mut done: Vec<String> = in_editor
+        .iter()
+        .map(|label| format!("{label} (in the editor, not saved)"))
+        .collect();
+    done.extend(on_disk.iter().map(|label| (*label).to_owned()));
     if done.is_empty() {
         format!("{err}\n{NOT_APPLIED}")
     } else {
         format!(
-            "{err}\nThe patch was applied only in part: {} had already been written. Read \
-             the files again before retrying.",
+            "{err}\nThe patch was applied only in part: {} had already been changed; the \
+             rest was not. Read the files again before retrying.",
             done.join(", ")
         )
     }
@@ -277,6 +372,14 @@ mod tests {
     use std::fs;
 
     use super::*;
+
+    /// Runs a patch with no editor, as the tool does, on a runtime of its own.
+    fn run(root: &Path, patch: &str) -> Result<ToolOutput, String> {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(super::run(root, None, patch))
+    }
 
     fn read(dir: &Path, path: &str) -> String {
         fs::read_to_string(dir.join(path)).unwrap()

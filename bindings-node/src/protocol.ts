@@ -1,0 +1,411 @@
+// Generated from the Rust types in `server/protocol` (crate `coder-protocol`) with ts-rs,
+// by `server/protocol/tests/typescript.rs`. Do not edit by hand: change the Rust types,
+// then regenerate with
+//
+//     UPDATE_PROTOCOL_TS=1 cargo test -p coder-protocol --test typescript
+//
+// Without `UPDATE_PROTOCOL_TS` that test fails while this file is out of date.
+
+// ids.rs
+
+/**
+ * Addresses one conversation inside a session.
+ */
+export type ConversationId = string;
+
+/**
+ * Addresses one task: the run started by one input, made of one or more turns.
+ */
+export type TaskId = string;
+
+/**
+ * Names one session: its snapshot is `.coder/sessions/<sessionId>.json`.
+ */
+export type SessionId = string;
+
+// event.rs
+
+/**
+ * One engine event with its envelope.
+ *
+ * `seq` increases by one per event within a session, so a client that sees a jump knows it
+ * missed something.
+ */
+export type Event = {
+  seq: number,
+  conversationId: ConversationId,
+  /**
+   * The task the event belongs to; `None` only for events outside any task.
+   */
+  taskId: TaskId | null,
+} & EventMsg;
+
+/**
+ * What happened. Serialized with a snake_case `type` tag next to camelCase fields.
+ */
+export type EventMsg =
+  | { "type": "task_started", model: string }
+  | { "type": "agent_message_delta", delta: string }
+  | { "type": "agent_reasoning_delta", delta: string }
+  | { "type": "agent_message", message: string }
+  | { "type": "agent_reasoning", text: string }
+  | { "type": "tool_call_started", callId: string, toolName: string, arguments: JsonValue }
+  | {
+      "type": "tool_call_completed",
+      callId: string,
+      toolName: string,
+      output: string,
+      durationMs: number,
+      /**
+       * For tools that changed files: a unified diff of the change.
+       */
+      diff?: string,
+    }
+  | {
+      "type": "tool_call_failed",
+      callId: string,
+      toolName: string,
+      error: string,
+      durationMs: number,
+    }
+  | {
+      "type": "permission_requested",
+      requestId: string,
+      callId: string,
+      toolName: string,
+      arguments: JsonValue,
+      summary: string,
+      options: Array<string>,
+    }
+  | { "type": "token_count", last: TokenUsage, total: TokenUsage, contextWindow: number | null }
+  | { "type": "task_complete", lastAgentMessage: string | null }
+  | { "type": "turn_aborted", reason: AbortReason }
+  | { "type": "state_changed", state: EngineState }
+  | { "type": "todo_updated", todos: Array<TodoItem> }
+  | { "type": "warning", message: string }
+  | { "type": "error", message: string };
+
+/**
+ * Why a task ended early.
+ */
+export type AbortReason = "replaced" | "interrupted";
+
+/**
+ * What the session is doing.
+ */
+export type EngineState = "idle" | "running" | "waiting_for_permission";
+
+// usage.rs
+
+/**
+ * Tokens spent by one model response, or a running total of several.
+ */
+export type TokenUsage = {
+  inputTokens: number,
+  /**
+   * Part of `input_tokens` served from the provider's prompt cache.
+   */
+  cachedInputTokens: number,
+  outputTokens: number,
+  /**
+   * Part of `output_tokens` spent on reasoning, when the provider says so.
+   */
+  reasoningOutputTokens: number,
+  totalTokens: number,
+  /**
+   * The provider reported no usage, so these figures are the engine's own estimate.
+   */
+  estimated: boolean,
+};
+
+// todo.rs
+
+export type TodoItem = { content: string, status: TodoStatus };
+
+export type TodoStatus = "pending" | "in_progress" | "completed";
+
+// message.rs
+
+/**
+ * Who wrote a message.
+ */
+export type Role = "system" | "user" | "assistant" | "tool";
+
+/**
+ * One message in OpenAI Chat Completions form.
+ */
+export type ChatMessage = {
+  role: Role,
+  /**
+   * Text content; `None` for an assistant message made only of tool calls.
+   */
+  content: string | null,
+  /**
+   * The model's thinking, kept for display and snapshots; never sent back to providers.
+   */
+  reasoning?: string,
+  tool_calls?: Array<ToolCall>,
+  tool_call_id?: string,
+  /**
+   * The tool name, on `tool` messages.
+   */
+  name?: string,
+  /**
+   * Images that came with a message (a `read` of an image file). Providers receive them
+   * in their own form: Anthropic inside the tool result, OpenAI in a user message after
+   * the tool results.
+   */
+  attachments?: Array<Attachment>,
+};
+
+/**
+ * An image carried by a message, base64-encoded.
+ */
+export type Attachment = {
+  /**
+   * For example `image/png`.
+   */
+  mediaType: string,
+  /**
+   * The bytes, base64 (standard alphabet, padded).
+   */
+  data: string,
+};
+
+/**
+ * A tool call made by the assistant.
+ */
+export type ToolCall = { id: string, type: string, function: FunctionCall };
+
+/**
+ * The function a tool call names, with its arguments as a JSON string.
+ */
+export type FunctionCall = { name: string, arguments: string };
+
+// conversation.rs
+
+/**
+ * One piece of user input.
+ */
+export type InputItem = { "type": "text", text: string } | { "type": "image", image_url: string };
+
+/**
+ * Which built-in tools a conversation offers (seed 000's `internal_tools`).
+ */
+export type ToolsPrefs = {
+  /**
+   * Offer the plan tool (`todo_write`).
+   */
+  include_plan_tool?: boolean,
+  /**
+   * Offer `apply_patch`.
+   */
+  include_apply_patch_tool?: boolean,
+  /**
+   * Offer web search; coder has no web search tool yet, so this changes nothing.
+   */
+  web_search_request?: boolean,
+  /**
+   * Use a streamable shell; coder's `bash` is the only shell, so this changes nothing.
+   */
+  use_streamable_shell_tool?: boolean,
+};
+
+/**
+ * A conversation in a listing.
+ */
+export type ConversationSummary = {
+  id: ConversationId,
+  messageCount: number,
+  /**
+   * RFC 3339.
+   */
+  lastActiveAt: string,
+  isRoot: boolean,
+};
+
+/**
+ * A message of a conversation's history, without tool calls and outputs.
+ */
+export type HistoryEntry = {
+  /**
+   * `user` or `assistant`.
+   */
+  role: string,
+  text?: string,
+  attachments?: Array<HistoryAttachment>,
+};
+
+export type HistoryAttachment = {
+  /**
+   * Always `image`.
+   */
+  type: string,
+  image_url: string,
+};
+
+// permission.rs
+
+/**
+ * How much the agent may do on its own (seed 004 section 2).
+ */
+export type Mode = "plan" | "default" | "auto-edit" | "yolo";
+
+/**
+ * A named permission matrix.
+ */
+export type Preset = "strict" | "balanced" | "auto-edit" | "yolo";
+
+/**
+ * What the policy says about a call.
+ */
+export type PolicyDecision = "allow" | "ask" | "deny";
+
+/**
+ * A person's answer to a permission request.
+ */
+export type PermissionDecision =
+  | { "decision": "allow_once" }
+  | { "decision": "allow_always" }
+  | { "decision": "deny", message?: string };
+
+// methods.rs
+
+/**
+ * The coder protocol version advertised in `initialize`.
+ */
+export const PROTOCOL_VERSION = "0.1";
+
+/**
+ * Client-to-server methods besides the LSP lifecycle.
+ */
+export const CONVERSATION_CREATE = "conversation/create";
+export const CONVERSATION_SEND = "conversation/send";
+export const CONVERSATION_LIST = "conversation/list";
+export const CONVERSATION_HISTORY = "conversation/history";
+export const CONVERSATION_DESTROY = "conversation/destroy";
+export const CONVERSATION_INTERRUPT = "conversation/interrupt";
+
+/**
+ * Server-to-client notification carrying one engine event.
+ */
+export const CONVERSATION_EVENT = "conversation/event";
+
+/**
+ * Server-to-client request asking a person to approve a tool call.
+ */
+export const PERMISSION_REQUEST = "permission/request";
+
+/**
+ * Every client-to-server method, as advertised in `initialize`.
+ */
+export const METHODS = [
+  CONVERSATION_CREATE,
+  CONVERSATION_SEND,
+  CONVERSATION_LIST,
+  CONVERSATION_HISTORY,
+  CONVERSATION_DESTROY,
+  CONVERSATION_INTERRUPT,
+] as const;
+
+/**
+ * `conversation/create` params; every field is optional.
+ */
+export type CreateParams = {
+  /**
+   * Replaces the built-in system prompt.
+   */
+  baseInstructions?: string,
+  /**
+   * Like `baseInstructions`, read from a file relative to the workspace.
+   */
+  baseInstructionsFile?: string,
+  /**
+   * Becomes the first user message of the conversation.
+   */
+  userInstructions?: string,
+  /**
+   * MCP tools (`server__tool`) the conversation may see; absent sees all.
+   */
+  mcpAllowlist?: Array<string>,
+  toolsPrefs?: ToolsPrefs,
+  /**
+   * Clamped to the session's mode when looser.
+   */
+  mode?: Mode,
+  /**
+   * The model for this conversation's requests; absent uses the session's.
+   */
+  model?: string,
+};
+
+export type CreateResult = { conversationId: ConversationId };
+
+/**
+ * `conversation/send` params: `text`, `items`, or both (text first).
+ */
+export type SendParams = { conversationId: ConversationId, text?: string, items?: Array<InputItem> };
+
+export type SendResult = { taskId: TaskId };
+
+/**
+ * Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).
+ */
+export type TargetParams = { conversationId: ConversationId };
+
+export type ListResult = { conversations: Array<ConversationSummary> };
+
+export type HistoryParams = {
+  conversationId: ConversationId,
+  /**
+   * The last `limit` entries; absent returns all.
+   */
+  limit?: number,
+};
+
+export type HistoryResult = { entries: Array<HistoryEntry> };
+
+/**
+ * `conversation/destroy` result: `ok: false` with a reason for the root conversation or
+ * an unknown id.
+ */
+export type DestroyResult = { ok: boolean, reason?: string };
+
+/**
+ * `conversation/interrupt` result: an empty object.
+ */
+export type InterruptResult = Record<symbol, never>;
+
+/**
+ * `conversation/event` params: one engine event, unchanged.
+ */
+export type EventParams = { event: Event };
+
+/**
+ * `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
+ * `{ decision: "allow_once" | "allow_always" | "deny", message? }`.
+ */
+export type PermissionParams = {
+  requestId: string,
+  conversationId: ConversationId,
+  taskId: TaskId | null,
+  toolName: string,
+  arguments: JsonValue,
+  summary: string,
+  options: Array<string>,
+};
+
+/**
+ * The client's answer to `permission/request`.
+ */
+export type PermissionResult = PermissionDecision;
+
+// serde_json::Value (any JSON), as ts-rs declares it
+
+export type JsonValue =
+  | number
+  | string
+  | boolean
+  | Array<JsonValue>
+  | { [key in string]: JsonValue }
+  | null;
