@@ -1,12 +1,13 @@
 //! `coder lsp`: cold start and event throughput, measured in one run (see
 //! docs/benchmarks.md).
 //!
-//! - Cold start: process spawn to the `initialize` result, median of 20.
+//! - Cold start: process spawn to the `initialize` result, median of 20, alternating with
+//!   `codex app-server` (installed from npm by `scripts/setup-codex.sh`; skipped with a
+//!   message when that fails).
 //! - Throughput: 20,000 streamed deltas from the mock model to this client reading stdout,
 //!   against `curl` reading the same stream.
-//!
-//! The memory measurement of the LSP issue (1,000 conversations of 20 messages) is not
-//! here yet: driven over the protocol it took minutes at the current event throughput.
+//! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
+//!   (10 exchanges), built over the protocol.
 //!
 //! Run: `cargo bench -p coder --bench lsp`
 
@@ -19,7 +20,12 @@ use std::time::{Duration, Instant};
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::{Value, json};
 
+#[path = "support/codex.rs"]
+mod codex;
+
 const DELTAS: usize = 20_000;
+const CONVERSATIONS: usize = 1_000;
+const EXCHANGES: usize = 10;
 
 struct Lsp {
     child: Child,
@@ -137,23 +143,51 @@ fn main() {
     let base_url = server.openai_base_url();
     let workspace = tempfile::tempdir().unwrap();
 
-    // Cold start.
-    let starts: Vec<Duration> = (0..20)
-        .map(|_| {
-            let started = Instant::now();
-            let mut lsp = Lsp::spawn(&base_url, workspace.path());
-            lsp.request("initialize", json!({"capabilities": {}}));
-            let elapsed = started.elapsed();
-            lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-            lsp.stop();
-            elapsed
-        })
-        .collect();
-    println!(
-        "cold start (spawn -> initialize result), median of 20: {:.1} ms (target < 20 ms)",
-        ms(median(starts))
-    );
+    cold_start(&base_url, workspace.path());
+    throughput(&server, &base_url, workspace.path());
+    memory(&server, &base_url, workspace.path());
+}
 
+/// Spawn to `initialize` result, coder and Codex alternating, median of 20 each.
+fn cold_start(base_url: &str, workspace: &std::path::Path) {
+    let codex = codex::binary();
+    let codex_home = tempfile::tempdir().unwrap();
+    if let Some(codex) = &codex {
+        // Codex fills its home on the first start; keep that out of the samples.
+        codex::cold_start(codex, codex_home.path());
+    }
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let mut lsp = Lsp::spawn(base_url, workspace);
+        lsp.request("initialize", json!({"capabilities": {}}));
+        ours.push(started.elapsed());
+        lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+        lsp.stop();
+        if let Some(codex) = &codex {
+            theirs.push(codex::cold_start(codex, codex_home.path()));
+        }
+    }
+    let ours = median(ours);
+    print!(
+        "cold start (spawn -> initialize result), median of 20: coder lsp {:.1} ms",
+        ms(ours)
+    );
+    if theirs.is_empty() {
+        println!(" (codex app-server not measured) (target < 20 ms)");
+    } else {
+        let theirs = median(theirs);
+        println!(
+            "; codex app-server {:.1} ms; ratio {:.3}x (target < 20 ms and faster than Codex)",
+            ms(theirs),
+            ours.as_secs_f64() / theirs.as_secs_f64()
+        );
+    }
+}
+
+/// 20,000 deltas through `coder lsp` against `curl` reading the same stream.
+fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
     // Throughput.
     let mut ours = Vec::new();
     let mut bare = Vec::new();
@@ -168,7 +202,7 @@ fn main() {
         assert!(output.stdout.len() > DELTAS * 10);
         let b = started.elapsed();
 
-        let mut lsp = Lsp::spawn(&base_url, workspace.path());
+        let mut lsp = Lsp::spawn(base_url, workspace);
         lsp.initialize();
         let root = lsp.root();
         server.push([MockResponse::text_deltas(DELTAS, "tok ")]);
@@ -199,4 +233,58 @@ fn main() {
         ms(bare),
         ours.as_secs_f64() / bare.as_secs_f64()
     );
+}
+
+/// Resident memory of a session holding 1,000 conversations of 20 messages each.
+fn memory(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
+    let reply = "An answer of about two hundred bytes, as a short assistant reply would be: \
+                 it names a file, a function and a line or two of reasoning about what to \
+                 change next and why.";
+    let question = "A question of about a hundred bytes, as a user would type in an editor.";
+    let mut lsp = Lsp::spawn(base_url, workspace);
+    lsp.initialize();
+    let empty = resident_kib(lsp.child.id());
+    let started = Instant::now();
+    server.push((0..CONVERSATIONS * EXCHANGES).map(|_| MockResponse::text(reply)));
+    for _ in 0..CONVERSATIONS {
+        let created = lsp.request("conversation/create", json!({}));
+        let id = created["result"]["conversationId"].clone();
+        // Queued, not awaited: the session runs them one after another.
+        for _ in 0..EXCHANGES {
+            let id_number = lsp.next_id;
+            lsp.next_id += 1;
+            lsp.send(
+                &json!({"jsonrpc": "2.0", "id": id_number, "method": "conversation/send",
+                "params": {"conversationId": id, "text": question}}),
+            );
+        }
+    }
+    lsp.until_complete(CONVERSATIONS * EXCHANGES);
+    let built = started.elapsed();
+    let list = lsp.request("conversation/list", json!({}));
+    let conversations = list["result"]["conversations"].as_array().unwrap();
+    let messages: u64 = conversations
+        .iter()
+        .map(|c| c["messageCount"].as_u64().unwrap())
+        .sum();
+    let full = resident_kib(lsp.child.id());
+    println!(
+        "memory: {} conversations, {messages} messages (built in {:.1} s): resident {:.1} MB; \
+         empty session {:.1} MB (target < 100 MB)",
+        conversations.len(),
+        built.as_secs_f64(),
+        full as f64 / 1024.0,
+        empty as f64 / 1024.0
+    );
+    lsp.stop();
+}
+
+/// The resident set size of process `pid`, in KiB.
+fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
 }
