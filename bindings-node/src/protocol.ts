@@ -309,6 +309,34 @@ export const METHODS = [
 ] as const;
 
 /**
+ * `initialize`'s `initializationOptions`, all optional.
+ */
+export type InitializationOptions = {
+  /**
+   * Resume this saved session (`.coder/sessions/<sessionId>.json` in the workspace):
+   * its conversations and histories come back. An unknown or unreadable session fails
+   * `initialize` with `-32602`.
+   */
+  sessionId?: SessionId,
+};
+
+/**
+ * What `initialize` advertises under `capabilities.experimental.coder`.
+ */
+export type CoderCapabilities = {
+  protocolVersion: string,
+  methods: Array<string>,
+  /**
+   * This connection's session; its snapshot is `.coder/sessions/<sessionId>.json`.
+   */
+  sessionId: SessionId,
+  /**
+   * How many messages a resumed session brought back (0 for a new session).
+   */
+  historyLoaded: number,
+};
+
+/**
  * `conversation/create` params; every field is optional.
  */
 export type CreateParams = {

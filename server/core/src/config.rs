@@ -55,6 +55,8 @@ pub struct Config {
     /// Extra roots confined commands may write to, besides the workspace and a private
     /// temporary directory.
     pub writable_roots: Vec<PathBuf>,
+    /// Keep a snapshot of the session in `.coder/sessions/<session_id>.json`.
+    pub save_sessions: bool,
 }
 
 /// Which wire format to speak and where.
@@ -162,6 +164,7 @@ struct ConfigFile {
     sandbox: SandboxFile,
     max_interrupt_chain_depth: Option<u32>,
     prompt_cache_key: Option<bool>,
+    save_sessions: Option<bool>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, McpServerConfig>,
 }
@@ -290,6 +293,7 @@ impl Config {
                 .prompt_cache_key
                 .unwrap_or(kind == ProviderKind::OpenAi && base_url == default_url),
             writable_roots: file.sandbox.writable_roots,
+            save_sessions: file.save_sessions.unwrap_or(true),
             workspace: workspace.to_path_buf(),
             provider: ProviderConfig {
                 kind,
@@ -337,6 +341,7 @@ impl Config {
             disabled_tools: Vec::new(),
             sandbox: true,
             writable_roots: Vec::new(),
+            save_sessions: true,
             max_interrupt_chain_depth: 4,
             prompt_cache_key: false,
             mcp_servers: BTreeMap::new(),

@@ -26,6 +26,8 @@ pub struct ConversationSpec {
     /// `Some(false)` asks to run commands unconfined, which only the session may decide: it
     /// is refused with a warning when the session has a sandbox.
     pub sandbox: Option<bool>,
+    /// A model other than the session's, of the same provider.
+    pub model: Option<String>,
 }
 
 impl ConversationSpec {
@@ -39,6 +41,9 @@ impl ConversationSpec {
         }
         if self.tools_prefs.is_none() {
             self.tools_prefs = Some(parent.tools_prefs);
+        }
+        if self.model.is_none() {
+            self.model = parent.model.clone();
         }
         self
     }
@@ -102,6 +107,8 @@ pub(crate) struct ConversationContext {
     pub base_instructions: Option<String>,
     pub mcp_allowlist: Option<Vec<String>>,
     pub tools_prefs: ToolsPrefs,
+    /// The conversation's own model, when it is not the session's.
+    pub model: Option<String>,
 }
 
 /// One conversation of a session. The history is OpenAI Chat Completions messages and is
@@ -120,6 +127,8 @@ pub(crate) struct Conversation {
     /// The MCP tools this conversation sees: a snapshot, built at its first task after the
     /// servers settled, rebuilt on refresh.
     pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
+    /// The system prompt and tools of its last task, for the session snapshot.
+    pub prompt: Option<Arc<crate::snapshot::PromptShape>>,
 }
 
 impl Conversation {
@@ -135,6 +144,7 @@ impl Conversation {
                 base_instructions: spec.base_instructions,
                 mcp_allowlist: spec.mcp_allowlist,
                 tools_prefs: spec.tools_prefs.unwrap_or_default(),
+                model: spec.model,
             },
             history,
             total_usage: TokenUsage::default(),
@@ -142,6 +152,7 @@ impl Conversation {
             mode,
             todos: Arc::default(),
             mcp_view: None,
+            prompt: None,
         }
     }
 

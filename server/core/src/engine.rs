@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use coder_protocol::{
     AbortReason, ChatMessage, ConversationId, ConversationSummary, Event, EventMsg, HistoryEntry,
-    InputItem, Mode, PermissionDecision, Preset, TaskId,
+    InputItem, Mode, PermissionDecision, Preset, SessionId, TaskId,
 };
 use tokio::runtime::Handle;
 
@@ -14,10 +14,11 @@ use crate::conversation::{Conversation, ConversationSpec, history_entries};
 use crate::documents::Documents;
 use crate::events::{EventHub, EventReceiver};
 use crate::mcp::{McpManager, ServerStatus};
-use crate::model::{ModelClient, ToolSpec};
+use crate::model::{ActiveModel, ModelSettings, ToolSpec};
 use crate::permissions::{MatrixRow, Permissions, describe};
 use crate::sandbox::{self, SandboxPolicy};
 use crate::scheduler::{Scheduler, TaskPlan, enqueue};
+use crate::snapshot::{self, ConversationSnapshot, Saver, SessionSnapshot};
 use crate::tools::{Tool, ToolRegistry};
 
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +37,8 @@ pub enum EngineError {
     RootConversation,
     #[error("{0}")]
     InvalidSpec(String),
+    #[error("cannot resume session {0}: {1}")]
+    Resume(SessionId, String),
 }
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -46,7 +49,8 @@ pub struct Engine {
 
 pub(crate) struct Inner {
     pub config: Config,
-    pub model: ModelClient,
+    /// The session's model; conversations may name another of the same provider.
+    pub model: Mutex<Arc<ActiveModel>>,
     pub tools: ToolRegistry,
     pub hub: EventHub,
     pub permissions: Permissions,
@@ -64,10 +68,14 @@ pub(crate) struct Inner {
     /// The editor's open files, when the session runs behind one; tasks take it when they
     /// start.
     pub documents: Mutex<Option<Arc<dyn Documents>>>,
+    /// Saves the session snapshot.
+    pub saver: Saver,
     conversations: Mutex<Conversations>,
 }
 
 struct Conversations {
+    /// Names the snapshot; a resume takes over the resumed session's id.
+    session_id: SessionId,
     root: ConversationId,
     table: HashMap<ConversationId, Arc<Mutex<Conversation>>>,
 }
@@ -85,7 +93,7 @@ impl Engine {
         let mut tools = ToolRegistry::builtin();
         tools.extend(extra);
         let tools = ToolRegistry::new(tools).map_err(EngineError::Tools)?;
-        let model = ModelClient::new(&config.provider, config.retry, config.stream_idle_timeout)
+        let model = ActiveModel::new(ModelSettings::from_config(&config), &config)
             .map_err(EngineError::Model)?;
         let (sandbox, temp_dir, sandbox_missing) = sandbox_for(&config);
         let root = Conversation::new(ConversationSpec::default(), config.mode);
@@ -102,6 +110,8 @@ impl Engine {
                 }),
             )
         };
+        let config_workspace = config.workspace.clone();
+        let save_sessions = config.save_sessions;
         let permissions = Permissions::new(
             config.preset,
             config.permission_rules.clone(),
@@ -115,19 +125,76 @@ impl Engine {
                 sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
                 _temp_dir: temp_dir,
                 config,
-                model,
+                model: Mutex::new(Arc::new(model)),
                 tools,
                 hub,
                 runtime,
                 scheduler: Scheduler::default(),
                 mcp,
                 documents: Mutex::new(None),
+                saver: Saver::new(&config_workspace, save_sessions),
                 conversations: Mutex::new(Conversations {
+                    session_id: SessionId::new(),
                     root: root_id,
                     table: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
                 }),
             }),
         })
+    }
+
+    /// The session's id; its snapshot is `.coder/sessions/<id>.json` in the workspace.
+    pub fn session_id(&self) -> SessionId {
+        lock(&self.inner.conversations).session_id
+    }
+
+    /// Where the session's snapshot is saved, unless saving is switched off
+    /// (`"saveSessions": false`).
+    pub fn snapshot_path(&self) -> Option<std::path::PathBuf> {
+        self.inner.saver.path(self.session_id())
+    }
+
+    /// Takes up a saved session: its id, its conversations and their histories, modes,
+    /// todos and token totals replace this session's. Only a session that has not been used
+    /// yet (nothing sent, no conversation created) can resume; returns how many messages
+    /// were loaded.
+    pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
+        let fail = |reason: String| EngineError::Resume(session, reason);
+        let path = self
+            .inner
+            .saver
+            .path(session)
+            .ok_or_else(|| fail("saving sessions is switched off".to_owned()))?;
+        let saved = snapshot::read(&path).map_err(fail)?;
+        let mut conversations = lock(&self.inner.conversations);
+        let untouched = conversations.table.len() == 1
+            && self.inner.scheduler.running().is_none()
+            && self.inner.scheduler.pending() == 0
+            && conversations
+                .table
+                .values()
+                .all(|conversation| lock(conversation).history.is_empty());
+        if !untouched {
+            return Err(fail("this session is already in use".to_owned()));
+        }
+        let root = saved.root.restore();
+        let mut loaded = root.history.len();
+        conversations.session_id = saved.session_id;
+        conversations.root = root.id;
+        conversations.table = HashMap::from([(root.id, Arc::new(Mutex::new(root)))]);
+        for other in saved.conversations {
+            let other = other.restore();
+            loaded += other.history.len();
+            conversations
+                .table
+                .insert(other.id, Arc::new(Mutex::new(other)));
+        }
+        Ok(loaded)
+    }
+
+    /// Writes the session snapshot now (it is also written when the session goes idle and
+    /// when it shuts down).
+    pub async fn save(&self) -> Result<(), EngineError> {
+        self.inner.save().await.map_err(EngineError::Model)
     }
 
     /// The conversation every session starts with; it cannot be destroyed.
@@ -261,9 +328,15 @@ impl Engine {
     /// servers down, waiting until their processes are gone.
     pub async fn shutdown(&self) {
         if let Some((conversation, _)) = self.inner.scheduler.running() {
+            self.inner.scheduler.clear();
             self.inner
                 .scheduler
                 .stop(conversation, AbortReason::Interrupted);
+            // The task records its interruption on its way out; the snapshot should hold it.
+            self.inner.scheduler.until_stopped().await;
+        }
+        if let Err(err) = self.inner.save().await {
+            tracing::warn!("{err}");
         }
         self.inner.mcp.shutdown().await;
     }
@@ -335,12 +408,71 @@ impl Engine {
     }
 
     /// The model this session talks to.
-    pub fn model(&self) -> &str {
-        &self.inner.config.model
+    pub fn model(&self) -> String {
+        lock(&self.inner.model).settings.model.clone()
+    }
+
+    /// The session's model and provider settings.
+    pub fn model_settings(&self) -> ModelSettings {
+        lock(&self.inner.model).settings.clone()
+    }
+
+    /// Switches the session's model (and provider): tasks that start afterwards use it;
+    /// conversations created with a model of their own keep it.
+    pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
+        let active = ActiveModel::new(settings, &self.inner.config).map_err(EngineError::Model)?;
+        *lock(&self.inner.model) = Arc::new(active);
+        Ok(())
     }
 }
 
 impl Inner {
+    /// The session as a snapshot: the root conversation and the others, oldest first.
+    fn snapshot(&self) -> SessionSnapshot {
+        let model = lock(&self.model).settings.model.clone();
+        let conversations = lock(&self.conversations);
+        let mut others: Vec<ConversationSnapshot> = conversations
+            .table
+            .iter()
+            .filter(|(id, _)| **id != conversations.root)
+            .map(|(_, conversation)| ConversationSnapshot::of(&lock(conversation), &model))
+            .collect();
+        others.sort_by_key(|conversation| conversation.conversation_id);
+        let root = conversations
+            .table
+            .get(&conversations.root)
+            .map(|root| ConversationSnapshot::of(&lock(root), &model));
+        let root = root.unwrap_or_else(|| {
+            let empty = Conversation::new(ConversationSpec::default(), self.config.mode);
+            ConversationSnapshot::of(&empty, &model)
+        });
+        snapshot::snapshot(conversations.session_id, root, others)
+    }
+
+    /// Writes the session snapshot, when saving is on.
+    pub(crate) async fn save(&self) -> Result<(), String> {
+        if self
+            .saver
+            .path(lock(&self.conversations).session_id)
+            .is_none()
+        {
+            return Ok(());
+        }
+        self.saver.write(self.snapshot()).await
+    }
+
+    /// Saves after a task when the last save is old enough, and reports a failure as a
+    /// warning of that conversation.
+    pub(crate) async fn save_if_due(&self, conversation: ConversationId, force: bool) {
+        if !force && !self.saver.due() {
+            return;
+        }
+        if let Err(message) = self.save().await {
+            self.hub
+                .emit(conversation, None, EventMsg::Warning { message });
+        }
+    }
+
     pub(crate) fn conversation(
         &self,
         id: ConversationId,

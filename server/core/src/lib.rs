@@ -16,6 +16,7 @@ mod permissions;
 mod prompt;
 mod sandbox;
 mod scheduler;
+mod snapshot;
 mod task;
 pub mod tools;
 
@@ -27,4 +28,7 @@ pub use documents::Documents;
 pub use engine::{Engine, EngineError};
 pub use events::EventReceiver;
 pub use permissions::{CommandRule, MatrixRow, PermissionRules};
+pub use snapshot::{
+    ConversationSnapshot, FunctionDefinition, SESSIONS_DIR, SessionSnapshot, ToolDefinition,
+};
 pub use tools::{Tool, ToolContext, ToolOutput};

@@ -89,6 +89,8 @@ struct Running {
 #[derive(Default)]
 pub(crate) struct Scheduler {
     state: Mutex<QueueState>,
+    /// Counts finished tasks, for those who wait for the running one to end.
+    finished: tokio::sync::watch::Sender<u64>,
 }
 
 #[derive(Default)]
@@ -143,6 +145,25 @@ impl Scheduler {
 
     pub fn pending(&self) -> usize {
         lock(&self.state).queue.len()
+    }
+
+    /// Drops every queued plan.
+    pub fn clear(&self) {
+        lock(&self.state).queue.clear();
+    }
+
+    /// Waits until no task runs (at most a few seconds: a stopped task ends at its next
+    /// checkpoint, which is quick).
+    pub async fn until_stopped(&self) {
+        let mut finished = self.finished.subscribe();
+        let wait = async {
+            while self.running().is_some() {
+                if finished.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wait).await;
     }
 }
 
@@ -207,11 +228,21 @@ async fn drive(inner: Arc<Inner>) {
                 }
                 let ids = (plan.conversation_id, plan.task_id);
                 run_task(&inner, plan, control).await;
-                lock(&inner.scheduler.state).last_task = Some(ids);
+                {
+                    let mut state = lock(&inner.scheduler.state);
+                    state.last_task = Some(ids);
+                    state.running = None;
+                }
+                inner.scheduler.finished.send_modify(|count| *count += 1);
+                inner.save_if_due(ids.0, false).await;
             }
             None => {
                 reported_running = false;
                 let last = lock(&inner.scheduler.state).last_task;
+                if let Some((conversation_id, _)) = last {
+                    // Saved before `idle`, so a client that sees it finds the file current.
+                    inner.save_if_due(conversation_id, true).await;
+                }
                 if let Some((conversation_id, task_id)) = last {
                     let state = EngineState::Idle;
                     inner.hub.emit(

@@ -12,7 +12,7 @@ use crate::conversation::Conversation;
 use crate::conversation::user_message;
 use crate::engine::{Inner, lock};
 use crate::events::TaskEvents;
-use crate::model::{ModelRequest, ModelResponse, StreamError, StreamUpdate};
+use crate::model::{ActiveModel, ModelRequest, ModelResponse, StreamError, StreamUpdate};
 use crate::prompt::system_prompt;
 use crate::scheduler::{TaskControl, TaskPlan};
 use crate::tools::ToolContext;
@@ -38,8 +38,15 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
         conversation_id: plan.conversation_id,
         task_id: plan.task_id,
     };
+    // The task keeps the model it starts with, whatever is switched meanwhile.
+    let active = lock(&inner.model).clone();
+    let model = inner
+        .conversation(plan.conversation_id)
+        .ok()
+        .and_then(|conversation| lock(&conversation).context.model.clone())
+        .unwrap_or_else(|| active.settings.model.clone());
     events.emit(EventMsg::TaskStarted {
-        model: inner.config.model.clone(),
+        model: model.clone(),
     });
     if inner
         .sandbox_warning
@@ -51,7 +58,13 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
         );
     }
     let ending = match inner.conversation(plan.conversation_id) {
-        Ok(conversation) => run_turns(inner, &conversation, plan, &control, &events).await,
+        Ok(conversation) => {
+            let model = TaskModel {
+                name: &model,
+                active: &active,
+            };
+            run_turns(inner, &conversation, plan, &control, &events, model).await
+        }
         Err(err) => {
             events.emit(EventMsg::Error {
                 message: err.to_string(),
@@ -67,14 +80,23 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
     }
 }
 
+/// The model a task talks to: a name, and the session's client for its provider.
+#[derive(Clone, Copy)]
+struct TaskModel<'a> {
+    name: &'a str,
+    active: &'a ActiveModel,
+}
+
 async fn run_turns(
     inner: &Arc<Inner>,
     conversation: &Mutex<Conversation>,
     plan: TaskPlan,
     control: &TaskControl,
     events: &TaskEvents,
+    model: TaskModel<'_>,
 ) -> Ending {
     let cancel = &control.cancel;
+    let context_window = model.active.settings.context_window;
     // A continuation first answers the tool call that handed the turn over.
     if let Some(closure) = &plan.closure {
         let output = closure_payload(inner, closure);
@@ -120,15 +142,19 @@ async fn run_turns(
     };
     let Some(mcp_view) = mcp_view(inner, conversation, cancel, events).await else {
         lock(conversation).record([ChatMessage::user(INTERRUPT_MESSAGE)]);
-        return interrupted(conversation, events, inner.config.context_window);
+        return interrupted(conversation, events, context_window);
     };
     let mut offered = inner.tools.offered(&hidden);
     offered.extend(mcp_view.specs().iter().cloned());
     offered.sort_by(|a, b| a.name.cmp(&b.name));
+    lock(conversation).prompt = Some(Arc::new(crate::snapshot::PromptShape {
+        system: system.clone(),
+        tools: offered.clone(),
+    }));
     let cache_key = inner
         .config
         .prompt_cache_key
-        .then(|| prompt_cache_key(&system, &offered, &inner.config.model));
+        .then(|| prompt_cache_key(&system, &offered, model.name));
     let tool_ctx = ToolContext {
         workspace: inner.config.workspace.clone(),
         conversation_id: plan.conversation_id,
@@ -142,12 +168,12 @@ async fn run_turns(
     for _step in 0..inner.config.max_steps {
         let history = lock(conversation).history.clone();
         let request = ModelRequest {
-            model: &inner.config.model,
+            model: model.name,
             system: &system,
             messages: &history,
             tools: &offered,
             prompt_cache_key: cache_key.as_deref(),
-            max_output_tokens: inner.config.max_output_tokens,
+            max_output_tokens: model.active.settings.max_output_tokens,
         };
         let mut on_update = |update: StreamUpdate| {
             events.emit(match update {
@@ -156,7 +182,12 @@ async fn run_turns(
                 StreamUpdate::Warning(message) => EventMsg::Warning { message },
             });
         };
-        let response = match inner.model.stream(&request, cancel, &mut on_update).await {
+        let response = match model
+            .active
+            .client
+            .stream(&request, cancel, &mut on_update)
+            .await
+        {
             Ok(response) => response,
             Err(StreamError::Cancelled { partial }) => {
                 // Interrupted while streaming: keep the text that was shown, drop unfinished
@@ -171,7 +202,7 @@ async fn run_turns(
                 }
                 records.push(ChatMessage::user(INTERRUPT_MESSAGE));
                 lock(conversation).record(records);
-                return interrupted(conversation, events, inner.config.context_window);
+                return interrupted(conversation, events, context_window);
             }
             Err(StreamError::Failed(message)) => {
                 events.emit(EventMsg::Error { message });
@@ -183,7 +214,7 @@ async fn run_turns(
             conversation,
             response,
             events,
-            inner.config.context_window,
+            context_window,
             &mut last_agent_message,
         );
         if tool_calls.is_empty() {
@@ -200,7 +231,7 @@ async fn run_turns(
                 .collect();
             records.push(ChatMessage::user(INTERRUPT_MESSAGE));
             lock(conversation).record(records);
-            return interrupted(conversation, events, inner.config.context_window);
+            return interrupted(conversation, events, context_window);
         }
 
         let mode = lock(conversation).mode;
@@ -233,7 +264,7 @@ async fn run_turns(
                 content.push_str(INTERRUPT_MESSAGE);
             }
             drop(conversation);
-            return interrupted(conversation_ref, events, inner.config.context_window);
+            return interrupted(conversation_ref, events, context_window);
         }
     }
     events.warning(format!(

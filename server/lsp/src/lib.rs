@@ -17,7 +17,8 @@ use coder_core::Engine;
 use coder_protocol::EventMsg;
 use coder_protocol::methods::{
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
-    CONVERSATION_LIST, CONVERSATION_SEND, METHODS, PROTOCOL_VERSION,
+    CONVERSATION_LIST, CONVERSATION_SEND, CoderCapabilities, InitializationOptions, METHODS,
+    PROTOCOL_VERSION,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -45,14 +46,33 @@ impl LanguageServer for Backend {
             .and_then(|workspace| workspace.apply_edit)
             .unwrap_or(false);
         self.documents.set_can_apply(can_apply);
+        let options: InitializationOptions = match params.initialization_options {
+            Some(options) => serde_json::from_value(options).map_err(|err| {
+                tower_lsp_server::jsonrpc::Error::invalid_params(format!(
+                    "invalid initializationOptions: {err}"
+                ))
+            })?,
+            None => InitializationOptions::default(),
+        };
+        let history_loaded = match options.session_id {
+            Some(session) => self
+                .engine
+                .resume(session)
+                .map_err(|err| tower_lsp_server::jsonrpc::Error::invalid_params(err.to_string()))?,
+            None => 0,
+        };
+        let coder = CoderCapabilities {
+            protocol_version: PROTOCOL_VERSION.to_owned(),
+            methods: METHODS.iter().map(|method| (*method).to_owned()).collect(),
+            session_id: self.engine.session_id(),
+            history_loaded,
+        };
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(
                     TextDocumentSyncKind::INCREMENTAL,
                 )),
-                experimental: Some(serde_json::json!({
-                    "coder": {"protocolVersion": PROTOCOL_VERSION, "methods": METHODS},
-                })),
+                experimental: Some(serde_json::json!({ "coder": coder })),
                 ..ServerCapabilities::default()
             },
             server_info: Some(ServerInfo {

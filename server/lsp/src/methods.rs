@@ -64,6 +64,7 @@ impl Backend {
                 tools_prefs: params.tools_prefs,
                 mode: params.mode,
                 sandbox: None,
+                model: params.model,
             };
             let conversation_id = self
                 .engine

@@ -7,7 +7,7 @@ use ts_rs::TS;
 
 use crate::{
     ConversationId, ConversationSummary, Event, HistoryEntry, InputItem, Mode, PermissionDecision,
-    TaskId, ToolsPrefs,
+    SessionId, TaskId, ToolsPrefs,
 };
 
 /// The coder protocol version advertised in `initialize`.
@@ -34,6 +34,30 @@ pub const METHODS: [&str; 6] = [
     CONVERSATION_DESTROY,
     CONVERSATION_INTERRUPT,
 ];
+
+/// `initialize`'s `initializationOptions`, all optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+#[ts(optional_fields)]
+pub struct InitializationOptions {
+    /// Resume this saved session (`.coder/sessions/<sessionId>.json` in the workspace):
+    /// its conversations and histories come back. An unknown or unreadable session fails
+    /// `initialize` with `-32602`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<SessionId>,
+}
+
+/// What `initialize` advertises under `capabilities.experimental.coder`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CoderCapabilities {
+    pub protocol_version: String,
+    pub methods: Vec<String>,
+    /// This connection's session; its snapshot is `.coder/sessions/<sessionId>.json`.
+    pub session_id: SessionId,
+    /// How many messages a resumed session brought back (0 for a new session).
+    pub history_loaded: usize,
+}
 
 /// `conversation/create` params; every field is optional.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS)]

@@ -10,8 +10,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
-    CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams, HistoryResult,
-    InterruptResult, ListResult, PermissionParams, SendParams, SendResult, TargetParams,
+    CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
+    HistoryResult, InitializationOptions, InterruptResult, ListResult, PermissionParams,
+    SendParams, SendResult, TargetParams,
 };
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, EngineState, Event,
@@ -93,6 +94,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
         section!(
             "methods.rs",
             [
+                InitializationOptions,
+                CoderCapabilities,
                 CreateParams,
                 CreateResult,
                 SendParams,

@@ -15,6 +15,45 @@ use serde_json::Value;
 
 pub use client::ModelClient;
 
+use crate::config::{Config, ProviderConfig};
+
+/// Which model a session talks to, and through which provider. Switchable while the
+/// session runs ([`crate::Engine::set_model`]); a task keeps the model it started with.
+#[derive(Debug, Clone)]
+pub struct ModelSettings {
+    pub model: String,
+    pub provider: ProviderConfig,
+    /// The model's context window in tokens, reported in `token_count`.
+    pub context_window: Option<u64>,
+    pub max_output_tokens: u32,
+}
+
+impl ModelSettings {
+    /// The model the configuration names.
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            model: config.model.clone(),
+            provider: config.provider.clone(),
+            context_window: config.context_window,
+            max_output_tokens: config.max_output_tokens,
+        }
+    }
+}
+
+/// A model with its client, shared by the tasks that use it.
+pub(crate) struct ActiveModel {
+    pub settings: ModelSettings,
+    pub client: ModelClient,
+}
+
+impl ActiveModel {
+    pub fn new(settings: ModelSettings, config: &Config) -> Result<Self, String> {
+        let client =
+            ModelClient::new(&settings.provider, config.retry, config.stream_idle_timeout)?;
+        Ok(Self { settings, client })
+    }
+}
+
 /// What a tool looks like to a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {

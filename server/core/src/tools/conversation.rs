@@ -282,6 +282,7 @@ fn create(
         tools_prefs: args.internal_tools,
         mode: None,
         sandbox: None,
+        model: None,
     };
     let target = match session.open_conversation(spec, Some(caller)) {
         Ok(id) => id,

@@ -5,6 +5,7 @@ mod interrupts;
 mod mcp;
 mod permissions;
 mod sandbox;
+mod sessions;
 mod streaming;
 mod support;
 mod tools;

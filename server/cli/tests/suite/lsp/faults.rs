@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 use super::Client;
@@ -102,6 +102,31 @@ async fn a_client_that_goes_away_mid_task_ends_the_task_and_the_server() {
             .await,
         "the model stream was still being read"
     );
+    // The session was saved on the way out, with the interruption recorded.
+    let sessions: Vec<_> = std::fs::read_dir(workspace.path().join(".coder/sessions"))
+        .expect("no session snapshot was saved")
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let snapshot: Value =
+        serde_json::from_str(&std::fs::read_to_string(&sessions[0]).unwrap()).unwrap();
+    let messages = snapshot["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"], "{snapshot}");
+    assert_eq!(messages[1]["content"], "talk");
+    assert!(
+        messages[2]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("slow "),
+        "the partial reply is kept: {}",
+        messages[2]
+    );
+    assert_eq!(messages[3]["content"], "[Request interrupted by user]");
+    assert_eq!(snapshot["conversationId"], root);
 }
 
 #[tokio::test]
@@ -220,5 +245,34 @@ async fn a_panic_inside_a_request_fails_only_that_request() {
         )
         .await;
     client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn cancel_request_for_a_finished_or_unknown_request_changes_nothing() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    // `$/cancelRequest` is a notification: no answer, and the next request is served.
+    for id in [json!(1), json!(9999), json!("not-a-request")] {
+        client
+            .write(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}))
+            .await;
+    }
+    let mut seen = Vec::new();
+    let history = client
+        .request(
+            "conversation/history",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(history["result"]["entries"], json!([]));
+    assert!(
+        seen.is_empty(),
+        "nothing answered the notifications: {seen:?}"
+    );
     client.stop().await;
 }

@@ -1,7 +1,9 @@
 //! `coder lsp` driven over real stdio with LSP framing, against the mock model.
 
 mod conversations;
+mod documents;
 mod faults;
+mod sessions;
 
 use std::process::Stdio;
 use std::time::Duration;

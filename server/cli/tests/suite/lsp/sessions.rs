@@ -1,0 +1,169 @@
+//! Sessions over the wire: the snapshot a session leaves, resuming it through
+//! `initializationOptions`, and a conversation with a model of its own.
+
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::{Client, events};
+
+#[tokio::test]
+async fn a_saved_session_resumes_with_its_history() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("The answer is 42."),
+        MockResponse::text("Still 42."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+
+    let mut first = Client::start(workspace.path(), &server, "balanced");
+    let init = first.initialize(json!({})).await;
+    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        init["result"]["capabilities"]["experimental"]["coder"]["historyLoaded"],
+        0
+    );
+    let root = first.root().await;
+    let mut seen = Vec::new();
+    first
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "What is the answer?"}),
+            &mut seen,
+        )
+        .await;
+    first.until_events("state_changed", 2, &mut seen).await;
+    // Saved before `idle` went out.
+    let path = workspace
+        .path()
+        .join(format!(".coder/sessions/{session}.json"));
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(saved["sessionId"], session);
+    assert_eq!(saved["model"], "gpt-5");
+    assert_eq!(saved["messages"][2]["content"], "The answer is 42.");
+    assert!(
+        saved["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["function"]["name"] == "read")
+    );
+    first.stop().await;
+
+    // A session that does not exist fails `initialize` with a clear error; the connection
+    // stays usable.
+    let mut second = Client::start(workspace.path(), &server, "balanced");
+    let missing = second
+        .request(
+            "initialize",
+            json!({"capabilities": {},
+                   "initializationOptions": {"sessionId": "0192f0c4-0000-7000-8000-000000000000"}}),
+            &mut Vec::new(),
+        )
+        .await;
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot resume session"),
+        "{missing}"
+    );
+    let init = second.initialize(json!({})).await;
+    assert_eq!(
+        init["result"]["capabilities"]["experimental"]["coder"]["historyLoaded"], 0,
+        "a plain initialize starts a new session"
+    );
+    second.stop().await;
+
+    let mut resumed = Client::start(workspace.path(), &server, "balanced");
+    let init = resumed
+        .request(
+            "initialize",
+            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+            &mut Vec::new(),
+        )
+        .await;
+    let coder = &init["result"]["capabilities"]["experimental"]["coder"];
+    assert_eq!(coder["sessionId"], session);
+    assert_eq!(coder["historyLoaded"], 2);
+    resumed
+        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+    assert_eq!(
+        resumed.root().await,
+        root,
+        "the root conversation keeps its id"
+    );
+    let history = resumed
+        .request(
+            "conversation/history",
+            json!({"conversationId": root}),
+            &mut Vec::new(),
+        )
+        .await;
+    assert_eq!(
+        history["result"]["entries"],
+        json!([{"role": "user", "text": "What is the answer?"},
+               {"role": "assistant", "text": "The answer is 42."}])
+    );
+    let mut seen = Vec::new();
+    resumed
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "Sure?"}),
+            &mut seen,
+        )
+        .await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    // The model sees the earlier exchange.
+    let request = server.requests().pop().unwrap();
+    let contents: Vec<&str> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        contents,
+        ["What is the answer?", "The answer is 42.", "Sure?"]
+    );
+    resumed.stop().await;
+}
+
+#[tokio::test]
+async fn a_conversation_created_with_a_model_uses_it() {
+    let server = MockModelServer::start(vec![MockResponse::text("small answer")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    let created = client
+        .request(
+            "conversation/create",
+            json!({"model": "gpt-5-mini"}),
+            &mut seen,
+        )
+        .await;
+    let conversation = created["result"]["conversationId"].clone();
+    client
+        .request(
+            "conversation/send",
+            json!({"conversationId": conversation, "text": "hi"}),
+            &mut seen,
+        )
+        .await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let started = events(&seen).find(|e| e["type"] == "task_started").unwrap();
+    assert_eq!(started["model"], "gpt-5-mini");
+    assert_eq!(server.requests()[0].body["model"], "gpt-5-mini");
+    client.stop().await;
+}

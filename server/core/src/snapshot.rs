@@ -1,0 +1,328 @@
+//! Session snapshots (seed 004 section 10): every session keeps
+//! `.coder/sessions/<session_id>.json` in the workspace, for review, debugging and resuming.
+//!
+//! The top level is the root conversation in OpenAI Chat Completions form: `model`,
+//! `messages` (the system prompt of its last task first) and `tools` (what that task
+//! offered, as OpenAI `tools`), enough to replay a request. The session's other
+//! conversations follow in `conversations`, in the same shape.
+//!
+//! The file is written when the session goes idle, after a task when the last write is
+//! older than [`SAVE_INTERVAL`], and when the session shuts down. Each write goes to a
+//! temporary file that is renamed over the old one, so a crash never leaves half a snapshot.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use coder_protocol::{
+    ChatMessage, ConversationId, Mode, Role, SessionId, TodoItem, TokenUsage, ToolsPrefs,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::conversation::{Conversation, ConversationContext};
+use crate::engine::lock;
+use crate::model::ToolSpec;
+
+/// Where snapshots live, relative to the workspace.
+pub const SESSIONS_DIR: &str = ".coder/sessions";
+
+/// A busy session (tasks queued back to back) is still saved this often.
+const SAVE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The snapshot format's version.
+const VERSION: u32 = 1;
+
+/// The whole file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSnapshot {
+    pub version: u32,
+    pub session_id: SessionId,
+    /// RFC 3339.
+    pub saved_at: String,
+    /// The root conversation (its `model`, `messages` and `tools` make a replayable request).
+    #[serde(flatten)]
+    pub root: ConversationSnapshot,
+    /// The other conversations, oldest first.
+    #[serde(default)]
+    pub conversations: Vec<ConversationSnapshot>,
+}
+
+/// One conversation: its messages and tools as a replayable request, and what it needs to
+/// go on after a resume.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSnapshot {
+    pub conversation_id: ConversationId,
+    /// The model the conversation talks to.
+    pub model: String,
+    /// Set when the conversation was created with a model of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
+    /// OpenAI Chat Completions messages; the first is the system prompt once a task ran.
+    pub messages: Vec<ChatMessage>,
+    /// OpenAI `tools`: `[{type: "function", function: {name, description, parameters}}]`.
+    #[serde(default)]
+    pub tools: Vec<ToolDefinition>,
+    /// Instructions that replace the built-in prompt, when the conversation was given some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_allowlist: Option<Vec<String>>,
+    #[serde(default)]
+    pub tools_prefs: ToolsPrefs,
+    #[serde(default)]
+    pub mode: Mode,
+    #[serde(default)]
+    pub total_usage: TokenUsage,
+    #[serde(default)]
+    pub todos: Vec<TodoItem>,
+}
+
+/// One entry of OpenAI's `tools`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub function: FunctionDefinition,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+impl From<&ToolSpec> for ToolDefinition {
+    fn from(spec: &ToolSpec) -> Self {
+        Self {
+            kind: "function".to_owned(),
+            function: FunctionDefinition {
+                name: spec.name.clone(),
+                description: spec.description.clone(),
+                parameters: spec.parameters.clone(),
+            },
+        }
+    }
+}
+
+/// What a conversation's last task sent besides its history: the system prompt and tools.
+#[derive(Debug)]
+pub(crate) struct PromptShape {
+    pub system: String,
+    pub tools: Vec<ToolSpec>,
+}
+
+impl ConversationSnapshot {
+    /// `session_model` is the session's model, used unless the conversation has its own.
+    pub(crate) fn of(conversation: &Conversation, session_model: &str) -> Self {
+        let shape = conversation.prompt.as_deref();
+        let system = shape.map(|shape| ChatMessage {
+            role: Role::System,
+            content: Some(shape.system.clone()),
+            reasoning: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            name: None,
+            attachments: Vec::new(),
+        });
+        let context = &conversation.context;
+        Self {
+            conversation_id: conversation.id,
+            model: context
+                .model
+                .clone()
+                .unwrap_or_else(|| session_model.to_owned()),
+            model_override: context.model.clone(),
+            messages: system
+                .into_iter()
+                .chain(conversation.history.iter().cloned())
+                .collect(),
+            tools: shape
+                .map(|shape| shape.tools.iter().map(ToolDefinition::from).collect())
+                .unwrap_or_default(),
+            base_instructions: context.base_instructions.clone(),
+            mcp_allowlist: context.mcp_allowlist.clone(),
+            tools_prefs: context.tools_prefs,
+            mode: conversation.mode,
+            total_usage: conversation.total_usage,
+            todos: lock(&conversation.todos).clone(),
+        }
+    }
+
+    /// The conversation again, its history without the recorded system prompt (each task
+    /// builds its own).
+    pub(crate) fn restore(self) -> Conversation {
+        let mut conversation = Conversation::new(Default::default(), self.mode);
+        conversation.id = self.conversation_id;
+        conversation.context = ConversationContext {
+            base_instructions: self.base_instructions,
+            mcp_allowlist: self.mcp_allowlist,
+            tools_prefs: self.tools_prefs,
+            model: self.model_override,
+        };
+        conversation.history = self
+            .messages
+            .into_iter()
+            .filter(|message| message.role != Role::System)
+            .collect();
+        conversation.total_usage = self.total_usage;
+        conversation.todos = Arc::new(Mutex::new(self.todos));
+        conversation
+    }
+}
+
+/// When and where a session saves its snapshot.
+pub(crate) struct Saver {
+    /// `None` when saving is switched off.
+    dir: Option<PathBuf>,
+    last_saved: Mutex<Option<Instant>>,
+    /// Keeps writes in order: the last snapshot built is the last one written.
+    writing: tokio::sync::Mutex<()>,
+}
+
+impl Saver {
+    pub fn new(workspace: &Path, enabled: bool) -> Self {
+        Self {
+            dir: enabled.then(|| workspace.join(SESSIONS_DIR)),
+            last_saved: Mutex::new(None),
+            writing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The snapshot file of `session`, when saving is on.
+    pub fn path(&self, session: SessionId) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{session}.json")))
+    }
+
+    /// Whether a busy session should save now.
+    pub fn due(&self) -> bool {
+        self.dir.is_some()
+            && lock(&self.last_saved).is_none_or(|saved| saved.elapsed() >= SAVE_INTERVAL)
+    }
+
+    /// Writes `snapshot` (built by the caller, under its locks) atomically, off the async
+    /// threads.
+    pub async fn write(&self, snapshot: SessionSnapshot) -> Result<(), String> {
+        let Some(path) = self.path(snapshot.session_id) else {
+            return Ok(());
+        };
+        let _in_order = self.writing.lock().await;
+        *lock(&self.last_saved) = Some(Instant::now());
+        tokio::task::spawn_blocking(move || write_atomic(&path, &snapshot))
+            .await
+            .map_err(|err| format!("the snapshot writer failed: {err}"))?
+    }
+}
+
+/// A snapshot of a session in the making.
+pub(crate) fn snapshot(
+    session_id: SessionId,
+    root: ConversationSnapshot,
+    conversations: Vec<ConversationSnapshot>,
+) -> SessionSnapshot {
+    SessionSnapshot {
+        version: VERSION,
+        session_id,
+        saved_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+        root,
+        conversations,
+    }
+}
+
+fn write_atomic(path: &Path, snapshot: &SessionSnapshot) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let fail = |err: std::io::Error| format!("cannot save {}: {err}", path.display());
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    serde_json::to_writer(std::io::BufWriter::new(file.as_file_mut()), snapshot)
+        .map_err(|err| format!("cannot save {}: {err}", path.display()))?;
+    file.persist(path).map_err(|err| fail(err.error))?;
+    Ok(())
+}
+
+/// Reads the snapshot of `session` from `path`.
+pub(crate) fn read(path: &Path) -> Result<SessionSnapshot, String> {
+    let text =
+        std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let snapshot: SessionSnapshot = serde_json::from_slice(&text)
+        .map_err(|err| format!("{} is not a session snapshot: {err}", path.display()))?;
+    if snapshot.version > VERSION {
+        return Err(format!(
+            "{} was written by a newer coder (snapshot version {})",
+            path.display(),
+            snapshot.version
+        ));
+    }
+    Ok(snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coder_protocol::{FunctionCall, ToolCall};
+    use serde_json::json;
+
+    #[test]
+    fn the_file_is_a_replayable_chat_completions_request() {
+        let mut conversation = Conversation::new(Default::default(), Mode::Default);
+        conversation.prompt = Some(Arc::new(PromptShape {
+            system: "You are coder.".into(),
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Reads a file.".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        }));
+        conversation.record([
+            ChatMessage::user("show the readme"),
+            ChatMessage::assistant(
+                String::new(),
+                String::new(),
+                vec![ToolCall {
+                    id: "call_1".into(),
+                    kind: "function".into(),
+                    function: FunctionCall {
+                        name: "read".into(),
+                        arguments: r#"{"path":"README.md"}"#.into(),
+                    },
+                }],
+            ),
+            ChatMessage::tool_result("call_1", "read", "# coder"),
+        ]);
+        let session = SessionId::new();
+        let value = serde_json::to_value(snapshot(
+            session,
+            ConversationSnapshot::of(&conversation, "gpt-5"),
+            Vec::new(),
+        ))
+        .unwrap();
+        assert_eq!(value["sessionId"], session.to_string());
+        assert_eq!(value["model"], "gpt-5");
+        assert_eq!(
+            value["tools"],
+            json!([{"type": "function", "function": {"name": "read",
+                "description": "Reads a file.", "parameters": {"type": "object"}}}])
+        );
+        let messages = value["messages"].as_array().unwrap();
+        assert_eq!(messages[0]["role"], "system");
+        assert_eq!(messages[1]["role"], "user");
+        assert_eq!(
+            messages[2]["tool_calls"],
+            json!([{"id": "call_1", "type": "function",
+                "function": {"name": "read", "arguments": "{\"path\":\"README.md\"}"}}])
+        );
+        assert_eq!(messages[3]["role"], "tool");
+        assert_eq!(messages[3]["tool_call_id"], "call_1");
+        assert_eq!(messages[3]["name"], "read");
+
+        let back: SessionSnapshot = serde_json::from_value(value).unwrap();
+        let restored = back.root.restore();
+        assert_eq!(restored.id, conversation.id);
+        assert_eq!(restored.history, conversation.history);
+    }
+}

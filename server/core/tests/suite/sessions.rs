@@ -1,0 +1,185 @@
+//! Session snapshots and resuming, and switching the session's model.
+
+use coder_core::model::ModelSettings;
+use coder_core::{ConversationSpec, Engine, EngineError, ProviderKind, SessionSnapshot};
+use coder_protocol::{EventMsg, Mode, TodoStatus};
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::support::{Harness, config};
+
+/// Waits until the session reports `idle` (the snapshot is written just before).
+async fn until_idle(h: &mut Harness) {
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(10), h.events.recv())
+            .await
+            .expect("no idle within 10 s")
+            .expect("event stream ended");
+        if matches!(
+            event.msg,
+            EventMsg::StateChanged {
+                state: coder_protocol::EngineState::Idle
+            }
+        ) {
+            return;
+        }
+    }
+}
+
+fn read_snapshot(engine: &Engine) -> SessionSnapshot {
+    let path = engine.snapshot_path().expect("saving is on");
+    serde_json::from_slice(&std::fs::read(path).expect("no snapshot written")).unwrap()
+}
+
+#[tokio::test]
+async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "t",
+            "todo_write",
+            json!({"todos": [{"content": "check", "status": "in_progress"}]}),
+        ),
+        MockResponse::text("root answer"),
+        MockResponse::text("side answer"),
+        MockResponse::text("after resume"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let side = h
+        .engine
+        .create_conversation(ConversationSpec {
+            base_instructions: Some("You are the side conversation.".into()),
+            mode: Some(Mode::Plan),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    h.engine.send(h.root, "root question").unwrap();
+    h.engine.send(side, "side question").unwrap();
+    until_idle(&mut h).await;
+
+    let saved = read_snapshot(&h.engine);
+    assert_eq!(saved.session_id, h.engine.session_id());
+    assert_eq!(saved.root.conversation_id, h.root);
+    assert_eq!(saved.root.model, "mock-model");
+    let roles: Vec<String> = saved
+        .root
+        .messages
+        .iter()
+        .map(|m| format!("{:?}", m.role))
+        .collect();
+    assert_eq!(roles, ["System", "User", "Assistant", "Tool", "Assistant"]);
+    assert_eq!(saved.conversations.len(), 1);
+    let system = saved.conversations[0].messages[0]
+        .content
+        .as_deref()
+        .unwrap();
+    assert!(
+        system.starts_with("You are the side conversation."),
+        "{system}"
+    );
+
+    // A second engine on the same workspace takes the session up.
+    let workspace = h.workspace.path().to_path_buf();
+    let engine = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
+    assert_eq!(engine.resume(saved.session_id).unwrap(), 6);
+    assert_eq!(engine.session_id(), saved.session_id);
+    assert_eq!(engine.root_conversation(), h.root);
+    assert_eq!(engine.mode(side).unwrap(), Mode::Plan);
+    assert_eq!(
+        engine.conversation_history(side, None).unwrap()[1]
+            .text
+            .as_deref(),
+        Some("side answer")
+    );
+    let mut events = engine.subscribe();
+    let task = engine.send(h.root, "and now?").unwrap();
+    while let Some(event) = events.recv().await {
+        if event.task_id == Some(task) && matches!(event.msg, EventMsg::TaskComplete { .. }) {
+            break;
+        }
+    }
+    let request = server.requests().pop().unwrap();
+    let messages = request.body["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"], "root question");
+    assert_eq!(messages.last().unwrap()["content"], "and now?");
+    engine.shutdown().await;
+    let saved = read_snapshot(&engine);
+    assert_eq!(
+        saved.root.messages.last().unwrap().content.as_deref(),
+        Some("after resume")
+    );
+    assert_eq!(saved.root.todos[0].status, TodoStatus::InProgress);
+}
+
+#[tokio::test]
+async fn a_used_session_cannot_resume_and_unknown_sessions_are_refused() {
+    let server = MockModelServer::start(vec![MockResponse::text("hi")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.run("hello").await;
+    h.engine.save().await.unwrap();
+    let session = h.engine.session_id();
+    match h.engine.resume(session) {
+        Err(EngineError::Resume(_, reason)) => assert!(reason.contains("already in use")),
+        other => panic!("{other:?}"),
+    }
+    let fresh = Engine::new(config(&server, ProviderKind::OpenAi, h.workspace.path())).unwrap();
+    let unknown = coder_protocol::SessionId::new();
+    let err = fresh.resume(unknown).unwrap_err().to_string();
+    assert!(err.contains("cannot read"), "{err}");
+    std::fs::write(fresh.snapshot_path().unwrap(), "{half a file").unwrap();
+    let err = fresh.resume(fresh.session_id()).unwrap_err().to_string();
+    assert!(err.contains("is not a session snapshot"), "{err}");
+}
+
+#[tokio::test]
+async fn saving_can_be_switched_off() {
+    let server = MockModelServer::start(vec![MockResponse::text("hi")])
+        .await
+        .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.save_sessions = false,
+        Vec::new(),
+    );
+    h.run("hello").await;
+    until_idle(&mut h).await;
+    assert_eq!(h.engine.snapshot_path(), None);
+    assert!(!h.workspace.path().join(".coder/sessions").exists());
+}
+
+#[tokio::test]
+async fn a_switched_model_serves_the_next_task() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("from the first"),
+        MockResponse::text("from the second"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.run("one").await;
+    let mut settings = h.engine.model_settings();
+    settings.model = "second-model".into();
+    settings.context_window = Some(32_000);
+    h.engine.set_model(settings).unwrap();
+    let events = h.run("two").await;
+    assert_eq!(server.requests()[0].body["model"], "mock-model");
+    assert_eq!(server.requests()[1].body["model"], "second-model");
+    assert!(events.iter().any(|e| matches!(
+        &e.msg,
+        EventMsg::TaskStarted { model } if model == "second-model"
+    )));
+    assert!(events.iter().any(|e| matches!(
+        e.msg,
+        EventMsg::TokenCount {
+            context_window: Some(32_000),
+            ..
+        }
+    )));
+    let ModelSettings { model, .. } = h.engine.model_settings();
+    assert_eq!(model, "second-model");
+}
