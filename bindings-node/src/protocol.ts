@@ -49,6 +49,7 @@ export type EventMsg =
   | { "type": "agent_reasoning_delta", delta: string }
   | { "type": "agent_message", message: string }
   | { "type": "agent_reasoning", text: string }
+  | { "type": "tool_calls_requested", calls: Array<RequestedToolCall> }
   | { "type": "tool_call_started", callId: string, toolName: string, arguments: JsonValue }
   | {
       "type": "tool_call_completed",
@@ -84,6 +85,18 @@ export type EventMsg =
   | { "type": "todo_updated", todos: Array<TodoItem> }
   | { "type": "warning", message: string }
   | { "type": "error", message: string };
+
+/**
+ * One tool call of a reply, as the model wrote it.
+ */
+export type RequestedToolCall = {
+  callId: string,
+  toolName: string,
+  /**
+   * The arguments as JSON; arguments that are not valid JSON come as a string.
+   */
+  arguments: JsonValue,
+};
 
 /**
  * Why a task ended early.

@@ -356,6 +356,7 @@ impl Printer for TextPrinter {
             }
             EventMsg::TaskStarted { .. }
             | EventMsg::AgentMessage { .. }
+            | EventMsg::ToolCallsRequested { .. }
             | EventMsg::TokenCount { .. }
             | EventMsg::TaskComplete { .. }
             | EventMsg::StateChanged { .. } => {}

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use coder_protocol::{AbortReason, ChatMessage, EventMsg, TokenUsage};
+use coder_protocol::{AbortReason, ChatMessage, EventMsg, RequestedToolCall, TokenUsage};
 
 use crate::conversation::Conversation;
 use crate::conversation::user_message;
@@ -298,6 +298,18 @@ fn record_reply(
             message: text.clone(),
         });
         *last_agent_message = Some(text.clone());
+    }
+    if !tool_calls.is_empty() {
+        let calls = tool_calls
+            .iter()
+            .map(|call| RequestedToolCall {
+                call_id: call.id.clone(),
+                tool_name: call.function.name.clone(),
+                arguments: serde_json::from_str(&call.function.arguments)
+                    .unwrap_or_else(|_| serde_json::Value::String(call.function.arguments.clone())),
+            })
+            .collect();
+        events.emit(EventMsg::ToolCallsRequested { calls });
     }
     let mut conversation = lock(conversation);
     conversation.record([ChatMessage::assistant(text, reasoning, tool_calls)]);

@@ -42,6 +42,9 @@ pub enum EventMsg {
     AgentMessage { message: String },
     /// The whole thinking of a finished assistant message.
     AgentReasoning { text: String },
+    /// The model's reply asked for these tool calls, in its order (emitted once per reply
+    /// that has any, before its `token_count`; each call then starts, asks or fails).
+    ToolCallsRequested { calls: Vec<RequestedToolCall> },
     /// A tool call passed validation and is about to run.
     ToolCallStarted {
         call_id: String,
@@ -93,6 +96,16 @@ pub enum EventMsg {
     Warning { message: String },
     /// The task cannot go on; a `task_complete` follows.
     Error { message: String },
+}
+
+/// One tool call of a reply, as the model wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestedToolCall {
+    pub call_id: String,
+    pub tool_name: String,
+    /// The arguments as JSON; arguments that are not valid JSON come as a string.
+    pub arguments: Value,
 }
 
 /// Why a task ended early.

@@ -30,7 +30,7 @@ mod usage;
 pub use conversation::{
     ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
 };
-pub use event::{AbortReason, EngineState, Event, EventMsg};
+pub use event::{AbortReason, EngineState, Event, EventMsg, RequestedToolCall};
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};

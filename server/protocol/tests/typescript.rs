@@ -17,8 +17,8 @@ use coder_protocol::methods::{
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, EngineState, Event,
     EventMsg, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, Mode, PermissionDecision,
-    PolicyDecision, Preset, Role, SessionId, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall,
-    ToolsPrefs, methods,
+    PolicyDecision, Preset, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
+    TokenUsage, ToolCall, ToolsPrefs, methods,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -70,7 +70,10 @@ fn sections(cfg: &Config) -> Vec<Section> {
     }
     let mut sections = vec![
         section!("ids.rs", [ConversationId, TaskId, SessionId]),
-        section!("event.rs", [Event, EventMsg, AbortReason, EngineState]),
+        section!(
+            "event.rs",
+            [Event, EventMsg, RequestedToolCall, AbortReason, EngineState]
+        ),
         section!("usage.rs", [TokenUsage]),
         section!("todo.rs", [TodoItem, TodoStatus]),
         section!(

@@ -100,6 +100,7 @@ async fn create_replaces_the_task_runs_the_new_conversation_then_continues() {
         expect(&[
             ("A", "state_changed:Running"),
             ("A", "task_started"),
+            ("A", "tool_calls_requested"),
             ("A", "token_count"),
             ("A", "tool_call_started"),
             ("A", "turn_aborted:Replaced"),
@@ -126,7 +127,7 @@ async fn create_replaces_the_task_runs_the_new_conversation_then_continues() {
     assert_eq!(started.len(), 3);
     assert_ne!(started[0], started[2]);
 
-    let b = events[5].conversation_id;
+    let b = events[6].conversation_id;
     let result = payload(&server, 2, "c1");
     assert_eq!(
         result,

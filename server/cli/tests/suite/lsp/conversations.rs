@@ -435,6 +435,7 @@ async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
         [
             "A state_changed(running)",
             "A task_started",
+            "A tool_calls_requested",
             "A token_count",
             "A tool_call_started",
             "A turn_aborted(replaced)",
