@@ -25,6 +25,9 @@ step "coder lsp driven by vscode-jsonrpc from Node"
 cargo build --locked -p coder -p coder-testkit
 (cd tests/lsp-node && npm ci --no-audit --no-fund && node --test)
 
+step "bindings-node: the addon and its TypeScript SDK under Node's test runner"
+(cd bindings-node && npm ci --no-audit --no-fund && npm run build && npm test)
+
 step "coder lsp driven by headless Neovim's LSP client"
 if ! command -v nvim >/dev/null 2>&1; then
     (apt-get install -y neovim || (apt-get update && apt-get install -y neovim)) >&2

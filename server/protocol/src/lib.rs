@@ -11,7 +11,7 @@
 //! `tool_call_id`) so snapshots can be replayed against any OpenAI-compatible server.
 //!
 //! TypeScript: every type derives [`ts_rs::TS`], and `tests/typescript.rs` renders them all
-//! into `bindings-node/src/protocol.ts` (checked in, for the Node SDK and the VS Code
+//! into `bindings-node/ts/protocol.ts` (checked in, for the Node SDK and the VS Code
 //! extension), failing when that file no longer matches; regenerate it with
 //! `UPDATE_PROTOCOL_TS=1 cargo test -p coder-protocol --test typescript`. ts-rs reads the
 //! serde attributes, but it renders a `None` left out by `skip_serializing_if` as

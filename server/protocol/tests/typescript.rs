@@ -1,4 +1,4 @@
-//! Keeps `bindings-node/src/protocol.ts` equal to what ts-rs renders from the protocol types.
+//! Keeps `bindings-node/ts/protocol.ts` equal to what ts-rs renders from the protocol types.
 //!
 //! The Node SDK and the VS Code extension import that file, so it is checked in rather than
 //! written during builds (ts-rs's `#[ts(export)]` would rewrite files on every `cargo test`).
@@ -25,7 +25,7 @@ use serde_json::json;
 use ts_rs::{Config, TS};
 
 /// The generated file, relative to the workspace root.
-const PROTOCOL_TS: &str = "bindings-node/src/protocol.ts";
+const PROTOCOL_TS: &str = "bindings-node/ts/protocol.ts";
 
 const REGENERATE: &str = "UPDATE_PROTOCOL_TS=1 cargo test -p coder-protocol --test typescript";
 

@@ -1,0 +1,233 @@
+//! coder's engine as a Node-API addon: a thin layer over `coder-core`.
+//!
+//! Each export converts its arguments, calls the engine, converts the result; errors are
+//! mapped in one place ([`error`]). No agent logic lives here. Events leave through one
+//! forwarding task ([`events`]) as JSON batches, in `seq` order. The TypeScript SDK in `ts/`
+//! builds the public API on top of [`NativeEngine`].
+
+mod events;
+mod options;
+
+use std::sync::Mutex;
+
+use coder_core::{ConversationSpec, Engine, EngineError};
+use coder_protocol::methods::CreateParams;
+use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId};
+use napi::bindgen_prelude::{Function, within_runtime_if_available};
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::events::Forwarder;
+use crate::options::{EngineOptions, ModelOptions};
+
+/// Every error crosses into JavaScript here: invalid input is `InvalidArg`, the rest
+/// `GenericFailure`, each with the engine's message.
+fn error(err: EngineError) -> Error {
+    let status = match err {
+        EngineError::UnknownConversation(_)
+        | EngineError::RootConversation
+        | EngineError::InvalidSpec(_)
+        | EngineError::UnknownPermissionRequest(_)
+        | EngineError::Resume(..) => Status::InvalidArg,
+        _ => Status::GenericFailure,
+    };
+    Error::new(status, err.to_string())
+}
+
+fn invalid(message: impl std::fmt::Display) -> Error {
+    Error::new(Status::InvalidArg, message.to_string())
+}
+
+/// `value` as `T`, or an `InvalidArg` error naming `what`.
+fn parse<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value).map_err(|err| invalid(format!("invalid {what}: {err}")))
+}
+
+fn parse_conversation(id: &str) -> Result<ConversationId> {
+    id.parse()
+        .map_err(|_| invalid(format!("`{id}` is not a conversation id")))
+}
+
+fn to_json(value: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(value).map_err(|err| Error::from_reason(err.to_string()))
+}
+
+/// One engine session. Created with [`NativeEngine::create`]; ended with `dispose`.
+#[napi]
+pub struct NativeEngine {
+    engine: Engine,
+    forwarder: Mutex<Option<Forwarder>>,
+}
+
+#[napi]
+impl NativeEngine {
+    /// Starts a session. `onEvents` receives batches of engine events as a JSON array
+    /// string, in `seq` order; it does not keep Node's event loop alive.
+    #[napi(
+        factory,
+        ts_args_type = "options: Record<string, unknown>, onEvents: (batch: string) => void"
+    )]
+    pub fn create(options: Value, on_events: Function<String, ()>) -> Result<Self> {
+        let options: EngineOptions = parse("engine options", options)?;
+        let config = options.config().map_err(invalid)?;
+        let engine = within_runtime_if_available(|| Engine::new(config)).map_err(error)?;
+        let forwarder = Forwarder::start(&engine, on_events)?;
+        Ok(Self {
+            engine,
+            forwarder: Mutex::new(Some(forwarder)),
+        })
+    }
+
+    #[napi]
+    pub fn session_id(&self) -> String {
+        self.engine.session_id().to_string()
+    }
+
+    /// Takes up a saved session; returns how many messages came back.
+    #[napi]
+    pub fn resume(&self, session_id: String) -> Result<u32> {
+        let session: SessionId = session_id
+            .parse()
+            .map_err(|_| invalid(format!("`{session_id}` is not a session id")))?;
+        let loaded = self.engine.resume(session).map_err(error)?;
+        Ok(u32::try_from(loaded).unwrap_or(u32::MAX))
+    }
+
+    #[napi]
+    pub fn root_conversation(&self) -> String {
+        self.engine.root_conversation().to_string()
+    }
+
+    /// `conversation/create` params; returns the new conversation's id.
+    #[napi(ts_args_type = "params: import('../ts/protocol').CreateParams")]
+    pub fn create_conversation(&self, params: Value) -> Result<String> {
+        let params: CreateParams = parse("conversation params", params)?;
+        let spec = ConversationSpec {
+            base_instructions: params.base_instructions,
+            base_instructions_file: params.base_instructions_file.map(Into::into),
+            user_instructions: params.user_instructions,
+            mcp_allowlist: params.mcp_allowlist,
+            tools_prefs: params.tools_prefs,
+            mode: params.mode,
+            sandbox: None,
+            model: params.model,
+        };
+        let id = self.engine.create_conversation(spec).map_err(error)?;
+        Ok(id.to_string())
+    }
+
+    /// Queues input for a conversation; returns the task's id at once.
+    #[napi(ts_args_type = "conversationId: string, items: import('../ts/protocol').InputItem[]")]
+    pub fn send(&self, conversation_id: String, items: Value) -> Result<String> {
+        let items: Vec<InputItem> = parse("input items", items)?;
+        if items.is_empty() {
+            return Err(invalid("give some input: text or images"));
+        }
+        let task = self
+            .engine
+            .send_items(parse_conversation(&conversation_id)?, items)
+            .map_err(error)?;
+        Ok(task.to_string())
+    }
+
+    #[napi(ts_return_type = "import('../ts/protocol').ConversationSummary[]")]
+    pub fn list(&self) -> Result<Value> {
+        to_json(self.engine.list_conversations())
+    }
+
+    #[napi(ts_return_type = "import('../ts/protocol').HistoryEntry[]")]
+    pub fn history(&self, conversation_id: String, limit: Option<u32>) -> Result<Value> {
+        let entries = self
+            .engine
+            .conversation_history(
+                parse_conversation(&conversation_id)?,
+                limit.map(|limit| limit as usize),
+            )
+            .map_err(error)?;
+        to_json(entries)
+    }
+
+    /// The conversation's messages in OpenAI Chat Completions form, tool calls included.
+    #[napi(ts_return_type = "import('../ts/protocol').ChatMessage[]")]
+    pub fn messages(&self, conversation_id: String) -> Result<Value> {
+        let messages = self
+            .engine
+            .history(parse_conversation(&conversation_id)?)
+            .map_err(error)?;
+        to_json(messages)
+    }
+
+    #[napi(ts_return_type = "import('../ts/protocol').DestroyResult")]
+    pub fn destroy(&self, conversation_id: String) -> Result<Value> {
+        let result = match self
+            .engine
+            .destroy_conversation(parse_conversation(&conversation_id)?)
+        {
+            Ok(()) => serde_json::json!({"ok": true}),
+            Err(err) => serde_json::json!({"ok": false, "reason": err.to_string()}),
+        };
+        Ok(result)
+    }
+
+    /// Interrupts the conversation's running task; returns whether one was running.
+    #[napi]
+    pub fn interrupt(&self, conversation_id: String) -> Result<bool> {
+        self.engine
+            .interrupt(parse_conversation(&conversation_id)?)
+            .map_err(error)
+    }
+
+    /// Answers a `permission_requested` event.
+    #[napi(
+        ts_args_type = "requestId: string, decision: import('../ts/protocol').PermissionDecision"
+    )]
+    pub fn respond_permission(&self, request_id: String, decision: Value) -> Result<()> {
+        let decision: PermissionDecision = parse("permission decision", decision)?;
+        self.engine
+            .respond_permission(&request_id, decision)
+            .map_err(error)
+    }
+
+    /// Switches the session's model; tasks that start afterwards use it.
+    #[napi(ts_args_type = "model: Record<string, unknown>")]
+    pub fn set_model(&self, model: Value) -> Result<()> {
+        let model: ModelOptions = parse("model", model)?;
+        self.engine.set_model(model.settings()).map_err(error)
+    }
+
+    #[napi]
+    pub fn set_mode(&self, conversation_id: String, mode: Value) -> Result<()> {
+        let mode = parse("mode", mode)?;
+        self.engine
+            .set_mode(parse_conversation(&conversation_id)?, mode)
+            .map_err(error)
+    }
+
+    /// The running task as `[conversationId, taskId]`, if any.
+    #[napi]
+    pub fn running_task(&self) -> Option<Vec<String>> {
+        self.engine
+            .running_task()
+            .map(|(conversation, task)| vec![conversation.to_string(), task.to_string()])
+    }
+
+    /// Ends the session: open permission requests are denied, the running task is
+    /// interrupted, queued ones dropped, the snapshot saved and MCP servers stopped. The
+    /// events up to the end are delivered before the promise resolves.
+    #[napi]
+    pub async fn dispose(&self) -> Result<()> {
+        self.engine.deny_pending_permissions();
+        self.engine.shutdown().await;
+        let forwarder = self
+            .forwarder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(forwarder) = forwarder {
+            forwarder.stop().await;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,65 @@
+// The low-level API: many conversations in one session, raw events as an async iterable,
+// and dispose with a task running (in a child process, which must exit cleanly).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+
+import { Engine } from "@coder/engine";
+import { startMock, text, workspace } from "./mock.mjs";
+
+test("many conversations through the low-level API, events in seq order", async (t) => {
+  const count = 40;
+  const { url } = await startMock(t, Array.from({ length: count }, (_, i) => text(`answer ${i}`)));
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const events = engine.events();
+  const ids = Array.from({ length: count }, () => engine.createConversation({}));
+  const tasks = new Set(ids.map((id, i) => engine.send(id, `question ${i}`)));
+  let seq = -1;
+  for await (const event of events) {
+    assert.equal(event.seq, seq + 1, "no gap, no reordering");
+    seq = event.seq;
+    if (event.type === "task_complete") tasks.delete(event.taskId);
+    if (tasks.size === 0) break;
+  }
+  const listed = engine.list();
+  assert.equal(listed.length, count + 1);
+  assert.equal(listed.filter((c) => c.isRoot).length, 1);
+  for (const [i, id] of ids.entries()) {
+    assert.deepEqual(engine.history(id), [
+      { role: "user", text: `question ${i}` },
+      { role: "assistant", text: `answer ${i}` },
+    ]);
+  }
+  assert.deepEqual(engine.destroy(ids[0]), { ok: true });
+  assert.equal(engine.destroy(engine.rootConversation).ok, false);
+  assert.throws(() => engine.send("not-an-id", "x"), /not a conversation id/);
+  assert.throws(() => Engine.create({ workingDir: workspace(), colour: "blue" }), /unknown field/);
+});
+
+test("dispose with a task running interrupts it and the process exits cleanly", async (t) => {
+  const { url } = await startMock(t, [
+    { kind: "stream", chunks: Array.from({ length: 500 }, () => ({ type: "text", text: "slow " })), delay_ms: 20 },
+  ]);
+  const program = `
+    import { Engine } from "@coder/engine";
+    const engine = Engine.create({ workingDir: ${JSON.stringify(workspace())},
+      model: { provider: "openai", model: "mock", baseUrl: ${JSON.stringify(`${url}/v1`)}, apiKey: "k" } });
+    const seen = [];
+    engine.onEvent((event) => {
+      seen.push(event.type);
+      if (event.type === "agent_message_delta" && seen.filter((s) => s === event.type).length === 3) {
+        engine.dispose().then(() => console.log(JSON.stringify(seen)));
+      }
+    });
+    engine.send(engine.rootConversation, "talk");
+  `;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
+    cwd: import.meta.dirname, encoding: "utf8", timeout: 20000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const seen = JSON.parse(run.stdout);
+  assert.ok(seen.includes("turn_aborted"), "the task's end arrived before dispose resolved");
+  assert.ok(!seen.includes("task_complete"), seen.join());
+});

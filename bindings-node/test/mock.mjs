@@ -1,0 +1,50 @@
+// The scripted model server (`coder-mock-model` from coder-testkit) as a process, and small
+// helpers shared by the tests.
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+const target = process.env.CARGO_TARGET_DIR ?? resolve(import.meta.dirname, "../../target");
+const mockBin = resolve(process.env.CODER_MOCK_BIN ?? join(target, "debug/coder-mock-model"));
+
+export const text = (t) => ({ kind: "stream", chunks: [{ type: "text", text: t }] });
+export const toolCall = (id, name, args) => ({
+  kind: "stream",
+  chunks: [{ type: "tool_call", id, name, arguments: JSON.stringify(args) }],
+});
+
+/** Starts the mock with `script`; it is killed when the test ends. */
+export async function startMock(t, script) {
+  const dir = mkdtempSync(join(tmpdir(), "coder-mock-"));
+  const file = join(dir, "script.json");
+  writeFileSync(file, JSON.stringify(script));
+  const mock = spawn(mockBin, ["--script", file], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: mock.stdout }).once("line", resolve);
+    mock.once("error", reject);
+  });
+  t.after(() => mock.kill());
+  return {
+    url: url.trim(),
+    requests: async () => (await fetch(`${url.trim()}/_mock/requests`)).json(),
+  };
+}
+
+export const workspace = () => mkdtempSync(join(tmpdir(), "coder-ws-"));
+
+/** Resolves with the first `event` emitted by `emitter` that passes `test`. */
+export function next(emitter, event, test = () => true, ms = 15000) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${event} within ${ms} ms`)), ms);
+    const listener = (data) => {
+      if (!test(data)) return;
+      clearTimeout(timer);
+      emitter.off(event, listener);
+      resolve(data);
+    };
+    emitter.on(event, listener);
+  });
+}

@@ -1,0 +1,153 @@
+// The SemaCore-compatible facade against the mock model: streaming, permissions answered
+// each of the four ways, interrupt, dispose mid-task, two engines in one process.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+
+import { SemaCore, CoderEngine } from "@coder/engine";
+import { next, startMock, text, toolCall, workspace } from "./mock.mjs";
+
+async function session(t, url, config = {}) {
+  const core = new SemaCore({ workingDir: workspace(), logLevel: "none", ...config });
+  t.after(() => core.dispose());
+  const model = { provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 };
+  await core.addModel(model);
+  await core.applyTaskModel({ main: "mock[openai]", quick: "mock[openai]" });
+  const ready = next(core, "session:ready");
+  await core.createSession();
+  return { core, ready: await ready };
+}
+
+test("text and thinking stream as chunks with the content so far, then complete and usage", async (t) => {
+  const { url } = await startMock(t, [
+    { kind: "stream", chunks: [{ type: "thinking", text: "Let me " }, { type: "thinking", text: "think." },
+      { type: "text", text: "Hello " }, { type: "text", text: "there." }] },
+  ]);
+  const { core, ready } = await session(t, url);
+  assert.equal(typeof ready.sessionId, "string");
+  assert.equal(ready.historyLoaded, false);
+  assert.deepEqual(ready.usage, { useTokens: 0, maxTokens: 32000, promptTokens: 0 });
+  const seen = [];
+  for (const name of ["state:update", "message:text:chunk", "message:thinking:chunk", "message:complete", "conversation:usage"]) {
+    core.on(name, (data) => seen.push([name, data]));
+  }
+  const idle = next(core, "state:update", (d) => d.state === "idle");
+  core.processUserInput("hi");
+  await idle;
+  assert.deepEqual(seen.slice(0, 5), [
+    ["state:update", { state: "processing" }],
+    ["message:thinking:chunk", { content: "Let me ", delta: "Let me " }],
+    ["message:thinking:chunk", { content: "Let me think.", delta: "think." }],
+    ["message:text:chunk", { content: "Hello ", delta: "Hello " }],
+    ["message:text:chunk", { content: "Hello there.", delta: "there." }],
+  ]);
+  assert.deepEqual(seen[5], ["message:complete", {
+    agentId: "main", reasoning: "Let me think.", content: "Hello there.", hasToolCalls: false, toolCalls: [],
+  }]);
+  assert.equal(seen[6][0], "conversation:usage");
+  assert.equal(seen[6][1].usage.maxTokens, 32000);
+  assert.ok(seen[6][1].usage.useTokens > 0);
+  assert.deepEqual(seen[7], ["state:update", { state: "idle" }]);
+});
+
+test("a permission request answered each of the four ways", async (t) => {
+  const write = (id, path) => toolCall(id, "write", { path, content: `${id}\n` });
+  const { url, requests } = await startMock(t, [
+    write("w1", "agree.txt"), text("ok 1"),
+    write("w2", "refuse.txt"), text("ok 2"),
+    write("w3", "feedback.txt"), text("ok 3"),
+    write("w4", "allow.txt"), text("ok 4"),
+    write("w5", "again.txt"), text("ok 5"),
+  ]);
+  const { core, ready } = await session(t, url);
+  const answers = ["agree", "refuse", "write it to notes/ instead", "allow"];
+  const asked = [];
+  core.on("tool:permission:request", (data) => {
+    asked.push(data);
+    core.respondToToolPermission({ toolName: data.toolName, selected: answers[asked.length - 1] });
+  });
+  const completes = [];
+  core.on("message:complete", (data) => completes.push(data));
+  const errors = [];
+  core.on("tool:execution:error", (data) => errors.push(data));
+  for (const input of ["one", "two", "three", "four", "five"]) {
+    const idle = next(core, "state:update", (d) => d.state === "idle");
+    core.processUserInput(input);
+    await idle;
+  }
+  // "allow" is remembered: the fifth write does not ask.
+  assert.equal(asked.length, 4);
+  assert.equal(asked[0].toolName, "Write");
+  assert.deepEqual(Object.keys(asked[0].options), ["agree", "allow", "refuse"]);
+  assert.equal(completes[0].hasToolCalls, true);
+  assert.deepEqual(completes[0].toolCalls, [{ name: "Write", args: { path: "agree.txt", content: "w1\n" } }]);
+  const root = core.engine.messages(core.engine.rootConversation);
+  const results = root.filter((m) => m.role === "tool").map((m) => m.content);
+  assert.equal(results.length, 5);
+  assert.match(results[1], /denied|refused/i);
+  assert.match(results[2], /write it to notes\/ instead/);
+  assert.equal(errors.length, 2);
+  const ws = readdirSync(ready.workingDir);
+  assert.deepEqual(ws.filter((f) => f.endsWith(".txt")).sort(), ["again.txt", "agree.txt", "allow.txt"]);
+  const bodies = await requests();
+  assert.match(JSON.stringify(bodies[5].body.messages), /write it to notes\/ instead/);
+});
+
+test("interruptSession ends the running task with session:interrupted", async (t) => {
+  const { url } = await startMock(t, [
+    { kind: "stream", chunks: Array.from({ length: 400 }, () => ({ type: "text", text: "slow " })), delay_ms: 20 },
+  ]);
+  const { core } = await session(t, url);
+  const interrupted = next(core, "session:interrupted");
+  const idle = next(core, "state:update", (d) => d.state === "idle");
+  await new Promise((resolve) => {
+    core.once("message:text:chunk", resolve);
+    core.processUserInput("talk");
+  });
+  core.interruptSession();
+  assert.deepEqual(await interrupted, { agentId: "main", content: "Process cancelled by user" });
+  await idle;
+  const history = core.engine.history(core.engine.rootConversation);
+  assert.equal(history.at(-1).text, "[Request interrupted by user]");
+});
+
+test("two engines in one process stream independently", async (t) => {
+  const a = await startMock(t, [text("from A")]);
+  const b = await startMock(t, [text("from B")]);
+  const first = await session(t, a.url);
+  const second = await session(t, b.url);
+  assert.notEqual(first.ready.sessionId, second.ready.sessionId);
+  const done = Promise.all([next(first.core, "message:complete"), next(second.core, "message:complete")]);
+  first.core.processUserInput("a");
+  second.core.processUserInput("b");
+  const [fromA, fromB] = await done;
+  assert.equal(fromA.content, "from A");
+  assert.equal(fromB.content, "from B");
+  assert.equal(CoderEngine, SemaCore);
+});
+
+test("a saved session comes back with createSession(sessionId)", async (t) => {
+  const { url } = await startMock(t, [text("remembered")]);
+  const dir = workspace();
+  const { core, ready } = await session(t, url, { workingDir: dir });
+  const idle = next(core, "state:update", (d) => d.state === "idle");
+  core.processUserInput("remember this");
+  await idle;
+  await core.dispose();
+  assert.ok(existsSync(join(dir, ".coder/sessions", `${ready.sessionId}.json`)));
+  const again = await session(t, url, { workingDir: dir });
+  assert.equal(again.ready.historyLoaded, false);
+  const readyAgain = next(again.core, "session:ready");
+  await again.core.createSession(ready.sessionId);
+  const resumed = await readyAgain;
+  assert.equal(resumed.sessionId, ready.sessionId);
+  assert.equal(resumed.historyLoaded, true);
+  assert.equal(again.core.engine.history(again.core.engine.rootConversation)[1].text, "remembered");
+});
+
+test("an unknown useTools name is an error; one coder lacks is left out", () => {
+  assert.throws(() => new SemaCore({ useTools: ["Read", "Teleport"] }), /unknown tool "Teleport"/);
+  assert.doesNotThrow(() => new SemaCore({ useTools: ["Read", "Skill"] }));
+});

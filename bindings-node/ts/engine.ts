@@ -1,0 +1,219 @@
+// The low-level API: one engine session with many conversations, mirroring the `coder lsp`
+// methods, and the raw engine events (see docs/events.md) as listeners or an async iterable.
+
+import { native, type NativeEngine } from "./native";
+import type {
+  ChatMessage,
+  ConversationSummary,
+  CreateParams,
+  DestroyResult,
+  Event,
+  HistoryEntry,
+  InputItem,
+  Mode,
+  PermissionDecision,
+  Preset,
+} from "./protocol";
+
+/** A model and the provider serving it. */
+export interface ModelOptions {
+  /** `openai` (also any OpenAI-compatible server) or `anthropic`. */
+  provider: "openai" | "anthropic";
+  model: string;
+  baseUrl?: string;
+  apiKey?: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+}
+
+/** MCP server settings, as in `.coder/config.json`'s `mcpServers`. */
+export interface McpServerOptions {
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  enabled?: boolean;
+  startupTimeoutSec?: number;
+  toolTimeoutSec?: number;
+}
+
+/** What is left out comes from `.coder/config.json`, the user's config and the environment. */
+export interface EngineOptions {
+  workingDir: string;
+  model?: ModelOptions;
+  mode?: Mode;
+  preset?: Preset;
+  autoApprove?: boolean;
+  disabledTools?: string[];
+  mcpServers?: Record<string, McpServerOptions>;
+  saveSessions?: boolean;
+  sandbox?: boolean;
+  maxSteps?: number;
+}
+
+export type EventListener = (event: Event) => void;
+
+/** One engine session. Create with `Engine.create`, end with `dispose`. */
+export class Engine {
+  readonly #native: NativeEngine;
+  readonly #listeners = new Set<EventListener>();
+  #keepAlive: ReturnType<typeof setInterval> | undefined;
+  /** Tasks sent from here that have not ended. */
+  readonly #pending = new Set<string>();
+  #disposed = false;
+
+  private constructor(options: EngineOptions) {
+    this.#native = native().NativeEngine.create({ ...options }, (batch) => this.#deliver(batch));
+  }
+
+  /** Starts a session; throws on invalid options (an unknown field, no model anywhere). */
+  static create(options: EngineOptions): Engine {
+    return new Engine(options);
+  }
+
+  get sessionId(): string {
+    return this.#native.sessionId();
+  }
+
+  get rootConversation(): string {
+    return this.#native.rootConversation();
+  }
+
+  /** Takes up a saved session (`.coder/sessions/<id>.json`); returns the messages loaded. */
+  resume(sessionId: string): number {
+    return this.#native.resume(sessionId);
+  }
+
+  createConversation(params: CreateParams = {}): string {
+    return this.#native.createConversation(params);
+  }
+
+  /** Queues input; returns the task id at once. Progress arrives as events. */
+  send(conversationId: string, input: string | InputItem[]): string {
+    const items = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
+    const task = this.#native.send(conversationId, items);
+    this.#pending.add(task);
+    this.#hold();
+    return task;
+  }
+
+  list(): ConversationSummary[] {
+    return this.#native.list();
+  }
+
+  history(conversationId: string, limit?: number): HistoryEntry[] {
+    return this.#native.history(conversationId, limit ?? null);
+  }
+
+  /** The conversation in OpenAI Chat Completions form, tool calls included. */
+  messages(conversationId: string): ChatMessage[] {
+    return this.#native.messages(conversationId);
+  }
+
+  destroy(conversationId: string): DestroyResult {
+    return this.#native.destroy(conversationId);
+  }
+
+  /** Interrupts the conversation's running task; returns whether one was running. */
+  interrupt(conversationId: string): boolean {
+    return this.#native.interrupt(conversationId);
+  }
+
+  respondPermission(requestId: string, decision: PermissionDecision): void {
+    this.#native.respondPermission(requestId, decision);
+  }
+
+  setModel(model: ModelOptions): void {
+    this.#native.setModel({ ...model });
+  }
+
+  setMode(conversationId: string, mode: Mode): void {
+    this.#native.setMode(conversationId, mode);
+  }
+
+  /** The running task as `[conversationId, taskId]`. */
+  runningTask(): [string, string] | null {
+    const running = this.#native.runningTask();
+    return running ? [running[0], running[1]] : null;
+  }
+
+  /** Calls `listener` for every event, in `seq` order; returns the unsubscribe function. */
+  onEvent(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Every event from now until `dispose`, as an async iterable. */
+  events(): AsyncIterableIterator<Event> {
+    const queue: Event[] = [];
+    let wake: (() => void) | undefined;
+    let done = false;
+    const unsubscribe = this.onEvent((event) => {
+      queue.push(event);
+      wake?.();
+    });
+    this.#onDispose.push(() => {
+      done = true;
+      wake?.();
+    });
+    const iterator: AsyncIterableIterator<Event> = {
+      [Symbol.asyncIterator]: () => iterator,
+      next: async () => {
+        while (queue.length === 0 && !done) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        }
+        const value = queue.shift();
+        return value ? { value, done: false } : { value: undefined, done: true };
+      },
+      return: async () => {
+        unsubscribe();
+        done = true;
+        return { value: undefined, done: true };
+      },
+    };
+    return iterator;
+  }
+
+  readonly #onDispose: Array<() => void> = [];
+
+  /** Ends the session: the running task is interrupted, the snapshot saved, MCP servers
+   * stopped; every event up to the end is delivered before the promise resolves. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    try {
+      await this.#native.dispose();
+    } finally {
+      this.#release();
+      for (const finish of this.#onDispose) finish();
+      this.#listeners.clear();
+    }
+  }
+
+  #deliver(batch: string): void {
+    const events = JSON.parse(batch) as Event[];
+    for (const event of events) {
+      if ((event.type === "task_complete" || event.type === "turn_aborted") && event.taskId) {
+        this.#pending.delete(event.taskId);
+      }
+      if (event.type === "state_changed" && event.state === "idle" && this.#pending.size === 0) {
+        this.#release();
+      }
+      for (const listener of this.#listeners) listener(event);
+    }
+  }
+
+  /** Keeps Node's event loop alive while work is queued or running (the event listener
+   * itself never does, so an idle engine never holds a process open). */
+  #hold(): void {
+    this.#keepAlive ??= setInterval(() => {}, 1 << 30);
+  }
+
+  #release(): void {
+    if (this.#keepAlive) clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
+  }
+}

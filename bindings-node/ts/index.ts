@@ -1,0 +1,14 @@
+// coder's engine in-process: the SemaCore-compatible `CoderEngine` and the low-level
+// `Engine`, with the protocol types generated from the Rust definitions.
+
+export { CoderEngine, SemaCore } from "./sema";
+export type {
+  ModelConfig,
+  ModelUpdateData,
+  SemaCoreConfig,
+  TaskConfig,
+  ToolPermissionResponse,
+} from "./sema";
+export { Engine } from "./engine";
+export type { EngineOptions, EventListener, McpServerOptions, ModelOptions } from "./engine";
+export type * from "./protocol";

@@ -1,0 +1,454 @@
+// `CoderEngine`, also exported as `SemaCore`: the SemaCore 1.x API over the engine, so a
+// program written for SemaCore runs by changing its import. Events carry SemaCore's names and
+// payloads; they are translated here from the engine's (docs/events.md).
+
+import { EventEmitter } from "node:events";
+
+import { Engine, type McpServerOptions, type ModelOptions } from "./engine";
+import type { Event, Mode, PermissionDecision, Preset } from "./protocol";
+import { disabledTools, semaName } from "./tools";
+
+export interface SemaCoreConfig {
+  workingDir?: string;
+  logLevel?: "debug" | "info" | "warn" | "error" | "none";
+  stream?: boolean;
+  /** `false` drops `message:thinking:chunk` events. */
+  thinking?: boolean;
+  /** Replaces the built-in system prompt. */
+  systemPrompt?: string;
+  /** Given to the model as the first message of the session. */
+  customRules?: string;
+  skipFileEditPermission?: boolean;
+  skipBashExecPermission?: boolean;
+  skipSkillPermission?: boolean;
+  skipMCPToolPermission?: boolean;
+  useTools?: string[] | null;
+  agentMode?: "Agent" | "Plan";
+  /** coder's permission preset and mode, over what the `skip*` flags imply. */
+  permissions?: { preset?: Preset; mode?: Mode };
+  mcpServers?: Record<string, McpServerOptions>;
+  /** Keep `.coder/sessions/<id>.json` (default true). */
+  saveSessions?: boolean;
+}
+
+export interface ModelConfig {
+  provider: string;
+  modelName: string;
+  baseURL: string;
+  apiKey: string;
+  maxTokens: number;
+  contextLength: number;
+}
+
+export interface TaskConfig {
+  main: string;
+  quick: string;
+}
+
+export interface ModelUpdateData {
+  modelName: string;
+  modelList: string[];
+  taskConfig: TaskConfig;
+}
+
+export interface ToolPermissionResponse {
+  toolName: string;
+  /** `agree` (once), `allow` (always), `refuse`, or any other text: refused, and the text
+   * goes to the model as the reason. */
+  selected: string;
+}
+
+interface Usage {
+  useTokens: number;
+  maxTokens: number;
+  promptTokens: number;
+}
+
+/** What one reply has streamed so far, per conversation. */
+interface Reply {
+  content: string;
+  reasoning: string;
+  toolCalls: Array<{ name: string; args: unknown }>;
+}
+
+const MAIN = "main";
+
+export class CoderEngine {
+  readonly #bus = new EventEmitter();
+  readonly #config: SemaCoreConfig;
+  readonly #models = new Map<string, ModelConfig>();
+  #task: TaskConfig = { main: "", quick: "" };
+  #engine: Engine | undefined;
+  #root = "";
+  readonly #replies = new Map<string, Reply>();
+  /** Open permission requests, oldest first. */
+  readonly #asks: Array<{ requestId: string; toolName: string }> = [];
+  #usage: Usage = { useTokens: 0, maxTokens: 0, promptTokens: 0 };
+
+  constructor(config: SemaCoreConfig = {}) {
+    this.#config = { ...config };
+    // Fails early on an unknown tool name, as SemaCore's own checks would.
+    disabledTools(config.useTools);
+  }
+
+  on<T = any>(event: string, listener: (data: T) => void): this {
+    this.#bus.on(event, listener);
+    return this;
+  }
+
+  once<T = any>(event: string, listener: (data: T) => void): this {
+    this.#bus.once(event, listener);
+    return this;
+  }
+
+  off<T = any>(event: string, listener: (data: T) => void): this {
+    this.#bus.off(event, listener);
+    return this;
+  }
+
+  // Models ---------------------------------------------------------------------------------
+
+  /** Adds a model (id `modelName[provider]`); the first one becomes `main` and `quick`. No
+   * connection test is made: a wrong key shows as `session:error` on first use. */
+  async addModel(config: ModelConfig, _skipValidation?: boolean): Promise<ModelUpdateData> {
+    if (!config.modelName || !config.provider) {
+      throw new Error("addModel needs provider and modelName");
+    }
+    const id = `${config.modelName}[${config.provider}]`;
+    this.#models.set(id, { ...config });
+    if (!this.#task.main) this.#task = { main: id, quick: id };
+    this.#applyMain();
+    return this.getModelData();
+  }
+
+  async delModel(id: string): Promise<ModelUpdateData> {
+    this.#models.delete(id);
+    if (this.#task.main === id) this.#task.main = "";
+    if (this.#task.quick === id) this.#task.quick = this.#task.main;
+    return this.getModelData();
+  }
+
+  async applyTaskModel(config: TaskConfig): Promise<ModelUpdateData> {
+    for (const id of [config.main, config.quick]) this.#model(id);
+    this.#task = { ...config };
+    this.#applyMain();
+    return this.getModelData();
+  }
+
+  async switchModel(id: string): Promise<ModelUpdateData> {
+    this.#model(id);
+    this.#task = { main: id, quick: this.#task.quick || id };
+    this.#applyMain();
+    return this.getModelData();
+  }
+
+  async getModelData(): Promise<ModelUpdateData> {
+    return {
+      modelName: this.#task.main,
+      modelList: [...this.#models.keys()],
+      taskConfig: { ...this.#task },
+    };
+  }
+
+  // Sessions -------------------------------------------------------------------------------
+
+  /** Starts a session (or resumes a saved one); `session:ready` follows. */
+  async createSession(sessionId?: string): Promise<void> {
+    const main = this.#models.get(this.#task.main);
+    if (!main) {
+      this.#emit("config:no_models", {
+        message: "no model configured",
+        suggestion: "call addModel() before createSession()",
+      });
+      return;
+    }
+    await this.#engine?.dispose();
+    const config = this.#config;
+    const { disabled, warnings } = disabledTools(config.useTools);
+    for (const warning of warnings) this.#log("warn", warning);
+    const engine = Engine.create({
+      workingDir: config.workingDir ?? process.cwd(),
+      model: modelOptions(main),
+      mode: config.permissions?.mode ?? (config.agentMode === "Plan" ? "plan" : undefined),
+      preset: config.permissions?.preset ?? presetFor(config),
+      disabledTools: disabled,
+      mcpServers: config.mcpServers,
+      saveSessions: config.saveSessions,
+    });
+    this.#engine = engine;
+    let historyLoaded = false;
+    if (sessionId) {
+      try {
+        historyLoaded = engine.resume(sessionId) > 0;
+      } catch (err) {
+        this.#sessionError("fatal_error", err);
+      }
+    }
+    this.#root = engine.rootConversation;
+    if (!historyLoaded && (config.systemPrompt || config.customRules)) {
+      // The root conversation cannot be re-created; SemaCore's prompt and rules shape a
+      // conversation of their own that stands in for it.
+      this.#root = engine.createConversation({
+        baseInstructions: config.systemPrompt,
+        userInstructions: config.customRules,
+      });
+    }
+    engine.onEvent((event) => this.#translate(event));
+    this.#usage = { useTokens: 0, maxTokens: main.contextLength ?? 0, promptTokens: 0 };
+    this.#emit("session:ready", {
+      workingDir: config.workingDir ?? process.cwd(),
+      sessionId: engine.sessionId,
+      historyLoaded,
+      usage: { ...this.#usage },
+      projectInputHistory: [],
+    });
+  }
+
+  /** Sends input to the session; returns at once. */
+  processUserInput(input: string, _originalInput?: string): void {
+    if (!this.#engine) {
+      this.#sessionError("fatal_error", new Error("no session: call createSession() first"));
+      return;
+    }
+    try {
+      this.#engine.send(this.#root, input);
+    } catch (err) {
+      this.#sessionError("fatal_error", err);
+    }
+  }
+
+  /** Interrupts whatever runs; `session:interrupted` follows. */
+  interruptSession(): void {
+    const running = this.#engine?.runningTask();
+    if (running) this.#engine?.interrupt(running[0]);
+  }
+
+  respondToToolPermission(response: ToolPermissionResponse): void {
+    const index = this.#asks.findIndex(
+      (ask) => ask.toolName === response.toolName || semaName(ask.toolName) === response.toolName,
+    );
+    if (index < 0 || !this.#engine) return;
+    const [ask] = this.#asks.splice(index, 1);
+    const decision: PermissionDecision =
+      response.selected === "agree"
+        ? { decision: "allow_once" }
+        : response.selected === "allow"
+          ? { decision: "allow_always" }
+          : response.selected === "refuse"
+            ? { decision: "deny" }
+            : { decision: "deny", message: response.selected };
+    this.#engine.respondPermission(ask.requestId, decision);
+    this.#emit("tool:permission:response", response);
+  }
+
+  /** The low-level engine of the current session, for what the SemaCore API lacks. */
+  get engine(): Engine | undefined {
+    return this.#engine;
+  }
+
+  async dispose(): Promise<void> {
+    const engine = this.#engine;
+    this.#engine = undefined;
+    await engine?.dispose();
+    this.#bus.removeAllListeners();
+  }
+
+  // Internals ------------------------------------------------------------------------------
+
+  #model(id: string): ModelConfig {
+    const model = this.#models.get(id);
+    if (!model) {
+      throw new Error(`unknown model "${id}"; expected one of: ${[...this.#models.keys()].join(", ")}`);
+    }
+    return model;
+  }
+
+  #applyMain(): void {
+    const main = this.#models.get(this.#task.main);
+    if (main && this.#engine) this.#engine.setModel(modelOptions(main));
+  }
+
+  #emit(event: string, data: unknown): void {
+    this.#bus.emit(event, data);
+  }
+
+  #log(level: "warn" | "debug", message: string): void {
+    const configured = this.#config.logLevel ?? "info";
+    if (configured === "none" || (level === "debug" && configured !== "debug")) return;
+    console.warn(`[coder] ${message}`);
+  }
+
+  #sessionError(type: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.#emit("session:error", { type, error: { code: type.toUpperCase(), message } });
+  }
+
+  #reply(conversation: string): Reply {
+    let reply = this.#replies.get(conversation);
+    if (!reply) {
+      reply = { content: "", reasoning: "", toolCalls: [] };
+      this.#replies.set(conversation, reply);
+    }
+    return reply;
+  }
+
+  #translate(event: Event): void {
+    const conversation = event.conversationId;
+    const agentId = conversation === this.#root ? MAIN : conversation;
+    const isMain = agentId === MAIN;
+    switch (event.type) {
+      case "state_changed":
+        this.#emit("state:update", { state: event.state === "running" ? "processing" : "idle" });
+        break;
+      case "task_started":
+        if (!isMain) {
+          this.#emit("task:agent:start", {
+            taskId: event.taskId,
+            subagent_type: "conversation",
+            description: `conversation ${conversation}`,
+            prompt: this.#engine?.history(conversation, 1)[0]?.text ?? "",
+          });
+        }
+        break;
+      case "agent_message_delta": {
+        const reply = this.#reply(conversation);
+        reply.content += event.delta;
+        this.#emit("message:text:chunk", { content: reply.content, delta: event.delta });
+        break;
+      }
+      case "agent_reasoning_delta": {
+        const reply = this.#reply(conversation);
+        reply.reasoning += event.delta;
+        if (this.#config.thinking !== false) {
+          this.#emit("message:thinking:chunk", { content: reply.reasoning, delta: event.delta });
+        }
+        break;
+      }
+      case "tool_calls_requested":
+        this.#reply(conversation).toolCalls = event.calls.map((call) => ({
+          name: semaName(call.toolName),
+          args: call.arguments,
+        }));
+        break;
+      case "token_count": {
+        // The reply is complete: its text, thinking and tool calls are all known.
+        const reply = this.#reply(conversation);
+        this.#replies.delete(conversation);
+        this.#emit("message:complete", {
+          agentId,
+          reasoning: reply.reasoning,
+          content: reply.content,
+          hasToolCalls: reply.toolCalls.length > 0,
+          toolCalls: reply.toolCalls,
+        });
+        if (isMain) {
+          this.#usage = {
+            useTokens: event.total.inputTokens + event.total.outputTokens,
+            maxTokens: event.contextWindow ?? this.#usage.maxTokens,
+            promptTokens: event.last.inputTokens,
+          };
+          this.#emit("conversation:usage", { usage: { ...this.#usage } });
+        }
+        break;
+      }
+      case "permission_requested":
+        this.#asks.push({ requestId: event.requestId, toolName: event.toolName });
+        this.#emit("tool:permission:request", {
+          agentId,
+          toolName: semaName(event.toolName),
+          title: event.summary,
+          content: event.arguments,
+          options: {
+            agree: "Allow once",
+            allow: `Always allow ${semaName(event.toolName)} like this`,
+            refuse: "Deny",
+          },
+        });
+        break;
+      case "tool_call_started":
+        this.#emit("tool:execution:start", {
+          agentId,
+          toolName: semaName(event.toolName),
+          title: event.toolName,
+          args: event.arguments,
+        });
+        break;
+      case "tool_call_completed":
+        this.#emit("tool:execution:complete", {
+          agentId,
+          toolName: semaName(event.toolName),
+          title: event.toolName,
+          summary: event.output.split("\n", 1)[0],
+          content: event.diff ?? event.output,
+        });
+        break;
+      case "tool_call_failed":
+        this.#emit("tool:execution:error", {
+          agentId,
+          toolName: semaName(event.toolName),
+          title: event.toolName,
+          content: event.error,
+        });
+        break;
+      case "todo_updated":
+        this.#emit(
+          "todos:update",
+          event.todos.map((todo) => ({ ...todo, activeForm: todo.content })),
+        );
+        break;
+      case "turn_aborted":
+        this.#replies.delete(conversation);
+        this.#asks.length = 0;
+        if (event.reason === "interrupted") {
+          this.#emit("session:interrupted", { agentId, content: "Process cancelled by user" });
+        }
+        if (!isMain) this.#agentEnd(event.taskId, "interrupted", "");
+        break;
+      case "task_complete":
+        if (!isMain) this.#agentEnd(event.taskId, "completed", event.lastAgentMessage ?? "");
+        break;
+      case "error":
+        this.#sessionError(errorType(event.message), new Error(event.message));
+        break;
+      case "warning":
+        this.#log("warn", event.message);
+        break;
+      case "agent_message":
+      case "agent_reasoning":
+        break;
+    }
+  }
+
+  #agentEnd(taskId: string | null | undefined, status: string, content: string): void {
+    this.#emit("task:agent:end", { taskId, status, content });
+  }
+}
+
+/** SemaCore itself is this class under its own name. */
+export { CoderEngine as SemaCore };
+
+function modelOptions(model: ModelConfig): ModelOptions {
+  const provider =
+    model.provider === "anthropic" || /anthropic/i.test(model.baseURL ?? "") ? "anthropic" : "openai";
+  return {
+    provider,
+    model: model.modelName,
+    baseUrl: model.baseURL || undefined,
+    apiKey: model.apiKey || undefined,
+    contextWindow: model.contextLength || undefined,
+    maxOutputTokens: model.maxTokens || undefined,
+  };
+}
+
+/** SemaCore's `skip*Permission` flags as a coder preset. */
+function presetFor(config: SemaCoreConfig): Preset | undefined {
+  if (config.skipFileEditPermission && config.skipBashExecPermission) return "yolo";
+  if (config.skipFileEditPermission) return "auto-edit";
+  return undefined;
+}
+
+function errorType(message: string): string {
+  if (/context|too long|maximum.*tokens/i.test(message)) return "context_length_exceeded";
+  if (/\b(4\d\d|5\d\d)\b|provider|HTTP|connect/i.test(message)) return "api_error";
+  return "model_error";
+}
