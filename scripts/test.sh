@@ -26,7 +26,9 @@ cargo build --locked -p coder -p coder-testkit
 (cd tests/lsp-node && npm ci --no-audit --no-fund && node --test)
 
 step "bindings-node: the addon and its TypeScript SDK under Node's test runner"
-(cd bindings-node && npm ci --no-audit --no-fund && npm run build && npm test)
+# `npm install`, not `npm ci`: npm 11 records @napi-rs/cli's per-platform optional
+# packages inconsistently in the lock, and `npm ci` then refuses it.
+(cd bindings-node && npm install --no-audit --no-fund && npm run build && npm test)
 
 step "coder lsp driven by headless Neovim's LSP client"
 if ! command -v nvim >/dev/null 2>&1; then
