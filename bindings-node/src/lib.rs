@@ -104,16 +104,7 @@ impl NativeEngine {
     #[napi(ts_args_type = "params: import('../ts/protocol').CreateParams")]
     pub fn create_conversation(&self, params: Value) -> Result<String> {
         let params: CreateParams = parse("conversation params", params)?;
-        let spec = ConversationSpec {
-            base_instructions: params.base_instructions,
-            base_instructions_file: params.base_instructions_file.map(Into::into),
-            user_instructions: params.user_instructions,
-            mcp_allowlist: params.mcp_allowlist,
-            tools_prefs: params.tools_prefs,
-            mode: params.mode,
-            sandbox: None,
-            model: params.model,
-        };
+        let spec = ConversationSpec::from(params);
         let id = self.engine.create_conversation(spec).map_err(error)?;
         Ok(id.to_string())
     }

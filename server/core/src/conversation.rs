@@ -30,6 +30,22 @@ pub struct ConversationSpec {
     pub model: Option<String>,
 }
 
+/// What a front door's `conversation/create` asks for.
+impl From<coder_protocol::methods::CreateParams> for ConversationSpec {
+    fn from(params: coder_protocol::methods::CreateParams) -> Self {
+        Self {
+            base_instructions: params.base_instructions,
+            base_instructions_file: params.base_instructions_file.map(Into::into),
+            user_instructions: params.user_instructions,
+            mcp_allowlist: params.mcp_allowlist,
+            tools_prefs: params.tools_prefs,
+            mode: params.mode,
+            sandbox: None,
+            model: params.model,
+        }
+    }
+}
+
 impl ConversationSpec {
     /// Fills what is not given from a parent conversation's context.
     pub(crate) fn inherit(mut self, parent: &ConversationContext) -> Self {

@@ -56,16 +56,7 @@ async fn contained<T>(method: &str, work: impl Future<Output = Result<T>>) -> Re
 impl Backend {
     pub(crate) async fn create(&self, params: CreateParams) -> Result<CreateResult> {
         contained("conversation/create", async {
-            let spec = ConversationSpec {
-                base_instructions: params.base_instructions,
-                base_instructions_file: params.base_instructions_file.map(Into::into),
-                user_instructions: params.user_instructions,
-                mcp_allowlist: params.mcp_allowlist,
-                tools_prefs: params.tools_prefs,
-                mode: params.mode,
-                sandbox: None,
-                model: params.model,
-            };
+            let spec = ConversationSpec::from(params);
             let conversation_id = self
                 .engine
                 .create_conversation(spec)
