@@ -105,7 +105,7 @@ impl NativeEngine {
     pub fn create_conversation(&self, params: Value) -> Result<String> {
         let params: CreateParams = parse("conversation params", params)?;
         let spec = ConversationSpec::from(params);
-        let id = self.engine.create_conversation(spec).map_err(error)?;
+        let id = self.engine.conversation_create(spec).map_err(error)?;
         Ok(id.to_string())
     }
 
@@ -221,4 +221,14 @@ impl NativeEngine {
         }
         Ok(())
     }
+}
+
+/// A connection test of a model (one short request, no retries); resolves with the reply,
+/// rejects with why the model cannot be used.
+#[napi(ts_args_type = "model: Record<string, unknown>")]
+pub async fn check_model(model: Value) -> Result<String> {
+    let model: ModelOptions = parse("model", model)?;
+    coder_core::model::check_connection(&model.settings())
+        .await
+        .map_err(|reason| Error::new(Status::GenericFailure, reason))
 }

@@ -24,7 +24,8 @@ test("many conversations through the low-level API, events in seq order", async 
     if (tasks.size === 0) break;
   }
   const listed = engine.list();
-  assert.equal(listed.length, count + 1);
+  assert.equal(listed.length, count, "the first conversation created is the root");
+  assert.equal(ids[0], engine.rootConversation);
   assert.equal(listed.filter((c) => c.isRoot).length, 1);
   for (const [i, id] of ids.entries()) {
     assert.deepEqual(engine.history(id), [
@@ -32,7 +33,7 @@ test("many conversations through the low-level API, events in seq order", async 
       { role: "assistant", text: `answer ${i}` },
     ]);
   }
-  assert.deepEqual(engine.destroy(ids[0]), { ok: true });
+  assert.deepEqual(engine.destroy(ids[1]), { ok: true });
   assert.equal(engine.destroy(engine.rootConversation).ok, false);
   assert.throws(() => engine.send("not-an-id", "x"), /not a conversation id/);
   assert.throws(() => Engine.create({ workingDir: workspace(), colour: "blue" }), /unknown field/);

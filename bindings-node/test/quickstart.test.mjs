@@ -11,6 +11,7 @@ import { startMock, text, toolCall, workspace } from "./mock.mjs";
 
 test("SemaCore's quickstart runs against coder with only the import changed", async (t) => {
   const { url } = await startMock(t, [
+    text("YES"), // addModel's connection test
     text("Hello from coder."),
     toolCall("w1", "write", { path: "hello.txt", content: "hi\n" }),
     text("Wrote it."),

@@ -13,7 +13,7 @@ async function session(t, url, config = {}) {
   const core = new SemaCore({ workingDir: workspace(), logLevel: "none", ...config });
   t.after(() => core.dispose());
   const model = { provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 };
-  await core.addModel(model);
+  await core.addModel(model, true); // no connection test: the scripts hold only the replies
   await core.applyTaskModel({ main: "mock[openai]", quick: "mock[openai]" });
   const ready = next(core, "session:ready");
   await core.createSession();
@@ -150,4 +150,24 @@ test("a saved session comes back with createSession(sessionId)", async (t) => {
 test("an unknown useTools name is an error; one coder lacks is left out", () => {
   assert.throws(() => new SemaCore({ useTools: ["Read", "Teleport"] }), /unknown tool "Teleport"/);
   assert.doesNotThrow(() => new SemaCore({ useTools: ["Read", "Skill"] }));
+});
+
+test("addModel tests the connection first, and a model that fails is not added", async (t) => {
+  const { url, requests } = await startMock(t, [
+    text("YES"),
+    { kind: "status", status: 401, body: '{"error":{"message":"invalid api key"}}' },
+  ]);
+  const core = new CoderEngine({ workingDir: workspace(), logLevel: "none" });
+  t.after(() => core.dispose());
+  const good = { provider: "openai", modelName: "good", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 };
+  const data = await core.addModel(good);
+  assert.deepEqual(data.modelList, ["good[openai]"]);
+  const [check] = await requests();
+  assert.match(JSON.stringify(check.body.messages), /Connectivity check/);
+  await assert.rejects(
+    core.addModel({ ...good, modelName: "bad", apiKey: "wrong" }),
+    /API connection test failed: .*401.*invalid api key/s,
+  );
+  await assert.rejects(core.addModel({ ...good, modelName: "offline", baseURL: "http://127.0.0.1:9/v1" }), /connection test failed/);
+  assert.deepEqual((await core.getModelData()).modelList, ["good[openai]"], "failed models are not added");
 });

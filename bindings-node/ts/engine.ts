@@ -68,6 +68,13 @@ export class Engine {
     this.#native = native().NativeEngine.create({ ...options }, (batch) => this.#deliver(batch));
   }
 
+  /** A connection test: one short request to `model`, no retries. Resolves with the
+   * model's reply; rejects with why the model cannot be used (status and message from the
+   * provider, a refused connection, a 15 s timeout). */
+  static checkModel(model: ModelOptions): Promise<string> {
+    return native().checkModel({ ...model });
+  }
+
   /** Starts a session; throws on invalid options (an unknown field, no model anywhere). */
   static create(options: EngineOptions): Engine {
     return new Engine(options);

@@ -33,6 +33,7 @@ interface NativeModule {
   NativeEngine: {
     create(options: Record<string, unknown>, onEvents: (batch: string) => void): NativeEngine;
   };
+  checkModel(model: Record<string, unknown>): Promise<string>;
 }
 
 let loaded: NativeModule | undefined;

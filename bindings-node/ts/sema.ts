@@ -108,11 +108,20 @@ export class CoderEngine {
 
   // Models ---------------------------------------------------------------------------------
 
-  /** Adds a model (id `modelName[provider]`); the first one becomes `main` and `quick`. No
-   * connection test is made: a wrong key shows as `session:error` on first use. */
-  async addModel(config: ModelConfig, _skipValidation?: boolean): Promise<ModelUpdateData> {
+  /** Adds a model (id `modelName[provider]`, replacing one of that id); the first one
+   * becomes `main` and `quick`. Unless `skipValidation`, one short request tests the
+   * connection first, and a model that fails it is not added (the promise rejects with the
+   * provider's answer). */
+  async addModel(config: ModelConfig, skipValidation = false): Promise<ModelUpdateData> {
     if (!config.modelName || !config.provider) {
       throw new Error("addModel needs provider and modelName");
+    }
+    if (!skipValidation) {
+      try {
+        await Engine.checkModel(modelOptions(config));
+      } catch (err) {
+        throw new Error(`API connection test failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
     const id = `${config.modelName}[${config.provider}]`;
     this.#models.set(id, { ...config });
@@ -186,8 +195,7 @@ export class CoderEngine {
     }
     this.#root = engine.rootConversation;
     if (!historyLoaded && (config.systemPrompt || config.customRules)) {
-      // The root conversation cannot be re-created; SemaCore's prompt and rules shape a
-      // conversation of their own that stands in for it.
+      // The first conversation created is the root, shaped by SemaCore's prompt and rules.
       this.#root = engine.createConversation({
         baseInstructions: config.systemPrompt,
         userInstructions: config.customRules,

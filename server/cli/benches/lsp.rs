@@ -9,11 +9,13 @@
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
 //!   (10 exchanges), built over the protocol.
 //!
-//! Run: `cargo bench -p coder --bench lsp`
+//! Run: `cargo bench -p coder --bench lsp`; name measures to run only those, as in
+//! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `memory`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsFd;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -143,9 +145,22 @@ fn main() {
     let base_url = server.openai_base_url();
     let workspace = tempfile::tempdir().unwrap();
 
-    cold_start(&base_url, workspace.path());
-    throughput(&server, &base_url, workspace.path());
-    memory(&server, &base_url, workspace.path());
+    let chosen: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
+    let run = |name: &str| chosen.is_empty() || chosen.iter().any(|arg| arg == name);
+    if run("cold") {
+        cold_start(&base_url, workspace.path());
+    }
+    if run("throughput") {
+        throughput(&server, &base_url, workspace.path());
+    }
+    if run("memory") {
+        // A workspace of its own, so the snapshot size printed is this session's alone.
+        let workspace = tempfile::tempdir().unwrap();
+        memory(&server, &base_url, workspace.path());
+    }
 }
 
 /// Spawn to `initialize` result, coder and Codex alternating, median of 20 each.
@@ -246,20 +261,29 @@ fn memory(server: &MockModelServer, base_url: &str, workspace: &std::path::Path)
     let empty = resident_kib(lsp.child.id());
     let started = Instant::now();
     server.push((0..CONVERSATIONS * EXCHANGES).map(|_| MockResponse::text(reply)));
-    for _ in 0..CONVERSATIONS {
-        let created = lsp.request("conversation/create", json!({}));
-        let id = created["result"]["conversationId"].clone();
-        // Queued, not awaited: the session runs them one after another.
-        for _ in 0..EXCHANGES {
-            let id_number = lsp.next_id;
-            lsp.next_id += 1;
-            lsp.send(
-                &json!({"jsonrpc": "2.0", "id": id_number, "method": "conversation/send",
-                "params": {"conversationId": id, "text": question}}),
-            );
+    let ids: Vec<Value> = (0..CONVERSATIONS)
+        .map(|_| lsp.request("conversation/create", json!({}))["result"]["conversationId"].clone())
+        .collect();
+    // The sends go out from another thread while this one reads: a client that writes
+    // 10,000 requests without reading would fill the pipes both ways. Queued, not awaited:
+    // the session runs them one after another.
+    let stdin = lsp.stdin.as_fd().try_clone_to_owned().unwrap();
+    let first_id = lsp.next_id;
+    lsp.next_id += (CONVERSATIONS * EXCHANGES) as u64;
+    let writer = std::thread::spawn(move || {
+        let mut stdin = std::io::BufWriter::new(std::fs::File::from(stdin));
+        let sends = ids.iter().flat_map(|id| std::iter::repeat_n(id, EXCHANGES));
+        for (n, id) in sends.enumerate() {
+            let body = json!({"jsonrpc": "2.0", "id": first_id + n as u64,
+                "method": "conversation/send",
+                "params": {"conversationId": id, "text": question}})
+            .to_string();
+            write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
         }
-    }
+        stdin.flush().unwrap();
+    });
     lsp.until_complete(CONVERSATIONS * EXCHANGES);
+    writer.join().unwrap();
     let built = started.elapsed();
     let list = lsp.request("conversation/list", json!({}));
     let conversations = list["result"]["conversations"].as_array().unwrap();
@@ -277,6 +301,18 @@ fn memory(server: &MockModelServer, base_url: &str, workspace: &std::path::Path)
         empty as f64 / 1024.0
     );
     lsp.stop();
+    let saved: u64 = std::fs::read_dir(workspace.join(".coder/sessions"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|entry| entry.metadata().ok())
+                .map(|metadata| metadata.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    println!(
+        "memory: session snapshots on disk: {:.1} MB",
+        saved as f64 / 1e6
+    );
 }
 
 /// The resident set size of process `pid`, in KiB.

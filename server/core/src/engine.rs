@@ -18,7 +18,9 @@ use crate::model::{ActiveModel, ModelSettings, ToolSpec};
 use crate::permissions::{MatrixRow, Permissions, describe};
 use crate::sandbox::{self, SandboxPolicy};
 use crate::scheduler::{Scheduler, TaskPlan, enqueue};
-use crate::snapshot::{self, ConversationSnapshot, Saver, SessionSnapshot};
+use crate::snapshot::{
+    self, ConversationSnapshot, LiveConversations, PromptShapes, Saver, SessionSnapshot,
+};
 use crate::tools::{Tool, ToolRegistry};
 
 #[derive(Debug, thiserror::Error)]
@@ -70,13 +72,28 @@ pub(crate) struct Inner {
     pub documents: Mutex<Option<Arc<dyn Documents>>>,
     /// Saves the session snapshot.
     pub saver: Saver,
+    /// The system prompt and tools conversations share.
+    pub prompt_shapes: PromptShapes,
     conversations: Mutex<Conversations>,
+}
+
+/// Who opens a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opener {
+    /// The engine API.
+    Engine,
+    /// A front door's `conversation/create`: the first one takes the root.
+    FrontDoor,
+    /// A conversation tool called in this conversation.
+    Conversation(ConversationId),
 }
 
 struct Conversations {
     /// Names the snapshot; a resume takes over the resumed session's id.
     session_id: SessionId,
     root: ConversationId,
+    /// Set once a front door's `conversation/create` has taken the root.
+    root_claimed: bool,
     table: HashMap<ConversationId, Arc<Mutex<Conversation>>>,
 }
 
@@ -133,9 +150,11 @@ impl Engine {
                 mcp,
                 documents: Mutex::new(None),
                 saver: Saver::new(&config_workspace, save_sessions),
+                prompt_shapes: PromptShapes::default(),
                 conversations: Mutex::new(Conversations {
                     session_id: SessionId::new(),
                     root: root_id,
+                    root_claimed: false,
                     table: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
                 }),
             }),
@@ -166,14 +185,7 @@ impl Engine {
             .ok_or_else(|| fail("saving sessions is switched off".to_owned()))?;
         let saved = snapshot::read(&path).map_err(fail)?;
         let mut conversations = lock(&self.inner.conversations);
-        let untouched = conversations.table.len() == 1
-            && self.inner.scheduler.running().is_none()
-            && self.inner.scheduler.pending() == 0
-            && conversations
-                .table
-                .values()
-                .all(|conversation| lock(conversation).history.is_empty());
-        if !untouched {
+        if !self.inner.untouched(&conversations) {
             return Err(fail("this session is already in use".to_owned()));
         }
         let root = saved.root.restore();
@@ -209,7 +221,17 @@ impl Engine {
         &self,
         spec: ConversationSpec,
     ) -> Result<ConversationId, EngineError> {
-        self.inner.open_conversation(spec, None)
+        self.inner.open_conversation(spec, Opener::Engine)
+    }
+
+    /// The front doors' `conversation/create`: as [`Engine::create_conversation`], except
+    /// that the first conversation of a session not used yet (nothing sent, no other
+    /// conversation) is the root itself, shaped by `spec`.
+    pub fn conversation_create(
+        &self,
+        spec: ConversationSpec,
+    ) -> Result<ConversationId, EngineError> {
+        self.inner.open_conversation(spec, Opener::FrontDoor)
     }
 
     /// The session's conversations, oldest first.
@@ -427,17 +449,18 @@ impl Engine {
 }
 
 impl Inner {
-    /// The session as a snapshot: the root conversation and the others, oldest first.
-    fn snapshot(&self) -> SessionSnapshot {
+    /// The session as a snapshot: the root conversation and the others, oldest first. The
+    /// others are serialized from the live conversations when the snapshot is written.
+    fn snapshot(&self) -> SessionSnapshot<LiveConversations> {
         let model = lock(&self.model).settings.model.clone();
         let conversations = lock(&self.conversations);
-        let mut others: Vec<ConversationSnapshot> = conversations
+        let mut others: Vec<(ConversationId, Arc<Mutex<Conversation>>)> = conversations
             .table
             .iter()
             .filter(|(id, _)| **id != conversations.root)
-            .map(|(_, conversation)| ConversationSnapshot::of(&lock(conversation), &model))
+            .map(|(id, conversation)| (*id, conversation.clone()))
             .collect();
-        others.sort_by_key(|conversation| conversation.conversation_id);
+        others.sort_by_key(|(id, _)| *id);
         let root = conversations
             .table
             .get(&conversations.root)
@@ -446,6 +469,13 @@ impl Inner {
             let empty = Conversation::new(ConversationSpec::default(), self.config.mode);
             ConversationSnapshot::of(&empty, &model)
         });
+        let others = LiveConversations {
+            model,
+            conversations: others
+                .into_iter()
+                .map(|(_, conversation)| conversation)
+                .collect(),
+        };
         snapshot::snapshot(conversations.session_id, root, others)
     }
 
@@ -488,21 +518,32 @@ impl Inner {
         lock(&self.conversations).root == id
     }
 
-    /// Opens a conversation from `spec`; with a `parent`, what `spec` leaves out is inherited
-    /// from it (the conversation tools), otherwise from the defaults (the engine API).
+    /// Whether the session is as it started: the root conversation alone, nothing sent.
+    fn untouched(&self, conversations: &Conversations) -> bool {
+        conversations.table.len() == 1
+            && self.scheduler.running().is_none()
+            && self.scheduler.pending() == 0
+            && conversations
+                .table
+                .values()
+                .all(|conversation| lock(conversation).history.is_empty())
+    }
+
+    /// Opens a conversation from `spec`; opened by a conversation tool, what `spec` leaves
+    /// out is inherited from the calling conversation, otherwise from the defaults.
     pub(crate) fn open_conversation(
         &self,
         spec: ConversationSpec,
-        parent: Option<ConversationId>,
+        opener: Opener,
     ) -> Result<ConversationId, EngineError> {
         let ceiling = self.config.mode;
-        let (spec, inherited_mode) = match parent {
-            Some(parent) => {
+        let (spec, inherited_mode) = match opener {
+            Opener::Conversation(parent) => {
                 let parent = self.conversation(parent)?;
                 let parent = lock(&parent);
                 (spec.inherit(&parent.context), parent.mode)
             }
-            None => (spec, ceiling),
+            Opener::Engine | Opener::FrontDoor => (spec, ceiling),
         };
         let (spec, notes) = spec
             .resolve(&self.config.workspace)
@@ -511,11 +552,21 @@ impl Inner {
         self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
-        let conversation = Conversation::new(spec, mode);
+        let mut conversation = Conversation::new(spec, mode);
+        let mut conversations = lock(&self.conversations);
+        if opener == Opener::FrontDoor
+            && !conversations.root_claimed
+            && self.untouched(&conversations)
+        {
+            // The first conversation a front door creates is the root, shaped by its spec.
+            conversation.id = conversations.root;
+            conversations.root_claimed = true;
+        }
         let id = conversation.id;
-        lock(&self.conversations)
+        conversations
             .table
             .insert(id, Arc::new(Mutex::new(conversation)));
+        drop(conversations);
         for message in notes {
             self.hub.emit(id, None, EventMsg::Warning { message });
         }

@@ -33,10 +33,11 @@ const SAVE_INTERVAL: Duration = Duration::from_secs(5);
 /// The snapshot format's version.
 const VERSION: u32 = 1;
 
-/// The whole file.
+/// The whole file. `Others` is how the other conversations are held: read back as
+/// [`ConversationSnapshot`]s, written from the live conversations ([`LiveConversations`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionSnapshot {
+pub struct SessionSnapshot<Others = Vec<ConversationSnapshot>> {
     pub version: u32,
     pub session_id: SessionId,
     /// RFC 3339.
@@ -46,7 +47,26 @@ pub struct SessionSnapshot {
     pub root: ConversationSnapshot,
     /// The other conversations, oldest first.
     #[serde(default)]
-    pub conversations: Vec<ConversationSnapshot>,
+    pub conversations: Others,
+}
+
+/// The session's other conversations as they are written: each is copied into its
+/// [`ConversationSnapshot`] only while it is serialized, under its own lock, so a save never
+/// holds a second copy of the whole session.
+pub(crate) struct LiveConversations {
+    /// The session's model, for conversations without one of their own.
+    pub model: String,
+    pub conversations: Vec<Arc<Mutex<Conversation>>>,
+}
+
+impl Serialize for LiveConversations {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(
+            self.conversations
+                .iter()
+                .map(|conversation| ConversationSnapshot::of(&lock(conversation), &self.model)),
+        )
+    }
 }
 
 /// One conversation: its messages and tools as a replayable request, and what it needs to
@@ -113,6 +133,32 @@ impl From<&ToolSpec> for ToolDefinition {
 pub(crate) struct PromptShape {
     pub system: String,
     pub tools: Vec<ToolSpec>,
+}
+
+/// Hands out one shared [`PromptShape`] for equal prompts: conversations whose tasks send the
+/// same system prompt and tools (the usual case) hold one copy between them, not one each
+/// (tens of kilobytes a conversation once the tool schemas are counted).
+#[derive(Default)]
+pub(crate) struct PromptShapes {
+    last: Mutex<Option<Arc<PromptShape>>>,
+}
+
+impl PromptShapes {
+    pub fn share(&self, system: &str, tools: &[ToolSpec]) -> Arc<PromptShape> {
+        let mut last = lock(&self.last);
+        if let Some(shape) = last
+            .as_ref()
+            .filter(|shape| shape.system == system && shape.tools.as_slice() == tools)
+        {
+            return shape.clone();
+        }
+        let shape = Arc::new(PromptShape {
+            system: system.to_owned(),
+            tools: tools.to_vec(),
+        });
+        *last = Some(shape.clone());
+        shape
+    }
 }
 
 impl ConversationSnapshot {
@@ -205,9 +251,8 @@ impl Saver {
             && lock(&self.last_saved).is_none_or(|saved| saved.elapsed() >= SAVE_INTERVAL)
     }
 
-    /// Writes `snapshot` (built by the caller, under its locks) atomically, off the async
-    /// threads.
-    pub async fn write(&self, snapshot: SessionSnapshot) -> Result<(), String> {
+    /// Writes `snapshot` atomically, off the async threads.
+    pub async fn write(&self, snapshot: SessionSnapshot<LiveConversations>) -> Result<(), String> {
         let Some(path) = self.path(snapshot.session_id) else {
             return Ok(());
         };
@@ -220,11 +265,11 @@ impl Saver {
 }
 
 /// A snapshot of a session in the making.
-pub(crate) fn snapshot(
+pub(crate) fn snapshot<Others>(
     session_id: SessionId,
     root: ConversationSnapshot,
-    conversations: Vec<ConversationSnapshot>,
-) -> SessionSnapshot {
+    conversations: Others,
+) -> SessionSnapshot<Others> {
     SessionSnapshot {
         version: VERSION,
         session_id,
@@ -234,7 +279,7 @@ pub(crate) fn snapshot(
     }
 }
 
-fn write_atomic(path: &Path, snapshot: &SessionSnapshot) -> Result<(), String> {
+fn write_atomic(path: &Path, snapshot: &impl Serialize) -> Result<(), String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let fail = |err: std::io::Error| format!("cannot save {}: {err}", path.display());
     std::fs::create_dir_all(dir).map_err(fail)?;
@@ -298,7 +343,7 @@ mod tests {
         let value = serde_json::to_value(snapshot(
             session,
             ConversationSnapshot::of(&conversation, "gpt-5"),
-            Vec::new(),
+            Vec::<ConversationSnapshot>::new(),
         ))
         .unwrap();
         assert_eq!(value["sessionId"], session.to_string());

@@ -147,10 +147,7 @@ async fn run_turns(
     let mut offered = inner.tools.offered(&hidden);
     offered.extend(mcp_view.specs().iter().cloned());
     offered.sort_by(|a, b| a.name.cmp(&b.name));
-    lock(conversation).prompt = Some(Arc::new(crate::snapshot::PromptShape {
-        system: system.clone(),
-        tools: offered.clone(),
-    }));
+    lock(conversation).prompt = Some(inner.prompt_shapes.share(&system, &offered));
     let cache_key = inner
         .config
         .prompt_cache_key

@@ -59,7 +59,7 @@ impl Backend {
             let spec = ConversationSpec::from(params);
             let conversation_id = self
                 .engine
-                .create_conversation(spec)
+                .conversation_create(spec)
                 .map_err(engine_error)?;
             Ok(CreateResult { conversation_id })
         })

@@ -6,6 +6,7 @@
 //! ([`WireApi`]); transport, retries and timeouts are shared.
 
 mod anthropic;
+mod check;
 mod client;
 mod estimate;
 mod openai;
@@ -13,6 +14,7 @@ mod openai;
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
 use serde_json::Value;
 
+pub use check::check_connection;
 pub use client::ModelClient;
 
 use crate::config::{Config, ProviderConfig};

@@ -284,7 +284,8 @@ fn create(
         sandbox: None,
         model: None,
     };
-    let target = match session.open_conversation(spec, Some(caller)) {
+    let target = match session.open_conversation(spec, crate::engine::Opener::Conversation(caller))
+    {
         Ok(id) => id,
         Err(err) => return failure("success", err.to_string()),
     };

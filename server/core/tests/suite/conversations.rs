@@ -628,3 +628,61 @@ async fn the_built_in_prompt_is_the_fallback_and_mentions_a_missing_apply_patch(
     assert!(system.starts_with("You are coder"), "{system}");
     assert!(system.contains("apply_patch tool is not available"));
 }
+
+#[tokio::test]
+async fn a_front_doors_first_conversation_is_the_root_shaped_by_its_spec() {
+    let server = MockModelServer::start(vec![MockResponse::text("reviewed")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let first = h
+        .engine
+        .conversation_create(ConversationSpec {
+            base_instructions: Some("You review Rust.".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(first, h.root);
+    let next = h
+        .engine
+        .conversation_create(ConversationSpec::default())
+        .unwrap();
+    assert_ne!(
+        next, h.root,
+        "a second create, before anything was sent, is new"
+    );
+    assert!(h.engine.destroy_conversation(next).is_ok());
+    h.engine.send(first, "look").unwrap();
+    until_idle(&mut h).await;
+    let system = &server.requests()[0].body["messages"][0];
+    assert_eq!(system["role"], "system");
+    assert!(
+        system["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("You review Rust."),
+        "{system}"
+    );
+    let second = h
+        .engine
+        .conversation_create(ConversationSpec::default())
+        .unwrap();
+    assert_ne!(second, h.root, "only the first one is the root");
+    assert_eq!(h.engine.list_conversations().len(), 2);
+    assert!(h.engine.destroy_conversation(first).is_err());
+}
+
+#[tokio::test]
+async fn once_the_root_was_used_a_front_door_gets_a_new_conversation() {
+    let server = MockModelServer::start(vec![MockResponse::text("hi")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "hello").unwrap();
+    until_idle(&mut h).await;
+    let created = h
+        .engine
+        .conversation_create(ConversationSpec::default())
+        .unwrap();
+    assert_ne!(created, h.root);
+}

@@ -114,7 +114,14 @@ async fn a_conversation_over_stdio_with_a_permission_request() {
     let list = client
         .request("conversation/list", json!({}), &mut seen)
         .await;
-    assert_eq!(list["result"]["conversations"].as_array().unwrap().len(), 2);
+    let listed = list["result"]["conversations"].as_array().unwrap();
+    assert_eq!(
+        listed.len(),
+        1,
+        "the first conversation created is the root"
+    );
+    assert_eq!(listed[0]["id"], conversation.as_str());
+    assert_eq!(listed[0]["isRoot"], true);
     let unknown = client
         .request(
             "conversation/send",
@@ -156,6 +163,7 @@ async fn history_list_and_destroy_over_the_wire() {
         .as_str()
         .unwrap()
         .to_owned();
+    assert_eq!(id, root, "the first conversation of a session is its root");
     client
         .request(
             "conversation/send",
@@ -198,13 +206,11 @@ async fn history_list_and_destroy_over_the_wire() {
         .request("conversation/list", Value::Null, &mut seen)
         .await;
     let conversations = list["result"]["conversations"].as_array().unwrap();
-    assert_eq!(conversations.len(), 2);
-    let ours = conversations
-        .iter()
-        .find(|c| c["id"] == id.as_str())
-        .unwrap();
+    assert_eq!(conversations.len(), 1);
+    let ours = &conversations[0];
+    assert_eq!(ours["id"], id.as_str());
     assert_eq!(ours["messageCount"], 3);
-    assert_eq!(ours["isRoot"], false);
+    assert_eq!(ours["isRoot"], true);
     assert!(ours["lastActiveAt"].as_str().unwrap().contains('T'));
 
     let refused = client
@@ -221,10 +227,15 @@ async fn history_list_and_destroy_over_the_wire() {
             .unwrap()
             .contains("root")
     );
+    let second = client
+        .request("conversation/create", json!({}), &mut seen)
+        .await;
+    let second = second["result"]["conversationId"].as_str().unwrap();
+    assert_ne!(second, root, "only the first conversation is the root");
     let destroyed = client
         .request(
             "conversation/destroy",
-            json!({"conversationId": id}),
+            json!({"conversationId": second}),
             &mut seen,
         )
         .await;
@@ -232,7 +243,7 @@ async fn history_list_and_destroy_over_the_wire() {
     let gone = client
         .request(
             "conversation/history",
-            json!({"conversationId": id}),
+            json!({"conversationId": second}),
             &mut seen,
         )
         .await;
