@@ -4,8 +4,8 @@
 #   bash scripts/test.sh
 #
 # Formatting, clippy with warnings denied, the whole workspace's tests (the model in them
-# is coder-testkit's real HTTP mock server), `coder lsp` driven from Node with
-# vscode-jsonrpc and from headless Neovim (installed with apt when missing), then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
+# is coder-testkit's real HTTP mock server), `coder lsp` driven from Node by the VS Code
+# extension's client over vscode-jsonrpc and from headless Neovim, the Node addon's SDK (installed with apt when missing), then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
 # repository by scripts/setup-local-model.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,9 +21,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test (workspace, mock model server)"
 cargo test --workspace --locked
 
-step "coder lsp driven by vscode-jsonrpc from Node"
+step "editors/vscode: type-checked against VS Code's API; its protocol client drives coder lsp over vscode-jsonrpc"
 cargo build --locked -p coder -p coder-testkit
-(cd tests/lsp-node && npm ci --no-audit --no-fund && node --test)
+(cd editors/vscode && npm ci --no-audit --no-fund && npm run build && npm test)
 
 step "bindings-node: the addon and its TypeScript SDK under Node's test runner"
 # `npm install`, not `npm ci`: npm 11 records @napi-rs/cli's per-platform optional

@@ -1,0 +1,79 @@
+// The VS Code side: starts `coder lsp` through VS Code's LanguageClient (which also syncs
+// open documents, so the agent reads unsaved text, and applies its edits through
+// `workspace/applyEdit`, so they land in the undo history), streams replies into an output
+// channel and asks tool permissions with a quick pick.
+
+import * as vscode from "vscode";
+import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
+
+import { CoderSession, type PermissionDecision, type PermissionParams } from "./session";
+
+let client: LanguageClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel("coder");
+  const command = vscode.workspace.getConfiguration("coder").get<string>("path") ?? "coder";
+  const serverOptions: ServerOptions = { command, args: ["lsp", "--stdio"] };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+  };
+  client = new LanguageClient("coder", "coder", serverOptions, clientOptions);
+  const session = new CoderSession(client);
+  await client.start();
+
+  let conversation: string | undefined;
+  const current = async () => (conversation ??= await session.create());
+
+  session.onEvent((event) => {
+    if (event.conversationId !== conversation) return;
+    if (event.type === "agent_message_delta") output.append(event.delta);
+    else if (event.type === "tool_call_started") output.appendLine(`\n• ${event.toolName}`);
+    else if (event.type === "error") output.appendLine(`\nerror: ${event.message}`);
+    else if (event.type === "task_complete") output.appendLine("\n");
+    else if (event.type === "turn_aborted") output.appendLine(`\n(${event.reason})`);
+  });
+  session.onPermission(askPermission);
+
+  context.subscriptions.push(
+    output,
+    vscode.commands.registerCommand("coder.ask", async () => {
+      const text = await vscode.window.showInputBox({ prompt: "Ask coder" });
+      if (!text) return;
+      output.show(true);
+      output.appendLine(`> ${text}`);
+      await session.send(await current(), text);
+    }),
+    vscode.commands.registerCommand("coder.newConversation", async () => {
+      conversation = await session.create();
+      output.appendLine("— new conversation —");
+    }),
+    vscode.commands.registerCommand("coder.interrupt", async () => {
+      if (conversation) await session.interrupt(conversation);
+    }),
+    vscode.commands.registerCommand("coder.showHistory", async () => {
+      const entries = await session.history(await current());
+      output.show(true);
+      for (const entry of entries) output.appendLine(`${entry.role}: ${entry.text ?? ""}`);
+    }),
+  );
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}
+
+/** A modal quick pick over the request's options; dismissing it denies. */
+async function askPermission(request: PermissionParams): Promise<PermissionDecision> {
+  const choices: Array<vscode.QuickPickItem & { decision: PermissionDecision }> = [
+    { label: "Allow once", decision: { decision: "allow_once" } },
+    { label: "Always allow", decision: { decision: "allow_always" } },
+    { label: "Deny", decision: { decision: "deny" } },
+  ];
+  const offered = choices.filter((choice) => request.options.includes(choice.decision.decision));
+  const picked = await vscode.window.showQuickPick(offered.length > 0 ? offered : choices, {
+    title: `coder wants to run ${request.toolName}`,
+    placeHolder: request.summary,
+    ignoreFocusOut: true,
+  });
+  return picked?.decision ?? { decision: "deny", message: "the user dismissed the request" };
+}

@@ -1,0 +1,122 @@
+// The coder protocol (docs/protocol.md) over a JSON-RPC connection, typed with the types
+// generated from the Rust definitions. The extension runs it over VS Code's LanguageClient;
+// the tests run it over vscode-jsonrpc's MessageConnection. Nothing here touches `vscode`.
+
+import type {
+  ConversationId,
+  ConversationSummary,
+  CreateParams,
+  CreateResult,
+  DestroyResult,
+  Event,
+  EventParams,
+  HistoryEntry,
+  HistoryResult,
+  InputItem,
+  ListResult,
+  PermissionDecision,
+  PermissionParams,
+  SendResult,
+  TaskId,
+} from "../../../bindings-node/ts/protocol";
+
+export type { Event, PermissionDecision, PermissionParams };
+
+/** What both LanguageClient and vscode-jsonrpc's MessageConnection offer. */
+export interface Connection {
+  sendRequest<R>(method: string, params?: unknown): Promise<R>;
+  onNotification(method: string, handler: (params: any) => void): unknown;
+  onRequest(method: string, handler: (params: any) => unknown): unknown;
+}
+
+export type EventListener = (event: Event) => void;
+export type PermissionHandler = (request: PermissionParams) => PermissionDecision | Promise<PermissionDecision>;
+
+/** The answer when no handler is set: the tool does not run. */
+const NO_HANDLER: PermissionDecision = { decision: "deny", message: "no one is there to approve it" };
+
+export class CoderSession {
+  readonly #connection: Connection;
+  readonly #listeners = new Set<EventListener>();
+  #permissions: PermissionHandler | undefined;
+
+  /** Hooks into `connection`; call before the connection starts listening. */
+  constructor(connection: Connection) {
+    this.#connection = connection;
+    connection.onNotification("conversation/event", ({ event }: EventParams) => {
+      for (const listener of this.#listeners) listener(event);
+    });
+    connection.onRequest("permission/request", async (request: PermissionParams) => {
+      try {
+        return (await this.#permissions?.(request)) ?? NO_HANDLER;
+      } catch (err) {
+        return { decision: "deny", message: `the editor failed to ask: ${String(err)}` } satisfies PermissionDecision;
+      }
+    });
+  }
+
+  /** Every engine event, in `seq` order; returns a function that stops listening. */
+  onEvent(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Who answers `permission/request` (otherwise the tool is denied). */
+  onPermission(handler: PermissionHandler): void {
+    this.#permissions = handler;
+  }
+
+  async create(params: CreateParams = {}): Promise<ConversationId> {
+    const result = await this.#connection.sendRequest<CreateResult>("conversation/create", params);
+    return result.conversationId;
+  }
+
+  /** Queues input; resolves with the task id at once. Progress arrives as events. */
+  async send(conversationId: ConversationId, input: string | InputItem[]): Promise<TaskId> {
+    const params = typeof input === "string" ? { conversationId, text: input } : { conversationId, items: input };
+    const result = await this.#connection.sendRequest<SendResult>("conversation/send", params);
+    return result.taskId;
+  }
+
+  /** Sends `input` and resolves with the task's last message when it completes; rejects
+   * when it is aborted. */
+  async ask(conversationId: ConversationId, input: string | InputItem[]): Promise<string | null> {
+    // A task's events may arrive before `conversation/send` answers: keep the ends seen.
+    const ends = new Map<string, Event>();
+    let wanted: string | undefined;
+    let finish: (event: Event) => void = () => {};
+    const finished = new Promise<Event>((resolve) => (finish = resolve));
+    const stop = this.onEvent((event) => {
+      if ((event.type !== "task_complete" && event.type !== "turn_aborted") || !event.taskId) return;
+      if (event.taskId === wanted) finish(event);
+      else ends.set(event.taskId, event);
+    });
+    try {
+      wanted = await this.send(conversationId, input);
+      const early = ends.get(wanted);
+      if (early) finish(early);
+      const end = await finished;
+      if (end.type === "turn_aborted") throw new Error(`the task was aborted: ${end.reason}`);
+      return end.type === "task_complete" ? (end.lastAgentMessage ?? null) : null;
+    } finally {
+      stop();
+    }
+  }
+
+  async list(): Promise<ConversationSummary[]> {
+    return (await this.#connection.sendRequest<ListResult>("conversation/list", {})).conversations;
+  }
+
+  async history(conversationId: ConversationId, limit?: number): Promise<HistoryEntry[]> {
+    const result = await this.#connection.sendRequest<HistoryResult>("conversation/history", { conversationId, limit });
+    return result.entries;
+  }
+
+  async destroy(conversationId: ConversationId): Promise<DestroyResult> {
+    return this.#connection.sendRequest<DestroyResult>("conversation/destroy", { conversationId });
+  }
+
+  async interrupt(conversationId: ConversationId): Promise<void> {
+    await this.#connection.sendRequest("conversation/interrupt", { conversationId });
+  }
+}

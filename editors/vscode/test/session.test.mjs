@@ -1,0 +1,130 @@
+// The extension's protocol client (src/session.ts, bundled to dist/session.mjs) over
+// vscode-jsonrpc, the library VS Code's LanguageClient is built on, driving the real
+// `coder lsp` binary against the scripted mock model (`coder-mock-model`): a streamed
+// reply, a write that needs permission, an interrupt, the other methods, shutdown.
+//
+// CODER_BIN and CODER_MOCK_BIN point at the binaries (scripts/test.sh builds them).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import * as rpc from "vscode-jsonrpc/node";
+
+import { CoderSession } from "../dist/session.mjs";
+
+const target = process.env.CARGO_TARGET_DIR ?? resolve(import.meta.dirname, "../../../target");
+const coderBin = resolve(process.env.CODER_BIN ?? join(target, "debug/coder"));
+const mockBin = resolve(process.env.CODER_MOCK_BIN ?? join(target, "debug/coder-mock-model"));
+
+async function startMock(t, script) {
+  const dir = mkdtempSync(join(tmpdir(), "coder-mock-"));
+  const file = join(dir, "script.json");
+  writeFileSync(file, JSON.stringify(script));
+  const mock = spawn(mockBin, ["--script", file], { stdio: ["ignore", "pipe", "inherit"] });
+  t.after(() => mock.kill());
+  const firstLine = await new Promise((resolve, reject) => {
+    createInterface({ input: mock.stdout }).once("line", resolve);
+    mock.once("error", reject);
+  });
+  return firstLine.trim();
+}
+
+/** `coder lsp` in a fresh workspace, connected and initialized. */
+async function startServer(t, url) {
+  const workspace = mkdtempSync(join(tmpdir(), "coder-ws-"));
+  mkdirSync(join(workspace, ".coder"));
+  writeFileSync(join(workspace, ".coder", "config.json"), JSON.stringify({ permissions: { preset: "balanced" } }));
+  const server = spawn(coderBin, ["lsp", "--stdio"], {
+    cwd: workspace,
+    env: { PATH: process.env.PATH, HOME: workspace, OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "k" },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  t.after(() => server.kill());
+  const exited = new Promise((resolve) => server.once("exit", (code) => resolve(code)));
+  const connection = rpc.createMessageConnection(
+    new rpc.StreamMessageReader(server.stdout),
+    new rpc.StreamMessageWriter(server.stdin),
+  );
+  const session = new CoderSession(connection);
+  connection.listen();
+  const init = await connection.sendRequest("initialize", { processId: process.pid, rootUri: null, capabilities: {} });
+  await connection.sendNotification("initialized", {});
+  return { workspace, connection, session, init, exited };
+}
+
+const text = (t) => ({ kind: "stream", chunks: [{ type: "text", text: t }] });
+
+test("a conversation with a permission request, through vscode-jsonrpc", async (t) => {
+  const url = await startMock(t, [
+    { kind: "stream", chunks: [{ type: "text", text: "Hello " }, { type: "text", text: "editor." }] },
+    { kind: "stream", chunks: [{ type: "tool_call", id: "w1", name: "write", arguments: '{"path":"from-node.txt","content":"node\\n"}' }] },
+    text("Written."),
+    { kind: "stream", chunks: [{ type: "tool_call", id: "w2", name: "write", arguments: '{"path":"refused.txt","content":"no\\n"}' }] },
+    text("Understood."),
+  ]);
+  const { workspace, connection, session, init, exited } = await startServer(t, url);
+  assert.equal(init.capabilities.experimental.coder.protocolVersion, "0.1");
+  const events = [];
+  session.onEvent((event) => events.push(event));
+  const asked = [];
+  session.onPermission((request) => {
+    asked.push(request);
+    return asked.length === 1 ? { decision: "allow_once" } : { decision: "deny", message: "not that file" };
+  });
+
+  const conversationId = await session.create();
+  assert.equal(await session.ask(conversationId, "hi"), "Hello editor.");
+  const streamed = events
+    .filter((e) => e.type === "agent_message_delta")
+    .map((e) => e.delta)
+    .join("");
+  assert.equal(streamed, "Hello editor.");
+
+  assert.equal(await session.ask(conversationId, "write a file"), "Written.");
+  assert.equal(asked[0].toolName, "write");
+  assert.ok(asked[0].options.includes("allow_once"), JSON.stringify(asked[0].options));
+  assert.equal(readFileSync(join(workspace, "from-node.txt"), "utf8"), "node\n");
+
+  assert.equal(await session.ask(conversationId, "write another"), "Understood.");
+  assert.equal(asked.length, 2);
+  assert.throws(() => readFileSync(join(workspace, "refused.txt")), /ENOENT/);
+  for (let i = 1; i < events.length; i++) assert.equal(events[i].seq, events[i - 1].seq + 1, "events in seq order");
+
+  const conversations = await session.list();
+  assert.deepEqual(conversations.map((c) => [c.id, c.isRoot]), [[conversationId, true]], "the first conversation is the root");
+  const history = await session.history(conversationId, 2);
+  assert.deepEqual(history.map((e) => e.role), ["user", "assistant"]);
+  assert.equal(history[1].text, "Understood.");
+  assert.equal((await session.destroy(conversationId)).ok, false, "the root cannot be destroyed");
+  await assert.rejects(session.history("00000000-0000-0000-0000-000000000000"), (err) => err.code === -32602);
+
+  await connection.sendRequest("shutdown");
+  await connection.sendNotification("exit");
+  assert.equal(await exited, 0);
+  connection.dispose();
+});
+
+test("interrupt ends the running task as aborted, and the conversation goes on", async (t) => {
+  const url = await startMock(t, [
+    { kind: "stream", chunks: Array.from({ length: 500 }, () => ({ type: "text", text: "slow " })), delay_ms: 20 },
+    text("Back."),
+  ]);
+  const { connection, session } = await startServer(t, url);
+  const conversationId = await session.create();
+  const second = await session.create();
+  assert.notEqual(second, conversationId);
+  const stop = session.onEvent((event) => {
+    if (event.type === "agent_message_delta") {
+      stop();
+      session.interrupt(conversationId);
+    }
+  });
+  await assert.rejects(session.ask(conversationId, "talk"), /aborted: interrupted/);
+  assert.equal(await session.ask(conversationId, "again"), "Back.");
+  assert.deepEqual(await session.destroy(second), { ok: true });
+  connection.dispose();
+});
