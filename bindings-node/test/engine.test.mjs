@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 
 import { Engine } from "@coder/engine";
 import { startMock, text, workspace } from "./mock.mjs";
@@ -63,4 +64,11 @@ test("dispose with a task running interrupts it and the process exits cleanly", 
   const seen = JSON.parse(run.stdout);
   assert.ok(seen.includes("turn_aborted"), "the task's end arrived before dispose resolved");
   assert.ok(!seen.includes("task_complete"), seen.join());
+});
+
+test("import and require load one copy of the SDK", () => {
+  const required = createRequire(import.meta.url)("@coder/engine");
+  assert.equal(required.Engine, Engine);
+  assert.equal(required.SemaCore, required.CoderEngine);
+  assert.equal(typeof required.Engine.checkModel, "function");
 });
