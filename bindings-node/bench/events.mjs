@@ -1,7 +1,8 @@
 // Events per second delivered to a JavaScript listener: 20,000 streamed deltas from the
 // mock model, through three doors measured in one run (see docs/benchmarks.md):
 //
-//   bare read   curl reads the same SSE body (no JavaScript, no engine)
+//   bare read   curl reads the same SSE body (no JavaScript, no engine): the floor
+//   fetch       JavaScript reads the stream itself: fetch, SSE split, JSON.parse, listener
 //   coder lsp   the `coder lsp` process, its notifications read by vscode-jsonrpc
 //   in-process  this addon: `Engine.onEvent`, and SemaCore's `message:text:chunk`
 //
@@ -37,7 +38,11 @@ const stream = { kind: "stream", chunks: Array.from({ length: DELTAS }, () => ({
 
 /** Queues one 20,000-delta reply on the mock server. */
 async function queueReply() {
-  const response = await fetch(`${url}/_mock/script`, { method: "POST", body: JSON.stringify([stream]) });
+  const response = await fetch(`${url}/_mock/script`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify([stream]),
+  });
   if (!response.ok) throw new Error(`the mock refused the script: ${response.status}`);
 }
 
@@ -60,6 +65,32 @@ async function bareRead() {
   const elapsed = performance.now() - started;
   if (curl.status !== 0 || curl.stdout.length < DELTAS * 10) throw new Error("curl did not read the stream");
   return elapsed;
+}
+
+/** The same stream read by JavaScript itself: fetch, SSE split, JSON.parse, listener. */
+async function fetchRead() {
+  await queueReply();
+  const deltas = deltaCounter();
+  const listener = (delta) => delta && deltas.count();
+  const started = performance.now();
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "mock", stream: true, messages: [{ role: "user", content: "go" }] }),
+  });
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const bytes of response.body) {
+    pending += decoder.decode(bytes, { stream: true });
+    const events = pending.split("\n\n");
+    pending = events.pop();
+    for (const event of events) {
+      const data = event.startsWith("data: ") ? event.slice(6) : "";
+      if (data && data !== "[DONE]") listener(JSON.parse(data).choices?.[0]?.delta?.content);
+    }
+  }
+  await deltas.finished;
+  return performance.now() - started;
 }
 
 async function lspDoor() {
@@ -120,6 +151,7 @@ async function semaFacade() {
 
 const doors = [
   ["bare read (curl)", bareRead],
+  ["fetch + SSE parse in JavaScript", fetchRead],
   ["coder lsp + vscode-jsonrpc", lspDoor],
   ["in-process Engine.onEvent", inProcess],
   ["in-process SemaCore message:text:chunk", semaFacade],

@@ -1,10 +1,12 @@
 //! Engine events to JavaScript: one task takes them from the engine's receiver and hands
-//! whatever is ready to the listener as one JSON array, so a stream of deltas costs a few
-//! calls into JavaScript instead of one per delta, and `seq` order holds.
+//! whatever is ready to the listener as one JSON array, and waits until JavaScript has taken
+//! that batch before building the next. While JavaScript is busy, events gather into the
+//! next batch, so a fast stream of deltas costs a few calls into JavaScript instead of one
+//! per delta; `seq` order holds.
 
 use coder_core::{Engine, EventReceiver};
 use napi::bindgen_prelude::{Function, spawn};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunction;
 use napi::{Result, Status};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -62,12 +64,13 @@ async fn forward(mut events: EventReceiver, listener: Listener, stop: Cancellati
             push(&mut batch, &event);
         }
         batch.push(']');
-        let status = listener.call(
-            std::mem::take(&mut batch),
-            ThreadsafeFunctionCallMode::NonBlocking,
-        );
-        if status != Status::Ok {
-            // Node is going away; nobody is listening any more.
+        // The SDK's listener never throws (it reports listeners' errors on its own), so an
+        // error here means Node is going away and nobody is listening any more.
+        if listener
+            .call_async_catch(std::mem::take(&mut batch))
+            .await
+            .is_err()
+        {
             return;
         }
     }

@@ -72,3 +72,34 @@ test("import and require load one copy of the SDK", () => {
   assert.equal(required.SemaCore, required.CoderEngine);
   assert.equal(typeof required.Engine.checkModel, "function");
 });
+
+test("a listener that throws does not stop the others; its error surfaces as uncaught", async (t) => {
+  const { url } = await startMock(t, [text("still streaming")]);
+  const program = `
+    import { Engine } from "@coder/engine";
+    const engine = Engine.create({ workingDir: ${JSON.stringify(workspace())},
+      model: { provider: "openai", model: "mock", baseUrl: ${JSON.stringify(`${url}/v1`)}, apiKey: "k" } });
+    const uncaught = [];
+    process.on("uncaughtException", (err) => uncaught.push(err.message));
+    engine.onEvent((event) => {
+      if (event.type === "agent_message_delta") throw new Error("listener bug");
+    });
+    const seen = [];
+    engine.onEvent((event) => {
+      seen.push(event.type);
+      if (event.type === "task_complete") {
+        engine.dispose().then(() => console.log(JSON.stringify({ seen, uncaught })));
+      }
+    });
+    engine.send(engine.rootConversation, "go");
+  `;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
+    cwd: import.meta.dirname, encoding: "utf8", timeout: 20000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const { seen, uncaught } = JSON.parse(run.stdout);
+  const deltas = seen.filter((type) => type === "agent_message_delta").length;
+  assert.ok(deltas > 0 && seen.includes("task_complete"), seen.join());
+  assert.equal(uncaught.length, deltas);
+  assert.ok(uncaught.every((message) => message === "listener bug"));
+});

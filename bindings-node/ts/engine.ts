@@ -209,7 +209,17 @@ export class Engine {
       if (event.type === "state_changed" && event.state === "idle" && this.#pending.size === 0) {
         this.#release();
       }
-      for (const listener of this.#listeners) listener(event);
+      for (const listener of this.#listeners) {
+        try {
+          listener(event);
+        } catch (err) {
+          // The other listeners and later events still get theirs; the error surfaces as an
+          // uncaught exception, as a throwing EventEmitter listener's would.
+          queueMicrotask(() => {
+            throw err;
+          });
+        }
+      }
     }
   }
 
