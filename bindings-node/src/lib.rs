@@ -232,3 +232,9 @@ pub async fn check_model(model: Value) -> Result<String> {
         .await
         .map_err(|reason| Error::new(Status::GenericFailure, reason))
 }
+
+/// coder's built-in system prompt (what a conversation without base instructions gets).
+#[napi]
+pub fn built_in_prompt() -> String {
+    coder_core::built_in_prompt().to_owned()
+}

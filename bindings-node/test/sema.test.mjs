@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { SemaCore, CoderEngine } from "@coder/engine";
+import { SemaCore, CoderEngine, Engine } from "@coder/engine";
 import { next, startMock, text, toolCall, workspace } from "./mock.mjs";
 
 async function session(t, url, config = {}) {
@@ -170,4 +170,26 @@ test("addModel tests the connection first, and a model that fails is not added",
   );
   await assert.rejects(core.addModel({ ...good, modelName: "offline", baseURL: "http://127.0.0.1:9/v1" }), /connection test failed/);
   assert.deepEqual((await core.getModelData()).modelList, ["good[openai]"], "failed models are not added");
+});
+
+test("systemPrompt goes before the built-in prompt (or replaces it), customRules open the root", async (t) => {
+  const { url, requests } = await startMock(t, [text("one"), text("two")]);
+  const builtIn = Engine.builtInPrompt();
+  assert.ok(builtIn.length > 100);
+  for (const [mode, index] of [[undefined, 0], ["replace", 1]]) {
+    const config = { systemPrompt: "You are Sema.", customRules: "- answer in English", systemPromptMode: mode };
+    const { core } = await session(t, url, config);
+    const idle = next(core, "state:update", (d) => d.state === "idle");
+    core.processUserInput("hi");
+    await idle;
+    const [system, rules, input] = (await requests())[index].body.messages;
+    assert.equal(system.role, "system");
+    assert.ok(system.content.startsWith("You are Sema.\n"), system.content.slice(0, 80));
+    assert.equal(system.content.includes(builtIn), mode === undefined, `mode ${mode}`);
+    assert.deepEqual([rules.role, rules.content], ["user", "- answer in English"]);
+    assert.deepEqual([input.role, input.content], ["user", "hi"]);
+    const conversations = core.engine.list();
+    assert.equal(conversations.length, 1, "the root itself is shaped, no stand-in");
+    await core.dispose();
+  }
 });

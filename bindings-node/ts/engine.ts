@@ -75,6 +75,11 @@ export class Engine {
     return native().checkModel({ ...model });
   }
 
+  /** coder's built-in system prompt; a conversation's `baseInstructions` replace it. */
+  static builtInPrompt(): string {
+    return native().builtInPrompt();
+  }
+
   /** Starts a session; throws on invalid options (an unknown field, no model anywhere). */
   static create(options: EngineOptions): Engine {
     return new Engine(options);

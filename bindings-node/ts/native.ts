@@ -34,6 +34,7 @@ interface NativeModule {
     create(options: Record<string, unknown>, onEvents: (batch: string) => void): NativeEngine;
   };
   checkModel(model: Record<string, unknown>): Promise<string>;
+  builtInPrompt(): string;
 }
 
 let loaded: NativeModule | undefined;

@@ -14,8 +14,12 @@ export interface SemaCoreConfig {
   stream?: boolean;
   /** `false` drops `message:thinking:chunk` events. */
   thinking?: boolean;
-  /** Replaces the built-in system prompt. */
+  /** Instructions for the model, placed by `systemPromptMode`. */
   systemPrompt?: string;
+  /** `append` (default): `systemPrompt` comes first, coder's built-in prompt after it;
+   * `replace` / `replaceAll`: `systemPrompt` instead of the built-in prompt (coder still
+   * adds the working directory and platform in both). */
+  systemPromptMode?: "append" | "replace" | "replaceAll";
   /** Given to the model as the first message of the session. */
   customRules?: string;
   skipFileEditPermission?: boolean;
@@ -197,7 +201,7 @@ export class CoderEngine {
     if (!historyLoaded && (config.systemPrompt || config.customRules)) {
       // The first conversation created is the root, shaped by SemaCore's prompt and rules.
       this.#root = engine.createConversation({
-        baseInstructions: config.systemPrompt,
+        baseInstructions: baseInstructions(config),
         userInstructions: config.customRules,
       });
     }
@@ -459,4 +463,11 @@ function errorType(message: string): string {
   if (/context|too long|maximum.*tokens/i.test(message)) return "context_length_exceeded";
   if (/\b(4\d\d|5\d\d)\b|provider|HTTP|connect/i.test(message)) return "api_error";
   return "model_error";
+}
+
+/** SemaCore's `systemPrompt` as coder's base instructions, which replace the built-in prompt. */
+function baseInstructions(config: SemaCoreConfig): string | undefined {
+  if (!config.systemPrompt) return undefined;
+  if (config.systemPromptMode === "replace" || config.systemPromptMode === "replaceAll") return config.systemPrompt;
+  return `${config.systemPrompt}\n\n${Engine.builtInPrompt()}`;
 }

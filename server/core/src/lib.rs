@@ -28,6 +28,7 @@ pub use documents::Documents;
 pub use engine::{Engine, EngineError};
 pub use events::EventReceiver;
 pub use permissions::{CommandRule, MatrixRow, PermissionRules};
+pub use prompt::built_in_prompt;
 pub use snapshot::{
     ConversationSnapshot, FunctionDefinition, SESSIONS_DIR, SessionSnapshot, ToolDefinition,
 };
