@@ -19,7 +19,7 @@ use crate::permissions::{MatrixRow, Permissions, describe};
 use crate::sandbox::{self, SandboxPolicy};
 use crate::scheduler::{Scheduler, TaskPlan, enqueue};
 use crate::snapshot::{
-    self, ConversationSnapshot, LiveConversations, PromptShapes, Saver, SessionSnapshot,
+    self, ConversationSnapshot, LiveConversations, PromptShapes, Save, Saver, SessionSnapshot,
 };
 use crate::tools::{Tool, ToolRegistry};
 
@@ -206,7 +206,10 @@ impl Engine {
     /// Writes the session snapshot now (it is also written when the session goes idle and
     /// when it shuts down).
     pub async fn save(&self) -> Result<(), EngineError> {
-        self.inner.save().await.map_err(EngineError::Model)
+        self.inner
+            .save(Save::Again)
+            .await
+            .map_err(EngineError::Model)
     }
 
     /// The conversation every session starts with; it cannot be destroyed.
@@ -346,8 +349,9 @@ impl Engine {
         Ok(())
     }
 
-    /// Ends the session: interrupts the running task, drops queued ones, and shuts the MCP
-    /// servers down, waiting until their processes are gone.
+    /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
+    /// a last time (nothing is saved after it), and shuts the MCP servers down, waiting until
+    /// their processes are gone.
     pub async fn shutdown(&self) {
         if let Some((conversation, _)) = self.inner.scheduler.running() {
             self.inner.scheduler.clear();
@@ -357,7 +361,7 @@ impl Engine {
             // The task records its interruption on its way out; the snapshot should hold it.
             self.inner.scheduler.until_stopped().await;
         }
-        if let Err(err) = self.inner.save().await {
+        if let Err(err) = self.inner.save(Save::Last).await {
             tracing::warn!("{err}");
         }
         self.inner.mcp.shutdown().await;
@@ -480,7 +484,7 @@ impl Inner {
     }
 
     /// Writes the session snapshot, when saving is on.
-    pub(crate) async fn save(&self) -> Result<(), String> {
+    pub(crate) async fn save(&self, save: Save) -> Result<(), String> {
         if self
             .saver
             .path(lock(&self.conversations).session_id)
@@ -488,7 +492,7 @@ impl Inner {
         {
             return Ok(());
         }
-        self.saver.write(self.snapshot()).await
+        self.saver.write(self.snapshot(), save).await
     }
 
     /// Saves after a task when the last save is old enough, and reports a failure as a
@@ -497,7 +501,7 @@ impl Inner {
         if !force && !self.saver.due() {
             return;
         }
-        if let Err(message) = self.save().await {
+        if let Err(message) = self.save(Save::Again).await {
             self.hub
                 .emit(conversation, None, EventMsg::Warning { message });
         }

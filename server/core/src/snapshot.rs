@@ -11,6 +11,7 @@
 //! temporary file that is renamed over the old one, so a crash never leaves half a snapshot.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -225,8 +226,28 @@ pub(crate) struct Saver {
     /// `None` when saving is switched off.
     dir: Option<PathBuf>,
     last_saved: Mutex<Option<Instant>>,
-    /// Keeps writes in order: the last snapshot built is the last one written.
-    writing: tokio::sync::Mutex<()>,
+    /// Snapshots are numbered as they are handed to [`Saver::write`].
+    handed: AtomicU64,
+    /// Locked by the thread writing a snapshot, until its file is renamed: a write whose
+    /// caller went away (a task cancelled at shutdown) still holds it, so the last save
+    /// waits for it, and nothing is written after the last save, so the process never exits
+    /// mid-write.
+    on_disk: Arc<Mutex<OnDisk>>,
+}
+
+#[derive(Default)]
+struct OnDisk {
+    /// The number of the snapshot on disk.
+    number: u64,
+    /// Set by the last save; later writes are dropped.
+    closed: bool,
+}
+
+/// Whether a save is the session's last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Save {
+    Again,
+    Last,
 }
 
 impl Saver {
@@ -234,7 +255,8 @@ impl Saver {
         Self {
             dir: enabled.then(|| workspace.join(SESSIONS_DIR)),
             last_saved: Mutex::new(None),
-            writing: tokio::sync::Mutex::new(()),
+            handed: AtomicU64::new(0),
+            on_disk: Arc::default(),
         }
     }
 
@@ -251,16 +273,31 @@ impl Saver {
             && lock(&self.last_saved).is_none_or(|saved| saved.elapsed() >= SAVE_INTERVAL)
     }
 
-    /// Writes `snapshot` atomically, off the async threads.
-    pub async fn write(&self, snapshot: SessionSnapshot<LiveConversations>) -> Result<(), String> {
+    /// Writes `snapshot` atomically, off the async threads; an older snapshot never
+    /// replaces a newer one, and nothing follows the [`Save::Last`] one.
+    pub async fn write(
+        &self,
+        snapshot: SessionSnapshot<LiveConversations>,
+        save: Save,
+    ) -> Result<(), String> {
         let Some(path) = self.path(snapshot.session_id) else {
             return Ok(());
         };
-        let _in_order = self.writing.lock().await;
+        let number = self.handed.fetch_add(1, Ordering::Relaxed) + 1;
         *lock(&self.last_saved) = Some(Instant::now());
-        tokio::task::spawn_blocking(move || write_atomic(&path, &snapshot))
-            .await
-            .map_err(|err| format!("the snapshot writer failed: {err}"))?
+        let on_disk = self.on_disk.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut on_disk = lock(&on_disk);
+            if on_disk.closed || on_disk.number > number {
+                return Ok(());
+            }
+            on_disk.closed = save == Save::Last;
+            write_atomic(&path, &snapshot)?;
+            on_disk.number = number;
+            Ok(())
+        })
+        .await
+        .map_err(|err| format!("the snapshot writer failed: {err}"))?
     }
 }
 
@@ -369,5 +406,37 @@ mod tests {
         let restored = back.root.restore();
         assert_eq!(restored.id, conversation.id);
         assert_eq!(restored.history, conversation.history);
+    }
+
+    #[tokio::test]
+    async fn nothing_is_written_after_the_last_save() {
+        let workspace = tempfile::tempdir().unwrap();
+        let saver = Saver::new(workspace.path(), true);
+        let session = SessionId::new();
+        let mut conversation = Conversation::new(Default::default(), Mode::Default);
+        let live = || LiveConversations {
+            model: "m".into(),
+            conversations: Vec::new(),
+        };
+        conversation.record([ChatMessage::user("first")]);
+        let first = snapshot(
+            session,
+            ConversationSnapshot::of(&conversation, "m"),
+            live(),
+        );
+        saver.write(first, Save::Last).await.unwrap();
+        conversation.record([ChatMessage::user("after the end")]);
+        let late = snapshot(
+            session,
+            ConversationSnapshot::of(&conversation, "m"),
+            live(),
+        );
+        saver.write(late, Save::Again).await.unwrap();
+
+        let path = saver.path(session).unwrap();
+        let saved = read(&path).unwrap();
+        assert_eq!(saved.root.messages.len(), 1);
+        let files = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+        assert_eq!(files, 1, "no temporary file is left behind");
     }
 }
