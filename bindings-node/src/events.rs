@@ -5,7 +5,7 @@
 //! per delta; `seq` order holds.
 
 use coder_core::{Engine, EventReceiver};
-use napi::bindgen_prelude::{Function, spawn};
+use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::{Result, Status};
 use tokio::task::JoinHandle;
@@ -23,7 +23,12 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    pub fn start(engine: &Engine, on_events: Function<String, ()>) -> Result<Self> {
+    /// Starts forwarding on `runtime` (the engine's thread).
+    pub fn start(
+        engine: &Engine,
+        on_events: Function<String, ()>,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<Self> {
         let listener: Listener = on_events
             .build_threadsafe_function()
             .callee_handled::<false>()
@@ -31,7 +36,7 @@ impl Forwarder {
             .build()?;
         let events = engine.subscribe();
         let stop = CancellationToken::new();
-        let task = spawn(forward(events, listener, stop.clone()));
+        let task = runtime.spawn(forward(events, listener, stop.clone()));
         Ok(Self { stop, task })
     }
 

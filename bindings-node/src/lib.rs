@@ -7,13 +7,14 @@
 
 mod events;
 mod options;
+mod thread;
 
 use std::sync::Mutex;
 
 use coder_core::{ConversationSpec, Engine, EngineError};
 use coder_protocol::methods::CreateParams;
 use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId};
-use napi::bindgen_prelude::{Function, within_runtime_if_available};
+use napi::bindgen_prelude::Function;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use serde::de::DeserializeOwned;
@@ -21,6 +22,7 @@ use serde_json::Value;
 
 use crate::events::Forwarder;
 use crate::options::{EngineOptions, ModelOptions};
+use crate::thread::EngineThread;
 
 /// Every error crosses into JavaScript here: invalid input is `InvalidArg`, the rest
 /// `GenericFailure`, each with the engine's message.
@@ -59,6 +61,7 @@ fn to_json(value: impl serde::Serialize) -> Result<Value> {
 pub struct NativeEngine {
     engine: Engine,
     forwarder: Mutex<Option<Forwarder>>,
+    thread: EngineThread,
 }
 
 #[napi]
@@ -72,11 +75,16 @@ impl NativeEngine {
     pub fn create(options: Value, on_events: Function<String, ()>) -> Result<Self> {
         let options: EngineOptions = parse("engine options", options)?;
         let config = options.config().map_err(invalid)?;
-        let engine = within_runtime_if_available(|| Engine::new(config)).map_err(error)?;
-        let forwarder = Forwarder::start(&engine, on_events)?;
+        let thread = EngineThread::start()?;
+        let engine = {
+            let _on_its_thread = thread.handle().enter();
+            Engine::new(config).map_err(error)?
+        };
+        let forwarder = Forwarder::start(&engine, on_events, thread.handle())?;
         Ok(Self {
             engine,
             forwarder: Mutex::new(Some(forwarder)),
+            thread,
         })
     }
 
@@ -209,17 +217,22 @@ impl NativeEngine {
     /// events up to the end are delivered before the promise resolves.
     #[napi]
     pub async fn dispose(&self) -> Result<()> {
-        self.engine.deny_pending_permissions();
-        self.engine.shutdown().await;
+        let engine = self.engine.clone();
         let forwarder = self
             .forwarder
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if let Some(forwarder) = forwarder {
-            forwarder.stop().await;
-        }
-        Ok(())
+        let ended = self.thread.handle().spawn(async move {
+            engine.deny_pending_permissions();
+            engine.shutdown().await;
+            if let Some(forwarder) = forwarder {
+                forwarder.stop().await;
+            }
+        });
+        let ended = ended.await;
+        self.thread.stop();
+        ended.map_err(|err| Error::from_reason(format!("disposing the engine failed: {err}")))
     }
 }
 
