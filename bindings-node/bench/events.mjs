@@ -7,7 +7,7 @@
 //   in-process  this addon: `Engine.onEvent`, and SemaCore's `message:text:chunk`
 //
 // Each sample runs from the moment the input is sent (or curl is spawned) until the
-// listener has seen the 20,000th delta. Medians of 7 after a warm-up, doors alternating.
+// listener has seen the 20,000th delta. Medians of 15 after a warm-up, doors alternating.
 //
 //   npm run bench      (builds the release binaries, addon and SDK first)
 //
@@ -23,7 +23,7 @@ import * as rpc from "vscode-jsonrpc/node";
 import { CoderEngine, Engine } from "@coder/engine";
 
 const DELTAS = 20_000;
-const SAMPLES = 7;
+const SAMPLES = 15;
 const target = process.env.CARGO_TARGET_DIR ?? resolve(import.meta.dirname, "../../target");
 const coderBin = resolve(process.env.CODER_BIN ?? join(target, "release/coder"));
 const mockBin = resolve(process.env.CODER_MOCK_BIN ?? join(target, "release/coder-mock-model"));
