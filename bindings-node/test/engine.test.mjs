@@ -103,3 +103,50 @@ test("a listener that throws does not stop the others; its error surfaces as unc
   assert.equal(uncaught.length, deltas);
   assert.ok(uncaught.every((message) => message === "listener bug"));
 });
+
+test("after dispose, calls that change the session throw and reads still answer", async (t) => {
+  const { url } = await startMock(t, [text("before")]);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  const root = engine.rootConversation;
+  const done = new Promise((resolve) => engine.onEvent((e) => e.type === "task_complete" && resolve()));
+  engine.send(root, "hi");
+  await done;
+  await engine.dispose();
+  assert.throws(() => engine.send(root, "again"), /disposed/);
+  assert.throws(() => engine.createConversation({}), /disposed/);
+  assert.equal(engine.history(root).at(-1).text, "before");
+  assert.equal(engine.rootConversation, root);
+});
+
+test("an engine dropped without dispose is collected and its thread ends", () => {
+  const program = `
+    import { readdirSync } from "node:fs";
+    import { Engine } from "@coder/engine";
+    const threads = () => readdirSync("/proc/self/task").length;
+    const create = () => {
+      for (let i = 0; i < 4; i++) {
+        Engine.create({ workingDir: ${JSON.stringify(workspace())}, saveSessions: false,
+          model: { provider: "openai", model: "mock", baseUrl: "http://127.0.0.1:9/v1", apiKey: "k" } });
+      }
+    };
+    create(); // warm up: the addon and the runtime threads that stay, then let these go
+    for (let i = 0; i < 20; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 20)); }
+    const before = threads();
+    create();
+    const created = threads();
+    let after = created;
+    for (let i = 0; i < 100 && after > before; i++) {
+      globalThis.gc();
+      await new Promise((r) => setTimeout(r, 20));
+      after = threads();
+    }
+    console.log(JSON.stringify({ before, created, after }));
+  `;
+  const run = spawnSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", program], {
+    cwd: import.meta.dirname, encoding: "utf8", timeout: 20000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const { before, created, after } = JSON.parse(run.stdout);
+  assert.ok(created >= before + 4, `four engine threads: ${before} -> ${created}`);
+  assert.ok(after <= before, `the engines' threads ended: ${before} -> ${created} -> ${after}`);
+});

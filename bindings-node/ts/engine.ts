@@ -55,6 +55,11 @@ export interface EngineOptions {
 
 export type EventListener = (event: Event) => void;
 
+/** Disposes the native side of engines collected without `dispose`. */
+const collected = new FinalizationRegistry<NativeEngine>((native) => {
+  native.dispose().catch(() => {});
+});
+
 /** One engine session. Create with `Engine.create`, end with `dispose`. */
 export class Engine {
   readonly #native: NativeEngine;
@@ -65,7 +70,12 @@ export class Engine {
   #disposed = false;
 
   private constructor(options: EngineOptions) {
-    this.#native = native().NativeEngine.create({ ...options }, (batch) => this.#deliver(batch));
+    // The addon holds the event callback for the engine's whole life; through a WeakRef it
+    // does not keep this object alive, so an engine dropped without `dispose` (and with no
+    // task of its own running) is collected and its native side disposed.
+    const self = new WeakRef(this);
+    this.#native = native().NativeEngine.create({ ...options }, (batch) => self.deref()?.#deliver(batch));
+    collected.register(this, this.#native, this);
   }
 
   /** A connection test: one short request to `model`, no retries. Resolves with the
@@ -95,17 +105,17 @@ export class Engine {
 
   /** Takes up a saved session (`.coder/sessions/<id>.json`); returns the messages loaded. */
   resume(sessionId: string): number {
-    return this.#native.resume(sessionId);
+    return this.#live().resume(sessionId);
   }
 
   createConversation(params: CreateParams = {}): string {
-    return this.#native.createConversation(params);
+    return this.#live().createConversation(params);
   }
 
   /** Queues input; returns the task id at once. Progress arrives as events. */
   send(conversationId: string, input: string | InputItem[]): string {
     const items = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
-    const task = this.#native.send(conversationId, items);
+    const task = this.#live().send(conversationId, items);
     this.#pending.add(task);
     this.#hold();
     return task;
@@ -125,24 +135,24 @@ export class Engine {
   }
 
   destroy(conversationId: string): DestroyResult {
-    return this.#native.destroy(conversationId);
+    return this.#live().destroy(conversationId);
   }
 
   /** Interrupts the conversation's running task; returns whether one was running. */
   interrupt(conversationId: string): boolean {
-    return this.#native.interrupt(conversationId);
+    return this.#live().interrupt(conversationId);
   }
 
   respondPermission(requestId: string, decision: PermissionDecision): void {
-    this.#native.respondPermission(requestId, decision);
+    this.#live().respondPermission(requestId, decision);
   }
 
   setModel(model: ModelOptions): void {
-    this.#native.setModel({ ...model });
+    this.#live().setModel({ ...model });
   }
 
   setMode(conversationId: string, mode: Mode): void {
-    this.#native.setMode(conversationId, mode);
+    this.#live().setMode(conversationId, mode);
   }
 
   /** The running task as `[conversationId, taskId]`. */
@@ -196,6 +206,7 @@ export class Engine {
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
+    collected.unregister(this);
     try {
       await this.#native.dispose();
     } finally {
@@ -228,10 +239,17 @@ export class Engine {
     }
   }
 
-  /** Keeps Node's event loop alive while work is queued or running (the event listener
-   * itself never does, so an idle engine never holds a process open). */
+  /** The addon, for calls that change the session: they throw after `dispose` (reads such
+   * as `history` still answer). */
+  #live(): NativeEngine {
+    if (this.#disposed) throw new Error("this engine was disposed");
+    return this.#native;
+  }
+
+  /** Keeps Node's event loop, and this engine, alive while work is queued or running (the
+   * event listener itself never does, so an idle engine never holds a process open). */
   #hold(): void {
-    this.#keepAlive ??= setInterval(() => {}, 1 << 30);
+    this.#keepAlive ??= setInterval(() => this.#native, 1 << 30);
   }
 
   #release(): void {

@@ -21,8 +21,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const session = new CoderSession(client);
   await client.start();
 
+  // The conversation the commands talk to; created on first use (one create, however many
+  // commands race for it).
   let conversation: string | undefined;
-  const current = async () => (conversation ??= await session.create());
+  let creating: Promise<string> | undefined;
+  const start = () =>
+    session.create().then(
+      (id) => (conversation = id),
+      (err: unknown) => {
+        creating = undefined; // the next command tries again
+        throw err;
+      },
+    );
+  const current = () => (creating ??= start());
 
   session.onEvent((event) => {
     if (event.conversationId !== conversation) return;
@@ -44,7 +55,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await session.send(await current(), text);
     }),
     vscode.commands.registerCommand("coder.newConversation", async () => {
-      conversation = await session.create();
+      creating = start();
+      await creating;
       output.appendLine("— new conversation —");
     }),
     vscode.commands.registerCommand("coder.interrupt", async () => {

@@ -92,8 +92,9 @@ struct Conversations {
     /// Names the snapshot; a resume takes over the resumed session's id.
     session_id: SessionId,
     root: ConversationId,
-    /// Set once a front door's `conversation/create` has taken the root.
-    root_claimed: bool,
+    /// Set once the root is spoken for: a front door's `conversation/create` took it, its
+    /// mode was set, or a saved session was resumed into it. A create never replaces it then.
+    root_taken: bool,
     table: HashMap<ConversationId, Arc<Mutex<Conversation>>>,
 }
 
@@ -154,7 +155,7 @@ impl Engine {
                 conversations: Mutex::new(Conversations {
                     session_id: SessionId::new(),
                     root: root_id,
-                    root_claimed: false,
+                    root_taken: false,
                     table: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
                 }),
             }),
@@ -192,6 +193,7 @@ impl Engine {
         let mut loaded = root.history.len();
         conversations.session_id = saved.session_id;
         conversations.root = root.id;
+        conversations.root_taken = true;
         conversations.table = HashMap::from([(root.id, Arc::new(Mutex::new(root)))]);
         for other in saved.conversations {
             let other = other.restore();
@@ -389,6 +391,10 @@ impl Engine {
     pub fn set_mode(&self, conversation: ConversationId, mode: Mode) -> Result<(), EngineError> {
         let conv = self.inner.conversation(conversation)?;
         lock(&conv).mode = mode;
+        let mut conversations = lock(&self.inner.conversations);
+        if conversations.root == conversation {
+            conversations.root_taken = true;
+        }
         Ok(())
     }
 
@@ -455,9 +461,10 @@ impl Engine {
 impl Inner {
     /// The session as a snapshot: the root conversation and the others, oldest first. The
     /// others are serialized from the live conversations when the snapshot is written.
-    fn snapshot(&self) -> SessionSnapshot<LiveConversations> {
+    fn snapshot(&self) -> (u64, SessionSnapshot<LiveConversations>) {
         let model = lock(&self.model).settings.model.clone();
         let conversations = lock(&self.conversations);
+        let ticket = self.saver.ticket();
         let mut others: Vec<(ConversationId, Arc<Mutex<Conversation>>)> = conversations
             .table
             .iter()
@@ -480,7 +487,8 @@ impl Inner {
                 .map(|(_, conversation)| conversation)
                 .collect(),
         };
-        snapshot::snapshot(conversations.session_id, root, others)
+        let snapshot = snapshot::snapshot(conversations.session_id, root, others);
+        (ticket, snapshot)
     }
 
     /// Writes the session snapshot, when saving is on.
@@ -492,7 +500,8 @@ impl Inner {
         {
             return Ok(());
         }
-        self.saver.write(self.snapshot(), save).await
+        let (ticket, snapshot) = self.snapshot();
+        self.saver.write(ticket, snapshot, save).await
     }
 
     /// Saves after a task when the last save is old enough, and reports a failure as a
@@ -522,9 +531,11 @@ impl Inner {
         lock(&self.conversations).root == id
     }
 
-    /// Whether the session is as it started: the root conversation alone, nothing sent.
+    /// Whether the session is as it started: the root conversation alone, not taken,
+    /// nothing sent.
     fn untouched(&self, conversations: &Conversations) -> bool {
-        conversations.table.len() == 1
+        !conversations.root_taken
+            && conversations.table.len() == 1
             && self.scheduler.running().is_none()
             && self.scheduler.pending() == 0
             && conversations
@@ -558,13 +569,10 @@ impl Inner {
         let mode = narrower(wanted, ceiling);
         let mut conversation = Conversation::new(spec, mode);
         let mut conversations = lock(&self.conversations);
-        if opener == Opener::FrontDoor
-            && !conversations.root_claimed
-            && self.untouched(&conversations)
-        {
+        if opener == Opener::FrontDoor && self.untouched(&conversations) {
             // The first conversation a front door creates is the root, shaped by its spec.
             conversation.id = conversations.root;
-            conversations.root_claimed = true;
+            conversations.root_taken = true;
         }
         let id = conversation.id;
         conversations

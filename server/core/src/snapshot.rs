@@ -226,8 +226,8 @@ pub(crate) struct Saver {
     /// `None` when saving is switched off.
     dir: Option<PathBuf>,
     last_saved: Mutex<Option<Instant>>,
-    /// Snapshots are numbered as they are handed to [`Saver::write`].
-    handed: AtomicU64,
+    /// Snapshots are numbered as they are taken ([`Saver::ticket`]).
+    taken: AtomicU64,
     /// Locked by the thread writing a snapshot, until its file is renamed: a write whose
     /// caller went away (a task cancelled at shutdown) still holds it, so the last save
     /// waits for it, and nothing is written after the last save, so the process never exits
@@ -255,7 +255,7 @@ impl Saver {
         Self {
             dir: enabled.then(|| workspace.join(SESSIONS_DIR)),
             last_saved: Mutex::new(None),
-            handed: AtomicU64::new(0),
+            taken: AtomicU64::new(0),
             on_disk: Arc::default(),
         }
     }
@@ -273,27 +273,36 @@ impl Saver {
             && lock(&self.last_saved).is_none_or(|saved| saved.elapsed() >= SAVE_INTERVAL)
     }
 
-    /// Writes `snapshot` atomically, off the async threads; an older snapshot never
-    /// replaces a newer one, and nothing follows the [`Save::Last`] one.
+    /// The number of a snapshot being taken; take it under the lock that orders the
+    /// session's state, so numbers follow the states they were taken from.
+    pub fn ticket(&self) -> u64 {
+        self.taken.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Writes `snapshot` (numbered `ticket`) atomically, off the async threads; an older
+    /// snapshot never replaces a newer one, and nothing follows the [`Save::Last`] one.
     pub async fn write(
         &self,
+        ticket: u64,
         snapshot: SessionSnapshot<LiveConversations>,
         save: Save,
     ) -> Result<(), String> {
         let Some(path) = self.path(snapshot.session_id) else {
             return Ok(());
         };
-        let number = self.handed.fetch_add(1, Ordering::Relaxed) + 1;
         *lock(&self.last_saved) = Some(Instant::now());
         let on_disk = self.on_disk.clone();
         tokio::task::spawn_blocking(move || {
             let mut on_disk = lock(&on_disk);
-            if on_disk.closed || on_disk.number > number {
+            if on_disk.closed {
                 return Ok(());
             }
             on_disk.closed = save == Save::Last;
+            if on_disk.number > ticket {
+                return Ok(());
+            }
             write_atomic(&path, &snapshot)?;
-            on_disk.number = number;
+            on_disk.number = ticket;
             Ok(())
         })
         .await
@@ -424,14 +433,20 @@ mod tests {
             ConversationSnapshot::of(&conversation, "m"),
             live(),
         );
-        saver.write(first, Save::Last).await.unwrap();
+        saver
+            .write(saver.ticket(), first, Save::Last)
+            .await
+            .unwrap();
         conversation.record([ChatMessage::user("after the end")]);
         let late = snapshot(
             session,
             ConversationSnapshot::of(&conversation, "m"),
             live(),
         );
-        saver.write(late, Save::Again).await.unwrap();
+        saver
+            .write(saver.ticket(), late, Save::Again)
+            .await
+            .unwrap();
 
         let path = saver.path(session).unwrap();
         let saved = read(&path).unwrap();

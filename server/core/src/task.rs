@@ -19,7 +19,8 @@ use crate::tools::ToolContext;
 use crate::tools::conversation::closure_payload;
 use crate::tools::runner::{CANCELLED_BEFORE_START, ToolRun, run_tool_calls};
 
-/// Appended to the built-in prompt when a conversation is not offered `apply_patch`.
+/// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
+/// conversation is not offered `apply_patch`.
 const NO_APPLY_PATCH_NOTE: &str = "\nThe apply_patch tool is not available in this conversation: change files with `edit` (exact replacements) or `write` (whole files).\n";
 
 /// Added to the history when a task is interrupted.
@@ -135,7 +136,9 @@ async fn run_turns(
             hidden.push("todo_write");
         }
         let mut system = system_prompt(base, &inner.config.workspace);
-        if base.is_none() && hidden.contains(&"apply_patch") {
+        // Custom instructions are left as given, unless they include the built-in prompt.
+        let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
+        if built_in && hidden.contains(&"apply_patch") {
             system.push_str(NO_APPLY_PATCH_NOTE);
         }
         (system, hidden)

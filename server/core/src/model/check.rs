@@ -6,18 +6,19 @@ use std::time::Duration;
 use coder_protocol::ChatMessage;
 use tokio_util::sync::CancellationToken;
 
-use super::{ModelClient, ModelRequest, ModelSettings};
+use super::{ModelClient, ModelRequest, ModelSettings, StreamError};
 use crate::config::RetryConfig;
 
 /// What the test asks; any reply passes (small models rarely say exactly "YES").
 const PROMPT: &str = "Connectivity check. Reply with only the word: YES";
 
-/// A test gives up after this long.
-const TIMEOUT: Duration = Duration::from_secs(15);
+/// A test gives up when nothing has streamed for this long.
+const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Sends one short request to `settings`' model, without retrying; returns the reply, or
-/// why the model cannot be used (the provider's status and message, a refused connection,
-/// a timeout).
+/// Sends one short request to `settings`' model, without retrying, and stops at the first
+/// streamed text or thinking (a model that reasons first passes as soon as it starts);
+/// returns what streamed by then, or why the model cannot be used (the provider's status and
+/// message, a refused connection, a timeout).
 pub async fn check_connection(settings: &ModelSettings) -> Result<String, String> {
     let retry = RetryConfig {
         max_retries: 0,
@@ -33,20 +34,19 @@ pub async fn check_connection(settings: &ModelSettings) -> Result<String, String
         prompt_cache_key: None,
         max_output_tokens: 16,
     };
-    let cancel = CancellationToken::new();
-    let mut ignore_updates = |_| {};
-    let reply = client.stream(&request, &cancel, &mut ignore_updates);
+    let answered = CancellationToken::new();
+    let mut first_update = |_| answered.cancel();
+    let reply = client.stream(&request, &answered, &mut first_update);
+    let failed = |reason: String| {
+        format!(
+            "{} at {} did not answer: {reason}",
+            settings.model, settings.provider.base_url
+        )
+    };
     match tokio::time::timeout(TIMEOUT, reply).await {
         Ok(Ok(response)) => Ok(response.text),
-        Ok(Err(err)) => Err(format!(
-            "{} at {} did not answer: {err}",
-            settings.model, settings.provider.base_url
-        )),
-        Err(_) => Err(format!(
-            "{} at {} did not answer within {} s",
-            settings.model,
-            settings.provider.base_url,
-            TIMEOUT.as_secs()
-        )),
+        Ok(Err(StreamError::Cancelled { partial })) => Ok(partial.text),
+        Ok(Err(err)) => Err(failed(err.to_string())),
+        Err(_) => Err(failed(format!("nothing within {} s", TIMEOUT.as_secs()))),
     }
 }

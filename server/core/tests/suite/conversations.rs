@@ -686,3 +686,53 @@ async fn once_the_root_was_used_a_front_door_gets_a_new_conversation() {
         .unwrap();
     assert_ne!(created, h.root);
 }
+
+#[tokio::test]
+async fn a_root_whose_mode_was_set_is_not_replaced_by_a_create() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.set_mode(h.root, Mode::Plan).unwrap();
+    let created = h
+        .engine
+        .conversation_create(ConversationSpec::default())
+        .unwrap();
+    assert_ne!(created, h.root);
+    assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Plan);
+}
+
+#[tokio::test]
+async fn instructions_that_include_the_built_in_prompt_keep_the_no_apply_patch_note() {
+    let server = MockModelServer::start(vec![MockResponse::text("a"), MockResponse::text("b")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let no_patch = Some(coder_protocol::ToolsPrefs {
+        include_apply_patch_tool: false,
+        ..Default::default()
+    });
+    let around_built_in = h
+        .engine
+        .create_conversation(ConversationSpec {
+            base_instructions: Some(format!("Mine.\n\n{}", coder_core::built_in_prompt())),
+            tools_prefs: no_patch,
+            ..Default::default()
+        })
+        .unwrap();
+    let custom = h
+        .engine
+        .create_conversation(ConversationSpec {
+            base_instructions: Some("Only mine.".into()),
+            tools_prefs: no_patch,
+            ..Default::default()
+        })
+        .unwrap();
+    h.engine.send(around_built_in, "one").unwrap();
+    h.engine.send(custom, "two").unwrap();
+    until_idle(&mut h).await;
+    let system = |i: usize| server.requests()[i].body["messages"][0]["content"].to_string();
+    assert!(system(0).contains("apply_patch tool is not available"));
+    assert!(
+        !system(1).contains("apply_patch"),
+        "custom instructions stay as given"
+    );
+}

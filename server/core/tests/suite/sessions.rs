@@ -126,6 +126,14 @@ async fn a_used_session_cannot_resume_and_unknown_sessions_are_refused() {
         Err(EngineError::Resume(_, reason)) => assert!(reason.contains("already in use")),
         other => panic!("{other:?}"),
     }
+    let claimed = Engine::new(config(&server, ProviderKind::OpenAi, h.workspace.path())).unwrap();
+    claimed
+        .conversation_create(ConversationSpec::default())
+        .unwrap();
+    match claimed.resume(session) {
+        Err(EngineError::Resume(_, reason)) => assert!(reason.contains("already in use")),
+        other => panic!("a session whose root a client took resumed: {other:?}"),
+    }
     let fresh = Engine::new(config(&server, ProviderKind::OpenAi, h.workspace.path())).unwrap();
     let unknown = coder_protocol::SessionId::new();
     let err = fresh.resume(unknown).unwrap_err().to_string();
