@@ -193,3 +193,34 @@ test("systemPrompt goes before the built-in prompt (or replaces it), customRules
     await core.dispose();
   }
 });
+
+test("work in another conversation, todos and a provider error reach their SemaCore events", async (t) => {
+  const { url } = await startMock(t, [
+    toolCall("c1", "conv_create", { user_instruction: "count to two" }),
+    text("one two"),
+    toolCall("t1", "todo_write", { todos: [{ content: "count", status: "completed" }] }),
+    text("B counted."),
+    { kind: "status", status: 400, body: '{"error":{"message":"bad request"}}' },
+  ]);
+  const { core } = await session(t, url, { skipFileEditPermission: true });
+  const seen = [];
+  for (const name of ["task:agent:start", "task:agent:end", "todos:update", "session:error"]) {
+    core.on(name, (data) => seen.push([name, data]));
+  }
+  const finished = next(core, "message:complete", (d) => d.content === "B counted.");
+  core.processUserInput("delegate");
+  await finished;
+  const [start, end] = seen.filter(([name]) => name.startsWith("task:agent"));
+  assert.equal(start[0], "task:agent:start");
+  assert.equal(start[1].prompt, "count to two");
+  assert.deepEqual(end, ["task:agent:end", { taskId: start[1].taskId, status: "completed", content: "one two" }]);
+  const todos = seen.find(([name]) => name === "todos:update");
+  assert.deepEqual(todos?.[1], [{ content: "count", status: "completed", activeForm: "count" }]);
+
+  const failed = next(core, "session:error");
+  core.processUserInput("fail now");
+  await failed;
+  const error = seen.find(([name]) => name === "session:error");
+  assert.equal(error?.[1].type, "api_error");
+  assert.match(error[1].error.message, /400|bad request/);
+});

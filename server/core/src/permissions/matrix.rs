@@ -12,6 +12,7 @@ use crate::tools::shell_safety::{Risk, SafetyContext, assess};
 
 /// Tools that change files.
 const FILE_EDIT_TOOLS: [&str; 3] = ["apply_patch", "edit", "write"];
+const TODO_WRITE: &str = "todo_write";
 const BASH: &str = "bash";
 
 /// Rules from configuration (`permissions` in `.coder/config.json`), applied over the preset.
@@ -129,6 +130,10 @@ pub(crate) fn check(
     use PolicyDecision::{Allow, Ask, Deny};
     if CONVERSATION_TOOLS.contains(&tool) {
         return Check::new(Allow, "conversation tools stay inside the session");
+    }
+    if tool == TODO_WRITE {
+        // Every mode, plan included: the list is the plan, and nothing outside changes.
+        return Check::new(Allow, "the todo list stays inside the session");
     }
     let is_bash = tool == BASH;
     if is_bash && mode == Mode::Yolo {

@@ -158,6 +158,26 @@ async fn plan_mode_refuses_writes_without_asking() {
 }
 
 #[tokio::test]
+async fn the_todo_list_is_kept_without_asking_even_in_plan_mode() {
+    let todos = json!({"todos": [{"content": "read the code", "status": "in_progress"}]});
+    let (_server, mut h) = calling("todo_write", todos, |c| {
+        c.mode = Mode::Plan;
+        c.preset = Preset::Strict;
+    })
+    .await;
+    let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
+    let events = h.run("plan it").await;
+    assert!(requests.lock().unwrap().is_empty(), "nobody was asked");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.msg, EventMsg::TodoUpdated { todos } if todos.len() == 1)),
+        "{:?}",
+        kinds(&events)
+    );
+}
+
+#[tokio::test]
 async fn auto_edit_mode_edits_without_asking_but_still_asks_for_commands() {
     let server = MockModelServer::start(vec![
         MockResponse::tool_call("c1", "write", write_call()),
