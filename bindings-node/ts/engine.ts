@@ -74,7 +74,10 @@ export class Engine {
     // does not keep this object alive, so an engine dropped without `dispose` (and with no
     // task of its own running) is collected and its native side disposed.
     const self = new WeakRef(this);
-    this.#native = native().NativeEngine.create({ ...options }, (batch) => self.deref()?.#deliver(batch));
+    this.#native = native().NativeEngine.create({ ...options }, (batch) => {
+      const engine = self.deref();
+      if (engine) engine.#deliver(batch);
+    });
     collected.register(this, this.#native, this);
   }
 
