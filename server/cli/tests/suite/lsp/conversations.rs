@@ -43,14 +43,7 @@ async fn a_conversation_over_stdio_with_a_permission_request() {
         .as_str()
         .unwrap()
         .to_owned();
-    let sent = client
-        .request(
-            "conversation/send",
-            json!({"conversationId": conversation, "text": "hi"}),
-            &mut seen,
-        )
-        .await;
-    let task = sent["result"]["taskId"].as_str().unwrap().to_owned();
+    let task = client.send_text(&conversation, "hi", &mut seen).await;
     while !event_types(&seen).contains(&"task_complete".to_owned()) {
         seen.push(client.read().await);
     }
@@ -81,11 +74,7 @@ async fn a_conversation_over_stdio_with_a_permission_request() {
     // A write asks the editor, which allows it.
     seen.clear();
     client
-        .request(
-            "conversation/send",
-            json!({"conversationId": conversation, "text": "write a file"}),
-            &mut seen,
-        )
+        .send_text(&conversation, "write a file", &mut seen)
         .await;
     let ask = loop {
         let message = client.read().await;
@@ -164,13 +153,7 @@ async fn history_list_and_destroy_over_the_wire() {
         .unwrap()
         .to_owned();
     assert_eq!(id, root, "the first conversation of a session is its root");
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": id, "text": "Look at main.rs"}),
-            &mut seen,
-        )
-        .await;
+    client.send_text(&id, "Look at main.rs", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
 
     let history = client
@@ -264,24 +247,8 @@ async fn input_sent_while_a_task_runs_is_queued_and_runs_next() {
     client.initialize(json!({})).await;
     let root = client.root().await;
     let mut seen = Vec::new();
-    let first = client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "one"}),
-            &mut seen,
-        )
-        .await;
-    let second = client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "two"}),
-            &mut seen,
-        )
-        .await;
-    let (first, second) = (
-        first["result"]["taskId"].as_str().unwrap().to_owned(),
-        second["result"]["taskId"].as_str().unwrap().to_owned(),
-    );
+    let first = client.send_text(&root, "one", &mut seen).await;
+    let second = client.send_text(&root, "two", &mut seen).await;
     assert_ne!(first, second);
     client.until_events("task_complete", 2, &mut seen).await;
     let order: Vec<(String, String)> = events(&seen)
@@ -335,14 +302,7 @@ async fn interrupt_ends_the_task_and_kills_its_command() {
     client.initialize(json!({})).await;
     let root = client.root().await;
     let mut seen = Vec::new();
-    let sent = client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "wait"}),
-            &mut seen,
-        )
-        .await;
-    let task = sent["result"]["taskId"].as_str().unwrap().to_owned();
+    let task = client.send_text(&root, "wait", &mut seen).await;
     client.until_events("tool_call_started", 1, &mut seen).await;
     let pid_file = workspace.path().join("pid.txt");
     let pid = tokio::time::timeout(Duration::from_secs(10), async {
@@ -385,13 +345,7 @@ async fn interrupt_ends_the_task_and_kills_its_command() {
 
     // The session is idle again and takes new input.
     server.push([MockResponse::text("ready")]);
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "again"}),
-            &mut seen,
-        )
-        .await;
+    client.send_text(&root, "again", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     client.stop().await;
 }
@@ -414,13 +368,7 @@ async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
     client.initialize(json!({})).await;
     let root = client.root().await;
     let mut seen = Vec::new();
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "delegate"}),
-            &mut seen,
-        )
-        .await;
+    client.send_text(&root, "delegate", &mut seen).await;
     client.until_events("task_complete", 2, &mut seen).await;
     client.until_events("state_changed", 2, &mut seen).await;
     let order: Vec<String> = events(&seen)

@@ -58,13 +58,7 @@ async fn read_sees_unsaved_changes_after_did_change() {
         .await;
     let root = client.root().await;
     let mut seen = Vec::new();
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "read lib.rs"}),
-            &mut seen,
-        )
-        .await;
+    client.send_text(&root, "read lib.rs", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     let output = tool_output(&seen);
     assert!(output.contains("fn in_buffer() {}"), "{output}");
@@ -95,13 +89,7 @@ async fn an_edit_of_an_open_document_goes_through_workspace_apply_edit() {
     open(&mut client, &file, "// unsaved\nfn answer() {}\n").await;
     let root = client.root().await;
     let mut seen = Vec::new();
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "rename answer"}),
-            &mut seen,
-        )
-        .await;
+    client.send_text(&root, "rename answer", &mut seen).await;
     // The server asks the editor to apply the change, as one line edit of the open buffer.
     let apply = loop {
         let message = client.read().await;
@@ -153,13 +141,7 @@ async fn without_apply_edit_an_edit_of_an_open_document_goes_to_disk() {
     open(&mut client, &file, "fn answer() {}\n").await;
     let root = client.root().await;
     let mut seen = Vec::new();
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "rename answer"}),
-            &mut seen,
-        )
-        .await;
+    client.send_text(&root, "rename answer", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     assert!(
         !seen.iter().any(|m| m["method"] == "workspace/applyEdit"),

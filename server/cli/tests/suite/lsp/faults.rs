@@ -64,23 +64,9 @@ async fn a_client_that_goes_away_mid_task_ends_the_task_and_the_server() {
     let workspace = tempfile::tempdir().unwrap();
     let mut client = Client::start(workspace.path(), &server, "balanced");
     let mut seen = Vec::new();
-    client
-        .request("initialize", json!({"capabilities": {}}), &mut seen)
-        .await;
-    client
-        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        .await;
-    let list = client
-        .request("conversation/list", json!({}), &mut seen)
-        .await;
-    let root = list["result"]["conversations"][0]["id"].clone();
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "talk"}),
-            &mut seen,
-        )
-        .await;
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    client.send_text(&root, "talk", &mut seen).await;
     while !seen
         .iter()
         .any(|m| m["params"]["event"]["type"] == "agent_message_delta")
@@ -237,13 +223,7 @@ async fn a_panic_inside_a_request_fails_only_that_request() {
         "{panicked}"
     );
     let root = client.root().await;
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "hi"}),
-            &mut seen,
-        )
-        .await;
+    client.send_text(&root, "hi", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     client.stop().await;
 }

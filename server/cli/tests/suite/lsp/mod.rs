@@ -118,6 +118,26 @@ impl Client {
         }
     }
 
+    /// `conversation/send` with `text`; returns the task id.
+    pub async fn send_text(
+        &mut self,
+        conversation: &str,
+        text: &str,
+        seen: &mut Vec<Value>,
+    ) -> String {
+        let sent = self
+            .request(
+                "conversation/send",
+                json!({"conversationId": conversation, "text": text}),
+                seen,
+            )
+            .await;
+        sent["result"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("conversation/send failed: {sent}"))
+            .to_owned()
+    }
+
     /// The `initialize` / `initialized` handshake with `capabilities`.
     pub async fn initialize(&mut self, capabilities: Value) -> Value {
         let init = self

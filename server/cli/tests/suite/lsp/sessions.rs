@@ -30,11 +30,7 @@ async fn a_saved_session_resumes_with_its_history() {
     let root = first.root().await;
     let mut seen = Vec::new();
     first
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "What is the answer?"}),
-            &mut seen,
-        )
+        .send_text(&root, "What is the answer?", &mut seen)
         .await;
     first.until_events("state_changed", 2, &mut seen).await;
     // Saved before `idle` went out.
@@ -113,13 +109,7 @@ async fn a_saved_session_resumes_with_its_history() {
                {"role": "assistant", "text": "The answer is 42."}])
     );
     let mut seen = Vec::new();
-    resumed
-        .request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "Sure?"}),
-            &mut seen,
-        )
-        .await;
+    resumed.send_text(&root, "Sure?", &mut seen).await;
     resumed.until_events("task_complete", 1, &mut seen).await;
     // The model sees the earlier exchange.
     let request = server.requests().pop().unwrap();
@@ -153,14 +143,11 @@ async fn a_conversation_created_with_a_model_uses_it() {
             &mut seen,
         )
         .await;
-    let conversation = created["result"]["conversationId"].clone();
-    client
-        .request(
-            "conversation/send",
-            json!({"conversationId": conversation, "text": "hi"}),
-            &mut seen,
-        )
-        .await;
+    let conversation = created["result"]["conversationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client.send_text(&conversation, "hi", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     let started = events(&seen).find(|e| e["type"] == "task_started").unwrap();
     assert_eq!(started["model"], "gpt-5-mini");
