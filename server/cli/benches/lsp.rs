@@ -29,6 +29,12 @@ const DELTAS: usize = 20_000;
 const CONVERSATIONS: usize = 1_000;
 const EXCHANGES: usize = 10;
 
+/// Writes `message` with LSP framing.
+fn write_frame(out: &mut impl Write, message: &Value) {
+    let body = message.to_string();
+    write!(out, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+}
+
 struct Lsp {
     child: Child,
     stdin: ChildStdin,
@@ -60,8 +66,7 @@ impl Lsp {
     }
 
     fn send(&mut self, message: &Value) {
-        let body = message.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        write_frame(&mut self.stdin, message);
         self.stdin.flush().unwrap();
     }
 
@@ -274,11 +279,10 @@ fn memory(server: &MockModelServer, base_url: &str, workspace: &std::path::Path)
         let mut stdin = std::io::BufWriter::new(std::fs::File::from(stdin));
         let sends = ids.iter().flat_map(|id| std::iter::repeat_n(id, EXCHANGES));
         for (n, id) in sends.enumerate() {
-            let body = json!({"jsonrpc": "2.0", "id": first_id + n as u64,
+            let send = json!({"jsonrpc": "2.0", "id": first_id + n as u64,
                 "method": "conversation/send",
-                "params": {"conversationId": id, "text": question}})
-            .to_string();
-            write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+                "params": {"conversationId": id, "text": question}});
+            write_frame(&mut stdin, &send);
         }
         stdin.flush().unwrap();
     });

@@ -465,13 +465,12 @@ impl Inner {
         let model = lock(&self.model).settings.model.clone();
         let conversations = lock(&self.conversations);
         let ticket = self.saver.ticket();
-        let mut others: Vec<(ConversationId, Arc<Mutex<Conversation>>)> = conversations
+        let mut others: Vec<_> = conversations
             .table
             .iter()
             .filter(|(id, _)| **id != conversations.root)
-            .map(|(id, conversation)| (*id, conversation.clone()))
             .collect();
-        others.sort_by_key(|(id, _)| *id);
+        others.sort_by_key(|(id, _)| **id);
         let root = conversations
             .table
             .get(&conversations.root)
@@ -484,7 +483,7 @@ impl Inner {
             model,
             conversations: others
                 .into_iter()
-                .map(|(_, conversation)| conversation)
+                .map(|(_, conversation)| conversation.clone())
                 .collect(),
         };
         let snapshot = snapshot::snapshot(conversations.session_id, root, others);
