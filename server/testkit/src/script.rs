@@ -14,6 +14,14 @@ pub enum MockResponse {
         #[serde(default)]
         fault: Option<StreamFault>,
     },
+    /// A 200 SSE body rendered before the request arrives and written at once: the floor
+    /// for benchmarks, where reading the reply costs the client only the read. Build it
+    /// with [`MockResponse::prerendered`]; it answers requests of its own wire format.
+    Rendered {
+        /// `"openai"` or `"anthropic"`.
+        format: String,
+        body: String,
+    },
     /// A plain HTTP error status, optionally with a `Retry-After` header.
     Status {
         status: u16,
@@ -89,6 +97,23 @@ impl MockResponse {
     /// A reply of `count` text deltas, each `piece`, sent as fast as possible.
     pub fn text_deltas(count: usize, piece: &str) -> Self {
         Self::stream((0..count).map(|_| Chunk::text(piece)).collect())
+    }
+
+    /// `chunks` rendered now, in the OpenAI wire format, into one SSE body that is written
+    /// at once when a request takes it.
+    pub fn prerendered(chunks: &[Chunk]) -> Self {
+        Self::Rendered {
+            format: "openai".to_owned(),
+            body: crate::render::WireFormat::OpenAi.render(chunks).concat(),
+        }
+    }
+
+    /// `chunks` rendered now, in the Anthropic wire format (see [`Self::prerendered`]).
+    pub fn prerendered_anthropic(chunks: &[Chunk]) -> Self {
+        Self::Rendered {
+            format: "anthropic".to_owned(),
+            body: crate::render::WireFormat::Anthropic.render(chunks).concat(),
+        }
     }
 
     /// A reply made of one tool call.

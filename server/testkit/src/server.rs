@@ -208,6 +208,29 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
             }
             response
         }
+        Some(MockResponse::Rendered {
+            format: rendered,
+            body,
+        }) => {
+            let wanted = match format {
+                WireFormat::OpenAi => "openai",
+                WireFormat::Anthropic => "anthropic",
+            };
+            if rendered != wanted {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    format!("the scripted reply is rendered as {rendered}, the request asked for {wanted}"),
+                )
+                    .into_response();
+            }
+            // One body, one write: no rendering or pacing between the request and its bytes.
+            StreamWatch { shared, index }.finish();
+            Response::builder()
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .header(header::CACHE_CONTROL, "no-cache")
+                .body(Body::from(body))
+                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+        }
         Some(MockResponse::Stream {
             chunks,
             delay_ms,

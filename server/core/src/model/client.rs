@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
-use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
+use sse_stream::SseStream;
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic::AnthropicApi;
@@ -178,7 +178,9 @@ impl ModelClient {
             });
         }
 
-        let mut events = response.bytes_stream().eventsource();
+        // `SseStream` walks each chunk once, so a reply that arrives in large chunks (a local
+        // server, a burst after a stall) costs the same per event as one that trickles in.
+        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
         let mut parser = self.api.parser();
         let mut updates = Vec::new();
         let mut cancelled = std::pin::pin!(cancel.cancelled());
@@ -206,10 +208,10 @@ impl ModelClient {
                 }
                 Ok(Some(Ok(event))) => event,
             };
-            if event.data.is_empty() {
+            let Some(data) = event.data.filter(|data| !data.is_empty()) else {
                 continue;
-            }
-            let feed = match parser.feed(&event.data, &mut updates) {
+            };
+            let feed = match parser.feed(&data, &mut updates) {
                 Ok(feed) => feed,
                 Err(problem) => {
                     on_update(StreamUpdate::Warning(format!(
