@@ -30,6 +30,9 @@ pub struct Config {
     /// The model's context window in tokens, reported in `token_count`.
     pub context_window: Option<u64>,
     pub max_output_tokens: u32,
+    /// The most bytes of text, thinking and tool arguments one model reply may stream
+    /// before it is dropped (see [`DEFAULT_MAX_REPLY_BYTES`]).
+    pub max_reply_bytes: usize,
     pub retry: RetryConfig,
     /// A stream that sends nothing for this long is treated as broken.
     pub stream_idle_timeout: Duration,
@@ -58,6 +61,12 @@ pub struct Config {
     /// Keep a snapshot of the session in `.coder/sessions/<session_id>.json`.
     pub save_sessions: bool,
 }
+
+/// The default ceiling on one reply's text, thinking and tool arguments together: 4 MiB.
+/// A reply of 128,000 tokens (more than any model writes in one turn today) is about
+/// 512 KB, so only a provider gone wrong reaches it; it bounds what a reply can cost in
+/// memory whatever the provider sends.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 4 << 20;
 
 /// Which wire format to speak and where.
 #[derive(Debug, Clone)]
@@ -149,6 +158,7 @@ struct ConfigFile {
     max_steps: Option<u32>,
     context_window: Option<u64>,
     max_output_tokens: Option<u32>,
+    max_reply_bytes: Option<usize>,
     stream_idle_timeout_ms: Option<u64>,
     #[serde(default)]
     retry: RetryFile,
@@ -306,6 +316,7 @@ impl Config {
             max_steps: file.max_steps.unwrap_or(50),
             context_window: file.context_window,
             max_output_tokens: file.max_output_tokens.unwrap_or(8192),
+            max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
                 initial_delay: file
@@ -332,6 +343,7 @@ impl Config {
             max_steps: 50,
             context_window: None,
             max_output_tokens: 8192,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),
             mode: Mode::Default,

@@ -138,6 +138,8 @@ struct AnthropicParser {
     blocks: Vec<(u64, Block)>,
     usage: TokenUsage,
     saw_usage: bool,
+    /// Bytes of text, thinking and tool arguments so far.
+    bytes: usize,
 }
 
 #[derive(Deserialize)]
@@ -258,14 +260,17 @@ impl StreamParser for AnthropicParser {
             }
             StreamEvent::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => {
+                    self.bytes += text.len();
                     self.text.push_str(&text);
                     updates.push(StreamUpdate::Text(text));
                 }
                 BlockDelta::ThinkingDelta { thinking } => {
+                    self.bytes += thinking.len();
                     self.reasoning.push_str(&thinking);
                     updates.push(StreamUpdate::Reasoning(thinking));
                 }
                 BlockDelta::InputJsonDelta { partial_json } => {
+                    self.bytes += partial_json.len();
                     if let Some((_, Block::ToolUse { json, .. })) =
                         self.blocks.iter_mut().rev().find(|(i, _)| *i == index)
                     {
@@ -297,6 +302,10 @@ impl StreamParser for AnthropicParser {
 
     fn may_end(&self) -> bool {
         false
+    }
+
+    fn reply_bytes(&self) -> usize {
+        self.bytes
     }
 
     fn response(&self) -> ModelResponse {

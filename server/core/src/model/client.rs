@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::anthropic::AnthropicApi;
 use super::estimate::estimate_usage;
+use super::limits::{ReplyLimits, TransportGuard};
 use super::openai::OpenAiApi;
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
@@ -28,6 +29,8 @@ pub struct ModelClient {
     api: Box<dyn WireApi>,
     retry: RetryConfig,
     idle_timeout: Duration,
+    /// The most bytes of text, thinking and tool arguments in one reply.
+    max_reply_bytes: usize,
 }
 
 enum AttemptError {
@@ -51,6 +54,7 @@ impl ModelClient {
         provider: &ProviderConfig,
         retry: RetryConfig,
         idle_timeout: Duration,
+        max_reply_bytes: usize,
     ) -> Result<Self, String> {
         let mut http = reqwest::Client::builder().connect_timeout(Duration::from_secs(30));
         if provider.base_url.starts_with("http://") {
@@ -72,11 +76,14 @@ impl ModelClient {
             api,
             retry,
             idle_timeout,
+            max_reply_bytes,
         })
     }
 
     /// Streams one reply. Text and thinking reach `on_update` as they arrive; a retry is
-    /// reported there as a warning. When the provider reports no usage, it is estimated. Cancelling `cancel` drops the HTTP stream at once.
+    /// reported there as a warning. When the provider reports no usage, it is estimated.
+    /// Cancelling `cancel` drops the HTTP stream at once. A reply that passes its limits
+    /// (`maxOutputTokens`, `maxReplyBytes`, see `limits.rs`) is dropped and fails.
     pub async fn stream(
         &self,
         request: &ModelRequest<'_>,
@@ -84,6 +91,10 @@ impl ModelClient {
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, StreamError> {
         let body = self.api.body(request);
+        let limits = ReplyLimits {
+            max_output_tokens: request.max_output_tokens,
+            max_reply_bytes: self.max_reply_bytes,
+        };
         let mut delays = ExponentialBuilder::default()
             .with_min_delay(self.retry.initial_delay)
             .with_max_delay(self.retry.max_delay)
@@ -93,23 +104,25 @@ impl ModelClient {
         let mut attempt = 0;
         loop {
             let mut emitted = false;
-            let (message, retry_after) =
-                match self.attempt(&body, cancel, on_update, &mut emitted).await {
-                    Ok(mut response) => {
-                        if response.usage.is_none() {
-                            response.usage = Some(estimate_usage(request, &response));
-                        }
-                        return Ok(response);
+            let (message, retry_after) = match self
+                .attempt(&body, limits, cancel, on_update, &mut emitted)
+                .await
+            {
+                Ok(mut response) => {
+                    if response.usage.is_none() {
+                        response.usage = Some(estimate_usage(request, &response));
                     }
-                    Err(AttemptError::Cancelled(partial)) => {
-                        return Err(StreamError::Cancelled { partial });
-                    }
-                    Err(AttemptError::Fatal(message)) => return Err(StreamError::Failed(message)),
-                    Err(AttemptError::Retryable {
-                        message,
-                        retry_after,
-                    }) => (message, retry_after),
-                };
+                    return Ok(response);
+                }
+                Err(AttemptError::Cancelled(partial)) => {
+                    return Err(StreamError::Cancelled { partial });
+                }
+                Err(AttemptError::Fatal(message)) => return Err(StreamError::Failed(message)),
+                Err(AttemptError::Retryable {
+                    message,
+                    retry_after,
+                }) => (message, retry_after),
+            };
             attempt += 1;
             let Some(backoff) = delays.next() else {
                 return Err(StreamError::Failed(format!(
@@ -140,6 +153,7 @@ impl ModelClient {
     async fn attempt(
         &self,
         body: &Value,
+        limits: ReplyLimits,
         cancel: &CancellationToken,
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
         emitted: &mut bool,
@@ -180,8 +194,10 @@ impl ModelClient {
 
         // `SseStream` walks each chunk once, so a reply that arrives in large chunks (a local
         // server, a burst after a stall) costs the same per event as one that trickles in.
-        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+        let guard = TransportGuard::new(limits);
+        let mut events = SseStream::from_bytes_stream(guard.wrap(response.bytes_stream()));
         let mut parser = self.api.parser();
+        let mut received: u64 = 0;
         let mut updates = Vec::new();
         let mut cancelled = std::pin::pin!(cancel.cancelled());
         loop {
@@ -203,14 +219,19 @@ impl ModelClient {
                         "the model stream ended before the reply was complete".to_owned(),
                     ));
                 }
+                Ok(Some(Err(_))) if guard.overflowed() => {
+                    return Err(AttemptError::Fatal(limits.transport_message()));
+                }
                 Ok(Some(Err(err))) => {
                     return Err(retryable(format!("the model stream broke: {err}")));
                 }
                 Ok(Some(Ok(event))) => event,
             };
+            guard.event_seen();
             let Some(data) = event.data.filter(|data| !data.is_empty()) else {
                 continue;
             };
+            received += 1;
             let feed = match parser.feed(&data, &mut updates) {
                 Ok(feed) => feed,
                 Err(problem) => {
@@ -223,6 +244,9 @@ impl ModelClient {
             for update in updates.drain(..) {
                 *emitted = true;
                 on_update(update);
+            }
+            if let Some(message) = limits.check(received, parser.reply_bytes()) {
+                return Err(AttemptError::Fatal(message));
             }
             match feed {
                 Feed::Continue => {}
