@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::anthropic::AnthropicApi;
 use super::estimate::estimate_usage;
+use super::hints::{Hints, refused_on_loopback};
 use super::limits::{ReplyLimits, TransportGuard};
 use super::openai::OpenAiApi;
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
@@ -31,6 +32,14 @@ pub struct ModelClient {
     idle_timeout: Duration,
     /// The most bytes of text, thinking and tool arguments in one reply.
     max_reply_bytes: usize,
+    hints: Hints,
+}
+
+/// What every attempt of one call shares.
+struct Call<'a> {
+    body: &'a Value,
+    model: &'a str,
+    limits: ReplyLimits,
 }
 
 enum AttemptError {
@@ -77,6 +86,7 @@ impl ModelClient {
             retry,
             idle_timeout,
             max_reply_bytes,
+            hints: Hints::new(provider),
         })
     }
 
@@ -91,9 +101,13 @@ impl ModelClient {
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, StreamError> {
         let body = self.api.body(request);
-        let limits = ReplyLimits {
-            max_output_tokens: request.max_output_tokens,
-            max_reply_bytes: self.max_reply_bytes,
+        let call = Call {
+            body: &body,
+            model: request.model,
+            limits: ReplyLimits {
+                max_output_tokens: request.max_output_tokens,
+                max_reply_bytes: self.max_reply_bytes,
+            },
         };
         let mut delays = ExponentialBuilder::default()
             .with_min_delay(self.retry.initial_delay)
@@ -104,25 +118,23 @@ impl ModelClient {
         let mut attempt = 0;
         loop {
             let mut emitted = false;
-            let (message, retry_after) = match self
-                .attempt(&body, limits, cancel, on_update, &mut emitted)
-                .await
-            {
-                Ok(mut response) => {
-                    if response.usage.is_none() {
-                        response.usage = Some(estimate_usage(request, &response));
+            let (message, retry_after) =
+                match self.attempt(&call, cancel, on_update, &mut emitted).await {
+                    Ok(mut response) => {
+                        if response.usage.is_none() {
+                            response.usage = Some(estimate_usage(request, &response));
+                        }
+                        return Ok(response);
                     }
-                    return Ok(response);
-                }
-                Err(AttemptError::Cancelled(partial)) => {
-                    return Err(StreamError::Cancelled { partial });
-                }
-                Err(AttemptError::Fatal(message)) => return Err(StreamError::Failed(message)),
-                Err(AttemptError::Retryable {
-                    message,
-                    retry_after,
-                }) => (message, retry_after),
-            };
+                    Err(AttemptError::Cancelled(partial)) => {
+                        return Err(StreamError::Cancelled { partial });
+                    }
+                    Err(AttemptError::Fatal(message)) => return Err(StreamError::Failed(message)),
+                    Err(AttemptError::Retryable {
+                        message,
+                        retry_after,
+                    }) => (message, retry_after),
+                };
             attempt += 1;
             let Some(backoff) = delays.next() else {
                 return Err(StreamError::Failed(format!(
@@ -152,8 +164,7 @@ impl ModelClient {
 
     async fn attempt(
         &self,
-        body: &Value,
-        limits: ReplyLimits,
+        call: &Call<'_>,
         cancel: &CancellationToken,
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
         emitted: &mut bool,
@@ -161,13 +172,17 @@ impl ModelClient {
         let send = self
             .api
             .headers(self.http.post(self.api.url()))
-            .json(body)
+            .json(call.body)
             .send();
         let response = tokio::select! {
             () = cancel.cancelled() => return Err(AttemptError::Cancelled(ModelResponse::default())),
             response = send => response,
         };
         let response = response.map_err(|err| {
+            // A local model server that stopped will not come back within the retries.
+            if let Some(message) = refused_on_loopback(&err, &self.api.url()) {
+                return AttemptError::Fatal(message);
+            }
             retryable(format!(
                 "cannot reach the model at {}: {}",
                 self.api.url(),
@@ -181,7 +196,11 @@ impl ModelClient {
                 () = cancel.cancelled() => return Err(AttemptError::Cancelled(ModelResponse::default())),
                 text = response.text() => text.unwrap_or_default(),
             };
-            let message = format!("the model provider answered {status}: {}", excerpt(&text));
+            let mut message = format!("the model provider answered {status}: {}", excerpt(&text));
+            if let Some(hint) = self.hints.for_status(status, call.model) {
+                message.push_str("; ");
+                message.push_str(&hint);
+            }
             return Err(if is_retryable_status(status) {
                 AttemptError::Retryable {
                     message,
@@ -194,6 +213,7 @@ impl ModelClient {
 
         // `SseStream` walks each chunk once, so a reply that arrives in large chunks (a local
         // server, a burst after a stall) costs the same per event as one that trickles in.
+        let limits = call.limits;
         let guard = TransportGuard::new(limits);
         let mut events = SseStream::from_bytes_stream(guard.wrap(response.bytes_stream()));
         let mut parser = self.api.parser();

@@ -9,6 +9,7 @@ mod anthropic;
 mod check;
 mod client;
 mod estimate;
+mod hints;
 mod limits;
 mod openai;
 
