@@ -1,6 +1,8 @@
 //! Transport shared by both wire formats: the HTTP request, SSE framing, the idle timeout,
 //! retries with backoff, and cancellation.
 
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
@@ -33,6 +35,17 @@ pub struct ModelClient {
     /// The most bytes of text, thinking and tool arguments in one reply.
     max_reply_bytes: usize,
     hints: Hints,
+}
+
+/// How many SSE events a stream takes in a row before it checks for cancellation and lets
+/// other tasks run.
+const YIELD_EVERY: u64 = 64;
+
+/// What the wait for the next SSE event ended with.
+enum Next<T> {
+    Item(Option<T>),
+    Cancelled,
+    Idle,
 }
 
 /// What every attempt of one call shares.
@@ -220,32 +233,61 @@ impl ModelClient {
         let mut received: u64 = 0;
         let mut updates = Vec::new();
         let mut cancelled = std::pin::pin!(cancel.cancelled());
+        // One idle timer, re-armed only when the stream has nothing ready: events that are
+        // already there are taken without reading the clock or polling the cancellation.
+        let mut idle = std::pin::pin!(tokio::time::sleep(self.idle_timeout));
+        let mut rearm = true;
+        let mut taken: u64 = 0;
         loop {
-            let next = tokio::select! {
-                biased;
-                () = &mut cancelled => return Err(AttemptError::Cancelled(parser.response())),
-                next = tokio::time::timeout(self.idle_timeout, events.next()) => next,
-            };
+            taken += 1;
+            if taken.is_multiple_of(YIELD_EVERY) {
+                // A stream that is always ready still notices cancellation, and lets the
+                // consumers of its events run in small batches (their memory stays warm).
+                if cancel.is_cancelled() {
+                    return Err(AttemptError::Cancelled(parser.response()));
+                }
+                tokio::task::yield_now().await;
+            }
+            let next = std::future::poll_fn(|cx| {
+                if let Poll::Ready(item) = events.poll_next_unpin(cx) {
+                    rearm = true;
+                    return Poll::Ready(Next::Item(item));
+                }
+                if cancelled.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Next::Cancelled);
+                }
+                if rearm {
+                    rearm = false;
+                    idle.as_mut()
+                        .reset(tokio::time::Instant::now() + self.idle_timeout);
+                }
+                match idle.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Next::Idle),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await;
             let event = match next {
-                Err(_) => {
+                Next::Cancelled => return Err(AttemptError::Cancelled(parser.response())),
+                Next::Idle => {
                     return Err(retryable(format!(
                         "the model stream sent nothing for {}s",
                         self.idle_timeout.as_secs_f64()
                     )));
                 }
-                Ok(None) if parser.may_end() => return Ok(parser.response()),
-                Ok(None) => {
+                Next::Item(None) if parser.may_end() => return Ok(parser.response()),
+                Next::Item(None) => {
                     return Err(retryable(
                         "the model stream ended before the reply was complete".to_owned(),
                     ));
                 }
-                Ok(Some(Err(_))) if guard.overflowed() => {
+                Next::Item(Some(Err(_))) if guard.overflowed() => {
                     return Err(AttemptError::Fatal(limits.transport_message()));
                 }
-                Ok(Some(Err(err))) => {
+                Next::Item(Some(Err(err))) => {
                     return Err(retryable(format!("the model stream broke: {err}")));
                 }
-                Ok(Some(Ok(event))) => event,
+                Next::Item(Some(Ok(event))) => event,
             };
             guard.event_seen();
             let Some(data) = event.data.filter(|data| !data.is_empty()) else {
