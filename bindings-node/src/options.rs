@@ -58,7 +58,10 @@ impl ModelOptions {
                     .unwrap_or(default_url)
                     .trim_end_matches('/')
                     .to_owned(),
-                api_key: self.api_key.clone().map(ApiKey::new),
+                api_key: self
+                    .api_key
+                    .clone()
+                    .map(|key| ApiKey::from_source(key, "the apiKey option")),
             },
             context_window: self.context_window,
             max_output_tokens: self.max_output_tokens.unwrap_or(8192),

@@ -123,14 +123,26 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         let Some(event) = event else { break };
         printer.print(&event)?;
         answer_permission(&engine, &event, interactive).await?;
-        // Drain what is already waiting before flushing, so bursts cost one write.
+        // Drain what is already waiting before flushing, so bursts cost one write. A
+        // stream that is still reading hands over its events in small batches: letting it
+        // run once more before writing joins them into one write (the buffer writes itself
+        // out when full), and the write comes as soon as the stream waits for the network.
         let mut done = is_idle(&event);
         note_outcome(&event, task, &mut outcome);
-        while let Ok(event) = events.try_recv() {
-            printer.print(&event)?;
-            answer_permission(&engine, &event, interactive).await?;
-            done |= is_idle(&event);
-            note_outcome(&event, task, &mut outcome);
+        loop {
+            while let Ok(event) = events.try_recv() {
+                printer.print(&event)?;
+                answer_permission(&engine, &event, interactive).await?;
+                done |= is_idle(&event);
+                note_outcome(&event, task, &mut outcome);
+            }
+            if done {
+                break;
+            }
+            tokio::task::yield_now().await;
+            if events.is_empty() {
+                break;
+            }
         }
         printer.flush()?;
         if done {
@@ -227,19 +239,35 @@ trait Printer {
 /// Every event as one JSON line.
 struct JsonPrinter {
     out: std::io::BufWriter<std::io::Stdout>,
+    /// `,"conversationId":"…","taskId":"…"` of the last streamed delta, and its ids: a
+    /// reply's deltas share them, so they are formatted once per task.
+    envelope: DeltaEnvelope,
 }
 
 impl JsonPrinter {
     fn new() -> Self {
         Self {
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
+            envelope: DeltaEnvelope::default(),
         }
     }
 }
 
 impl Printer for JsonPrinter {
     fn print(&mut self, event: &Event) -> std::io::Result<()> {
-        serde_json::to_writer(&mut self.out, event)?;
+        // Streamed deltas are most of the lines: written straight, the same bytes serde
+        // writes for them, without formatting two UUIDs each time.
+        match &event.msg {
+            EventMsg::AgentMessageDelta { delta } => {
+                self.envelope
+                    .write(&mut self.out, event, "agent_message_delta", delta)?;
+            }
+            EventMsg::AgentReasoningDelta { delta } => {
+                self.envelope
+                    .write(&mut self.out, event, "agent_reasoning_delta", delta)?;
+            }
+            _ => serde_json::to_writer(&mut self.out, event)?,
+        }
         self.out.write_all(b"\n")
     }
 
@@ -249,6 +277,44 @@ impl Printer for JsonPrinter {
 
     fn finish(&mut self) -> std::io::Result<()> {
         self.out.flush()
+    }
+}
+
+#[derive(Default)]
+struct DeltaEnvelope {
+    ids: Option<(
+        coder_protocol::ConversationId,
+        Option<coder_protocol::TaskId>,
+    )>,
+    text: Vec<u8>,
+}
+
+impl DeltaEnvelope {
+    /// Writes `event`, a delta of type `kind`, as serde would.
+    fn write(
+        &mut self,
+        out: &mut impl Write,
+        event: &Event,
+        kind: &str,
+        delta: &str,
+    ) -> std::io::Result<()> {
+        let ids = (event.conversation_id, event.task_id);
+        if self.ids != Some(ids) {
+            self.text.clear();
+            self.text.extend_from_slice(b",\"conversationId\":");
+            serde_json::to_writer(&mut self.text, &ids.0)?;
+            self.text.extend_from_slice(b",\"taskId\":");
+            serde_json::to_writer(&mut self.text, &ids.1)?;
+            self.ids = Some(ids);
+        }
+        out.write_all(b"{\"seq\":")?;
+        serde_json::to_writer(&mut *out, &event.seq)?;
+        out.write_all(&self.text)?;
+        out.write_all(b",\"type\":\"")?;
+        out.write_all(kind.as_bytes())?;
+        out.write_all(b"\",\"delta\":")?;
+        serde_json::to_writer(&mut *out, delta)?;
+        out.write_all(b"}")
     }
 }
 
@@ -373,5 +439,46 @@ impl Printer for TextPrinter {
             self.out.write_all(b"\n")?;
         }
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coder_protocol::{ConversationId, TaskId};
+
+    #[test]
+    fn deltas_are_written_as_serde_writes_them() {
+        let conversation = ConversationId::new();
+        let mut envelope = DeltaEnvelope::default();
+        for task_id in [Some(TaskId::new()), None, Some(TaskId::new())] {
+            for (seq, msg) in [
+                (
+                    7,
+                    EventMsg::AgentMessageDelta {
+                        delta: "a \"quoted\"\n\u{1} é".into(),
+                    },
+                ),
+                (8, EventMsg::AgentReasoningDelta { delta: "hm".into() }),
+            ] {
+                let event = Event {
+                    seq,
+                    conversation_id: conversation,
+                    task_id,
+                    msg,
+                };
+                let (kind, delta) = match &event.msg {
+                    EventMsg::AgentMessageDelta { delta } => ("agent_message_delta", delta),
+                    EventMsg::AgentReasoningDelta { delta } => ("agent_reasoning_delta", delta),
+                    _ => unreachable!(),
+                };
+                let mut fast = Vec::new();
+                envelope.write(&mut fast, &event, kind, delta).unwrap();
+                assert_eq!(
+                    String::from_utf8(fast).unwrap(),
+                    serde_json::to_string(&event).unwrap()
+                );
+            }
+        }
     }
 }

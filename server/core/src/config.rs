@@ -30,6 +30,9 @@ pub struct Config {
     /// The model's context window in tokens, reported in `token_count`.
     pub context_window: Option<u64>,
     pub max_output_tokens: u32,
+    /// The most bytes of text, thinking and tool arguments one model reply may stream
+    /// before it is dropped (see [`DEFAULT_MAX_REPLY_BYTES`]).
+    pub max_reply_bytes: usize,
     pub retry: RetryConfig,
     /// A stream that sends nothing for this long is treated as broken.
     pub stream_idle_timeout: Duration,
@@ -58,6 +61,12 @@ pub struct Config {
     /// Keep a snapshot of the session in `.coder/sessions/<session_id>.json`.
     pub save_sessions: bool,
 }
+
+/// The default ceiling on one reply's text, thinking and tool arguments together: 4 MiB.
+/// A reply of 128,000 tokens (more than any model writes in one turn today) is about
+/// 512 KB, so only a provider gone wrong reaches it; it bounds what a reply can cost in
+/// memory whatever the provider sends.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 4 << 20;
 
 /// Which wire format to speak and where.
 #[derive(Debug, Clone)]
@@ -95,18 +104,38 @@ impl Default for RetryConfig {
     }
 }
 
-/// A secret. Its `Debug` and `Display` print `***`.
+/// A secret, and where it came from. Its `Debug` prints `***`.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
+pub struct ApiKey {
+    key: String,
+    source: Option<String>,
+}
 
 impl ApiKey {
     pub fn new(key: impl Into<String>) -> Self {
-        Self(key.into())
+        Self {
+            key: key.into(),
+            source: None,
+        }
+    }
+
+    /// A key read from `source` (`OPENAI_API_KEY`, `"apiKey" in /path/config.json`), named
+    /// when the provider refuses the key.
+    pub fn from_source(key: impl Into<String>, source: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            source: Some(source.into()),
+        }
     }
 
     /// The key itself, for the one place that puts it in a request header.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.key
+    }
+
+    /// Where the key came from, when known; never the key.
+    pub fn source(&self) -> Option<&str> {
+        self.source.as_deref()
     }
 }
 
@@ -149,6 +178,7 @@ struct ConfigFile {
     max_steps: Option<u32>,
     context_window: Option<u64>,
     max_output_tokens: Option<u32>,
+    max_reply_bytes: Option<usize>,
     stream_idle_timeout_ms: Option<u64>,
     #[serde(default)]
     retry: RetryFile,
@@ -224,8 +254,13 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         let mut merged = Value::Object(Default::default());
         let workspace_file = workspace.join(".coder").join("config.json");
+        // The file whose `apiKey` wins, to name it if the provider refuses the key.
+        let mut key_file = None;
         for path in user_file.into_iter().chain([workspace_file.as_path()]) {
             if let Some(value) = read_json(path)? {
+                if value.get("apiKey").is_some() {
+                    key_file = Some(path.to_path_buf());
+                }
                 merge(&mut merged, value);
             }
         }
@@ -234,12 +269,13 @@ impl Config {
                 path: workspace_file.clone(),
                 source,
             })?;
-        Self::resolve(workspace, file, env)
+        Self::resolve(workspace, file, key_file.as_deref(), env)
     }
 
     fn resolve(
         workspace: &Path,
         file: ConfigFile,
+        key_file: Option<&Path>,
         env: EnvLookup<'_>,
     ) -> Result<Self, ConfigError> {
         let kind = match file.provider {
@@ -271,7 +307,14 @@ impl Config {
             .unwrap_or_else(|| default_url.to_owned())
             .trim_end_matches('/')
             .to_owned();
-        let api_key = env(key_var).or(file.api_key).map(ApiKey::new);
+        let api_key = match (env(key_var), file.api_key) {
+            (Some(key), _) => Some(ApiKey::from_source(key, key_var)),
+            (None, Some(key)) => Some(match key_file {
+                Some(path) => ApiKey::from_source(key, format!("\"apiKey\" in {}", path.display())),
+                None => ApiKey::from_source(key, "\"apiKey\" in the configuration"),
+            }),
+            (None, None) => None,
+        };
         if api_key.is_none() && base_url == default_url {
             return Err(ConfigError::MissingKey(key_var, base_url));
         }
@@ -306,6 +349,7 @@ impl Config {
             max_steps: file.max_steps.unwrap_or(50),
             context_window: file.context_window,
             max_output_tokens: file.max_output_tokens.unwrap_or(8192),
+            max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
                 initial_delay: file
@@ -332,6 +376,7 @@ impl Config {
             max_steps: 50,
             context_window: None,
             max_output_tokens: 8192,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),
             mode: Mode::Default,
@@ -420,6 +465,26 @@ mod tests {
         assert_eq!(config.provider.kind, ProviderKind::OpenAi);
         assert_eq!(config.provider.base_url, "https://api.openai.com/v1");
         assert!(!format!("{config:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn the_key_remembers_where_it_came_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "sk-secret")]);
+        let config = Config::load_with(dir.path(), None, &env).unwrap();
+        let key = config.provider.api_key.unwrap();
+        assert_eq!(key.source(), Some("OPENAI_API_KEY"));
+
+        std::fs::create_dir(dir.path().join(".coder")).unwrap();
+        let file = dir.path().join(".coder/config.json");
+        std::fs::write(&file, r#"{"provider":"anthropic","apiKey":"sk-file"}"#).unwrap();
+        let config = Config::load_with(dir.path(), None, &env_of(&[])).unwrap();
+        let key = config.provider.api_key.unwrap();
+        assert_eq!(
+            key.source(),
+            Some(format!("\"apiKey\" in {}", file.display()).as_str())
+        );
+        assert_eq!(key.expose(), "sk-file");
     }
 
     #[test]

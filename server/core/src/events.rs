@@ -51,15 +51,29 @@ impl EventHub {
             msg,
         };
         state.next_seq += 1;
-        state
-            .subscribers
-            .retain(|tx| tx.send(event.clone()).is_ok());
+        // The last subscriber takes the event itself, unless observers still need it: one
+        // copy fewer per event for the usual single subscriber.
         let observers = state.observers.clone();
+        let kept = (!observers.is_empty()).then(|| event.clone());
+        let last = state.subscribers.len();
+        let mut event = Some(event);
+        let mut index = 0;
+        state.subscribers.retain(|tx| {
+            index += 1;
+            let copy = if index == last {
+                event.take()
+            } else {
+                event.clone()
+            };
+            copy.is_none_or(|copy| tx.send(copy).is_ok())
+        });
         // Observers run after the lock is released so they may call back into the engine;
         // emits come from one task at a time, so their order still follows `seq`.
         drop(state);
-        for observer in observers {
-            observer(&event);
+        if let Some(event) = kept {
+            for observer in observers {
+                observer(&event);
+            }
         }
     }
 }

@@ -21,7 +21,8 @@ mod task;
 pub mod tools;
 
 pub use config::{
-    ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig, preset_for,
+    ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, ProviderConfig, ProviderKind,
+    RetryConfig, preset_for,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

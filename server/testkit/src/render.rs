@@ -26,9 +26,25 @@ impl WireFormat {
     /// Every SSE frame (`...\n\n`) of a reply made of `chunks`.
     pub fn render(self, chunks: &[Chunk]) -> Vec<String> {
         match self {
-            Self::OpenAi => render_openai(chunks),
-            Self::Anthropic => render_anthropic(chunks),
+            Self::OpenAi => render_openai(chunks, true),
+            Self::Anthropic => render_anthropic(chunks, true),
         }
+    }
+
+    /// A reply that never ends: the frames of `head` followed by one `repeat` (without the
+    /// frames that close a reply), and the frames one more `repeat` adds, as one string to
+    /// write again and again.
+    pub fn render_endless(self, head: &[Chunk], repeat: &Chunk) -> (Vec<String>, String) {
+        let open = |chunks: &[Chunk]| match self {
+            Self::OpenAi => render_openai(chunks, false),
+            Self::Anthropic => render_anthropic(chunks, false),
+        };
+        let mut chunks = head.to_vec();
+        chunks.push(repeat.clone());
+        let first = open(&chunks);
+        chunks.push(repeat.clone());
+        let unit = open(&chunks).split_off(first.len()).concat();
+        (first, unit)
     }
 }
 
@@ -56,7 +72,8 @@ fn openai_delta(delta: Value) -> String {
     )
 }
 
-fn render_openai(chunks: &[Chunk]) -> Vec<String> {
+/// `close`: end with the finish reason, usage and `[DONE]`.
+fn render_openai(chunks: &[Chunk], close: bool) -> Vec<String> {
     let mut frames = Vec::with_capacity(chunks.len() + 3);
     let mut usage = None;
     let mut next_tool_index = 0u32;
@@ -108,7 +125,11 @@ fn render_openai(chunks: &[Chunk]) -> Vec<String> {
                 output_tokens,
             } => usage = Some((*input_tokens, *output_tokens)),
             Chunk::Raw { data } => frames.push(data_frame(data)),
+            Chunk::Verbatim { text } => frames.push(text.clone()),
         }
+    }
+    if !close {
+        return frames;
     }
     let finish_reason = if any_tool { "tool_calls" } else { "stop" };
     frames.push(data_frame(
@@ -152,7 +173,8 @@ enum OpenBlock {
     Thinking,
 }
 
-fn render_anthropic(chunks: &[Chunk]) -> Vec<String> {
+/// `close`: close the open block and end with `message_delta` and `message_stop`.
+fn render_anthropic(chunks: &[Chunk], close_reply: bool) -> Vec<String> {
     let (input_tokens, output_tokens) = chunks
         .iter()
         .find_map(|chunk| match chunk {
@@ -248,8 +270,12 @@ fn render_anthropic(chunks: &[Chunk]) -> Vec<String> {
             Chunk::Raw { data } => {
                 frames.push(format!("event: content_block_delta\ndata: {data}\n\n"));
             }
+            Chunk::Verbatim { text } => frames.push(text.clone()),
             Chunk::ToolCallDelta { .. } | Chunk::Usage { .. } => {}
         }
+    }
+    if !close_reply {
+        return frames;
     }
     close(&mut frames, &mut open, &mut index);
     let stop_reason = if any_tool { "tool_use" } else { "end_turn" };
@@ -284,5 +310,18 @@ mod tests {
             .count();
         assert_eq!(starts, 1);
         assert!(frames.last().is_some_and(|f| f.contains("message_stop")));
+    }
+
+    #[test]
+    fn an_endless_reply_repeats_one_delta_and_never_closes() {
+        let (head, unit) = WireFormat::Anthropic.render_endless(&[], &Chunk::text("ab"));
+        assert_eq!(head.len(), 4, "{head:?}");
+        assert!(head[3].contains("\"text\":\"ab\""));
+        assert_eq!(unit, head[3]);
+        let (head, unit) =
+            WireFormat::OpenAi.render_endless(&[Chunk::text("x")], &Chunk::text("ab"));
+        assert_eq!(head.len(), 2);
+        assert_eq!(unit, head[1]);
+        assert!(!unit.contains("finish_reason\":\"stop") && !unit.contains("[DONE]"));
     }
 }

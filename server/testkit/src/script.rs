@@ -22,6 +22,15 @@ pub enum MockResponse {
         format: String,
         body: String,
     },
+    /// A 200 SSE stream that never ends: `head` is rendered as a stream would be, then
+    /// `repeat` over and over, as fast as the client reads, until the client goes away. A
+    /// provider gone wrong (a model looping on its output, a proxy replaying a buffer).
+    /// Build it with [`MockResponse::endless`].
+    Endless {
+        #[serde(default)]
+        head: Vec<Chunk>,
+        repeat: Chunk,
+    },
     /// A plain HTTP error status, optionally with a `Retry-After` header.
     Status {
         status: u16,
@@ -66,6 +75,11 @@ pub enum Chunk {
     /// A raw SSE `data:` payload sent as is, for example malformed JSON.
     Raw {
         data: String,
+    },
+    /// Bytes written to the wire as they are, without SSE framing (in either format): a
+    /// line that never ends, a broken frame.
+    Verbatim {
+        text: String,
     },
 }
 
@@ -114,6 +128,11 @@ impl MockResponse {
             format: "anthropic".to_owned(),
             body: crate::render::WireFormat::Anthropic.render(chunks).concat(),
         }
+    }
+
+    /// A reply that starts with `head` and then repeats `repeat` until the client goes away.
+    pub fn endless(head: Vec<Chunk>, repeat: Chunk) -> Self {
+        Self::Endless { head, repeat }
     }
 
     /// A reply made of one tool call.

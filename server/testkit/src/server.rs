@@ -231,6 +231,15 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 .body(Body::from(body))
                 .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
         }
+        Some(MockResponse::Endless { head, repeat }) => {
+            let (head, unit) = format.render_endless(&head, &repeat);
+            let body = endless_body(head, &unit, StreamWatch { shared, index });
+            Response::builder()
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .header(header::CACHE_CONTROL, "no-cache")
+                .body(body)
+                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+        }
         Some(MockResponse::Stream {
             chunks,
             delay_ms,
@@ -269,6 +278,20 @@ impl Drop for StreamWatch {
             request.client_disconnected = true;
         }
     }
+}
+
+/// `head`, then `unit` again and again until the client goes away (the body is then
+/// dropped, and `watch` records the disconnection). The unit is written in batches of at
+/// least 64 KiB, so the stream runs as fast as the client reads.
+fn endless_body(head: Vec<String>, unit: &str, watch: StreamWatch) -> Body {
+    let batch = Bytes::from(unit.repeat((64 * 1024 / unit.len().max(1)).max(1)));
+    let stream = futures::stream::iter(head.into_iter().map(Bytes::from))
+        .chain(futures::stream::repeat(batch))
+        .map(move |bytes| {
+            let _watch = &watch;
+            Ok::<_, std::io::Error>(bytes)
+        });
+    Body::from_stream(stream)
 }
 
 fn sse_body(

@@ -1,2 +1,4 @@
 mod exec;
 mod lsp;
+mod provider_errors;
+mod reply_limits;

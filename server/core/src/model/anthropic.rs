@@ -1,5 +1,7 @@
 //! Anthropic Messages streaming.
 
+use std::borrow::Cow;
+
 use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -138,10 +140,11 @@ struct AnthropicParser {
     blocks: Vec<(u64, Block)>,
     usage: TokenUsage,
     saw_usage: bool,
+    /// Bytes of text, thinking and tool arguments so far.
+    bytes: usize,
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// One event, after [`RawEvent::into_event`].
 enum StreamEvent {
     MessageStart {
         message: MessageStart,
@@ -161,7 +164,6 @@ enum StreamEvent {
     Error {
         error: ApiError,
     },
-    #[serde(other)]
     Other,
 }
 
@@ -170,33 +172,107 @@ struct MessageStart {
     usage: Option<Usage>,
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum ContentBlock {
     Text,
     Thinking,
-    ToolUse {
-        id: String,
-        name: String,
-    },
-    #[serde(other)]
+    ToolUse { id: String, name: String },
     Other,
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum BlockDelta {
-    TextDelta {
-        text: String,
-    },
-    ThinkingDelta {
-        thinking: String,
-    },
-    InputJsonDelta {
-        partial_json: String,
-    },
-    #[serde(other)]
+    TextDelta { text: String },
+    ThinkingDelta { thinking: String },
+    InputJsonDelta { partial_json: String },
     Other,
+}
+
+/// Every field an event may carry, read in one pass. (A `#[serde(tag = "type")]` enum
+/// first buffers the whole event into an intermediate tree to find its tag: most of the
+/// cost of a text delta.)
+#[derive(Deserialize)]
+struct RawEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    index: Option<u64>,
+    #[serde(borrow)]
+    delta: Option<RawDelta<'a>>,
+    #[serde(borrow)]
+    content_block: Option<RawBlock<'a>>,
+    message: Option<MessageStart>,
+    usage: Option<Usage>,
+    error: Option<ApiError>,
+}
+
+#[derive(Deserialize)]
+struct RawDelta<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Cow<'a, str>,
+    text: Option<String>,
+    thinking: Option<String>,
+    partial_json: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    id: Option<String>,
+    name: Option<String>,
+}
+
+fn missing(kind: &str, field: &str) -> String {
+    format!("malformed event ({kind} without {field})")
+}
+
+impl RawEvent<'_> {
+    fn into_event(self) -> Result<StreamEvent, String> {
+        let kind = &*self.kind;
+        Ok(match kind {
+            "message_start" => StreamEvent::MessageStart {
+                message: self.message.ok_or_else(|| missing(kind, "message"))?,
+            },
+            "content_block_start" => {
+                let block = self
+                    .content_block
+                    .ok_or_else(|| missing(kind, "content_block"))?;
+                StreamEvent::ContentBlockStart {
+                    index: self.index.ok_or_else(|| missing(kind, "index"))?,
+                    content_block: match (&*block.kind, block.id, block.name) {
+                        ("text", ..) => ContentBlock::Text,
+                        ("thinking", ..) => ContentBlock::Thinking,
+                        ("tool_use", Some(id), Some(name)) => ContentBlock::ToolUse { id, name },
+                        ("tool_use", ..) => return Err(missing(kind, "a tool's id and name")),
+                        _ => ContentBlock::Other,
+                    },
+                }
+            }
+            "content_block_delta" => {
+                let delta = self.delta.ok_or_else(|| missing(kind, "delta"))?;
+                let field = |value: Option<String>, name| value.ok_or_else(|| missing(kind, name));
+                StreamEvent::ContentBlockDelta {
+                    index: self.index.ok_or_else(|| missing(kind, "index"))?,
+                    delta: match &*delta.kind {
+                        "text_delta" => BlockDelta::TextDelta {
+                            text: field(delta.text, "text")?,
+                        },
+                        "thinking_delta" => BlockDelta::ThinkingDelta {
+                            thinking: field(delta.thinking, "thinking")?,
+                        },
+                        "input_json_delta" => BlockDelta::InputJsonDelta {
+                            partial_json: field(delta.partial_json, "partial_json")?,
+                        },
+                        _ => BlockDelta::Other,
+                    },
+                }
+            }
+            "message_delta" => StreamEvent::MessageDelta { usage: self.usage },
+            "message_stop" => StreamEvent::MessageStop,
+            "error" => StreamEvent::Error {
+                error: self.error.ok_or_else(|| missing(kind, "error"))?,
+            },
+            _ => StreamEvent::Other,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -232,8 +308,9 @@ impl AnthropicParser {
 
 impl StreamParser for AnthropicParser {
     fn feed(&mut self, data: &str, updates: &mut Vec<StreamUpdate>) -> Result<Feed, String> {
-        let event: StreamEvent =
-            serde_json::from_str(data).map_err(|err| format!("malformed event ({err})"))?;
+        let event = serde_json::from_str::<RawEvent<'_>>(data)
+            .map_err(|err| format!("malformed event ({err})"))?
+            .into_event()?;
         match event {
             StreamEvent::MessageStart { message } => {
                 if let Some(usage) = message.usage {
@@ -258,14 +335,17 @@ impl StreamParser for AnthropicParser {
             }
             StreamEvent::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => {
+                    self.bytes += text.len();
                     self.text.push_str(&text);
                     updates.push(StreamUpdate::Text(text));
                 }
                 BlockDelta::ThinkingDelta { thinking } => {
+                    self.bytes += thinking.len();
                     self.reasoning.push_str(&thinking);
                     updates.push(StreamUpdate::Reasoning(thinking));
                 }
                 BlockDelta::InputJsonDelta { partial_json } => {
+                    self.bytes += partial_json.len();
                     if let Some((_, Block::ToolUse { json, .. })) =
                         self.blocks.iter_mut().rev().find(|(i, _)| *i == index)
                     {
@@ -297,6 +377,10 @@ impl StreamParser for AnthropicParser {
 
     fn may_end(&self) -> bool {
         false
+    }
+
+    fn reply_bytes(&self) -> usize {
+        self.bytes
     }
 
     fn response(&self) -> ModelResponse {

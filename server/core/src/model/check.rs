@@ -7,7 +7,7 @@ use coder_protocol::ChatMessage;
 use tokio_util::sync::CancellationToken;
 
 use super::{ModelClient, ModelRequest, ModelSettings, StreamError};
-use crate::config::RetryConfig;
+use crate::config::{DEFAULT_MAX_REPLY_BYTES, RetryConfig};
 
 /// What the test asks; any reply passes (small models rarely say exactly "YES").
 const PROMPT: &str = "Connectivity check. Reply with only the word: YES";
@@ -24,7 +24,7 @@ pub async fn check_connection(settings: &ModelSettings) -> Result<String, String
         max_retries: 0,
         ..RetryConfig::default()
     };
-    let client = ModelClient::new(&settings.provider, retry, TIMEOUT)?;
+    let client = ModelClient::new(&settings.provider, retry, TIMEOUT, DEFAULT_MAX_REPLY_BYTES)?;
     let messages = [ChatMessage::user(PROMPT)];
     let request = ModelRequest {
         model: &settings.model,

@@ -1,6 +1,8 @@
 //! Transport shared by both wire formats: the HTTP request, SSE framing, the idle timeout,
 //! retries with backoff, and cancellation.
 
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
@@ -13,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::anthropic::AnthropicApi;
 use super::estimate::estimate_usage;
+use super::hints::{Hints, refused_on_loopback};
+use super::limits::{ReplyLimits, TransportGuard};
 use super::openai::OpenAiApi;
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
@@ -28,6 +32,27 @@ pub struct ModelClient {
     api: Box<dyn WireApi>,
     retry: RetryConfig,
     idle_timeout: Duration,
+    /// The most bytes of text, thinking and tool arguments in one reply.
+    max_reply_bytes: usize,
+    hints: Hints,
+}
+
+/// How many SSE events a stream takes in a row before it checks for cancellation and lets
+/// other tasks run.
+const YIELD_EVERY: u64 = 64;
+
+/// What the wait for the next SSE event ended with.
+enum Next<T> {
+    Item(Option<T>),
+    Cancelled,
+    Idle,
+}
+
+/// What every attempt of one call shares.
+struct Call<'a> {
+    body: &'a Value,
+    model: &'a str,
+    limits: ReplyLimits,
 }
 
 enum AttemptError {
@@ -51,6 +76,7 @@ impl ModelClient {
         provider: &ProviderConfig,
         retry: RetryConfig,
         idle_timeout: Duration,
+        max_reply_bytes: usize,
     ) -> Result<Self, String> {
         let mut http = reqwest::Client::builder().connect_timeout(Duration::from_secs(30));
         if provider.base_url.starts_with("http://") {
@@ -72,11 +98,15 @@ impl ModelClient {
             api,
             retry,
             idle_timeout,
+            max_reply_bytes,
+            hints: Hints::new(provider),
         })
     }
 
     /// Streams one reply. Text and thinking reach `on_update` as they arrive; a retry is
-    /// reported there as a warning. When the provider reports no usage, it is estimated. Cancelling `cancel` drops the HTTP stream at once.
+    /// reported there as a warning. When the provider reports no usage, it is estimated.
+    /// Cancelling `cancel` drops the HTTP stream at once. A reply that passes its limits
+    /// (`maxOutputTokens`, `maxReplyBytes`, see `limits.rs`) is dropped and fails.
     pub async fn stream(
         &self,
         request: &ModelRequest<'_>,
@@ -84,6 +114,14 @@ impl ModelClient {
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, StreamError> {
         let body = self.api.body(request);
+        let call = Call {
+            body: &body,
+            model: request.model,
+            limits: ReplyLimits {
+                max_output_tokens: request.max_output_tokens,
+                max_reply_bytes: self.max_reply_bytes,
+            },
+        };
         let mut delays = ExponentialBuilder::default()
             .with_min_delay(self.retry.initial_delay)
             .with_max_delay(self.retry.max_delay)
@@ -94,7 +132,7 @@ impl ModelClient {
         loop {
             let mut emitted = false;
             let (message, retry_after) =
-                match self.attempt(&body, cancel, on_update, &mut emitted).await {
+                match self.attempt(&call, cancel, on_update, &mut emitted).await {
                     Ok(mut response) => {
                         if response.usage.is_none() {
                             response.usage = Some(estimate_usage(request, &response));
@@ -139,7 +177,7 @@ impl ModelClient {
 
     async fn attempt(
         &self,
-        body: &Value,
+        call: &Call<'_>,
         cancel: &CancellationToken,
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
         emitted: &mut bool,
@@ -147,13 +185,17 @@ impl ModelClient {
         let send = self
             .api
             .headers(self.http.post(self.api.url()))
-            .json(body)
+            .json(call.body)
             .send();
         let response = tokio::select! {
             () = cancel.cancelled() => return Err(AttemptError::Cancelled(ModelResponse::default())),
             response = send => response,
         };
         let response = response.map_err(|err| {
+            // A local model server that stopped will not come back within the retries.
+            if let Some(message) = refused_on_loopback(&err, &self.api.url()) {
+                return AttemptError::Fatal(message);
+            }
             retryable(format!(
                 "cannot reach the model at {}: {}",
                 self.api.url(),
@@ -167,7 +209,11 @@ impl ModelClient {
                 () = cancel.cancelled() => return Err(AttemptError::Cancelled(ModelResponse::default())),
                 text = response.text() => text.unwrap_or_default(),
             };
-            let message = format!("the model provider answered {status}: {}", excerpt(&text));
+            let mut message = format!("the model provider answered {status}: {}", excerpt(&text));
+            if let Some(hint) = self.hints.for_status(status, call.model) {
+                message.push_str("; ");
+                message.push_str(&hint);
+            }
             return Err(if is_retryable_status(status) {
                 AttemptError::Retryable {
                     message,
@@ -180,37 +226,74 @@ impl ModelClient {
 
         // `SseStream` walks each chunk once, so a reply that arrives in large chunks (a local
         // server, a burst after a stall) costs the same per event as one that trickles in.
-        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+        let limits = call.limits;
+        let guard = TransportGuard::new(limits);
+        let mut events = SseStream::from_bytes_stream(guard.wrap(response.bytes_stream()));
         let mut parser = self.api.parser();
+        let mut received: u64 = 0;
         let mut updates = Vec::new();
         let mut cancelled = std::pin::pin!(cancel.cancelled());
+        // One idle timer, re-armed only when the stream has nothing ready: events that are
+        // already there are taken without reading the clock or polling the cancellation.
+        let mut idle = std::pin::pin!(tokio::time::sleep(self.idle_timeout));
+        let mut rearm = true;
+        let mut taken: u64 = 0;
         loop {
-            let next = tokio::select! {
-                biased;
-                () = &mut cancelled => return Err(AttemptError::Cancelled(parser.response())),
-                next = tokio::time::timeout(self.idle_timeout, events.next()) => next,
-            };
+            taken += 1;
+            if taken.is_multiple_of(YIELD_EVERY) {
+                // A stream that is always ready still notices cancellation, and lets the
+                // consumers of its events run in small batches (their memory stays warm).
+                if cancel.is_cancelled() {
+                    return Err(AttemptError::Cancelled(parser.response()));
+                }
+                tokio::task::yield_now().await;
+            }
+            let next = std::future::poll_fn(|cx| {
+                if let Poll::Ready(item) = events.poll_next_unpin(cx) {
+                    rearm = true;
+                    return Poll::Ready(Next::Item(item));
+                }
+                if cancelled.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Next::Cancelled);
+                }
+                if rearm {
+                    rearm = false;
+                    idle.as_mut()
+                        .reset(tokio::time::Instant::now() + self.idle_timeout);
+                }
+                match idle.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Next::Idle),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await;
             let event = match next {
-                Err(_) => {
+                Next::Cancelled => return Err(AttemptError::Cancelled(parser.response())),
+                Next::Idle => {
                     return Err(retryable(format!(
                         "the model stream sent nothing for {}s",
                         self.idle_timeout.as_secs_f64()
                     )));
                 }
-                Ok(None) if parser.may_end() => return Ok(parser.response()),
-                Ok(None) => {
+                Next::Item(None) if parser.may_end() => return Ok(parser.response()),
+                Next::Item(None) => {
                     return Err(retryable(
                         "the model stream ended before the reply was complete".to_owned(),
                     ));
                 }
-                Ok(Some(Err(err))) => {
+                Next::Item(Some(Err(_))) if guard.overflowed() => {
+                    return Err(AttemptError::Fatal(limits.transport_message()));
+                }
+                Next::Item(Some(Err(err))) => {
                     return Err(retryable(format!("the model stream broke: {err}")));
                 }
-                Ok(Some(Ok(event))) => event,
+                Next::Item(Some(Ok(event))) => event,
             };
+            guard.event_seen();
             let Some(data) = event.data.filter(|data| !data.is_empty()) else {
                 continue;
             };
+            received += 1;
             let feed = match parser.feed(&data, &mut updates) {
                 Ok(feed) => feed,
                 Err(problem) => {
@@ -223,6 +306,9 @@ impl ModelClient {
             for update in updates.drain(..) {
                 *emitted = true;
                 on_update(update);
+            }
+            if let Some(message) = limits.check(received, parser.reply_bytes()) {
+                return Err(AttemptError::Fatal(message));
             }
             match feed {
                 Feed::Continue => {}

@@ -9,6 +9,8 @@ mod anthropic;
 mod check;
 mod client;
 mod estimate;
+mod hints;
+mod limits;
 mod openai;
 
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
@@ -50,8 +52,12 @@ pub(crate) struct ActiveModel {
 
 impl ActiveModel {
     pub fn new(settings: ModelSettings, config: &Config) -> Result<Self, String> {
-        let client =
-            ModelClient::new(&settings.provider, config.retry, config.stream_idle_timeout)?;
+        let client = ModelClient::new(
+            &settings.provider,
+            config.retry,
+            config.stream_idle_timeout,
+            config.max_reply_bytes,
+        )?;
         Ok(Self { settings, client })
     }
 }
@@ -137,4 +143,6 @@ pub(crate) trait StreamParser: Send {
     fn may_end(&self) -> bool;
     /// The reply so far; tool calls are complete only after `Done`.
     fn response(&self) -> ModelResponse;
+    /// Bytes of text, thinking and tool arguments received so far.
+    fn reply_bytes(&self) -> usize;
 }

@@ -113,6 +113,8 @@ struct OpenAiParser {
     calls: BTreeMap<u32, PartialCall>,
     usage: Option<TokenUsage>,
     finished: bool,
+    /// Bytes of text, thinking and tool arguments so far.
+    bytes: usize,
 }
 
 #[derive(Deserialize)]
@@ -212,6 +214,7 @@ impl OpenAiParser {
                 call.name = name;
             }
             if let Some(arguments) = function.arguments {
+                self.bytes += arguments.len();
                 call.arguments.push_str(&arguments);
             }
         }
@@ -243,12 +246,14 @@ impl StreamParser for OpenAiParser {
                 if let Some(text) = delta.reasoning_content.or(delta.reasoning)
                     && !text.is_empty()
                 {
+                    self.bytes += text.len();
                     self.reasoning.push_str(&text);
                     updates.push(StreamUpdate::Reasoning(text));
                 }
                 if let Some(text) = delta.content
                     && !text.is_empty()
                 {
+                    self.bytes += text.len();
                     self.text.push_str(&text);
                     updates.push(StreamUpdate::Text(text));
                 }
@@ -265,6 +270,10 @@ impl StreamParser for OpenAiParser {
 
     fn may_end(&self) -> bool {
         self.finished
+    }
+
+    fn reply_bytes(&self) -> usize {
+        self.bytes
     }
 
     fn response(&self) -> ModelResponse {

@@ -175,7 +175,7 @@ async fn a_malformed_chunk_is_skipped_with_a_warning() {
 }
 
 #[tokio::test]
-async fn an_unreachable_provider_is_a_clear_error() {
+async fn a_closed_loopback_port_is_a_clear_error_without_retries() {
     // Bind and drop a listener, so the port is closed.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -190,7 +190,8 @@ async fn an_unreachable_provider_is_a_clear_error() {
         vec![],
     );
     let events = h.run("hi").await;
-    assert_eq!(warnings(&events).len(), 2);
+    // A local model server that stopped does not come back within the retries.
+    assert_eq!(warnings(&events), Vec::<String>::new());
     assert!(events.iter().any(|e| matches!(&e.msg,
-        EventMsg::Error { message } if message.contains("cannot reach the model"))));
+        EventMsg::Error { message } if message.contains("nothing is listening at"))));
 }
