@@ -2,8 +2,7 @@
 //!
 //! Human output: the assistant's text on stdout; thinking, one line per tool call, warnings
 //! and errors on stderr. `--json`: every event as one JSON line on stdout.
-//! Exit codes: 0 when the task completes, 1 on a provider or configuration error,
-//! 130 when interrupted (Ctrl-C).
+//! Exit codes: see [`EXIT_CODES`] (also printed by `coder exec --help`).
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -15,6 +14,19 @@ use coder_core::{Config, Engine};
 use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TodoStatus};
 
 use crate::summary::ToolLines;
+
+/// What each exit code of `coder exec` means, for `--help` and the README.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    the task completed
+  1    a provider or configuration error (the reason is on stderr)
+  2    a usage error: bad arguments, an empty or oversized prompt
+  3    the step limit (--max-steps, maxSteps) stopped the task before it was done
+  130  interrupted with Ctrl-C
+  141  stdout was closed (for example `coder exec ... | head -1`); the task is interrupted";
+
+/// The exit code when stdout closes: what a shell reports for a process ended by SIGPIPE.
+const STDOUT_CLOSED: u8 = 141;
 
 #[derive(Args)]
 pub struct ExecArgs {
@@ -29,8 +41,8 @@ pub struct ExecArgs {
     /// The workspace directory (default: the current directory).
     #[arg(short = 'C', long = "cd")]
     cd: Option<PathBuf>,
-    /// Model calls per task before stopping.
-    #[arg(long)]
+    /// Model calls per task before stopping (at least 1).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
     /// The mode: plan, default, auto-edit or yolo.
     #[arg(long, value_parser = parse_mode)]
@@ -76,7 +88,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         args.prompt
     };
     if prompt.trim().is_empty() {
-        anyhow::bail!("the prompt is empty");
+        return Ok(usage_error("the prompt is empty"));
     }
 
     let mut config = Config::load(&workspace)?;
@@ -102,10 +114,14 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let conversation = engine.root_conversation();
     let task = engine.send(conversation, prompt)?;
 
-    let mut printer: Box<dyn Printer> = if args.json {
+    let printer: Box<dyn Printer> = if args.json {
         Box::new(JsonPrinter::new())
     } else {
         Box::new(TextPrinter::new())
+    };
+    let mut sink = Sink {
+        printer,
+        closed: false,
     };
     let mut outcome = Outcome::Complete;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
@@ -121,28 +137,74 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let Some(event) = event else { break };
-        printer.print(&event)?;
-        answer_permission(&engine, &event, interactive).await?;
-        // Drain what is already waiting before flushing, so bursts cost one write.
-        let mut done = is_idle(&event);
-        note_outcome(&event, task, &mut outcome);
-        while let Ok(event) = events.try_recv() {
-            printer.print(&event)?;
+        // Handle what is already waiting before flushing, so bursts cost one write.
+        let mut next = Some(event);
+        let mut done = false;
+        while let Some(event) = next {
+            sink.write(&engine, conversation, |printer| printer.print(&event))?;
             answer_permission(&engine, &event, interactive).await?;
             done |= is_idle(&event);
             note_outcome(&event, task, &mut outcome);
+            next = events.try_recv().ok();
         }
-        printer.flush()?;
+        sink.write(&engine, conversation, |printer| printer.flush())?;
         if done {
             break;
         }
     }
-    printer.finish()?;
+    sink.write(&engine, conversation, |printer| printer.finish())?;
+    if sink.closed {
+        return Ok(ExitCode::from(STDOUT_CLOSED));
+    }
     Ok(match outcome {
         Outcome::Complete => ExitCode::SUCCESS,
         Outcome::Failed => ExitCode::FAILURE,
+        Outcome::StepLimit(limit) => {
+            if args.json {
+                // In text mode the engine's warning said it on stderr already.
+                eprintln!(
+                    "error: stopped after {limit} model calls, the step limit (--max-steps), before the task was done"
+                );
+            }
+            ExitCode::from(3)
+        }
         Outcome::Interrupted => ExitCode::from(130),
     })
+}
+
+/// Reports a usage error the way clap does: one line on stderr, exit code 2.
+fn usage_error(reason: &str) -> ExitCode {
+    eprintln!("error: {reason}");
+    ExitCode::from(2)
+}
+
+/// Where events are printed, until stdout closes: then the task is interrupted and the
+/// rest of its events are dropped, so `coder exec ... | head -1` ends quietly.
+struct Sink {
+    printer: Box<dyn Printer>,
+    closed: bool,
+}
+
+impl Sink {
+    fn write(
+        &mut self,
+        engine: &Engine,
+        conversation: coder_protocol::ConversationId,
+        write: impl FnOnce(&mut dyn Printer) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match write(self.printer.as_mut()) {
+            Ok(()) => Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                engine.interrupt(conversation)?;
+                Ok(())
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
 }
 
 /// Answers a permission request: from the terminal when there is one, otherwise with a
@@ -195,6 +257,8 @@ async fn answer_permission(
 enum Outcome {
     Complete,
     Failed,
+    /// The task reached the step limit (in model calls) before it was done.
+    StepLimit(u32),
     Interrupted,
 }
 
@@ -213,6 +277,10 @@ fn note_outcome(event: &Event, task: coder_protocol::TaskId, outcome: &mut Outco
     }
     match event.msg {
         EventMsg::Error { .. } => *outcome = Outcome::Failed,
+        EventMsg::TaskComplete {
+            step_limit: Some(limit),
+            ..
+        } => *outcome = Outcome::StepLimit(limit),
         EventMsg::TurnAborted { .. } => *outcome = Outcome::Interrupted,
         _ => {}
     }

@@ -20,6 +20,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one task non-interactively and exit.
+    #[command(after_help = exec::EXIT_CODES)]
     Exec(exec::ExecArgs),
     /// Serve the LSP-style JSON-RPC protocol on stdio, for editors.
     Lsp {

@@ -29,6 +29,8 @@ pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
 /// How a task ended.
 enum Ending {
     Complete(Option<String>),
+    /// The step limit (in model calls) ran out with tool results the model has not seen.
+    StepLimit(Option<String>, u32),
     Aborted(AbortReason),
 }
 
@@ -75,7 +77,16 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
     };
     match ending {
         Ending::Complete(last_agent_message) => {
-            events.emit(EventMsg::TaskComplete { last_agent_message });
+            events.emit(EventMsg::TaskComplete {
+                last_agent_message,
+                step_limit: None,
+            });
+        }
+        Ending::StepLimit(last_agent_message, limit) => {
+            events.emit(EventMsg::TaskComplete {
+                last_agent_message,
+                step_limit: Some(limit),
+            });
         }
         Ending::Aborted(reason) => events.emit(EventMsg::TurnAborted { reason }),
     }
@@ -267,11 +278,11 @@ async fn run_turns(
             return interrupted(conversation_ref, events, context_window);
         }
     }
+    let limit = inner.config.max_steps;
     events.warning(format!(
-        "stopped after {} model calls, the step limit; send another message to continue",
-        inner.config.max_steps
+        "stopped after {limit} model calls, the step limit (maxSteps), before the task was done; send another message to continue"
     ));
-    Ending::Complete(last_agent_message)
+    Ending::StepLimit(last_agent_message, limit)
 }
 
 /// Records a finished reply and reports it: whole reasoning, whole text, token usage.

@@ -203,3 +203,124 @@ async fn without_a_terminal_approvals_are_denied_unless_auto_approve() {
     );
     assert!(stderr.contains("+++ b/made.txt"), "{stderr}");
 }
+
+#[tokio::test]
+async fn the_step_limit_exits_3_with_the_reason_on_stderr() {
+    let calls = || {
+        (0..2)
+            .map(|i| MockResponse::tool_call(&format!("c{i}"), "read", json!({"path": "f.txt"})))
+            .collect::<Vec<_>>()
+    };
+    let server = MockModelServer::start(calls()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "x\n").unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["--max-steps", "2", "loop"], &as_refs(&env)).await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let reasons: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("step limit"))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{stderr}");
+    assert!(
+        reasons[0].contains("stopped after 2 model calls"),
+        "{stderr}"
+    );
+
+    // With --json the events go to stdout; the reason still reaches stderr, once.
+    server.push(calls());
+    let out = coder(
+        dir.path(),
+        &["--json", "--max-steps", "2", "loop"],
+        &as_refs(&env),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: stopped after 2 model calls"),
+        "{stderr}"
+    );
+    let last_task_event: Value = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .rfind(|event| event["type"] == "task_complete")
+        .unwrap();
+    assert_eq!(last_task_event["stepLimit"], 2);
+}
+
+#[tokio::test]
+async fn zero_max_steps_and_an_empty_prompt_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coder(dir.path(), &["--max-steps", "0", "hi"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--max-steps"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = coder(dir.path(), &["  "], &[("OPENAI_API_KEY", SECRET)]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "error: the prompt is empty\n");
+}
+
+#[tokio::test]
+async fn help_documents_every_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coder(dir.path(), &["--help"], &[]).await;
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for code in ["0 ", "1 ", "2 ", "3 ", "130 ", "141 "] {
+        assert!(help.contains(&format!("\n  {code}")), "{code}: {help}");
+    }
+}
+
+/// `coder exec ... | head -1`: the reader goes away after one line of a long reply.
+#[tokio::test]
+async fn a_closed_stdout_ends_quietly() {
+    // Far more than a pipe buffer holds, so coder is still writing when the reader leaves.
+    let server = MockModelServer::start(vec![MockResponse::text_deltas(
+        20_000,
+        "a line of the reply\n",
+    )])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for json in [false, true] {
+        if json {
+            server.push([MockResponse::text_deltas(20_000, "a line of the reply\n")]);
+        }
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+        command
+            .arg("exec")
+            .args(json.then_some("--json"))
+            .arg("talk")
+            .current_dir(dir.path())
+            .env_clear()
+            .env("HOME", dir.path().join(".home"))
+            .env("OPENAI_BASE_URL", server.openai_base_url())
+            .env("CODER_MODEL", "mock-model")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+        assert!(lines.next_line().await.unwrap().is_some());
+        drop(lines);
+        let out =
+            tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+                .await
+                .expect("coder exec did not end after its reader left")
+                .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(141),
+            "json: {json}, stderr: {stderr}"
+        );
+        assert_eq!(stderr, "", "json: {json}");
+    }
+}

@@ -70,7 +70,8 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
         assert_eq!(
             events.last().unwrap().msg,
             EventMsg::TaskComplete {
-                last_agent_message: Some("Hello, world".into())
+                last_agent_message: Some("Hello, world".into()),
+                step_limit: None,
             }
         );
         // One envelope: the same conversation and task, seq without gaps.
@@ -208,9 +209,9 @@ async fn inputs_sent_while_a_task_runs_are_queued_and_run_in_order() {
     let ends: Vec<_> = events
         .iter()
         .filter_map(|e| match &e.msg {
-            EventMsg::TaskComplete { last_agent_message } => {
-                Some((e.task_id.unwrap(), last_agent_message.clone().unwrap()))
-            }
+            EventMsg::TaskComplete {
+                last_agent_message, ..
+            } => Some((e.task_id.unwrap(), last_agent_message.clone().unwrap())),
             _ => None,
         })
         .collect();
