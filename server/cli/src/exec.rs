@@ -335,7 +335,7 @@ impl TextPrinter {
             out: std::io::BufWriter::new(std::io::stdout()),
             tools: ToolLines::default(),
             ended_line: true,
-            dim: std::io::stderr().is_terminal(),
+            dim: crate::color::stderr_wants_color(),
         }
     }
 

@@ -1,2 +1,3 @@
 mod exec;
 mod lsp;
+mod terminal;
