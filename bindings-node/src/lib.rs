@@ -64,6 +64,14 @@ pub struct NativeEngine {
     thread: EngineThread,
 }
 
+/// An engine collected without `dispose` still stops saving and removes its temporary
+/// directory before its thread ends.
+impl Drop for NativeEngine {
+    fn drop(&mut self) {
+        self.engine.shutdown_now();
+    }
+}
+
 #[napi]
 impl NativeEngine {
     /// Starts a session. `onEvents` receives batches of engine events as a JSON array

@@ -153,6 +153,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         }
     }
     sink.write(&engine, conversation, |printer| printer.finish())?;
+    // Saves the last snapshot, reaps MCP servers, removes the sandbox's temporary directory.
+    engine.shutdown().await;
     if sink.closed {
         return Ok(ExitCode::from(STDOUT_CLOSED));
     }

@@ -62,8 +62,6 @@ pub(crate) struct Inner {
     pub sandbox: Option<Arc<SandboxPolicy>>,
     /// Set until the session has said, once, that commands run unconfined.
     pub sandbox_warning: std::sync::atomic::AtomicBool,
-    /// The private temporary directory of confined commands, removed with the session.
-    _temp_dir: Option<tempfile::TempDir>,
     pub runtime: Handle,
     pub scheduler: Scheduler,
     pub mcp: Arc<McpManager>,
@@ -113,7 +111,7 @@ impl Engine {
         let tools = ToolRegistry::new(tools).map_err(EngineError::Tools)?;
         let model = ActiveModel::new(ModelSettings::from_config(&config), &config)
             .map_err(EngineError::Model)?;
-        let (sandbox, temp_dir, sandbox_missing) = sandbox_for(&config);
+        let (sandbox, sandbox_missing) = sandbox_for(&config);
         let root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
         let hub = EventHub::default();
@@ -141,7 +139,6 @@ impl Engine {
                 home: std::env::var_os("HOME").map(std::path::PathBuf::from),
                 sandbox,
                 sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
-                _temp_dir: temp_dir,
                 config,
                 model: Mutex::new(Arc::new(model)),
                 tools,
@@ -352,8 +349,8 @@ impl Engine {
     }
 
     /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
-    /// a last time (nothing is saved after it), and shuts the MCP servers down, waiting until
-    /// their processes are gone.
+    /// a last time (nothing is saved after it), shuts the MCP servers down, waiting until
+    /// their processes are gone, and removes the session's private temporary directory.
     pub async fn shutdown(&self) {
         if let Some((conversation, _)) = self.inner.scheduler.running() {
             self.inner.scheduler.clear();
@@ -367,6 +364,30 @@ impl Engine {
             tracing::warn!("{err}");
         }
         self.inner.mcp.shutdown().await;
+        // The process may exit without dropping the session: remove its temporary directory
+        // now.
+        if let Some(sandbox) = &self.inner.sandbox {
+            sandbox.remove_temp_dir();
+        }
+    }
+
+    /// What [`Engine::shutdown`] can do without waiting, for a caller that cannot await (a
+    /// `Drop`, a test guard, a finalizer): interrupts the running task and drops queued
+    /// ones, stops saving (a write in flight finishes first; no snapshot is written after),
+    /// and removes the session's private temporary directory. It does not wait for the task
+    /// to record its interruption nor for MCP servers to exit. Call it before removing the
+    /// workspace, so no late snapshot lands in it.
+    pub fn shutdown_now(&self) {
+        if let Some((conversation, _)) = self.inner.scheduler.running() {
+            self.inner.scheduler.clear();
+            self.inner
+                .scheduler
+                .stop(conversation, AbortReason::Interrupted);
+        }
+        self.inner.saver.close();
+        if let Some(sandbox) = &self.inner.sandbox {
+            sandbox.remove_temp_dir();
+        }
     }
 
     /// Answers a `permission_requested` event.
@@ -669,25 +690,19 @@ fn narrower(wanted: Mode, ceiling: Mode) -> Mode {
     }
 }
 
-/// The sandbox policy of a session: the workspace, configured roots and a fresh private
-/// temporary directory. The flag says the sandbox was wanted but is not available.
-fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, Option<tempfile::TempDir>, bool) {
+/// The sandbox policy of a session: the workspace, configured roots and a private temporary
+/// directory (made at the first confined command). The flag says the sandbox was wanted but
+/// is not available.
+fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, bool) {
     if !config.sandbox {
-        return (None, None, false);
+        return (None, false);
     }
     if !sandbox::available() {
-        return (None, None, true);
+        return (None, true);
     }
-    let Ok(temp) = tempfile::Builder::new().prefix("coder-").tempdir() else {
-        return (None, None, true);
-    };
     let mut writable_roots = vec![config.workspace.clone()];
     writable_roots.extend(config.writable_roots.iter().cloned());
-    let policy = SandboxPolicy {
-        writable_roots,
-        temp_dir: temp.path().to_path_buf(),
-    };
-    (Some(Arc::new(policy)), Some(temp), false)
+    (Some(Arc::new(SandboxPolicy::new(writable_roots))), false)
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -18,6 +18,7 @@ async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Output 
         .args(args)
         .current_dir(workspace)
         .env_clear()
+        .envs(crate::suite::kept_env())
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &home)
         .envs(env.iter().copied());
@@ -299,6 +300,7 @@ async fn a_closed_stdout_ends_quietly() {
             .arg("talk")
             .current_dir(dir.path())
             .env_clear()
+            .envs(crate::suite::kept_env())
             .env("HOME", dir.path().join(".home"))
             .env("OPENAI_BASE_URL", server.openai_base_url())
             .env("CODER_MODEL", "mock-model")

@@ -15,6 +15,7 @@ async fn the_log_through_a_pipe_has_no_colour_codes() {
             .args(["lsp", "--stdio"])
             .current_dir(dir.path())
             .env_clear()
+            .envs(crate::suite::kept_env())
             .env("HOME", dir.path())
             .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
             .env("NO_COLOR", no_color)
