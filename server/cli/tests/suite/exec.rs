@@ -326,3 +326,37 @@ async fn a_closed_stdout_ends_quietly() {
         assert_eq!(stderr, "", "json: {json}");
     }
 }
+
+/// Runs `git` in `dir`, failing the test when it fails.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir.join(".git-home"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[tokio::test]
+async fn a_run_in_a_git_repository_leaves_git_status_clean() {
+    let server = MockModelServer::start(vec![MockResponse::text("done")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let env = openai_env(&server);
+    let out = coder(&repo, &["hi"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sessions = repo.join(".coder/sessions");
+    assert_eq!(
+        std::fs::read_dir(&sessions).unwrap().count(),
+        2,
+        "a snapshot and its .gitignore"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain", "--ignored=no"]), "");
+}
