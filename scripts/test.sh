@@ -35,6 +35,9 @@ step "cargo test (workspace, mock model server)"
 TMPDIR="$tests_tmp" cargo test --workspace --locked
 nothing_left_by "cargo test"
 
+step "cargo install --path server/cli: the installed coder runs a task"
+bash scripts/check-install.sh
+
 step "editors/vscode: type-checked against VS Code's API; its protocol client drives coder lsp over vscode-jsonrpc"
 cargo build --locked -p coder -p coder-testkit
 (cd editors/vscode && npm ci --no-audit --no-fund && npm run build && TMPDIR="$tests_tmp" npm test)
