@@ -38,7 +38,7 @@ pub struct ExecArgs {
     /// The model to use, overriding configuration.
     #[arg(short, long)]
     model: Option<String>,
-    /// The workspace directory (default: the current directory).
+    /// Run as if started in DIR: the workspace is its enclosing git repository, else DIR.
     #[arg(short = 'C', long = "cd")]
     cd: Option<PathBuf>,
     /// Model calls per task before stopping (at least 1).
@@ -71,13 +71,16 @@ fn parse_preset(text: &str) -> Result<Preset, String> {
 }
 
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
-    let workspace = match args.cd {
+    let start = match args.cd {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let workspace = workspace
+    let start = start
         .canonicalize()
-        .with_context(|| format!("cannot open workspace {}", workspace.display()))?;
+        .with_context(|| format!("cannot open directory {}", start.display()))?;
+    // The enclosing git repository is the workspace; the start directory is named in the
+    // system prompt.
+    let workspace = coder_core::workspace_root(&start);
     let prompt = if args.prompt == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -92,6 +95,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut config = Config::load(&workspace)?;
+    config.started_in = (start != workspace).then_some(start);
     if let Some(model) = args.model {
         config.model = model;
     }

@@ -23,6 +23,10 @@ use crate::permissions::PermissionRules;
 pub struct Config {
     /// The workspace root: tools resolve paths against it and may not leave it.
     pub workspace: PathBuf,
+    /// Where coder was started, when that is a directory below the workspace root (see
+    /// [`workspace_root`]); the system prompt names it so the model can find what the person
+    /// means by a relative path.
+    pub started_in: Option<PathBuf>,
     pub provider: ProviderConfig,
     pub model: String,
     /// Model calls per task before the task stops.
@@ -295,6 +299,7 @@ impl Config {
             writable_roots: file.sandbox.writable_roots,
             save_sessions: file.save_sessions.unwrap_or(true),
             workspace: workspace.to_path_buf(),
+            started_in: None,
             provider: ProviderConfig {
                 kind,
                 base_url,
@@ -327,6 +332,7 @@ impl Config {
     pub fn new(workspace: impl Into<PathBuf>, provider: ProviderConfig, model: &str) -> Self {
         Self {
             workspace: workspace.into(),
+            started_in: None,
             provider,
             model: model.to_owned(),
             max_steps: 50,
@@ -347,6 +353,16 @@ impl Config {
             mcp_servers: BTreeMap::new(),
         }
     }
+}
+
+/// The workspace for a directory: the nearest enclosing directory that holds `.git` (a
+/// directory, or a file as in a linked worktree or a submodule), else `cwd` itself. Its
+/// `.coder/config.json` applies, it holds the session snapshots, and it bounds the tools.
+pub fn workspace_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
 }
 
 /// The preset that fits a mode when configuration names none.
@@ -540,6 +556,28 @@ mod tests {
         assert_eq!(shared.command.as_deref(), Some("from-config"));
         assert_eq!(shared.tool_timeout_sec, Some(5.0));
         assert!(!shared.enabled);
+    }
+
+    #[test]
+    fn the_workspace_is_the_enclosing_git_root_else_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+        assert_eq!(workspace_root(&repo.join("src/deep")), repo);
+        assert_eq!(workspace_root(&repo), repo);
+        // A linked worktree or submodule has a `.git` file.
+        let worktree = repo.join("src/linked");
+        std::fs::create_dir_all(worktree.join("x")).unwrap();
+        std::fs::write(
+            worktree.join(".git"),
+            "gitdir: ../../.git/worktrees/linked\n",
+        )
+        .unwrap();
+        assert_eq!(workspace_root(&worktree.join("x")), worktree);
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        assert_eq!(workspace_root(&plain), plain);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! [`coder_protocol::Event`]s. It knows nothing of LSP, napi or terminals, and it never builds
 //! its own tokio runtime: it spawns onto the runtime it was created in.
 
-mod config;
+pub mod config;
 mod conversation;
 mod documents;
 mod engine;
@@ -22,6 +22,7 @@ pub mod tools;
 
 pub use config::{
     ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig, preset_for,
+    workspace_root,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

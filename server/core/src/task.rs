@@ -146,7 +146,11 @@ async fn run_turns(
         if !conv.context.tools_prefs.include_plan_tool {
             hidden.push("todo_write");
         }
-        let mut system = system_prompt(base, &inner.config.workspace);
+        let mut system = system_prompt(
+            base,
+            &inner.config.workspace,
+            inner.config.started_in.as_deref(),
+        );
         // Custom instructions are left as given, unless they include the built-in prompt.
         let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
         if built_in && hidden.contains(&"apply_patch") {

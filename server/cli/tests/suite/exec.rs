@@ -360,3 +360,58 @@ async fn a_run_in_a_git_repository_leaves_git_status_clean() {
     );
     assert_eq!(git(&repo, &["status", "--porcelain", "--ignored=no"]), "");
 }
+
+#[tokio::test]
+async fn the_workspace_is_the_enclosing_git_root_from_a_subdirectory_or_with_cd() {
+    let script = || {
+        vec![
+            MockResponse::tool_call("c1", "read", json!({"path": "notes.txt"})),
+            MockResponse::text("read it"),
+        ]
+    };
+    let server = MockModelServer::start(script()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let sub = repo.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("notes.txt"), "from the root\n").unwrap();
+    std::fs::create_dir(repo.join(".coder")).unwrap();
+    std::fs::write(
+        repo.join(".coder/config.json"),
+        json!({"model": "root-config-model"}).to_string(),
+    )
+    .unwrap();
+    let env = vec![
+        ("OPENAI_BASE_URL", server.openai_base_url()),
+        ("OPENAI_API_KEY", SECRET.to_owned()),
+    ];
+    let out = coder(&sub, &["what do the notes say?"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "root-config-model");
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("started coder in src/deep"), "{system}");
+    assert_eq!(
+        requests[1].body["messages"][3]["content"],
+        "     1\tfrom the root\n"
+    );
+    assert!(repo.join(".coder/sessions").is_dir());
+    assert!(!sub.join(".coder").exists());
+
+    // -C applies the same rule to its directory.
+    server.push(script());
+    let out = coder(
+        dir.path(),
+        &["-C", sub.to_str().unwrap(), "what do the notes say?"],
+        &as_refs(&env),
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = server.requests();
+    assert_eq!(requests[2].body["model"], "root-config-model");
+    assert_eq!(
+        requests[3].body["messages"][3]["content"],
+        "     1\tfrom the root\n"
+    );
+}
