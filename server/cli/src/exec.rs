@@ -95,6 +95,10 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut config = Config::load(&workspace)?;
+    // Configuration mistakes go to stderr before the task, and not again as events.
+    for warning in std::mem::take(&mut config.warnings) {
+        eprintln!("warning: {warning}");
+    }
     config.started_in = (start != workspace).then_some(start);
     if let Some(model) = args.model {
         config.model = model;

@@ -61,6 +61,9 @@ pub struct Config {
     pub writable_roots: Vec<PathBuf>,
     /// Keep a snapshot of the session in `.coder/sessions/<session_id>.json`.
     pub save_sessions: bool,
+    /// Mistakes found in the config files (unknown keys), for people to read: the engine
+    /// reports them as `warning` events at the start of the session's first task.
+    pub warnings: Vec<String>,
 }
 
 /// Which wire format to speak and where.
@@ -181,12 +184,16 @@ struct SandboxFile {
     writable_roots: Vec<PathBuf>,
 }
 
+/// `permissions`: the preset and the fields of [`PermissionRules`], listed here rather than
+/// flattened so unknown keys can be reported.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PermissionsFile {
     preset: Option<Preset>,
-    #[serde(flatten)]
-    rules: PermissionRules,
+    #[serde(default)]
+    tools: BTreeMap<String, coder_protocol::PolicyDecision>,
+    #[serde(default)]
+    commands: Vec<crate::permissions::CommandRule>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -227,9 +234,11 @@ impl Config {
         env: EnvLookup<'_>,
     ) -> Result<Self, ConfigError> {
         let mut merged = Value::Object(Default::default());
+        let mut warnings = Vec::new();
         let workspace_file = workspace.join(".coder").join("config.json");
         for path in user_file.into_iter().chain([workspace_file.as_path()]) {
             if let Some(value) = read_json(path)? {
+                warnings.extend(unknown_keys(path, &value));
                 merge(&mut merged, value);
             }
         }
@@ -238,7 +247,9 @@ impl Config {
                 path: workspace_file.clone(),
                 source,
             })?;
-        Self::resolve(workspace, file, env)
+        let mut config = Self::resolve(workspace, file, env)?;
+        config.warnings = warnings;
+        Ok(config)
     }
 
     fn resolve(
@@ -286,7 +297,10 @@ impl Config {
         Ok(Self {
             mode,
             preset: file.permissions.preset.unwrap_or_else(|| preset_for(mode)),
-            permission_rules: file.permissions.rules,
+            permission_rules: PermissionRules {
+                tools: file.permissions.tools,
+                commands: file.permissions.commands,
+            },
             auto_approve: file.auto_approve_ask.unwrap_or(false)
                 || file.approval.interactive == Some(false),
             disabled_tools: file.tools.disabled,
@@ -298,6 +312,7 @@ impl Config {
                 .unwrap_or(kind == ProviderKind::OpenAi && base_url == default_url),
             writable_roots: file.sandbox.writable_roots,
             save_sessions: file.save_sessions.unwrap_or(true),
+            warnings: Vec::new(),
             workspace: workspace.to_path_buf(),
             started_in: None,
             provider: ProviderConfig {
@@ -348,6 +363,7 @@ impl Config {
             sandbox: true,
             writable_roots: Vec::new(),
             save_sessions: true,
+            warnings: Vec::new(),
             max_interrupt_chain_depth: 4,
             prompt_cache_key: false,
             mcp_servers: BTreeMap::new(),
@@ -401,6 +417,34 @@ fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
             path: path.to_path_buf(),
             source,
         })
+}
+
+/// A warning for each key of the config file at `path` that the schema does not know.
+fn unknown_keys(path: &Path, value: &Value) -> Vec<String> {
+    use crate::config_keys::{fields_of, ignored_keys, warning};
+    ignored_keys::<ConfigFile>(value)
+        .into_iter()
+        .map(|key| {
+            // The keys known where the unknown one sits, for the nearest-key hint.
+            let known = match key.as_slice() {
+                [_] => fields_of::<ConfigFile>(),
+                [section, _] => match section.as_str() {
+                    "retry" => fields_of::<RetryFile>(),
+                    "permissions" => fields_of::<PermissionsFile>(),
+                    "approval" => fields_of::<ApprovalFile>(),
+                    "tools" => fields_of::<ToolsFile>(),
+                    "sandbox" => fields_of::<SandboxFile>(),
+                    _ => &[],
+                },
+                [section, _, _] if section == "mcpServers" => fields_of::<McpServerConfig>(),
+                [section, _, _, _] if section == "permissions" => {
+                    fields_of::<crate::permissions::CommandRule>()
+                }
+                _ => &[],
+            };
+            warning(path, &key, known)
+        })
+        .collect()
 }
 
 /// Deep-merges `over` into `base`: objects merge key by key, anything else replaces.
@@ -578,6 +622,43 @@ mod tests {
         let plain = dir.path().join("plain");
         std::fs::create_dir(&plain).unwrap();
         assert_eq!(workspace_root(&plain), plain);
+    }
+
+    #[test]
+    fn unknown_keys_in_either_file_are_warnings_naming_the_file() {
+        let user = tempfile::tempdir().unwrap();
+        let user_file = user.path().join("config.json");
+        std::fs::write(&user_file, r#"{"modle": "m", "retry": {"maxRetrys": 1}}"#).unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        let workspace_file = workspace.path().join(".coder/config.json");
+        std::fs::write(
+            &workspace_file,
+            r#"{"permissions": {"commands": [{"pattern": "x", "decision": "allow", "decison": 1}]},
+                "mcpServers": {"s": {"command": "c", "argz": []}}}"#,
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let config = Config::load_with(workspace.path(), Some(&user_file), &env).unwrap();
+        let user_file = user_file.display();
+        let workspace_file = workspace_file.display();
+        assert_eq!(
+            config.warnings,
+            [
+                format!(
+                    "{user_file}: unknown key \"modle\" (did you mean \"model\"?); it is ignored"
+                ),
+                format!(
+                    "{user_file}: unknown key \"retry.maxRetrys\" (did you mean \"maxRetries\"?); it is ignored"
+                ),
+                format!(
+                    "{workspace_file}: unknown key \"mcpServers.s.argz\" (did you mean \"args\"?); it is ignored"
+                ),
+                format!(
+                    "{workspace_file}: unknown key \"permissions.commands.0.decison\" (did you mean \"decision\"?); it is ignored"
+                ),
+            ]
+        );
     }
 
     #[test]

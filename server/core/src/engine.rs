@@ -62,6 +62,9 @@ pub(crate) struct Inner {
     pub sandbox: Option<Arc<SandboxPolicy>>,
     /// Set until the session has said, once, that commands run unconfined.
     pub sandbox_warning: std::sync::atomic::AtomicBool,
+    /// Configuration mistakes not reported yet: the first task reports them, when every
+    /// front door is listening (events before a subscription are not kept).
+    pub config_warnings: Mutex<Vec<String>>,
     pub runtime: Handle,
     pub scheduler: Scheduler,
     pub mcp: Arc<McpManager>,
@@ -139,6 +142,7 @@ impl Engine {
                 home: std::env::var_os("HOME").map(std::path::PathBuf::from),
                 sandbox,
                 sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
+                config_warnings: Mutex::new(config.warnings.clone()),
                 config,
                 model: Mutex::new(Arc::new(model)),
                 tools,

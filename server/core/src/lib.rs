@@ -6,6 +6,7 @@
 //! its own tokio runtime: it spawns onto the runtime it was created in.
 
 pub mod config;
+mod config_keys;
 mod conversation;
 mod documents;
 mod engine;

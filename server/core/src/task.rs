@@ -60,6 +60,9 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
              confinement (file tools still refuse paths outside the workspace)",
         );
     }
+    for message in std::mem::take(&mut *lock(&inner.config_warnings)) {
+        events.warning(message);
+    }
     let ending = match inner.conversation(plan.conversation_id) {
         Ok(conversation) => {
             let model = TaskModel {

@@ -415,3 +415,30 @@ async fn the_workspace_is_the_enclosing_git_root_from_a_subdirectory_or_with_cd(
         "     1\tfrom the root\n"
     );
 }
+
+#[tokio::test]
+async fn unknown_config_keys_are_warned_about_once_before_the_task() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".coder")).unwrap();
+    let file = dir.path().join(".coder/config.json");
+    std::fs::write(&file, r#"{"maxStep": 3, "sandbox": {"enabeld": false}}"#).unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["--json", "hi"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file = file.canonicalize().unwrap();
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "warning: {0}: unknown key \"maxStep\" (did you mean \"maxSteps\"?); it is ignored\n\
+             warning: {0}: unknown key \"sandbox.enabeld\" (did you mean \"enabled\"?); it is ignored\n",
+            file.display()
+        )
+    );
+    assert!(
+        !text(&out.stdout).contains("unknown key"),
+        "not repeated as events"
+    );
+}

@@ -231,3 +231,34 @@ async fn inputs_sent_while_a_task_runs_are_queued_and_run_in_order() {
     let messages = &server.requests()[1].body["messages"];
     assert_eq!(messages.as_array().unwrap().len(), 4);
 }
+
+#[tokio::test]
+async fn configuration_warnings_open_the_first_task_only() {
+    let server = MockModelServer::start(vec![MockResponse::text("a"), MockResponse::text("b")])
+        .await
+        .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.warnings = vec!["config.json: unknown key \"modle\"".to_owned()],
+        vec![],
+    );
+    let first = h.run("one").await;
+    let warnings: Vec<&EventMsg> = first
+        .iter()
+        .map(|e| &e.msg)
+        .filter(|msg| matches!(msg, EventMsg::Warning { .. }))
+        .collect();
+    assert_eq!(
+        warnings,
+        [&EventMsg::Warning {
+            message: "config.json: unknown key \"modle\"".to_owned()
+        }]
+    );
+    let second = h.run("two").await;
+    assert!(
+        !second
+            .iter()
+            .any(|e| matches!(e.msg, EventMsg::Warning { .. }))
+    );
+}
