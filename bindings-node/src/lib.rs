@@ -32,7 +32,9 @@ fn error(err: EngineError) -> Error {
         | EngineError::RootConversation
         | EngineError::InvalidSpec(_)
         | EngineError::UnknownPermissionRequest(_)
-        | EngineError::Resume(..) => Status::InvalidArg,
+        | EngineError::Resume(..)
+        | EngineError::PromptTooLarge { .. }
+        | EngineError::TooManyConversations(_) => Status::InvalidArg,
         _ => Status::GenericFailure,
     };
     Error::new(status, err.to_string())

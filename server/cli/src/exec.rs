@@ -81,11 +81,20 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     // The enclosing git repository is the workspace; the start directory is named in the
     // system prompt.
     let workspace = coder_core::workspace_root(&start);
+    let mut config = Config::load(&workspace)?;
     let prompt = if args.prompt == "-" {
+        // Read no more than the limit allows: an endless stdin is refused, not buffered.
+        let limit = config.max_prompt_bytes;
         let mut text = String::new();
         std::io::stdin()
+            .take(limit as u64 + 1)
             .read_to_string(&mut text)
             .context("cannot read the prompt from stdin")?;
+        if text.len() > limit {
+            return Ok(usage_error(&format!(
+                "the prompt on stdin is over the limit of {limit} bytes (maxPromptBytes)"
+            )));
+        }
         text
     } else {
         args.prompt
@@ -93,8 +102,6 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         return Ok(usage_error("the prompt is empty"));
     }
-
-    let mut config = Config::load(&workspace)?;
     // Configuration mistakes go to stderr before the task, and not again as events.
     for warning in std::mem::take(&mut config.warnings) {
         eprintln!("warning: {warning}");
@@ -120,7 +127,13 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let engine = Engine::new(config)?;
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
-    let task = engine.send(conversation, prompt)?;
+    let task = match engine.send(conversation, prompt) {
+        Ok(task) => task,
+        Err(err @ coder_core::EngineError::PromptTooLarge { .. }) => {
+            return Ok(usage_error(&err.to_string()));
+        }
+        Err(err) => return Err(err.into()),
+    };
 
     let printer: Box<dyn Printer> = if args.json {
         Box::new(JsonPrinter::new())

@@ -18,6 +18,12 @@ use serde_json::Value;
 use crate::mcp::{McpServerConfig, load_mcp_json};
 use crate::permissions::PermissionRules;
 
+/// The default of `maxPromptBytes`: 1 MiB of text in one input.
+pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
+
+/// The default of `maxConversations` per session.
+pub const DEFAULT_MAX_CONVERSATIONS: usize = 4096;
+
 /// Everything the engine needs to run, resolved from files, environment and flags.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -61,6 +67,11 @@ pub struct Config {
     pub writable_roots: Vec<PathBuf>,
     /// Keep a snapshot of the session in `.coder/sessions/<session_id>.json`.
     pub save_sessions: bool,
+    /// The most text one input may carry (all its text items together), in bytes; a larger
+    /// input is refused before anything is queued or sent.
+    pub max_prompt_bytes: usize,
+    /// The most conversations a session may hold (the root included).
+    pub max_conversations: usize,
     /// Mistakes found in the config files (unknown keys), for people to read: the engine
     /// reports them as `warning` events at the start of the session's first task.
     pub warnings: Vec<String>,
@@ -172,6 +183,8 @@ struct ConfigFile {
     max_interrupt_chain_depth: Option<u32>,
     prompt_cache_key: Option<bool>,
     save_sessions: Option<bool>,
+    max_prompt_bytes: Option<usize>,
+    max_conversations: Option<usize>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, McpServerConfig>,
 }
@@ -312,6 +325,8 @@ impl Config {
                 .unwrap_or(kind == ProviderKind::OpenAi && base_url == default_url),
             writable_roots: file.sandbox.writable_roots,
             save_sessions: file.save_sessions.unwrap_or(true),
+            max_prompt_bytes: file.max_prompt_bytes.unwrap_or(DEFAULT_MAX_PROMPT_BYTES),
+            max_conversations: file.max_conversations.unwrap_or(DEFAULT_MAX_CONVERSATIONS),
             warnings: Vec::new(),
             workspace: workspace.to_path_buf(),
             started_in: None,
@@ -363,6 +378,8 @@ impl Config {
             sandbox: true,
             writable_roots: Vec::new(),
             save_sessions: true,
+            max_prompt_bytes: DEFAULT_MAX_PROMPT_BYTES,
+            max_conversations: DEFAULT_MAX_CONVERSATIONS,
             warnings: Vec::new(),
             max_interrupt_chain_depth: 4,
             prompt_cache_key: false,

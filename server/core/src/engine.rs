@@ -41,6 +41,12 @@ pub enum EngineError {
     InvalidSpec(String),
     #[error("cannot resume session {0}: {1}")]
     Resume(SessionId, String),
+    #[error("the prompt is {size} bytes, over the limit of {limit} bytes (maxPromptBytes)")]
+    PromptTooLarge { size: usize, limit: usize },
+    #[error(
+        "the session already holds {0} conversations, its limit (maxConversations); destroy one first"
+    )]
+    TooManyConversations(usize),
 }
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -291,6 +297,7 @@ impl Engine {
         items: Vec<InputItem>,
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
+        self.inner.check_prompt_size(&items)?;
         let plan = TaskPlan::new(conversation, items, 0);
         let task_id = plan.task_id;
         enqueue(&self.inner, vec![plan]);
@@ -306,6 +313,7 @@ impl Engine {
         base_instructions: String,
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
+        self.inner.check_prompt_size(&items)?;
         let mut plan = TaskPlan::new(conversation, items, 0);
         plan.base_instructions_override = Some(base_instructions);
         let task_id = plan.task_id;
@@ -551,6 +559,22 @@ impl Inner {
             .ok_or(EngineError::UnknownConversation(id))
     }
 
+    /// Refuses an input whose text items together exceed `maxPromptBytes`.
+    pub(crate) fn check_prompt_size(&self, items: &[InputItem]) -> Result<(), EngineError> {
+        let size = items
+            .iter()
+            .map(|item| match item {
+                InputItem::Text { text } => text.len(),
+                InputItem::Image { .. } => 0,
+            })
+            .sum();
+        let limit = self.config.max_prompt_bytes;
+        if size > limit {
+            return Err(EngineError::PromptTooLarge { size, limit });
+        }
+        Ok(())
+    }
+
     pub(crate) fn is_root(&self, id: ConversationId) -> bool {
         lock(&self.conversations).root == id
     }
@@ -599,6 +623,10 @@ impl Inner {
             conversations.root_taken = true;
         }
         let id = conversation.id;
+        let limit = self.config.max_conversations;
+        if !conversations.table.contains_key(&id) && conversations.table.len() >= limit {
+            return Err(EngineError::TooManyConversations(limit));
+        }
         conversations
             .table
             .insert(id, Arc::new(Mutex::new(conversation)));

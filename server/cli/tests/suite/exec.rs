@@ -442,3 +442,53 @@ async fn unknown_config_keys_are_warned_about_once_before_the_task() {
         "not repeated as events"
     );
 }
+
+#[tokio::test]
+async fn a_prompt_over_max_prompt_bytes_is_a_usage_error_and_nothing_is_sent() {
+    let server = MockModelServer::start(vec![MockResponse::text("never")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".coder")).unwrap();
+    std::fs::write(
+        dir.path().join(".coder/config.json"),
+        json!({"maxPromptBytes": 10}).to_string(),
+    )
+    .unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["eleven byte"], &as_refs(&env)).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "error: the prompt is 11 bytes, over the limit of 10 bytes (maxPromptBytes)\n"
+    );
+
+    // From stdin, only the limit (and one byte more) is read.
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+    command
+        .args(["exec", "-"])
+        .current_dir(dir.path())
+        .env_clear()
+        .envs(crate::suite::kept_env())
+        .env("HOME", dir.path().join(".home"))
+        .envs(as_refs(&env))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // More than a pipe holds, and never closed: coder must not wait for the end.
+    let _ = tokio::io::AsyncWriteExt::write_all(&mut stdin, &[b'x'; 200_000]).await;
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("coder exec waited for the end of an oversized stdin")
+        .unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: the prompt on stdin is over the limit of 10 bytes (maxPromptBytes)\n"
+    );
+    assert!(server.requests().is_empty());
+}

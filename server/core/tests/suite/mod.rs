@@ -2,6 +2,7 @@ mod conversations;
 mod documents;
 mod faults;
 mod interrupts;
+mod limits;
 mod mcp;
 mod permissions;
 mod sandbox;
