@@ -1,4 +1,5 @@
 mod exec;
+mod grep;
 mod lsp;
 mod terminal;
 
