@@ -48,7 +48,7 @@ async fn content_grep_with_a_head_limit_stays_small_on_huge_files() {
     ])
     .await
     .unwrap();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
         .args(["exec", "--auto-approve", "find the needles"])
         .current_dir(dir.path())
         .env_clear()
