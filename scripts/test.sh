@@ -12,6 +12,19 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+# The test suites run with a private TMPDIR that must be empty after each: tests and the
+# programs they start leave nothing behind.
+tests_tmp="$(mktemp -d)"
+trap 'rm -rf "$tests_tmp"' EXIT
+nothing_left_by() {
+    local left
+    left="$(find "$tests_tmp" -mindepth 1 -maxdepth 1)"
+    if [ -n "$left" ]; then
+        printf 'error: %s left these behind in TMPDIR:\n%s\n' "$1" "$left" >&2
+        exit 1
+    fi
+}
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -19,22 +32,29 @@ step "cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (workspace, mock model server)"
-cargo test --workspace --locked
+TMPDIR="$tests_tmp" cargo test --workspace --locked
+nothing_left_by "cargo test"
+
+step "cargo install --path server/cli: the installed coder runs a task"
+bash scripts/check-install.sh
 
 step "editors/vscode: type-checked against VS Code's API; its protocol client drives coder lsp over vscode-jsonrpc"
 cargo build --locked -p coder -p coder-testkit
-(cd editors/vscode && npm ci --no-audit --no-fund && npm run build && npm test)
+(cd editors/vscode && npm ci --no-audit --no-fund && npm run build && TMPDIR="$tests_tmp" npm test)
+nothing_left_by "the editors/vscode tests"
 
 step "bindings-node: the addon and its TypeScript SDK under Node's test runner"
 # `npm install`, not `npm ci`: npm 11 records @napi-rs/cli's per-platform optional
 # packages inconsistently in the lock, and `npm ci` then refuses it.
-(cd bindings-node && npm install --no-audit --no-fund && npm run build && npm test)
+(cd bindings-node && npm install --no-audit --no-fund && npm run build && TMPDIR="$tests_tmp" npm test)
+nothing_left_by "the bindings-node tests"
 
 step "coder lsp driven by headless Neovim's LSP client"
 if ! command -v nvim >/dev/null 2>&1; then
     (apt-get install -y neovim || (apt-get update && apt-get install -y neovim)) >&2
 fi
-bash tests/neovim/run.sh
+TMPDIR="$tests_tmp" bash tests/neovim/run.sh
+nothing_left_by "the Neovim test"
 
 step "end-to-end against a real local model"
 bash scripts/with-local-model.sh \

@@ -20,7 +20,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import * as rpc from "vscode-jsonrpc/node";
 
-import { CoderEngine, Engine } from "@coder/engine";
+import { CoderEngine, Engine } from "coder-agent-engine";
 
 const DELTAS = 20_000;
 const SAMPLES = 15;

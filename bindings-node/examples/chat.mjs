@@ -5,7 +5,7 @@
 //   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 node examples/chat.mjs "What is in this folder?"
 //
 // Set OPENAI_API_KEY for api.openai.com, CODER_MODEL for the model name.
-import { SemaCore } from "@coder/engine";
+import { SemaCore } from "coder-agent-engine";
 
 const core = new SemaCore({ workingDir: process.cwd(), logLevel: "warn" });
 await core.addModel({

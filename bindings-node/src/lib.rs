@@ -32,7 +32,9 @@ fn error(err: EngineError) -> Error {
         | EngineError::RootConversation
         | EngineError::InvalidSpec(_)
         | EngineError::UnknownPermissionRequest(_)
-        | EngineError::Resume(..) => Status::InvalidArg,
+        | EngineError::Resume(..)
+        | EngineError::PromptTooLarge { .. }
+        | EngineError::TooManyConversations(_) => Status::InvalidArg,
         _ => Status::GenericFailure,
     };
     Error::new(status, err.to_string())
@@ -62,6 +64,14 @@ pub struct NativeEngine {
     engine: Engine,
     forwarder: Mutex<Option<Forwarder>>,
     thread: EngineThread,
+}
+
+/// An engine collected without `dispose` still stops saving and removes its temporary
+/// directory before its thread ends.
+impl Drop for NativeEngine {
+    fn drop(&mut self) {
+        self.engine.shutdown_now();
+    }
 }
 
 #[napi]

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 
-import { Engine } from "@coder/engine";
+import { Engine } from "coder-agent-engine";
 import { startMock, text, workspace } from "./mock.mjs";
 
 test("many conversations through the low-level API, events in seq order", async (t) => {
@@ -45,7 +45,7 @@ test("dispose with a task running interrupts it and the process exits cleanly", 
     { kind: "stream", chunks: Array.from({ length: 500 }, () => ({ type: "text", text: "slow " })), delay_ms: 20 },
   ]);
   const program = `
-    import { Engine } from "@coder/engine";
+    import { Engine } from "coder-agent-engine";
     const engine = Engine.create({ workingDir: ${JSON.stringify(workspace())},
       model: { provider: "openai", model: "mock", baseUrl: ${JSON.stringify(`${url}/v1`)}, apiKey: "k" } });
     const seen = [];
@@ -67,7 +67,7 @@ test("dispose with a task running interrupts it and the process exits cleanly", 
 });
 
 test("import and require load one copy of the SDK", () => {
-  const required = createRequire(import.meta.url)("@coder/engine");
+  const required = createRequire(import.meta.url)("coder-agent-engine");
   assert.equal(required.Engine, Engine);
   assert.equal(required.SemaCore, required.CoderEngine);
   assert.equal(typeof required.Engine.checkModel, "function");
@@ -76,7 +76,7 @@ test("import and require load one copy of the SDK", () => {
 test("a listener that throws does not stop the others; its error surfaces as uncaught", async (t) => {
   const { url } = await startMock(t, [text("still streaming")]);
   const program = `
-    import { Engine } from "@coder/engine";
+    import { Engine } from "coder-agent-engine";
     const engine = Engine.create({ workingDir: ${JSON.stringify(workspace())},
       model: { provider: "openai", model: "mock", baseUrl: ${JSON.stringify(`${url}/v1`)}, apiKey: "k" } });
     const uncaught = [];
@@ -121,7 +121,7 @@ test("after dispose, calls that change the session throw and reads still answer"
 test("an engine dropped without dispose is collected and its thread ends", () => {
   const program = `
     import { readdirSync } from "node:fs";
-    import { Engine } from "@coder/engine";
+    import { Engine } from "coder-agent-engine";
     const threads = () => readdirSync("/proc/self/task").length;
     const create = () => {
       for (let i = 0; i < 4; i++) {

@@ -2,7 +2,7 @@
 // helpers shared by the tests.
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -26,14 +26,28 @@ export async function startMock(t, script) {
     createInterface({ input: mock.stdout }).once("line", resolve);
     mock.once("error", reject);
   });
-  t.after(() => mock.kill());
+  t.after(() => {
+    mock.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return {
     url: url.trim(),
     requests: async () => (await fetch(`${url.trim()}/_mock/requests`)).json(),
   };
 }
 
-export const workspace = () => mkdtempSync(join(tmpdir(), "coder-ws-"));
+/** Workspaces made by this test file, removed when its process exits. */
+const workspaces = [];
+process.once("exit", () => {
+  for (const dir of workspaces) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+});
+
+/** A fresh workspace directory; it is removed when the test process exits. */
+export function workspace() {
+  const dir = mkdtempSync(join(tmpdir(), "coder-ws-"));
+  workspaces.push(dir);
+  return dir;
+}
 
 /** Resolves with the first `event` emitted by `emitter` that passes `test`. */
 export function next(emitter, event, test = () => true, ms = 15000) {

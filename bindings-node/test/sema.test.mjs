@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { SemaCore, CoderEngine, Engine } from "@coder/engine";
+import { SemaCore, CoderEngine, Engine } from "coder-agent-engine";
 import { next, startMock, text, toolCall, workspace } from "./mock.mjs";
 
 async function session(t, url, config = {}) {

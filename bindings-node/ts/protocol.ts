@@ -79,7 +79,15 @@ export type EventMsg =
       options: Array<string>,
     }
   | { "type": "token_count", last: TokenUsage, total: TokenUsage, contextWindow: number | null }
-  | { "type": "task_complete", lastAgentMessage: string | null }
+  | {
+      "type": "task_complete",
+      lastAgentMessage: string | null,
+      /**
+       * Set when the task stopped because it reached the step limit (`maxSteps`) with
+       * work left: the limit, in model calls. Absent when the model finished.
+       */
+      stepLimit?: number,
+    }
   | { "type": "turn_aborted", reason: AbortReason }
   | { "type": "state_changed", state: EngineState }
   | { "type": "todo_updated", todos: Array<TodoItem> }

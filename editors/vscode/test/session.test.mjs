@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -25,7 +25,10 @@ async function startMock(t, script) {
   const file = join(dir, "script.json");
   writeFileSync(file, JSON.stringify(script));
   const mock = spawn(mockBin, ["--script", file], { stdio: ["ignore", "pipe", "inherit"] });
-  t.after(() => mock.kill());
+  t.after(() => {
+    mock.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const firstLine = await new Promise((resolve, reject) => {
     createInterface({ input: mock.stdout }).once("line", resolve);
     mock.once("error", reject);
@@ -43,8 +46,13 @@ async function startServer(t, url) {
     env: { PATH: process.env.PATH, HOME: workspace, OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "k" },
     stdio: ["pipe", "pipe", "inherit"],
   });
-  t.after(() => server.kill());
   const exited = new Promise((resolve) => server.once("exit", (code) => resolve(code)));
+  // The server is gone (the test stopped it, or it is killed now) before its workspace is.
+  t.after(async () => {
+    server.kill();
+    await exited;
+    rmSync(workspace, { recursive: true, force: true });
+  });
   const connection = rpc.createMessageConnection(
     new rpc.StreamMessageReader(server.stdout),
     new rpc.StreamMessageWriter(server.stdin),

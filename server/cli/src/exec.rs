@@ -2,8 +2,7 @@
 //!
 //! Human output: the assistant's text on stdout; thinking, one line per tool call, warnings
 //! and errors on stderr. `--json`: every event as one JSON line on stdout.
-//! Exit codes: 0 when the task completes, 1 on a provider or configuration error,
-//! 130 when interrupted (Ctrl-C).
+//! Exit codes: see [`EXIT_CODES`] (also printed by `coder exec --help`).
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -16,6 +15,19 @@ use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Pre
 
 use crate::summary::ToolLines;
 
+/// What each exit code of `coder exec` means, for `--help` and the README.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    the task completed
+  1    a provider or configuration error (the reason is on stderr)
+  2    a usage error: bad arguments, an empty or oversized prompt
+  3    the step limit (--max-steps, maxSteps) stopped the task before it was done
+  130  interrupted with Ctrl-C
+  141  stdout was closed (for example `coder exec ... | head -1`); the task is interrupted";
+
+/// The exit code when stdout closes: what a shell reports for a process ended by SIGPIPE.
+const STDOUT_CLOSED: u8 = 141;
+
 #[derive(Args)]
 pub struct ExecArgs {
     /// What to do. `-` reads the prompt from stdin.
@@ -26,11 +38,11 @@ pub struct ExecArgs {
     /// The model to use, overriding configuration.
     #[arg(short, long)]
     model: Option<String>,
-    /// The workspace directory (default: the current directory).
+    /// Run as if started in DIR: the workspace is its enclosing git repository, else DIR.
     #[arg(short = 'C', long = "cd")]
     cd: Option<PathBuf>,
-    /// Model calls per task before stopping.
-    #[arg(long)]
+    /// Model calls per task before stopping (at least 1).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
     /// The mode: plan, default, auto-edit or yolo.
     #[arg(long, value_parser = parse_mode)]
@@ -59,27 +71,42 @@ fn parse_preset(text: &str) -> Result<Preset, String> {
 }
 
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
-    let workspace = match args.cd {
+    let start = match args.cd {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let workspace = workspace
+    let start = start
         .canonicalize()
-        .with_context(|| format!("cannot open workspace {}", workspace.display()))?;
+        .with_context(|| format!("cannot open directory {}", start.display()))?;
+    // The enclosing git repository is the workspace; the start directory is named in the
+    // system prompt.
+    let workspace = coder_core::workspace_root(&start);
+    let mut config = Config::load(&workspace)?;
     let prompt = if args.prompt == "-" {
+        // Read no more than the limit allows: an endless stdin is refused, not buffered.
+        let limit = config.max_prompt_bytes;
         let mut text = String::new();
         std::io::stdin()
+            .take(limit as u64 + 1)
             .read_to_string(&mut text)
             .context("cannot read the prompt from stdin")?;
+        if text.len() > limit {
+            return Ok(usage_error(&format!(
+                "the prompt on stdin is over the limit of {limit} bytes (maxPromptBytes)"
+            )));
+        }
         text
     } else {
         args.prompt
     };
     if prompt.trim().is_empty() {
-        anyhow::bail!("the prompt is empty");
+        return Ok(usage_error("the prompt is empty"));
     }
-
-    let mut config = Config::load(&workspace)?;
+    // Configuration mistakes go to stderr before the task, and not again as events.
+    for warning in std::mem::take(&mut config.warnings) {
+        eprintln!("warning: {warning}");
+    }
+    config.started_in = (start != workspace).then_some(start);
     if let Some(model) = args.model {
         config.model = model;
     }
@@ -100,12 +127,22 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let engine = Engine::new(config)?;
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
-    let task = engine.send(conversation, prompt)?;
+    let task = match engine.send(conversation, prompt) {
+        Ok(task) => task,
+        Err(err @ coder_core::EngineError::PromptTooLarge { .. }) => {
+            return Ok(usage_error(&err.to_string()));
+        }
+        Err(err) => return Err(err.into()),
+    };
 
-    let mut printer: Box<dyn Printer> = if args.json {
+    let printer: Box<dyn Printer> = if args.json {
         Box::new(JsonPrinter::new())
     } else {
         Box::new(TextPrinter::new())
+    };
+    let mut sink = Sink {
+        printer,
+        closed: false,
     };
     let mut outcome = Outcome::Complete;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
@@ -121,7 +158,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let Some(event) = event else { break };
-        printer.print(&event)?;
+        sink.write(&engine, conversation, |printer| printer.print(&event))?;
         answer_permission(&engine, &event, interactive).await?;
         // Drain what is already waiting before flushing, so bursts cost one write. A
         // stream that is still reading hands over its events in small batches: letting it
@@ -131,7 +168,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         note_outcome(&event, task, &mut outcome);
         loop {
             while let Ok(event) = events.try_recv() {
-                printer.print(&event)?;
+                sink.write(&engine, conversation, |printer| printer.print(&event))?;
                 answer_permission(&engine, &event, interactive).await?;
                 done |= is_idle(&event);
                 note_outcome(&event, task, &mut outcome);
@@ -144,17 +181,66 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
-        printer.flush()?;
+        sink.write(&engine, conversation, |printer| printer.flush())?;
         if done {
             break;
         }
     }
-    printer.finish()?;
+    sink.write(&engine, conversation, |printer| printer.finish())?;
+    // Saves the last snapshot, reaps MCP servers, removes the sandbox's temporary directory.
+    engine.shutdown().await;
+    if sink.closed {
+        return Ok(ExitCode::from(STDOUT_CLOSED));
+    }
     Ok(match outcome {
         Outcome::Complete => ExitCode::SUCCESS,
         Outcome::Failed => ExitCode::FAILURE,
+        Outcome::StepLimit(limit) => {
+            if args.json {
+                // In text mode the engine's warning said it on stderr already.
+                eprintln!(
+                    "error: stopped after {limit} model calls, the step limit (--max-steps), before the task was done"
+                );
+            }
+            ExitCode::from(3)
+        }
         Outcome::Interrupted => ExitCode::from(130),
     })
+}
+
+/// Reports a usage error the way clap does: one line on stderr, exit code 2.
+fn usage_error(reason: &str) -> ExitCode {
+    eprintln!("error: {reason}");
+    ExitCode::from(2)
+}
+
+/// Where events are printed, until stdout closes: then the task is interrupted and the
+/// rest of its events are dropped, so `coder exec ... | head -1` ends quietly.
+struct Sink {
+    printer: Box<dyn Printer>,
+    closed: bool,
+}
+
+impl Sink {
+    fn write(
+        &mut self,
+        engine: &Engine,
+        conversation: coder_protocol::ConversationId,
+        write: impl FnOnce(&mut dyn Printer) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match write(self.printer.as_mut()) {
+            Ok(()) => Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                engine.interrupt(conversation)?;
+                Ok(())
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
 }
 
 /// Answers a permission request: from the terminal when there is one, otherwise with a
@@ -207,6 +293,8 @@ async fn answer_permission(
 enum Outcome {
     Complete,
     Failed,
+    /// The task reached the step limit (in model calls) before it was done.
+    StepLimit(u32),
     Interrupted,
 }
 
@@ -225,6 +313,10 @@ fn note_outcome(event: &Event, task: coder_protocol::TaskId, outcome: &mut Outco
     }
     match event.msg {
         EventMsg::Error { .. } => *outcome = Outcome::Failed,
+        EventMsg::TaskComplete {
+            step_limit: Some(limit),
+            ..
+        } => *outcome = Outcome::StepLimit(limit),
         EventMsg::TurnAborted { .. } => *outcome = Outcome::Interrupted,
         _ => {}
     }
@@ -333,7 +425,7 @@ impl TextPrinter {
             out: std::io::BufWriter::new(std::io::stdout()),
             tools: ToolLines::default(),
             ended_line: true,
-            dim: std::io::stderr().is_terminal(),
+            dim: crate::color::stderr_wants_color(),
         }
     }
 

@@ -1,8 +1,10 @@
 //! `coder`: the command line front door.
 //!
 //! `coder exec "prompt"` runs one task in the current directory and prints its progress.
-//! Logs go to stderr (`CODER_LOG=debug`), never to stdout.
+//! Logs go to stderr (`CODER_LOG=debug`), never to stdout, coloured only on a terminal and
+//! never when `NO_COLOR` is set.
 
+mod color;
 mod exec;
 mod summary;
 
@@ -20,6 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one task non-interactively and exit.
+    #[command(after_help = exec::EXIT_CODES)]
     Exec(exec::ExecArgs),
     /// Serve the LSP-style JSON-RPC protocol on stdio, for editors.
     Lsp {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(color::stderr_wants_color())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CODER_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),

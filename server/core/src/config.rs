@@ -18,11 +18,21 @@ use serde_json::Value;
 use crate::mcp::{McpServerConfig, load_mcp_json};
 use crate::permissions::PermissionRules;
 
+/// The default of `maxPromptBytes`: 1 MiB of text in one input.
+pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
+
+/// The default of `maxConversations` per session.
+pub const DEFAULT_MAX_CONVERSATIONS: usize = 4096;
+
 /// Everything the engine needs to run, resolved from files, environment and flags.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The workspace root: tools resolve paths against it and may not leave it.
     pub workspace: PathBuf,
+    /// Where coder was started, when that is a directory below the workspace root (see
+    /// [`workspace_root`]); the system prompt names it so the model can find what the person
+    /// means by a relative path.
+    pub started_in: Option<PathBuf>,
     pub provider: ProviderConfig,
     pub model: String,
     /// Model calls per task before the task stops.
@@ -60,6 +70,14 @@ pub struct Config {
     pub writable_roots: Vec<PathBuf>,
     /// Keep a snapshot of the session in `.coder/sessions/<session_id>.json`.
     pub save_sessions: bool,
+    /// The most text one input may carry (all its text items together), in bytes; a larger
+    /// input is refused before anything is queued or sent.
+    pub max_prompt_bytes: usize,
+    /// The most conversations a session may hold (the root included).
+    pub max_conversations: usize,
+    /// Mistakes found in the config files (unknown keys), for people to read: the engine
+    /// reports them as `warning` events at the start of the session's first task.
+    pub warnings: Vec<String>,
 }
 
 /// The default ceiling on one reply's text, thinking and tool arguments together: 4 MiB.
@@ -195,6 +213,8 @@ struct ConfigFile {
     max_interrupt_chain_depth: Option<u32>,
     prompt_cache_key: Option<bool>,
     save_sessions: Option<bool>,
+    max_prompt_bytes: Option<usize>,
+    max_conversations: Option<usize>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, McpServerConfig>,
 }
@@ -207,12 +227,16 @@ struct SandboxFile {
     writable_roots: Vec<PathBuf>,
 }
 
+/// `permissions`: the preset and the fields of [`PermissionRules`], listed here rather than
+/// flattened so unknown keys can be reported.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PermissionsFile {
     preset: Option<Preset>,
-    #[serde(flatten)]
-    rules: PermissionRules,
+    #[serde(default)]
+    tools: BTreeMap<String, coder_protocol::PolicyDecision>,
+    #[serde(default)]
+    commands: Vec<crate::permissions::CommandRule>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -253,6 +277,7 @@ impl Config {
         env: EnvLookup<'_>,
     ) -> Result<Self, ConfigError> {
         let mut merged = Value::Object(Default::default());
+        let mut warnings = Vec::new();
         let workspace_file = workspace.join(".coder").join("config.json");
         // The file whose `apiKey` wins, to name it if the provider refuses the key.
         let mut key_file = None;
@@ -261,6 +286,7 @@ impl Config {
                 if value.get("apiKey").is_some() {
                     key_file = Some(path.to_path_buf());
                 }
+                warnings.extend(unknown_keys(path, &value));
                 merge(&mut merged, value);
             }
         }
@@ -269,7 +295,9 @@ impl Config {
                 path: workspace_file.clone(),
                 source,
             })?;
-        Self::resolve(workspace, file, key_file.as_deref(), env)
+        let mut config = Self::resolve(workspace, file, key_file.as_deref(), env)?;
+        config.warnings = warnings;
+        Ok(config)
     }
 
     fn resolve(
@@ -325,7 +353,10 @@ impl Config {
         Ok(Self {
             mode,
             preset: file.permissions.preset.unwrap_or_else(|| preset_for(mode)),
-            permission_rules: file.permissions.rules,
+            permission_rules: PermissionRules {
+                tools: file.permissions.tools,
+                commands: file.permissions.commands,
+            },
             auto_approve: file.auto_approve_ask.unwrap_or(false)
                 || file.approval.interactive == Some(false),
             disabled_tools: file.tools.disabled,
@@ -337,7 +368,11 @@ impl Config {
                 .unwrap_or(kind == ProviderKind::OpenAi && base_url == default_url),
             writable_roots: file.sandbox.writable_roots,
             save_sessions: file.save_sessions.unwrap_or(true),
+            max_prompt_bytes: file.max_prompt_bytes.unwrap_or(DEFAULT_MAX_PROMPT_BYTES),
+            max_conversations: file.max_conversations.unwrap_or(DEFAULT_MAX_CONVERSATIONS),
+            warnings: Vec::new(),
             workspace: workspace.to_path_buf(),
+            started_in: None,
             provider: ProviderConfig {
                 kind,
                 base_url,
@@ -371,6 +406,7 @@ impl Config {
     pub fn new(workspace: impl Into<PathBuf>, provider: ProviderConfig, model: &str) -> Self {
         Self {
             workspace: workspace.into(),
+            started_in: None,
             provider,
             model: model.to_owned(),
             max_steps: 50,
@@ -387,11 +423,24 @@ impl Config {
             sandbox: true,
             writable_roots: Vec::new(),
             save_sessions: true,
+            max_prompt_bytes: DEFAULT_MAX_PROMPT_BYTES,
+            max_conversations: DEFAULT_MAX_CONVERSATIONS,
+            warnings: Vec::new(),
             max_interrupt_chain_depth: 4,
             prompt_cache_key: false,
             mcp_servers: BTreeMap::new(),
         }
     }
+}
+
+/// The workspace for a directory: the nearest enclosing directory that holds `.git` (a
+/// directory, or a file as in a linked worktree or a submodule), else `cwd` itself. Its
+/// `.coder/config.json` applies, it holds the session snapshots, and it bounds the tools.
+pub fn workspace_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
 }
 
 /// The preset that fits a mode when configuration names none.
@@ -430,6 +479,34 @@ fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
             path: path.to_path_buf(),
             source,
         })
+}
+
+/// A warning for each key of the config file at `path` that the schema does not know.
+fn unknown_keys(path: &Path, value: &Value) -> Vec<String> {
+    use crate::config_keys::{fields_of, ignored_keys, warning};
+    ignored_keys::<ConfigFile>(value)
+        .into_iter()
+        .map(|key| {
+            // The keys known where the unknown one sits, for the nearest-key hint.
+            let known = match key.as_slice() {
+                [_] => fields_of::<ConfigFile>(),
+                [section, _] => match section.as_str() {
+                    "retry" => fields_of::<RetryFile>(),
+                    "permissions" => fields_of::<PermissionsFile>(),
+                    "approval" => fields_of::<ApprovalFile>(),
+                    "tools" => fields_of::<ToolsFile>(),
+                    "sandbox" => fields_of::<SandboxFile>(),
+                    _ => &[],
+                },
+                [section, _, _] if section == "mcpServers" => fields_of::<McpServerConfig>(),
+                [section, _, _, _] if section == "permissions" => {
+                    fields_of::<crate::permissions::CommandRule>()
+                }
+                _ => &[],
+            };
+            warning(path, &key, known)
+        })
+        .collect()
 }
 
 /// Deep-merges `over` into `base`: objects merge key by key, anything else replaces.
@@ -605,6 +682,65 @@ mod tests {
         assert_eq!(shared.command.as_deref(), Some("from-config"));
         assert_eq!(shared.tool_timeout_sec, Some(5.0));
         assert!(!shared.enabled);
+    }
+
+    #[test]
+    fn the_workspace_is_the_enclosing_git_root_else_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+        assert_eq!(workspace_root(&repo.join("src/deep")), repo);
+        assert_eq!(workspace_root(&repo), repo);
+        // A linked worktree or submodule has a `.git` file.
+        let worktree = repo.join("src/linked");
+        std::fs::create_dir_all(worktree.join("x")).unwrap();
+        std::fs::write(
+            worktree.join(".git"),
+            "gitdir: ../../.git/worktrees/linked\n",
+        )
+        .unwrap();
+        assert_eq!(workspace_root(&worktree.join("x")), worktree);
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        assert_eq!(workspace_root(&plain), plain);
+    }
+
+    #[test]
+    fn unknown_keys_in_either_file_are_warnings_naming_the_file() {
+        let user = tempfile::tempdir().unwrap();
+        let user_file = user.path().join("config.json");
+        std::fs::write(&user_file, r#"{"modle": "m", "retry": {"maxRetrys": 1}}"#).unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        let workspace_file = workspace.path().join(".coder/config.json");
+        std::fs::write(
+            &workspace_file,
+            r#"{"permissions": {"commands": [{"pattern": "x", "decision": "allow", "decison": 1}]},
+                "mcpServers": {"s": {"command": "c", "argz": []}}}"#,
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let config = Config::load_with(workspace.path(), Some(&user_file), &env).unwrap();
+        let user_file = user_file.display();
+        let workspace_file = workspace_file.display();
+        assert_eq!(
+            config.warnings,
+            [
+                format!(
+                    "{user_file}: unknown key \"modle\" (did you mean \"model\"?); it is ignored"
+                ),
+                format!(
+                    "{user_file}: unknown key \"retry.maxRetrys\" (did you mean \"maxRetries\"?); it is ignored"
+                ),
+                format!(
+                    "{workspace_file}: unknown key \"mcpServers.s.argz\" (did you mean \"args\"?); it is ignored"
+                ),
+                format!(
+                    "{workspace_file}: unknown key \"permissions.commands.0.decison\" (did you mean \"decision\"?); it is ignored"
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -41,6 +41,12 @@ pub enum EngineError {
     InvalidSpec(String),
     #[error("cannot resume session {0}: {1}")]
     Resume(SessionId, String),
+    #[error("the prompt is {size} bytes, over the limit of {limit} bytes (maxPromptBytes)")]
+    PromptTooLarge { size: usize, limit: usize },
+    #[error(
+        "the session already holds {0} conversations, its limit (maxConversations); destroy one first"
+    )]
+    TooManyConversations(usize),
 }
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -62,8 +68,9 @@ pub(crate) struct Inner {
     pub sandbox: Option<Arc<SandboxPolicy>>,
     /// Set until the session has said, once, that commands run unconfined.
     pub sandbox_warning: std::sync::atomic::AtomicBool,
-    /// The private temporary directory of confined commands, removed with the session.
-    _temp_dir: Option<tempfile::TempDir>,
+    /// Configuration mistakes not reported yet: the first task reports them, when every
+    /// front door is listening (events before a subscription are not kept).
+    pub config_warnings: Mutex<Vec<String>>,
     pub runtime: Handle,
     pub scheduler: Scheduler,
     pub mcp: Arc<McpManager>,
@@ -113,7 +120,7 @@ impl Engine {
         let tools = ToolRegistry::new(tools).map_err(EngineError::Tools)?;
         let model = ActiveModel::new(ModelSettings::from_config(&config), &config)
             .map_err(EngineError::Model)?;
-        let (sandbox, temp_dir, sandbox_missing) = sandbox_for(&config);
+        let (sandbox, sandbox_missing) = sandbox_for(&config);
         let root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
         let hub = EventHub::default();
@@ -141,7 +148,7 @@ impl Engine {
                 home: std::env::var_os("HOME").map(std::path::PathBuf::from),
                 sandbox,
                 sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
-                _temp_dir: temp_dir,
+                config_warnings: Mutex::new(config.warnings.clone()),
                 config,
                 model: Mutex::new(Arc::new(model)),
                 tools,
@@ -290,6 +297,7 @@ impl Engine {
         items: Vec<InputItem>,
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
+        self.inner.check_prompt_size(&items)?;
         let plan = TaskPlan::new(conversation, items, 0);
         let task_id = plan.task_id;
         enqueue(&self.inner, vec![plan]);
@@ -305,6 +313,7 @@ impl Engine {
         base_instructions: String,
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
+        self.inner.check_prompt_size(&items)?;
         let mut plan = TaskPlan::new(conversation, items, 0);
         plan.base_instructions_override = Some(base_instructions);
         let task_id = plan.task_id;
@@ -352,8 +361,8 @@ impl Engine {
     }
 
     /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
-    /// a last time (nothing is saved after it), and shuts the MCP servers down, waiting until
-    /// their processes are gone.
+    /// a last time (nothing is saved after it), shuts the MCP servers down, waiting until
+    /// their processes are gone, and removes the session's private temporary directory.
     pub async fn shutdown(&self) {
         if let Some((conversation, _)) = self.inner.scheduler.running() {
             self.inner.scheduler.clear();
@@ -367,6 +376,30 @@ impl Engine {
             tracing::warn!("{err}");
         }
         self.inner.mcp.shutdown().await;
+        // The process may exit without dropping the session: remove its temporary directory
+        // now.
+        if let Some(sandbox) = &self.inner.sandbox {
+            sandbox.remove_temp_dir();
+        }
+    }
+
+    /// What [`Engine::shutdown`] can do without waiting, for a caller that cannot await (a
+    /// `Drop`, a test guard, a finalizer): interrupts the running task and drops queued
+    /// ones, stops saving (a write in flight finishes first; no snapshot is written after),
+    /// and removes the session's private temporary directory. It does not wait for the task
+    /// to record its interruption nor for MCP servers to exit. Call it before removing the
+    /// workspace, so no late snapshot lands in it.
+    pub fn shutdown_now(&self) {
+        if let Some((conversation, _)) = self.inner.scheduler.running() {
+            self.inner.scheduler.clear();
+            self.inner
+                .scheduler
+                .stop(conversation, AbortReason::Interrupted);
+        }
+        self.inner.saver.close();
+        if let Some(sandbox) = &self.inner.sandbox {
+            sandbox.remove_temp_dir();
+        }
     }
 
     /// Answers a `permission_requested` event.
@@ -526,6 +559,22 @@ impl Inner {
             .ok_or(EngineError::UnknownConversation(id))
     }
 
+    /// Refuses an input whose text items together exceed `maxPromptBytes`.
+    pub(crate) fn check_prompt_size(&self, items: &[InputItem]) -> Result<(), EngineError> {
+        let size = items
+            .iter()
+            .map(|item| match item {
+                InputItem::Text { text } => text.len(),
+                InputItem::Image { .. } => 0,
+            })
+            .sum();
+        let limit = self.config.max_prompt_bytes;
+        if size > limit {
+            return Err(EngineError::PromptTooLarge { size, limit });
+        }
+        Ok(())
+    }
+
     pub(crate) fn is_root(&self, id: ConversationId) -> bool {
         lock(&self.conversations).root == id
     }
@@ -574,6 +623,10 @@ impl Inner {
             conversations.root_taken = true;
         }
         let id = conversation.id;
+        let limit = self.config.max_conversations;
+        if !conversations.table.contains_key(&id) && conversations.table.len() >= limit {
+            return Err(EngineError::TooManyConversations(limit));
+        }
         conversations
             .table
             .insert(id, Arc::new(Mutex::new(conversation)));
@@ -669,25 +722,19 @@ fn narrower(wanted: Mode, ceiling: Mode) -> Mode {
     }
 }
 
-/// The sandbox policy of a session: the workspace, configured roots and a fresh private
-/// temporary directory. The flag says the sandbox was wanted but is not available.
-fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, Option<tempfile::TempDir>, bool) {
+/// The sandbox policy of a session: the workspace, configured roots and a private temporary
+/// directory (made at the first confined command). The flag says the sandbox was wanted but
+/// is not available.
+fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, bool) {
     if !config.sandbox {
-        return (None, None, false);
+        return (None, false);
     }
     if !sandbox::available() {
-        return (None, None, true);
+        return (None, true);
     }
-    let Ok(temp) = tempfile::Builder::new().prefix("coder-").tempdir() else {
-        return (None, None, true);
-    };
     let mut writable_roots = vec![config.workspace.clone()];
     writable_roots.extend(config.writable_roots.iter().cloned());
-    let policy = SandboxPolicy {
-        writable_roots,
-        temp_dir: temp.path().to_path_buf(),
-    };
-    (Some(Arc::new(policy)), Some(temp), false)
+    (Some(Arc::new(SandboxPolicy::new(writable_roots))), false)
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

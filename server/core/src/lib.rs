@@ -5,7 +5,8 @@
 //! [`coder_protocol::Event`]s. It knows nothing of LSP, napi or terminals, and it never builds
 //! its own tokio runtime: it spawns onto the runtime it was created in.
 
-mod config;
+pub mod config;
+mod config_keys;
 mod conversation;
 mod documents;
 mod engine;
@@ -22,7 +23,7 @@ pub mod tools;
 
 pub use config::{
     ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, ProviderConfig, ProviderKind,
-    RetryConfig, preset_for,
+    RetryConfig, preset_for, workspace_root,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

@@ -9,6 +9,7 @@
 //! The file is written when the session goes idle, after a task when the last write is
 //! older than [`SAVE_INTERVAL`], and when the session shuts down. Each write goes to a
 //! temporary file that is renamed over the old one, so a crash never leaves half a snapshot.
+//! The directory carries a `.gitignore` of `*`, so snapshots never show in `git status`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -279,6 +280,11 @@ impl Saver {
         self.taken.fetch_add(1, Ordering::Relaxed) + 1
     }
 
+    /// Stops saving at once: waits for a write in flight, and nothing is written after.
+    pub fn close(&self) {
+        lock(&self.on_disk).closed = true;
+    }
+
     /// Writes `snapshot` (numbered `ticket`) atomically, off the async threads; an older
     /// snapshot never replaces a newer one, and nothing follows the [`Save::Last`] one.
     pub async fn write(
@@ -328,11 +334,32 @@ pub(crate) fn snapshot<Others>(
 fn write_atomic(path: &Path, snapshot: &impl Serialize) -> Result<(), String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let fail = |err: std::io::Error| format!("cannot save {}: {err}", path.display());
-    std::fs::create_dir_all(dir).map_err(fail)?;
+    make_sessions_dir(dir).map_err(fail)?;
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
     serde_json::to_writer(std::io::BufWriter::new(file.as_file_mut()), snapshot)
         .map_err(|err| format!("cannot save {}: {err}", path.display()))?;
     file.persist(path).map_err(|err| fail(err.error))?;
+    Ok(())
+}
+
+/// Makes `.coder/sessions` in the workspace, with a `.gitignore` that keeps its files out of
+/// git, so running coder in a repository leaves `git status` clean. The workspace itself is
+/// never made: a session whose workspace was removed saves nothing.
+fn make_sessions_dir(dir: &Path) -> std::io::Result<()> {
+    let coder_dir = dir.parent().unwrap_or(Path::new("."));
+    for dir in [coder_dir, dir] {
+        match std::fs::create_dir(dir) {
+            Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => return Err(err),
+            _ => {}
+        }
+    }
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(
+            ignore,
+            "# Written by coder: session snapshots stay out of git.\n*\n",
+        )?;
+    }
     Ok(())
 }
 
@@ -451,7 +478,15 @@ mod tests {
         let path = saver.path(session).unwrap();
         let saved = read(&path).unwrap();
         assert_eq!(saved.root.messages.len(), 1);
-        let files = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
-        assert_eq!(files, 1, "no temporary file is left behind");
+        let mut files: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(
+            files,
+            [".gitignore".to_owned(), format!("{session}.json")],
+            "no temporary file is left behind"
+        );
     }
 }

@@ -29,6 +29,8 @@ pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
 /// How a task ended.
 enum Ending {
     Complete(Option<String>),
+    /// The step limit (in model calls) ran out with tool results the model has not seen.
+    StepLimit(Option<String>, u32),
     Aborted(AbortReason),
 }
 
@@ -58,6 +60,9 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
              confinement (file tools still refuse paths outside the workspace)",
         );
     }
+    for message in std::mem::take(&mut *lock(&inner.config_warnings)) {
+        events.warning(message);
+    }
     let ending = match inner.conversation(plan.conversation_id) {
         Ok(conversation) => {
             let model = TaskModel {
@@ -75,7 +80,16 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
     };
     match ending {
         Ending::Complete(last_agent_message) => {
-            events.emit(EventMsg::TaskComplete { last_agent_message });
+            events.emit(EventMsg::TaskComplete {
+                last_agent_message,
+                step_limit: None,
+            });
+        }
+        Ending::StepLimit(last_agent_message, limit) => {
+            events.emit(EventMsg::TaskComplete {
+                last_agent_message,
+                step_limit: Some(limit),
+            });
         }
         Ending::Aborted(reason) => events.emit(EventMsg::TurnAborted { reason }),
     }
@@ -135,7 +149,11 @@ async fn run_turns(
         if !conv.context.tools_prefs.include_plan_tool {
             hidden.push("todo_write");
         }
-        let mut system = system_prompt(base, &inner.config.workspace);
+        let mut system = system_prompt(
+            base,
+            &inner.config.workspace,
+            inner.config.started_in.as_deref(),
+        );
         // Custom instructions are left as given, unless they include the built-in prompt.
         let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
         if built_in && hidden.contains(&"apply_patch") {
@@ -267,11 +285,11 @@ async fn run_turns(
             return interrupted(conversation_ref, events, context_window);
         }
     }
+    let limit = inner.config.max_steps;
     events.warning(format!(
-        "stopped after {} model calls, the step limit; send another message to continue",
-        inner.config.max_steps
+        "stopped after {limit} model calls, the step limit (maxSteps), before the task was done; send another message to continue"
     ));
-    Ending::Complete(last_agent_message)
+    Ending::StepLimit(last_agent_message, limit)
 }
 
 /// Records a finished reply and reports it: whole reasoning, whole text, token usage.

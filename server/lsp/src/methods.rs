@@ -23,7 +23,9 @@ fn engine_error(err: EngineError) -> Error {
         EngineError::UnknownConversation(_)
         | EngineError::RootConversation
         | EngineError::InvalidSpec(_)
-        | EngineError::UnknownPermissionRequest(_) => ErrorCode::InvalidParams,
+        | EngineError::UnknownPermissionRequest(_)
+        | EngineError::PromptTooLarge { .. }
+        | EngineError::TooManyConversations(_) => ErrorCode::InvalidParams,
         _ => ErrorCode::InternalError,
     };
     Error {

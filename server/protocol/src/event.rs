@@ -85,7 +85,14 @@ pub enum EventMsg {
         context_window: Option<u64>,
     },
     /// The task ended normally (or after an `error`).
-    TaskComplete { last_agent_message: Option<String> },
+    TaskComplete {
+        last_agent_message: Option<String>,
+        /// Set when the task stopped because it reached the step limit (`maxSteps`) with
+        /// work left: the limit, in model calls. Absent when the model finished.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        step_limit: Option<u32>,
+    },
     /// The task ended early.
     TurnAborted { reason: AbortReason },
     /// The session's engine state changed.
@@ -142,6 +149,7 @@ mod tests {
             task_id: Some(TaskId(Uuid::nil())),
             msg: EventMsg::TaskComplete {
                 last_agent_message: Some("done".into()),
+                step_limit: None,
             },
         };
         let wire = serde_json::to_value(&event).unwrap();

@@ -358,6 +358,7 @@ fn wire_shapes_behind_the_ts_attributes() {
         task_id: None,
         msg: EventMsg::TaskComplete {
             last_agent_message: None,
+            step_limit: None,
         },
     };
     assert_eq!(

@@ -18,6 +18,7 @@ async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Output 
         .args(args)
         .current_dir(workspace)
         .env_clear()
+        .envs(crate::suite::kept_env())
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &home)
         .envs(env.iter().copied());
@@ -202,4 +203,292 @@ async fn without_a_terminal_approvals_are_denied_unless_auto_approve() {
         "{stderr}"
     );
     assert!(stderr.contains("+++ b/made.txt"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_step_limit_exits_3_with_the_reason_on_stderr() {
+    let calls = || {
+        (0..2)
+            .map(|i| MockResponse::tool_call(&format!("c{i}"), "read", json!({"path": "f.txt"})))
+            .collect::<Vec<_>>()
+    };
+    let server = MockModelServer::start(calls()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "x\n").unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["--max-steps", "2", "loop"], &as_refs(&env)).await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let reasons: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("step limit"))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{stderr}");
+    assert!(
+        reasons[0].contains("stopped after 2 model calls"),
+        "{stderr}"
+    );
+
+    // With --json the events go to stdout; the reason still reaches stderr, once.
+    server.push(calls());
+    let out = coder(
+        dir.path(),
+        &["--json", "--max-steps", "2", "loop"],
+        &as_refs(&env),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: stopped after 2 model calls"),
+        "{stderr}"
+    );
+    let last_task_event: Value = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .rfind(|event| event["type"] == "task_complete")
+        .unwrap();
+    assert_eq!(last_task_event["stepLimit"], 2);
+}
+
+#[tokio::test]
+async fn zero_max_steps_and_an_empty_prompt_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coder(dir.path(), &["--max-steps", "0", "hi"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--max-steps"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = coder(dir.path(), &["  "], &[("OPENAI_API_KEY", SECRET)]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "error: the prompt is empty\n");
+}
+
+#[tokio::test]
+async fn help_documents_every_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coder(dir.path(), &["--help"], &[]).await;
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for code in ["0 ", "1 ", "2 ", "3 ", "130 ", "141 "] {
+        assert!(help.contains(&format!("\n  {code}")), "{code}: {help}");
+    }
+}
+
+/// `coder exec ... | head -1`: the reader goes away after one line of a long reply.
+#[tokio::test]
+async fn a_closed_stdout_ends_quietly() {
+    // Far more than a pipe buffer holds, so coder is still writing when the reader leaves.
+    let server = MockModelServer::start(vec![MockResponse::text_deltas(
+        20_000,
+        "a line of the reply\n",
+    )])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for json in [false, true] {
+        if json {
+            server.push([MockResponse::text_deltas(20_000, "a line of the reply\n")]);
+        }
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+        command
+            .arg("exec")
+            .args(json.then_some("--json"))
+            .arg("talk")
+            .current_dir(dir.path())
+            .env_clear()
+            .envs(crate::suite::kept_env())
+            .env("HOME", dir.path().join(".home"))
+            .env("OPENAI_BASE_URL", server.openai_base_url())
+            .env("CODER_MODEL", "mock-model")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+        assert!(lines.next_line().await.unwrap().is_some());
+        drop(lines);
+        let out =
+            tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+                .await
+                .expect("coder exec did not end after its reader left")
+                .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(141),
+            "json: {json}, stderr: {stderr}"
+        );
+        assert_eq!(stderr, "", "json: {json}");
+    }
+}
+
+/// Runs `git` in `dir`, failing the test when it fails.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir.join(".git-home"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[tokio::test]
+async fn a_run_in_a_git_repository_leaves_git_status_clean() {
+    let server = MockModelServer::start(vec![MockResponse::text("done")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let env = openai_env(&server);
+    let out = coder(&repo, &["hi"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sessions = repo.join(".coder/sessions");
+    assert_eq!(
+        std::fs::read_dir(&sessions).unwrap().count(),
+        2,
+        "a snapshot and its .gitignore"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain", "--ignored=no"]), "");
+}
+
+#[tokio::test]
+async fn the_workspace_is_the_enclosing_git_root_from_a_subdirectory_or_with_cd() {
+    let script = || {
+        vec![
+            MockResponse::tool_call("c1", "read", json!({"path": "notes.txt"})),
+            MockResponse::text("read it"),
+        ]
+    };
+    let server = MockModelServer::start(script()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let sub = repo.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("notes.txt"), "from the root\n").unwrap();
+    std::fs::create_dir(repo.join(".coder")).unwrap();
+    std::fs::write(
+        repo.join(".coder/config.json"),
+        json!({"model": "root-config-model"}).to_string(),
+    )
+    .unwrap();
+    let env = vec![
+        ("OPENAI_BASE_URL", server.openai_base_url()),
+        ("OPENAI_API_KEY", SECRET.to_owned()),
+    ];
+    let out = coder(&sub, &["what do the notes say?"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "root-config-model");
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("started coder in src/deep"), "{system}");
+    assert_eq!(
+        requests[1].body["messages"][3]["content"],
+        "     1\tfrom the root\n"
+    );
+    assert!(repo.join(".coder/sessions").is_dir());
+    assert!(!sub.join(".coder").exists());
+
+    // -C applies the same rule to its directory.
+    server.push(script());
+    let out = coder(
+        dir.path(),
+        &["-C", sub.to_str().unwrap(), "what do the notes say?"],
+        &as_refs(&env),
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = server.requests();
+    assert_eq!(requests[2].body["model"], "root-config-model");
+    assert_eq!(
+        requests[3].body["messages"][3]["content"],
+        "     1\tfrom the root\n"
+    );
+}
+
+#[tokio::test]
+async fn unknown_config_keys_are_warned_about_once_before_the_task() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".coder")).unwrap();
+    let file = dir.path().join(".coder/config.json");
+    std::fs::write(&file, r#"{"maxStep": 3, "sandbox": {"enabeld": false}}"#).unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["--json", "hi"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file = file.canonicalize().unwrap();
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "warning: {0}: unknown key \"maxStep\" (did you mean \"maxSteps\"?); it is ignored\n\
+             warning: {0}: unknown key \"sandbox.enabeld\" (did you mean \"enabled\"?); it is ignored\n",
+            file.display()
+        )
+    );
+    assert!(
+        !text(&out.stdout).contains("unknown key"),
+        "not repeated as events"
+    );
+}
+
+#[tokio::test]
+async fn a_prompt_over_max_prompt_bytes_is_a_usage_error_and_nothing_is_sent() {
+    let server = MockModelServer::start(vec![MockResponse::text("never")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".coder")).unwrap();
+    std::fs::write(
+        dir.path().join(".coder/config.json"),
+        json!({"maxPromptBytes": 10}).to_string(),
+    )
+    .unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["eleven byte"], &as_refs(&env)).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "error: the prompt is 11 bytes, over the limit of 10 bytes (maxPromptBytes)\n"
+    );
+
+    // From stdin, only the limit (and one byte more) is read.
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+    command
+        .args(["exec", "-"])
+        .current_dir(dir.path())
+        .env_clear()
+        .envs(crate::suite::kept_env())
+        .env("HOME", dir.path().join(".home"))
+        .envs(as_refs(&env))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // More than a pipe holds, and never closed: coder must not wait for the end.
+    let _ = tokio::io::AsyncWriteExt::write_all(&mut stdin, &[b'x'; 200_000]).await;
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("coder exec waited for the end of an oversized stdin")
+        .unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: the prompt on stdin is over the limit of 10 bytes (maxPromptBytes)\n"
+    );
+    assert!(server.requests().is_empty());
 }

@@ -1,4 +1,14 @@
 mod exec;
+mod grep;
 mod lsp;
 mod provider_errors;
 mod reply_limits;
+mod terminal;
+
+/// What a test's `coder` keeps of the test's environment after `env_clear`: `TMPDIR`, so a
+/// run under a private `TMPDIR` shows whatever the binary leaves behind.
+pub fn kept_env() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
+    ["TMPDIR"]
+        .into_iter()
+        .filter_map(|name| Some((name, std::env::var_os(name)?)))
+}

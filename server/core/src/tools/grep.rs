@@ -1,8 +1,15 @@
 //! `grep`: regex search over the workspace with ripgrep's crates, honouring `.gitignore`.
 //! Files open in the editor are searched in the editor's text ([`overlay`]).
+//!
+//! Memory stays bounded by the output cap (`head_limit`, at most [`MAX_LINES`]), whatever the
+//! size of the tree or of a file: a file stops being searched once it has given as many
+//! lines as can be shown, files whose path sorts after what already fills the output are
+//! dropped or not searched at all ([`Found`]), and a line longer than [`MAX_LINE_BYTES`] is
+//! never read whole: its file is skipped, and the output says so.
 
 mod overlay;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -23,6 +30,9 @@ use crate::documents::Documents;
 const MAX_LINES: usize = 500;
 /// Matched or context lines longer than this are cut.
 const MAX_LINE_CHARS: usize = 500;
+/// The searcher's line buffer never grows past this: a file with a longer line is skipped
+/// (reported in the output) rather than read into memory whole.
+const MAX_LINE_BYTES: usize = 4 << 20;
 
 pub struct GrepTool;
 
@@ -117,19 +127,92 @@ struct FileHits {
     lines: Vec<Option<(u64, bool, String)>>,
 }
 
+impl FileHits {
+    /// How many output lines the file takes (in content mode, with the `--` before it).
+    fn weight(&self, mode: Mode) -> usize {
+        match mode {
+            Mode::Content => self.lines.len() + 1,
+            Mode::FilesWithMatches | Mode::Count => 1,
+        }
+    }
+}
+
+/// The files found so far, sorted by path, holding no more than fills the output: when the
+/// files with the smallest paths already give `limit` lines, the others are dropped, and
+/// files that would sort after them are not searched.
+struct Found {
+    files: BTreeMap<PathBuf, FileHits>,
+    /// Output lines the kept files take.
+    lines: usize,
+    limit: usize,
+    mode: Mode,
+    /// Something was left out: a dropped or unsearched file, or a file cut at the cap.
+    truncated: bool,
+    /// Files skipped for a line longer than [`MAX_LINE_BYTES`].
+    giant_lines: usize,
+}
+
+impl Found {
+    fn new(limit: usize, mode: Mode) -> Self {
+        Self {
+            files: BTreeMap::new(),
+            lines: 0,
+            limit,
+            mode,
+            truncated: false,
+            giant_lines: 0,
+        }
+    }
+
+    /// Whether searching `path` can still change the output.
+    fn wants(&mut self, path: &Path) -> bool {
+        let full = self.lines >= self.limit
+            && self
+                .files
+                .last_key_value()
+                .is_some_and(|(last, _)| path > last.as_path());
+        self.truncated |= full;
+        !full
+    }
+
+    fn add(&mut self, hits: FileHits) {
+        self.lines += hits.weight(self.mode);
+        self.files.insert(hits.path.clone(), hits);
+        while let Some((_, last)) = self.files.last_key_value() {
+            let weight = last.weight(self.mode);
+            if self.lines - weight < self.limit {
+                break;
+            }
+            self.lines -= weight;
+            self.files.pop_last();
+            self.truncated = true;
+        }
+    }
+}
+
+/// Collects one file's findings, up to `cap` lines: then the search of the file stops.
 struct Collect<'a> {
     hits: &'a mut FileHits,
     mode: Mode,
+    cap: usize,
+    /// Set when the file was cut at the cap.
+    cut: &'a mut bool,
 }
 
 impl Collect<'_> {
-    fn push(&mut self, number: Option<u64>, is_match: bool, bytes: &[u8]) {
+    /// Records a line; false once the file has given `cap` lines.
+    fn push(&mut self, number: Option<u64>, is_match: bool, bytes: &[u8]) -> bool {
+        if self.hits.lines.len() >= self.cap {
+            *self.cut = true;
+            return false;
+        }
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end_matches(['\n', '\r']);
         let text: String = text.chars().take(MAX_LINE_CHARS).collect();
         self.hits
             .lines
             .push(Some((number.unwrap_or(0), is_match, text)));
+        true
     }
 }
 
@@ -137,23 +220,32 @@ impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
-        self.hits.count += 1;
         match self.mode {
-            Mode::FilesWithMatches => Ok(false),
-            Mode::Count => Ok(true),
-            Mode::Content => {
-                self.push(found.line_number(), true, found.bytes());
+            Mode::FilesWithMatches => {
+                self.hits.count += 1;
+                Ok(false)
+            }
+            Mode::Count => {
+                self.hits.count += 1;
                 Ok(true)
+            }
+            Mode::Content => {
+                let kept = self.push(found.line_number(), true, found.bytes());
+                self.hits.count += u64::from(kept);
+                Ok(kept)
             }
         }
     }
 
     fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        self.push(context.line_number(), false, context.bytes());
-        Ok(true)
+        Ok(self.push(context.line_number(), false, context.bytes()))
     }
 
     fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        if self.hits.lines.len() >= self.cap {
+            *self.cut = true;
+            return Ok(false);
+        }
         self.hits.lines.push(None);
         Ok(true)
     }
@@ -186,8 +278,24 @@ fn grep(
         0
     };
     let overlay = Overlay::collect(documents, &base);
-    let found = Mutex::new(Vec::new());
+    let limit = args.head_limit.unwrap_or(MAX_LINES).min(MAX_LINES);
+    let found = Mutex::new(Found::new(limit, args.output_mode));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let search_into = |searcher: &mut Searcher, matcher: &RegexMatcher, path: &Path, text| {
+        if !lock(&found).wants(path) {
+            return;
+        }
+        let outcome = search(searcher, matcher, path, text, args.output_mode, limit);
+        let mut found = lock(&found);
+        match outcome {
+            Searched::Hits { hits, cut } => {
+                found.truncated |= cut;
+                found.add(hits);
+            }
+            Searched::Nothing => {}
+            Searched::GiantLine => found.giant_lines += 1,
+        }
+    };
     ignore::WalkBuilder::new(&base)
         .require_git(false)
         .threads(threads)
@@ -195,9 +303,9 @@ fn grep(
         .run(|| {
             let matcher: RegexMatcher = matcher.clone();
             let filter = filter.clone();
-            let found = &found;
             let base = &base;
             let overlay = &overlay;
+            let search_into = &search_into;
             let mut searcher = searcher(context);
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
@@ -210,10 +318,7 @@ fn grep(
                     return WalkState::Continue;
                 }
                 let path = entry.path();
-                let text = overlay.text(path);
-                if let Some(hits) = search(&mut searcher, &matcher, path, text, args.output_mode) {
-                    found.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
-                }
+                search_into(&mut searcher, &matcher, path, overlay.text(path));
                 WalkState::Continue
             })
         });
@@ -222,17 +327,26 @@ fn grep(
         if !passes(filter.as_ref(), &base, path) {
             continue;
         }
-        if let Some(hits) = search(&mut searcher, &matcher, path, Some(text), args.output_mode) {
-            found.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
+        search_into(&mut searcher, &matcher, path, Some(text));
+    }
+    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let giant_note = (found.giant_lines > 0).then(|| {
+        format!(
+            "({} files skipped: a line longer than {} MiB; search them with bash and a tool that cuts lines.)\n",
+            found.giant_lines,
+            MAX_LINE_BYTES >> 20
+        )
+    });
+    if found.files.is_empty() {
+        let mut out = format!("No matches for `{}`.", args.pattern);
+        if let Some(note) = giant_note {
+            out.push('\n');
+            out.push_str(&note);
         }
+        return Ok(out);
     }
-    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    if found.is_empty() {
-        return Ok(format!("No matches for `{}`.", args.pattern));
-    }
-    found.sort_by(|a, b| a.path.cmp(&b.path));
     let mut lines = Vec::new();
-    for file in &found {
+    for file in found.files.values() {
         let path = display_path(workspace, &file.path);
         match args.output_mode {
             Mode::FilesWithMatches => lines.push(path),
@@ -251,52 +365,78 @@ fn grep(
             }
         }
     }
-    let limit = args.head_limit.unwrap_or(MAX_LINES).min(MAX_LINES);
-    let total = lines.len();
+    let truncated = found.truncated || lines.len() > limit;
     let mut out = lines.into_iter().take(limit).collect::<Vec<_>>().join("\n");
     out.push('\n');
-    if total > limit {
+    if truncated {
         out.push_str(&format!(
-            "({total} lines in all; showing {limit}. Narrow the pattern, path or glob.)\n"
+            "(more than {limit} lines; showing the first {limit}. Narrow the pattern, path or glob.)\n"
         ));
+    }
+    if let Some(note) = giant_note {
+        out.push_str(&note);
     }
     Ok(out)
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A searcher for one thread: line numbers, `context` lines around matches, binary files
-/// skipped.
+/// skipped, and a line buffer that never grows past [`MAX_LINE_BYTES`].
 fn searcher(context: usize) -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
         .binary_detection(BinaryDetection::quit(0))
         .before_context(context)
         .after_context(context)
+        .heap_limit(Some(MAX_LINE_BYTES))
         .build()
 }
 
-/// What one file holds: `text` when the editor has it open, else the file on disk. `None`
-/// when nothing matches, or when the file cannot be read (skipped, as ripgrep does).
+/// What searching one file gave.
+enum Searched {
+    /// Matches; `cut` when the file stopped at the cap with more to give.
+    Hits { hits: FileHits, cut: bool },
+    /// No match, or the file cannot be read (skipped, as ripgrep does).
+    Nothing,
+    /// The file has a line longer than [`MAX_LINE_BYTES`].
+    GiantLine,
+}
+
+/// Searches one file: `text` when the editor has it open, else the file on disk, keeping at
+/// most `cap` lines.
 fn search(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     path: &Path,
     text: Option<&str>,
     mode: Mode,
-) -> Option<FileHits> {
+    cap: usize,
+) -> Searched {
     let mut hits = FileHits {
         path: path.to_path_buf(),
         count: 0,
         lines: Vec::new(),
     };
+    let mut cut = false;
     let sink = Collect {
         hits: &mut hits,
         mode,
+        cap,
+        cut: &mut cut,
     };
     let searched = match text {
         Some(text) => searcher.search_slice(matcher, text.as_bytes(), sink),
         None => searcher.search_path(matcher, path, sink),
     };
-    (searched.is_ok() && hits.count > 0).then_some(hits)
+    match searched {
+        // grep-searcher reports its heap limit only in this message.
+        Err(err) if err.to_string().contains("allocation limit") => Searched::GiantLine,
+        Ok(()) if hits.count > 0 => Searched::Hits { hits, cut },
+        Ok(()) | Err(_) => Searched::Nothing,
+    }
 }
 
 /// Whether the file at `path` passes the `glob` filter: by its path under `base`, or by its
@@ -312,6 +452,7 @@ fn passes(filter: Option<&GlobMatcher>, base: &Path, path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pretty_assertions::assert_eq;
 
     fn args(pattern: &str, mode: Mode) -> Args {
         Args {
@@ -342,6 +483,38 @@ mod tests {
     }
 
     #[test]
+    fn the_cap_keeps_the_first_files_by_path_whatever_the_walk_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["d", "b", "a", "c", "e"] {
+            std::fs::write(dir.path().join(name), "x\nx\n").unwrap();
+        }
+        let mut content = args("x", Mode::Content);
+        content.head_limit = Some(4);
+        assert_eq!(
+            grep(dir.path(), None, &content).unwrap(),
+            "a:1:x\na:2:x\n--\nb:1:x\n\
+             (more than 4 lines; showing the first 4. Narrow the pattern, path or glob.)\n"
+        );
+        let mut files = args("x", Mode::FilesWithMatches);
+        files.head_limit = Some(5);
+        assert_eq!(grep(dir.path(), None, &files).unwrap(), "a\nb\nc\nd\ne\n");
+    }
+
+    #[test]
+    fn a_file_with_a_line_longer_than_the_buffer_is_skipped_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut giant = vec![b'x'; MAX_LINE_BYTES + 1];
+        giant.extend_from_slice(b" needle\n");
+        std::fs::write(dir.path().join("giant.txt"), giant).unwrap();
+        std::fs::write(dir.path().join("small.txt"), "needle\n").unwrap();
+        assert_eq!(
+            grep(dir.path(), None, &args("needle", Mode::Content)).unwrap(),
+            "small.txt:1:needle\n\
+             (1 files skipped: a line longer than 4 MiB; search them with bash and a tool that cuts lines.)\n"
+        );
+    }
+
+    #[test]
     fn lists_matching_files_and_honours_gitignore_and_binary() {
         let dir = tree();
         assert_eq!(
@@ -368,10 +541,10 @@ mod tests {
         );
         let mut limited = args("e", Mode::Content);
         limited.head_limit = Some(2);
-        assert!(
-            grep(dir.path(), None, &limited)
-                .unwrap()
-                .contains("showing 2")
+        assert_eq!(
+            grep(dir.path(), None, &limited).unwrap(),
+            "src/a.rs:1:one\nsrc/a.rs:2:needle here\n\
+             (more than 2 lines; showing the first 2. Narrow the pattern, path or glob.)\n"
         );
         assert!(
             grep(dir.path(), None, &args("zzz", Mode::Content))

@@ -503,7 +503,8 @@ async fn destroying_a_running_conversation_interrupts_only_it() {
     assert!(events.iter().any(|e| e.conversation_id == h.root
         && e.msg
             == EventMsg::TaskComplete {
-                last_agent_message: Some("root still fine".into())
+                last_agent_message: Some("root still fine".into()),
+                step_limit: None,
             }));
     assert!(h.engine.history(b).is_err());
     assert!(h.engine.destroy_conversation(h.root).is_err());

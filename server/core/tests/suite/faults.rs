@@ -21,7 +21,9 @@ fn warnings(events: &[coder_protocol::Event]) -> Vec<String> {
 
 fn completed_with(events: &[coder_protocol::Event]) -> Option<String> {
     match &events.last()?.msg {
-        EventMsg::TaskComplete { last_agent_message } => last_agent_message.clone(),
+        EventMsg::TaskComplete {
+            last_agent_message, ..
+        } => last_agent_message.clone(),
         _ => None,
     }
 }
@@ -90,7 +92,8 @@ async fn giving_up_reports_an_error_and_ends_the_task() {
     assert_eq!(
         events.last().unwrap().msg,
         EventMsg::TaskComplete {
-            last_agent_message: None
+            last_agent_message: None,
+            step_limit: None,
         }
     );
     // The user's message is kept, so sending again continues the conversation.

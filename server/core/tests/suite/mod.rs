@@ -1,6 +1,7 @@
 mod conversations;
 mod documents;
 mod faults;
+mod input_limits;
 mod interrupts;
 mod limits;
 mod mcp;

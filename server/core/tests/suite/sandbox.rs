@@ -106,3 +106,31 @@ async fn an_approved_rerun_runs_outside_the_sandbox() {
     assert!(target.exists());
     assert!(last_tool_result(&server).starts_with("Exit code: 0"));
 }
+
+#[tokio::test]
+async fn the_commands_private_temp_dir_is_made_when_needed_and_gone_after_shutdown() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": "echo \"$TMPDIR\""})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::Yolo,
+        vec![],
+    );
+    h.run("where is tmp?").await;
+    let result = last_tool_result(&server);
+    let temp_dir = std::path::PathBuf::from(
+        result
+            .lines()
+            .find(|line| line.contains("coder-"))
+            .unwrap_or_else(|| panic!("no private TMPDIR in {result}"))
+            .trim(),
+    );
+    assert!(temp_dir.is_dir(), "{}", temp_dir.display());
+    h.engine.shutdown().await;
+    assert!(!temp_dir.exists(), "{} is left behind", temp_dir.display());
+}

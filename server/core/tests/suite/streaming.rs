@@ -70,7 +70,8 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
         assert_eq!(
             events.last().unwrap().msg,
             EventMsg::TaskComplete {
-                last_agent_message: Some("Hello, world".into())
+                last_agent_message: Some("Hello, world".into()),
+                step_limit: None,
             }
         );
         // One envelope: the same conversation and task, seq without gaps.
@@ -208,9 +209,9 @@ async fn inputs_sent_while_a_task_runs_are_queued_and_run_in_order() {
     let ends: Vec<_> = events
         .iter()
         .filter_map(|e| match &e.msg {
-            EventMsg::TaskComplete { last_agent_message } => {
-                Some((e.task_id.unwrap(), last_agent_message.clone().unwrap()))
-            }
+            EventMsg::TaskComplete {
+                last_agent_message, ..
+            } => Some((e.task_id.unwrap(), last_agent_message.clone().unwrap())),
             _ => None,
         })
         .collect();
@@ -229,4 +230,35 @@ async fn inputs_sent_while_a_task_runs_are_queued_and_run_in_order() {
     // The second request saw the first exchange.
     let messages = &server.requests()[1].body["messages"];
     assert_eq!(messages.as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn configuration_warnings_open_the_first_task_only() {
+    let server = MockModelServer::start(vec![MockResponse::text("a"), MockResponse::text("b")])
+        .await
+        .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.warnings = vec!["config.json: unknown key \"modle\"".to_owned()],
+        vec![],
+    );
+    let first = h.run("one").await;
+    let warnings: Vec<&EventMsg> = first
+        .iter()
+        .map(|e| &e.msg)
+        .filter(|msg| matches!(msg, EventMsg::Warning { .. }))
+        .collect();
+    assert_eq!(
+        warnings,
+        [&EventMsg::Warning {
+            message: "config.json: unknown key \"modle\"".to_owned()
+        }]
+    );
+    let second = h.run("two").await;
+    assert!(
+        !second
+            .iter()
+            .any(|e| matches!(e.msg, EventMsg::Warning { .. }))
+    );
 }

@@ -102,6 +102,14 @@ impl Harness {
     }
 }
 
+/// Stops the session before the workspace goes, so no late snapshot or temporary directory
+/// is left behind.
+impl Drop for Harness {
+    fn drop(&mut self) {
+        self.engine.shutdown_now();
+    }
+}
+
 /// The `type` tags of `events`, for order assertions.
 pub fn kinds(events: &[Event]) -> Vec<String> {
     events

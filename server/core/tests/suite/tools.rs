@@ -251,7 +251,10 @@ async fn the_step_limit_ends_the_task_with_a_warning() {
         EventMsg::Warning { message } if message.contains("step limit"))));
     assert!(matches!(
         events.last().unwrap().msg,
-        EventMsg::TaskComplete { .. }
+        EventMsg::TaskComplete {
+            step_limit: Some(2),
+            ..
+        }
     ));
     assert_history_valid(&h.engine.history(h.root).unwrap());
 }

@@ -92,6 +92,7 @@ async fn a_client_that_goes_away_mid_task_ends_the_task_and_the_server() {
     let sessions: Vec<_> = std::fs::read_dir(workspace.path().join(".coder/sessions"))
         .expect("no session snapshot was saved")
         .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
         .collect();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     let snapshot: Value =

@@ -43,6 +43,7 @@ impl Client {
             .args(["lsp", "--stdio"])
             .current_dir(workspace)
             .env_clear()
+            .envs(crate::suite::kept_env())
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", workspace)
             .env("OPENAI_BASE_URL", server.openai_base_url())

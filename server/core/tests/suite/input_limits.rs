@@ -1,0 +1,96 @@
+//! Input limits: the size of one prompt and the number of conversations in a session.
+
+use coder_core::{ConversationSpec, EngineError, ProviderKind};
+use coder_protocol::InputItem;
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::support::{Harness, last_tool_result};
+
+#[tokio::test]
+async fn a_prompt_over_max_prompt_bytes_is_refused_before_anything_is_queued() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.max_prompt_bytes = 10,
+        vec![],
+    );
+    // All text items of one input count together; images do not.
+    let items = vec![
+        InputItem::Text {
+            text: "123456".to_owned(),
+        },
+        InputItem::Image {
+            image_url: "https://example.com/a-long-image-url.png".to_owned(),
+        },
+        InputItem::Text {
+            text: "12345".to_owned(),
+        },
+    ];
+    let err = h.engine.send_items(h.root, items).unwrap_err();
+    assert!(matches!(
+        err,
+        EngineError::PromptTooLarge {
+            size: 11,
+            limit: 10
+        }
+    ));
+    assert_eq!(
+        err.to_string(),
+        "the prompt is 11 bytes, over the limit of 10 bytes (maxPromptBytes)"
+    );
+    assert_eq!(h.engine.queued_tasks(), 0);
+    assert!(h.engine.running_task().is_none());
+    assert!(h.engine.history(h.root).unwrap().is_empty());
+    // Exactly the limit is fine.
+    h.engine.send(h.root, "1234567890").unwrap();
+    assert!(server.requests().len() <= 1);
+}
+
+#[tokio::test]
+async fn conversations_past_max_conversations_are_refused_to_the_api_and_the_model() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "conv_create", json!({"user_instruction": "hi"})),
+        MockResponse::text("could not"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.max_conversations = 2,
+        vec![],
+    );
+    let second = h
+        .engine
+        .create_conversation(ConversationSpec::default())
+        .unwrap();
+    let err = h
+        .engine
+        .create_conversation(ConversationSpec::default())
+        .unwrap_err();
+    assert!(matches!(err, EngineError::TooManyConversations(2)));
+    assert_eq!(h.engine.list_conversations().len(), 2);
+
+    // The model's conv_create gets the reason back.
+    h.run("delegate").await;
+    let result: serde_json::Value = serde_json::from_str(&last_tool_result(&server)).unwrap();
+    assert_eq!(result["success"], false);
+    assert!(
+        result["reason"]
+            .as_str()
+            .unwrap()
+            .contains("maxConversations"),
+        "{result}"
+    );
+
+    // Destroying one makes room again.
+    h.engine.destroy_conversation(second).unwrap();
+    h.engine
+        .create_conversation(ConversationSpec::default())
+        .unwrap();
+}
