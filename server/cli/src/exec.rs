@@ -80,6 +80,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut config = Config::load(&workspace)?;
+    config.require_provider()?;
     if let Some(model) = args.model {
         config.model = model;
     }

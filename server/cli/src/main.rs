@@ -29,12 +29,11 @@ enum Command {
     },
 }
 
-/// `coder lsp`: one session for the editor on the other end of stdio.
+/// `coder lsp`: one session for the editor on the other end of stdio. The workspace and
+/// configuration are settled at `initialize`, from what the client sends.
 async fn lsp() -> anyhow::Result<ExitCode> {
-    let workspace = std::env::current_dir()?;
-    let config = coder_core::Config::load(&workspace)?;
-    let engine = coder_core::Engine::new(config)?;
-    coder_lsp::serve_stdio(engine, &workspace).await;
+    let cwd = std::env::current_dir()?;
+    coder_lsp::serve_stdio(&cwd).await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -41,6 +41,11 @@ pub enum EngineError {
     InvalidSpec(String),
     #[error("cannot resume session {0}: {1}")]
     Resume(SessionId, String),
+    /// A task was asked for, but no model provider is configured.
+    #[error(
+        "no model provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) or ANTHROPIC_API_KEY, or set \"provider\" in .coder/config.json"
+    )]
+    NoProvider,
 }
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -51,8 +56,9 @@ pub struct Engine {
 
 pub(crate) struct Inner {
     pub config: Config,
-    /// The session's model; conversations may name another of the same provider.
-    pub model: Mutex<Arc<ActiveModel>>,
+    /// The session's model; conversations may name another of the same provider. `None`
+    /// until a provider is configured: tasks cannot start then.
+    pub model: Mutex<Option<Arc<ActiveModel>>>,
     pub tools: ToolRegistry,
     pub hub: EventHub,
     pub permissions: Permissions,
@@ -111,8 +117,12 @@ impl Engine {
         let mut tools = ToolRegistry::builtin();
         tools.extend(extra);
         let tools = ToolRegistry::new(tools).map_err(EngineError::Tools)?;
-        let model = ActiveModel::new(ModelSettings::from_config(&config), &config)
-            .map_err(EngineError::Model)?;
+        let model = match ModelSettings::from_config(&config) {
+            Some(settings) => Some(Arc::new(
+                ActiveModel::new(settings, &config).map_err(EngineError::Model)?,
+            )),
+            None => None,
+        };
         let (sandbox, temp_dir, sandbox_missing) = sandbox_for(&config);
         let root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
@@ -143,7 +153,7 @@ impl Engine {
                 sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
                 _temp_dir: temp_dir,
                 config,
-                model: Mutex::new(Arc::new(model)),
+                model: Mutex::new(model),
                 tools,
                 hub,
                 runtime,
@@ -290,6 +300,7 @@ impl Engine {
         items: Vec<InputItem>,
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
+        self.inner.require_model()?;
         let plan = TaskPlan::new(conversation, items, 0);
         let task_id = plan.task_id;
         enqueue(&self.inner, vec![plan]);
@@ -305,6 +316,7 @@ impl Engine {
         base_instructions: String,
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
+        self.inner.require_model()?;
         let mut plan = TaskPlan::new(conversation, items, 0);
         plan.base_instructions_override = Some(base_instructions);
         let task_id = plan.task_id;
@@ -439,21 +451,23 @@ impl Engine {
         self.inner.scheduler.pending()
     }
 
-    /// The model this session talks to.
+    /// The model this session talks to (the configured name when no provider is set).
     pub fn model(&self) -> String {
-        lock(&self.inner.model).settings.model.clone()
+        self.inner.model_name()
     }
 
-    /// The session's model and provider settings.
-    pub fn model_settings(&self) -> ModelSettings {
-        lock(&self.inner.model).settings.clone()
+    /// The session's model and provider settings; `None` until a provider is configured.
+    pub fn model_settings(&self) -> Option<ModelSettings> {
+        lock(&self.inner.model)
+            .as_ref()
+            .map(|model| model.settings.clone())
     }
 
     /// Switches the session's model (and provider): tasks that start afterwards use it;
     /// conversations created with a model of their own keep it.
     pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
         let active = ActiveModel::new(settings, &self.inner.config).map_err(EngineError::Model)?;
-        *lock(&self.inner.model) = Arc::new(active);
+        *lock(&self.inner.model) = Some(Arc::new(active));
         Ok(())
     }
 }
@@ -462,7 +476,7 @@ impl Inner {
     /// The session as a snapshot: the root conversation and the others, oldest first. The
     /// others are serialized from the live conversations when the snapshot is written.
     fn snapshot(&self) -> (u64, SessionSnapshot<LiveConversations>) {
-        let model = lock(&self.model).settings.model.clone();
+        let model = self.model_name();
         let conversations = lock(&self.conversations);
         let ticket = self.saver.ticket();
         let mut others: Vec<_> = conversations
@@ -513,6 +527,19 @@ impl Inner {
             self.hub
                 .emit(conversation, None, EventMsg::Warning { message });
         }
+    }
+
+    /// The session's model name: the active model's, else the configured one.
+    fn model_name(&self) -> String {
+        lock(&self.model).as_ref().map_or_else(
+            || self.config.model.clone(),
+            |model| model.settings.model.clone(),
+        )
+    }
+
+    /// The session's model, or [`EngineError::NoProvider`].
+    pub(crate) fn require_model(&self) -> Result<Arc<ActiveModel>, EngineError> {
+        lock(&self.model).clone().ok_or(EngineError::NoProvider)
     }
 
     pub(crate) fn conversation(

@@ -21,7 +21,8 @@ mod task;
 pub mod tools;
 
 pub use config::{
-    ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, RetryConfig, preset_for,
+    ApiKey, Config, ConfigError, ModelOverrides, ProviderConfig, ProviderKind, RetryConfig,
+    check_base_url, preset_for, workspace_root,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

@@ -13,7 +13,7 @@ use tokio::io::{
 };
 use tokio::sync::mpsc;
 
-use crate::output::push_frame;
+use crate::output::{Out, push_frame};
 
 /// The largest body accepted; larger frames are answered with an error and skipped.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -97,7 +97,7 @@ fn check_body(body: Vec<u8>) -> Result<Vec<u8>, String> {
 pub(crate) async fn guard_input(
     client: impl AsyncRead + Unpin,
     mut service: impl AsyncWrite + Unpin,
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    out: mpsc::UnboundedSender<Out>,
 ) {
     let mut client = BufReader::new(client);
     loop {
@@ -125,7 +125,7 @@ pub(crate) async fn guard_input(
         });
         let mut framed = Vec::new();
         push_frame(&mut framed, error.to_string().as_bytes());
-        let _ = out.send(framed);
+        let _ = out.send(Out::Frame(framed));
     }
 }
 
@@ -133,14 +133,14 @@ pub(crate) async fn guard_input(
 /// frames at a time, until the service's output ends.
 pub(crate) async fn relay_service(
     service: impl AsyncRead + Unpin,
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    out: mpsc::UnboundedSender<Out>,
 ) {
     let mut service = BufReader::new(service);
     while let Ok(Some(next)) = read_frame(&mut service).await {
         if let Incoming::Body(body) = next {
             let mut framed = Vec::with_capacity(body.len() + 32);
             push_frame(&mut framed, &body);
-            if out.send(framed).is_err() {
+            if out.send(Out::Frame(framed)).is_err() {
                 return;
             }
         }

@@ -90,37 +90,56 @@ impl Asker {
     }
 }
 
+/// What reaches the writer besides engine events.
+pub(crate) enum Out {
+    /// A whole frame: a response, a server-to-client request, a guard's error answer.
+    Frame(Vec<u8>),
+    /// The session's events, once `initialize` created it.
+    Events(EventReceiver, Asker),
+}
+
 /// Writes frames and events to `out` until the frame senders are gone (the service has
 /// stopped and the client's input has ended), then writes what is left and returns.
 pub(crate) async fn run(
-    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut events: EventReceiver,
-    asker: Asker,
+    mut frames: mpsc::UnboundedReceiver<Out>,
     mut out: impl AsyncWrite + Unpin,
 ) {
     let mut batch = Vec::with_capacity(64 * 1024);
     let mut scratch = Vec::with_capacity(1024);
+    let mut events: Option<(EventReceiver, Asker)> = None;
     let mut open = true;
     while open {
         tokio::select! {
             biased;
             frame = frames.recv() => match frame {
-                Some(frame) => batch.extend_from_slice(&frame),
+                Some(Out::Frame(frame)) => batch.extend_from_slice(&frame),
+                Some(Out::Events(receiver, asker)) => events = Some((receiver, asker)),
                 None => open = false,
             },
-            Some(event) = events.recv() => {
-                asker.ask(&event);
+            Some(event) = async { events.as_mut()?.0.recv().await }, if events.is_some() => {
+                if let Some((_, asker)) = &events {
+                    asker.ask(&event);
+                }
                 push_event(&mut batch, &mut scratch, &event);
             }
         }
         // Take everything else that is ready, so a burst costs one write and one flush.
         while batch.len() < BATCH_BYTES {
             let mut took = false;
-            if let Ok(frame) = frames.try_recv() {
-                batch.extend_from_slice(&frame);
-                took = true;
+            match frames.try_recv() {
+                Ok(Out::Frame(frame)) => {
+                    batch.extend_from_slice(&frame);
+                    took = true;
+                }
+                Ok(Out::Events(receiver, asker)) => {
+                    events = Some((receiver, asker));
+                    took = true;
+                }
+                Err(_) => {}
             }
-            if let Ok(event) = events.try_recv() {
+            if let Some((receiver, asker)) = &mut events
+                && let Ok(event) = receiver.try_recv()
+            {
                 asker.ask(&event);
                 push_event(&mut batch, &mut scratch, &event);
                 took = true;

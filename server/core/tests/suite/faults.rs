@@ -186,7 +186,11 @@ async fn an_unreachable_provider_is_a_clear_error() {
     let mut h = Harness::with(
         &server,
         ProviderKind::OpenAi,
-        |c| c.provider.base_url = format!("http://127.0.0.1:{port}/v1"),
+        |c| {
+            if let Some(provider) = &mut c.provider {
+                provider.base_url = format!("http://127.0.0.1:{port}/v1");
+            }
+        },
         vec![],
     );
     let events = h.run("hi").await;
