@@ -7,6 +7,7 @@
 //! handler ever awaits the client. A framing guard ([`framing`]) answers malformed input
 //! and keeps the connection. Logs go to stderr, never to stdout.
 
+mod dispatch;
 mod documents;
 mod framing;
 mod methods;
@@ -31,7 +32,7 @@ use tower_lsp_server::ls_types::{
     InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
     TextDocumentSyncCapability, TextDocumentSyncKind,
 };
-use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use documents::EditorDocuments;
 use session::Session;
@@ -205,16 +206,20 @@ pub async fn serve(
         builder = builder.custom_method("coder/test/panic", Backend::test_panic);
     }
     let (service, socket) = builder.finish();
-    let (to_service, service_input) = tokio::io::duplex(1 << 16);
-    let (service_output, from_service) = tokio::io::duplex(1 << 16);
-    tokio::spawn(framing::guard_input(input, to_service, frames.clone()));
-    let relay = tokio::spawn(framing::relay_service(from_service, frames));
-    Server::new(service_input, service_output, socket)
-        .serve(service)
-        .await;
-    // The service's output is closed now: let the relay pass on its last frames and the
-    // writer flush them.
-    let _ = relay.await;
+    let (requests, requests_rx) = mpsc::channel(64);
+    let (responses, responses_rx) = mpsc::channel(64);
+    let guard = tokio::spawn(framing::guard_input(
+        input,
+        framing::Routes {
+            requests,
+            responses,
+            out: frames.clone(),
+        },
+    ));
+    dispatch::run(service, socket, requests_rx, responses_rx, frames).await;
+    // After `exit` the client may keep its input open: stop reading it. Every sender of
+    // frames is gone then, so the writer writes what is left and ends.
+    guard.abort();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     // The client is gone (exit or closed stdin): stop work and reap the MCP servers.
     if let Some(session) = session.get() {
