@@ -4,6 +4,7 @@
 //! Logs go to stderr (`CODER_LOG=debug`), never to stdout.
 
 mod exec;
+mod memory;
 mod summary;
 
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
+    if let Command::Lsp { .. } = cli.command {
+        // A long-lived server meets messages of any size.
+        memory::return_large_blocks();
+    }
     // `exec` runs on one thread: it is I/O bound, and keeping the engine and the printer on
     // the same thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
     // `lsp` handles requests while tasks run, so it gets worker threads.

@@ -33,6 +33,27 @@ pub(crate) fn frame_of(message: &impl Serialize) -> Option<Vec<u8>> {
     }
 }
 
+/// The longest error message sent back: serde's messages quote the offending value, so a
+/// 10 MB string of the wrong type would otherwise come back whole.
+const MAX_ERROR_MESSAGE: usize = 1024;
+
+/// `response` with its error message cut to [`MAX_ERROR_MESSAGE`] bytes.
+fn bounded(response: Response) -> Response {
+    match response.error() {
+        Some(error) if error.message.len() > MAX_ERROR_MESSAGE => {
+            let mut error = error.clone();
+            let mut end = MAX_ERROR_MESSAGE;
+            while !error.message.is_char_boundary(end) {
+                end -= 1;
+            }
+            error.message = format!("{}…", &error.message[..end]).into();
+            let (id, _) = response.into_parts();
+            Response::from_error(id, error)
+        }
+        _ => response,
+    }
+}
+
 fn send(out: &mpsc::UnboundedSender<Out>, message: &impl Serialize) {
     if let Some(frame) = frame_of(message) {
         let _ = out.send(Out::Frame(frame));
@@ -75,7 +96,7 @@ pub(crate) async fn run(
             }
             Some(done) = in_flight.next(), if !in_flight.is_empty() => {
                 if let Ok(Some(response)) = done {
-                    send(&out, &response);
+                    send(&out, &bounded(response));
                 }
             }
             else => break,
@@ -83,7 +104,7 @@ pub(crate) async fn run(
     }
     while let Some(done) = in_flight.next().await {
         if let Ok(Some(response)) = done {
-            send(&out, &response);
+            send(&out, &bounded(response));
         }
     }
     forward.abort();

@@ -135,7 +135,7 @@ pub(crate) fn check(body: &[u8]) -> Checked {
             return reject(
                 Value::Null,
                 PARSE_ERROR,
-                format!("parse error: the body is not JSON: {err}"),
+                short(format!("parse error: the body is not JSON: {err}")),
             );
         }
     };
@@ -228,8 +228,25 @@ fn check_request(mut object: Map<String, Value>, id: Value, method: &str) -> Che
     }
     match serde_json::from_value(Value::Object(object)) {
         Ok(request) => Checked::Request(request),
-        Err(err) => reject(id, INVALID_REQUEST, format!("invalid request: {err}")),
+        Err(err) => reject(
+            id,
+            INVALID_REQUEST,
+            short(format!("invalid request: {err}")),
+        ),
     }
+}
+
+/// A message cut to 1 KiB: serde's errors quote the offending value, however large.
+fn short(mut message: String) -> String {
+    if message.len() > 1024 {
+        let mut end = 1024;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
 }
 
 fn check_response(object: Map<String, Value>, id: Value) -> Checked {
@@ -272,7 +289,11 @@ fn check_response(object: Map<String, Value>, id: Value) -> Checked {
     }
     match serde_json::from_value(Value::Object(object)) {
         Ok(response) => Checked::Response(response),
-        Err(err) => reject(id, INVALID_REQUEST, format!("invalid request: {err}")),
+        Err(err) => reject(
+            id,
+            INVALID_REQUEST,
+            short(format!("invalid request: {err}")),
+        ),
     }
 }
 

@@ -20,6 +20,18 @@ use crate::permissions;
 
 /// A batch is written once it holds this much, even if more is ready.
 const BATCH_BYTES: usize = 1 << 20;
+/// The capacity the batch keeps between writes; one big frame (a 20 MB `agent_message`, a
+/// large response) would otherwise keep its size for the life of the connection.
+const BATCH_KEEP: usize = 2 * BATCH_BYTES;
+/// The capacity the serialization scratch keeps between events.
+const SCRATCH_KEEP: usize = 64 * 1024;
+
+/// Gives back a buffer's memory when one large message grew it past `keep`.
+fn release_peak(buffer: &mut Vec<u8>, keep: usize) {
+    if buffer.capacity() > keep {
+        *buffer = Vec::with_capacity(keep.min(64 * 1024));
+    }
+}
 
 /// Appends `body` to `out` as one LSP frame.
 pub(crate) fn push_frame(out: &mut Vec<u8>, body: &[u8]) {
@@ -153,6 +165,8 @@ pub(crate) async fn run(
             return;
         }
         batch.clear();
+        release_peak(&mut batch, BATCH_KEEP);
+        release_peak(&mut scratch, SCRATCH_KEEP);
     }
 }
 

@@ -3,6 +3,7 @@
 mod conversations;
 mod documents;
 mod faults;
+mod fuzz;
 mod sessions;
 mod setup;
 
