@@ -1,5 +1,6 @@
 //! `coder lsp` driven over real stdio with LSP framing, against the mock model.
 
+mod backpressure;
 mod conversations;
 mod documents;
 mod faults;
