@@ -85,6 +85,8 @@ impl EngineOptions {
             config.context_window = settings.context_window.or(config.context_window);
             config.max_output_tokens = settings.max_output_tokens;
         }
+        // An engine of the SDK always has a model: no provider anywhere fails `create`.
+        config.require_provider().map_err(|err| err.to_string())?;
         if let Some(mode) = self.mode {
             config.mode = mode;
             config.preset = coder_core::preset_for(mode);
