@@ -203,7 +203,8 @@ impl NativeEngine {
     #[napi(ts_args_type = "model: Record<string, unknown>")]
     pub fn set_model(&self, model: Value) -> Result<()> {
         let model: ModelOptions = parse("model", model)?;
-        self.engine.set_model(model.settings()).map_err(error)
+        let settings = model.settings().map_err(invalid)?;
+        self.engine.set_model(settings).map_err(error)
     }
 
     #[napi]
@@ -251,7 +252,8 @@ impl NativeEngine {
 #[napi(ts_args_type = "model: Record<string, unknown>")]
 pub async fn check_model(model: Value) -> Result<String> {
     let model: ModelOptions = parse("model", model)?;
-    coder_core::model::check_connection(&model.settings())
+    let settings = model.settings().map_err(invalid)?;
+    coder_core::model::check_connection(&settings)
         .await
         .map_err(|reason| Error::new(Status::GenericFailure, reason))
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use coder_core::mcp::McpServerConfig;
 use coder_core::model::ModelSettings;
-use coder_core::{ApiKey, Config, ConfigError, ProviderConfig, ProviderKind};
+use coder_core::{ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, check_base_url};
 use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 
@@ -43,21 +43,17 @@ pub struct ModelOptions {
 }
 
 impl ModelOptions {
-    pub fn settings(&self) -> ModelSettings {
-        let default_url = match self.provider {
-            ProviderKind::OpenAi => "https://api.openai.com/v1",
-            ProviderKind::Anthropic => "https://api.anthropic.com",
+    /// The settings, or why the base URL is unusable.
+    pub fn settings(&self) -> Result<ModelSettings, String> {
+        let base_url = match &self.base_url {
+            Some(url) => check_base_url(url, "model.baseUrl").map_err(|err| err.to_string())?,
+            None => self.provider.defaults().base_url.to_owned(),
         };
-        ModelSettings {
+        Ok(ModelSettings {
             model: self.model.clone(),
             provider: ProviderConfig {
                 kind: self.provider,
-                base_url: self
-                    .base_url
-                    .as_deref()
-                    .unwrap_or(default_url)
-                    .trim_end_matches('/')
-                    .to_owned(),
+                base_url,
                 api_key: self
                     .api_key
                     .clone()
@@ -65,7 +61,7 @@ impl ModelOptions {
             },
             context_window: self.context_window,
             max_output_tokens: self.max_output_tokens.unwrap_or(8192),
-        }
+        })
     }
 }
 
@@ -79,19 +75,21 @@ impl EngineOptions {
             .map_err(|err| format!("workingDir {}: {err}", self.working_dir.display()))?;
         let mut config = match (Config::load(&workspace), &self.model) {
             (Ok(config), _) => config,
-            (Err(ConfigError::NoProvider | ConfigError::MissingKey(..)), Some(model)) => {
-                let settings = model.settings();
+            (Err(ConfigError::MissingKey(..)), Some(model)) => {
+                let settings = model.settings()?;
                 Config::new(&workspace, settings.provider, &settings.model)
             }
             (Err(err), _) => return Err(err.to_string()),
         };
         if let Some(model) = &self.model {
-            let settings = model.settings();
+            let settings = model.settings()?;
             config.model = settings.model;
-            config.provider = settings.provider;
+            config.provider = Some(settings.provider);
             config.context_window = settings.context_window.or(config.context_window);
             config.max_output_tokens = settings.max_output_tokens;
         }
+        // An engine of the SDK always has a model: no provider anywhere fails `create`.
+        config.require_provider().map_err(|err| err.to_string())?;
         if let Some(mode) = self.mode {
             config.mode = mode;
             config.preset = coder_core::preset_for(mode);

@@ -330,7 +330,9 @@ export const METHODS = [
 ] as const;
 
 /**
- * `initialize`'s `initializationOptions`, all optional.
+ * `initialize`'s `initializationOptions`, all optional. The model settings use the config
+ * file's names and apply over files and environment (an editor passes what its own
+ * settings hold).
  */
 export type InitializationOptions = {
   /**
@@ -339,7 +341,29 @@ export type InitializationOptions = {
    * `initialize` with `-32602`.
    */
   sessionId?: SessionId,
+  /**
+   * The wire format: `openai` (also any OpenAI-compatible server) or `anthropic`.
+   */
+  provider?: ProviderName,
+  /**
+   * The model name.
+   */
+  model?: string,
+  /**
+   * `http://` or `https://`; for OpenAI up to and including `/v1`.
+   */
+  baseUrl?: string,
+  /**
+   * Sent only to `baseUrl` given here or, without one, to the provider's default
+   * endpoint; never to a base URL from a workspace file.
+   */
+  apiKey?: string,
 };
+
+/**
+ * A model provider's wire format, as `initializationOptions.provider` names it.
+ */
+export type ProviderName = "openai" | "anthropic";
 
 /**
  * What `initialize` advertises under `capabilities.experimental.coder`.

@@ -4,8 +4,10 @@
 //! - Cold start: process spawn to the `initialize` result, median of 20, alternating with
 //!   `codex app-server` (installed from npm by `scripts/setup-codex.sh`; skipped with a
 //!   message when that fails).
-//! - Throughput: 20,000 streamed deltas from the mock model to this client reading stdout,
-//!   against `curl` reading the same stream.
+//! - Throughput: replies of 5,000, 20,000 and 80,000 deltas, pre-rendered by the mock and
+//!   written at once, read through `coder lsp` by a client that only counts bytes until the
+//!   task's end event, against a raw TCP read of the same reply (the floor); the ratio and
+//!   the per-delta cost `(t(n) - t(0)) / n` at each size.
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
 //!   (10 exchanges), built over the protocol.
 //!
@@ -19,13 +21,12 @@ use std::os::fd::AsFd;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use coder_testkit::{MockModelServer, MockResponse};
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::{Value, json};
 
 #[path = "support/codex.rs"]
 mod codex;
 
-const DELTAS: usize = 20_000;
 const CONVERSATIONS: usize = 1_000;
 const EXCHANGES: usize = 10;
 
@@ -206,53 +207,97 @@ fn cold_start(base_url: &str, workspace: &std::path::Path) {
     }
 }
 
-/// 20,000 deltas through `coder lsp` against `curl` reading the same stream.
-fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
-    // Throughput.
-    let mut ours = Vec::new();
-    let mut bare = Vec::new();
-    for run in 0..6 {
-        server.push([MockResponse::text_deltas(DELTAS, "tok ")]);
-        let started = Instant::now();
-        let output = Command::new("curl")
-            .args(["-sN", "-H", "content-type: application/json", "-d", "{}"])
-            .arg(format!("{base_url}/chat/completions"))
-            .output()
-            .expect("curl is the bare HTTP client");
-        assert!(output.stdout.len() > DELTAS * 10);
-        let b = started.elapsed();
+/// Reply sizes of the throughput measure, in deltas; a reply of one delta gives the fixed
+/// cost of a task (an empty reply is a broken stream to the engine, which retries it).
+const SIZES: [usize; 4] = [1, 5_000, 20_000, 80_000];
+/// Samples per size (after one warm-up); the median is reported.
+const SAMPLES: usize = 5;
 
-        let mut lsp = Lsp::spawn(base_url, workspace);
-        lsp.initialize();
-        let root = lsp.root();
-        server.push([MockResponse::text_deltas(DELTAS, "tok ")]);
-        let started = Instant::now();
-        lsp.request(
-            "conversation/send",
-            json!({"conversationId": root, "text": "go"}),
-        );
-        let mut deltas = 0;
-        while deltas < DELTAS {
-            if contains(&lsp.read(), b"agent_message_delta") {
-                deltas += 1;
-            }
-        }
-        let o = started.elapsed();
-        lsp.until_complete(1);
-        lsp.stop();
-        if run > 0 {
-            ours.push(o);
-            bare.push(b);
+/// One reply of `deltas` text deltas, rendered before the request and written at once.
+fn reply(deltas: usize) -> MockResponse {
+    let chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text("tok ")).collect();
+    MockResponse::prerendered(&chunks)
+}
+
+/// The floor: one POST over a raw TCP connection, the reply read to its end.
+fn bare_read(addr: std::net::SocketAddr) -> usize {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut body = Vec::new();
+    stream.read_to_end(&mut body).unwrap();
+    body.len()
+}
+
+/// `coder lsp` read by a client that only reads and counts bytes until the task's end
+/// event; returns the time from `conversation/send` to that event.
+fn lsp_read(lsp: &mut Lsp, root: &Value) -> (Duration, usize) {
+    let id = lsp.next_id;
+    lsp.next_id += 1;
+    let started = Instant::now();
+    lsp.send(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "conversation/send",
+        "params": {"conversationId": root, "text": "go"}}),
+    );
+    let mut bytes = 0;
+    loop {
+        let body = lsp.read();
+        bytes += body.len();
+        // An event's type comes before its payload: look at the head of each frame only.
+        if contains(&body[..body.len().min(256)], b"\"type\":\"task_complete\"") {
+            return (started.elapsed(), bytes);
         }
     }
-    let (ours, bare) = (median(ours), median(bare));
+}
+
+/// Deltas through `coder lsp` against a raw read of the same pre-rendered stream, at each
+/// size in one run: the ratio per size, and the per-delta cost `(t(n) - t(1)) / (n - 1)`.
+fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
+    let mut lsp = Lsp::spawn(base_url, workspace);
+    lsp.initialize();
+    let root = lsp.root();
+    let mut rows = Vec::new();
+    for deltas in SIZES {
+        let mut ours = Vec::new();
+        let mut bare = Vec::new();
+        for sample in 0..=SAMPLES {
+            server.push([reply(deltas)]);
+            let started = Instant::now();
+            bare_read(server.addr());
+            let b = started.elapsed();
+            server.push([reply(deltas)]);
+            let (o, _) = lsp_read(&mut lsp, &root);
+            if sample > 0 {
+                ours.push(o);
+                bare.push(b);
+            }
+        }
+        rows.push((deltas, median(ours), median(bare)));
+    }
+    lsp.stop();
+    let (_, ours_1, bare_1) = rows[0];
+    println!("throughput (pre-rendered reply written at once; median of {SAMPLES}):");
     println!(
-        "throughput: {DELTAS} deltas in {:.1} ms ({:.0}/s); bare read {:.1} ms; ratio {:.2}x (target <= 1.5x)",
-        ms(ours),
-        DELTAS as f64 / ours.as_secs_f64(),
-        ms(bare),
-        ours.as_secs_f64() / bare.as_secs_f64()
+        "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms",
+        ms(ours_1),
+        ms(bare_1)
     );
+    for &(deltas, ours, bare) in &rows[1..] {
+        let per = |t: Duration, t1: Duration| {
+            t.saturating_sub(t1).as_secs_f64() * 1e9 / (deltas - 1) as f64
+        };
+        println!(
+            "  {deltas:>6} deltas: coder lsp {:.1} ms, bare read {:.1} ms, ratio {:.2}x (target <= 2x); per delta: coder lsp {:.0} ns, bare read {:.0} ns",
+            ms(ours),
+            ms(bare),
+            ours.as_secs_f64() / bare.as_secs_f64(),
+            per(ours, ours_1),
+            per(bare, bare_1),
+        );
+    }
 }
 
 /// Resident memory of a session holding 1,000 conversations of 20 messages each.

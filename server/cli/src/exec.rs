@@ -82,6 +82,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     // system prompt.
     let workspace = coder_core::workspace_root(&start);
     let mut config = Config::load(&workspace)?;
+    config.require_provider()?;
     let prompt = if args.prompt == "-" {
         // Read no more than the limit allows: an endless stdin is refused, not buffered.
         let limit = config.max_prompt_bytes;

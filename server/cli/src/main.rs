@@ -6,6 +6,7 @@
 
 mod color;
 mod exec;
+mod memory;
 mod summary;
 
 use std::process::ExitCode;
@@ -32,12 +33,11 @@ enum Command {
     },
 }
 
-/// `coder lsp`: one session for the editor on the other end of stdio.
+/// `coder lsp`: one session for the editor on the other end of stdio. The workspace and
+/// configuration are settled at `initialize`, from what the client sends.
 async fn lsp() -> anyhow::Result<ExitCode> {
-    let workspace = std::env::current_dir()?;
-    let config = coder_core::Config::load(&workspace)?;
-    let engine = coder_core::Engine::new(config)?;
-    coder_lsp::serve_stdio(engine, &workspace).await;
+    let cwd = std::env::current_dir()?;
+    coder_lsp::serve_stdio(&cwd).await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -51,6 +51,10 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
+    if let Command::Lsp { .. } = cli.command {
+        // A long-lived server meets messages of any size.
+        memory::return_large_blocks();
+    }
     // `exec` runs on one thread: it is I/O bound, and keeping the engine and the printer on
     // the same thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
     // `lsp` handles requests while tasks run, so it gets worker threads.

@@ -33,7 +33,9 @@ pub struct Config {
     /// [`workspace_root`]); the system prompt names it so the model can find what the person
     /// means by a relative path.
     pub started_in: Option<PathBuf>,
-    pub provider: ProviderConfig,
+    /// `None` when nothing names a provider: the engine starts, and starting a task fails
+    /// with [`crate::EngineError::NoProvider`] (`coder exec` refuses at once instead).
+    pub provider: Option<ProviderConfig>,
     pub model: String,
     /// Model calls per task before the task stops.
     pub max_steps: u32,
@@ -181,6 +183,8 @@ pub enum ConfigError {
     NoProvider,
     #[error("{0} is not set; it is required for {1}")]
     MissingKey(&'static str, String),
+    #[error("the base URL `{url}` (from {origin}) must start with http:// or https://")]
+    BaseUrl { url: String, origin: String },
     #[error("{0}")]
     McpJson(String),
 }
@@ -263,6 +267,35 @@ struct RetryFile {
 /// Where environment values come from; tests pass a map instead of the process environment.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// Model settings a front door applies over files and environment: what an editor's own
+/// settings hold (`coder lsp`'s `initializationOptions`). Same names as the config file.
+#[derive(Debug, Clone, Default)]
+pub struct ModelOverrides {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// Sent only to `base_url` given here or, without one, to the provider's default
+    /// endpoint: never to a base URL from a file or the environment.
+    pub api_key: Option<ApiKey>,
+}
+
+/// Checks that a base URL speaks HTTP and returns it without a trailing `/`. `source` names
+/// where it came from, for the error. Every source of a base URL goes through here.
+pub fn check_base_url(url: &str, source: &str) -> Result<String, ConfigError> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let lower = trimmed.to_ascii_lowercase();
+    let host = ["http://", "https://"]
+        .iter()
+        .find_map(|scheme| lower.strip_prefix(scheme));
+    match host {
+        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(trimmed.to_owned()),
+        _ => Err(ConfigError::BaseUrl {
+            url: url.to_owned(),
+            origin: source.to_owned(),
+        }),
+    }
+}
+
 impl Config {
     /// Loads the configuration for `workspace` from files and the process environment.
     pub fn load(workspace: &Path) -> Result<Self, ConfigError> {
@@ -270,11 +303,41 @@ impl Config {
         Self::load_with(workspace, user_config_path(&env).as_deref(), &env)
     }
 
+    /// Loads the configuration for `workspace` with `overrides` applied over files and the
+    /// process environment.
+    pub fn load_overriding(
+        workspace: &Path,
+        overrides: &ModelOverrides,
+    ) -> Result<Self, ConfigError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Self::load_full(
+            workspace,
+            user_config_path(&env).as_deref(),
+            &env,
+            overrides,
+        )
+    }
+
     /// Loads with an explicit user-level file and environment.
     pub fn load_with(
         workspace: &Path,
         user_file: Option<&Path>,
         env: EnvLookup<'_>,
+    ) -> Result<Self, ConfigError> {
+        Self::load_full(workspace, user_file, env, &ModelOverrides::default())
+    }
+
+    /// The provider, or the error that says how to configure one.
+    pub fn require_provider(&self) -> Result<&ProviderConfig, ConfigError> {
+        self.provider.as_ref().ok_or(ConfigError::NoProvider)
+    }
+
+    /// Loads with an explicit user-level file, environment and overrides.
+    pub fn load_full(
+        workspace: &Path,
+        user_file: Option<&Path>,
+        env: EnvLookup<'_>,
+        overrides: &ModelOverrides,
     ) -> Result<Self, ConfigError> {
         let mut merged = Value::Object(Default::default());
         let mut warnings = Vec::new();
@@ -295,57 +358,25 @@ impl Config {
                 path: workspace_file.clone(),
                 source,
             })?;
-        let mut config = Self::resolve(workspace, file, key_file.as_deref(), env)?;
+        let mut config = Self::resolve(workspace, file, key_file.as_deref(), env, overrides)?;
         config.warnings = warnings;
         Ok(config)
     }
 
     fn resolve(
         workspace: &Path,
-        file: ConfigFile,
+        mut file: ConfigFile,
         key_file: Option<&Path>,
         env: EnvLookup<'_>,
+        overrides: &ModelOverrides,
     ) -> Result<Self, ConfigError> {
-        let kind = match file.provider {
-            Some(kind) => kind,
-            None if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() => {
-                ProviderKind::OpenAi
-            }
-            None if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_BASE_URL").is_some() => {
-                ProviderKind::Anthropic
-            }
-            None => return Err(ConfigError::NoProvider),
-        };
-        let (key_var, url_var, default_url, default_model) = match kind {
-            ProviderKind::OpenAi => (
-                "OPENAI_API_KEY",
-                "OPENAI_BASE_URL",
-                "https://api.openai.com/v1",
-                "gpt-5",
-            ),
-            ProviderKind::Anthropic => (
-                "ANTHROPIC_API_KEY",
-                "ANTHROPIC_BASE_URL",
-                "https://api.anthropic.com",
-                "claude-sonnet-4-5",
-            ),
-        };
-        let base_url = env(url_var)
-            .or(file.base_url)
-            .unwrap_or_else(|| default_url.to_owned())
-            .trim_end_matches('/')
-            .to_owned();
-        let api_key = match (env(key_var), file.api_key) {
-            (Some(key), _) => Some(ApiKey::from_source(key, key_var)),
-            (None, Some(key)) => Some(match key_file {
-                Some(path) => ApiKey::from_source(key, format!("\"apiKey\" in {}", path.display())),
-                None => ApiKey::from_source(key, "\"apiKey\" in the configuration"),
-            }),
-            (None, None) => None,
-        };
-        if api_key.is_none() && base_url == default_url {
-            return Err(ConfigError::MissingKey(key_var, base_url));
-        }
+        let provider = resolve_provider(&mut file, key_file, env, overrides)?;
+        let kind = provider.as_ref().map(|provider| provider.kind);
+        let default_model = kind.map_or("", |kind| kind.defaults().default_model);
+        let on_default_openai = provider.as_ref().is_some_and(|provider| {
+            provider.kind == ProviderKind::OpenAi
+                && provider.base_url == ProviderKind::OpenAi.defaults().base_url
+        });
         let defaults = RetryConfig::default();
         let mode = file.mode.unwrap_or_default();
         let mut mcp_servers = load_mcp_json(workspace).map_err(ConfigError::McpJson)?;
@@ -363,9 +394,7 @@ impl Config {
             sandbox: file.sandbox.enabled.unwrap_or(true),
             max_interrupt_chain_depth: file.max_interrupt_chain_depth.unwrap_or(4),
             mcp_servers,
-            prompt_cache_key: file
-                .prompt_cache_key
-                .unwrap_or(kind == ProviderKind::OpenAi && base_url == default_url),
+            prompt_cache_key: file.prompt_cache_key.unwrap_or(on_default_openai),
             writable_roots: file.sandbox.writable_roots,
             save_sessions: file.save_sessions.unwrap_or(true),
             max_prompt_bytes: file.max_prompt_bytes.unwrap_or(DEFAULT_MAX_PROMPT_BYTES),
@@ -373,12 +402,11 @@ impl Config {
             warnings: Vec::new(),
             workspace: workspace.to_path_buf(),
             started_in: None,
-            provider: ProviderConfig {
-                kind,
-                base_url,
-                api_key,
-            },
-            model: env("CODER_MODEL")
+            provider,
+            model: overrides
+                .model
+                .clone()
+                .or_else(|| env("CODER_MODEL"))
                 .or(file.model)
                 .unwrap_or_else(|| default_model.to_owned()),
             max_steps: file.max_steps.unwrap_or(50),
@@ -407,7 +435,7 @@ impl Config {
         Self {
             workspace: workspace.into(),
             started_in: None,
-            provider,
+            provider: Some(provider),
             model: model.to_owned(),
             max_steps: 50,
             context_window: None,
@@ -441,6 +469,98 @@ pub fn workspace_root(cwd: &Path) -> PathBuf {
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(cwd)
         .to_path_buf()
+}
+
+/// What a provider uses when nothing says otherwise.
+pub struct ProviderDefaults {
+    pub key_var: &'static str,
+    pub url_var: &'static str,
+    pub base_url: &'static str,
+    pub default_model: &'static str,
+}
+
+impl ProviderKind {
+    pub fn defaults(self) -> ProviderDefaults {
+        match self {
+            ProviderKind::OpenAi => ProviderDefaults {
+                key_var: "OPENAI_API_KEY",
+                url_var: "OPENAI_BASE_URL",
+                base_url: "https://api.openai.com/v1",
+                default_model: "gpt-5",
+            },
+            ProviderKind::Anthropic => ProviderDefaults {
+                key_var: "ANTHROPIC_API_KEY",
+                url_var: "ANTHROPIC_BASE_URL",
+                base_url: "https://api.anthropic.com",
+                default_model: "claude-sonnet-4-5",
+            },
+        }
+    }
+}
+
+/// The provider from overrides, files and environment; `None` when nothing names one.
+///
+/// Precedence: overrides, then the environment, then files. A key from the overrides goes
+/// only with the overrides' base URL or the provider's default endpoint.
+fn resolve_provider(
+    file: &mut ConfigFile,
+    key_file: Option<&Path>,
+    env: EnvLookup<'_>,
+    overrides: &ModelOverrides,
+) -> Result<Option<ProviderConfig>, ConfigError> {
+    let kind = match overrides.provider.or(file.provider) {
+        Some(kind) => kind,
+        None if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() => {
+            ProviderKind::OpenAi
+        }
+        None if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_BASE_URL").is_some() => {
+            ProviderKind::Anthropic
+        }
+        // An editor that passes only a key or a URL means an OpenAI(-compatible) server.
+        None if overrides.api_key.is_some() || overrides.base_url.is_some() => ProviderKind::OpenAi,
+        None => return Ok(None),
+    };
+    let defaults = kind.defaults();
+    let (base_url, api_key) = match &overrides.api_key {
+        Some(key) => {
+            let url = match &overrides.base_url {
+                Some(url) => check_base_url(url, "initializationOptions.baseUrl")?,
+                None => defaults.base_url.to_owned(),
+            };
+            (url, Some(key.clone()))
+        }
+        None => {
+            let url = match (
+                &overrides.base_url,
+                env(defaults.url_var),
+                file.base_url.take(),
+            ) {
+                (Some(url), _, _) => check_base_url(url, "initializationOptions.baseUrl")?,
+                (None, Some(url), _) => check_base_url(&url, defaults.url_var)?,
+                (None, None, Some(url)) => check_base_url(&url, "\"baseUrl\" in a config file")?,
+                (None, None, None) => defaults.base_url.to_owned(),
+            };
+            let key = match (env(defaults.key_var), file.api_key.take()) {
+                (Some(key), _) => Some(ApiKey::from_source(key, defaults.key_var)),
+                (None, Some(key)) => Some(match key_file {
+                    Some(path) => {
+                        ApiKey::from_source(key, format!("\"apiKey\" in {}", path.display()))
+                    }
+                    None => ApiKey::from_source(key, "\"apiKey\" in the configuration"),
+                }),
+                (None, None) => None,
+            };
+            (url, key)
+        }
+    };
+    if api_key.is_none() && base_url == defaults.base_url {
+        return Err(ConfigError::MissingKey(defaults.key_var, base_url));
+    }
+    Ok(Some(ProviderConfig {
+        kind,
+        base_url,
+        api_key,
+    }))
 }
 
 /// The preset that fits a mode when configuration names none.
@@ -539,8 +659,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "sk-secret")]);
         let config = Config::load_with(dir.path(), None, &env).unwrap();
-        assert_eq!(config.provider.kind, ProviderKind::OpenAi);
-        assert_eq!(config.provider.base_url, "https://api.openai.com/v1");
+        assert_eq!(config.provider.as_ref().unwrap().kind, ProviderKind::OpenAi);
+        assert_eq!(
+            config.provider.as_ref().unwrap().base_url,
+            "https://api.openai.com/v1"
+        );
         assert!(!format!("{config:?}").contains("sk-secret"));
     }
 
@@ -549,14 +672,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "sk-secret")]);
         let config = Config::load_with(dir.path(), None, &env).unwrap();
-        let key = config.provider.api_key.unwrap();
+        let key = config.provider.unwrap().api_key.unwrap();
         assert_eq!(key.source(), Some("OPENAI_API_KEY"));
 
         std::fs::create_dir(dir.path().join(".coder")).unwrap();
         let file = dir.path().join(".coder/config.json");
         std::fs::write(&file, r#"{"provider":"anthropic","apiKey":"sk-file"}"#).unwrap();
         let config = Config::load_with(dir.path(), None, &env_of(&[])).unwrap();
-        let key = config.provider.api_key.unwrap();
+        let key = config.provider.unwrap().api_key.unwrap();
         assert_eq!(
             key.source(),
             Some(format!("\"apiKey\" in {}", file.display()).as_str())
@@ -569,15 +692,119 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env = env_of(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/")]);
         let config = Config::load_with(dir.path(), None, &env).unwrap();
-        assert_eq!(config.provider.base_url, "http://127.0.0.1:9/v1");
-        assert!(config.provider.api_key.is_none());
+        assert_eq!(
+            config.provider.as_ref().unwrap().base_url,
+            "http://127.0.0.1:9/v1"
+        );
+        assert!(config.provider.as_ref().unwrap().api_key.is_none());
     }
 
     #[test]
-    fn no_provider_is_a_clear_error() {
+    fn no_provider_loads_and_says_what_to_set_when_one_is_required() {
         let dir = tempfile::tempdir().unwrap();
-        let err = Config::load_with(dir.path(), None, &env_of(&[])).unwrap_err();
+        let config = Config::load_with(dir.path(), None, &env_of(&[])).unwrap();
+        assert!(config.provider.is_none());
+        let err = config.require_provider().unwrap_err();
         assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+    }
+
+    #[test]
+    fn overrides_win_over_files_and_environment() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{"provider": "openai", "model": "file-model", "baseUrl": "http://127.0.0.1:1/v1"}"#,
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "env-key"), ("CODER_MODEL", "env-model")]);
+        let overrides = ModelOverrides {
+            provider: Some(ProviderKind::Anthropic),
+            model: Some("editor-model".to_owned()),
+            base_url: Some("http://127.0.0.1:2/".to_owned()),
+            api_key: None,
+        };
+        let config = Config::load_full(workspace.path(), None, &env, &overrides).unwrap();
+        let provider = config.provider.as_ref().unwrap();
+        assert_eq!(provider.kind, ProviderKind::Anthropic);
+        assert_eq!(provider.base_url, "http://127.0.0.1:2");
+        assert_eq!(config.model, "editor-model");
+    }
+
+    #[test]
+    fn a_key_from_overrides_never_goes_to_a_base_url_from_a_file() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{"provider": "openai", "baseUrl": "http://attacker.example/v1"}"#,
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_BASE_URL", "http://also-not.example/v1")]);
+        let mut overrides = ModelOverrides {
+            api_key: Some(ApiKey::new("editor-key")),
+            ..ModelOverrides::default()
+        };
+        let config = Config::load_full(workspace.path(), None, &env, &overrides).unwrap();
+        let provider = config.provider.as_ref().unwrap();
+        assert_eq!(provider.base_url, "https://api.openai.com/v1");
+        assert_eq!(provider.api_key, Some(ApiKey::new("editor-key")));
+
+        overrides.base_url = Some("http://127.0.0.1:3/v1".to_owned());
+        let config = Config::load_full(workspace.path(), None, &env, &overrides).unwrap();
+        assert_eq!(
+            config.provider.as_ref().unwrap().base_url,
+            "http://127.0.0.1:3/v1"
+        );
+    }
+
+    #[test]
+    fn a_base_url_that_is_not_http_is_an_error_from_every_source() {
+        let workspace = tempfile::tempdir().unwrap();
+        let err = Config::load_with(
+            workspace.path(),
+            None,
+            &env_of(&[("OPENAI_BASE_URL", "localhost:8080/v1")]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the base URL `localhost:8080/v1` (from OPENAI_BASE_URL) must start with http:// or https://"
+        );
+        let overrides = ModelOverrides {
+            base_url: Some("ftp://127.0.0.1/v1".to_owned()),
+            ..ModelOverrides::default()
+        };
+        let err = Config::load_full(workspace.path(), None, &env_of(&[]), &overrides).unwrap_err();
+        assert!(
+            err.to_string().contains("initializationOptions.baseUrl"),
+            "{err}"
+        );
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{"provider": "anthropic", "baseUrl": "api.anthropic.com", "apiKey": "k"}"#,
+        )
+        .unwrap();
+        let err = Config::load_with(workspace.path(), None, &env_of(&[])).unwrap_err();
+        assert!(err.to_string().contains("config file"), "{err}");
+        for good in ["http://127.0.0.1:9/v1", "HTTPS://example.com"] {
+            assert!(check_base_url(good, "test").is_ok(), "{good}");
+        }
+        for bad in ["http://", "https:///v1", "", "file:///etc", "127.0.0.1:9"] {
+            assert!(check_base_url(bad, "test").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_workspace_is_the_enclosing_git_root() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        let deep = repo.path().join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(workspace_root(&deep), repo.path());
+        let plain = tempfile::tempdir().unwrap();
+        assert_eq!(workspace_root(plain.path()), plain.path());
     }
 
     #[test]
@@ -598,7 +825,10 @@ mod tests {
         .unwrap();
         let env = env_of(&[("ANTHROPIC_API_KEY", "k")]);
         let config = Config::load_with(workspace.path(), Some(&user_file), &env).unwrap();
-        assert_eq!(config.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(
+            config.provider.as_ref().unwrap().kind,
+            ProviderKind::Anthropic
+        );
         assert_eq!(config.model, "workspace-model");
         assert_eq!(config.max_steps, 3);
         assert_eq!(config.retry.max_retries, 1);

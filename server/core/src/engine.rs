@@ -47,6 +47,11 @@ pub enum EngineError {
         "the session already holds {0} conversations, its limit (maxConversations); destroy one first"
     )]
     TooManyConversations(usize),
+    /// A task was asked for, but no model provider is configured.
+    #[error(
+        "no model provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) or ANTHROPIC_API_KEY, or set \"provider\" in .coder/config.json"
+    )]
+    NoProvider,
 }
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -57,8 +62,9 @@ pub struct Engine {
 
 pub(crate) struct Inner {
     pub config: Config,
-    /// The session's model; conversations may name another of the same provider.
-    pub model: Mutex<Arc<ActiveModel>>,
+    /// The session's model; conversations may name another of the same provider. `None`
+    /// until a provider is configured: tasks cannot start then.
+    pub model: Mutex<Option<Arc<ActiveModel>>>,
     pub tools: ToolRegistry,
     pub hub: EventHub,
     pub permissions: Permissions,
@@ -118,8 +124,12 @@ impl Engine {
         let mut tools = ToolRegistry::builtin();
         tools.extend(extra);
         let tools = ToolRegistry::new(tools).map_err(EngineError::Tools)?;
-        let model = ActiveModel::new(ModelSettings::from_config(&config), &config)
-            .map_err(EngineError::Model)?;
+        let model = match ModelSettings::from_config(&config) {
+            Some(settings) => Some(Arc::new(
+                ActiveModel::new(settings, &config).map_err(EngineError::Model)?,
+            )),
+            None => None,
+        };
         let (sandbox, sandbox_missing) = sandbox_for(&config);
         let root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
@@ -150,7 +160,7 @@ impl Engine {
                 sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
                 config_warnings: Mutex::new(config.warnings.clone()),
                 config,
-                model: Mutex::new(Arc::new(model)),
+                model: Mutex::new(model),
                 tools,
                 hub,
                 runtime,
@@ -298,6 +308,7 @@ impl Engine {
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
         self.inner.check_prompt_size(&items)?;
+        self.inner.require_model()?;
         let plan = TaskPlan::new(conversation, items, 0);
         let task_id = plan.task_id;
         enqueue(&self.inner, vec![plan]);
@@ -314,6 +325,7 @@ impl Engine {
     ) -> Result<TaskId, EngineError> {
         self.inner.conversation(conversation)?;
         self.inner.check_prompt_size(&items)?;
+        self.inner.require_model()?;
         let mut plan = TaskPlan::new(conversation, items, 0);
         plan.base_instructions_override = Some(base_instructions);
         let task_id = plan.task_id;
@@ -472,21 +484,23 @@ impl Engine {
         self.inner.scheduler.pending()
     }
 
-    /// The model this session talks to.
+    /// The model this session talks to (the configured name when no provider is set).
     pub fn model(&self) -> String {
-        lock(&self.inner.model).settings.model.clone()
+        self.inner.model_name()
     }
 
-    /// The session's model and provider settings.
-    pub fn model_settings(&self) -> ModelSettings {
-        lock(&self.inner.model).settings.clone()
+    /// The session's model and provider settings; `None` until a provider is configured.
+    pub fn model_settings(&self) -> Option<ModelSettings> {
+        lock(&self.inner.model)
+            .as_ref()
+            .map(|model| model.settings.clone())
     }
 
     /// Switches the session's model (and provider): tasks that start afterwards use it;
     /// conversations created with a model of their own keep it.
     pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
         let active = ActiveModel::new(settings, &self.inner.config).map_err(EngineError::Model)?;
-        *lock(&self.inner.model) = Arc::new(active);
+        *lock(&self.inner.model) = Some(Arc::new(active));
         Ok(())
     }
 }
@@ -495,7 +509,7 @@ impl Inner {
     /// The session as a snapshot: the root conversation and the others, oldest first. The
     /// others are serialized from the live conversations when the snapshot is written.
     fn snapshot(&self) -> (u64, SessionSnapshot<LiveConversations>) {
-        let model = lock(&self.model).settings.model.clone();
+        let model = self.model_name();
         let conversations = lock(&self.conversations);
         let ticket = self.saver.ticket();
         let mut others: Vec<_> = conversations
@@ -546,6 +560,19 @@ impl Inner {
             self.hub
                 .emit(conversation, None, EventMsg::Warning { message });
         }
+    }
+
+    /// The session's model name: the active model's, else the configured one.
+    fn model_name(&self) -> String {
+        lock(&self.model).as_ref().map_or_else(
+            || self.config.model.clone(),
+            |model| model.settings.model.clone(),
+        )
+    }
+
+    /// The session's model, or [`EngineError::NoProvider`].
+    pub(crate) fn require_model(&self) -> Result<Arc<ActiveModel>, EngineError> {
+        lock(&self.model).clone().ok_or(EngineError::NoProvider)
     }
 
     pub(crate) fn conversation(

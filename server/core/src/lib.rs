@@ -22,8 +22,8 @@ mod task;
 pub mod tools;
 
 pub use config::{
-    ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, ProviderConfig, ProviderKind,
-    RetryConfig, preset_for, workspace_root,
+    ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, ModelOverrides, ProviderConfig,
+    ProviderKind, RetryConfig, check_base_url, preset_for, workspace_root,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

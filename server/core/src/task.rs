@@ -42,7 +42,22 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
         task_id: plan.task_id,
     };
     // The task keeps the model it starts with, whatever is switched meanwhile.
-    let active = lock(&inner.model).clone();
+    let active = match inner.require_model() {
+        Ok(active) => active,
+        Err(err) => {
+            events.emit(EventMsg::TaskStarted {
+                model: String::new(),
+            });
+            events.emit(EventMsg::Error {
+                message: err.to_string(),
+            });
+            events.emit(EventMsg::TaskComplete {
+                last_agent_message: None,
+                step_limit: None,
+            });
+            return;
+        }
+    };
     let model = inner
         .conversation(plan.conversation_id)
         .ok()

@@ -7,11 +7,16 @@
 //! handler ever awaits the client. A framing guard ([`framing`]) answers malformed input
 //! and keeps the connection. Logs go to stderr, never to stdout.
 
+mod dispatch;
 mod documents;
 mod framing;
 mod methods;
 mod output;
 mod permissions;
+mod session;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use coder_core::Engine;
 use coder_protocol::EventMsg;
@@ -20,51 +25,103 @@ use coder_protocol::methods::{
     CONVERSATION_LIST, CONVERSATION_SEND, CoderCapabilities, InitializationOptions, METHODS,
     PROTOCOL_VERSION,
 };
-use std::path::Path;
-use std::sync::Arc;
-
-use documents::EditorDocuments;
-use tower_lsp_server::jsonrpc::Result;
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
     InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
     TextDocumentSyncCapability, TextDocumentSyncKind,
 };
-use tower_lsp_server::{LanguageServer, LspService, Server};
+use tower_lsp_server::{Client, LanguageServer, LspService};
 
-/// The server state of one connection.
+use documents::EditorDocuments;
+use session::Session;
+pub use session::{NO_PROVIDER, NO_PROVIDER_MESSAGE};
+
+/// The server state of one connection. The session (engine and open documents) is created
+/// at `initialize`, from the workspace and settings the client gives.
 pub struct Backend {
-    engine: Engine,
-    documents: Arc<EditorDocuments>,
+    /// Where the server was started: the workspace when the client names none.
+    cwd: PathBuf,
+    client: Client,
+    session: Arc<OnceLock<Session>>,
+    /// To the stdout writer: it takes the engine's events once the session exists.
+    out: mpsc::UnboundedSender<output::Out>,
 }
 
-impl LanguageServer for Backend {
-    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+impl Backend {
+    /// The session; requests reach handlers only after `initialize` succeeded.
+    fn session(&self) -> Result<&Session> {
+        self.session.get().ok_or_else(Error::internal_error)
+    }
+
+    pub(crate) fn engine(&self) -> Result<&Engine> {
+        Ok(&self.session()?.engine)
+    }
+
+    /// Creates the session for `params`; the engine starts without a model when nothing
+    /// names a provider.
+    async fn start_session(&self, params: InitializeParams) -> Result<usize> {
+        let options: InitializationOptions = match params.initialization_options.clone() {
+            Some(options) => serde_json::from_value(options).map_err(|err| {
+                Error::invalid_params(format!("invalid initializationOptions: {err}"))
+            })?,
+            None => InitializationOptions::default(),
+        };
+        if self.session.get().is_some() {
+            return Err(Error::invalid_request());
+        }
+        let workspace = session::workspace(&params, &self.cwd)?;
+        let config = session::config(&workspace, &options)?;
+        let engine = Engine::new(config).map_err(|err| Error {
+            code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+            message: err.to_string().into(),
+            data: None,
+        })?;
+        let events = engine.subscribe();
+        let history_loaded = match options.session_id {
+            Some(session) => match engine.resume(session) {
+                Ok(loaded) => loaded,
+                Err(err) => {
+                    engine.shutdown().await;
+                    return Err(Error::invalid_params(err.to_string()));
+                }
+            },
+            None => 0,
+        };
         let can_apply = params
             .capabilities
             .workspace
             .and_then(|workspace| workspace.apply_edit)
             .unwrap_or(false);
-        self.documents.set_can_apply(can_apply);
-        let options: InitializationOptions = match params.initialization_options {
-            Some(options) => serde_json::from_value(options).map_err(|err| {
-                tower_lsp_server::jsonrpc::Error::invalid_params(format!(
-                    "invalid initializationOptions: {err}"
-                ))
-            })?,
-            None => InitializationOptions::default(),
+        let documents = Arc::new(EditorDocuments::new(&workspace, self.client.clone()));
+        documents.set_can_apply(can_apply);
+        engine.set_documents(documents.clone());
+        let asker = output::Asker {
+            client: self.client.clone(),
+            engine: engine.clone(),
         };
-        let history_loaded = match options.session_id {
-            Some(session) => self
-                .engine
-                .resume(session)
-                .map_err(|err| tower_lsp_server::jsonrpc::Error::invalid_params(err.to_string()))?,
-            None => 0,
-        };
+        if let Err(Session { engine, .. }) = self.session.set(Session {
+            engine: engine.clone(),
+            documents,
+        }) {
+            // Another `initialize` won the race.
+            engine.shutdown().await;
+            return Err(Error::invalid_request());
+        }
+        tracing::info!("session for {}", workspace.display());
+        let _ = self.out.send(output::Out::Events(events, asker));
+        Ok(history_loaded)
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let history_loaded = self.start_session(params).await?;
         let coder = CoderCapabilities {
             protocol_version: PROTOCOL_VERSION.to_owned(),
             methods: METHODS.iter().map(|method| (*method).to_owned()).collect(),
-            session_id: self.engine.session_id(),
+            session_id: self.engine()?.session_id(),
             history_loaded,
         };
         Ok(InitializeResult {
@@ -88,56 +145,56 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
-        self.engine.shutdown().await;
+        if let Some(session) = self.session.get() {
+            session.engine.shutdown().await;
+        }
         Ok(())
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let Ok(session) = self.session() else { return };
         let document = params.text_document;
-        self.documents
+        session
+            .documents
             .did_open(document.uri, document.version, document.text);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let Ok(session) = self.session() else { return };
         let document = params.text_document;
-        self.documents
+        session
+            .documents
             .did_change(&document.uri, document.version, params.content_changes);
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        self.documents.did_close(&params.text_document.uri);
+        let Ok(session) = self.session() else { return };
+        session.documents.did_close(&params.text_document.uri);
     }
 }
 
-/// Serves one session for `workspace` on stdin/stdout until the client exits or goes away.
-pub async fn serve_stdio(engine: Engine, workspace: &Path) {
-    serve(engine, workspace, tokio::io::stdin(), tokio::io::stdout()).await;
+/// Serves one session on stdin/stdout until the client exits or goes away. `cwd` is the
+/// workspace (or lies inside it) when the client names none.
+pub async fn serve_stdio(cwd: &Path) {
+    serve(cwd, tokio::io::stdin(), tokio::io::stdout()).await;
 }
 
 /// Serves one session over `input` and `output` (stdio in production).
 pub async fn serve(
-    engine: Engine,
-    workspace: &Path,
+    cwd: &Path,
     input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) {
-    let (frames, frames_rx) = tokio::sync::mpsc::unbounded_channel();
-    let events = engine.subscribe();
-    let mut writer = None;
-    let writer_slot = &mut writer;
-    let backend_engine = engine.clone();
-    let mut builder = LspService::build(move |client| {
-        let asker = output::Asker {
-            client,
-            engine: backend_engine.clone(),
-        };
-        let documents = Arc::new(EditorDocuments::new(workspace, asker.client.clone()));
-        backend_engine.set_documents(documents.clone());
-        *writer_slot = Some(tokio::spawn(output::run(frames_rx, events, asker, output)));
-        Backend {
-            engine: backend_engine,
-            documents,
-        }
+    let (frames, frames_rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(output::run(frames_rx, output));
+    let session = Arc::new(OnceLock::new());
+    let backend_session = session.clone();
+    let backend_out = frames.clone();
+    let mut builder = LspService::build(move |client| Backend {
+        cwd: cwd.to_path_buf(),
+        client,
+        session: backend_session,
+        out: backend_out,
     })
     .custom_method(CONVERSATION_CREATE, Backend::create)
     .custom_method(CONVERSATION_SEND, Backend::send)
@@ -149,22 +206,26 @@ pub async fn serve(
         builder = builder.custom_method("coder/test/panic", Backend::test_panic);
     }
     let (service, socket) = builder.finish();
-    let (to_service, service_input) = tokio::io::duplex(1 << 16);
-    let (service_output, from_service) = tokio::io::duplex(1 << 16);
-    tokio::spawn(framing::guard_input(input, to_service, frames.clone()));
-    let relay = tokio::spawn(framing::relay_service(from_service, frames));
-    Server::new(service_input, service_output, socket)
-        .serve(service)
-        .await;
-    // The service's output is closed now: let the relay pass on its last frames and the
-    // writer flush them.
-    let _ = relay.await;
-    if let Some(writer) = writer {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
-    }
+    let (requests, requests_rx) = mpsc::channel(64);
+    let (responses, responses_rx) = mpsc::channel(64);
+    let guard = tokio::spawn(framing::guard_input(
+        input,
+        framing::Routes {
+            requests,
+            responses,
+            out: frames.clone(),
+        },
+    ));
+    dispatch::run(service, socket, requests_rx, responses_rx, frames).await;
+    // After `exit` the client may keep its input open: stop reading it. Every sender of
+    // frames is gone then, so the writer writes what is left and ends.
+    guard.abort();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     // The client is gone (exit or closed stdin): stop work and reap the MCP servers.
-    engine.deny_pending_permissions();
-    engine.shutdown().await;
+    if let Some(session) = session.get() {
+        session.engine.deny_pending_permissions();
+        session.engine.shutdown().await;
+    }
 }
 
 /// Whether an event ends a task (for front doors that track tasks).

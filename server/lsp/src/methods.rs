@@ -16,9 +16,16 @@ use futures::FutureExt;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 
-use crate::Backend;
+use crate::{Backend, NO_PROVIDER, NO_PROVIDER_MESSAGE};
 
 fn engine_error(err: EngineError) -> Error {
+    if let EngineError::NoProvider = err {
+        return Error {
+            code: ErrorCode::ServerError(NO_PROVIDER),
+            message: NO_PROVIDER_MESSAGE.into(),
+            data: None,
+        };
+    }
     let code = match err {
         EngineError::UnknownConversation(_)
         | EngineError::RootConversation
@@ -60,7 +67,7 @@ impl Backend {
         contained("conversation/create", async {
             let spec = ConversationSpec::from(params);
             let conversation_id = self
-                .engine
+                .engine()?
                 .conversation_create(spec)
                 .map_err(engine_error)?;
             Ok(CreateResult { conversation_id })
@@ -79,7 +86,7 @@ impl Backend {
                 return Err(Error::invalid_params("give `text`, `items`, or both"));
             }
             let task_id = self
-                .engine
+                .engine()?
                 .send_items(params.conversation_id, items)
                 .map_err(engine_error)?;
             Ok(SendResult { task_id })
@@ -91,7 +98,7 @@ impl Backend {
     pub(crate) async fn list(&self, _: Value) -> Result<ListResult> {
         contained("conversation/list", async {
             Ok(ListResult {
-                conversations: self.engine.list_conversations(),
+                conversations: self.engine()?.list_conversations(),
             })
         })
         .await
@@ -100,7 +107,7 @@ impl Backend {
     pub(crate) async fn history(&self, params: HistoryParams) -> Result<HistoryResult> {
         contained("conversation/history", async {
             let entries = self
-                .engine
+                .engine()?
                 .conversation_history(params.conversation_id, params.limit)
                 .map_err(engine_error)?;
             Ok(HistoryResult { entries })
@@ -111,7 +118,7 @@ impl Backend {
     pub(crate) async fn destroy(&self, params: TargetParams) -> Result<DestroyResult> {
         contained("conversation/destroy", async {
             Ok(
-                match self.engine.destroy_conversation(params.conversation_id) {
+                match self.engine()?.destroy_conversation(params.conversation_id) {
                     Ok(()) => DestroyResult {
                         ok: true,
                         reason: None,
@@ -128,7 +135,7 @@ impl Backend {
 
     pub(crate) async fn interrupt(&self, params: TargetParams) -> Result<InterruptResult> {
         contained("conversation/interrupt", async {
-            self.engine
+            self.engine()?
                 .interrupt(params.conversation_id)
                 .map_err(engine_error)?;
             Ok(InterruptResult {})
@@ -140,7 +147,7 @@ impl Backend {
     /// inside a request is contained to that request.
     pub(crate) async fn test_panic(&self, _: Value) -> Result<Value> {
         contained("coder/test/panic", async {
-            if self.engine.queued_tasks() < usize::MAX {
+            if self.engine()?.queued_tasks() < usize::MAX {
                 panic!("a deliberate panic for the containment test");
             }
             Ok(Value::Null)

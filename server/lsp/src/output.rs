@@ -7,11 +7,18 @@
 //! A stream of 20,000 deltas then costs a few large writes instead of 20,000 awaits, channel
 //! hops and flushes (see docs/benchmarks.md). Events keep their `seq` order because this one
 //! task takes them from one receiver.
+//!
+//! The writer never stops taking events: while a batch is being written it keeps receiving,
+//! and what arrives waits in a queue where consecutive deltas of one message merge. A client
+//! that stops reading then costs memory for the distinct events and the text, not for every
+//! delta (see docs/events.md).
 
 use coder_core::{Engine, EventReceiver};
 use coder_protocol::methods::{CONVERSATION_EVENT, PermissionParams};
 use coder_protocol::{Event, EventMsg};
 use serde::Serialize;
+use std::collections::VecDeque;
+
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
@@ -20,6 +27,18 @@ use crate::permissions;
 
 /// A batch is written once it holds this much, even if more is ready.
 const BATCH_BYTES: usize = 1 << 20;
+/// The capacity the batch keeps between writes; one big frame (a 20 MB `agent_message`, a
+/// large response) would otherwise keep its size for the life of the connection.
+const BATCH_KEEP: usize = 2 * BATCH_BYTES;
+/// The capacity the serialization scratch keeps between events.
+const SCRATCH_KEEP: usize = 64 * 1024;
+
+/// Gives back a buffer's memory when one large message grew it past `keep`.
+fn release_peak(buffer: &mut Vec<u8>, keep: usize) {
+    if buffer.capacity() > keep {
+        *buffer = Vec::with_capacity(keep.min(64 * 1024));
+    }
+}
 
 /// Appends `body` to `out` as one LSP frame.
 pub(crate) fn push_frame(out: &mut Vec<u8>, body: &[u8]) {
@@ -90,56 +109,205 @@ impl Asker {
     }
 }
 
+/// What reaches the writer besides engine events.
+pub(crate) enum Out {
+    /// A whole frame: a response, a server-to-client request, a guard's error answer.
+    Frame(Vec<u8>),
+    /// The session's events, once `initialize` created it.
+    Events(EventReceiver, Asker),
+}
+
+/// What waits while a batch is being written.
+enum Waiting {
+    Frame(Vec<u8>),
+    Event(Event),
+}
+
+/// Queues `event` behind what waits, or joins its text to the delta waiting last when both
+/// are text (or both thinking) deltas of the same conversation and task. Consecutive deltas
+/// of one kind in one task belong to one message: a message ends with `agent_message` (or
+/// `agent_reasoning`), which is never merged. The joined delta keeps the last `seq`.
+fn queue(waiting: &mut VecDeque<Waiting>, event: Event) {
+    if let Some(Waiting::Event(last)) = waiting.back_mut()
+        && last.conversation_id == event.conversation_id
+        && last.task_id == event.task_id
+    {
+        match (&mut last.msg, &event.msg) {
+            (
+                EventMsg::AgentMessageDelta { delta: joined },
+                EventMsg::AgentMessageDelta { delta },
+            )
+            | (
+                EventMsg::AgentReasoningDelta { delta: joined },
+                EventMsg::AgentReasoningDelta { delta },
+            ) => {
+                joined.push_str(delta);
+                last.seq = event.seq;
+                return;
+            }
+            _ => {}
+        }
+    }
+    waiting.push_back(Waiting::Event(event));
+}
+
+/// The next event, once the session exists.
+async fn next_event(events: &mut Option<(EventReceiver, Asker)>) -> Option<Event> {
+    events.as_mut()?.0.recv().await
+}
+
 /// Writes frames and events to `out` until the frame senders are gone (the service has
 /// stopped and the client's input has ended), then writes what is left and returns.
+///
+/// While a batch is being written, what arrives waits in a queue where consecutive deltas
+/// of one message merge ([`queue`]): a client that stops reading costs memory for the
+/// distinct events and the text, not for every delta. When the writer keeps up, nothing
+/// waits and events go out as the engine emitted them.
 pub(crate) async fn run(
-    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut events: EventReceiver,
-    asker: Asker,
+    mut frames: mpsc::UnboundedReceiver<Out>,
     mut out: impl AsyncWrite + Unpin,
 ) {
     let mut batch = Vec::with_capacity(64 * 1024);
+    let mut written = 0;
     let mut scratch = Vec::with_capacity(1024);
+    let mut waiting = VecDeque::new();
+    let mut events: Option<(EventReceiver, Asker)> = None;
     let mut open = true;
-    while open {
+    loop {
+        if batch.is_empty() {
+            // The writer is idle: what waits goes first, then whatever else is ready.
+            while batch.len() < BATCH_BYTES {
+                match waiting.pop_front() {
+                    Some(Waiting::Frame(frame)) => batch.extend_from_slice(&frame),
+                    Some(Waiting::Event(event)) => push_event(&mut batch, &mut scratch, &event),
+                    None => break,
+                }
+            }
+            while waiting.is_empty() && batch.len() < BATCH_BYTES {
+                let mut took = false;
+                match frames.try_recv() {
+                    Ok(Out::Frame(frame)) => {
+                        batch.extend_from_slice(&frame);
+                        took = true;
+                    }
+                    Ok(Out::Events(receiver, asker)) => {
+                        events = Some((receiver, asker));
+                        took = true;
+                    }
+                    Err(_) => {}
+                }
+                if let Some((receiver, asker)) = &mut events
+                    && let Ok(event) = receiver.try_recv()
+                {
+                    asker.ask(&event);
+                    push_event(&mut batch, &mut scratch, &event);
+                    took = true;
+                }
+                if !took {
+                    break;
+                }
+            }
+            written = 0;
+            if batch.is_empty() && !open {
+                return;
+            }
+        }
         tokio::select! {
             biased;
-            frame = frames.recv() => match frame {
-                Some(frame) => batch.extend_from_slice(&frame),
+            // One write, or the flush once all is written: each gives up nothing when
+            // another branch wins, so the batch goes on where it stopped.
+            result = async {
+                if written < batch.len() {
+                    out.write(&batch[written..]).await
+                } else {
+                    out.flush().await.map(|()| 0)
+                }
+            }, if !batch.is_empty() => match result {
+                Ok(n) if n > 0 => written += n,
+                Ok(_) if written == batch.len() => {
+                    batch.clear();
+                    release_peak(&mut batch, BATCH_KEEP);
+                    release_peak(&mut scratch, SCRATCH_KEEP);
+                }
+                // The client is gone; nobody reads what comes next.
+                _ => return,
+            },
+            frame = frames.recv(), if open => match frame {
+                Some(Out::Frame(frame)) => waiting.push_back(Waiting::Frame(frame)),
+                Some(Out::Events(receiver, asker)) => events = Some((receiver, asker)),
                 None => open = false,
             },
-            Some(event) = events.recv() => {
-                asker.ask(&event);
-                push_event(&mut batch, &mut scratch, &event);
+            Some(event) = next_event(&mut events), if events.is_some() => {
+                if let Some((_, asker)) = &events {
+                    asker.ask(&event);
+                }
+                queue(&mut waiting, event);
             }
         }
-        // Take everything else that is ready, so a burst costs one write and one flush.
-        while batch.len() < BATCH_BYTES {
-            let mut took = false;
-            if let Ok(frame) = frames.try_recv() {
-                batch.extend_from_slice(&frame);
-                took = true;
-            }
-            if let Ok(event) = events.try_recv() {
-                asker.ask(&event);
-                push_event(&mut batch, &mut scratch, &event);
-                took = true;
-            }
-            if !took {
-                break;
-            }
-        }
-        if out.write_all(&batch).await.is_err() || out.flush().await.is_err() {
-            // The client is gone; nobody reads what comes next.
-            return;
-        }
-        batch.clear();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coder_protocol::{ConversationId, TaskId};
+
+    fn event(seq: u64, task: TaskId, msg: EventMsg) -> Event {
+        static CONVERSATION: std::sync::OnceLock<ConversationId> = std::sync::OnceLock::new();
+        Event {
+            seq,
+            conversation_id: *CONVERSATION.get_or_init(ConversationId::new),
+            task_id: Some(task),
+            msg,
+        }
+    }
+
+    fn text(delta: &str) -> EventMsg {
+        EventMsg::AgentMessageDelta {
+            delta: delta.to_owned(),
+        }
+    }
+
+    #[test]
+    fn consecutive_deltas_of_one_message_merge_and_keep_the_last_seq() {
+        let task = TaskId::new();
+        let other = TaskId::new();
+        let mut waiting = VecDeque::new();
+        queue(&mut waiting, event(1, task, text("a")));
+        queue(&mut waiting, event(2, task, text("b")));
+        let thinking = EventMsg::AgentReasoningDelta {
+            delta: "t".to_owned(),
+        };
+        queue(&mut waiting, event(3, task, thinking));
+        queue(&mut waiting, event(4, task, text("c")));
+        queue(&mut waiting, event(5, other, text("d")));
+        let whole = EventMsg::AgentMessage {
+            message: "cd".to_owned(),
+        };
+        queue(&mut waiting, event(6, other, whole));
+        queue(&mut waiting, event(7, other, text("e")));
+        waiting.push_back(Waiting::Frame(Vec::new()));
+        queue(&mut waiting, event(8, other, text("f")));
+        let seen: Vec<(u64, String)> = waiting
+            .iter()
+            .filter_map(|w| match w {
+                Waiting::Event(e) => Some((e.seq, format!("{:?}", e.msg))),
+                Waiting::Frame(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (2, format!("{:?}", text("ab"))),
+                (3, "AgentReasoningDelta { delta: \"t\" }".to_owned()),
+                (4, format!("{:?}", text("c"))),
+                (5, format!("{:?}", text("d"))),
+                (6, "AgentMessage { message: \"cd\" }".to_owned()),
+                (7, format!("{:?}", text("e"))),
+                (8, format!("{:?}", text("f"))),
+            ]
+        );
+    }
 
     #[test]
     fn frames_carry_their_byte_length() {

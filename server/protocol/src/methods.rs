@@ -35,8 +35,10 @@ pub const METHODS: [&str; 6] = [
     CONVERSATION_INTERRUPT,
 ];
 
-/// `initialize`'s `initializationOptions`, all optional.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS)]
+/// `initialize`'s `initializationOptions`, all optional. The model settings use the config
+/// file's names and apply over files and environment (an editor passes what its own
+/// settings hold).
+#[derive(Clone, Default, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 #[ts(optional_fields)]
 pub struct InitializationOptions {
@@ -45,6 +47,42 @@ pub struct InitializationOptions {
     /// `initialize` with `-32602`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionId>,
+    /// The wire format: `openai` (also any OpenAI-compatible server) or `anthropic`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderName>,
+    /// The model name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `http://` or `https://`; for OpenAI up to and including `/v1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Sent only to `baseUrl` given here or, without one, to the provider's default
+    /// endpoint; never to a base URL from a workspace file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for InitializationOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InitializationOptions")
+            .field("session_id", &self.session_id)
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// A model provider's wire format, as `initializationOptions.provider` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderName {
+    /// OpenAI Chat Completions, also any OpenAI-compatible server.
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
 }
 
 /// What `initialize` advertises under `capabilities.experimental.coder`.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use coder_protocol::methods::{
     CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
     HistoryResult, InitializationOptions, InterruptResult, ListResult, PermissionParams,
-    SendParams, SendResult, TargetParams,
+    ProviderName, SendParams, SendResult, TargetParams,
 };
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, EngineState, Event,
@@ -98,6 +98,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
             "methods.rs",
             [
                 InitializationOptions,
+                ProviderName,
                 CoderCapabilities,
                 CreateParams,
                 CreateResult,

@@ -139,6 +139,22 @@ async fn no_provider_configured_is_explained() {
 }
 
 #[tokio::test]
+async fn a_base_url_that_is_not_http_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coder(
+        dir.path(),
+        &["hi"],
+        &[("OPENAI_BASE_URL", "127.0.0.1:9/v1")],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: the base URL `127.0.0.1:9/v1` (from OPENAI_BASE_URL) must start with http:// or https://\n"
+    );
+}
+
+#[tokio::test]
 async fn workspace_config_selects_anthropic() {
     let server = MockModelServer::start(vec![MockResponse::text("from claude")])
         .await

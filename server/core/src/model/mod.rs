@@ -33,14 +33,14 @@ pub struct ModelSettings {
 }
 
 impl ModelSettings {
-    /// The model the configuration names.
-    pub fn from_config(config: &Config) -> Self {
-        Self {
+    /// The model the configuration names; `None` when it names no provider.
+    pub fn from_config(config: &Config) -> Option<Self> {
+        Some(Self {
             model: config.model.clone(),
-            provider: config.provider.clone(),
+            provider: config.provider.clone()?,
             context_window: config.context_window,
             max_output_tokens: config.max_output_tokens,
-        }
+        })
     }
 }
 

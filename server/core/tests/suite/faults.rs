@@ -189,7 +189,11 @@ async fn a_closed_loopback_port_is_a_clear_error_without_retries() {
     let mut h = Harness::with(
         &server,
         ProviderKind::OpenAi,
-        |c| c.provider.base_url = format!("http://127.0.0.1:{port}/v1"),
+        |c| {
+            if let Some(provider) = &mut c.provider {
+                provider.base_url = format!("http://127.0.0.1:{port}/v1");
+            }
+        },
         vec![],
     );
     let events = h.run("hi").await;

@@ -170,7 +170,7 @@ async fn a_switched_model_serves_the_next_task() {
     .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
     h.run("one").await;
-    let mut settings = h.engine.model_settings();
+    let mut settings = h.engine.model_settings().unwrap();
     settings.model = "second-model".into();
     settings.context_window = Some(32_000);
     h.engine.set_model(settings).unwrap();
@@ -188,6 +188,6 @@ async fn a_switched_model_serves_the_next_task() {
             ..
         }
     )));
-    let ModelSettings { model, .. } = h.engine.model_settings();
+    let ModelSettings { model, .. } = h.engine.model_settings().unwrap();
     assert_eq!(model, "second-model");
 }

@@ -257,3 +257,157 @@ async fn cancel_request_for_a_finished_or_unknown_request_changes_nothing() {
     );
     client.stop().await;
 }
+
+/// Every kind of well-framed body that is not a JSON-RPC 2.0 message, with the answer's code
+/// and id; after each, a valid request is answered.
+#[tokio::test]
+async fn invalid_json_rpc_gets_an_error_and_the_connection_goes_on() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let cases: Vec<(&[u8], i64, Value)> = vec![
+        (
+            br#"{"id": 1, "method": "conversation/list"}"#,
+            -32600,
+            json!(1),
+        ),
+        (
+            br#"{"jsonrpc": null, "id": 2, "method": "conversation/list"}"#,
+            -32600,
+            json!(2),
+        ),
+        (
+            br#"{"jsonrpc": "1.0", "id": "three", "method": "conversation/list"}"#,
+            -32600,
+            json!("three"),
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": 4, "method": 17}"#,
+            -32600,
+            json!(4),
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "conversation/list"}"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": [5], "method": "conversation/list"}"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": 6.5, "method": "conversation/list"}"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": false, "method": "conversation/list"}"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": 99999999999999999999, "method": "conversation/list"}"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            br#"[{"jsonrpc": "2.0", "id": 7, "method": "conversation/list"}]"#,
+            -32600,
+            Value::Null,
+        ),
+        (b"[]", -32600, Value::Null),
+        (b"42", -32600, Value::Null),
+        (br#""a string""#, -32600, Value::Null),
+        (b"null", -32600, Value::Null),
+        (b"{}", -32600, Value::Null),
+        (
+            br#"{"jsonrpc": "2.0", "id": 8, "result": {}, "error": {"code": 1, "message": "m"}}"#,
+            -32600,
+            json!(8),
+        ),
+        (br#"{"jsonrpc": "2.0", "id": 9}"#, -32600, json!(9)),
+        (
+            br#"{"jsonrpc": "2.0", "id": 10, "method": "conversation/list", "result": 1}"#,
+            -32600,
+            json!(10),
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": 11, "method": "conversation/list", "params": [1]}"#,
+            -32602,
+            json!(11),
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": 12, "method": "conversation/send", "params": 12}"#,
+            -32602,
+            json!(12),
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": 13, "method": "initialize", "params": "x"}"#,
+            -32602,
+            json!(13),
+        ),
+        (
+            br#"{"jsonrpc": "2.0", "id": 14, "method": "shutdown", "params": true}"#,
+            -32602,
+            json!(14),
+        ),
+        (
+            b"{\"jsonrpc\": \"2.0\", \"id\": 15, \"method\": \"conversation/\xff\xfe\"}",
+            -32700,
+            Value::Null,
+        ),
+        (b"", -32700, Value::Null),
+    ];
+    let mut seen = Vec::new();
+    for (index, (body, code, id)) in cases.into_iter().enumerate() {
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(body);
+        client.write_raw(&frame).await;
+        let answer = client.read().await;
+        let shown = String::from_utf8_lossy(body);
+        assert_eq!(answer["error"]["code"], code, "{shown}: {answer}");
+        assert_eq!(answer["id"], id, "{shown}: {answer}");
+        let next = 1000 + index as i64;
+        client
+            .write(json!({"jsonrpc": "2.0", "id": next, "method": "conversation/list"}))
+            .await;
+        let list = client.response(next, &mut seen).await;
+        assert_eq!(
+            list["result"]["conversations"].as_array().map(Vec::len),
+            Some(1),
+            "after {shown}: {list}"
+        );
+    }
+    // A notification with params that are not an object cannot be answered: it is dropped,
+    // and nothing but the next request's answer comes back.
+    client
+        .write(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": [1, 2]}))
+        .await;
+    // Bad headers: invalid UTF-8, an endless line, no Content-Length.
+    client.write_raw(b"Content-Length: \xff\xfe\r\n\r\n").await;
+    let answer = client.read().await;
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    client.write_raw(&vec![b'x'; 100_000]).await;
+    client.write_raw(b"\r\n\r\n").await;
+    let mut garbage_answers = 0;
+    client
+        .write(json!({"jsonrpc": "2.0", "id": 2000, "method": "conversation/list"}))
+        .await;
+    loop {
+        let message = client.read().await;
+        if message["id"] == 2000 {
+            assert_eq!(
+                message["result"]["conversations"].as_array().map(Vec::len),
+                Some(1)
+            );
+            break;
+        }
+        assert_eq!(message["error"]["code"], -32700, "{message}");
+        garbage_answers += 1;
+    }
+    assert!(garbage_answers >= 1);
+    assert!(seen.is_empty(), "nothing else was answered: {seen:?}");
+    client.stop().await;
+}

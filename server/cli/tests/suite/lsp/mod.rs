@@ -1,9 +1,12 @@
 //! `coder lsp` driven over real stdio with LSP framing, against the mock model.
 
+mod backpressure;
 mod conversations;
 mod documents;
 mod faults;
+mod fuzz;
 mod sessions;
+mod setup;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -39,15 +42,25 @@ impl Client {
             json!({"permissions": {"preset": preset}}).to_string(),
         )
         .unwrap();
+        let base_url = server.openai_base_url();
+        let mut all = vec![
+            ("OPENAI_BASE_URL", base_url.as_str()),
+            ("OPENAI_API_KEY", "k"),
+        ];
+        all.extend_from_slice(env);
+        Self::spawn(workspace, &all)
+    }
+
+    /// Starts `coder lsp` in `cwd` with a clean environment plus `env` (no provider unless
+    /// `env` names one), `HOME` in `cwd`.
+    pub fn spawn(cwd: &std::path::Path, env: &[(&str, &str)]) -> Self {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
             .args(["lsp", "--stdio"])
-            .current_dir(workspace)
+            .current_dir(cwd)
             .env_clear()
             .envs(crate::suite::kept_env())
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", workspace)
-            .env("OPENAI_BASE_URL", server.openai_base_url())
-            .env("OPENAI_API_KEY", "k")
+            .env("HOME", cwd)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -141,15 +154,17 @@ impl Client {
 
     /// The `initialize` / `initialized` handshake with `capabilities`.
     pub async fn initialize(&mut self, capabilities: Value) -> Value {
-        let init = self
-            .request(
-                "initialize",
-                json!({"capabilities": capabilities}),
-                &mut Vec::new(),
-            )
-            .await;
-        self.write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-            .await;
+        self.initialize_with(json!({"capabilities": capabilities}))
+            .await
+    }
+
+    /// `initialize` with `params`, then `initialized` when it succeeded.
+    pub async fn initialize_with(&mut self, params: Value) -> Value {
+        let init = self.request("initialize", params, &mut Vec::new()).await;
+        if init.get("result").is_some() {
+            self.write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+                .await;
+        }
         init
     }
 

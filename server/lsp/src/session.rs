@@ -1,0 +1,71 @@
+//! The session of a connection, created at `initialize`: the workspace the client names,
+//! the configuration of that workspace with the client's model settings over it, and the
+//! engine.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use coder_core::{ApiKey, Config, Engine, ModelOverrides, ProviderKind};
+use coder_protocol::methods::{InitializationOptions, ProviderName};
+use tower_lsp_server::jsonrpc::Error;
+use tower_lsp_server::ls_types::InitializeParams;
+
+use crate::documents::EditorDocuments;
+
+/// The JSON-RPC error code of a task asked for without a model provider (server-defined
+/// range); see docs/protocol.md.
+pub const NO_PROVIDER: i64 = -32001;
+
+/// What to set when no provider is configured, for `coder lsp`'s clients.
+pub const NO_PROVIDER_MESSAGE: &str = "no model provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) or ANTHROPIC_API_KEY, or \"provider\" in .coder/config.json, or pass initializationOptions.provider/model/baseUrl/apiKey";
+
+/// One connection's engine and the editor's open documents.
+pub(crate) struct Session {
+    pub engine: Engine,
+    pub documents: Arc<EditorDocuments>,
+}
+
+/// The workspace of a session: the client's `rootUri`, else its first workspace folder,
+/// else the enclosing git root of `cwd`, else `cwd`.
+pub(crate) fn workspace(params: &InitializeParams, cwd: &Path) -> Result<PathBuf, Error> {
+    #[allow(deprecated)] // `rootUri` is deprecated in favour of folders, but clients send it.
+    let uri = params.root_uri.as_ref().or_else(|| {
+        params
+            .workspace_folders
+            .as_ref()
+            .and_then(|folders| folders.first())
+            .map(|folder| &folder.uri)
+    });
+    let Some(uri) = uri else {
+        return Ok(coder_core::workspace_root(cwd));
+    };
+    let path = uri.to_file_path().ok_or_else(|| {
+        Error::invalid_params(format!(
+            "the workspace `{}` is not a file URI",
+            uri.as_str()
+        ))
+    })?;
+    path.canonicalize().map_err(|err| {
+        Error::invalid_params(format!("cannot open workspace {}: {err}", path.display()))
+    })
+}
+
+/// The client's model settings as configuration overrides.
+pub(crate) fn overrides(options: &InitializationOptions) -> ModelOverrides {
+    ModelOverrides {
+        provider: options.provider.map(|provider| match provider {
+            ProviderName::OpenAi => ProviderKind::OpenAi,
+            ProviderName::Anthropic => ProviderKind::Anthropic,
+        }),
+        model: options.model.clone(),
+        base_url: options.base_url.clone(),
+        api_key: options.api_key.clone().map(ApiKey::new),
+    }
+}
+
+/// Loads the workspace's configuration with the client's settings over it; a mistake in
+/// either fails `initialize` with `-32602` and a message naming it.
+pub(crate) fn config(workspace: &Path, options: &InitializationOptions) -> Result<Config, Error> {
+    Config::load_overriding(workspace, &overrides(options))
+        .map_err(|err| Error::invalid_params(err.to_string()))
+}
