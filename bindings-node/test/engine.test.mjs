@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { createRequire } from "node:module";
 
 import { Engine } from "@coder/engine";
@@ -44,8 +45,12 @@ test("a listener that falls behind gets consecutive deltas merged: every byte of
   const count = 2000;
   const pieces = Array.from({ length: count }, (_, i) => `${i} `);
   const { url } = await startMock(t, [{ kind: "stream", chunks: pieces.map((text) => ({ type: "text", text })) }]);
-  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" }, saveSessions: false });
-  t.after(() => engine.dispose());
+  const dir = workspace();
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" }, saveSessions: false });
+  t.after(async () => {
+    await engine.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const seen = [];
   let stalled = false;
   const finished = new Promise((resolve) => {
