@@ -1,175 +1,209 @@
-// Events per second delivered to a JavaScript listener: 20,000 streamed deltas from the
-// mock model, through three doors measured in one run (see docs/benchmarks.md):
+// Engine events to a JavaScript listener, against the floor (see docs/benchmarks.md).
 //
-//   bare read   curl reads the same SSE body (no JavaScript, no engine): the floor
-//   fetch       JavaScript reads the stream itself: fetch, SSE split, JSON.parse, listener
-//   coder lsp   the `coder lsp` process, its notifications read by vscode-jsonrpc
-//   in-process  this addon: `Engine.onEvent`, and SemaCore's `message:text:chunk`
+// The mock model (`coder-mock-model`) serves each reply rendered before the request arrives
+// and written at once (a `rendered` script entry), so reading it costs a client only the
+// read. For each size (an empty reply, then 5,000, 20,000 and 80,000 text deltas of
+// "tok "), alternating, after one warm-up round, three doors read the same body:
 //
-// Each sample runs from the moment the input is sent (or curl is spawned) until the
-// listener has seen the 20,000th delta. Medians of 15 after a warm-up, doors alternating.
+//   floor       a Node `http` request from this process whose `data` handler only counts
+//               bytes, from the request until `end`: the cheapest JavaScript read
+//   onEvent     this addon: `Engine.onEvent`, from `send` until the listener has seen the
+//               reply's `token_count` (after every `agent_message_delta`)
+//   SemaCore    the facade: `processUserInput` until `message:complete`, every
+//               `message:text:chunk` seen on the way
+//
+// The floor runs in this process, as the addon does: both pay for one new connection to
+// 127.0.0.1 and both deliver to this JavaScript thread. The engine (or SemaCore session) is
+// created before the clock starts and disposed after it stops, a fresh one per sample. The
+// listeners add up the length of the text they are given and the bench checks it is the
+// whole reply (deltas merged by the addon still carry all their text).
+//
+// Prints medians, the ratio to the floor (target: <= 2x at every size) and the per-delta
+// cost, defined as (t(n) - t(empty reply)) / n: the time one more delta adds once the
+// request and the fixed costs are taken out (linear: within 20% of each other across sizes).
 //
 //   npm run bench      (builds the release binaries, addon and SDK first)
+//   BENCH_RUNS=N       samples per point (default 15)
 //
-// CODER_BIN and CODER_MOCK_BIN override where the release binaries are looked for.
+// CODER_MOCK_BIN overrides where the release mock server is looked for.
 
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import * as rpc from "vscode-jsonrpc/node";
 
 import { CoderEngine, Engine } from "coder-agent-engine";
 
-const DELTAS = 20_000;
-const SAMPLES = 15;
+const doors = [
+  ["floor", floor],
+  ["onEvent", onEvent],
+  ["SemaCore", semaCore],
+];
+const doorNames = doors.map(([name]) => name);
+const SIZES = [0, 5_000, 20_000, 80_000];
+const PIECE = "tok ";
+const RUNS = Number(process.env.BENCH_RUNS ?? 15);
+// 80,000 one-token deltas are past the default maxOutputTokens (8192): a reply is cut past
+// twice the limit plus 64 events.
+const MAX_OUTPUT_TOKENS = 100_000;
+
 const target = process.env.CARGO_TARGET_DIR ?? resolve(import.meta.dirname, "../../target");
-const coderBin = resolve(process.env.CODER_BIN ?? join(target, "release/coder"));
 const mockBin = resolve(process.env.CODER_MOCK_BIN ?? join(target, "release/coder-mock-model"));
 
-const mock = spawn(mockBin, [], { stdio: ["ignore", "pipe", "inherit"] });
-const url = (await new Promise((done, fail) => {
-  createInterface({ input: mock.stdout }).once("line", done);
-  mock.once("error", fail);
-})).trim();
-const model = { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "bench" };
-const stream = { kind: "stream", chunks: Array.from({ length: DELTAS }, () => ({ type: "text", text: "tok " })) };
-
-/** Queues one 20,000-delta reply on the mock server. */
-async function queueReply() {
-  const response = await fetch(`${url}/_mock/script`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify([stream]),
-  });
-  if (!response.ok) throw new Error(`the mock refused the script: ${response.status}`);
+/** The OpenAI SSE body the mock renders for `deltas` text chunks (`MockResponse::prerendered`). */
+function render(deltas) {
+  const frame = (choices) =>
+    `data: {"choices":${choices},"id":"chatcmpl-mock","model":"mock-model","object":"chat.completion.chunk"}\n\n`;
+  const delta = frame(`[{"delta":{"content":${JSON.stringify(PIECE)}},"finish_reason":null,"index":0}]`);
+  return delta.repeat(deltas) + frame(`[{"delta":{},"finish_reason":"stop","index":0}]`) + "data: [DONE]\n\n";
 }
 
-const workspace = () => mkdtempSync(join(tmpdir(), "coder-bench-"));
+// The script goes to the mock as a file at start (its script endpoint takes small bodies
+// only): one mock per size and round, scripted with the reply once for each door.
+const scriptDir = mkdtempSync(join(tmpdir(), "coder-bench-script-"));
+const scriptFiles = new Map(
+  SIZES.map((n) => {
+    const file = join(scriptDir, `${n}.json`);
+    const reply = { kind: "rendered", format: "openai", body: render(n) };
+    writeFileSync(file, JSON.stringify(doorNames.map(() => reply)));
+    return [n, file];
+  }),
+);
 
-/** Resolves when `count` has been called DELTAS times; returns the counter and the promise. */
-function deltaCounter() {
-  let seen = 0;
+/** Starts a mock scripted with the reply of `deltas` deltas for each door. */
+async function startMock(deltas) {
+  const child = spawn(mockBin, ["--script", scriptFiles.get(deltas)], { stdio: ["ignore", "pipe", "inherit"] });
+  const line = await new Promise((done, fail) => {
+    createInterface({ input: child.stdout }).once("line", done);
+    child.once("error", fail);
+  });
+  const url = new URL(line.trim());
+  const stop = () => new Promise((done) => (child.exitCode !== null ? done() : (child.once("exit", done), child.kill())));
+  return { url, baseUrl: `${url.origin}/v1`, stop };
+}
+
+/** A workspace whose config allows the largest reply; removed at exit. */
+const workspaces = [];
+function workspace() {
+  const dir = mkdtempSync(join(tmpdir(), "coder-bench-"));
+  mkdirSync(join(dir, ".coder"));
+  writeFileSync(join(dir, ".coder/config.json"), JSON.stringify({ maxOutputTokens: MAX_OUTPUT_TOKENS }));
+  workspaces.push(dir);
+  return dir;
+}
+
+/** Counts the text a listener is given; `finished` resolves on `end()`, checked. */
+function textCounter(deltas) {
+  let chars = 0;
   let done;
   const finished = new Promise((resolve) => (done = resolve));
-  return { count: () => ++seen === DELTAS && done(), finished };
+  return {
+    add: (text) => (chars += text.length),
+    end: () => done(),
+    finished: finished.then(() => {
+      if (chars !== deltas * PIECE.length) throw new Error(`the listener saw ${chars} characters, not ${deltas * PIECE.length}`);
+    }),
+  };
 }
 
-async function bareRead() {
-  await queueReply();
+const requestBody = JSON.stringify({ model: "mock", stream: true, messages: [{ role: "user", content: "go" }] });
+
+/** The floor: a new connection, the request, every byte of the body counted, nothing parsed. */
+async function floor(deltas, { url }) {
   const started = performance.now();
-  const curl = spawnSync("curl", ["-sN", "-H", "content-type: application/json", "-d", "{}", `${url}/v1/chat/completions`], {
-    maxBuffer: 64 << 20,
+  const bytes = await new Promise((done, fail) => {
+    const request = http.request(
+      { host: url.hostname, port: url.port, path: "/v1/chat/completions", method: "POST", agent: false, headers: { "content-type": "application/json" } },
+      (response) => {
+        let count = 0;
+        response.on("data", (chunk) => (count += chunk.length));
+        response.on("end", () => done(count));
+        response.on("error", fail);
+      },
+    );
+    request.on("error", fail);
+    request.end(requestBody);
   });
   const elapsed = performance.now() - started;
-  if (curl.status !== 0 || curl.stdout.length < DELTAS * 10) throw new Error("curl did not read the stream");
+  if (bytes < deltas * 100) throw new Error(`the floor read ${bytes} bytes`);
   return elapsed;
 }
 
-/** The same stream read by JavaScript itself: fetch, SSE split, JSON.parse, listener. */
-async function fetchRead() {
-  await queueReply();
-  const deltas = deltaCounter();
-  const listener = (delta) => delta && deltas.count();
-  const started = performance.now();
-  const response = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "mock", stream: true, messages: [{ role: "user", content: "go" }] }),
-  });
-  const decoder = new TextDecoder();
-  let pending = "";
-  for await (const bytes of response.body) {
-    pending += decoder.decode(bytes, { stream: true });
-    const events = pending.split("\n\n");
-    pending = events.pop();
-    for (const event of events) {
-      const data = event.startsWith("data: ") ? event.slice(6) : "";
-      if (data && data !== "[DONE]") listener(JSON.parse(data).choices?.[0]?.delta?.content);
-    }
-  }
-  await deltas.finished;
-  return performance.now() - started;
-}
-
-async function lspDoor() {
-  const dir = workspace();
-  const server = spawn(coderBin, ["lsp", "--stdio"], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, HOME: dir, OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "bench" },
-    stdio: ["pipe", "pipe", "ignore"],
-  });
-  const connection = rpc.createMessageConnection(new rpc.StreamMessageReader(server.stdout), new rpc.StreamMessageWriter(server.stdin));
-  const deltas = deltaCounter();
-  connection.onNotification("conversation/event", ({ event }) => {
-    if (event.type === "agent_message_delta") deltas.count();
-  });
-  connection.listen();
-  await connection.sendRequest("initialize", { capabilities: {} });
-  await connection.sendNotification("initialized", {});
-  const { conversationId } = await connection.sendRequest("conversation/create", {});
-  await queueReply();
-  const started = performance.now();
-  await connection.sendRequest("conversation/send", { conversationId, text: "go" });
-  await deltas.finished;
-  const elapsed = performance.now() - started;
-  connection.dispose();
-  server.kill();
-  return elapsed;
-}
-
-async function inProcess() {
+async function onEvent(deltas, { baseUrl }) {
+  const model = { provider: "openai", model: "mock", baseUrl, apiKey: "bench", maxOutputTokens: MAX_OUTPUT_TOKENS };
   const engine = Engine.create({ workingDir: workspace(), model, saveSessions: false });
-  const deltas = deltaCounter();
+  const text = textCounter(deltas);
   engine.onEvent((event) => {
-    if (event.type === "agent_message_delta") deltas.count();
+    if (event.type === "agent_message_delta") text.add(event.delta);
+    else if (event.type === "token_count") text.end();
   });
-  await queueReply();
   const started = performance.now();
   engine.send(engine.rootConversation, "go");
-  await deltas.finished;
+  await text.finished;
   const elapsed = performance.now() - started;
   await engine.dispose();
   return elapsed;
 }
 
-async function semaFacade() {
-  const core = new CoderEngine({ workingDir: workspace(), logLevel: "error" });
-  await core.addModel({ provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "bench", maxTokens: 1000, contextLength: 100000 }, true);
+async function semaCore(deltas, { baseUrl }) {
+  const core = new CoderEngine({ workingDir: workspace(), logLevel: "error", saveSessions: false });
+  await core.addModel(
+    { provider: "openai", modelName: "mock", baseURL: baseUrl, apiKey: "bench", maxTokens: MAX_OUTPUT_TOKENS, contextLength: 1_000_000 },
+    true,
+  );
   await core.createSession();
-  const deltas = deltaCounter();
-  core.on("message:text:chunk", () => deltas.count());
-  await queueReply();
+  const text = textCounter(deltas);
+  core.on("message:text:chunk", ({ delta }) => text.add(delta));
+  core.on("message:complete", () => text.end());
   const started = performance.now();
   core.processUserInput("go");
-  await deltas.finished;
+  await text.finished;
   const elapsed = performance.now() - started;
   await core.dispose();
   return elapsed;
 }
 
-const doors = [
-  ["bare read (curl)", bareRead],
-  ["fetch + SSE parse in JavaScript", fetchRead],
-  ["coder lsp + vscode-jsonrpc", lspDoor],
-  ["in-process Engine.onEvent", inProcess],
-  ["in-process SemaCore message:text:chunk", semaFacade],
-];
-const samples = new Map(doors.map(([name]) => [name, []]));
-for (let run = 0; run <= SAMPLES; run++) {
-  for (const [name, measure] of doors) {
-    const ms = await measure();
-    if (run > 0) samples.get(name).push(ms); // run 0 warms up
+const samples = new Map(doors.flatMap(([name]) => SIZES.map((n) => [`${name}/${n}`, []])));
+try {
+  for (let run = 0; run <= RUNS; run++) {
+    for (const n of SIZES) {
+      const mock = await startMock(n);
+      try {
+        for (const [name, measure] of doors) {
+          const ms = await measure(n, mock);
+          if (run > 0) samples.get(`${name}/${n}`).push(ms); // run 0 warms up
+        }
+      } finally {
+        await mock.stop();
+      }
+    }
   }
+} finally {
+  rmSync(scriptDir, { recursive: true, force: true });
+  for (const dir of workspaces) rmSync(dir, { recursive: true, force: true });
 }
-mock.kill();
 
 const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const bare = median(samples.get("bare read (curl)"));
-console.log(`${DELTAS} deltas, median of ${SAMPLES}:`);
+const t = (name, n) => median(samples.get(`${name}/${n}`));
+const perDelta = (name, n) => ((t(name, n) - t(name, 0)) / n) * 1000;
+const cell = (text, width) => String(text).padStart(width);
+
+console.log(`medians of ${RUNS} (per delta = (t(n) - t(empty reply)) / n, in us):`);
+console.log(
+  [cell("deltas", 7), cell("floor ms", 9), cell("onEvent ms", 11), cell("ratio", 6), cell("SemaCore ms", 12), cell("ratio", 6),
+    cell("floor/d", 8), cell("onEvent/d", 10), cell("SemaCore/d", 11)].join("  "),
+);
+for (const n of SIZES) {
+  const row = [cell(n, 7), cell(t("floor", n).toFixed(1), 9), cell(t("onEvent", n).toFixed(1), 11),
+    cell(`${(t("onEvent", n) / t("floor", n)).toFixed(2)}x`, 6), cell(t("SemaCore", n).toFixed(1), 12),
+    cell(`${(t("SemaCore", n) / t("floor", n)).toFixed(2)}x`, 6)];
+  if (n > 0) row.push(cell(perDelta("floor", n).toFixed(2), 8), cell(perDelta("onEvent", n).toFixed(2), 10), cell(perDelta("SemaCore", n).toFixed(2), 11));
+  console.log(row.join("  "));
+}
 for (const [name] of doors) {
-  const ms = median(samples.get(name));
-  const perSecond = Math.round((DELTAS / ms) * 1000);
-  console.log(`  ${name.padEnd(40)} ${ms.toFixed(1).padStart(7)} ms  ${String(perSecond).padStart(8)} deltas/s  ${(ms / bare).toFixed(2)}x the bare read`);
+  const costs = SIZES.filter((n) => n > 0).map((n) => perDelta(name, n));
+  const spread = (Math.max(...costs) / Math.min(...costs) - 1) * 100;
+  console.log(`${name.padEnd(8)} per-delta cost spread across sizes: ${spread.toFixed(0)}% (linear: <= 20%)`);
 }

@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { createRequire } from "node:module";
 
 import { Engine } from "coder-agent-engine";
@@ -38,6 +39,40 @@ test("many conversations through the low-level API, events in seq order", async 
   assert.equal(engine.destroy(engine.rootConversation).ok, false);
   assert.throws(() => engine.send("not-an-id", "x"), /not a conversation id/);
   assert.throws(() => Engine.create({ workingDir: workspace(), colour: "blue" }), /unknown field/);
+});
+
+test("a listener that falls behind gets consecutive deltas merged: every byte of text, in order, seq increasing", async (t) => {
+  const count = 2000;
+  const pieces = Array.from({ length: count }, (_, i) => `${i} `);
+  const { url } = await startMock(t, [{ kind: "stream", chunks: pieces.map((text) => ({ type: "text", text })) }]);
+  const dir = workspace();
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" }, saveSessions: false });
+  t.after(async () => {
+    await engine.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const seen = [];
+  let stalled = false;
+  const finished = new Promise((resolve) => {
+    engine.onEvent((event) => {
+      seen.push(event);
+      if (event.type === "agent_message_delta" && !stalled) {
+        // JavaScript falls behind: this listener holds the thread until the engine has
+        // streamed the whole reply and ended the task (bounded, in case it never does).
+        stalled = true;
+        const deadline = Date.now() + 30_000;
+        while (engine.runningTask() !== null && Date.now() < deadline);
+      }
+      if (event.type === "task_complete") resolve();
+    });
+  });
+  engine.send(engine.rootConversation, "count");
+  await finished;
+  const deltas = seen.filter((event) => event.type === "agent_message_delta");
+  assert.equal(deltas.map((event) => event.delta).join(""), pieces.join(""), "no text lost or reordered");
+  assert.ok(deltas.length < count / 2, `${deltas.length} delta events for ${count} streamed: merged while the listener was behind`);
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i].seq > seen[i - 1].seq, "seq strictly increasing");
+  assert.equal(seen.find((event) => event.type === "agent_message").message, pieces.join(""));
 });
 
 test("dispose with a task running interrupts it and the process exits cleanly", async (t) => {

@@ -21,9 +21,11 @@ async function session(t, url, config = {}) {
 }
 
 test("text and thinking stream as chunks with the content so far, then complete and usage", async (t) => {
+  // Paced, so each delta reaches JavaScript on its own (deltas that arrive while the
+  // listeners are behind are merged; engine.test.mjs covers that).
   const { url } = await startMock(t, [
     { kind: "stream", chunks: [{ type: "thinking", text: "Let me " }, { type: "thinking", text: "think." },
-      { type: "text", text: "Hello " }, { type: "text", text: "there." }] },
+      { type: "text", text: "Hello " }, { type: "text", text: "there." }], delay_ms: 100 },
   ]);
   const { core, ready } = await session(t, url);
   assert.equal(typeof ready.sessionId, "string");

@@ -164,7 +164,9 @@ export class Engine {
     return running ? [running[0], running[1]] : null;
   }
 
-  /** Calls `listener` for every event, in `seq` order; returns the unsubscribe function. */
+  /** Calls `listener` for every event, in `seq` order; returns the unsubscribe function.
+   * While listeners are behind, consecutive text or thinking deltas of one task arrive
+   * merged into one (joined text, the last `seq`; see the README). */
   onEvent(listener: EventListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
