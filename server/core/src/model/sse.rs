@@ -227,10 +227,10 @@ mod tests {
 
     #[test]
     fn events_are_the_same_however_the_body_is_split() {
-        let body = b"\xEF\xBB\xBF: a comment\r\n\
-            event: message_start\r\ndata: {\"a\":1}\r\n\r\n\
+        let body = b"\xEF\xBB\xBFdata: {\"a\":1}\r\n\r\n\
+            : a comment\r\n\
+            event: message_start\r\ndata: first\r\ndata:  second\r\ndata\r\n\r\n\
             data:{\"b\":2}\rid: 7\rretry: 10\r\r\
-            data: first\ndata:  second\ndata\n\n\
             event: ping\n\n\
             unknown: field\ndata: [DONE]\n\n\
             data: never finished\n";
@@ -238,8 +238,8 @@ mod tests {
             read_every_way(body),
             vec![
                 "{\"a\":1}".to_owned(),
-                "{\"b\":2}".to_owned(),
                 "first\n second\n".to_owned(),
+                "{\"b\":2}".to_owned(),
                 "[DONE]".to_owned(),
             ]
         );
