@@ -10,14 +10,14 @@ use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
-use sse_stream::SseStream;
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic::AnthropicApi;
 use super::estimate::estimate_usage;
 use super::hints::{Hints, refused_on_loopback};
-use super::limits::{ReplyLimits, TransportGuard};
+use super::limits::ReplyLimits;
 use super::openai::OpenAiApi;
+use super::sse::{SseError, SseReader};
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
 
@@ -41,7 +41,7 @@ pub struct ModelClient {
 /// other tasks run.
 const YIELD_EVERY: u64 = 64;
 
-/// What the wait for the next SSE event ended with.
+/// What the wait for the next chunk of the body ended with.
 enum Next<T> {
     Item(Option<T>),
     Cancelled,
@@ -224,32 +224,79 @@ impl ModelClient {
             });
         }
 
-        // `SseStream` walks each chunk once, so a reply that arrives in large chunks (a local
-        // server, a burst after a stall) costs the same per event as one that trickles in.
+        // The SSE reader walks each chunk once, so a reply that arrives in large chunks (a
+        // local server, a burst after a stall) costs the same per event as one that trickles
+        // in; each event's data is borrowed from its buffer.
         let limits = call.limits;
-        let guard = TransportGuard::new(limits);
-        let mut events = SseStream::from_bytes_stream(guard.wrap(response.bytes_stream()));
+        let mut body = response.bytes_stream();
+        let mut sse = SseReader::new(limits.max_pending());
         let mut parser = self.api.parser();
         let mut received: u64 = 0;
         let mut updates = Vec::new();
         let mut cancelled = std::pin::pin!(cancel.cancelled());
-        // One idle timer, re-armed only when the stream has nothing ready: events that are
-        // already there are taken without reading the clock or polling the cancellation.
+        // One idle timer, re-armed only when the body has nothing ready: chunks and events
+        // that are already there are taken without reading the clock or polling the
+        // cancellation.
         let mut idle = std::pin::pin!(tokio::time::sleep(self.idle_timeout));
         let mut rearm = true;
         let mut taken: u64 = 0;
         loop {
-            taken += 1;
-            if taken.is_multiple_of(YIELD_EVERY) {
-                // A stream that is always ready still notices cancellation, and lets the
-                // consumers of its events run in small batches (their memory stays warm).
-                if cancel.is_cancelled() {
-                    return Err(AttemptError::Cancelled(parser.response()));
+            // The events the chunks so far completed.
+            loop {
+                taken += 1;
+                if taken.is_multiple_of(YIELD_EVERY) {
+                    // A stream that is always ready still notices cancellation, and lets the
+                    // consumers of its events run in small batches (their memory stays warm).
+                    if cancel.is_cancelled() {
+                        return Err(AttemptError::Cancelled(parser.response()));
+                    }
+                    tokio::task::yield_now().await;
                 }
-                tokio::task::yield_now().await;
+                let data = match sse.next_event() {
+                    None => break,
+                    Some(Ok(data)) => data,
+                    Some(Err(SseError::TooLarge)) => {
+                        return Err(AttemptError::Fatal(limits.transport_message()));
+                    }
+                    Some(Err(err @ SseError::NotUtf8)) => {
+                        return Err(retryable(format!("the model stream broke: {err}")));
+                    }
+                };
+                if data.is_empty() {
+                    continue;
+                }
+                received += 1;
+                let feed = match parser.feed(data, &mut updates) {
+                    Ok(feed) => feed,
+                    Err(problem) => {
+                        on_update(StreamUpdate::Warning(format!(
+                            "skipped a {problem} from the model"
+                        )));
+                        Feed::Continue
+                    }
+                };
+                for update in updates.drain(..) {
+                    *emitted = true;
+                    on_update(update);
+                }
+                if let Some(message) = limits.check(received, parser.reply_bytes()) {
+                    return Err(AttemptError::Fatal(message));
+                }
+                match feed {
+                    Feed::Continue => {}
+                    Feed::Done => return Ok(parser.response()),
+                    Feed::ProviderError { message, retryable } => {
+                        let message = format!("the model provider reported an error: {message}");
+                        return Err(if retryable {
+                            self::retryable(message)
+                        } else {
+                            AttemptError::Fatal(message)
+                        });
+                    }
+                }
             }
             let next = std::future::poll_fn(|cx| {
-                if let Poll::Ready(item) = events.poll_next_unpin(cx) {
+                if let Poll::Ready(item) = body.poll_next_unpin(cx) {
                     rearm = true;
                     return Poll::Ready(Next::Item(item));
                 }
@@ -267,7 +314,8 @@ impl ModelClient {
                 }
             })
             .await;
-            let event = match next {
+            match next {
+                Next::Item(Some(Ok(chunk))) => sse.push(&chunk),
                 Next::Cancelled => return Err(AttemptError::Cancelled(parser.response())),
                 Next::Idle => {
                     return Err(retryable(format!(
@@ -281,45 +329,11 @@ impl ModelClient {
                         "the model stream ended before the reply was complete".to_owned(),
                     ));
                 }
-                Next::Item(Some(Err(_))) if guard.overflowed() => {
-                    return Err(AttemptError::Fatal(limits.transport_message()));
-                }
                 Next::Item(Some(Err(err))) => {
-                    return Err(retryable(format!("the model stream broke: {err}")));
-                }
-                Next::Item(Some(Ok(event))) => event,
-            };
-            guard.event_seen();
-            let Some(data) = event.data.filter(|data| !data.is_empty()) else {
-                continue;
-            };
-            received += 1;
-            let feed = match parser.feed(&data, &mut updates) {
-                Ok(feed) => feed,
-                Err(problem) => {
-                    on_update(StreamUpdate::Warning(format!(
-                        "skipped a {problem} from the model"
+                    return Err(retryable(format!(
+                        "the model stream broke: {}",
+                        error_chain(&err)
                     )));
-                    Feed::Continue
-                }
-            };
-            for update in updates.drain(..) {
-                *emitted = true;
-                on_update(update);
-            }
-            if let Some(message) = limits.check(received, parser.reply_bytes()) {
-                return Err(AttemptError::Fatal(message));
-            }
-            match feed {
-                Feed::Continue => {}
-                Feed::Done => return Ok(parser.response()),
-                Feed::ProviderError { message, retryable } => {
-                    let message = format!("the model provider reported an error: {message}");
-                    return Err(if retryable {
-                        self::retryable(message)
-                    } else {
-                        AttemptError::Fatal(message)
-                    });
                 }
             }
         }

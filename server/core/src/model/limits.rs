@@ -13,7 +13,7 @@
 //!   that are not told the limit (the OpenAI format does not send it, since reasoning models
 //!   count hidden reasoning against it) or that split a token at a tag. Hidden reasoning is
 //!   never streamed, so it never counts.
-//! - **Transport**: the bytes received since the last complete SSE event may not pass
+//! - **Transport**: the bytes of the SSE event not yet complete may not pass
 //!   `2 × maxReplyBytes + 64 KiB`, so a stream with no newline (or endless `data:` lines
 //!   without a blank line) cannot grow the SSE parser's buffer without limit. One event
 //!   may carry a whole tool call's arguments, JSON-escaped, hence the factor of two.
@@ -21,12 +21,6 @@
 //! Past a limit the stream is dropped and the call fails without a retry (a provider that
 //! did it once will likely do it again) with a message naming the limit and the setting that
 //! raises it.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use bytes::Bytes;
-use futures::{Stream, StreamExt};
 
 /// Room in the transport limit beyond twice the content limit.
 const TRANSPORT_SLACK: usize = 64 * 1024;
@@ -45,7 +39,8 @@ impl ReplyLimits {
         2 * u64::from(self.max_output_tokens) + EVENT_SLACK
     }
 
-    fn max_pending(self) -> usize {
+    /// The most bytes the SSE reader may hold without completing an event.
+    pub fn max_pending(self) -> usize {
         self.max_reply_bytes
             .saturating_mul(2)
             .saturating_add(TRANSPORT_SLACK)
@@ -74,7 +69,8 @@ impl ReplyLimits {
         None
     }
 
-    /// Why the transport was cut, once [`TransportGuard::overflowed`] says it was.
+    /// Why the transport was cut, once the SSE reader held more than
+    /// [`max_pending`](Self::max_pending) bytes without an event.
     pub fn transport_message(self) -> String {
         format!(
             "the model stream sent more than {} bytes without completing an event, so coder \
@@ -83,59 +79,6 @@ impl ReplyLimits {
             self.max_pending(),
             self.max_reply_bytes
         )
-    }
-}
-
-/// Counts the bytes received since the last complete SSE event.
-#[derive(Clone)]
-pub(crate) struct TransportGuard {
-    pending: Arc<AtomicUsize>,
-    limit: usize,
-}
-
-impl TransportGuard {
-    pub fn new(limits: ReplyLimits) -> Self {
-        Self {
-            pending: Arc::new(AtomicUsize::new(0)),
-            limit: limits.max_pending(),
-        }
-    }
-
-    /// Wraps a body stream: once more than the limit has arrived without an event, the
-    /// stream yields an error and ends.
-    pub fn wrap<E>(
-        &self,
-        body: impl Stream<Item = Result<Bytes, E>>,
-    ) -> impl Stream<Item = Result<Bytes, std::io::Error>>
-    where
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        let guard = self.clone();
-        body.map(move |chunk| {
-            let chunk = chunk.map_err(std::io::Error::other)?;
-            let pending = guard.pending.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
-            if pending > guard.limit {
-                return Err(std::io::Error::other("too many bytes without an SSE event"));
-            }
-            Ok(chunk)
-        })
-        .scan(false, |failed, item| {
-            // After the error the stream ends, so nothing more is buffered.
-            if *failed {
-                return futures::future::ready(None);
-            }
-            *failed = item.is_err();
-            futures::future::ready(Some(item))
-        })
-    }
-
-    /// An event came out: what arrived before it is parsed.
-    pub fn event_seen(&self) {
-        self.pending.store(0, Ordering::Relaxed);
-    }
-
-    pub fn overflowed(&self) -> bool {
-        self.pending.load(Ordering::Relaxed) > self.limit
     }
 }
 
@@ -160,19 +103,8 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn the_transport_ends_once_too_much_arrives_without_an_event() {
-        let guard = TransportGuard::new(LIMITS);
-        let chunks = (0..100).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; 1000])));
-        let mut stream = std::pin::pin!(guard.wrap(futures::stream::iter(chunks)));
-        let mut passed = 0;
-        while let Some(Ok(chunk)) = stream.next().await {
-            passed += chunk.len();
-        }
-        assert_eq!(passed, 67_000, "67,536 bytes: 2 x 1000 + 64 KiB");
-        assert!(guard.overflowed());
-        assert!(stream.next().await.is_none());
-        guard.event_seen();
-        assert!(!guard.overflowed());
+    #[test]
+    fn the_transport_bound_is_twice_the_content_limit_and_some() {
+        assert_eq!(LIMITS.max_pending(), 2 * 1000 + 64 * 1024);
     }
 }
