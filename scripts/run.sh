@@ -19,5 +19,5 @@ if [ -n "${OPENAI_API_KEY:-}${OPENAI_BASE_URL:-}${ANTHROPIC_API_KEY:-}${ANTHROPI
     || [ -f .coder/config.json ]; then
     exec "$coder" exec "$prompt"
 fi
-echo "no model provider configured: using the local SmolLM2 model (first run builds it, ~6 min)" >&2
+echo "no model provider configured: using the local SmolLM2 model (the first run builds llama.cpp: about 10 minutes on 2 cores)" >&2
 exec bash scripts/with-local-model.sh "$coder" exec "$prompt"
