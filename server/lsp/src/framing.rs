@@ -113,6 +113,11 @@ async fn read_frame(input: &mut (impl AsyncBufRead + Unpin)) -> std::io::Result<
     Ok(Some(Frame::Body(body)))
 }
 
+/// The LSP methods that take no params at all.
+fn takes_no_params(method: &str) -> bool {
+    matches!(method, "shutdown" | "exit")
+}
+
 /// The methods whose params may be left out: the guard passes them on as `{}` (tower-lsp
 /// itself rejects a missing `params` for a method that takes any).
 fn defaults_params(method: &str) -> bool {
@@ -207,6 +212,19 @@ fn check_request(mut object: Map<String, Value>, id: Value, method: &str) -> Che
             INVALID_REQUEST,
             "invalid request: a request's id is a string or an integer",
         );
+    }
+    // Lua's JSON encoders (Neovim 0.7's among them) cannot tell an empty table that is an
+    // object from one that is an array, and send `{}` as `[]`: an empty array is taken as
+    // no params.
+    if object
+        .get("params")
+        .is_some_and(|params| params.as_array().is_some_and(Vec::is_empty))
+    {
+        if takes_no_params(method) {
+            object.remove("params");
+        } else {
+            object.insert("params".to_owned(), json!({}));
+        }
     }
     match object.get("params") {
         None | Some(Value::Null) if defaults_params(method) => {
@@ -484,6 +502,10 @@ mod tests {
             r#"{"jsonrpc": "2.0", "id": "x", "method": "conversation/list"}"#,
             r#"{"jsonrpc": "2.0", "method": "initialized", "params": {}}"#,
             r#"{"jsonrpc": "2.0", "id": -9223372036854775808, "method": "shutdown"}"#,
+            // Neovim's encoder sends an empty Lua table as `[]`.
+            r#"{"jsonrpc": "2.0", "id": 2, "method": "conversation/create", "params": []}"#,
+            r#"{"jsonrpc": "2.0", "id": 3, "method": "shutdown", "params": []}"#,
+            r#"{"jsonrpc": "2.0", "method": "initialized", "params": []}"#,
         ] {
             assert!(
                 matches!(check(body.as_bytes()), Checked::Request(_)),
