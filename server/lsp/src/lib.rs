@@ -9,6 +9,7 @@
 
 mod dispatch;
 mod documents;
+mod event_json;
 mod framing;
 mod methods;
 mod output;

@@ -17,7 +17,7 @@ use coder_core::{Engine, EventReceiver};
 #[cfg(test)]
 use coder_protocol::methods::CONVERSATION_EVENT;
 use coder_protocol::methods::PermissionParams;
-use coder_protocol::{DeltaEnvelope, Event, EventMsg};
+use coder_protocol::{Event, EventMsg};
 #[cfg(test)]
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -26,6 +26,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 
+use crate::event_json::DeltaEnvelope;
 use crate::permissions;
 
 /// A batch is written once it holds this much, even if more is ready.

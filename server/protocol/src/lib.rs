@@ -20,7 +20,6 @@
 
 mod conversation;
 mod event;
-mod event_json;
 mod ids;
 mod message;
 pub mod methods;
@@ -32,7 +31,6 @@ pub use conversation::{
     ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
 };
 pub use event::{AbortReason, EngineState, Event, EventMsg, RequestedToolCall};
-pub use event_json::DeltaEnvelope;
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};
