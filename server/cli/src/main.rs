@@ -55,14 +55,15 @@ fn main() -> ExitCode {
         // A long-lived server meets messages of any size.
         memory::return_large_blocks();
     }
-    // Both doors run on one thread: they are I/O bound, and keeping the engine and the
-    // writer of events on the same thread saves a thread wake-up per streamed event, and lets
-    // the writer find a whole chunk's events ready at once (see docs/benchmarks.md). `lsp`
-    // still answers requests while tasks run: every task yields at its awaits, and file and
-    // search work runs on tokio's blocking threads.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build();
+    // `exec` runs on one thread: it is I/O bound, and keeping the engine and the printer on
+    // the same thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
+    // `lsp` handles requests while tasks run, so it gets worker threads.
+    let runtime = match &cli.command {
+        Command::Exec(_) => tokio::runtime::Builder::new_current_thread(),
+        Command::Lsp { .. } => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build();
     let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(err) => {
