@@ -9,6 +9,7 @@
 
 mod dispatch;
 mod documents;
+mod event_json;
 mod framing;
 mod methods;
 mod output;
@@ -176,7 +177,27 @@ impl LanguageServer for Backend {
 /// Serves one session on stdin/stdout until the client exits or goes away. `cwd` is the
 /// workspace (or lies inside it) when the client names none.
 pub async fn serve_stdio(cwd: &Path) {
-    serve(cwd, tokio::io::stdin(), tokio::io::stdout()).await;
+    match stdout_pipe() {
+        Some(stdout) => serve(cwd, tokio::io::stdin(), stdout).await,
+        None => serve(cwd, tokio::io::stdin(), tokio::io::stdout()).await,
+    }
+}
+
+/// Stdout as a non-blocking pipe, when it is one (an editor's usual setup). tokio's
+/// `stdout()` hands every write to a blocking thread and waits for it to come back: a
+/// thread hop and two wake-ups per batch. Written as a pipe, a batch goes out from the
+/// runtime's thread, which waits only when the pipe is full.
+#[cfg(unix)]
+fn stdout_pipe() -> Option<tokio::net::unix::pipe::Sender> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    // Fails (and the caller falls back to `stdout()`) when stdout is not a pipe.
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
+}
+
+#[cfg(not(unix))]
+fn stdout_pipe() -> Option<tokio::io::Stdout> {
+    None
 }
 
 /// Serves one session over `input` and `output` (stdio in production).

@@ -14,8 +14,11 @@
 //! delta (see docs/events.md).
 
 use coder_core::{Engine, EventReceiver};
-use coder_protocol::methods::{CONVERSATION_EVENT, PermissionParams};
+#[cfg(test)]
+use coder_protocol::methods::CONVERSATION_EVENT;
+use coder_protocol::methods::PermissionParams;
 use coder_protocol::{Event, EventMsg};
+#[cfg(test)]
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -23,6 +26,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 
+use crate::event_json::DeltaEnvelope;
 use crate::permissions;
 
 /// A batch is written once it holds this much, even if more is ready.
@@ -43,11 +47,14 @@ fn release_peak(buffer: &mut Vec<u8>, keep: usize) {
 /// Appends `body` to `out` as one LSP frame.
 pub(crate) fn push_frame(out: &mut Vec<u8>, body: &[u8]) {
     out.extend_from_slice(b"Content-Length: ");
-    out.extend_from_slice(body.len().to_string().as_bytes());
+    out.extend_from_slice(itoa::Buffer::new().format(body.len()).as_bytes());
     out.extend_from_slice(b"\r\n\r\n");
     out.extend_from_slice(body);
 }
 
+/// A `conversation/event` notification, as serde writes it; [`EventFrames`] writes the
+/// same bytes.
+#[cfg(test)]
 #[derive(Serialize)]
 struct Notification<'a> {
     jsonrpc: &'static str,
@@ -55,22 +62,44 @@ struct Notification<'a> {
     params: EventParams<'a>,
 }
 
+#[cfg(test)]
 #[derive(Serialize)]
 struct EventParams<'a> {
     event: &'a Event,
 }
 
-/// Appends `event` as a `conversation/event` notification frame.
-fn push_event(out: &mut Vec<u8>, scratch: &mut Vec<u8>, event: &Event) {
-    scratch.clear();
-    let notification = Notification {
-        jsonrpc: "2.0",
-        method: CONVERSATION_EVENT,
-        params: EventParams { event },
-    };
-    match serde_json::to_writer(&mut *scratch, &notification) {
-        Ok(()) => push_frame(out, scratch),
-        Err(err) => tracing::error!("event {} not serialized: {err}", event.seq),
+/// What a `conversation/event` notification holds before its event.
+const EVENT_HEAD: &[u8] =
+    b"{\"jsonrpc\":\"2.0\",\"method\":\"conversation/event\",\"params\":{\"event\":";
+
+/// Turns events into `conversation/event` notification frames. Deltas, most of a stream,
+/// are written straight with their ids formatted once per task ([`DeltaEnvelope`]); the
+/// bytes are the ones serde writes for [`Notification`].
+#[derive(Default)]
+struct EventFrames {
+    /// One notification's body, before it is framed.
+    scratch: Vec<u8>,
+    deltas: DeltaEnvelope,
+}
+
+impl EventFrames {
+    /// Appends `event` as a `conversation/event` notification frame.
+    fn push(&mut self, out: &mut Vec<u8>, event: &Event) {
+        let scratch = &mut self.scratch;
+        scratch.clear();
+        scratch.extend_from_slice(EVENT_HEAD);
+        let written = match self.deltas.write_delta(&mut *scratch, event) {
+            Ok(true) => Ok(()),
+            Ok(false) => serde_json::to_writer(&mut *scratch, event).map_err(Into::into),
+            Err(err) => Err(err),
+        };
+        match written {
+            Ok(()) => {
+                scratch.extend_from_slice(b"}}");
+                push_frame(out, scratch);
+            }
+            Err(err) => tracing::error!("event {} not serialized: {err}", event.seq),
+        }
     }
 }
 
@@ -169,7 +198,7 @@ pub(crate) async fn run(
 ) {
     let mut batch = Vec::with_capacity(64 * 1024);
     let mut written = 0;
-    let mut scratch = Vec::with_capacity(1024);
+    let mut frames_of = EventFrames::default();
     let mut waiting = VecDeque::new();
     let mut events: Option<(EventReceiver, Asker)> = None;
     let mut open = true;
@@ -179,7 +208,7 @@ pub(crate) async fn run(
             while batch.len() < BATCH_BYTES {
                 match waiting.pop_front() {
                     Some(Waiting::Frame(frame)) => batch.extend_from_slice(&frame),
-                    Some(Waiting::Event(event)) => push_event(&mut batch, &mut scratch, &event),
+                    Some(Waiting::Event(event)) => frames_of.push(&mut batch, &event),
                     None => break,
                 }
             }
@@ -200,7 +229,7 @@ pub(crate) async fn run(
                     && let Ok(event) = receiver.try_recv()
                 {
                     asker.ask(&event);
-                    push_event(&mut batch, &mut scratch, &event);
+                    frames_of.push(&mut batch, &event);
                     took = true;
                 }
                 if !took {
@@ -227,7 +256,7 @@ pub(crate) async fn run(
                 Ok(_) if written == batch.len() => {
                     batch.clear();
                     release_peak(&mut batch, BATCH_KEEP);
-                    release_peak(&mut scratch, SCRATCH_KEEP);
+                    release_peak(&mut frames_of.scratch, SCRATCH_KEEP);
                 }
                 // The client is gone; nobody reads what comes next.
                 _ => return,
@@ -307,6 +336,39 @@ mod tests {
                 (8, format!("{:?}", text("f"))),
             ]
         );
+    }
+
+    #[test]
+    fn event_frames_are_the_notifications_serde_writes() {
+        let task = TaskId::new();
+        let mut frames = EventFrames::default();
+        for (seq, msg) in [
+            (1, text("a \"quoted\"\n é")),
+            (2, EventMsg::AgentReasoningDelta { delta: "hm".into() }),
+            (
+                3,
+                EventMsg::AgentMessage {
+                    message: "whole".into(),
+                },
+            ),
+            (4, text("b")),
+        ] {
+            let event = event(seq, task, msg);
+            let mut fast = Vec::new();
+            frames.push(&mut fast, &event);
+            let body = serde_json::to_vec(&Notification {
+                jsonrpc: "2.0",
+                method: CONVERSATION_EVENT,
+                params: EventParams { event: &event },
+            })
+            .unwrap();
+            let mut expected = Vec::new();
+            push_frame(&mut expected, &body);
+            assert_eq!(
+                String::from_utf8(fast).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
     }
 
     #[test]
