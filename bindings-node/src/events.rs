@@ -121,25 +121,14 @@ impl Pending {
     /// and task is appended to it instead, which then carries the later `seq`.
     fn add(&mut self, event: Event) {
         if let Some(last) = self.events.last_mut()
-            && last.conversation_id == event.conversation_id
-            && last.task_id == event.task_id
+            && last.absorb(&event)
         {
-            match (&mut last.msg, &event.msg) {
-                (
-                    EventMsg::AgentMessageDelta { delta: held },
-                    EventMsg::AgentMessageDelta { delta },
-                )
-                | (
-                    EventMsg::AgentReasoningDelta { delta: held },
-                    EventMsg::AgentReasoningDelta { delta },
-                ) => {
-                    held.push_str(delta);
-                    self.bytes += delta.len();
-                    last.seq = event.seq;
-                    return;
-                }
-                _ => {}
+            if let EventMsg::AgentMessageDelta { delta } | EventMsg::AgentReasoningDelta { delta } =
+                &event.msg
+            {
+                self.bytes += delta.len();
             }
+            return;
         }
         self.bytes += ENVELOPE_BYTES;
         if let EventMsg::AgentMessageDelta { delta } | EventMsg::AgentReasoningDelta { delta } =

@@ -158,24 +158,9 @@ enum Waiting {
 /// `agent_reasoning`), which is never merged. The joined delta keeps the last `seq`.
 fn queue(waiting: &mut VecDeque<Waiting>, event: Event) {
     if let Some(Waiting::Event(last)) = waiting.back_mut()
-        && last.conversation_id == event.conversation_id
-        && last.task_id == event.task_id
+        && last.absorb(&event)
     {
-        match (&mut last.msg, &event.msg) {
-            (
-                EventMsg::AgentMessageDelta { delta: joined },
-                EventMsg::AgentMessageDelta { delta },
-            )
-            | (
-                EventMsg::AgentReasoningDelta { delta: joined },
-                EventMsg::AgentReasoningDelta { delta },
-            ) => {
-                joined.push_str(delta);
-                last.seq = event.seq;
-                return;
-            }
-            _ => {}
-        }
+        return;
     }
     waiting.push_back(Waiting::Event(event));
 }

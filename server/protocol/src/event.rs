@@ -11,8 +11,8 @@ use crate::{ConversationId, TaskId, TodoItem, TokenUsage};
 
 /// One engine event with its envelope.
 ///
-/// `seq` increases by one per event within a session, so a client that sees a jump knows it
-/// missed something.
+/// `seq` increases strictly within a session. A front door whose reader falls behind may
+/// merge consecutive deltas ([`Event::absorb`]), which leaves gaps; no text is lost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
@@ -22,6 +22,35 @@ pub struct Event {
     pub task_id: Option<TaskId>,
     #[serde(flatten)]
     pub msg: EventMsg,
+}
+
+impl Event {
+    /// Joins `next` into `self` when both are text deltas (or both thinking deltas) of the
+    /// same conversation and task: consecutive deltas of one kind in one task belong to one
+    /// message, which ends with `agent_message` (or `agent_reasoning`), never merged. The
+    /// joined delta carries the later `seq`. Returns whether `next` was absorbed; a front door
+    /// that falls behind its reader uses it so what waits is bounded by the number of
+    /// distinct events, not by the length of the stream.
+    pub fn absorb(&mut self, next: &Event) -> bool {
+        if self.conversation_id != next.conversation_id || self.task_id != next.task_id {
+            return false;
+        }
+        match (&mut self.msg, &next.msg) {
+            (
+                EventMsg::AgentMessageDelta { delta: held },
+                EventMsg::AgentMessageDelta { delta },
+            )
+            | (
+                EventMsg::AgentReasoningDelta { delta: held },
+                EventMsg::AgentReasoningDelta { delta },
+            ) => {
+                held.push_str(delta);
+                self.seq = next.seq;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// What happened. Serialized with a snake_case `type` tag next to camelCase fields.
