@@ -28,8 +28,8 @@ export type SessionId = string;
 /**
  * One engine event with its envelope.
  *
- * `seq` increases by one per event within a session, so a client that sees a jump knows it
- * missed something.
+ * `seq` increases strictly within a session. A front door whose reader falls behind may
+ * merge consecutive deltas ([`Event::absorb`]), which leaves gaps; no text is lost.
  */
 export type Event = {
   seq: number,
