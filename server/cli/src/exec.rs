@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use coder_core::event_json::DeltaEnvelope;
 use coder_core::{Config, Engine};
 use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TodoStatus};
 
@@ -350,16 +351,8 @@ impl Printer for JsonPrinter {
     fn print(&mut self, event: &Event) -> std::io::Result<()> {
         // Streamed deltas are most of the lines: written straight, the same bytes serde
         // writes for them, without formatting two UUIDs each time.
-        match &event.msg {
-            EventMsg::AgentMessageDelta { delta } => {
-                self.envelope
-                    .write(&mut self.out, event, "agent_message_delta", delta)?;
-            }
-            EventMsg::AgentReasoningDelta { delta } => {
-                self.envelope
-                    .write(&mut self.out, event, "agent_reasoning_delta", delta)?;
-            }
-            _ => serde_json::to_writer(&mut self.out, event)?,
+        if !self.envelope.write_delta(&mut self.out, event)? {
+            serde_json::to_writer(&mut self.out, event)?;
         }
         self.out.write_all(b"\n")
     }
@@ -370,44 +363,6 @@ impl Printer for JsonPrinter {
 
     fn finish(&mut self) -> std::io::Result<()> {
         self.out.flush()
-    }
-}
-
-#[derive(Default)]
-struct DeltaEnvelope {
-    ids: Option<(
-        coder_protocol::ConversationId,
-        Option<coder_protocol::TaskId>,
-    )>,
-    text: Vec<u8>,
-}
-
-impl DeltaEnvelope {
-    /// Writes `event`, a delta of type `kind`, as serde would.
-    fn write(
-        &mut self,
-        out: &mut impl Write,
-        event: &Event,
-        kind: &str,
-        delta: &str,
-    ) -> std::io::Result<()> {
-        let ids = (event.conversation_id, event.task_id);
-        if self.ids != Some(ids) {
-            self.text.clear();
-            self.text.extend_from_slice(b",\"conversationId\":");
-            serde_json::to_writer(&mut self.text, &ids.0)?;
-            self.text.extend_from_slice(b",\"taskId\":");
-            serde_json::to_writer(&mut self.text, &ids.1)?;
-            self.ids = Some(ids);
-        }
-        out.write_all(b"{\"seq\":")?;
-        serde_json::to_writer(&mut *out, &event.seq)?;
-        out.write_all(&self.text)?;
-        out.write_all(b",\"type\":\"")?;
-        out.write_all(kind.as_bytes())?;
-        out.write_all(b"\",\"delta\":")?;
-        serde_json::to_writer(&mut *out, delta)?;
-        out.write_all(b"}")
     }
 }
 
@@ -532,46 +487,5 @@ impl Printer for TextPrinter {
             self.out.write_all(b"\n")?;
         }
         self.out.flush()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use coder_protocol::{ConversationId, TaskId};
-
-    #[test]
-    fn deltas_are_written_as_serde_writes_them() {
-        let conversation = ConversationId::new();
-        let mut envelope = DeltaEnvelope::default();
-        for task_id in [Some(TaskId::new()), None, Some(TaskId::new())] {
-            for (seq, msg) in [
-                (
-                    7,
-                    EventMsg::AgentMessageDelta {
-                        delta: "a \"quoted\"\n\u{1} é".into(),
-                    },
-                ),
-                (8, EventMsg::AgentReasoningDelta { delta: "hm".into() }),
-            ] {
-                let event = Event {
-                    seq,
-                    conversation_id: conversation,
-                    task_id,
-                    msg,
-                };
-                let (kind, delta) = match &event.msg {
-                    EventMsg::AgentMessageDelta { delta } => ("agent_message_delta", delta),
-                    EventMsg::AgentReasoningDelta { delta } => ("agent_reasoning_delta", delta),
-                    _ => unreachable!(),
-                };
-                let mut fast = Vec::new();
-                envelope.write(&mut fast, &event, kind, delta).unwrap();
-                assert_eq!(
-                    String::from_utf8(fast).unwrap(),
-                    serde_json::to_string(&event).unwrap()
-                );
-            }
-        }
     }
 }

@@ -10,6 +10,7 @@ mod config_keys;
 mod conversation;
 mod documents;
 mod engine;
+pub mod event_json;
 mod events;
 pub mod mcp;
 pub mod model;

@@ -9,7 +9,6 @@
 
 mod dispatch;
 mod documents;
-mod event_json;
 mod framing;
 mod methods;
 mod output;

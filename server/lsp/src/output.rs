@@ -26,8 +26,8 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 
-use crate::event_json::DeltaEnvelope;
 use crate::permissions;
+use coder_core::event_json::DeltaEnvelope;
 
 /// A batch is written once it holds this much, even if more is ready.
 const BATCH_BYTES: usize = 1 << 20;

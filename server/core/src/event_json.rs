@@ -4,8 +4,8 @@
 //! task: [`DeltaEnvelope`] formats those two ids once per task instead of once per delta,
 //! and skips serde's flattened map for the rest. Front doors that write events as JSON use
 //! it for `agent_message_delta` and `agent_reasoning_delta` and serde for everything else.
-//! (`coder exec` has the same writer in `server/cli/src/exec.rs`; the protocol crate holds
-//! wire types only.)
+//! `coder exec --json` and `coder lsp` both use it; the protocol crate holds wire types
+//! only.
 
 use std::io::Write;
 
@@ -13,7 +13,7 @@ use coder_protocol::{ConversationId, Event, EventMsg, TaskId};
 
 /// The ids of the last delta written, as their JSON (`,"conversationId":…,"taskId":…`).
 #[derive(Default)]
-pub(crate) struct DeltaEnvelope {
+pub struct DeltaEnvelope {
     ids: Option<(ConversationId, Option<TaskId>)>,
     text: Vec<u8>,
 }
@@ -21,11 +21,7 @@ pub(crate) struct DeltaEnvelope {
 impl DeltaEnvelope {
     /// Writes `event` as serde would when it is a text or thinking delta, and returns
     /// `Ok(false)` without writing anything for any other event.
-    pub(crate) fn write_delta(
-        &mut self,
-        out: &mut impl Write,
-        event: &Event,
-    ) -> std::io::Result<bool> {
+    pub fn write_delta(&mut self, out: &mut impl Write, event: &Event) -> std::io::Result<bool> {
         let (kind, delta) = match &event.msg {
             EventMsg::AgentMessageDelta { delta } => ("agent_message_delta", delta),
             EventMsg::AgentReasoningDelta { delta } => ("agent_reasoning_delta", delta),
