@@ -16,6 +16,7 @@ use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, LspService};
 
 use crate::Backend;
+use crate::framing::{MAX_ERROR_MESSAGE, short};
 use crate::output::{Out, push_frame};
 
 /// Serializes one message as a frame.
@@ -33,20 +34,12 @@ pub(crate) fn frame_of(message: &impl Serialize) -> Option<Vec<u8>> {
     }
 }
 
-/// The longest error message sent back: serde's messages quote the offending value, so a
-/// 10 MB string of the wrong type would otherwise come back whole.
-const MAX_ERROR_MESSAGE: usize = 1024;
-
 /// `response` with its error message cut to [`MAX_ERROR_MESSAGE`] bytes.
 fn bounded(response: Response) -> Response {
     match response.error() {
         Some(error) if error.message.len() > MAX_ERROR_MESSAGE => {
             let mut error = error.clone();
-            let mut end = MAX_ERROR_MESSAGE;
-            while !error.message.is_char_boundary(end) {
-                end -= 1;
-            }
-            error.message = format!("{}…", &error.message[..end]).into();
+            error.message = short(error.message.into_owned()).into();
             let (id, _) = response.into_parts();
             Response::from_error(id, error)
         }

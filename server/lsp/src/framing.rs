@@ -254,10 +254,14 @@ fn check_request(mut object: Map<String, Value>, id: Value, method: &str) -> Che
     }
 }
 
-/// A message cut to 1 KiB: serde's errors quote the offending value, however large.
-fn short(mut message: String) -> String {
-    if message.len() > 1024 {
-        let mut end = 1024;
+/// The longest error message sent back: serde's messages quote the offending value, so a
+/// 10 MB string of the wrong type would otherwise come back whole.
+pub(crate) const MAX_ERROR_MESSAGE: usize = 1024;
+
+/// A message cut to [`MAX_ERROR_MESSAGE`] bytes.
+pub(crate) fn short(mut message: String) -> String {
+    if message.len() > MAX_ERROR_MESSAGE {
+        let mut end = MAX_ERROR_MESSAGE;
         while !message.is_char_boundary(end) {
             end -= 1;
         }
