@@ -76,13 +76,7 @@ async fn a_conversation_over_stdio_with_a_permission_request() {
     client
         .send_text(&conversation, "write a file", &mut seen)
         .await;
-    let ask = loop {
-        let message = client.read().await;
-        if message["method"] == "permission/request" {
-            break message;
-        }
-        seen.push(message);
-    };
+    let ask = client.server_request("permission/request", &mut seen).await;
     assert_eq!(ask["params"]["toolName"], "write");
     assert_eq!(ask["params"]["conversationId"], conversation.as_str());
     client

@@ -91,13 +91,9 @@ async fn an_edit_of_an_open_document_goes_through_workspace_apply_edit() {
     let mut seen = Vec::new();
     client.send_text(&root, "rename answer", &mut seen).await;
     // The server asks the editor to apply the change, as one line edit of the open buffer.
-    let apply = loop {
-        let message = client.read().await;
-        if message["method"] == "workspace/applyEdit" {
-            break message;
-        }
-        seen.push(message);
-    };
+    let apply = client
+        .server_request("workspace/applyEdit", &mut seen)
+        .await;
     let change = &apply["params"]["edit"]["documentChanges"][0];
     assert_eq!(change["textDocument"]["uri"], uri(&file));
     assert_eq!(change["textDocument"]["version"], 1);

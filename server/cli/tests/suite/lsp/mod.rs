@@ -186,6 +186,22 @@ impl Client {
         }
     }
 
+    /// The next request from the server with `method`, taken from `seen` when it arrived
+    /// while something else was being read (a request can come before the answer to the
+    /// `conversation/send` that caused it); other messages go to `seen`.
+    pub async fn server_request(&mut self, method: &str, seen: &mut Vec<Value>) -> Value {
+        if let Some(at) = seen.iter().position(|message| message["method"] == method) {
+            return seen.remove(at);
+        }
+        loop {
+            let message = self.read().await;
+            if message["method"] == method {
+                return message;
+            }
+            seen.push(message);
+        }
+    }
+
     /// `shutdown` then `exit`; the server must exit 0.
     pub async fn stop(mut self) {
         self.request("shutdown", Value::Null, &mut Vec::new()).await;
