@@ -31,6 +31,7 @@ use crate::model::ToolSpec;
 pub use crate::sandbox::SandboxPolicy;
 
 pub use apply_patch::ApplyPatchTool;
+pub(crate) use apply_patch::patch_paths;
 pub use bash::BashTool;
 pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;
