@@ -39,6 +39,8 @@ const NEW_DIR_MODE: u32 = 0o777;
 pub(crate) struct WorkspaceDir {
     fd: OwnedFd,
     root: PathBuf,
+    /// Try `openat2` first (false in tests of the walk that replaces it).
+    openat2: bool,
 }
 
 impl WorkspaceDir {
@@ -57,7 +59,11 @@ impl WorkspaceDir {
             Mode::empty(),
         )
         .map_err(|err| unreadable(err.into()))?;
-        Ok(Self { fd, root })
+        Ok(Self {
+            fd,
+            root,
+            openat2: true,
+        })
     }
 
     /// The whole content of the regular file at `path`; `None` when nothing is there.
@@ -167,7 +173,7 @@ impl WorkspaceDir {
     /// the kernel offers it, else by walking.
     fn open_existing(&self, names: &[&OsStr], flags: OFlags) -> io::Result<OwnedFd> {
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        {
+        if self.openat2 {
             use rustix::fs::ResolveFlags;
             let relative: PathBuf = names.iter().collect();
             let resolve =
@@ -299,8 +305,67 @@ mod tests {
         assert!(err.to_string().contains("directory"), "{err}");
     }
 
+    /// The workspace handle as it works without `openat2`.
+    fn walking(root: &Path) -> WorkspaceDir {
+        WorkspaceDir {
+            openat2: false,
+            ..WorkspaceDir::open(root).unwrap()
+        }
+    }
+
     #[test]
     fn links_anywhere_in_the_path_are_refused_and_named() {
+        for walk in [false, true] {
+            links_are_refused(walk);
+        }
+    }
+
+    #[test]
+    fn a_racing_link_never_leads_out_with_or_without_openat2() {
+        for walk in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            std::fs::write(outside.path().join("secret"), "s").unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            let d = root.join("d");
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("secret"), "inside").unwrap();
+            let ws = if walk {
+                walking(&root)
+            } else {
+                WorkspaceDir::open(&root).unwrap()
+            };
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let racer = {
+                let (stop, d, parked) = (stop.clone(), d.clone(), root.join("parked"));
+                let outside = outside.path().to_path_buf();
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let _ = std::fs::rename(&d, &parked);
+                        let _ = symlink(&outside, &d);
+                        let _ = std::fs::remove_file(&d);
+                        let _ = std::fs::rename(&parked, &d);
+                    }
+                })
+            };
+            let mut read_outside = 0;
+            for i in 0..500 {
+                let _ = ws.write(&d.join(format!("f{i}")), b"x", None);
+                if ws
+                    .read(&d.join("secret"))
+                    .is_ok_and(|r| r.as_deref() == Some(b"s"))
+                {
+                    read_outside += 1;
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            racer.join().unwrap();
+            let escaped = std::fs::read_dir(outside.path()).unwrap().count();
+            assert_eq!((escaped, read_outside), (1, 0), "walk: {walk}");
+        }
+    }
+
+    fn links_are_refused(walk: bool) {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), "s").unwrap();
@@ -309,7 +374,11 @@ mod tests {
         symlink(outside.path().join("secret"), root.join("file")).unwrap();
         std::fs::create_dir(root.join("inside")).unwrap();
         symlink("inside", root.join("near")).unwrap();
-        let ws = WorkspaceDir::open(&root).unwrap();
+        let ws = if walk {
+            walking(&root)
+        } else {
+            WorkspaceDir::open(&root).unwrap()
+        };
         for (path, link) in [
             ("out/secret", "out"),
             ("file", "file"),
