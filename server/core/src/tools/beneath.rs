@@ -16,7 +16,9 @@
 //! Paths are the absolute, normalized paths that [`super::paths`] resolves (no `.` or `..`,
 //! inside the workspace); any link in them is refused with a message naming the link and
 //! where it points. Files are opened with `O_NONBLOCK` and must be regular files, so a FIFO
-//! planted in the workspace cannot hang a call.
+//! planted in the workspace cannot hang a call. A file with more than one hard link is not
+//! written: another of its names may be outside the workspace (a link made by a command) or
+//! a protected file.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -121,15 +123,22 @@ impl WorkspaceDir {
             ));
         };
         let parent = self.walk(parents, true)?;
-        let flags = OFlags::WRONLY
-            | OFlags::CREATE
-            | OFlags::TRUNC
-            | OFlags::NONBLOCK
-            | OFlags::NOFOLLOW
-            | OFlags::CLOEXEC;
+        // No O_TRUNC: the file is checked before anything in it changes.
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&parent, *last, flags, Mode::from_raw_mode(NEW_FILE_MODE))
             .map_err(|err| self.explain(err, &names))?;
+        let links = rustix::fs::fstat(&fd)?.st_nlink;
+        if links > 1 {
+            // Another name of the same file may lie outside the workspace or be protected.
+            return Err(io::Error::other(format!(
+                "it has {links} hard links, and writing it would change the file under its \
+                 other names too (which may be outside the workspace); the file tools do not \
+                 write files with more than one link"
+            )));
+        }
         let mut file = regular(fd)?;
+        file.set_len(0)?;
         file.write_all(content)?;
         if let Some(bits) = permissions {
             rustix::fs::fchmod(&file, Mode::from_raw_mode(bits))?;
@@ -400,6 +409,18 @@ mod tests {
         // Removing a link removes the link, never what it points to.
         ws.remove(&root.join("file")).unwrap();
         assert!(outside.path().join("secret").exists());
+    }
+
+    #[test]
+    fn files_with_other_hard_links_are_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("real"), "keep").unwrap();
+        std::fs::hard_link(root.join("real"), root.join("alias")).unwrap();
+        let ws = WorkspaceDir::open(&root).unwrap();
+        let err = ws.write(&root.join("alias"), b"x", None).unwrap_err();
+        assert!(err.to_string().contains("2 hard links"), "{err}");
+        assert_eq!(std::fs::read_to_string(root.join("real")).unwrap(), "keep");
     }
 
     #[test]
