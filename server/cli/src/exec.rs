@@ -279,13 +279,22 @@ async fn answer_permission(
             "a" | "always" if always => PermissionDecision::AllowAlways,
             _ => PermissionDecision::Deny { message: None },
         }
-    } else {
+    } else if options.iter().any(|o| o == "allow_always") {
         PermissionDecision::Deny {
             message: Some(
                 "coder exec has no terminal to ask for approval; the user can rerun with \
                  --auto-approve or a more permissive --mode"
                     .to_owned(),
             ),
+        }
+    } else {
+        // Only a person may allow this call (a dangerous command, a protected file): no
+        // flag would, so say why instead of suggesting one.
+        PermissionDecision::Deny {
+            message: Some(format!(
+                "coder exec has no terminal to ask for approval, and only a person may allow \
+                 this call ({summary}); no mode or --auto-approve allows it"
+            )),
         }
     };
     engine.respond_permission(request_id, decision)?;

@@ -1,4 +1,5 @@
 mod exec;
+mod file_safety;
 mod grep;
 mod lsp;
 mod provider_errors;

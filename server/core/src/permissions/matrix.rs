@@ -7,8 +7,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::CONVERSATION_TOOLS;
+use super::protected::is_protected;
 use crate::tools::shell_safety::{Risk, SafetyContext, assess};
+use crate::tools::{CONVERSATION_TOOLS, patch_paths};
 
 /// Tools that change files.
 const FILE_EDIT_TOOLS: [&str; 3] = ["apply_patch", "edit", "write"];
@@ -192,7 +193,33 @@ pub(crate) fn check(
             reason: format!("dangerous command: {}", reasons.join("; ")),
         };
     }
+    if class == Class::FileEdit
+        && result.decision != Deny
+        && let Some(why) = protected_target(tool, input, safety.workspace)
+    {
+        return Check {
+            decision: Ask,
+            human_required: true,
+            reason: format!("protected file: {why}"),
+        };
+    }
     result
+}
+
+/// Why a file edit touches a protected file (see [`is_protected`]), if it does: in every
+/// mode and whatever the rules say, only a person may approve it.
+fn protected_target(tool: &str, input: &Value, workspace: &std::path::Path) -> Option<String> {
+    let paths = match tool {
+        "apply_patch" => patch_paths(input["patch"].as_str().unwrap_or_default()),
+        _ => input["path"]
+            .as_str()
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+    };
+    paths.iter().find_map(|path| {
+        is_protected(workspace, std::path::Path::new(path)).map(|why| format!("{path}: {why}"))
+    })
 }
 
 /// The whole matrix for a mode and preset, with rules applied, for people to read.
@@ -232,6 +259,13 @@ pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> V
         decision: rule.decision,
         source: "rule".to_owned(),
     }));
+    if mode != Mode::Plan {
+        rows.push(MatrixRow {
+            subject: "protected files (.coder/, .mcp.json, .git/): file edits".to_owned(),
+            decision: PolicyDecision::Ask,
+            source: "always asks a person, in every mode".to_owned(),
+        });
+    }
     if mode != Mode::Yolo {
         rows.push(MatrixRow {
             subject: "bash: dangerous commands".to_owned(),

@@ -6,6 +6,7 @@
 //! [`crate::Engine::respond_permission`].
 
 mod matrix;
+pub(crate) mod protected;
 mod requests;
 
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};

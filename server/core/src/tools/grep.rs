@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use self::overlay::Overlay;
+use super::beneath::WorkspaceDir;
 use super::paths::{display_path, resolve_readable};
 use super::{Tool, ToolContext, ToolOutput};
 use crate::documents::Documents;
@@ -278,6 +279,7 @@ fn grep(
         0
     };
     let overlay = Overlay::collect(documents, &base);
+    let dir = WorkspaceDir::open(workspace)?;
     let limit = args.head_limit.unwrap_or(MAX_LINES).min(MAX_LINES);
     let found = Mutex::new(Found::new(limit, args.output_mode));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -285,7 +287,7 @@ fn grep(
         if !lock(&found).wants(path) {
             return;
         }
-        let outcome = search(searcher, matcher, path, text, args.output_mode, limit);
+        let outcome = search(&dir, searcher, matcher, path, text, args.output_mode, limit);
         let mut found = lock(&found);
         match outcome {
             Searched::Hits { hits, cut } => {
@@ -405,9 +407,11 @@ enum Searched {
     GiantLine,
 }
 
-/// Searches one file: `text` when the editor has it open, else the file on disk, keeping at
+/// Searches one file: `text` when the editor has it open, else the file on disk (opened
+/// through `dir`, links refused, so a swap after the walk cannot lead out), keeping at
 /// most `cap` lines.
 fn search(
+    dir: &WorkspaceDir,
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     path: &Path,
@@ -429,7 +433,10 @@ fn search(
     };
     let searched = match text {
         Some(text) => searcher.search_slice(matcher, text.as_bytes(), sink),
-        None => searcher.search_path(matcher, path, sink),
+        None => match dir.open_file(path) {
+            Ok(file) => searcher.search_file(matcher, &file, sink),
+            Err(_) => return Searched::Nothing,
+        },
     };
     match searched {
         // grep-searcher reports its heap limit only in this message.

@@ -5,6 +5,7 @@
 
 mod apply_patch;
 mod bash;
+mod beneath;
 pub(crate) mod conversation;
 mod diff;
 mod edit;
@@ -31,6 +32,7 @@ use crate::model::ToolSpec;
 pub use crate::sandbox::SandboxPolicy;
 
 pub use apply_patch::ApplyPatchTool;
+pub(crate) use apply_patch::patch_paths;
 pub use bash::BashTool;
 pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;

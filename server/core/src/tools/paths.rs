@@ -55,34 +55,47 @@ pub(crate) fn resolve_readable(
 }
 
 /// Resolves `requested` to a path inside the workspace that may not exist yet (for writes).
-/// The nearest existing ancestor is resolved with symlinks followed and must lie inside
-/// the workspace, so neither `..`, an absolute path nor a symlinked directory can lead out.
-/// An existing file that is itself a symlink is resolved the same way.
+/// `.` and `..` are applied to the text, and the result must lie inside the workspace.
+/// A symbolic link anywhere in the path is refused, whether it points out of the workspace
+/// (the refusal says so) or into it (the refusal names the link and what it points to):
+/// the path a write is checked and approved for is exactly the path it changes. This check
+/// gives the clear message; the write itself goes through [`super::beneath`], which refuses
+/// a link that appears after this check too.
 pub(crate) fn resolve_for_write(workspace: &Path, requested: &str) -> Result<PathBuf, String> {
     let root = canonical_root(workspace)?;
     let joined = normalize(&root.join(requested));
-    if !joined.starts_with(&root) {
+    let Ok(relative) = joined.strip_prefix(&root) else {
         return Err(outside(requested, &root));
+    };
+    let mut at = root.clone();
+    for name in relative.components() {
+        at.push(name);
+        match at.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if at
+                    .canonicalize()
+                    .is_ok_and(|target| target.starts_with(&root))
+                {
+                    let target = std::fs::read_link(&at).unwrap_or_default();
+                    let link = display_path(&root, &at);
+                    return Err(link_refused(&link, &target));
+                }
+                return Err(outside(requested, &root));
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
     }
-    let mut existing = joined.as_path();
-    let mut rest = Vec::new();
-    while existing.symlink_metadata().is_err() {
-        let Some(name) = existing.file_name() else {
-            return Err(outside(requested, &root));
-        };
-        rest.push(name.to_owned());
-        existing = existing.parent().ok_or_else(|| outside(requested, &root))?;
-    }
-    let mut resolved = existing
-        .canonicalize()
-        .map_err(|err| format!("cannot open {requested}: {err}"))?;
-    if !resolved.starts_with(&root) {
-        return Err(outside(requested, &root));
-    }
-    for name in rest.into_iter().rev() {
-        resolved.push(name);
-    }
-    Ok(resolved)
+    Ok(joined)
+}
+
+/// The refusal of a path through a symbolic link inside the workspace.
+pub(crate) fn link_refused(link: &str, target: &Path) -> String {
+    format!(
+        "{link} is a symbolic link (to {}); the file tools do not follow links, use the path \
+         it points to",
+        target.display()
+    )
 }
 
 /// The path as people should see it: relative to the workspace when inside it.
@@ -155,6 +168,13 @@ mod tests {
             resolve_for_write(&root, "link/file.txt")
                 .unwrap_err()
                 .contains("outside")
+        );
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::os::unix::fs::symlink("real", root.join("near")).unwrap();
+        assert_eq!(
+            resolve_for_write(&root, "near/file.txt").unwrap_err(),
+            "near is a symbolic link (to real); the file tools do not follow links, use the \
+             path it points to"
         );
         assert!(
             resolve_existing(&root, "link")

@@ -1,12 +1,13 @@
 //! `read`: a text file, or a range of its lines, with line numbers. A file open in the
 //! editor is read from the editor's text, unsaved changes included.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek};
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::beneath::WorkspaceDir;
 use super::paths::{resolve_existing, resolve_readable};
 use super::{Tool, ToolContext, ToolOutput};
 use crate::documents::Documents;
@@ -104,7 +105,9 @@ fn read_image(
 ) -> Result<ToolOutput, String> {
     use base64::Engine as _;
     let path = resolve_existing(workspace, requested)?;
-    let size = std::fs::metadata(&path)
+    let mut file = open_checked(workspace, &path, requested)?;
+    let size = file
+        .metadata()
         .map_err(|err| format!("cannot read {requested}: {err}"))?
         .len();
     if size > IMAGE_LIMIT {
@@ -112,7 +115,9 @@ fn read_image(
             "{requested} is too large to show ({size} bytes; images up to {IMAGE_LIMIT} bytes)"
         ));
     }
-    let bytes = std::fs::read(&path).map_err(|err| format!("cannot read {requested}: {err}"))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read {requested}: {err}"))?;
     let mut output = ToolOutput::text(format!("Image {requested} ({media_type}, {size} bytes)."));
     output.attachments.push(coder_protocol::Attachment {
         media_type: media_type.to_owned(),
@@ -133,22 +138,30 @@ fn read_file(
         check_text(args, &text.as_bytes()[..text.len().min(SNIFF_BYTES)])?;
         return number_lines(args, text.as_bytes());
     }
-    let meta =
-        std::fs::metadata(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
-    if meta.is_dir() {
-        return Err(format!("{} is a directory, not a file", args.path));
-    }
-    check_size(args, meta.len())?;
-    let mut file =
-        std::fs::File::open(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    let cannot = |err: std::io::Error| format!("cannot read {}: {err}", args.path);
+    let mut file = open_checked(workspace, &path, &args.path)?;
+    check_size(args, file.metadata().map_err(cannot)?.len())?;
     let mut head = vec![0; SNIFF_BYTES];
-    let sniffed = file
-        .read(&mut head)
-        .map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    let sniffed = file.read(&mut head).map_err(cannot)?;
     check_text(args, &head[..sniffed])?;
-    let file =
-        std::fs::File::open(&path).map_err(|err| format!("cannot read {}: {err}", args.path))?;
+    file.rewind().map_err(cannot)?;
     number_lines(args, BufReader::new(file))
+}
+
+/// Opens the file at `path` (resolved and checked by path) through a handle on the
+/// workspace, refusing any link, so a link swapped in after the check cannot lead the read
+/// out of the workspace.
+fn open_checked(
+    workspace: &std::path::Path,
+    path: &std::path::Path,
+    requested: &str,
+) -> Result<std::fs::File, String> {
+    WorkspaceDir::open(workspace)?
+        .open_file(path)
+        .map_err(|err| match err.kind() {
+            std::io::ErrorKind::IsADirectory => format!("{requested} is a directory, not a file"),
+            _ => format!("cannot read {requested}: {err}"),
+        })
 }
 
 /// Refuses text too large for the call: any range above [`HARD_LIMIT`], a whole file above

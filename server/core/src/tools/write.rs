@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::beneath::WorkspaceDir;
 use super::diff::unified_diff;
 use super::paths::{display_path, resolve_for_write};
 use super::{Tool, ToolContext, ToolOutput};
@@ -83,6 +84,8 @@ impl FileChange {
 
 /// A change to one file, computed but not made yet.
 pub(crate) struct PendingChange {
+    /// The workspace handle the change was read through and is written through.
+    dir: WorkspaceDir,
     path: PathBuf,
     label: String,
     /// The text the change was computed from: the editor's when the file is open there,
@@ -123,16 +126,21 @@ pub(crate) fn prepare_change(
 ) -> Result<PendingChange, String> {
     let path = resolve_for_write(workspace, requested)?;
     let label = display_path(workspace, &path);
-    if path.is_dir() {
+    let dir = WorkspaceDir::open(workspace)?;
+    if dir
+        .file_type(&path)
+        .is_ok_and(|kind| kind == Some(rustix::fs::FileType::Directory))
+    {
         return Err(format!("{label} is a directory"));
     }
     let open = documents.and_then(|documents| Some((documents, documents.text(&path)?)));
     let (old, editor) = match open {
         Some((documents, text)) => (Some(text), Some(documents.clone())),
-        None => (read_disk(&path, &label)?, None),
+        None => (read_disk(&dir, &path, &label)?, None),
     };
     let new = update(old.as_deref())?;
     Ok(PendingChange {
+        dir,
         path,
         label,
         old,
@@ -141,13 +149,14 @@ pub(crate) fn prepare_change(
     })
 }
 
-/// The file's text on disk; `None` when it does not exist.
-fn read_disk(path: &Path, label: &str) -> Result<Option<String>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
+/// The file's text on disk, read through the workspace handle; `None` when it does not
+/// exist.
+fn read_disk(dir: &WorkspaceDir, path: &Path, label: &str) -> Result<Option<String>, String> {
+    match dir.read(path) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| format!("{label} is not UTF-8 text; it cannot be edited")),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Ok(None) => Ok(None),
         Err(err) => Err(format!("cannot read {label}: {err}")),
     }
 }
@@ -186,13 +195,11 @@ impl PendingChange {
         })
     }
 
-    /// Writes the new content to disk, creating parent directories; returns the label.
+    /// Writes the new content to disk through the workspace handle, creating parent
+    /// directories; returns the label.
     fn write_disk(self) -> Result<String, String> {
-        if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
-        }
-        std::fs::write(&self.path, &self.new)
+        self.dir
+            .write(&self.path, self.new.as_bytes(), None)
             .map_err(|err| format!("cannot write {}: {err}", self.label))?;
         Ok(self.label)
     }

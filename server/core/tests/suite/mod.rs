@@ -6,6 +6,7 @@ mod interrupts;
 mod limits;
 mod mcp;
 mod permissions;
+mod races;
 mod sandbox;
 mod sessions;
 mod streaming;

@@ -343,6 +343,13 @@ async fn the_matrix_is_readable_and_follows_mode_and_preset() {
     assert_eq!(row("read-only tools"), PolicyDecision::Allow);
     assert_eq!(row("file edits"), PolicyDecision::Ask);
     assert_eq!(row("bash: known read-only"), PolicyDecision::Allow);
+    h.engine.set_mode(h.root, Mode::Yolo).unwrap();
+    let matrix = h.engine.permission_matrix(h.root).unwrap();
+    let protected = matrix
+        .iter()
+        .find(|r| r.subject.starts_with("protected files"))
+        .unwrap();
+    assert_eq!(protected.decision, PolicyDecision::Ask);
     h.engine.set_mode(h.root, Mode::Plan).unwrap();
     let matrix = h.engine.permission_matrix(h.root).unwrap();
     assert!(
@@ -372,5 +379,74 @@ async fn a_request_whose_asker_goes_away_is_denied() {
         h.engine
             .respond_permission("no-such-id", PermissionDecision::AllowOnce)
             .is_err()
+    );
+}
+
+#[tokio::test]
+async fn protected_files_need_a_person_in_yolo_mode_with_auto_approval() {
+    for (tool, arguments, file) in [
+        (
+            "write",
+            json!({"path": ".mcp.json", "content": "{}"}),
+            ".mcp.json",
+        ),
+        (
+            "write",
+            json!({"path": "src/../.git/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+            ".git/hooks/pre-commit",
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: .coder/config.json\n+{}\n*** End Patch"}),
+            ".coder/config.json",
+        ),
+    ] {
+        let (server, mut h) = calling(tool, arguments, |c| {
+            c.mode = Mode::Yolo;
+            c.preset = Preset::Yolo;
+            c.auto_approve = true;
+            c.permission_rules
+                .tools
+                .insert(tool.into(), PolicyDecision::Allow);
+        })
+        .await;
+        let events = h.run("plant it").await;
+        assert!(!kinds(&events).contains(&"permission_requested".to_owned()));
+        assert!(
+            !h.workspace.path().join(file).exists(),
+            "{file} was written"
+        );
+        let result = tool_result(&server);
+        assert!(
+            result.contains("protected file") && result.contains("explicit approval"),
+            "{result}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_person_may_allow_a_protected_write_once_but_not_always() {
+    let (_server, mut h) = calling(
+        "edit",
+        json!({"path": ".git/config", "old_string": "a", "new_string": "b"}),
+        |c| {
+            c.mode = Mode::Yolo;
+        },
+    )
+    .await;
+    h.write(".git/config", "a\n");
+    let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
+    h.run("edit").await;
+    let EventMsg::PermissionRequested {
+        options, summary, ..
+    } = &requests.lock().unwrap()[0].msg
+    else {
+        unreachable!()
+    };
+    assert_eq!(options, &["allow_once", "deny"]);
+    assert!(summary.contains("protected file"), "{summary}");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join(".git/config")).unwrap(),
+        "b\n"
     );
 }

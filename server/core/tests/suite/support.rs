@@ -71,7 +71,9 @@ impl Harness {
     }
 
     pub fn write(&self, name: &str, content: &str) {
-        std::fs::write(self.workspace.path().join(name), content).unwrap();
+        let path = self.workspace.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
     }
 
     /// Sends `text` to the root conversation and returns the task's events up to its end.

@@ -5,7 +5,6 @@
 //! first (so they land in its undo history), then everything else to disk: additions,
 //! deletions, moves, and updates the editor cannot apply.
 
-use std::fs::Permissions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,6 +12,7 @@ use super::apply::apply_hunks;
 use super::parser::{FileOp, Patch, parse_patch};
 use crate::documents::{Documents, IN_EDITOR_NOTE};
 use crate::tools::ToolOutput;
+use crate::tools::beneath::WorkspaceDir;
 use crate::tools::diff::unified_diff;
 use crate::tools::paths::{display_path, resolve_for_write};
 
@@ -63,6 +63,8 @@ struct Staged {
 /// Every file the patch touches, in the order it first does.
 struct StagedFiles {
     workspace: PathBuf,
+    /// Every read and write goes through this handle on the workspace, never by path.
+    dir: WorkspaceDir,
     /// The editor's open files, when there is an editor.
     documents: Option<Arc<dyn Documents>>,
     files: Vec<StagedFile>,
@@ -80,8 +82,8 @@ struct StagedFile {
     before: Option<String>,
     /// The content after the operations so far; `None` when the file does not exist.
     after: Option<String>,
-    /// Permissions for the written file: those of the file it was moved from.
-    permissions: Option<Permissions>,
+    /// Permission bits for the written file: those of the file it was moved from.
+    permissions: Option<u32>,
 }
 
 /// Applies every operation in memory, refusing escapes from the workspace, hunks that do
@@ -93,6 +95,7 @@ fn stage(
 ) -> Result<Staged, String> {
     let mut files = StagedFiles {
         workspace: workspace.to_path_buf(),
+        dir: WorkspaceDir::open(workspace)?,
         documents,
         files: Vec::new(),
     };
@@ -114,7 +117,6 @@ fn stage(
                 diff.push_str(&file_diff(&file.label, None, Some(content)));
             }
             FileOp::Delete { path } => {
-                files.refuse_link(path)?;
                 let index = files.open(path)?;
                 let file = &mut files.files[index];
                 let Some(old) = file.after.take() else {
@@ -149,7 +151,6 @@ fn stage(
                         files.files[source].after = Some(new);
                     }
                     Some(target) => {
-                        files.refuse_link(path)?;
                         let target_label = files.files[target].label.clone();
                         if files.files[target].after.is_some() {
                             return Err(format!(
@@ -159,7 +160,7 @@ fn stage(
                         }
                         summary.push(format!("R {label} -> {target_label}"));
                         diff.push_str(&rename_diff(&label, &target_label, &old, &new));
-                        let permissions = files.files[source].take_permissions();
+                        let permissions = files.files[source].take_permissions(&files.dir);
                         files.files[source].after = None;
                         files.files[target].after = Some(new);
                         files.files[target].permissions = permissions;
@@ -184,7 +185,11 @@ impl StagedFiles {
             return Ok(index);
         }
         let label = display_path(&self.workspace, &path);
-        if path.is_dir() {
+        if self
+            .dir
+            .file_type(&path)
+            .is_ok_and(|kind| kind == Some(rustix::fs::FileType::Directory))
+        {
             return Err(format!("{label} is a directory, not a file"));
         }
         let open = self
@@ -194,7 +199,7 @@ impl StagedFiles {
         let is_open = open.is_some();
         let before = match open {
             Some(text) => Some(text),
-            None => read_text(&path, &label)?,
+            None => read_text(&self.dir, &path, &label)?,
         };
         self.files.push(StagedFile {
             path,
@@ -206,22 +211,6 @@ impl StagedFiles {
             permissions: None,
         });
         Ok(self.files.len() - 1)
-    }
-
-    /// Refuses to delete or move a symbolic link: the paths resolve to the file a link
-    /// points to, so the link would be left dangling and that file removed.
-    fn refuse_link(&self, requested: &str) -> Result<(), String> {
-        let link = self.workspace.join(requested);
-        if link
-            .symlink_metadata()
-            .is_ok_and(|meta| meta.file_type().is_symlink())
-        {
-            return Err(format!(
-                "{requested} is a symbolic link; apply_patch does not delete or move links, \
-                 since that would remove the file the link points to"
-            ));
-        }
-        Ok(())
     }
 
     /// Makes the staged changes: updates of open files in the editor first, then the rest
@@ -273,12 +262,13 @@ impl StagedFiles {
             {
                 continue;
             }
-            write_file(file, content).map_err(|err| partly_applied(&err, in_editor, &done))?;
+            write_file(&self.dir, file, content)
+                .map_err(|err| partly_applied(&err, in_editor, &done))?;
             done.push(&file.label);
         }
         for file in &self.files {
             if file.after.is_none() && file.before.is_some() {
-                match std::fs::remove_file(&file.path) {
+                match self.dir.remove(&file.path) {
                     Ok(()) => {}
                     // A file open in the editor but never saved has nothing on disk.
                     Err(err) if file.open && err.kind() == std::io::ErrorKind::NotFound => {}
@@ -297,39 +287,28 @@ impl StagedFiles {
 impl StagedFile {
     /// The permissions a file moved from here should get: those it was given, or those
     /// of the file on disk.
-    fn take_permissions(&mut self) -> Option<Permissions> {
+    fn take_permissions(&mut self, dir: &WorkspaceDir) -> Option<u32> {
         self.permissions.take().or_else(|| {
             self.before.as_ref()?;
-            std::fs::metadata(&self.path)
-                .ok()
-                .map(|meta| meta.permissions())
+            dir.permissions(&self.path).ok()
         })
     }
 }
 
 /// The file's text, `None` when it does not exist.
-fn read_text(path: &Path, label: &str) -> Result<Option<String>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
+fn read_text(dir: &WorkspaceDir, path: &Path, label: &str) -> Result<Option<String>, String> {
+    match dir.read(path) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| format!("{label} is not UTF-8 text; apply_patch edits text files only")),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Ok(None) => Ok(None),
         Err(err) => Err(format!("cannot read {label}: {err}")),
     }
 }
 
-fn write_file(file: &StagedFile, content: &str) -> Result<(), String> {
-    if let Some(parent) = file.path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| format!("cannot create the directory of {}: {err}", file.label))?;
-    }
-    std::fs::write(&file.path, content)
-        .map_err(|err| format!("cannot write {}: {err}", file.label))?;
-    if let Some(permissions) = &file.permissions {
-        std::fs::set_permissions(&file.path, permissions.clone())
-            .map_err(|err| format!("cannot set the permissions of {}: {err}", file.label))?;
-    }
-    Ok(())
+fn write_file(dir: &WorkspaceDir, file: &StagedFile, content: &str) -> Result<(), String> {
+    dir.write(&file.path, content.as_bytes(), file.permissions)
+        .map_err(|err| format!("cannot write {}: {err}", file.label))
 }
 
 /// The message for a change that failed after the checks passed: which files had already
@@ -500,7 +479,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         fs::write(root.join("run.sh"), "echo hi\n").unwrap();
-        fs::set_permissions(root.join("run.sh"), Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
         let patch = "*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin/run.sh\n-echo hi\n+echo hello\n*** End Patch";
         run(root, patch).unwrap();
         let mode = fs::metadata(root.join("bin/run.sh"))
@@ -602,27 +581,24 @@ mod tests {
     }
 
     #[test]
-    fn refuses_to_delete_or_move_symbolic_links() {
+    fn refuses_paths_through_symbolic_links() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         fs::write(root.join("real.txt"), "x\n").unwrap();
-        std::os::unix::fs::symlink(root.join("real.txt"), root.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink("real.txt", root.join("link.txt")).unwrap();
         for body in [
             "*** Delete File: link.txt",
             "*** Update File: link.txt\n*** Move to: moved.txt",
+            "*** Update File: link.txt\n-x\n+y",
         ] {
             let patch = format!("*** Begin Patch\n{body}\n*** End Patch");
             let err = run(root, &patch).unwrap_err();
-            assert!(err.contains("link.txt is a symbolic link"), "{err}");
+            assert!(
+                err.contains("link.txt is a symbolic link (to real.txt)"),
+                "{err}"
+            );
         }
         assert_eq!(read(root, "real.txt"), "x\n");
-        // Updating through the link edits the file it points to.
-        let patch = "*** Begin Patch\n*** Update File: link.txt\n-x\n+y\n*** End Patch";
-        assert_eq!(
-            run(root, patch).unwrap().content,
-            "Applied the patch:\nM real.txt"
-        );
-        assert_eq!(read(root, "real.txt"), "y\n");
         assert!(root.join("link.txt").is_symlink());
     }
 

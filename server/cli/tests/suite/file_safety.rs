@@ -1,0 +1,209 @@
+//! The file tools' guarantees through the real binary: a write cannot be raced out of the
+//! workspace, and the files that configure coder and git are not written without a person.
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
+use serde_json::{Value, json};
+
+use super::lsp::{Client, event_types};
+
+/// Runs `coder exec` in `workspace` against `server` with a clean environment.
+async fn coder(workspace: &Path, server: &MockModelServer, args: &[&str]) -> Output {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+    command
+        .arg("exec")
+        .args(args)
+        .current_dir(workspace)
+        .env_clear()
+        .envs(crate::suite::kept_env())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", workspace.join(".home"))
+        .env("OPENAI_BASE_URL", server.openai_base_url())
+        .env("OPENAI_API_KEY", "k")
+        .env("CODER_MODEL", "mock-model")
+        .kill_on_drop(true);
+    tokio::time::timeout(std::time::Duration::from_secs(60), command.output())
+        .await
+        .expect("coder exec did not finish in 60 s")
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// What the model was told about its tool call `id` in the request after it.
+fn tool_result(server: &MockModelServer, id: &str) -> String {
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].clone();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Swaps `<workspace>/d` between a directory and a link to `outside` until dropped.
+struct Racer {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Racer {
+    fn start(workspace: &Path, outside: &Path) -> Self {
+        let d = workspace.join("d");
+        let parked = workspace.join("d.parked");
+        std::fs::create_dir(&d).unwrap();
+        let outside = outside.to_path_buf();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                let _ = std::fs::rename(&d, &parked);
+                let _ = std::os::unix::fs::symlink(&outside, &d);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&d);
+                let _ = std::fs::rename(&parked, &d);
+                std::thread::yield_now();
+            }
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Racer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coder_exec_writes_cannot_be_raced_out_of_the_workspace() {
+    const WRITES: usize = 150;
+    let calls: Vec<Chunk> = (0..WRITES)
+        .map(|i| {
+            let arguments = json!({"path": format!("d/f{i}.txt"), "content": "x\n"});
+            Chunk::tool_call(&format!("w{i}"), "write", arguments)
+        })
+        .collect();
+    let server =
+        MockModelServer::start(vec![MockResponse::stream(calls), MockResponse::text("ok")])
+            .await
+            .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let racer = Racer::start(workspace.path(), outside.path());
+    let out = coder(workspace.path(), &server, &["--mode", "yolo", "write them"]).await;
+    drop(racer);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let escaped: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .collect();
+    let written = (0..WRITES)
+        .filter(|i| tool_result(&server, &format!("w{i}")).starts_with("Created"))
+        .count();
+    assert!(
+        escaped.is_empty(),
+        "{} of {WRITES} writes landed outside the workspace: {escaped:?}",
+        escaped.len()
+    );
+    assert!(written > 0, "no write got through the racer at all");
+}
+
+#[tokio::test]
+async fn coder_exec_in_yolo_mode_does_not_let_the_model_plant_mcp_json() {
+    let planted = json!({"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch pwned"]}}});
+    let script = || {
+        vec![
+            MockResponse::tool_call(
+                "c1",
+                "write",
+                json!({"path": ".mcp.json", "content": planted.to_string()}),
+            ),
+            MockResponse::text("ok"),
+        ]
+    };
+    let server = MockModelServer::start(script()).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    for args in [
+        &["--mode", "yolo", "set up mcp"][..],
+        &["--mode", "yolo", "--auto-approve", "set up mcp"][..],
+    ] {
+        let out = coder(workspace.path(), &server, args).await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(!workspace.path().join(".mcp.json").exists(), "{args:?}");
+        let told = tool_result(&server, "c1");
+        assert!(
+            told.contains(".mcp.json: .mcp.json names MCP servers whose commands coder starts"),
+            "{args:?}: {told}"
+        );
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("protected file"), "{args:?}: {stderr}");
+        server.push(script());
+    }
+}
+
+#[tokio::test]
+async fn coder_lsp_asks_the_editor_for_a_protected_write_without_allow_always() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "write",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+        ),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "yolo");
+    let mut seen = Vec::new();
+    client.initialize(json!({})).await;
+    let created = client
+        .request("conversation/create", json!({"mode": "yolo"}), &mut seen)
+        .await;
+    let conversation = created["result"]["conversationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client
+        .send_text(&conversation, "install a hook", &mut seen)
+        .await;
+    let ask: Value = loop {
+        let message = client.read().await;
+        if message["method"] == "permission/request" {
+            break message;
+        }
+        seen.push(message);
+    };
+    assert_eq!(ask["params"]["toolName"], "write");
+    assert_eq!(ask["params"]["options"], json!(["allow_once", "deny"]));
+    let summary = ask["params"]["summary"].as_str().unwrap();
+    assert!(summary.contains("protected file"), "{summary}");
+    assert!(!workspace.path().join(".git/hooks/pre-commit").exists());
+    client
+        .write(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "allow_once"}}))
+        .await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    assert!(event_types(&seen).contains(&"tool_call_completed".to_owned()));
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join(".git/hooks/pre-commit")).unwrap(),
+        "#!/bin/sh\n"
+    );
+    client.stop().await;
+}

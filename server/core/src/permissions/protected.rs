@@ -1,0 +1,171 @@
+//! The files that configure or record coder, or run commands on the person's behalf: a tool
+//! never changes them without a person's explicit approval, in every mode.
+//!
+//! Protected, at any depth in the workspace (a nested repository or project has its own):
+//! - `.coder/`: configuration, instructions and recorded sessions;
+//! - `.mcp.json`: MCP servers, whose commands coder starts;
+//! - `.git/` and a `.git` file: git's configuration (`core.fsmonitor`, `core.pager`, aliases
+//!   and filters run commands), its hooks (run by every commit) and the rest of the
+//!   repository's own data, which no tool has reason to write.
+//!
+//! Names match without regard to ASCII case, so `.GIT/hooks` on a case-insensitive file
+//! system is caught; on a case-sensitive one this only asks once more than needed.
+
+use std::path::{Component, Path, PathBuf};
+
+/// The directories whose whole content is protected, with why.
+const PROTECTED_DIRS: [(&str, &str); 2] = [
+    (
+        ".coder",
+        "coder's own configuration and sessions (.coder/) can loosen what later sessions allow",
+    ),
+    (
+        ".git",
+        "git's configuration and hooks (.git/) run commands on the next git operation",
+    ),
+];
+
+/// The files protected by name, with why.
+const PROTECTED_FILES: [(&str, &str); 1] = [(
+    ".mcp.json",
+    ".mcp.json names MCP servers whose commands coder starts",
+)];
+
+/// Why changing `path` needs a person's explicit approval, or `None` when it does not.
+///
+/// `path` is relative to `workspace` or absolute; `.` and `..` are applied first (so
+/// `src/../.git/hooks/x` is caught), and when the lexical path is not protected, the longest
+/// existing part of it is resolved with symbolic links followed and checked again (so a link
+/// `h -> .git/hooks` does not hide `h/pre-commit`). Paths outside the workspace are not this
+/// function's business (`None`): the file tools refuse them anyway.
+pub(crate) fn is_protected(workspace: &Path, path: &Path) -> Option<&'static str> {
+    let joined = normalize(&workspace.join(path));
+    if let Some(reason) = relative_to(workspace, &joined).and_then(|rel| protected_relative(&rel)) {
+        return Some(reason);
+    }
+    let root = workspace.canonicalize().ok()?;
+    let resolved = resolve_existing_prefix(&joined)?;
+    protected_relative(resolved.strip_prefix(&root).ok()?)
+}
+
+/// Why a path relative to the workspace root (already normalized) is protected.
+fn protected_relative(relative: &Path) -> Option<&'static str> {
+    let names: Vec<&str> = relative
+        .components()
+        .filter_map(|component| match component {
+            Component::Normal(name) => name.to_str(),
+            _ => None,
+        })
+        .collect();
+    for (index, name) in names.iter().enumerate() {
+        for (dir, reason) in PROTECTED_DIRS {
+            // The directory itself (or a `.git` file) and everything under it.
+            if name.eq_ignore_ascii_case(dir) {
+                return Some(reason);
+            }
+        }
+        if index + 1 == names.len() {
+            for (file, reason) in PROTECTED_FILES {
+                if name.eq_ignore_ascii_case(file) {
+                    return Some(reason);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `path` relative to `workspace` (as given, or canonical), when inside it.
+fn relative_to(workspace: &Path, path: &Path) -> Option<PathBuf> {
+    if let Ok(rel) = path.strip_prefix(normalize(workspace)) {
+        return Some(rel.to_path_buf());
+    }
+    let root = workspace.canonicalize().ok()?;
+    path.strip_prefix(root).ok().map(Path::to_path_buf)
+}
+
+/// The longest existing ancestor of `path` resolved with links followed, with the rest
+/// appended as written.
+fn resolve_existing_prefix(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = existing.canonicalize() {
+            let mut out = resolved;
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+}
+
+/// Removes `.` and `..` without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(workspace: &Path, path: &str) -> bool {
+        is_protected(workspace, Path::new(path)).is_some()
+    }
+
+    #[test]
+    fn coder_mcp_and_git_files_are_protected_at_any_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for path in [
+            ".coder/config.json",
+            ".coder/sessions/x.json",
+            ".coder",
+            ".mcp.json",
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".git",
+            "vendor/lib/.git/config",
+            "sub/.mcp.json",
+            "./.git/../.git/hooks/x",
+            "src/../.coder/config.json",
+            ".GIT/hooks/x",
+            ".Coder/config.json",
+            ".MCP.JSON",
+        ] {
+            assert!(check(root, path), "{path} should be protected");
+        }
+        let absolute = root.join(".git/config");
+        assert!(check(root, absolute.to_str().unwrap()));
+        for path in [
+            "src/main.rs",
+            ".mcp.json.bak/x",
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            "docs/.coder-notes.md",
+            "/etc/passwd",
+        ] {
+            assert!(!check(root, path), "{path} should not be protected");
+        }
+    }
+
+    #[test]
+    fn links_into_protected_directories_are_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::os::unix::fs::symlink(".git/hooks", root.join("h")).unwrap();
+        assert!(check(root, "h/pre-commit"));
+        assert!(!check(root, "other/pre-commit"));
+    }
+}
