@@ -121,11 +121,19 @@ async fn a_mode_edited_into_a_snapshot_does_not_raise_the_resumed_conversation()
     std::fs::write(&path, saved.to_string()).unwrap();
 
     let mut resumed = Client::start(workspace.path(), &server, "balanced");
+    // The warning about the snapshot may come before the answer to `initialize`.
+    let mut seen = Vec::new();
     let init = resumed
-        .initialize_with(json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}))
+        .request(
+            "initialize",
+            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+            &mut seen,
+        )
         .await;
     assert!(init["result"].is_object(), "{init}");
-    let mut seen = Vec::new();
+    resumed
+        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
     resumed.send_text(&root, "clean up", &mut seen).await;
     let ask = loop {
         let message = resumed.read().await;
