@@ -155,7 +155,7 @@ async fn a_base_url_that_is_not_http_is_refused_at_once() {
 }
 
 #[tokio::test]
-async fn workspace_config_selects_anthropic() {
+async fn a_trusted_workspace_config_selects_anthropic() {
     let server = MockModelServer::start(vec![MockResponse::text("from claude")])
         .await
         .unwrap();
@@ -171,7 +171,12 @@ async fn workspace_config_selects_anthropic() {
         .to_string(),
     )
     .unwrap();
-    let out = coder(dir.path(), &["hi"], &[("ANTHROPIC_API_KEY", SECRET)]).await;
+    let out = coder(
+        dir.path(),
+        &["--trust", "hi"],
+        &[("ANTHROPIC_API_KEY", SECRET)],
+    )
+    .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "from claude\n");
     let request = &server.requests()[0];
