@@ -123,8 +123,7 @@ impl EngineOptions {
             config.max_steps = max_steps;
         }
         // Reported as a `warning` event of the first task, where the program listens.
-        if let Some(notice) = config.untrusted_notice("pass trustWorkspace: true to apply them")
-        {
+        if let Some(notice) = config.untrusted_notice("pass trustWorkspace: true to apply them") {
             config.warnings.push(notice);
         }
         Ok(config)

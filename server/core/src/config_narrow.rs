@@ -133,21 +133,16 @@ impl Narrowed {
     }
 
     fn approval(&mut self, trusted: &Value, value: Value) {
-        for (key, value) in entries(value) {
-            match key.as_str() {
-                "interactive" => {
-                    let trusted = at(trusted, &["approval", "interactive"])
-                        .cloned()
-                        .unwrap_or(json!(true));
-                    self.ordered_values(
-                        &["approval", "interactive"],
-                        value,
-                        &[json!(true), json!(false)],
-                        &trusted,
-                    );
-                }
-                _ => {}
-            }
+        if let Some(value) = entries(value).remove("interactive") {
+            let trusted = at(trusted, &["approval", "interactive"])
+                .cloned()
+                .unwrap_or(json!(true));
+            self.ordered_values(
+                &["approval", "interactive"],
+                value,
+                &[json!(true), json!(false)],
+                &trusted,
+            );
         }
     }
 

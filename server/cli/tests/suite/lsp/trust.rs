@@ -70,8 +70,9 @@ async fn a_workspace_base_url_receives_nothing_unless_the_editor_trusts_the_work
                 assert_eq!(notices.len(), 1, "{seen:?}");
                 assert!(
                     notices[0].contains("\"baseUrl\" from .coder/config.json")
-                        && notices[0]
-                            .ends_with("pass initializationOptions.trustWorkspace: true to apply them"),
+                        && notices[0].ends_with(
+                            "pass initializationOptions.trustWorkspace: true to apply them"
+                        ),
                     "{}",
                     notices[0]
                 );
