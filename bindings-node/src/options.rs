@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use coder_core::mcp::McpServerConfig;
 use coder_core::model::ModelSettings;
-use coder_core::{ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, check_base_url};
+use coder_core::{
+    ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, WorkspaceTrust, check_base_url,
+};
 use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 
@@ -27,6 +29,10 @@ pub struct EngineOptions {
     pub save_sessions: Option<bool>,
     pub sandbox: Option<bool>,
     pub max_steps: Option<u32>,
+    /// `true` applies the workspace's own `.coder/config.json` and `.mcp.json` whole for
+    /// this engine; `false` lets them only narrow even when the user-level config lists the
+    /// folder; absent, the user-level config's `trustedFolders` decides.
+    pub trust_workspace: Option<bool>,
 }
 
 /// A model and the provider serving it.
@@ -73,7 +79,8 @@ impl EngineOptions {
             .working_dir
             .canonicalize()
             .map_err(|err| format!("workingDir {}: {err}", self.working_dir.display()))?;
-        let mut config = match (Config::load(&workspace), &self.model) {
+        let trust = WorkspaceTrust::from_flag(self.trust_workspace);
+        let mut config = match (Config::load_trusting(&workspace, trust), &self.model) {
             (Ok(config), _) => config,
             (Err(ConfigError::MissingKey(..)), Some(model)) => {
                 let settings = model.settings()?;
@@ -114,6 +121,10 @@ impl EngineOptions {
         }
         if let Some(max_steps) = self.max_steps {
             config.max_steps = max_steps;
+        }
+        // Reported as a `warning` event of the first task, where the program listens.
+        if let Some(notice) = config.untrusted_notice("pass trustWorkspace: true to apply them") {
+            config.warnings.push(notice);
         }
         Ok(config)
     }

@@ -51,6 +51,11 @@ export interface EngineOptions {
   saveSessions?: boolean;
   sandbox?: boolean;
   maxSteps?: number;
+  /** The person trusts `workingDir`: its own `.coder/config.json` and `.mcp.json` apply whole
+   * (MCP servers, provider endpoint, looser modes). `false`: they may only narrow, even when
+   * the user-level config lists the folder in `trustedFolders`; left out, that list decides.
+   * What an untrusted folder asked for and did not get is a `warning` event. */
+  trustWorkspace?: boolean;
 }
 
 export type EventListener = (event: Event) => void;

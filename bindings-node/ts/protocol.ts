@@ -358,6 +358,13 @@ export type InitializationOptions = {
    * endpoint; never to a base URL from a workspace file.
    */
   apiKey?: string,
+  /**
+   * The editor's workspace trust: `true` applies the workspace's own
+   * `.coder/config.json` and `.mcp.json` whole for this session; `false` lets them only
+   * narrow, even when the user-level config lists the folder; absent, the user-level
+   * config's `trustedFolders` decides.
+   */
+  trustWorkspace?: boolean,
 };
 
 /**

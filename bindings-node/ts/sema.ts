@@ -33,6 +33,9 @@ export interface SemaCoreConfig {
   mcpServers?: Record<string, McpServerOptions>;
   /** Keep `.coder/sessions/<id>.json` (default true). */
   saveSessions?: boolean;
+  /** The person trusts `workingDir`: its own `.coder/config.json` and `.mcp.json` apply whole.
+   * Left out, the user-level config's `trustedFolders` decides (see `EngineOptions`). */
+  trustWorkspace?: boolean;
 }
 
 export interface ModelConfig {
@@ -187,6 +190,7 @@ export class CoderEngine {
       disabledTools: disabled,
       mcpServers: config.mcpServers,
       saveSessions: config.saveSessions,
+      trustWorkspace: config.trustWorkspace,
     });
     this.#engine = engine;
     let historyLoaded = false;

@@ -55,6 +55,12 @@ pub struct ExecArgs {
     /// refused: they need a person).
     #[arg(long)]
     auto_approve: bool,
+    /// Trust this folder for this run: its own .coder/config.json and .mcp.json apply whole
+    /// (MCP servers, provider endpoint, looser modes). Without it, and unless the user-level
+    /// config lists the folder in "trustedFolders", they may only narrow your settings.
+    /// Nothing is recorded.
+    #[arg(long)]
+    trust: bool,
 }
 
 fn parse_mode(text: &str) -> Result<Mode, String> {
@@ -82,7 +88,12 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     // The enclosing git repository is the workspace; the start directory is named in the
     // system prompt.
     let workspace = coder_core::workspace_root(&start);
-    let mut config = Config::load(&workspace)?;
+    let trust = coder_core::WorkspaceTrust::from_flag(args.trust.then_some(true));
+    let mut config = Config::load_trusting(&workspace, trust)?;
+    // What an untrusted workspace asked for and did not get, before anything runs.
+    if let Some(notice) = config.untrusted_notice("run with --trust to apply them") {
+        eprintln!("warning: {notice}");
+    }
     config.require_provider()?;
     let prompt = if args.prompt == "-" {
         // Read no more than the limit allows: an endless stdin is refused, not buffered.

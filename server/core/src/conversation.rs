@@ -14,7 +14,8 @@ use coder_protocol::{
 #[derive(Debug, Clone, Default)]
 pub struct ConversationSpec {
     pub base_instructions: Option<String>,
-    /// Read relative to the workspace; exclusive with `base_instructions`.
+    /// Read relative to the workspace, and only inside it (as the file tools); exclusive
+    /// with `base_instructions`.
     pub base_instructions_file: Option<PathBuf>,
     /// Becomes the first user message of the history.
     pub user_instructions: Option<String>,
@@ -97,7 +98,12 @@ impl ConversationSpec {
                     "base instructions text and file are mutually exclusive; give one".to_owned(),
                 );
             }
-            let path = workspace.join(&file);
+            // Confined like the file tools: the text becomes the system prompt and goes to
+            // the provider, so `/etc/shadow`, `~/.ssh/id_rsa`, `../x` or a link out of the
+            // workspace are refused, in every mode.
+            let requested = file.to_string_lossy();
+            let path = crate::tools::paths::resolve_existing(workspace, &requested)
+                .map_err(|err| format!("the base instructions file is refused: {err}"))?;
             let text = std::fs::read_to_string(&path).map_err(|err| {
                 format!(
                     "cannot read the base instructions file {}: {err}",

@@ -33,6 +33,8 @@ pub enum EngineError {
     Tools(String),
     #[error("{0}")]
     Model(String),
+    #[error("{0}")]
+    Trust(String),
     #[error("no open permission request with id {0}")]
     UnknownPermissionRequest(String),
     #[error("the root conversation cannot be destroyed")]
@@ -206,20 +208,68 @@ impl Engine {
         if !self.inner.untouched(&conversations) {
             return Err(fail("this session is already in use".to_owned()));
         }
-        let root = saved.root.restore();
+        // A snapshot is data, not configuration: a mode saved in it (or edited into it) never
+        // raises a conversation above the session's, which trusted configuration set.
+        let ceiling = self.inner.config.mode;
+        let mut clamped = Vec::new();
+        let mut restore = |saved: ConversationSnapshot| {
+            let mut conversation = saved.restore();
+            let mode = narrower(conversation.mode, ceiling);
+            if mode != conversation.mode {
+                clamped.push((conversation.id, conversation.mode));
+                conversation.mode = mode;
+            }
+            conversation
+        };
+        let root = restore(saved.root);
         let mut loaded = root.history.len();
         conversations.session_id = saved.session_id;
         conversations.root = root.id;
         conversations.root_taken = true;
         conversations.table = HashMap::from([(root.id, Arc::new(Mutex::new(root)))]);
         for other in saved.conversations {
-            let other = other.restore();
+            let other = restore(other);
             loaded += other.history.len();
             conversations
                 .table
                 .insert(other.id, Arc::new(Mutex::new(other)));
         }
+        drop(conversations);
+        for (conversation, saved_mode) in clamped {
+            self.inner.hub.emit(
+                conversation,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "the saved session has mode {} for this conversation, looser than the session's {}; it uses {}",
+                        saved_mode.as_str(),
+                        ceiling.as_str(),
+                        ceiling.as_str()
+                    ),
+                },
+            );
+        }
         Ok(loaded)
+    }
+
+    /// Whether the workspace's own files (`.coder/config.json`, `.mcp.json`) were applied
+    /// whole; when not, they could only narrow the person's settings (see
+    /// [`crate::Config::untrusted_notice`]).
+    pub fn workspace_trusted(&self) -> bool {
+        self.inner.config.workspace_trusted
+    }
+
+    /// Records the workspace as a trusted folder in the user-level configuration file
+    /// (`trustedFolders`), written atomically with the rest of the file kept. It applies from
+    /// the next session: this one keeps the configuration it started with. Returns the
+    /// folder recorded.
+    pub fn trust_workspace(&self) -> Result<std::path::PathBuf, EngineError> {
+        let user_file =
+            self.inner.config.user_file.as_deref().ok_or_else(|| {
+                EngineError::Trust(crate::trust::TrustError::NoUserFile.to_string())
+            })?;
+        crate::trust::trust_folder(user_file, &self.inner.config.workspace)
+            .map_err(|err| EngineError::Trust(err.to_string()))
     }
 
     /// Writes the session snapshot now (it is also written when the session goes idle and

@@ -7,6 +7,7 @@
 
 pub mod config;
 mod config_keys;
+mod config_narrow;
 mod conversation;
 mod documents;
 mod engine;
@@ -21,10 +22,12 @@ mod scheduler;
 mod snapshot;
 mod task;
 pub mod tools;
+pub mod trust;
 
 pub use config::{
     ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, ModelOverrides, ProviderConfig,
-    ProviderKind, RetryConfig, check_base_url, preset_for, workspace_root,
+    ProviderKind, RetryConfig, WorkspaceTrust, check_base_url, preset_for, user_config_path,
+    workspace_root,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use coder_core::{ApiKey, Config, Engine, ModelOverrides, ProviderKind};
+use coder_core::{ApiKey, Config, Engine, ModelOverrides, ProviderKind, WorkspaceTrust};
 use coder_protocol::methods::{InitializationOptions, ProviderName};
 use tower_lsp_server::jsonrpc::Error;
 use tower_lsp_server::ls_types::InitializeParams;
@@ -63,9 +63,19 @@ pub(crate) fn overrides(options: &InitializationOptions) -> ModelOverrides {
     }
 }
 
-/// Loads the workspace's configuration with the client's settings over it; a mistake in
-/// either fails `initialize` with `-32602` and a message naming it.
+/// Loads the workspace's configuration with the client's settings over it, the workspace's
+/// own files trusted as `initializationOptions.trustWorkspace` (else the user-level config)
+/// says; a mistake in either fails `initialize` with `-32602` and a message naming it. What
+/// an untrusted workspace asked for and did not get becomes a `warning` event of the first
+/// task (never a line on stdout, which is the protocol).
 pub(crate) fn config(workspace: &Path, options: &InitializationOptions) -> Result<Config, Error> {
-    Config::load_overriding(workspace, &overrides(options))
-        .map_err(|err| Error::invalid_params(err.to_string()))
+    let trust = WorkspaceTrust::from_flag(options.trust_workspace);
+    let mut config = Config::load_overriding(workspace, &overrides(options), trust)
+        .map_err(|err| Error::invalid_params(err.to_string()))?;
+    if let Some(notice) =
+        config.untrusted_notice("pass initializationOptions.trustWorkspace: true to apply them")
+    {
+        config.warnings.push(notice);
+    }
+    Ok(config)
 }

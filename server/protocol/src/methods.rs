@@ -60,6 +60,12 @@ pub struct InitializationOptions {
     /// endpoint; never to a base URL from a workspace file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// The editor's workspace trust: `true` applies the workspace's own
+    /// `.coder/config.json` and `.mcp.json` whole for this session; `false` lets them only
+    /// narrow, even when the user-level config lists the folder; absent, the user-level
+    /// config's `trustedFolders` decides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust_workspace: Option<bool>,
 }
 
 /// Never prints the key.
@@ -71,6 +77,7 @@ impl std::fmt::Debug for InitializationOptions {
             .field("model", &self.model)
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("trust_workspace", &self.trust_workspace)
             .finish()
     }
 }

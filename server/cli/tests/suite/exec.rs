@@ -7,10 +7,10 @@ use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-const SECRET: &str = "sk-test-secret-never-printed";
+pub(crate) const SECRET: &str = "sk-test-secret-never-printed";
 
 /// Runs `coder exec` in `workspace` with a clean environment plus `env`.
-async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+pub(crate) async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let home = workspace.join(".home");
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
     command
@@ -40,7 +40,7 @@ fn as_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -155,7 +155,7 @@ async fn a_base_url_that_is_not_http_is_refused_at_once() {
 }
 
 #[tokio::test]
-async fn workspace_config_selects_anthropic() {
+async fn a_trusted_workspace_config_selects_anthropic() {
     let server = MockModelServer::start(vec![MockResponse::text("from claude")])
         .await
         .unwrap();
@@ -171,7 +171,12 @@ async fn workspace_config_selects_anthropic() {
         .to_string(),
     )
     .unwrap();
-    let out = coder(dir.path(), &["hi"], &[("ANTHROPIC_API_KEY", SECRET)]).await;
+    let out = coder(
+        dir.path(),
+        &["--trust", "hi"],
+        &[("ANTHROPIC_API_KEY", SECRET)],
+    )
+    .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "from claude\n");
     let request = &server.requests()[0];

@@ -5,6 +5,7 @@ mod lsp;
 mod provider_errors;
 mod reply_limits;
 mod terminal;
+mod trust;
 
 /// What a test's `coder` keeps of the test's environment after `env_clear`: `TMPDIR`, so a
 /// run under a private `TMPDIR` shows whatever the binary leaves behind.

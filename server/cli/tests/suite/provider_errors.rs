@@ -52,11 +52,16 @@ async fn a_401_says_to_check_the_key_and_where_it_came_from() {
         "{error}"
     );
 
-    // A key from a config file names the file.
-    std::fs::create_dir_all(dir.path().join(".coder")).unwrap();
-    let file = dir.path().join(".coder/config.json");
-    std::fs::write(&file, json!({"apiKey": SECRET}).to_string()).unwrap();
-    let out = coder(dir.path(), &[("OPENAI_BASE_URL", &url)]).await;
+    // A key from a config file names the file (the user-level one: a key goes only to an
+    // endpoint named by the same file).
+    std::fs::create_dir_all(dir.path().join(".home/.config/coder")).unwrap();
+    let file = dir.path().join(".home/.config/coder/config.json");
+    std::fs::write(
+        &file,
+        json!({"provider": "openai", "baseUrl": url, "apiKey": SECRET}).to_string(),
+    )
+    .unwrap();
+    let out = coder(dir.path(), &[]).await;
     let error = the_error(&out);
     let named = format!("it came from \"apiKey\" in {}", file.display());
     assert!(error.contains(&named), "{error}");

@@ -11,7 +11,7 @@ mod diff;
 mod edit;
 mod glob;
 mod grep;
-mod paths;
+pub(crate) mod paths;
 mod read;
 pub(crate) mod runner;
 pub(crate) mod shell_safety;

@@ -7,6 +7,7 @@ mod faults;
 mod fuzz;
 mod sessions;
 mod setup;
+mod trust;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -36,9 +37,12 @@ impl Client {
         preset: &str,
         env: &[(&str, &str)],
     ) -> Self {
+        // The person's own setting, in the user-level file (`HOME` is the workspace): a
+        // workspace file may only narrow it.
         std::fs::create_dir_all(workspace.join(".coder")).unwrap();
+        std::fs::create_dir_all(workspace.join(".config/coder")).unwrap();
         std::fs::write(
-            workspace.join(".coder/config.json"),
+            workspace.join(".config/coder/config.json"),
             json!({"permissions": {"preset": preset}}).to_string(),
         )
         .unwrap();
