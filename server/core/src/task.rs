@@ -15,6 +15,7 @@ use crate::events::TaskEvents;
 use crate::model::{ActiveModel, ModelRequest, ModelResponse, StreamError, StreamUpdate};
 use crate::prompt::system_prompt;
 use crate::scheduler::{TaskControl, TaskPlan};
+use crate::process::ToolEnv;
 use crate::tools::ToolContext;
 use crate::tools::conversation::closure_payload;
 use crate::tools::runner::{CANCELLED_BEFORE_START, ToolRun, run_tool_calls};
@@ -194,6 +195,10 @@ async fn run_turns(
         call_id: String::new(),
         cancel: cancel.clone(),
         sandbox: inner.sandbox.clone(),
+        env: Arc::new(
+            ToolEnv::for_config(&inner.config)
+                .and_key(model.active.settings.provider.api_key.as_ref()),
+        ),
         todos: lock(conversation).todos.clone(),
         documents: lock(&inner.documents).clone(),
     };
