@@ -1,6 +1,7 @@
 mod exec;
 mod grep;
 mod lsp;
+mod processes;
 mod provider_errors;
 mod reply_limits;
 mod terminal;
