@@ -433,3 +433,45 @@ async fn sigterm_to_coder_lsp_ends_the_command_and_saves_the_session() {
     assert!(sessions[0].contains("\"c1\""), "{}", sessions[0]);
     assert_eq!(left_in(&tmp), Vec::<PathBuf>::new());
 }
+
+/// An MCP server from the user's configuration is started without coder's secrets, with
+/// what its own `env` names.
+#[tokio::test]
+async fn an_mcp_server_gets_no_inherited_secrets_but_its_own_env() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("done")])])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, home, tmp) = dirs(dir.path());
+    let dump = dir.path().join("mcp-env.txt");
+    std::fs::create_dir_all(home.join(".config/coder")).unwrap();
+    std::fs::write(
+        home.join(".config/coder/config.json"),
+        json!({"mcpServers": {"dump": {
+            "command": "bash",
+            "args": ["-c", format!("env > {}", dump.display())],
+            "env": {"SERVICE_TOKEN": "tok-for-the-server-3"},
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut command = exec_command(
+        &workspace,
+        &home,
+        &tmp,
+        &server,
+        &[("DEPLOY_TOKEN", "tok-deploy-9911")],
+    );
+    command.args(["--json", "hi"]);
+    let out = output(command).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let env = std::fs::read_to_string(&dump).unwrap();
+    assert!(env.contains("SERVICE_TOKEN=tok-for-the-server-3\n"), "{env}");
+    assert!(env.contains("HOME="), "{env}");
+    assert!(!env.contains(KEY), "{env}");
+    assert!(!env.contains("tok-deploy-9911"), "{env}");
+}
