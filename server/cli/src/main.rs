@@ -62,7 +62,9 @@ fn main() -> ExitCode {
     // Processes a tool call starts and that leave its session (a double fork with
     // `setsid`) come back to coder when their parent exits, so they end with the call.
     if let Err(err) = coder_core::process::become_subreaper() {
-        tracing::warn!("cannot become a child subreaper: {err}; a command's processes that leave its session may outlive it");
+        tracing::warn!(
+            "cannot become a child subreaper: {err}; a command's processes that leave its session may outlive it"
+        );
     }
     if let Command::Lsp { .. } = cli.command {
         // A long-lived server meets messages of any size.

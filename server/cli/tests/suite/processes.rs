@@ -470,7 +470,10 @@ async fn an_mcp_server_gets_no_inherited_secrets_but_its_own_env() {
         String::from_utf8_lossy(&out.stderr)
     );
     let env = std::fs::read_to_string(&dump).unwrap();
-    assert!(env.contains("SERVICE_TOKEN=tok-for-the-server-3\n"), "{env}");
+    assert!(
+        env.contains("SERVICE_TOKEN=tok-for-the-server-3\n"),
+        "{env}"
+    );
     assert!(env.contains("HOME="), "{env}");
     assert!(!env.contains(KEY), "{env}");
     assert!(!env.contains("tok-deploy-9911"), "{env}");

@@ -356,7 +356,9 @@ async fn start_one(
         .startup_timeout_sec
         .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64);
     let result = match (&config.command, &config.url) {
-        (Some(program), _) => start_stdio(program, &config, &workspace, &env, stderr_tail, timeout).await,
+        (Some(program), _) => {
+            start_stdio(program, &config, &workspace, &env, stderr_tail, timeout).await
+        }
         (None, Some(url)) => start_http(url, &config, timeout).await,
         (None, None) => Err("neither `command` nor `url` is configured".to_owned()),
     };

@@ -105,9 +105,7 @@ impl ToolEnv {
 pub fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAMES.contains(&upper.as_str())
-        || SECRET_SUFFIXES
-            .iter()
-            .any(|suffix| upper.ends_with(suffix))
+        || SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
 }
 
 #[cfg(test)]
@@ -129,14 +127,23 @@ mod tests {
         ] {
             assert!(looks_secret(name), "{name}");
         }
-        for name in ["PATH", "HOME", "TOKENIZERS_PARALLELISM", "KEYBOARD", "SECRETARY"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "TOKENIZERS_PARALLELISM",
+            "KEYBOARD",
+            "SECRETARY",
+        ] {
             assert!(!looks_secret(name), "{name}");
         }
     }
 
     #[test]
     fn the_key_is_withheld_by_value_and_the_pass_through_list_wins_by_name() {
-        let env = ToolEnv::new(vec!["github_token".to_owned()], vec!["sk-0123456789".to_owned()]);
+        let env = ToolEnv::new(
+            vec!["github_token".to_owned()],
+            vec!["sk-0123456789".to_owned()],
+        );
         let os = OsStr::new;
         assert!(env.withholds(os("MY_CONFIG"), os("key=sk-0123456789;")));
         assert!(env.withholds(os("NPM_TOKEN"), os("x")));

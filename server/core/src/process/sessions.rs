@@ -139,7 +139,10 @@ fn sweep(sid: i32) {
 #[cfg(not(target_os = "linux"))]
 fn sweep(sid: i32) {
     // Without /proc, the session's process group is what can be found.
-    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(sid), nix::sys::signal::Signal::SIGKILL);
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(sid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
 }
 
 /// What a sweep reads of a process in `/proc/<pid>/stat`.
@@ -192,7 +195,10 @@ mod tests {
     #[test]
     fn a_stat_line_with_a_strange_command_name_is_read_after_the_last_parenthesis() {
         let stat = parse_stat(42, "42 (a) b (c) S 7 42 41 0 -1").unwrap();
-        assert_eq!((stat.pid, stat.ppid, stat.sid, stat.zombie), (42, 7, 41, false));
+        assert_eq!(
+            (stat.pid, stat.ppid, stat.sid, stat.zombie),
+            (42, 7, 41, false)
+        );
         assert!(parse_stat(9, "9 (z) Z 1 9 9").unwrap().zombie);
     }
 }

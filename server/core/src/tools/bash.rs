@@ -125,7 +125,9 @@ struct Collector {
 impl Collector {
     /// Whether the stream is still open.
     fn open(&self) -> bool {
-        self.reader.as_ref().is_some_and(|reader| !reader.is_finished())
+        self.reader
+            .as_ref()
+            .is_some_and(|reader| !reader.is_finished())
     }
 
     /// Stops reading and returns what was read.
