@@ -14,6 +14,7 @@ use coder_core::event_json::DeltaEnvelope;
 use coder_core::{Config, Engine};
 use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TodoStatus};
 
+use crate::signals::Stop;
 use crate::summary::ToolLines;
 
 /// What each exit code of `coder exec` means, for `--help` and the README.
@@ -23,8 +24,10 @@ Exit codes:
   1    a provider or configuration error (the reason is on stderr)
   2    a usage error: bad arguments, an empty or oversized prompt
   3    the step limit (--max-steps, maxSteps) stopped the task before it was done
-  130  interrupted with Ctrl-C
-  141  stdout was closed (for example `coder exec ... | head -1`); the task is interrupted";
+  129  ended by SIGHUP (the terminal closed); the task is interrupted and the session saved
+  130  interrupted with Ctrl-C (SIGINT)
+  141  stdout was closed (for example `coder exec ... | head -1`); the task is interrupted
+  143  ended by SIGTERM; the task is interrupted and the session saved";
 
 /// The exit code when stdout closes: what a shell reports for a process ended by SIGPIPE.
 const STDOUT_CLOSED: u8 = 141;
@@ -137,6 +140,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     }
     config.auto_approve |= args.auto_approve;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut stop = crate::signals::listen().context("cannot listen for signals")?;
     let engine = Engine::new(config)?;
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
@@ -156,23 +160,23 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let mut sink = Sink {
         printer,
         closed: false,
+        stop: stop.clone(),
     };
     let mut outcome = Outcome::Complete;
-    let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
-    let mut interrupted = false;
+    let mut stopped = None;
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            _ = &mut ctrl_c, if !interrupted => {
+            signal = crate::signals::stopped(&mut stop), if stopped.is_none() => {
                 // The task ends at its next checkpoint; streams and tools stop at once.
-                interrupted = true;
+                stopped = Some(signal);
                 engine.interrupt(conversation)?;
                 continue;
             }
         };
         let Some(event) = event else { break };
         sink.write(&engine, conversation, |printer| printer.print(&event))?;
-        answer_permission(&engine, &event, interactive).await?;
+        answer_permission(&engine, &event, interactive, &stop).await?;
         // Drain what is already waiting before flushing, so bursts cost one write. A
         // stream that is still reading hands over its events in small batches: letting it
         // run once more before writing joins them into one write (the buffer writes itself
@@ -182,7 +186,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         loop {
             while let Ok(event) = events.try_recv() {
                 sink.write(&engine, conversation, |printer| printer.print(&event))?;
-                answer_permission(&engine, &event, interactive).await?;
+                answer_permission(&engine, &event, interactive, &stop).await?;
                 done |= is_idle(&event);
                 note_outcome(&event, task, &mut outcome);
             }
@@ -202,6 +206,10 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     sink.write(&engine, conversation, |printer| printer.finish())?;
     // Saves the last snapshot, reaps MCP servers, removes the sandbox's temporary directory.
     engine.shutdown().await;
+    // A signal that came while a permission was asked for, or as the task ended, counts too.
+    if let Some(signal) = stopped.or(*stop.borrow()) {
+        return Ok(signal.exit_code());
+    }
     if sink.closed {
         return Ok(ExitCode::from(STDOUT_CLOSED));
     }
@@ -217,7 +225,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             }
             ExitCode::from(3)
         }
-        Outcome::Interrupted => ExitCode::from(130),
+        Outcome::Interrupted => Stop::Interrupt.exit_code(),
     })
 }
 
@@ -228,10 +236,13 @@ fn usage_error(reason: &str) -> ExitCode {
 }
 
 /// Where events are printed, until stdout closes: then the task is interrupted and the
-/// rest of its events are dropped, so `coder exec ... | head -1` ends quietly.
+/// rest of its events are dropped, so `coder exec ... | head -1` ends quietly. After
+/// SIGHUP the terminal is gone: a failed write ends the printing the same way, so the
+/// session is still saved.
 struct Sink {
     printer: Box<dyn Printer>,
     closed: bool,
+    stop: tokio::sync::watch::Receiver<Option<Stop>>,
 }
 
 impl Sink {
@@ -246,7 +257,10 @@ impl Sink {
         }
         match write(self.printer.as_mut()) {
             Ok(()) => Ok(()),
-            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+            Err(err)
+                if err.kind() == std::io::ErrorKind::BrokenPipe
+                    || *self.stop.borrow() == Some(Stop::Hangup) =>
+            {
                 self.closed = true;
                 engine.interrupt(conversation)?;
                 Ok(())
@@ -257,11 +271,13 @@ impl Sink {
 }
 
 /// Answers a permission request: from the terminal when there is one, otherwise with a
-/// denial that tells the model why.
+/// denial that tells the model why. A signal while the person is asked denies it (the task
+/// is ending); so does a terminal that cannot be read any more.
 async fn answer_permission(
     engine: &Engine,
     event: &Event,
     interactive: bool,
+    stop: &tokio::sync::watch::Receiver<Option<Stop>>,
 ) -> anyhow::Result<()> {
     let EventMsg::PermissionRequested {
         request_id,
@@ -279,12 +295,17 @@ async fn answer_permission(
         } else {
             format!("? allow {summary}? [y]es / [n]o: ")
         };
-        let line = tokio::task::spawn_blocking(move || {
+        let read = tokio::task::spawn_blocking(move || {
             eprint!("{prompt}");
             let mut line = String::new();
             std::io::stdin().read_line(&mut line).map(|_| line)
-        })
-        .await??;
+        });
+        let mut stop = stop.clone();
+        let line = tokio::select! {
+            line = read => line.ok().and_then(Result::ok).unwrap_or_default(),
+            // The blocked read is left behind; the runtime does not wait for it at exit.
+            _ = crate::signals::stopped(&mut stop) => String::new(),
+        };
         match line.trim().to_lowercase().as_str() {
             "y" | "yes" => PermissionDecision::AllowOnce,
             "a" | "always" if always => PermissionDecision::AllowAlways,

@@ -7,6 +7,7 @@
 mod color;
 mod exec;
 mod memory;
+mod signals;
 mod summary;
 
 use std::process::ExitCode;
@@ -34,11 +35,18 @@ enum Command {
 }
 
 /// `coder lsp`: one session for the editor on the other end of stdio. The workspace and
-/// configuration are settled at `initialize`, from what the client sends.
+/// configuration are settled at `initialize`, from what the client sends. SIGINT, SIGTERM
+/// and SIGHUP end the session as the client's `exit` does (the running task interrupted,
+/// its tool processes killed, the session saved) and exit with 130, 143 or 129.
 async fn lsp() -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
-    coder_lsp::serve_stdio(&cwd).await;
-    Ok(ExitCode::SUCCESS)
+    let mut stop = signals::listen()?;
+    let mut signal = None;
+    coder_lsp::serve_stdio_until(&cwd, async {
+        signal = Some(signals::stopped(&mut stop).await);
+    })
+    .await;
+    Ok(signal.map_or(ExitCode::SUCCESS, signals::Stop::exit_code))
 }
 
 fn main() -> ExitCode {
@@ -51,6 +59,13 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
+    // Processes a tool call starts and that leave its session (a double fork with
+    // `setsid`) come back to coder when their parent exits, so they end with the call.
+    if let Err(err) = coder_core::process::become_subreaper() {
+        tracing::warn!(
+            "cannot become a child subreaper: {err}; a command's processes that leave its session may outlive it"
+        );
+    }
     if let Command::Lsp { .. } = cli.command {
         // A long-lived server meets messages of any size.
         memory::return_large_blocks();

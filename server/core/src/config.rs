@@ -61,6 +61,9 @@ pub struct Config {
     pub auto_approve: bool,
     /// Tools switched off.
     pub disabled_tools: Vec<String>,
+    /// Variables passed to tool processes although their names mark them as secrets
+    /// (`tools.env.passThrough`; see [`crate::process::ToolEnv`]).
+    pub env_pass_through: Vec<String>,
     /// Confine commands with the OS sandbox where the kernel offers one.
     pub sandbox: bool,
     /// How many interrupting conversation tools may nest before they are refused.
@@ -296,6 +299,16 @@ struct ApprovalFile {
 struct ToolsFile {
     #[serde(default)]
     disabled: Vec<String>,
+    #[serde(default)]
+    env: ToolsEnvFile,
+}
+
+/// `tools.env`: what tool processes inherit.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsEnvFile {
+    #[serde(default)]
+    pass_through: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -523,6 +536,7 @@ impl Config {
             auto_approve: file.auto_approve_ask.unwrap_or(false)
                 || file.approval.interactive == Some(false),
             disabled_tools: file.tools.disabled,
+            env_pass_through: file.tools.env.pass_through,
             sandbox: file.sandbox.enabled.unwrap_or(true),
             max_interrupt_chain_depth: file.max_interrupt_chain_depth.unwrap_or(4),
             mcp_servers,
@@ -584,6 +598,7 @@ impl Config {
             permission_rules: PermissionRules::default(),
             auto_approve: false,
             disabled_tools: Vec::new(),
+            env_pass_through: Vec::new(),
             sandbox: true,
             writable_roots: Vec::new(),
             save_sessions: true,
@@ -839,6 +854,9 @@ fn unknown_keys(path: &Path, value: &Value) -> Vec<String> {
                     _ => &[],
                 },
                 [section, _, _] if section == "mcpServers" => fields_of::<McpServerConfig>(),
+                [section, sub, _] if section == "tools" && sub == "env" => {
+                    fields_of::<ToolsEnvFile>()
+                }
                 [section, _, _, _] if section == "permissions" => {
                     fields_of::<crate::permissions::CommandRule>()
                 }

@@ -142,6 +142,7 @@ impl Engine {
             McpManager::start(
                 config.mcp_servers.clone(),
                 &config.workspace,
+                crate::process::ToolEnv::for_config(&config),
                 Arc::new(move |message| {
                     reporter_hub.emit(root_id, None, EventMsg::Warning { message });
                 }),

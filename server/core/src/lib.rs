@@ -16,6 +16,7 @@ mod events;
 pub mod mcp;
 pub mod model;
 mod permissions;
+pub mod process;
 mod prompt;
 mod sandbox;
 mod scheduler;

@@ -13,6 +13,7 @@ use crate::conversation::user_message;
 use crate::engine::{Inner, lock};
 use crate::events::TaskEvents;
 use crate::model::{ActiveModel, ModelRequest, ModelResponse, StreamError, StreamUpdate};
+use crate::process::ToolEnv;
 use crate::prompt::system_prompt;
 use crate::scheduler::{TaskControl, TaskPlan};
 use crate::tools::ToolContext;
@@ -194,6 +195,10 @@ async fn run_turns(
         call_id: String::new(),
         cancel: cancel.clone(),
         sandbox: inner.sandbox.clone(),
+        env: Arc::new(
+            ToolEnv::for_config(&inner.config)
+                .and_key(model.active.settings.provider.api_key.as_ref()),
+        ),
         todos: lock(conversation).todos.clone(),
         documents: lock(&inner.documents).clone(),
     };

@@ -176,9 +176,14 @@ impl LanguageServer for Backend {
 /// Serves one session on stdin/stdout until the client exits or goes away. `cwd` is the
 /// workspace (or lies inside it) when the client names none.
 pub async fn serve_stdio(cwd: &Path) {
+    serve_stdio_until(cwd, std::future::pending()).await;
+}
+
+/// [`serve_stdio`], also ending the session when `stop` completes (a signal).
+pub async fn serve_stdio_until(cwd: &Path, stop: impl std::future::Future<Output = ()>) {
     match stdout_pipe() {
-        Some(stdout) => serve(cwd, tokio::io::stdin(), stdout).await,
-        None => serve(cwd, tokio::io::stdin(), tokio::io::stdout()).await,
+        Some(stdout) => serve_until(cwd, tokio::io::stdin(), stdout, stop).await,
+        None => serve_until(cwd, tokio::io::stdin(), tokio::io::stdout(), stop).await,
     }
 }
 
@@ -204,6 +209,18 @@ pub async fn serve(
     cwd: &Path,
     input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) {
+    serve_until(cwd, input, output, std::future::pending()).await;
+}
+
+/// [`serve`], also ending the session when `stop` completes: the running task is
+/// interrupted (its tool processes killed), the session saved and the MCP servers reaped
+/// before anything else, since the process exits soon after.
+pub async fn serve_until(
+    cwd: &Path,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+    stop: impl std::future::Future<Output = ()>,
 ) {
     let (frames, frames_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(output::run(frames_rx, output));
@@ -236,7 +253,15 @@ pub async fn serve(
             out: frames.clone(),
         },
     ));
-    dispatch::run(service, socket, requests_rx, responses_rx, frames).await;
+    let stopped = tokio::select! {
+        () = dispatch::run(service, socket, requests_rx, responses_rx, frames) => false,
+        () = stop => true,
+    };
+    if stopped && let Some(session) = session.get() {
+        tracing::info!("stopping on a signal");
+        session.engine.deny_pending_permissions();
+        session.engine.shutdown().await;
+    }
     // After `exit` the client may keep its input open: stop reading it. Every sender of
     // frames is gone then, so the writer writes what is left and ends.
     guard.abort();

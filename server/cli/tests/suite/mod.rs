@@ -2,6 +2,7 @@ mod exec;
 mod file_safety;
 mod grep;
 mod lsp;
+mod processes;
 mod provider_errors;
 mod reply_limits;
 mod terminal;

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpServerConfig;
 use crate::engine::lock;
+use crate::process::ToolEnv;
 use crate::tools::ToolOutput;
 
 const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -75,8 +76,10 @@ impl McpManager {
     pub(crate) fn start(
         configs: BTreeMap<String, McpServerConfig>,
         workspace: &Path,
+        env: ToolEnv,
         report: Reporter,
     ) -> Arc<Self> {
+        let env = Arc::new(env);
         let (settled, _) = watch::channel(configs.is_empty());
         let manager = Arc::new(Self {
             servers: Mutex::new(BTreeMap::new()),
@@ -107,7 +110,13 @@ impl McpManager {
                 },
             );
             if config.enabled {
-                starts.push(start_one(name, config, workspace.to_path_buf(), stderr));
+                starts.push(start_one(
+                    name,
+                    config,
+                    workspace.to_path_buf(),
+                    env.clone(),
+                    stderr,
+                ));
             }
         }
         let task_manager = manager.clone();
@@ -337,6 +346,7 @@ async fn start_one(
     name: String,
     config: McpServerConfig,
     workspace: std::path::PathBuf,
+    env: Arc<ToolEnv>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
 ) -> (
     String,
@@ -346,7 +356,9 @@ async fn start_one(
         .startup_timeout_sec
         .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64);
     let result = match (&config.command, &config.url) {
-        (Some(program), _) => start_stdio(program, &config, &workspace, stderr_tail, timeout).await,
+        (Some(program), _) => {
+            start_stdio(program, &config, &workspace, &env, stderr_tail, timeout).await
+        }
         (None, Some(url)) => start_http(url, &config, timeout).await,
         (None, None) => Err("neither `command` nor `url` is configured".to_owned()),
     };
@@ -358,10 +370,13 @@ async fn start_stdio(
     program: &str,
     config: &McpServerConfig,
     workspace: &Path,
+    env: &ToolEnv,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     timeout: Duration,
 ) -> Result<(RunningService<RoleClient, ()>, Option<u32>), String> {
     let mut command = tokio::process::Command::new(program);
+    // Inherited secrets are withheld; what the server's own `env` names is passed.
+    env.apply(&mut command);
     command
         .args(&config.args)
         .envs(&config.env)

@@ -1,19 +1,21 @@
 //! `bash`: runs a shell command in the workspace.
 //!
-//! The command runs in its own process group, with stdin closed. Its output is captured with
-//! the tail kept when it is long. On timeout, interrupt or any early drop of the call, the
-//! whole process group is killed, so nothing it started keeps running.
+//! The command runs in a session of its own (`setsid`), so it has no controlling terminal,
+//! with stdin `/dev/null` and coder's environment minus its secrets
+//! ([`crate::process::ToolEnv`]). Its output is captured with the tail kept when it is long.
+//! When the call ends (exit, timeout, interrupt or any early drop of the call), everything it
+//! started is killed and reaped, background processes included
+//! ([`crate::process::spawn_call`]), and its output pipes are closed.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::task::JoinHandle;
 
 use super::{Tool, ToolContext, ToolOutput};
 
@@ -83,18 +85,6 @@ impl Tool for BashTool {
     }
 }
 
-/// Kills the process group when dropped, unless disarmed after a normal exit.
-struct GroupKiller(Option<Pid>);
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0 {
-            // The group may be gone already; there is nothing to do then.
-            let _ = killpg(pid, Signal::SIGKILL);
-        }
-    }
-}
-
 /// The last `KEEP_BYTES` of a stream, and how much was dropped before them.
 #[derive(Default)]
 struct Tail {
@@ -124,11 +114,45 @@ impl Tail {
     }
 }
 
-fn collect(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Arc<Mutex<Tail>> {
+/// Reads a stream into a [`Tail`] until it ends. The reader is aborted when the call ends,
+/// so its end of the pipe is closed even if a process coder could not kill still holds the
+/// other end.
+struct Collector {
+    tail: Arc<Mutex<Tail>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Collector {
+    /// Whether the stream is still open.
+    fn open(&self) -> bool {
+        self.reader
+            .as_ref()
+            .is_some_and(|reader| !reader.is_finished())
+    }
+
+    /// Stops reading and returns what was read.
+    fn finish(mut self) -> String {
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+        self.tail.lock().unwrap_or_else(|p| p.into_inner()).render()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+    }
+}
+
+fn collect(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Collector {
     let tail = Arc::new(Mutex::new(Tail::default()));
+    let mut reader = None;
     if let Some(mut stream) = stream {
         let sink = tail.clone();
-        tokio::spawn(async move {
+        reader = Some(tokio::spawn(async move {
             let mut buf = vec![0; 16 * 1024];
             while let Ok(n) = stream.read(&mut buf).await {
                 if n == 0 {
@@ -138,9 +162,9 @@ fn collect(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Arc<Mutex
                     .unwrap_or_else(|p| p.into_inner())
                     .push(&buf[..n]);
             }
-        });
+        }));
     }
-    tail
+    Collector { tail, reader }
 }
 
 async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ToolOutput, String> {
@@ -153,19 +177,16 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    ctx.env.apply(&mut command_line);
+    command_line
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = crate::sandbox::spawn(command_line, ctx.sandbox.clone())
-        .map_err(|err| format!("cannot start bash: {err}"))?;
-    let mut killer = GroupKiller(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-    );
+        .env("GIT_TERMINAL_PROMPT", "0");
+    new_session(&mut command_line);
+    let (mut child, mut session) =
+        crate::process::spawn_call(|| crate::sandbox::spawn(command_line, ctx.sandbox.clone()))
+            .map_err(|err| format!("cannot start bash: {err}"))?;
     let stdout = collect(child.stdout.take());
     let stderr = collect(child.stderr.take());
     let status = tokio::select! {
@@ -174,19 +195,22 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     };
     if status.is_some() {
         // Give background children a moment to finish writing, without waiting on them.
-        killer.0 = None;
         let deadline = Instant::now() + DRAIN_GRACE;
-        while Instant::now() < deadline
-            && (Arc::strong_count(&stdout) > 1 || Arc::strong_count(&stderr) > 1)
-        {
+        while Instant::now() < deadline && (stdout.open() || stderr.open()) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-    } else {
-        drop(killer);
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let render = |tail: &Arc<Mutex<Tail>>| tail.lock().unwrap_or_else(|p| p.into_inner()).render();
-    let (out, err) = (render(&stdout), render(&stderr));
+    // Nothing the command started outlives the call.
+    session.end();
+    if status.is_none() {
+        let _ = child.wait().await;
+    }
+    // What the killed processes wrote last is in the pipes; the readers take it at once.
+    let deadline = Instant::now() + Duration::from_millis(100);
+    while Instant::now() < deadline && (stdout.open() || stderr.open()) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (out, err) = (stdout.finish(), stderr.finish());
     let mut report = match status {
         Some(status) => match status.code() {
             Some(code) => format!("Exit code: {code}\n"),
@@ -214,6 +238,23 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         return Err(report);
     }
     Ok(ToolOutput::text(report))
+}
+
+/// Starts the command in a new session: it has no controlling terminal (it cannot open
+/// `/dev/tty` nor push input into the person's terminal with `TIOCSTI`), and its session id
+/// names everything it starts.
+fn new_session(command: &mut tokio::process::Command) {
+    #[allow(unsafe_code)]
+    // SAFETY: the hook runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: `setsid` is one, and the hook touches no memory
+    // of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(drop)
+                .map_err(std::io::Error::from)
+        });
+    }
 }
 
 #[cfg(test)]

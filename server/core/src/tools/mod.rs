@@ -73,6 +73,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Commands run confined by this policy; `None` runs them unconfined.
     pub sandbox: Option<Arc<SandboxPolicy>>,
+    /// What commands inherit of coder's environment: everything but its secrets.
+    pub env: Arc<crate::process::ToolEnv>,
     /// The conversation's todo list.
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
     /// Files open in an editor: the file tools read their text and hand changes to them to
@@ -81,8 +83,8 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    /// A context for `workspace` with a fresh conversation id, no sandbox, no todos and no
-    /// editor: for tools run outside a session and for tests.
+    /// A context for `workspace` with a fresh conversation id, no sandbox, the default
+    /// environment rule (secrets by name withheld), no todos and no editor: for tools run outside a session and for tests.
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
@@ -90,6 +92,7 @@ impl ToolContext {
             call_id: String::new(),
             cancel: CancellationToken::new(),
             sandbox: None,
+            env: Arc::default(),
             todos: Arc::default(),
             documents: None,
         }
