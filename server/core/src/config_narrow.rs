@@ -206,6 +206,9 @@ impl Narrowed {
                     }
                 }
                 self.set(&["tools", "disabled"], Value::Array(disabled));
+            } else if key == "env" {
+                // `passThrough` hands secrets to commands: the person's to decide.
+                self.ignore(&["tools", "env"]);
             }
         }
     }
@@ -263,7 +266,7 @@ pub(crate) const CLASSIFIED_SECTIONS: &[(&str, &[&str])] = &[
     ),
     ("approval", &["interactive"]),
     ("permissions", &["preset", "tools", "commands"]),
-    ("tools", &["disabled"]),
+    ("tools", &["disabled", "env"]),
     ("sandbox", &["enabled", "network", "writableRoots"]),
 ];
 
