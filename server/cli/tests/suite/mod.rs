@@ -3,6 +3,7 @@ mod grep;
 mod lsp;
 mod provider_errors;
 mod reply_limits;
+mod sandbox;
 mod terminal;
 
 /// What a test's `coder` keeps of the test's environment after `env_clear`: `TMPDIR`, so a
