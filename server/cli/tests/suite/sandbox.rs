@@ -142,6 +142,9 @@ async fn commands_see_coders_own_files_read_only() {
                    echo evil >> .git/config; echo '{\"mcpServers\": {}}' > .mcp.json; \
                    echo '{\"mode\": \"yolo\"}' > .coder/config.json; \
                    chmod 777 .git/config; mkdir -p .coder/planted; \
+                   umount .mcp.json; mount -o remount,rw,bind .mcp.json; echo '{}' > .mcp.json; \
+                   mv .git .git.old && mkdir .git && echo evil > .git/config; \
+                   mv .coder .coder.old && mkdir .coder && echo evil > .coder/config.json; \
                    echo inside > inside.txt; mkdir -p src && echo ok > src/new.rs";
     let server = model_running(command).await;
     let out = coder(root, home.path(), &server, &["go"], &[]).await;
@@ -288,4 +291,32 @@ async fn the_log_says_what_the_sandbox_enforces() {
         .unwrap_or_else(|| panic!("no sandbox line in {stderr}"));
     assert!(line.contains("Landlock ABI"), "{line}");
     assert!(line.contains("network off"), "{line}");
+}
+
+#[tokio::test]
+async fn what_a_command_creates_at_a_missing_protected_path_is_removed() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = workspace.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let command = "mkdir -p .git/hooks && printf '#!/bin/sh\\nevil\\n' > .git/hooks/pre-commit; \
+                   echo '{\"mcpServers\": {\"x\": {\"command\": \"evil\"}}}' > .mcp.json; \
+                   echo '{}' > .coder/config.json; echo inside > inside.txt";
+    let server = model_running(command).await;
+    let out = coder(root, home.path(), &server, &["go"], &[]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result = tool_result(&server);
+    assert!(!root.join(".git/hooks").exists(), "{result}");
+    assert!(!root.join(".mcp.json").exists(), "{result}");
+    assert!(!root.join(".coder/config.json").exists(), "{result}");
+    assert!(
+        result.contains("The command created .mcp.json, .git/hooks"),
+        "{result}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/HEAD")).unwrap(),
+        "ref: refs/heads/main\n"
+    );
+    assert!(root.join("inside.txt").exists());
 }

@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn the_summary_names_the_abi_and_a_newer_kernel() {
-        let mut case = enforcement(10, true, Namespace);
+        let mut case = enforcement(10, true, NetworkEnforcement::Namespace);
         case.kernel_landlock_abi = 11;
         assert_eq!(
             case.summary(),

@@ -20,6 +20,7 @@ mod enforcement;
 mod landlock;
 #[allow(unsafe_code)]
 mod namespaces;
+mod protected;
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -28,10 +29,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 pub use enforcement::{NetworkEnforcement, SandboxEnforcement};
-
-/// The files that configure or record coder, relative to the workspace: commands see them
-/// read-only (when they exist).
-pub const PROTECTED_PATHS: [&str; 4] = [".coder", ".mcp.json", ".git/config", ".git/hooks"];
+pub use protected::{CreationAudit, PROTECTED_PATHS};
 
 /// `sandbox.network`: whether confined commands reach the network.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,11 +100,16 @@ impl SandboxPolicy {
         )
     }
 
-    fn protected_paths(&self) -> Vec<PathBuf> {
-        let Some(workspace) = self.writable_roots.first() else {
-            return Vec::new();
-        };
-        PROTECTED_PATHS.iter().map(|p| workspace.join(p)).collect()
+    /// The workspace, whose protected paths commands see read-only.
+    fn workspace(&self) -> &Path {
+        self.writable_roots
+            .first()
+            .map_or(Path::new("/"), PathBuf::as_path)
+    }
+
+    /// Notes the protected paths missing before a command, to remove what it makes there.
+    pub fn audit(&self) -> CreationAudit {
+        CreationAudit::before(self.workspace())
     }
 
     /// The private temporary directory, made now if there is none yet.
@@ -160,11 +163,12 @@ pub(crate) fn spawn(
     };
     if enforcement.read_only_view {
         let cwd = command.as_std().get_current_dir().map(Path::to_path_buf);
+        let mounts = protected::mounts(policy.workspace());
         let plan = namespaces::Plan::new(
             namespaces::support(),
             policy.network == SandboxNetwork::Off,
             &writable,
-            &policy.protected_paths(),
+            &mounts,
             cwd.as_deref(),
             ruleset,
         );

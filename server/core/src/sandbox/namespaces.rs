@@ -7,8 +7,9 @@
 //! 2. Mounts become private (nothing propagates back), then every mount is made read-only
 //!    (`mount_setattr` with `AT_RECURSIVE`, Linux 5.12 and later).
 //! 3. The writable roots and the private temporary directory are bound over themselves and
-//!    made writable again; the protected paths (`.coder/`, `.mcp.json`, `.git/config`,
-//!    `.git/hooks/`) are bound over themselves read-only on top.
+//!    made writable again; `.git` is bound over itself (so it cannot be renamed away) and
+//!    the protected paths (`.coder/`, `.mcp.json`, `.git/config`, `.git/hooks/`) are bound
+//!    over themselves read-only on top (see [`super::protected`]).
 //! 4. With a new network namespace, its loopback is brought up (nothing else is in it).
 //! 5. A second, nested user and mount namespace: the kernel locks every mount copied into a
 //!    less privileged namespace, so the command cannot unmount or remount what step 2-3 made,
@@ -31,6 +32,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use nix::libc;
+
+use super::protected::Mounts;
 
 /// `mount_setattr(2)` flags and argument, not in the `libc` crate.
 const MOUNT_ATTR_RDONLY: u64 = 0x0000_0001;
@@ -86,14 +89,12 @@ fn probe() -> Support {
             mount: true,
             network,
         };
-        let plan = Plan::new(
-            support,
-            network,
-            &[scratch.path().to_path_buf()],
-            &[],
-            None,
-            None,
-        );
+        let mounts = Mounts {
+            pinned: Vec::new(),
+            read_only: Vec::new(),
+        };
+        let writable = [scratch.path().to_path_buf()];
+        let plan = Plan::new(support, network, &writable, &mounts, None, None);
         let mut command = std::process::Command::new("/bin/sh");
         command
             .args(["-c", ":"])
@@ -115,6 +116,7 @@ pub(crate) struct Plan {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     writable: Vec<CString>,
+    pinned: Vec<CString>,
     protected: Vec<CString>,
     cwd: Option<CString>,
     ruleset: Option<OwnedFd>,
@@ -122,12 +124,12 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// A plan for one command. `new_network` asks for a network namespace of its own (only
-    /// loopback); `writable` and `protected` paths that do not exist are left out.
+    /// loopback); paths that do not exist are left out.
     pub(crate) fn new(
         support: Support,
         new_network: bool,
         writable: &[PathBuf],
-        protected: &[PathBuf],
+        mounts: &Mounts,
         cwd: Option<&Path>,
         ruleset: Option<OwnedFd>,
     ) -> Self {
@@ -142,11 +144,8 @@ impl Plan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             writable: writable.into_iter().filter_map(|p| c_path(p)).collect(),
-            protected: protected
-                .iter()
-                .filter(|p| p.symlink_metadata().is_ok())
-                .filter_map(|p| c_path(p))
-                .collect(),
+            pinned: existing(&mounts.pinned),
+            protected: existing(&mounts.read_only),
             cwd: cwd.and_then(c_path),
             ruleset,
         }
@@ -196,6 +195,9 @@ impl Plan {
                 set_read_only(path, false, 0)?;
             }
         }
+        for path in &self.pinned {
+            bind_over_itself(path)?;
+        }
         for path in &self.protected {
             bind_over_itself(path)?;
             set_read_only(path, true, libc::AT_RECURSIVE)?;
@@ -234,6 +236,14 @@ impl Plan {
         write_file(c"/proc/self/setgroups", b"deny")?;
         write_file(c"/proc/self/gid_map", &self.gid_map)
     }
+}
+
+fn existing(paths: &[PathBuf]) -> Vec<CString> {
+    paths
+        .iter()
+        .filter(|p| p.symlink_metadata().is_ok())
+        .filter_map(|p| c_path(p))
+        .collect()
 }
 
 fn c_path(path: &Path) -> Option<CString> {

@@ -158,6 +158,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         .env("GIT_TERMINAL_PROMPT", "0")
         .process_group(0)
         .kill_on_drop(true);
+    let audit = ctx.sandbox.as_ref().map(|policy| policy.audit());
     let mut child = crate::sandbox::spawn(command_line, ctx.sandbox.clone())
         .map_err(|err| format!("cannot start bash: {err}"))?;
     let mut killer = GroupKiller(
@@ -209,6 +210,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     }
     if !err.is_empty() {
         report.push_str(&format!("Stderr:\n{err}"));
+    }
+    if let Some(note) = audit.and_then(crate::sandbox::CreationAudit::after) {
+        report.push_str(&note);
     }
     if status.is_none() {
         return Err(report);
