@@ -189,10 +189,11 @@ impl Plan {
         }
         for path in &self.writable {
             bind_over_itself(path)?;
-            // A mount below the root that was read-only outside stays so (the kernel
-            // refuses to clear it); the root itself is writable then.
+            // A mount that was read-only outside stays so (the kernel refuses to clear a
+            // locked flag): first the whole tree, else the root alone, else nothing, which
+            // only keeps read-only what already was.
             if set_read_only(path, false, libc::AT_RECURSIVE).is_err() {
-                set_read_only(path, false, 0)?;
+                let _ = set_read_only(path, false, 0);
             }
         }
         for path in &self.pinned {
