@@ -22,7 +22,27 @@ async fn coder(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Output {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+    coder_under(&[], workspace, home, server, args, env).await
+}
+
+/// [`coder`], started through `wrapper` (a program and its arguments) when not empty.
+async fn coder_under(
+    wrapper: &[&str],
+    workspace: &Path,
+    home: &Path,
+    server: &MockModelServer,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let coder = env!("CARGO_BIN_EXE_coder");
+    let mut command = match wrapper.split_first() {
+        Some((program, rest)) => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(rest).arg(coder);
+            command
+        }
+        None => tokio::process::Command::new(coder),
+    };
     command
         .args(["exec", "--mode", "yolo"])
         .args(args)
@@ -360,4 +380,52 @@ async fn git_still_commits_in_the_sandbox() {
         std::fs::read_to_string(root.join(".git/config")).unwrap(),
         config
     );
+}
+
+#[tokio::test]
+async fn root_without_user_namespaces_still_gets_a_locked_read_only_view() {
+    // Root in a user namespace that may make no further ones: what coder meets as root in
+    // a container that refuses user namespaces.
+    let wrapper = [
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "sh",
+        "-c",
+        "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"",
+    ];
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("victim.txt");
+    std::fs::write(&file, "untouched\n").unwrap();
+    let mode = std::fs::metadata(&file).unwrap().mode();
+    std::fs::write(workspace.path().join(".mcp.json"), "{}\n").unwrap();
+    let command = format!(
+        "unshare --user true && echo nested; chmod 600 {f}; mount -o remount,rw /; \
+         umount .mcp.json; echo evil > .mcp.json; echo inside > inside.txt",
+        f = file.display()
+    );
+    let server = model_running(&command).await;
+    let out = coder_under(
+        &wrapper,
+        workspace.path(),
+        home.path(),
+        &server,
+        &["go"],
+        &[("CODER_LOG", "coder_core=info")],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("CAP_SYS_ADMIN dropped"), "{stderr}");
+    let result = tool_result(&server);
+    assert!(!result.contains("nested"), "{result}");
+    assert_eq!(std::fs::metadata(&file).unwrap().mode(), mode, "{result}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join(".mcp.json")).unwrap(),
+        "{}\n",
+        "{result}"
+    );
+    assert!(workspace.path().join("inside.txt").exists(), "{result}");
 }
