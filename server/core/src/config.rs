@@ -66,6 +66,8 @@ pub struct Config {
     pub env_pass_through: Vec<String>,
     /// Confine commands with the OS sandbox where the kernel offers one.
     pub sandbox: bool,
+    /// `sandbox.network`: whether confined commands reach the network (default `off`).
+    pub sandbox_network: crate::sandbox::SandboxNetwork,
     /// How many interrupting conversation tools may nest before they are refused.
     pub max_interrupt_chain_depth: u32,
     /// MCP servers by name: `mcpServers` of the config files over a workspace `.mcp.json`.
@@ -272,6 +274,7 @@ struct ConfigFile {
 #[serde(rename_all = "camelCase")]
 struct SandboxFile {
     enabled: Option<bool>,
+    network: Option<crate::sandbox::SandboxNetwork>,
     #[serde(default)]
     writable_roots: Vec<PathBuf>,
 }
@@ -538,6 +541,7 @@ impl Config {
             disabled_tools: file.tools.disabled,
             env_pass_through: file.tools.env.pass_through,
             sandbox: file.sandbox.enabled.unwrap_or(true),
+            sandbox_network: file.sandbox.network.unwrap_or_default(),
             max_interrupt_chain_depth: file.max_interrupt_chain_depth.unwrap_or(4),
             mcp_servers,
             prompt_cache_key: file.prompt_cache_key.unwrap_or(on_default_openai),
@@ -600,6 +604,7 @@ impl Config {
             disabled_tools: Vec::new(),
             env_pass_through: Vec::new(),
             sandbox: true,
+            sandbox_network: crate::sandbox::SandboxNetwork::Off,
             writable_roots: Vec::new(),
             save_sessions: true,
             max_prompt_bytes: DEFAULT_MAX_PROMPT_BYTES,
@@ -1139,7 +1144,7 @@ mod tests {
                 },
                 "approval": {"interactive": false},
                 "tools": {"disabled": ["todo_write"]},
-                "sandbox": {"writableRoots": ["/opt/cache"]},
+                "sandbox": {"writableRoots": ["/opt/cache"], "network": "on"},
                 "maxInterruptChainDepth": 2
             }"#,
         )
@@ -1157,6 +1162,7 @@ mod tests {
         assert_eq!(config.disabled_tools, ["todo_write"]);
         assert!(config.sandbox);
         assert_eq!(config.writable_roots, [PathBuf::from("/opt/cache")]);
+        assert_eq!(config.sandbox_network, crate::sandbox::SandboxNetwork::On);
         assert_eq!(config.max_interrupt_chain_depth, 2);
         assert!(config.prompt_cache_key, "on by default for api.openai.com");
 

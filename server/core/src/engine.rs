@@ -16,7 +16,7 @@ use crate::events::{EventHub, EventReceiver};
 use crate::mcp::{McpManager, ServerStatus};
 use crate::model::{ActiveModel, ModelSettings, ToolSpec};
 use crate::permissions::{MatrixRow, Permissions, describe};
-use crate::sandbox::{self, SandboxPolicy};
+use crate::sandbox::{SandboxEnforcement, SandboxPolicy};
 use crate::scheduler::{Scheduler, TaskPlan, enqueue};
 use crate::snapshot::{
     self, ConversationSnapshot, LiveConversations, PromptShapes, Save, Saver, SessionSnapshot,
@@ -74,8 +74,9 @@ pub(crate) struct Inner {
     pub home: Option<std::path::PathBuf>,
     /// Where commands may write, when the kernel can confine them.
     pub sandbox: Option<Arc<SandboxPolicy>>,
-    /// Set until the session has said, once, that commands run unconfined.
-    pub sandbox_warning: std::sync::atomic::AtomicBool,
+    /// What the sandbox does not enforce on this machine (or that there is none), until
+    /// the session's first task has said it, once.
+    pub sandbox_warning: Mutex<Option<String>>,
     /// Configuration mistakes not reported yet: the first task reports them, when every
     /// front door is listening (events before a subscription are not kept).
     pub config_warnings: Mutex<Vec<String>>,
@@ -132,7 +133,7 @@ impl Engine {
             )),
             None => None,
         };
-        let (sandbox, sandbox_missing) = sandbox_for(&config);
+        let (sandbox, sandbox_warning) = sandbox_for(&config);
         let root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
         let hub = EventHub::default();
@@ -160,7 +161,7 @@ impl Engine {
                 permissions,
                 home: std::env::var_os("HOME").map(std::path::PathBuf::from),
                 sandbox,
-                sandbox_warning: std::sync::atomic::AtomicBool::new(sandbox_missing),
+                sandbox_warning: Mutex::new(sandbox_warning),
                 config_warnings: Mutex::new(config.warnings.clone()),
                 config,
                 model: Mutex::new(model),
@@ -407,6 +408,15 @@ impl Engine {
     }
 
     /// Each MCP server's status, by name.
+    /// What the OS sandbox enforces for this session's commands; `None` when commands run
+    /// unconfined (`sandbox.enabled: false`, or nothing on this kernel confines them).
+    pub fn sandbox_enforcement(&self) -> Option<SandboxEnforcement> {
+        self.inner
+            .sandbox
+            .as_ref()
+            .map(|policy| policy.enforcement().clone())
+    }
+
     pub fn mcp_status(&self) -> std::collections::BTreeMap<String, ServerStatus> {
         self.inner.mcp.statuses()
     }
@@ -801,18 +811,32 @@ fn narrower(wanted: Mode, ceiling: Mode) -> Mode {
 }
 
 /// The sandbox policy of a session: the workspace, configured roots and a private temporary
-/// directory (made at the first confined command). The flag says the sandbox was wanted but
-/// is not available.
-fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, bool) {
+/// directory (made at the first confined command), and the `warning` its first task gives:
+/// what this machine does not enforce, or that nothing confines commands.
+fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, Option<String>) {
     if !config.sandbox {
-        return (None, false);
+        return (None, None);
     }
-    if !sandbox::available() {
-        return (None, true);
+    let enforcement = SandboxEnforcement::detect(config.sandbox_network);
+    if !enforcement.is_enforced() {
+        return (
+            None,
+            Some(
+                "no OS sandbox is available on this system: commands run without write \
+                 confinement (file tools still refuse paths outside the workspace)"
+                    .to_owned(),
+            ),
+        );
     }
-    let mut writable_roots = vec![config.workspace.clone()];
-    writable_roots.extend(config.writable_roots.iter().cloned());
-    (Some(Arc::new(SandboxPolicy::new(writable_roots))), false)
+    tracing::info!("sandbox: {}", enforcement.summary());
+    let warning = enforcement.warning();
+    let policy = SandboxPolicy::new(
+        &config.workspace,
+        &config.writable_roots,
+        config.sandbox_network,
+        enforcement,
+    );
+    (Some(Arc::new(policy)), warning)
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -67,14 +67,8 @@ pub(crate) async fn run_task(inner: &Arc<Inner>, plan: TaskPlan, control: TaskCo
     events.emit(EventMsg::TaskStarted {
         model: model.clone(),
     });
-    if inner
-        .sandbox_warning
-        .swap(false, std::sync::atomic::Ordering::Relaxed)
-    {
-        events.warning(
-            "no OS sandbox is available on this system: commands run without write \
-             confinement (file tools still refuse paths outside the workspace)",
-        );
+    if let Some(warning) = lock(&inner.sandbox_warning).take() {
+        events.warning(warning);
     }
     for message in std::mem::take(&mut *lock(&inner.config_warnings)) {
         events.warning(message);

@@ -5,6 +5,7 @@ mod lsp;
 mod processes;
 mod provider_errors;
 mod reply_limits;
+mod sandbox;
 mod terminal;
 mod trust;
 

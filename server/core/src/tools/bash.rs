@@ -184,6 +184,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0");
     new_session(&mut command_line);
+    let audit = ctx.sandbox.as_ref().map(|policy| policy.audit());
     let (mut child, mut session) =
         crate::process::spawn_call(|| crate::sandbox::spawn(command_line, ctx.sandbox.clone()))
             .map_err(|err| format!("cannot start bash: {err}"))?;
@@ -233,6 +234,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     }
     if !err.is_empty() {
         report.push_str(&format!("Stderr:\n{err}"));
+    }
+    if let Some(note) = audit.and_then(crate::sandbox::CreationAudit::after) {
+        report.push_str(&note);
     }
     if status.is_none() {
         return Err(report);

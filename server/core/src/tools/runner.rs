@@ -2,6 +2,7 @@
 //! call is read-only, and the per-tool interrupt checkpoints (3: before a tool starts, 4:
 //! while it runs).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use coder_protocol::{ChatMessage, EventMsg, ToolCall};
@@ -211,10 +212,22 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         return fail(format!("{CANCELLED_WHILE_RUNNING}{returned}"));
     }
     let result = match result {
-        Some(Ok(output))
-            if output.diff.is_none() && escalation_wanted(name, &ctx, &output.content) =>
-        {
-            Some(rerun_unconfined(entry.tool.as_ref(), input_copy, &ctx, call, run, output).await)
+        Some(Ok(output)) if output.diff.is_none() => {
+            match escalation_wanted(name, &ctx, &output.content) {
+                Some(escalation) => Some(
+                    rerun_escalated(
+                        entry.tool.as_ref(),
+                        input_copy,
+                        &ctx,
+                        call,
+                        run,
+                        output,
+                        escalation,
+                    )
+                    .await,
+                ),
+                None => Some(Ok(output)),
+            }
         }
         other => other,
     };
@@ -244,29 +257,71 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     }
 }
 
-/// A confined command failed in a way that looks like the sandbox stopped it.
-fn escalation_wanted(tool: &str, ctx: &ToolContext, output: &str) -> bool {
-    tool == "bash"
-        && ctx.sandbox.is_some()
-        && !output.starts_with("Exit code: 0\n")
-        && crate::sandbox::looks_blocked(output)
+/// What a confined command that failed may be re-run with, once a person approves.
+#[derive(Clone, Copy)]
+enum Escalation {
+    /// The same confinement, with network (`sandbox.network` is `off`).
+    Network,
+    /// No sandbox at all.
+    Unconfined,
 }
 
-/// Asks a person whether a command the sandbox stopped may run outside it, and runs it
-/// again unconfined if so. Never without an explicit answer.
-async fn rerun_unconfined(
+impl Escalation {
+    fn question(self) -> &'static str {
+        match self {
+            Self::Network => {
+                "the sandbox has no network for commands and this one seems to need it; \
+                 run it again with network (still confined to the workspace)?"
+            }
+            Self::Unconfined => {
+                "the sandbox blocked a write outside the workspace; run it again without \
+                 the sandbox?"
+            }
+        }
+    }
+
+    fn refused(self) -> &'static str {
+        match self {
+            Self::Network => {
+                "The sandbox (no network for commands) may have stopped this command, and \
+                 running it again with network was not approved"
+            }
+            Self::Unconfined => {
+                "The sandbox (writes only inside the workspace) blocked this command, and \
+                 running it outside the sandbox was not approved"
+            }
+        }
+    }
+}
+
+/// A confined command failed in a way that looks like the sandbox stopped it: for lack of
+/// network first (the narrower re-run), else a blocked write.
+fn escalation_wanted(tool: &str, ctx: &ToolContext, output: &str) -> Option<Escalation> {
+    let policy = ctx.sandbox.as_ref()?;
+    if tool != "bash" || output.starts_with("Exit code: 0\n") {
+        return None;
+    }
+    if policy.network_is_cut() && crate::sandbox::looks_offline(output) {
+        Some(Escalation::Network)
+    } else if crate::sandbox::looks_blocked(output) {
+        Some(Escalation::Unconfined)
+    } else {
+        None
+    }
+}
+
+/// Asks a person whether a command the sandbox stopped may run again with network or
+/// outside the sandbox, and runs it so if they allow. Never without an explicit answer.
+async fn rerun_escalated(
     tool: &dyn super::Tool,
     input: Value,
     ctx: &ToolContext,
     call: &ToolCall,
     run: &ToolRun<'_>,
     confined: super::ToolOutput,
+    escalation: Escalation,
 ) -> Result<super::ToolOutput, String> {
-    let summary = summarize(
-        "bash",
-        &input,
-        "the sandbox blocked a write outside the workspace; run it again without the sandbox?",
-    );
+    let summary = summarize("bash", &input, escalation.question());
     let request = Request {
         call_id: &call.id,
         tool: "bash",
@@ -277,16 +332,23 @@ async fn rerun_unconfined(
     let answer = run.permissions.ask(request, run.events, &ctx.cancel).await;
     match answer {
         Answer::Allowed => {
-            let unconfined = ToolContext {
-                sandbox: None,
+            let sandbox = match escalation {
+                Escalation::Network => ctx
+                    .sandbox
+                    .as_ref()
+                    .map(|policy| Arc::new(policy.with_network())),
+                Escalation::Unconfined => None,
+            };
+            let escalated = ToolContext {
+                sandbox,
                 ..ctx.clone()
             };
-            tool.call(input, &unconfined).await
+            tool.call(input, &escalated).await
         }
         Answer::Denied(reason) => Ok(super::ToolOutput::text(format!(
-            "{}\nThe sandbox (writes only inside the workspace) blocked this command, and running \
-             it outside the sandbox was not approved: {reason}",
-            confined.content
+            "{}\n{}: {reason}",
+            confined.content,
+            escalation.refused()
         ))),
         Answer::Cancelled => Err(CANCELLED_WHILE_RUNNING.to_owned()),
     }

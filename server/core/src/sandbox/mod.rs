@@ -1,0 +1,216 @@
+//! The OS sandbox for commands, on Linux, in two layers:
+//!
+//! - a mount namespace where everything but the writable roots (the workspace, configured
+//!   roots, a private temporary directory) is read-only, metadata included, and coder's own
+//!   files in the workspace are read-only too ([`namespaces`]); with `sandbox.network: off`
+//!   also a network namespace with only loopback;
+//! - Landlock at the ABI the kernel offers, allowing reads everywhere and writes only
+//!   beneath the writable roots ([`landlock`]).
+//!
+//! Both are set up in the child between fork and exec, from data prepared before the fork.
+//! What this machine enforces is found once per session ([`SandboxEnforcement`]); what it
+//! cannot enforce is named in a `warning` at the session's first task.
+//!
+//! The private temporary directory is made at the first confined command, so a session that
+//! runs none leaves nothing in `/tmp` even when its process is killed; it is removed when the
+//! session shuts down ([`SandboxPolicy::remove_temp_dir`]) or its policy is dropped.
+
+mod enforcement;
+#[allow(unsafe_code)]
+mod landlock;
+#[allow(unsafe_code)]
+mod namespaces;
+mod protected;
+
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+pub use enforcement::{NetworkEnforcement, SandboxEnforcement};
+pub use protected::{CreationAudit, PROTECTED_PATHS};
+
+/// `sandbox.network`: whether confined commands reach the network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxNetwork {
+    /// Only a loopback of the command's own; a person may approve a re-run with network.
+    #[default]
+    Off,
+    On,
+}
+
+/// Where confined commands may write: the roots, and a private temporary directory also
+/// passed to commands as `TMPDIR`; and whether they reach the network.
+#[derive(Debug)]
+pub struct SandboxPolicy {
+    /// The workspace first, then configured roots.
+    pub writable_roots: Vec<PathBuf>,
+    pub network: SandboxNetwork,
+    enforcement: SandboxEnforcement,
+    /// Made at the first confined command (`coder-XXXXXX` in the system's temporary
+    /// directory); `None` until then and after [`SandboxPolicy::remove_temp_dir`]. Shared
+    /// with the policy of an approved re-run with network.
+    temp_dir: Arc<Mutex<Option<tempfile::TempDir>>>,
+}
+
+impl SandboxPolicy {
+    /// A policy for `workspace` (whose protected paths commands see read-only) and further
+    /// writable roots, enforced as `enforcement` found.
+    pub fn new(
+        workspace: &Path,
+        more_writable_roots: &[PathBuf],
+        network: SandboxNetwork,
+        enforcement: SandboxEnforcement,
+    ) -> Self {
+        let mut writable_roots = vec![workspace.to_path_buf()];
+        writable_roots.extend(more_writable_roots.iter().cloned());
+        Self {
+            writable_roots,
+            network,
+            enforcement,
+            temp_dir: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// What this policy enforces on this machine.
+    pub fn enforcement(&self) -> &SandboxEnforcement {
+        &self.enforcement
+    }
+
+    /// The same confinement with network, for a re-run a person approved.
+    pub(crate) fn with_network(&self) -> Self {
+        Self {
+            writable_roots: self.writable_roots.clone(),
+            network: SandboxNetwork::On,
+            enforcement: SandboxEnforcement {
+                network: NetworkEnforcement::Allowed,
+                ..self.enforcement.clone()
+            },
+            temp_dir: self.temp_dir.clone(),
+        }
+    }
+
+    /// Whether a command that failed may be offered a re-run with network.
+    pub(crate) fn network_is_cut(&self) -> bool {
+        matches!(
+            self.enforcement.network,
+            NetworkEnforcement::Namespace | NetworkEnforcement::LandlockTcp
+        )
+    }
+
+    /// The workspace, whose protected paths commands see read-only.
+    fn workspace(&self) -> &Path {
+        self.writable_roots
+            .first()
+            .map_or(Path::new("/"), PathBuf::as_path)
+    }
+
+    /// Notes the protected paths missing before a command, to remove what it makes there.
+    pub fn audit(&self) -> CreationAudit {
+        CreationAudit::before(self.workspace())
+    }
+
+    /// The private temporary directory, made now if there is none yet.
+    pub fn temp_dir(&self) -> std::io::Result<PathBuf> {
+        let mut slot = crate::engine::lock(&self.temp_dir);
+        if let Some(dir) = slot.as_ref() {
+            return Ok(dir.path().to_path_buf());
+        }
+        let dir = tempfile::Builder::new().prefix("coder-").tempdir()?;
+        let path = dir.path().to_path_buf();
+        *slot = Some(dir);
+        Ok(path)
+    }
+
+    /// Removes the private temporary directory and what commands left in it; a later
+    /// confined command makes a new one.
+    pub fn remove_temp_dir(&self) {
+        let dir = crate::engine::lock(&self.temp_dir).take();
+        if let Some(dir) = dir
+            && let Err(err) = dir.close()
+        {
+            tracing::warn!("cannot remove the sandbox's temporary directory: {err}");
+        }
+    }
+}
+
+/// Spawns `command`, confined by `policy` when given. The engine only passes a policy when
+/// [`SandboxEnforcement::is_enforced`] said the kernel enforces something.
+pub(crate) fn spawn(
+    mut command: tokio::process::Command,
+    policy: Option<Arc<SandboxPolicy>>,
+) -> std::io::Result<tokio::process::Child> {
+    let Some(policy) = policy else {
+        return command.spawn();
+    };
+    let temp_dir = policy.temp_dir()?;
+    command.env("TMPDIR", &temp_dir);
+    let mut writable = policy.writable_roots.clone();
+    writable.push(temp_dir);
+    let enforcement = &policy.enforcement;
+    let ruleset = if enforcement.landlock_abi > 0 {
+        let paths: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
+        let deny_tcp = enforcement.network == NetworkEnforcement::LandlockTcp;
+        Some(landlock::ruleset(
+            enforcement.landlock_abi,
+            &paths,
+            deny_tcp,
+        )?)
+    } else {
+        None
+    };
+    if enforcement.read_only_view {
+        let cwd = command.as_std().get_current_dir().map(Path::to_path_buf);
+        let mounts = protected::mounts(policy.workspace());
+        let plan = namespaces::Plan::new(
+            namespaces::support(),
+            policy.network == SandboxNetwork::Off,
+            &writable,
+            &mounts,
+            cwd.as_deref(),
+            ruleset,
+        );
+        plan.install(command.as_std_mut());
+    } else if let Some(ruleset) = ruleset {
+        // SAFETY: `restrict_self` only makes system calls.
+        #[allow(unsafe_code)]
+        unsafe {
+            command.pre_exec(move || landlock::restrict_self(ruleset.as_raw_fd()));
+        }
+    }
+    command.spawn()
+}
+
+/// A reply that looks like the sandbox stopped a write.
+pub(crate) fn looks_blocked(output: &str) -> bool {
+    [
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+        "Device or resource busy",
+    ]
+    .iter()
+    .any(|needle| output.contains(needle))
+}
+
+/// A reply that looks like the command lacked network: what curl, git, pip, npm, cargo, Go,
+/// Python and bash print when a host cannot be resolved or reached.
+pub(crate) fn looks_offline(output: &str) -> bool {
+    let output = output.to_lowercase();
+    [
+        "network is unreachable",
+        "could not resolve host",
+        "temporary failure in name resolution",
+        "name or service not known",
+        "no address associated with hostname",
+        "could not resolve",
+        "failed to lookup address",
+        "connection refused",
+        "failed to connect",
+        "getaddrinfo",
+    ]
+    .iter()
+    .any(|needle| output.contains(needle))
+}
