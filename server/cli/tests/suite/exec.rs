@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const SECRET: &str = "sk-test-secret-never-printed";
 
 /// Runs `coder exec` in `workspace` with a clean environment plus `env`.
-async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+pub(crate) async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let home = workspace.join(".home");
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
     command
@@ -28,7 +28,7 @@ async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Output 
         .unwrap()
 }
 
-fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {
+pub(crate) fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {
     vec![
         ("OPENAI_BASE_URL", server.openai_base_url()),
         ("OPENAI_API_KEY", SECRET.to_owned()),
@@ -36,11 +36,11 @@ fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn as_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+pub(crate) fn as_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 

@@ -1,3 +1,4 @@
+mod command_safety;
 mod exec;
 mod grep;
 mod lsp;

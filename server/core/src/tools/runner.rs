@@ -135,10 +135,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     if let Err(reason) = entry.tool.validate_input(&input, &ctx) {
         return fail(format!("Error: {reason}"));
     }
-    let safety = SafetyContext {
-        workspace: &ctx.workspace,
-        home: run.home,
-    };
+    let safety = SafetyContext::new(&ctx.workspace, run.home);
     let verdict = check(
         run.mode,
         run.permissions.preset(),

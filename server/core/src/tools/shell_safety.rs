@@ -9,7 +9,9 @@
 //!
 //! The analysis is static. Paths resolve lexically against the workspace (and against the
 //! directory of an earlier `cd` in the same line); variables other than `$HOME` and `$PWD`
-//! are unknown; nothing on disk is read.
+//! are unknown. Nothing on disk is read, except that the paths a read-only command reads
+//! have the symbolic links along their existing part resolved, so that a link shipped in
+//! the workspace cannot make a read outside look like one inside.
 
 mod commands;
 mod files;
@@ -34,6 +36,22 @@ pub(crate) struct SafetyContext<'a> {
     pub workspace: &'a Path,
     /// The user's home directory (what `~` and `$HOME` mean), if known.
     pub home: Option<&'a Path>,
+    /// Whether the workspace root holds its own `.git`. Without one, `git` looks for a
+    /// repository in the parent directories, or takes the workspace itself for a bare
+    /// repository, whose configuration may run programs: its commands are then never
+    /// read-only.
+    pub git_root: bool,
+}
+
+impl<'a> SafetyContext<'a> {
+    /// The context for commands run in `workspace`, looking on disk for its `.git`.
+    pub(crate) fn new(workspace: &'a Path, home: Option<&'a Path>) -> Self {
+        Self {
+            workspace,
+            home,
+            git_root: workspace.join(".git").symlink_metadata().is_ok(),
+        }
+    }
 }
 
 /// How risky a command line is.
@@ -54,6 +72,7 @@ pub(crate) fn assess(command: &str, ctx: &SafetyContext<'_>) -> Risk {
     let mut walker = Walker {
         workspace: normalize(ctx.workspace),
         home: ctx.home.map(normalize),
+        git_root: ctx.git_root,
         findings: Findings {
             catastrophic: None,
             dangerous: Vec::new(),
@@ -108,6 +127,8 @@ impl Findings {
 struct Walker {
     workspace: PathBuf,
     home: Option<PathBuf>,
+    /// See [`SafetyContext::git_root`].
+    git_root: bool,
     findings: Findings,
     /// How many scripts are being parsed, one inside the other.
     scripts: usize,
@@ -298,8 +319,12 @@ impl Walker {
             return;
         };
         let word = Word::from_node(destination, src);
+        if operator == "<" && !self.read_inside(&word, cwd) {
+            // Reading a file outside the workspace is for a person to allow.
+            self.not_read_only();
+        }
         let writes = match operator {
-            ">" | ">>" | ">|" | "&>" | "&>>" => true,
+            ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => true,
             // `>&2` duplicates a descriptor; `>& file` writes like `&>`.
             ">&" => {
                 destination.kind() != "number"

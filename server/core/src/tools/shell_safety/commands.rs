@@ -3,7 +3,7 @@
 use tree_sitter::Node;
 
 use super::options::Scan;
-use super::readonly::{SAFE_WITH_XARGS, is_read_only};
+use super::readonly::read_only;
 use super::words::{Target, Word, text};
 use super::wrappers::{Invocation, Name, SHELLS, is_interpreter, leading_options, shell_args};
 use super::{Cwd, Walker, has_downloader};
@@ -81,8 +81,9 @@ impl Walker {
         let read_only = match &invocation.name {
             Name::Literal(name) => {
                 let read_only = self.named(name, invocation, redirects, src, cwd);
-                // Arguments appended by `xargs` could turn `git branch` into a branch creation.
-                read_only && (!invocation.xargs || SAFE_WITH_XARGS.contains(&name.as_str()))
+                // Arguments appended by `xargs` are not seen: they could name files outside
+                // the workspace or turn `git branch` into a branch creation.
+                read_only && !invocation.xargs
             }
             Name::Substitution | Name::Variable => {
                 if matches!(invocation.name, Name::Substitution) {
@@ -136,7 +137,7 @@ impl Walker {
                 self.dangerous(format!("{name} edits partition tables"));
             }
             "chmod" | "chown" | "chgrp" => self.ownership(name, args, cwd),
-            "git" => return self.git(args),
+            "git" => return self.git(args, cwd),
             "kill" => self.kill(args),
             "killall" | "pkill" => self.dangerous(format!("{name} kills processes by name")),
             "shutdown" | "reboot" | "halt" | "poweroff" => {
@@ -224,7 +225,7 @@ impl Walker {
                 *cwd = None;
                 return true;
             }
-            _ => return is_read_only(name, args),
+            _ => return self.reads_inside(read_only(name, args), cwd),
         }
         false
     }

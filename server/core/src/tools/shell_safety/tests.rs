@@ -18,6 +18,7 @@ fn context() -> SafetyContext<'static> {
     SafetyContext {
         workspace: Path::new("/work/ws/project"),
         home: Some(Path::new("/home/u")),
+        git_root: true,
     }
 }
 
@@ -40,11 +41,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
         None,
     ),
     ("git branch -a", R, None),
-    (
-        "git -C sub rev-parse HEAD; git ls-files; git remote -v",
-        R,
-        None,
-    ),
+    ("git rev-parse HEAD; git ls-files; git remote -v", R, None),
     ("git blame src/main.rs", R, None),
     ("cargo --version", R, None),
     ("sed -n '1,20p' file.txt", R, None),
@@ -53,12 +50,12 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("pwd; whoami; id; uname -a; date", R, None),
     ("test -f x && echo yes", R, None),
     ("[ -d build ] || echo missing", R, None),
-    ("for f in *.txt; do wc -l \"$f\"; done", R, None),
+    ("for f in *.txt; do wc -l \"$f\"; done", N, None),
     ("jq .name package.json | tr a-z A-Z", R, None),
     ("stat x; file x; du -sh .; df -h; tree src", R, None),
     ("sha256sum a | cut -d' ' -f1", R, None),
     ("command -v cargo", R, None),
-    ("find . -name '*.txt' | xargs grep -l foo", R, None),
+    ("find . -name '*.txt' | xargs grep -l foo", N, None),
     ("cd src && ls", R, None),
     ("echo $(ls)", R, None),
     // These do ordinary work and follow the normal approval policy.
@@ -257,7 +254,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("curl x > i.sh && sh i.sh", N, None),
     ("git -c core.pager=less log", N, None),
     ("LD_PRELOAD=x ls", N, None),
-    ("cat /dev/sda | head", R, None),
+    ("cat /dev/sda | head", N, None),
     ("ls &> /dev/null", R, None),
     ("git push origin main --force", D, Some("force push")),
     ("git checkout -f main", D, Some("discards")),
@@ -374,6 +371,7 @@ fn unknown_home_makes_tilde_outside() {
     let ctx = SafetyContext {
         workspace: Path::new("/work/ws/project"),
         home: None,
+        git_root: true,
     };
     assert!(matches!(assess("rm -rf ~", &ctx), Risk::Catastrophic(_)));
     assert!(matches!(assess("rm -rf build", &ctx), Risk::Dangerous(_)));
@@ -384,6 +382,7 @@ fn workspace_inside_home_allows_deleting_inside_it() {
     let ctx = SafetyContext {
         workspace: Path::new("/home/u/project"),
         home: Some(Path::new("/home/u")),
+        git_root: true,
     };
     assert!(matches!(
         assess("rm -rf ~/project/build", &ctx),

@@ -99,8 +99,10 @@ pub(super) fn unwrap<'w, 't>(words: &'w [Word<'t>]) -> Invocation<'w, 't> {
                 if split {
                     None
                 } else {
-                    let (skip, assigned) = leading_options(args, "uC", &["unset", "chdir"], true);
-                    invocation.env_vars |= assigned || skip > 0;
+                    let (skip, _) = leading_options(args, "uC", &["unset", "chdir"], true);
+                    // `env CMD` may change the environment or directory CMD runs in: never
+                    // read-only (`env` alone only prints).
+                    invocation.env_vars |= skip < args.len();
                     Some(skip)
                 }
             }
