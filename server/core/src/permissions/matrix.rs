@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::tools::CONVERSATION_TOOLS;
-use crate::tools::shell_safety::{Risk, SafetyContext, assess};
+use crate::tools::shell_safety::{CommandLine, Risk, SafetyContext, assess_line};
 
 /// Tools that change files.
 const FILE_EDIT_TOOLS: [&str; 3] = ["apply_patch", "edit", "write"];
@@ -54,6 +54,8 @@ pub(crate) struct Check {
     pub human_required: bool,
     /// Why, for people and for the model when denied.
     pub reason: String,
+    /// For `bash`, the simple commands of the line ("allow always" matches each of them).
+    pub line: Option<CommandLine>,
 }
 
 impl Check {
@@ -62,6 +64,7 @@ impl Check {
             decision,
             human_required: false,
             reason: reason.into(),
+            line: None,
         }
     }
 }
@@ -127,7 +130,7 @@ pub(crate) fn check(
     input: &Value,
     safety: &SafetyContext<'_>,
 ) -> Check {
-    use PolicyDecision::{Allow, Ask, Deny};
+    use PolicyDecision::Allow;
     if CONVERSATION_TOOLS.contains(&tool) {
         return Check::new(Allow, "conversation tools stay inside the session");
     }
@@ -136,11 +139,35 @@ pub(crate) fn check(
         return Check::new(Allow, "the todo list stays inside the session");
     }
     let is_bash = tool == BASH;
+    let command = input["command"].as_str().unwrap_or_default().trim();
+    let assessment = is_bash.then(|| assess_line(command, safety));
+    let line = assessment
+        .as_ref()
+        .map(|assessment| assessment.line.clone());
+    let mut result = decide(mode, preset, rules, tool, read_only, command, assessment);
+    result.line = line;
+    result
+}
+
+/// [`check`] for a call that is not a conversation tool or the todo list.
+fn decide(
+    mode: Mode,
+    preset: Preset,
+    rules: &PermissionRules,
+    tool: &str,
+    read_only: bool,
+    command: &str,
+    assessment: Option<crate::tools::shell_safety::Assessment>,
+) -> Check {
+    use PolicyDecision::{Allow, Ask, Deny};
+    let is_bash = assessment.is_some();
     if is_bash && mode == Mode::Yolo {
         return Check::new(Allow, "yolo mode runs bash without checks");
     }
-    let command = input["command"].as_str().unwrap_or_default().trim();
-    let risk = is_bash.then(|| assess(command, safety));
+    let (risk, line) = match assessment {
+        Some(assessment) => (Some(assessment.risk), Some(assessment.line)),
+        None => (None, None),
+    };
     let class = match &risk {
         _ if read_only => Class::ReadOnly,
         Some(Risk::ReadOnly) => Class::ReadOnlyCommand,
@@ -171,17 +198,10 @@ pub(crate) fn check(
     if let Some(decision) = rules.tools.get(tool) {
         result = Check::new(*decision, format!("rule for tool `{tool}`"));
     }
-    if is_bash {
-        for wanted in [Deny, Ask, Allow] {
-            if let Some(rule) = rules
-                .commands
-                .iter()
-                .find(|r| r.decision == wanted && matches(&r.pattern, command))
-            {
-                result = Check::new(wanted, format!("rule `{}`", rule.pattern));
-                break;
-            }
-        }
+    if let Some(line) = &line
+        && let Some(ruled) = command_rule(rules, command, line)
+    {
+        result = ruled;
     }
     if let Some(Risk::Dangerous(reasons)) = &risk
         && result.decision != Deny
@@ -190,9 +210,51 @@ pub(crate) fn check(
             decision: Ask,
             human_required: true,
             reason: format!("dangerous command: {}", reasons.join("; ")),
+            line: None,
         };
     }
     result
+}
+
+/// The decision of the command rules for a line. A deny or ask rule applies when it matches
+/// the whole line or any simple command in it (`ls; git push` meets `git push*`). An allow
+/// rule applies only when every simple command that is not read-only matches an allow rule:
+/// `cargo test*` does not let `cargo test && python3 -c ...` run.
+fn command_rule(rules: &PermissionRules, command: &str, line: &CommandLine) -> Option<Check> {
+    use PolicyDecision::{Allow, Ask, Deny};
+    for wanted in [Deny, Ask] {
+        if let Some(rule) = rules.commands.iter().find(|rule| {
+            rule.decision == wanted
+                && (matches(&rule.pattern, command)
+                    || line
+                        .commands
+                        .iter()
+                        .any(|simple| matches(&rule.pattern, &simple.text)))
+        }) {
+            return Some(Check::new(wanted, format!("rule `{}`", rule.pattern)));
+        }
+    }
+    let allow = |text: &str| {
+        rules
+            .commands
+            .iter()
+            .find(|rule| rule.decision == Allow && matches(&rule.pattern, text))
+    };
+    if line.opaque {
+        // Variable assignments and functions change what the commands run: no allow rule.
+        return None;
+    }
+    let needing: Vec<&str> = line
+        .commands
+        .iter()
+        .filter(|simple| !simple.read_only)
+        .map(|simple| simple.text.as_str())
+        .collect();
+    let first = allow(needing.first()?)?;
+    needing
+        .iter()
+        .all(|text| allow(text).is_some())
+        .then(|| Check::new(Allow, format!("rule `{}`", first.pattern)))
 }
 
 /// The whole matrix for a mode and preset, with rules applied, for people to read.

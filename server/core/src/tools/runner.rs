@@ -161,6 +161,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 input: &input,
                 summary: &summary,
                 human_required: verdict.human_required,
+                line: verdict.line.as_ref(),
             };
             let answer = run.permissions.ask(request, events, &ctx.cancel).await;
             match answer {
@@ -270,6 +271,7 @@ async fn rerun_unconfined(
         input: &input,
         summary: &summary,
         human_required: true,
+        line: None,
     };
     let answer = run.permissions.ask(request, run.events, &ctx.cancel).await;
     match answer {

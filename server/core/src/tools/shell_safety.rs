@@ -67,8 +67,67 @@ pub(crate) enum Risk {
     Catastrophic(String),
 }
 
+/// The simple commands of a line, for "allow always" and command rules: a line is covered by
+/// what a person allowed only when each of its simple commands is (see
+/// [`CommandLine::covered_by`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CommandLine {
+    /// Every simple command, in pipelines, lists, subshells, substitutions, `sh -c` scripts
+    /// and `find -exec`, in the order met.
+    pub commands: Vec<SimpleCommand>,
+    /// The line does something besides running simple commands that changes what they run:
+    /// variable assignments (`PATH=... cargo test`, `export`), function definitions.
+    pub opaque: bool,
+}
+
+/// One simple command of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SimpleCommand {
+    /// The command as written, wrappers included, redirections excluded.
+    pub text: String,
+    /// What "allow always" remembers: the command name as written and its subcommand
+    /// (`cargo test`, `./gradlew build`). `None` when it may not be remembered: its name is
+    /// computed, it runs as root, with changed variables or arguments from `xargs`, in a
+    /// directory outside the workspace, or with a redirection that writes a file.
+    pub key: Option<String>,
+    /// It is a known read-only command reading inside the workspace, with harmless
+    /// redirections: it needs no approval of its own.
+    pub read_only: bool,
+}
+
+impl CommandLine {
+    /// Whether every simple command is read-only or remembered in `keys`.
+    pub(crate) fn covered_by(&self, keys: &[String]) -> bool {
+        !self.opaque
+            && !self.commands.is_empty()
+            && self.commands.iter().all(|command| {
+                command.read_only || command.key.as_ref().is_some_and(|key| keys.contains(key))
+            })
+    }
+
+    /// The keys of the commands that need approval, for remembering an "allow always".
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
+        self.commands
+            .iter()
+            .filter(|command| !command.read_only)
+            .filter_map(|command| command.key.as_ref())
+    }
+}
+
+/// A line's risk and its simple commands.
+pub(crate) struct Assessment {
+    pub risk: Risk,
+    pub line: CommandLine,
+}
+
 /// Assesses a command line before it runs.
+#[cfg(test)]
 pub(crate) fn assess(command: &str, ctx: &SafetyContext<'_>) -> Risk {
+    assess_line(command, ctx).risk
+}
+
+/// Assesses a command line before it runs, keeping its simple commands.
+pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment {
     let mut walker = Walker {
         workspace: normalize(ctx.workspace),
         home: ctx.home.map(normalize),
@@ -81,10 +140,14 @@ pub(crate) fn assess(command: &str, ctx: &SafetyContext<'_>) -> Risk {
         },
         scripts: 0,
         nesting: 0,
+        line: CommandLine::default(),
     };
     let mut cwd = Some(walker.workspace.clone());
     walker.script(command, &mut cwd);
-    walker.findings.into_risk()
+    Assessment {
+        risk: walker.findings.into_risk(),
+        line: walker.line,
+    }
 }
 
 /// How deeply scripts may nest (`sh -c "sh -c '...'"`) before analysis gives up.
@@ -134,6 +197,8 @@ struct Walker {
     scripts: usize,
     /// How deeply the current syntax node is nested.
     nesting: usize,
+    /// The simple commands met so far.
+    line: CommandLine,
 }
 
 impl Walker {
@@ -207,6 +272,7 @@ impl Walker {
             }
             "function_definition" => {
                 self.not_read_only();
+                self.line.opaque = true;
                 self.function(node, src);
                 self.children(node, src, &mut cwd.clone());
             }
@@ -224,6 +290,7 @@ impl Walker {
             }
             "variable_assignment" | "declaration_command" | "unset_command" => {
                 self.not_read_only();
+                self.line.opaque = true;
                 self.children(node, src, cwd);
             }
             _ => self.children(node, src, cwd),
@@ -243,7 +310,7 @@ impl Walker {
         let words = command_words(node, src);
         let redirects = command_redirects(node);
         let invocation = unwrap(&words);
-        self.invocation(&invocation, &redirects, src, cwd);
+        self.invocation(&invocation, &redirects, text(node, src), src, cwd);
     }
 
     /// `curl ... | sh`, and `echo 'script' | sh` (whose script is examined).

@@ -87,7 +87,11 @@ impl Walker {
                     } else {
                         cwd.clone()
                     };
-                    self.invocation(&inner, &[], src, &mut inner_cwd);
+                    let written: Vec<&str> = args[start..end]
+                        .iter()
+                        .map(|word| word.source.as_str())
+                        .collect();
+                    self.invocation(&inner, &[], &written.join(" "), src, &mut inner_cwd);
                     index = end;
                 }
                 Some("-fprint" | "-fprint0" | "-fprintf" | "-fls") => {
