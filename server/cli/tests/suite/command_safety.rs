@@ -172,3 +172,51 @@ async fn next_request_or_completion(client: &mut Client, seen: &mut Vec<Value>) 
         }
     }
 }
+
+/// `coder exec --mode yolo --auto-approve`: commands that would plant a git hook, an MCP
+/// server or coder configuration are not run (only a person may allow them), while an
+/// ordinary write still runs without asking.
+#[tokio::test]
+async fn yolo_still_needs_a_person_for_protected_files() {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    let commands = [
+        "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit",
+        "echo '{\"mcpServers\":{}}' | tee .mcp.json",
+        "mkdir -p .coder && cp /dev/null .coder/config.json",
+        "cd .git && echo '[core]' >> config",
+        "echo ordinary > ordinary.txt",
+    ];
+    let mut script: Vec<MockResponse> = commands
+        .iter()
+        .enumerate()
+        .map(|(index, command)| bash(&format!("c{index}"), command))
+        .collect();
+    script.push(MockResponse::text("done"));
+    let server = MockModelServer::start(script).await.unwrap();
+    let env = openai_env(&server);
+    let out = coder(
+        ws,
+        &["--mode", "yolo", "--auto-approve", "set things up"],
+        &as_refs(&env),
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!ws.join(".git/hooks/pre-commit").exists(), "{stderr}");
+    assert!(!ws.join(".mcp.json").exists(), "{stderr}");
+    assert!(!ws.join(".coder/config.json").exists(), "{stderr}");
+    assert!(!ws.join(".git/config").exists(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("ordinary.txt")).unwrap(),
+        "ordinary\n"
+    );
+    // The last request holds the whole history: four refusals, one result.
+    let last = server.requests().last().unwrap().body.to_string();
+    assert_eq!(
+        last.matches("explicit approval from a person").count(),
+        4,
+        "{last}"
+    );
+}

@@ -161,6 +161,19 @@ fn decide(
 ) -> Check {
     use PolicyDecision::{Allow, Ask, Deny};
     let is_bash = assessment.is_some();
+    if let Some(assessment) = &assessment
+        && !assessment.protected.is_empty()
+        && mode != Mode::Plan
+    {
+        // Every mode, yolo included: a command that changes coder's or git's own files
+        // could loosen what later sessions allow or run commands on the next git operation.
+        return Check {
+            decision: Ask,
+            human_required: true,
+            reason: format!("protected files: {}", assessment.protected.join("; ")),
+            line: None,
+        };
+    }
     if is_bash && mode == Mode::Yolo {
         return Check::new(Allow, "yolo mode runs bash without checks");
     }
@@ -294,6 +307,13 @@ pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> V
         decision: rule.decision,
         source: "rule".to_owned(),
     }));
+    if mode != Mode::Plan {
+        rows.push(MatrixRow {
+            subject: "bash: commands that change .git/, .coder/ or .mcp.json".to_owned(),
+            decision: PolicyDecision::Ask,
+            source: "always asks a person, in every mode".to_owned(),
+        });
+    }
     if mode != Mode::Yolo {
         rows.push(MatrixRow {
             subject: "bash: dangerous commands".to_owned(),
@@ -302,4 +322,82 @@ pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> V
         });
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn decide_bash(mode: Mode, rules: &PermissionRules, command: &str) -> Check {
+        let safety = SafetyContext {
+            workspace: Path::new("/work/ws/project"),
+            home: Some(Path::new("/home/u")),
+            git_root: true,
+        };
+        let input = json!({ "command": command });
+        check(mode, Preset::Balanced, rules, BASH, false, &input, &safety)
+    }
+
+    fn rules(rules: &[(&str, PolicyDecision)]) -> PermissionRules {
+        PermissionRules {
+            tools: BTreeMap::new(),
+            commands: rules
+                .iter()
+                .map(|(pattern, decision)| CommandRule {
+                    pattern: (*pattern).to_owned(),
+                    decision: *decision,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn an_allow_rule_covers_only_lines_whose_every_command_it_matches() {
+        use PolicyDecision::{Allow, Ask};
+        let allow = rules(&[("cargo test*", Allow)]);
+        let decided = |command| decide_bash(Mode::Default, &allow, command).decision;
+        assert_eq!(decided("cargo test -p core"), Allow);
+        assert_eq!(decided("cargo test 2>&1 | tail -n 20"), Allow);
+        assert_eq!(decided("cargo test && python3 -c 'print(1)'"), Ask);
+        assert_eq!(decided("cargo test; f() { cargo test; }; f"), Ask);
+        assert_eq!(decided("RUSTC_WRAPPER=./x cargo test"), Ask);
+    }
+
+    #[test]
+    fn deny_and_ask_rules_match_any_simple_command() {
+        use PolicyDecision::{Allow, Deny};
+        let deny = rules(&[("git push*", Deny), ("ls*", Allow)]);
+        assert_eq!(
+            decide_bash(Mode::Default, &deny, "ls; git push origin main").decision,
+            Deny
+        );
+        assert_eq!(
+            decide_bash(Mode::Default, &deny, "echo $(git push)").decision,
+            Deny
+        );
+    }
+
+    #[test]
+    fn protected_files_need_a_person_even_in_yolo() {
+        let none = PermissionRules::default();
+        let verdict = decide_bash(Mode::Yolo, &none, "echo x > .git/hooks/pre-commit");
+        assert_eq!(verdict.decision, PolicyDecision::Ask);
+        assert!(verdict.human_required);
+        assert!(
+            verdict.reason.contains(".git/hooks/pre-commit"),
+            "{}",
+            verdict.reason
+        );
+        let plain = decide_bash(Mode::Yolo, &none, "rm -rf build && echo x > out.txt");
+        assert_eq!(plain.decision, PolicyDecision::Allow);
+        assert!(!plain.human_required);
+        let allowed = rules(&[("*", PolicyDecision::Allow)]);
+        let ruled = decide_bash(Mode::Default, &allowed, "git config core.hooksPath h");
+        assert_eq!(ruled.decision, PolicyDecision::Ask);
+        assert!(ruled.human_required);
+    }
 }

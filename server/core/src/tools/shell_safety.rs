@@ -17,6 +17,7 @@ mod commands;
 mod files;
 mod git;
 mod options;
+mod protected;
 mod readonly;
 #[cfg(test)]
 mod tests;
@@ -118,6 +119,9 @@ impl CommandLine {
 pub(crate) struct Assessment {
     pub risk: Risk,
     pub line: CommandLine,
+    /// Why the line changes a protected file (`.git/`, `.coder/`, `.mcp.json`): only a
+    /// person may allow it, in every mode. These reasons are also in [`Risk::Dangerous`].
+    pub protected: Vec<String>,
 }
 
 /// Assesses a command line before it runs.
@@ -135,6 +139,7 @@ pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment 
         findings: Findings {
             catastrophic: None,
             dangerous: Vec::new(),
+            protected: Vec::new(),
             read_only: true,
             commands: 0,
         },
@@ -144,9 +149,11 @@ pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment 
     };
     let mut cwd = Some(walker.workspace.clone());
     walker.script(command, &mut cwd);
+    let protected = walker.findings.protected.clone();
     Assessment {
         risk: walker.findings.into_risk(),
         line: walker.line,
+        protected,
     }
 }
 
@@ -166,6 +173,8 @@ type Cwd = Option<PathBuf>;
 struct Findings {
     catastrophic: Option<String>,
     dangerous: Vec<String>,
+    /// Changes to protected files (also in `dangerous`).
+    protected: Vec<String>,
     /// Stays set while every command seen is read-only and nothing writes a file.
     read_only: bool,
     /// How many commands were examined.
@@ -217,6 +226,14 @@ impl Walker {
         if !self.findings.dangerous.contains(&reason) {
             self.findings.dangerous.push(reason);
         }
+    }
+
+    /// Records a change to a protected file: it needs a person in every mode.
+    fn protected(&mut self, reason: String) {
+        if !self.findings.protected.contains(&reason) {
+            self.findings.protected.push(reason.clone());
+        }
+        self.dangerous(reason);
     }
 
     /// Records that the line does more than read.

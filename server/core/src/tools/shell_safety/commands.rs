@@ -123,6 +123,20 @@ impl Walker {
         };
         if !read_only {
             self.not_read_only();
+            // A command that may write is taken to change every protected file it names
+            // (`sed -i ... .git/config`, `cp x .git/hooks/`, `chmod +x .git/hooks/x`, `ln -s`).
+            for arg in invocation.args {
+                let value = arg
+                    .literal()
+                    .filter(|literal| literal.starts_with('-'))
+                    .and_then(|literal| literal.split_once('='))
+                    .map(|(option, _)| arg.strip_prefix(&format!("{option}=")));
+                match value {
+                    Some(Some(value)) => self.protected_target(&value, cwd),
+                    Some(None) => {}
+                    None => self.protected_target(arg, cwd),
+                }
+            }
         }
         let harmless_redirects = self.redirects_harmless(redirects, src, &started_in);
         let plain = !invocation.env_vars && !invocation.xargs && invocation.root.is_none();

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::options::Scan;
+use super::protected;
 use super::readonly::Reads;
 use super::words::{Device, Target, Word, device_kind};
 use super::wrappers::{Name, unwrap};
@@ -206,8 +207,19 @@ impl Walker {
         }
     }
 
+    /// Records a change to a protected file when `word` names one (`.git/hooks/x`,
+    /// `.coder/`, `.mcp.json`, also through a glob or a symbolic link).
+    pub(super) fn protected_target(&mut self, word: &Word<'_>, cwd: &Cwd) {
+        if let Target::Known { full, .. } = word.resolve(cwd.as_deref(), self.home.as_deref())
+            && let Some(why) = protected::reason(&self.workspace, &full)
+        {
+            self.protected(format!("changes {}: {why}", word.source));
+        }
+    }
+
     /// Checks a file a command writes; returns whether the write is harmless (`/dev/null`).
     pub(super) fn write_target(&mut self, word: &Word<'_>, cwd: &Cwd, verb: &str) -> bool {
+        self.protected_target(word, cwd);
         let Target::Known { full, base, .. } = word.resolve(cwd.as_deref(), self.home.as_deref())
         else {
             if let Target::OtherHome(home) = word.resolve(cwd.as_deref(), self.home.as_deref()) {

@@ -116,6 +116,15 @@ impl Walker {
                 false
             }
             "branch" => self.git_branch(rest),
+            "config" => {
+                self.git_config(rest);
+                false
+            }
+            // `--template` copies hooks in; a new repository's configuration is its own.
+            "init" => {
+                self.protected("git init writes .git/ (configuration and hooks)".to_owned());
+                false
+            }
             "stash" => {
                 if rest
                     .first()
@@ -162,6 +171,35 @@ impl Walker {
             }
             arg.starts_with('-') || self.read_inside(word, cwd)
         })
+    }
+
+    /// `git config`: setting a value writes `.git/config` (whose `core.fsmonitor`,
+    /// `core.hooksPath`, pager, aliases and filters run commands), or with `--global` or
+    /// `--system` the configuration of every repository.
+    fn git_config(&mut self, args: &[Word<'_>]) {
+        const READING: [&str; 7] = [
+            "get",
+            "get-all",
+            "get-regexp",
+            "get-urlmatch",
+            "get-color",
+            "get-colorbool",
+            "list",
+        ];
+        let scan = Scan::new(args, "f", &["file", "blob", "type", "default"]);
+        let subcommand = scan.operands.first().and_then(|word| word.literal());
+        let reads = scan.short('l')
+            || READING.iter().any(|option| scan.long(option))
+            || matches!(subcommand, Some("get" | "list"))
+            || (scan.operands.len() == 1 && subcommand.is_some_and(|name| name.contains('.')));
+        if reads {
+            return;
+        }
+        if scan.long("global") || scan.long("system") {
+            self.dangerous("git config changes the configuration of every repository");
+        } else {
+            self.protected("git config writes .git/config, whose settings run commands".to_owned());
+        }
     }
 
     /// `git branch`: `-D` force-deletes; listing only reads.
