@@ -28,7 +28,7 @@ pub(crate) async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)])
         .unwrap()
 }
 
-fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {
+pub(crate) fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {
     vec![
         ("OPENAI_BASE_URL", server.openai_base_url()),
         ("OPENAI_API_KEY", SECRET.to_owned()),
@@ -36,7 +36,7 @@ fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn as_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+pub(crate) fn as_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 

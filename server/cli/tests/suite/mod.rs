@@ -1,3 +1,4 @@
+mod command_safety;
 mod exec;
 mod file_safety;
 mod grep;

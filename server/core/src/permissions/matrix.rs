@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::protected::is_protected;
-use crate::tools::shell_safety::{Risk, SafetyContext, assess};
+use crate::tools::shell_safety::{CommandLine, Risk, SafetyContext, assess_line};
 use crate::tools::{CONVERSATION_TOOLS, patch_paths};
 
 /// Tools that change files.
@@ -55,6 +55,8 @@ pub(crate) struct Check {
     pub human_required: bool,
     /// Why, for people and for the model when denied.
     pub reason: String,
+    /// For `bash`, the simple commands of the line ("allow always" matches each of them).
+    pub line: Option<CommandLine>,
 }
 
 impl Check {
@@ -63,6 +65,7 @@ impl Check {
             decision,
             human_required: false,
             reason: reason.into(),
+            line: None,
         }
     }
 }
@@ -128,7 +131,7 @@ pub(crate) fn check(
     input: &Value,
     safety: &SafetyContext<'_>,
 ) -> Check {
-    use PolicyDecision::{Allow, Ask, Deny};
+    use PolicyDecision::Allow;
     if CONVERSATION_TOOLS.contains(&tool) {
         return Check::new(Allow, "conversation tools stay inside the session");
     }
@@ -137,11 +140,48 @@ pub(crate) fn check(
         return Check::new(Allow, "the todo list stays inside the session");
     }
     let is_bash = tool == BASH;
+    let command = input["command"].as_str().unwrap_or_default().trim();
+    let assessment = is_bash.then(|| assess_line(command, safety));
+    let line = assessment
+        .as_ref()
+        .map(|assessment| assessment.line.clone());
+    let mut result = decide(mode, preset, rules, tool, read_only, command, assessment);
+    result.line = line;
+    result
+}
+
+/// [`check`] for a call that is not a conversation tool or the todo list.
+fn decide(
+    mode: Mode,
+    preset: Preset,
+    rules: &PermissionRules,
+    tool: &str,
+    read_only: bool,
+    command: &str,
+    assessment: Option<crate::tools::shell_safety::Assessment>,
+) -> Check {
+    use PolicyDecision::{Allow, Ask, Deny};
+    let is_bash = assessment.is_some();
+    if let Some(assessment) = &assessment
+        && !assessment.protected.is_empty()
+        && mode != Mode::Plan
+    {
+        // Every mode, yolo included: a command that changes coder's or git's own files
+        // could loosen what later sessions allow or run commands on the next git operation.
+        return Check {
+            decision: Ask,
+            human_required: true,
+            reason: format!("protected files: {}", assessment.protected.join("; ")),
+            line: None,
+        };
+    }
     if is_bash && mode == Mode::Yolo {
         return Check::new(Allow, "yolo mode runs bash without checks");
     }
-    let command = input["command"].as_str().unwrap_or_default().trim();
-    let risk = is_bash.then(|| assess(command, safety));
+    let (risk, line) = match assessment {
+        Some(assessment) => (Some(assessment.risk), Some(assessment.line)),
+        None => (None, None),
+    };
     let class = match &risk {
         _ if read_only => Class::ReadOnly,
         Some(Risk::ReadOnly) => Class::ReadOnlyCommand,
@@ -172,17 +212,10 @@ pub(crate) fn check(
     if let Some(decision) = rules.tools.get(tool) {
         result = Check::new(*decision, format!("rule for tool `{tool}`"));
     }
-    if is_bash {
-        for wanted in [Deny, Ask, Allow] {
-            if let Some(rule) = rules
-                .commands
-                .iter()
-                .find(|r| r.decision == wanted && matches(&r.pattern, command))
-            {
-                result = Check::new(wanted, format!("rule `{}`", rule.pattern));
-                break;
-            }
-        }
+    if let Some(line) = &line
+        && let Some(ruled) = command_rule(rules, command, line)
+    {
+        result = ruled;
     }
     if let Some(Risk::Dangerous(reasons)) = &risk
         && result.decision != Deny
@@ -191,6 +224,7 @@ pub(crate) fn check(
             decision: Ask,
             human_required: true,
             reason: format!("dangerous command: {}", reasons.join("; ")),
+            line: None,
         };
     }
     if class == Class::FileEdit
@@ -201,6 +235,7 @@ pub(crate) fn check(
             decision: Ask,
             human_required: true,
             reason: format!("protected file: {why}"),
+            line: None,
         };
     }
     result
@@ -220,6 +255,47 @@ fn protected_target(tool: &str, input: &Value, workspace: &std::path::Path) -> O
     paths.iter().find_map(|path| {
         is_protected(workspace, std::path::Path::new(path)).map(|why| format!("{path}: {why}"))
     })
+}
+
+/// The decision of the command rules for a line. A deny or ask rule applies when it matches
+/// the whole line or any simple command in it (`ls; git push` meets `git push*`). An allow
+/// rule applies only when every simple command that is not read-only matches an allow rule:
+/// `cargo test*` does not let `cargo test && python3 -c ...` run.
+fn command_rule(rules: &PermissionRules, command: &str, line: &CommandLine) -> Option<Check> {
+    use PolicyDecision::{Allow, Ask, Deny};
+    for wanted in [Deny, Ask] {
+        if let Some(rule) = rules.commands.iter().find(|rule| {
+            rule.decision == wanted
+                && (matches(&rule.pattern, command)
+                    || line
+                        .commands
+                        .iter()
+                        .any(|simple| matches(&rule.pattern, &simple.text)))
+        }) {
+            return Some(Check::new(wanted, format!("rule `{}`", rule.pattern)));
+        }
+    }
+    let allow = |text: &str| {
+        rules
+            .commands
+            .iter()
+            .find(|rule| rule.decision == Allow && matches(&rule.pattern, text))
+    };
+    if line.opaque {
+        // Variable assignments and functions change what the commands run: no allow rule.
+        return None;
+    }
+    let needing: Vec<&str> = line
+        .commands
+        .iter()
+        .filter(|simple| !simple.read_only)
+        .map(|simple| simple.text.as_str())
+        .collect();
+    let first = allow(needing.first()?)?;
+    needing
+        .iter()
+        .all(|text| allow(text).is_some())
+        .then(|| Check::new(Allow, format!("rule `{}`", first.pattern)))
 }
 
 /// The whole matrix for a mode and preset, with rules applied, for people to read.
@@ -261,7 +337,8 @@ pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> V
     }));
     if mode != Mode::Plan {
         rows.push(MatrixRow {
-            subject: "protected files (.coder/, .mcp.json, .git/): file edits".to_owned(),
+            subject: "protected files (.coder/, .mcp.json, .git/): file edits, and bash commands that change them"
+                .to_owned(),
             decision: PolicyDecision::Ask,
             source: "always asks a person, in every mode".to_owned(),
         });
@@ -274,4 +351,82 @@ pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> V
         });
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn decide_bash(mode: Mode, rules: &PermissionRules, command: &str) -> Check {
+        let safety = SafetyContext {
+            workspace: Path::new("/work/ws/project"),
+            home: Some(Path::new("/home/u")),
+            git_root: true,
+        };
+        let input = json!({ "command": command });
+        check(mode, Preset::Balanced, rules, BASH, false, &input, &safety)
+    }
+
+    fn rules(rules: &[(&str, PolicyDecision)]) -> PermissionRules {
+        PermissionRules {
+            tools: BTreeMap::new(),
+            commands: rules
+                .iter()
+                .map(|(pattern, decision)| CommandRule {
+                    pattern: (*pattern).to_owned(),
+                    decision: *decision,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn an_allow_rule_covers_only_lines_whose_every_command_it_matches() {
+        use PolicyDecision::{Allow, Ask};
+        let allow = rules(&[("cargo test*", Allow)]);
+        let decided = |command| decide_bash(Mode::Default, &allow, command).decision;
+        assert_eq!(decided("cargo test -p core"), Allow);
+        assert_eq!(decided("cargo test 2>&1 | tail -n 20"), Allow);
+        assert_eq!(decided("cargo test && python3 -c 'print(1)'"), Ask);
+        assert_eq!(decided("cargo test; f() { cargo test; }; f"), Ask);
+        assert_eq!(decided("RUSTC_WRAPPER=./x cargo test"), Ask);
+    }
+
+    #[test]
+    fn deny_and_ask_rules_match_any_simple_command() {
+        use PolicyDecision::{Allow, Deny};
+        let deny = rules(&[("git push*", Deny), ("ls*", Allow)]);
+        assert_eq!(
+            decide_bash(Mode::Default, &deny, "ls; git push origin main").decision,
+            Deny
+        );
+        assert_eq!(
+            decide_bash(Mode::Default, &deny, "echo $(git push)").decision,
+            Deny
+        );
+    }
+
+    #[test]
+    fn protected_files_need_a_person_even_in_yolo() {
+        let none = PermissionRules::default();
+        let verdict = decide_bash(Mode::Yolo, &none, "echo x > .git/hooks/pre-commit");
+        assert_eq!(verdict.decision, PolicyDecision::Ask);
+        assert!(verdict.human_required);
+        assert!(
+            verdict.reason.contains(".git/hooks/pre-commit"),
+            "{}",
+            verdict.reason
+        );
+        let plain = decide_bash(Mode::Yolo, &none, "rm -rf build && echo x > out.txt");
+        assert_eq!(plain.decision, PolicyDecision::Allow);
+        assert!(!plain.human_required);
+        let allowed = rules(&[("*", PolicyDecision::Allow)]);
+        let ruled = decide_bash(Mode::Default, &allowed, "git config core.hooksPath h");
+        assert_eq!(ruled.decision, PolicyDecision::Ask);
+        assert!(ruled.human_required);
+    }
 }

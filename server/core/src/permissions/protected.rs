@@ -39,34 +39,47 @@ const PROTECTED_FILES: [(&str, &str); 1] = [(
 /// `h -> .git/hooks` does not hide `h/pre-commit`). Paths outside the workspace are not this
 /// function's business (`None`): the file tools refuse them anyway.
 pub(crate) fn is_protected(workspace: &Path, path: &Path) -> Option<&'static str> {
+    is_protected_by(workspace, path, str::eq_ignore_ascii_case)
+}
+
+/// [`is_protected`] with `names(component, protected)` deciding whether a path component may
+/// name a protected file: the shell analysis passes one that also reads glob patterns
+/// (`.g*/hooks/*`), which a shell expands.
+pub(crate) fn is_protected_by(
+    workspace: &Path,
+    path: &Path,
+    names: fn(&str, &str) -> bool,
+) -> Option<&'static str> {
     let joined = normalize(&workspace.join(path));
-    if let Some(reason) = relative_to(workspace, &joined).and_then(|rel| protected_relative(&rel)) {
+    if let Some(reason) =
+        relative_to(workspace, &joined).and_then(|rel| protected_relative(&rel, names))
+    {
         return Some(reason);
     }
     let root = workspace.canonicalize().ok()?;
     let resolved = resolve_existing_prefix(&joined)?;
-    protected_relative(resolved.strip_prefix(&root).ok()?)
+    protected_relative(resolved.strip_prefix(&root).ok()?, names)
 }
 
 /// Why a path relative to the workspace root (already normalized) is protected.
-fn protected_relative(relative: &Path) -> Option<&'static str> {
-    let names: Vec<&str> = relative
+fn protected_relative(relative: &Path, names: fn(&str, &str) -> bool) -> Option<&'static str> {
+    let components: Vec<&str> = relative
         .components()
         .filter_map(|component| match component {
             Component::Normal(name) => name.to_str(),
             _ => None,
         })
         .collect();
-    for (index, name) in names.iter().enumerate() {
+    for (index, name) in components.iter().enumerate() {
         for (dir, reason) in PROTECTED_DIRS {
             // The directory itself (or a `.git` file) and everything under it.
-            if name.eq_ignore_ascii_case(dir) {
+            if names(name, dir) {
                 return Some(reason);
             }
         }
-        if index + 1 == names.len() {
+        if index + 1 == components.len() {
             for (file, reason) in PROTECTED_FILES {
-                if name.eq_ignore_ascii_case(file) {
+                if names(name, file) {
                     return Some(reason);
                 }
             }

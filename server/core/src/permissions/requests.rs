@@ -12,6 +12,7 @@ use uuid::Uuid;
 use super::PermissionRules;
 use crate::engine::lock;
 use crate::events::TaskEvents;
+use crate::tools::shell_safety::CommandLine;
 
 /// The session's permission state.
 pub(crate) struct Permissions {
@@ -20,8 +21,11 @@ pub(crate) struct Permissions {
     /// Asks are approved without a person (`autoApproveAsk`, `approval.interactive=false`).
     pub auto_approve: bool,
     pending: Mutex<HashMap<String, oneshot::Sender<PermissionDecision>>>,
-    /// `(tool, command prefix)` pairs a person allowed for the rest of the session.
-    always: Mutex<Vec<(String, Option<String>)>>,
+    /// Tools other than `bash` a person allowed for the rest of the session.
+    always: Mutex<Vec<String>>,
+    /// The `bash` commands a person allowed for the rest of the session, by name and
+    /// subcommand (`cargo test`); see [`CommandLine::covered_by`].
+    always_commands: Mutex<Vec<String>>,
 }
 
 /// What a person is asked about.
@@ -32,6 +36,8 @@ pub(crate) struct Request<'a> {
     pub summary: &'a str,
     /// Only an explicit answer may allow it: no auto-approval, no "allow always".
     pub human_required: bool,
+    /// For `bash`, the simple commands of the line.
+    pub line: Option<&'a CommandLine>,
 }
 
 /// How a request ended.
@@ -42,24 +48,6 @@ pub(crate) enum Answer {
     Cancelled,
 }
 
-/// The first word of a command, and the second when it is a subcommand (`cargo test`).
-fn command_prefix(input: &Value) -> Option<String> {
-    let command = input["command"].as_str()?;
-    let mut words = command.split_whitespace();
-    let first = words.next()?;
-    Some(match words.next() {
-        Some(second)
-            if !second.starts_with('-')
-                && second
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_') =>
-        {
-            format!("{first} {second}")
-        }
-        _ => first.to_owned(),
-    })
-}
-
 impl Permissions {
     pub fn new(preset: Preset, rules: PermissionRules, auto_approve: bool) -> Self {
         Self {
@@ -68,6 +56,7 @@ impl Permissions {
             auto_approve,
             pending: Mutex::new(HashMap::new()),
             always: Mutex::new(Vec::new()),
+            always_commands: Mutex::new(Vec::new()),
         }
     }
 
@@ -75,9 +64,30 @@ impl Permissions {
         *lock(&self.preset)
     }
 
-    fn always_allowed(&self, tool: &str, input: &Value) -> bool {
-        let key = (tool.to_owned(), command_prefix(input));
-        lock(&self.always).contains(&key)
+    /// Whether an earlier "allow always" covers the call. For `bash`, every simple command
+    /// of the line must be read-only or one a person allowed always: allowing `cargo test`
+    /// does not allow `cargo test && python3 -c ...`.
+    fn always_allowed(&self, tool: &str, line: Option<&CommandLine>) -> bool {
+        match line {
+            Some(line) => line.covered_by(&lock(&self.always_commands)),
+            None => lock(&self.always).iter().any(|allowed| allowed == tool),
+        }
+    }
+
+    /// Remembers an "allow always": the tool, or for `bash` each simple command of the line
+    /// that needed approval (a person saw all of them).
+    fn remember(&self, tool: &str, line: Option<&CommandLine>) {
+        match line {
+            Some(line) => {
+                let mut commands = lock(&self.always_commands);
+                for key in line.keys() {
+                    if !commands.contains(key) {
+                        commands.push(key.clone());
+                    }
+                }
+            }
+            None => lock(&self.always).push(tool.to_owned()),
+        }
     }
 
     /// Asks for permission for a call the policy said `ask` about, unless an earlier
@@ -94,8 +104,9 @@ impl Permissions {
             input,
             summary,
             human_required,
+            line,
         } = request;
-        if !human_required && (self.auto_approve || self.always_allowed(tool, input)) {
+        if !human_required && (self.auto_approve || self.always_allowed(tool, line)) {
             return Answer::Allowed;
         }
         if self.auto_approve {
@@ -137,7 +148,7 @@ impl Permissions {
         match answer {
             Some(PermissionDecision::AllowOnce) => Answer::Allowed,
             Some(PermissionDecision::AllowAlways) if !human_required => {
-                lock(&self.always).push((tool.to_owned(), command_prefix(input)));
+                self.remember(tool, line);
                 Answer::Allowed
             }
             Some(PermissionDecision::AllowAlways) => Answer::Allowed,
@@ -160,24 +171,5 @@ impl Permissions {
     /// Denies every open request (the asker went away).
     pub fn deny_all(&self) {
         lock(&self.pending).clear();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn always_rules_cover_the_same_command_prefix() {
-        assert_eq!(
-            command_prefix(&json!({"command": "cargo test -p x"})).as_deref(),
-            Some("cargo test")
-        );
-        assert_eq!(
-            command_prefix(&json!({"command": "ls -la"})).as_deref(),
-            Some("ls")
-        );
-        assert_eq!(command_prefix(&json!({"path": "a"})), None);
     }
 }

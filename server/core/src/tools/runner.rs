@@ -136,10 +136,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     if let Err(reason) = entry.tool.validate_input(&input, &ctx) {
         return fail(format!("Error: {reason}"));
     }
-    let safety = SafetyContext {
-        workspace: &ctx.workspace,
-        home: run.home,
-    };
+    let safety = SafetyContext::new(&ctx.workspace, run.home);
     let verdict = check(
         run.mode,
         run.permissions.preset(),
@@ -165,6 +162,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 input: &input,
                 summary: &summary,
                 human_required: verdict.human_required,
+                line: verdict.line.as_ref(),
             };
             let answer = run.permissions.ask(request, events, &ctx.cancel).await;
             match answer {
@@ -328,6 +326,7 @@ async fn rerun_escalated(
         input: &input,
         summary: &summary,
         human_required: true,
+        line: None,
     };
     let answer = run.permissions.ask(request, run.events, &ctx.cancel).await;
     match answer {

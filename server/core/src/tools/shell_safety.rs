@@ -9,12 +9,15 @@
 //!
 //! The analysis is static. Paths resolve lexically against the workspace (and against the
 //! directory of an earlier `cd` in the same line); variables other than `$HOME` and `$PWD`
-//! are unknown; nothing on disk is read.
+//! are unknown. Nothing on disk is read, except that the paths a read-only command reads
+//! have the symbolic links along their existing part resolved, so that a link shipped in
+//! the workspace cannot make a read outside look like one inside.
 
 mod commands;
 mod files;
 mod git;
 mod options;
+mod protected;
 mod readonly;
 #[cfg(test)]
 mod tests;
@@ -34,6 +37,22 @@ pub(crate) struct SafetyContext<'a> {
     pub workspace: &'a Path,
     /// The user's home directory (what `~` and `$HOME` mean), if known.
     pub home: Option<&'a Path>,
+    /// Whether the workspace root holds its own `.git`. Without one, `git` looks for a
+    /// repository in the parent directories, or takes the workspace itself for a bare
+    /// repository, whose configuration may run programs: its commands are then never
+    /// read-only.
+    pub git_root: bool,
+}
+
+impl<'a> SafetyContext<'a> {
+    /// The context for commands run in `workspace`, looking on disk for its `.git`.
+    pub(crate) fn new(workspace: &'a Path, home: Option<&'a Path>) -> Self {
+        Self {
+            workspace,
+            home,
+            git_root: workspace.join(".git").symlink_metadata().is_ok(),
+        }
+    }
 }
 
 /// How risky a command line is.
@@ -49,23 +68,93 @@ pub(crate) enum Risk {
     Catastrophic(String),
 }
 
+/// The simple commands of a line, for "allow always" and command rules: a line is covered by
+/// what a person allowed only when each of its simple commands is (see
+/// [`CommandLine::covered_by`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CommandLine {
+    /// Every simple command, in pipelines, lists, subshells, substitutions, `sh -c` scripts
+    /// and `find -exec`, in the order met.
+    pub commands: Vec<SimpleCommand>,
+    /// The line does something besides running simple commands that changes what they run:
+    /// variable assignments (`PATH=... cargo test`, `export`), function definitions.
+    pub opaque: bool,
+}
+
+/// One simple command of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SimpleCommand {
+    /// The command as written, wrappers included, redirections excluded.
+    pub text: String,
+    /// What "allow always" remembers: the command name as written and its subcommand
+    /// (`cargo test`, `./gradlew build`). `None` when it may not be remembered: its name is
+    /// computed, it runs as root, with changed variables or arguments from `xargs`, in a
+    /// directory outside the workspace, or with a redirection that writes a file.
+    pub key: Option<String>,
+    /// It is a known read-only command reading inside the workspace, with harmless
+    /// redirections: it needs no approval of its own.
+    pub read_only: bool,
+}
+
+impl CommandLine {
+    /// Whether every simple command is read-only or remembered in `keys`.
+    pub(crate) fn covered_by(&self, keys: &[String]) -> bool {
+        !self.opaque
+            && !self.commands.is_empty()
+            && self.commands.iter().all(|command| {
+                command.read_only || command.key.as_ref().is_some_and(|key| keys.contains(key))
+            })
+    }
+
+    /// The keys of the commands that need approval, for remembering an "allow always".
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
+        self.commands
+            .iter()
+            .filter(|command| !command.read_only)
+            .filter_map(|command| command.key.as_ref())
+    }
+}
+
+/// A line's risk and its simple commands.
+pub(crate) struct Assessment {
+    pub risk: Risk,
+    pub line: CommandLine,
+    /// Why the line changes a protected file (`.git/`, `.coder/`, `.mcp.json`): only a
+    /// person may allow it, in every mode. These reasons are also in [`Risk::Dangerous`].
+    pub protected: Vec<String>,
+}
+
 /// Assesses a command line before it runs.
+#[cfg(test)]
 pub(crate) fn assess(command: &str, ctx: &SafetyContext<'_>) -> Risk {
+    assess_line(command, ctx).risk
+}
+
+/// Assesses a command line before it runs, keeping its simple commands.
+pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment {
     let mut walker = Walker {
         workspace: normalize(ctx.workspace),
         home: ctx.home.map(normalize),
+        git_root: ctx.git_root,
         findings: Findings {
             catastrophic: None,
             dangerous: Vec::new(),
+            protected: Vec::new(),
             read_only: true,
             commands: 0,
         },
         scripts: 0,
         nesting: 0,
+        line: CommandLine::default(),
     };
     let mut cwd = Some(walker.workspace.clone());
     walker.script(command, &mut cwd);
-    walker.findings.into_risk()
+    let protected = walker.findings.protected.clone();
+    Assessment {
+        risk: walker.findings.into_risk(),
+        line: walker.line,
+        protected,
+    }
 }
 
 /// How deeply scripts may nest (`sh -c "sh -c '...'"`) before analysis gives up.
@@ -84,6 +173,8 @@ type Cwd = Option<PathBuf>;
 struct Findings {
     catastrophic: Option<String>,
     dangerous: Vec<String>,
+    /// Changes to protected files (also in `dangerous`).
+    protected: Vec<String>,
     /// Stays set while every command seen is read-only and nothing writes a file.
     read_only: bool,
     /// How many commands were examined.
@@ -108,11 +199,15 @@ impl Findings {
 struct Walker {
     workspace: PathBuf,
     home: Option<PathBuf>,
+    /// See [`SafetyContext::git_root`].
+    git_root: bool,
     findings: Findings,
     /// How many scripts are being parsed, one inside the other.
     scripts: usize,
     /// How deeply the current syntax node is nested.
     nesting: usize,
+    /// The simple commands met so far.
+    line: CommandLine,
 }
 
 impl Walker {
@@ -131,6 +226,14 @@ impl Walker {
         if !self.findings.dangerous.contains(&reason) {
             self.findings.dangerous.push(reason);
         }
+    }
+
+    /// Records a change to a protected file: it needs a person in every mode.
+    fn protected(&mut self, reason: String) {
+        if !self.findings.protected.contains(&reason) {
+            self.findings.protected.push(reason.clone());
+        }
+        self.dangerous(reason);
     }
 
     /// Records that the line does more than read.
@@ -186,6 +289,7 @@ impl Walker {
             }
             "function_definition" => {
                 self.not_read_only();
+                self.line.opaque = true;
                 self.function(node, src);
                 self.children(node, src, &mut cwd.clone());
             }
@@ -203,6 +307,7 @@ impl Walker {
             }
             "variable_assignment" | "declaration_command" | "unset_command" => {
                 self.not_read_only();
+                self.line.opaque = true;
                 self.children(node, src, cwd);
             }
             _ => self.children(node, src, cwd),
@@ -222,7 +327,7 @@ impl Walker {
         let words = command_words(node, src);
         let redirects = command_redirects(node);
         let invocation = unwrap(&words);
-        self.invocation(&invocation, &redirects, src, cwd);
+        self.invocation(&invocation, &redirects, text(node, src), src, cwd);
     }
 
     /// `curl ... | sh`, and `echo 'script' | sh` (whose script is examined).
@@ -298,8 +403,12 @@ impl Walker {
             return;
         };
         let word = Word::from_node(destination, src);
+        if operator == "<" && !self.read_inside(&word, cwd) {
+            // Reading a file outside the workspace is for a person to allow.
+            self.not_read_only();
+        }
         let writes = match operator {
-            ">" | ">>" | ">|" | "&>" | "&>>" => true,
+            ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => true,
             // `>&2` duplicates a descriptor; `>& file` writes like `&>`.
             ">&" => {
                 destination.kind() != "number"

@@ -3,10 +3,10 @@
 use tree_sitter::Node;
 
 use super::options::Scan;
-use super::readonly::{SAFE_WITH_XARGS, is_read_only};
-use super::words::{Target, Word, text};
+use super::readonly::read_only;
+use super::words::{Device, Target, Word, device_kind, text};
 use super::wrappers::{Invocation, Name, SHELLS, is_interpreter, leading_options, shell_args};
-use super::{Cwd, Walker, has_downloader};
+use super::{Cwd, SimpleCommand, Walker, has_downloader};
 
 /// The reason a command removes installed packages, if it does.
 fn package_removal(name: &str, args: &[Word<'_>]) -> Option<String> {
@@ -37,6 +37,23 @@ fn package_removal(name: &str, args: &[Word<'_>]) -> Option<String> {
     removes.then(|| format!("removes installed packages ({name})"))
 }
 
+/// What "allow always" remembers of a command: its name as written, and its first argument
+/// when that is a subcommand (`cargo test`, `git commit`).
+fn remembered_key(name: &str, args: &[Word<'_>]) -> String {
+    match args.first().and_then(Word::literal) {
+        Some(second)
+            if !second.is_empty()
+                && !second.starts_with('-')
+                && second
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_') =>
+        {
+            format!("{name} {second}")
+        }
+        _ => name.to_owned(),
+    }
+}
+
 /// Whether a `chmod` mode gives everyone write access (`777`, `o+w`, `a=rwx`).
 fn world_writable(mode: &str) -> bool {
     if mode.chars().all(|c| c.is_ascii_digit()) {
@@ -61,9 +78,11 @@ impl Walker {
         &mut self,
         invocation: &Invocation<'_, 't>,
         redirects: &[Node<'t>],
+        written: &str,
         src: &str,
         cwd: &mut Cwd,
     ) {
+        let started_in = cwd.clone();
         self.findings.commands += 1;
         if let Some(root) = invocation.root {
             self.dangerous(format!("runs as root ({root})"));
@@ -81,8 +100,9 @@ impl Walker {
         let read_only = match &invocation.name {
             Name::Literal(name) => {
                 let read_only = self.named(name, invocation, redirects, src, cwd);
-                // Arguments appended by `xargs` could turn `git branch` into a branch creation.
-                read_only && (!invocation.xargs || SAFE_WITH_XARGS.contains(&name.as_str()))
+                // Arguments appended by `xargs` are not seen: they could name files outside
+                // the workspace or turn `git branch` into a branch creation.
+                read_only && !invocation.xargs
             }
             Name::Substitution | Name::Variable => {
                 if matches!(invocation.name, Name::Substitution) {
@@ -103,7 +123,67 @@ impl Walker {
         };
         if !read_only {
             self.not_read_only();
+            // A command that may write is taken to change every protected file it names
+            // (`sed -i ... .git/config`, `cp x .git/hooks/`, `chmod +x .git/hooks/x`, `ln -s`).
+            for arg in invocation.args {
+                let value = arg
+                    .literal()
+                    .filter(|literal| literal.starts_with('-'))
+                    .and_then(|literal| literal.split_once('='))
+                    .map(|(option, _)| arg.strip_prefix(&format!("{option}=")));
+                match value {
+                    Some(Some(value)) => self.protected_target(&value, cwd),
+                    Some(None) => {}
+                    None => self.protected_target(arg, cwd),
+                }
+            }
         }
+        let harmless_redirects = self.redirects_harmless(redirects, src, &started_in);
+        let plain = !invocation.env_vars && !invocation.xargs && invocation.root.is_none();
+        let key = invocation
+            .written
+            .as_ref()
+            .filter(|_| plain && harmless_redirects)
+            .filter(|_| started_in.as_deref().is_some_and(|dir| self.inside(dir)))
+            .map(|name| remembered_key(name, invocation.args));
+        self.line.commands.push(SimpleCommand {
+            text: written.trim().to_owned(),
+            key,
+            read_only: read_only && plain && harmless_redirects,
+        });
+    }
+
+    /// Whether a command's redirections write nothing but harmless devices and read only
+    /// inside the workspace (`2>/dev/null`, `2>&1`, `< input.txt`).
+    fn redirects_harmless(&self, redirects: &[Node<'_>], src: &str, cwd: &Cwd) -> bool {
+        redirects.iter().all(|redirect| {
+            if redirect.kind() != "file_redirect" {
+                return true;
+            }
+            let mut cursor = redirect.walk();
+            let operator = redirect
+                .children(&mut cursor)
+                .find(|child| !child.is_named())
+                .map(|child| child.kind());
+            let Some(destination) = redirect.child_by_field_name("destination") else {
+                return true;
+            };
+            let word = Word::from_node(destination, src);
+            match operator {
+                Some("<") => self.read_inside(&word, cwd),
+                Some(">&" | "<&") => {
+                    destination.kind() == "number"
+                        || word
+                            .literal()
+                            .is_some_and(|target| target == "-" || target.parse::<u32>().is_ok())
+                }
+                Some(">&-" | "<&-") => true,
+                _ => matches!(
+                    word.resolve(cwd.as_deref(), self.home.as_deref()),
+                    Target::Known { full, .. } if matches!(device_kind(&full), Some(Device::Harmless))
+                ),
+            }
+        })
     }
 
     /// The rules for a command by name; returns whether it only reads.
@@ -136,7 +216,7 @@ impl Walker {
                 self.dangerous(format!("{name} edits partition tables"));
             }
             "chmod" | "chown" | "chgrp" => self.ownership(name, args, cwd),
-            "git" => return self.git(args),
+            "git" => return self.git(args, cwd),
             "kill" => self.kill(args),
             "killall" | "pkill" => self.dangerous(format!("{name} kills processes by name")),
             "shutdown" | "reboot" | "halt" | "poweroff" => {
@@ -224,7 +304,7 @@ impl Walker {
                 *cwd = None;
                 return true;
             }
-            _ => return is_read_only(name, args),
+            _ => return self.reads_inside(read_only(name, args), cwd),
         }
         false
     }

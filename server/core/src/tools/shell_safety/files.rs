@@ -1,7 +1,11 @@
 //! Rules for commands that delete or write files and devices, and the checks on the paths
 //! they name.
 
+use std::path::{Path, PathBuf};
+
 use super::options::Scan;
+use super::protected;
+use super::readonly::Reads;
 use super::words::{Device, Target, Word, device_kind};
 use super::wrappers::{Name, unwrap};
 use super::{Cwd, Walker};
@@ -84,7 +88,11 @@ impl Walker {
                     } else {
                         cwd.clone()
                     };
-                    self.invocation(&inner, &[], src, &mut inner_cwd);
+                    let written: Vec<&str> = args[start..end]
+                        .iter()
+                        .map(|word| word.source.as_str())
+                        .collect();
+                    self.invocation(&inner, &[], &written.join(" "), src, &mut inner_cwd);
                     index = end;
                 }
                 Some("-fprint" | "-fprint0" | "-fprintf" | "-fls") => {
@@ -96,6 +104,14 @@ impl Walker {
                 _ => {}
             }
             index += 1;
+        }
+        // What it searches must lie in the workspace (the working directory without a start).
+        if read_only {
+            read_only = if starts.is_empty() {
+                cwd.as_deref().is_some_and(|cwd| self.inside(cwd))
+            } else {
+                starts.iter().all(|start| self.read_inside(start, cwd))
+            };
         }
         if deletes {
             self.dangerous("find deletes files");
@@ -191,8 +207,19 @@ impl Walker {
         }
     }
 
+    /// Records a change to a protected file when `word` names one (`.git/hooks/x`,
+    /// `.coder/`, `.mcp.json`, also through a glob or a symbolic link).
+    pub(super) fn protected_target(&mut self, word: &Word<'_>, cwd: &Cwd) {
+        if let Target::Known { full, .. } = word.resolve(cwd.as_deref(), self.home.as_deref())
+            && let Some(why) = protected::reason(&self.workspace, &full)
+        {
+            self.protected(format!("changes {}: {why}", word.source));
+        }
+    }
+
     /// Checks a file a command writes; returns whether the write is harmless (`/dev/null`).
     pub(super) fn write_target(&mut self, word: &Word<'_>, cwd: &Cwd, verb: &str) -> bool {
+        self.protected_target(word, cwd);
         let Target::Known { full, base, .. } = word.resolve(cwd.as_deref(), self.home.as_deref())
         else {
             if let Target::OtherHome(home) = word.resolve(cwd.as_deref(), self.home.as_deref()) {
@@ -221,5 +248,58 @@ impl Walker {
             self.dangerous(format!("{verb} {}, outside the workspace", full.display()));
         }
         false
+    }
+
+    /// Whether a read-only command reads only inside the workspace (what it names, and the
+    /// working directory when it reads that). `None` (not read-only) stays `false`.
+    pub(super) fn reads_inside(&self, reads: Option<Reads<'_>>, cwd: &Cwd) -> bool {
+        let Some(reads) = reads else {
+            return false;
+        };
+        if reads.cwd && !cwd.as_deref().is_some_and(|cwd| self.inside(cwd)) {
+            return false;
+        }
+        reads.paths.iter().all(|word| self.read_inside(word, cwd))
+    }
+
+    /// Whether a file a command reads lies in the workspace (or is a harmless device such as
+    /// `/dev/null`, or `-` for standard input). Unknown paths (`$X`, `$(...)`) are outside.
+    pub(super) fn read_inside(&self, word: &Word<'_>, cwd: &Cwd) -> bool {
+        if word.literal() == Some("-") {
+            return true;
+        }
+        match word.resolve(cwd.as_deref(), self.home.as_deref()) {
+            Target::Known { full, base, .. } => {
+                matches!(device_kind(&full), Some(Device::Harmless)) || self.inside(&base)
+            }
+            Target::OtherHome(_) | Target::Unknown => false,
+        }
+    }
+
+    /// Whether `path` lies in the workspace, lexically and with the symbolic links along its
+    /// existing part followed (a link `docs -> ~/.ssh` shipped in a repository leads out).
+    pub(super) fn inside(&self, path: &Path) -> bool {
+        if !path.starts_with(&self.workspace) {
+            return false;
+        }
+        let Ok(root) = self.workspace.canonicalize() else {
+            return true;
+        };
+        existing_canonical(path).is_none_or(|resolved| resolved.starts_with(root))
+    }
+}
+
+/// The longest existing part of `path` with symbolic links resolved, followed by the rest.
+fn existing_canonical(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = existing.canonicalize() {
+            let mut full = resolved;
+            full.extend(rest.iter().rev());
+            return Some(full);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
     }
 }

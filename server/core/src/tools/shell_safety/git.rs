@@ -1,37 +1,56 @@
 //! Rules for `git`: force pushes and commands that discard work; which subcommands only read.
 
-use super::Walker;
-use super::options::Scan;
+use super::options::{Scan, abbreviates};
 use super::words::Word;
+use super::{Cwd, Walker};
 
 impl Walker {
-    /// `git`: force pushes and commands that discard work.
-    pub(super) fn git(&mut self, args: &[Word<'_>]) -> bool {
+    /// `git`: force pushes and commands that discard work; returns whether it only reads.
+    ///
+    /// A read-only subcommand (`status`, `log`, `diff`, ...) counts as read-only only when it
+    /// runs in the workspace root of a workspace that has its own `.git`, with no global
+    /// option other than a few harmless ones: `-C`, `--git-dir`, `--work-tree` and `-c` pick
+    /// another repository or configuration, whose `core.fsmonitor`, diff drivers, pager or
+    /// hooks run programs; `-p` runs the pager; `--exec-path=DIR` runs subcommands from DIR.
+    pub(super) fn git(&mut self, args: &[Word<'_>], cwd: &Cwd) -> bool {
+        const HARMLESS: [&str; 9] = [
+            "--no-pager",
+            "-P",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+        ];
         let mut index = 0;
-        let mut config = false;
+        let mut elsewhere = false;
         let mut version = false;
         while let Some(arg) = args.get(index).and_then(Word::literal) {
             match arg {
-                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => index += 2,
-                "-c" | "--config-env" => {
-                    config = true;
+                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
+                | "--config-env" | "--list-cmds" => {
+                    elsewhere = true;
                     index += 2;
                 }
                 "--version" | "-v" => {
                     version = true;
                     index += 1;
                 }
+                _ if HARMLESS.contains(&arg) => index += 1,
                 _ if arg.starts_with('-') => {
-                    config |= arg.starts_with("--config-env") || arg.starts_with("--exec-path");
+                    elsewhere = true;
                     index += 1;
                 }
                 _ => break,
             }
         }
         let Some(subcommand) = args.get(index).and_then(Word::literal) else {
-            return version && index == args.len() && !config;
+            return version && index == args.len() && !elsewhere;
         };
         let rest = args.get(index + 1..).unwrap_or_default();
+        let at_root = self.git_root && cwd.as_deref() == Some(self.workspace.as_path());
         let read_only = match subcommand {
             "push" => {
                 let scan = Scan::new(rest, "o", &["push-option", "repo", "receive-pack", "exec"]);
@@ -97,6 +116,15 @@ impl Walker {
                 false
             }
             "branch" => self.git_branch(rest),
+            "config" => {
+                self.git_config(rest);
+                false
+            }
+            // `--template` copies hooks in; a new repository's configuration is its own.
+            "init" => {
+                self.protected("git init writes .git/ (configuration and hooks)".to_owned());
+                false
+            }
             "stash" => {
                 if rest
                     .first()
@@ -107,17 +135,71 @@ impl Walker {
                 false
             }
             "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "blame" => {
-                !rest.iter().any(|arg| {
-                    arg.literal()
-                        .is_none_or(|arg| arg.starts_with("--output") || arg == "--ext-diff")
-                })
+                self.git_reads(rest, cwd)
             }
             "remote" => rest
                 .iter()
                 .all(|arg| matches!(arg.literal(), Some("-v" | "--verbose"))),
             _ => false,
         };
-        read_only && !config
+        read_only && !elsewhere && at_root
+    }
+
+    /// The options and operands of a read-only `git` subcommand: options that write a file
+    /// (`--output`), run a program (`--ext-diff`, `--textconv`, `--show-signature`, `-O`,
+    /// `--open-files-in-pager`) or read one (`--contents`) make it not read-only, abbreviated
+    /// or not; operands naming paths outside the workspace do too.
+    fn git_reads(&self, args: &[Word<'_>], cwd: &Cwd) -> bool {
+        const ACTING: [&str; 7] = [
+            "output",
+            "ext-diff",
+            "textconv",
+            "show-signature",
+            "open-files-in-pager",
+            "contents",
+            "no-index",
+        ];
+        args.iter().all(|word| {
+            let Some(arg) = word.literal() else {
+                return false;
+            };
+            if let Some(long) = arg.strip_prefix("--") {
+                return !ACTING.iter().any(|full| abbreviates(long, full));
+            }
+            if arg.starts_with("-O") {
+                return false;
+            }
+            arg.starts_with('-') || self.read_inside(word, cwd)
+        })
+    }
+
+    /// `git config`: setting a value writes `.git/config` (whose `core.fsmonitor`,
+    /// `core.hooksPath`, pager, aliases and filters run commands), or with `--global` or
+    /// `--system` the configuration of every repository.
+    fn git_config(&mut self, args: &[Word<'_>]) {
+        const READING: [&str; 7] = [
+            "get",
+            "get-all",
+            "get-regexp",
+            "get-urlmatch",
+            "get-color",
+            "get-colorbool",
+            "list",
+        ];
+        let scan = Scan::new(args, "f", &["file", "blob", "type", "default"]);
+        let subcommand = scan.operands.first().and_then(|word| word.literal());
+        let reads = scan.short('l')
+            || READING.iter().any(|option| scan.long(option))
+            || matches!(subcommand, Some("get" | "list"))
+            || (scan.operands.len() == 1 && subcommand.is_some_and(|name| name.contains('.')));
+        if reads {
+            return;
+        }
+        if scan.long("global") || scan.long("system") {
+            self.dangerous("git config changes the configuration of every repository");
+        } else {
+            self.protected("git config writes .git/config, whose settings run commands".to_owned());
+        }
     }
 
     /// `git branch`: `-D` force-deletes; listing only reads.

@@ -40,7 +40,7 @@ impl<'w, 't> Scan<'w, 't> {
                         .push((name.to_owned(), Word::synthetic(value, word.node)));
                     scan.longs.push(name.to_owned());
                 } else {
-                    if long_values.contains(&long)
+                    if long_values.iter().any(|full| abbreviates(long, full))
                         && let Some(value) = args.get(index)
                     {
                         scan.values.push((long.to_owned(), value.clone()));
@@ -84,21 +84,32 @@ impl<'w, 't> Scan<'w, 't> {
         self.shorts.chars().any(|letter| letters.contains(letter))
     }
 
-    /// Whether any of `names` was given as a long option.
+    /// Whether any of `names` was given as a long option, spelled out or abbreviated.
     pub(super) fn any_long(&self, names: &[&str]) -> bool {
-        self.longs.iter().any(|long| names.contains(&long.as_str()))
+        names.iter().any(|name| self.long(name))
     }
 
-    /// Whether the long option `--name` was given (with or without `=value`).
+    /// Whether the long option `--name` was given (with or without `=value`), spelled out or
+    /// abbreviated: GNU programs accept any unambiguous prefix (`--out` for `--output`), and
+    /// an ambiguous one counts too, to be safe.
     pub(super) fn long(&self, name: &str) -> bool {
-        self.longs.iter().any(|long| long == name)
+        self.longs.iter().any(|long| abbreviates(long, name))
     }
 
-    /// The value of an option given by letter or long name.
-    pub(super) fn value(&self, names: &[&str]) -> Option<&Word<'t>> {
+    /// The value of an option given by letter or long name (abbreviations included).
+    pub(super) fn value<'s>(&'s self, names: &'s [&str]) -> Option<&'s Word<'t>> {
+        self.values(names).next()
+    }
+
+    /// Every value given to the options named by letter or long name.
+    pub(super) fn values<'s>(&'s self, names: &'s [&str]) -> impl Iterator<Item = &'s Word<'t>> {
         self.values
             .iter()
-            .find(|(name, _)| names.contains(&name.as_str()))
+            .filter(|(given, _)| {
+                names.iter().any(|name| {
+                    given == name || (given.chars().count() > 1 && abbreviates(given, name))
+                })
+            })
             .map(|(_, value)| value)
     }
 
@@ -106,4 +117,19 @@ impl<'w, 't> Scan<'w, 't> {
     pub(super) fn has(&self, letter: char, long: &str) -> bool {
         self.short(letter) || self.long(long) || self.value(&[&letter.to_string(), long]).is_some()
     }
+}
+
+/// Whether `given` (a long option name as written, without dashes and `=value`) may stand
+/// for `full`: GNU `getopt_long` accepts any unambiguous prefix. Ambiguous prefixes are
+/// counted as well, since which option they mean depends on the program's version.
+pub(super) fn abbreviates(given: &str, full: &str) -> bool {
+    let name = given.split_once('=').map_or(given, |(name, _)| name);
+    !name.is_empty() && full.starts_with(name)
+}
+
+/// Whether a literal argument is the long option `--full`, spelled out or abbreviated, with
+/// or without `=value`.
+pub(super) fn is_long(arg: &str, full: &str) -> bool {
+    arg.strip_prefix("--")
+        .is_some_and(|given| abbreviates(given, full))
 }

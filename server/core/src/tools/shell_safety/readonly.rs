@@ -1,84 +1,461 @@
-//! Commands known to only read, and the options that would make them write or run something.
+//! Commands known to only read, the options that would make them write or run something,
+//! and the files they read (which must lie in the workspace for the command to run unasked).
+//!
+//! Long options are matched with every abbreviation GNU `getopt_long` accepts (`--out` is
+//! `--output`, `--compress-prog` is `--compress-program`): see [`abbreviates`].
 
-use super::options::Scan;
+use super::options::{Scan, abbreviates, is_long};
 use super::words::Word;
 
-/// Read-only commands that stay read-only whatever arguments `xargs` appends.
-pub(super) const SAFE_WITH_XARGS: [&str; 22] = [
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "stat",
-    "file",
-    "du",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "md5sum",
-    "sha256sum",
-    "echo",
-    "printf",
-    "nl",
-    "true",
+/// What a read-only command reads.
+pub(super) struct Reads<'t> {
+    /// The words that name files or directories it reads.
+    pub(super) paths: Vec<Word<'t>>,
+    /// It reads the working directory when no path is given (`ls`, `grep -r`, `rg`).
+    pub(super) cwd: bool,
+}
+
+impl<'t> Reads<'t> {
+    fn nothing() -> Option<Self> {
+        Some(Reads {
+            paths: Vec::new(),
+            cwd: false,
+        })
+    }
+
+    fn paths(paths: impl IntoIterator<Item = Word<'t>>, cwd: bool) -> Option<Self> {
+        let paths: Vec<Word<'t>> = paths.into_iter().collect();
+        let cwd = cwd && paths.is_empty();
+        Some(Reads { paths, cwd })
+    }
+}
+
+/// Commands that print text or facts about the system and read no file they are named.
+const TEXT_ONLY: [&str; 14] = [
+    "echo", "printf", "pwd", "which", "whoami", "id", "uname", "true", "false", "test", "[",
+    "basename", "dirname", "tr",
 ];
 
-/// Whether the command (after wrappers; `find`, `git`, `env` and `cd` have their own rules)
-/// is known to only read.
-pub(super) fn is_read_only(name: &str, args: &[Word<'_>]) -> bool {
+/// Read-only commands that read the files named by their operands: the letters and long
+/// names of their options that take a value (so values are not taken for files), and whether
+/// they read the working directory when given no operand.
+const READERS: [(&str, &str, &[&str], bool); 22] = [
+    ("cat", "", &[], false),
+    ("head", "nc", &["lines", "bytes"], false),
+    (
+        "tail",
+        "ncs",
+        &[
+            "lines",
+            "bytes",
+            "sleep-interval",
+            "pid",
+            "max-unchanged-stats",
+        ],
+        false,
+    ),
+    ("wc", "", &[], false),
+    ("stat", "c", &["format", "printf"], false),
+    (
+        "file",
+        "mfFeP",
+        &[
+            "magic-file",
+            "files-from",
+            "separator",
+            "exclude",
+            "parameter",
+        ],
+        false,
+    ),
+    (
+        "du",
+        "dBtX",
+        &[
+            "max-depth",
+            "block-size",
+            "threshold",
+            "exclude-from",
+            "exclude",
+            "time-style",
+            "time",
+        ],
+        true,
+    ),
+    ("df", "Btx", &["block-size", "type", "exclude-type"], false),
+    (
+        "cut",
+        "bcdf",
+        &[
+            "bytes",
+            "characters",
+            "delimiter",
+            "fields",
+            "output-delimiter",
+        ],
+        false,
+    ),
+    (
+        "diff",
+        "CUxXIFSLWD",
+        &[
+            "exclude",
+            "exclude-from",
+            "ignore-matching-lines",
+            "show-function-line",
+            "starting-file",
+            "label",
+            "width",
+            "ifdef",
+            "horizon-lines",
+            "tabsize",
+            "palette",
+            "from-file",
+            "to-file",
+        ],
+        false,
+    ),
+    ("cmp", "in", &["ignore-initial", "bytes"], false),
+    ("realpath", "", &["relative-to", "relative-base"], false),
+    ("readlink", "", &[], false),
+    ("more", "n", &["lines"], false),
+    (
+        "nl",
+        "bdhilnsvwf",
+        &[
+            "body-numbering",
+            "section-delimiter",
+            "footer-numbering",
+            "header-numbering",
+            "line-increment",
+            "join-blank-lines",
+            "number-format",
+            "number-separator",
+            "starting-line-number",
+            "number-width",
+        ],
+        false,
+    ),
+    (
+        "od",
+        "AjNtwS",
+        &[
+            "address-radix",
+            "skip-bytes",
+            "read-bytes",
+            "format",
+            "width",
+            "strings",
+            "endian",
+        ],
+        false,
+    ),
+    (
+        "hexdump",
+        "enfs",
+        &["format", "format-file", "length", "skip"],
+        false,
+    ),
+    ("md5sum", "", &[], false),
+    ("sha256sum", "", &[], false),
+    (
+        "ls",
+        "ITw",
+        &[
+            "ignore",
+            "hide",
+            "tabsize",
+            "width",
+            "format",
+            "sort",
+            "time",
+            "time-style",
+            "quoting-style",
+            "indicator-style",
+            "block-size",
+        ],
+        true,
+    ),
+    (
+        "tree",
+        "LPIHT",
+        &["charset", "filelimit", "sort", "timefmt"],
+        true,
+    ),
+    (
+        "uniq",
+        "fsw",
+        &["skip-fields", "skip-chars", "check-chars"],
+        false,
+    ),
+];
+
+/// What the command (after wrappers; `find`, `git`, `env` and `cd` have their own rules)
+/// reads, when it is known to only read; `None` when it may write or run something.
+pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> {
     let literals = || args.iter().filter_map(Word::literal);
+    if TEXT_ONLY.contains(&name) {
+        return Reads::nothing();
+    }
+    if let Some((_, short, long, cwd)) = READERS.iter().find(|reader| reader.0 == name) {
+        let scan = Scan::new(args, short, long);
+        let operands = scan.operands.iter().map(|word| (*word).clone());
+        // Files named inside option values: `--files-from=F`, `-X F`, `--from-file=F`.
+        let valued: Vec<Word<'t>> = scan
+            .values(&[
+                "f",
+                "files-from",
+                "X",
+                "exclude-from",
+                "from-file",
+                "to-file",
+                "m",
+                "magic-file",
+                "relative-to",
+                "relative-base",
+                "format-file",
+                "starting-file",
+            ])
+            .filter(|_| matches!(name, "file" | "du" | "diff" | "realpath" | "hexdump"))
+            .cloned()
+            .collect();
+        let files0 = scan.value(&["files0-from"]).cloned();
+        let writes = match name {
+            // A second operand is an output file.
+            "uniq" => scan.operands.len() > 1,
+            "tree" => scan.has('o', "output"),
+            _ => false,
+        };
+        if writes {
+            return None;
+        }
+        return Reads::paths(operands.chain(valued).chain(files0), *cwd);
+    }
     match name {
-        "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "pwd" | "echo"
-        | "printf" | "which" | "whoami" | "id" | "uname" | "stat" | "file" | "du" | "df"
-        | "cut" | "tr" | "diff" | "cmp" | "basename" | "dirname" | "realpath" | "readlink"
-        | "true" | "false" | "test" | "[" | "jq" | "more" | "nl" | "od" | "hexdump" | "md5sum"
-        | "sha256sum" => true,
         // `command -v NAME` and `command -V NAME` only look a name up.
         "command" => args
             .first()
             .and_then(Word::literal)
-            .is_some_and(|arg| arg.starts_with('-') && (arg.contains('v') || arg.contains('V'))),
-        // `--pre` runs a program on every file.
-        "rg" => !literals().any(|arg| arg.starts_with("--pre")),
-        "date" => !literals().any(|arg| arg.starts_with("-s") || arg.starts_with("--set")),
+            .is_some_and(|arg| arg.starts_with('-') && (arg.contains('v') || arg.contains('V')))
+            .then(|| Reads {
+                paths: Vec::new(),
+                cwd: false,
+            }),
+        "grep" | "egrep" | "fgrep" => pattern_search(
+            args,
+            "efmABCDd",
+            &[
+                "regexp",
+                "file",
+                "max-count",
+                "after-context",
+                "before-context",
+                "context",
+                "devices",
+                "directories",
+                "label",
+                "include",
+                "exclude",
+                "exclude-from",
+                "exclude-dir",
+                "binary-files",
+            ],
+            &[],
+        ),
+        // `--pre` runs a program on every file, `--hostname-bin` runs one for hyperlinks,
+        // `--search-zip` runs decompressors.
+        "rg" => pattern_search(
+            args,
+            "efmABCgtTjMErd",
+            &[
+                "regexp",
+                "file",
+                "max-count",
+                "after-context",
+                "before-context",
+                "context",
+                "glob",
+                "iglob",
+                "type",
+                "type-not",
+                "type-add",
+                "type-clear",
+                "threads",
+                "max-columns",
+                "encoding",
+                "replace",
+                "max-depth",
+                "max-filesize",
+                "sort",
+                "sortr",
+                "path-separator",
+                "colors",
+                "context-separator",
+                "field-context-separator",
+                "field-match-separator",
+                "ignore-file",
+                "engine",
+                "dfa-size-limit",
+                "regex-size-limit",
+                "hyperlink-format",
+                "pre",
+                "pre-glob",
+                "hostname-bin",
+            ],
+            &["pre", "pre-glob", "hostname-bin", "search-zip"],
+        )
+        .filter(|_| !Scan::new(args, "efmABCgtTjMErd", &[]).short('z')),
+        // `--set` changes the clock; `--file` prints the lines of a file (in error messages).
+        "date" => {
+            let scan = Scan::new(
+                args,
+                "dfrsI",
+                &["date", "file", "reference", "set", "resolution"],
+            );
+            if scan.has('s', "set") {
+                return None;
+            }
+            Reads::paths(
+                scan.values(&["f", "file", "r", "reference"]).cloned(),
+                false,
+            )
+        }
+        // `--output` writes the sorted lines, `--compress-program` runs a program on
+        // temporary files, `--temporary-directory` writes them where it names.
         "sort" => {
-            !Scan::new(args, "kStTo", &["output", "key", "field-separator"]).has('o', "output")
+            let scan = Scan::new(
+                args,
+                "kStTo",
+                &[
+                    "key",
+                    "buffer-size",
+                    "field-separator",
+                    "temporary-directory",
+                    "output",
+                    "compress-program",
+                    "files0-from",
+                    "random-source",
+                    "batch-size",
+                    "parallel",
+                    "sort",
+                ],
+            );
+            if scan.has('o', "output")
+                || scan.has('T', "temporary-directory")
+                || scan.long("compress-program")
+            {
+                return None;
+            }
+            let operands = scan.operands.iter().map(|word| (*word).clone());
+            let files = scan.values(&["files0-from", "random-source"]).cloned();
+            Reads::paths(operands.chain(files), false)
         }
-        "tree" => !Scan::new(args, "LPIo", &[]).has('o', "output"),
-        "less" => !literals().any(|arg| {
-            arg.starts_with("-o")
-                || arg.starts_with("-O")
-                || arg.starts_with("--log-file")
-                || arg.starts_with("--LOG-FILE")
-        }),
-        // A second operand is an output file.
-        "uniq" => {
-            Scan::new(args, "fsw", &["skip-fields", "skip-chars", "check-chars"])
-                .operands
-                .len()
-                <= 1
+        // `-o`/`--log-file` write a file; `-k`/`--lesskey-*` load key bindings (which may
+        // run commands); `+CMD` runs a less command at start.
+        "less" => {
+            let dangerous = literals().any(|arg| {
+                arg.starts_with('+')
+                    || (arg.starts_with('-')
+                        && !arg.starts_with("--")
+                        && arg.contains(['o', 'O', 'k']))
+                    || [
+                        "log-file",
+                        "LOG-FILE",
+                        "lesskey-file",
+                        "lesskey-src",
+                        "lesskey-content",
+                    ]
+                    .iter()
+                    .any(|full| is_long(arg, full))
+            });
+            if dangerous {
+                return None;
+            }
+            Reads::paths(
+                Scan::new(args, "bhjpPtTxyz#", &[])
+                    .operands
+                    .into_iter()
+                    .cloned(),
+                false,
+            )
         }
-        "xxd" => Scan::new(args, "cglosnC", &[]).operands.len() <= 1,
-        "cargo" => {
-            matches!(
-                literals().collect::<Vec<_>>().as_slice(),
-                ["--version" | "-V"]
-            ) && args.len() == 1
+        "xxd" => {
+            let scan = Scan::new(args, "cglosnC", &[]);
+            (scan.operands.len() <= 1)
+                .then(|| Reads::paths(scan.operands.into_iter().cloned(), false))
+                .flatten()
         }
+        "jq" => jq(args),
+        "cargo" => (matches!(
+            literals().collect::<Vec<_>>().as_slice(),
+            ["--version" | "-V"]
+        ) && args.len() == 1)
+            .then(|| Reads {
+                paths: Vec::new(),
+                cwd: false,
+            }),
         "sed" => sed_read_only(args),
-        _ => false,
+        _ => None,
     }
 }
 
-/// `sed` without `-i`, whose scripts neither write files (`w`) nor run commands (`e`).
-fn sed_read_only(args: &[Word<'_>]) -> bool {
+/// `grep` and `rg`: the first operand is the pattern unless `-e` or `-f` gave one; the rest
+/// are files. `-f FILE` reads a file too. `dangerous` long options make it not read-only.
+fn pattern_search<'t>(
+    args: &[Word<'t>],
+    short: &str,
+    long: &[&str],
+    dangerous: &[&str],
+) -> Option<Reads<'t>> {
+    let scan = Scan::new(args, short, long);
+    if scan.any_long(dangerous) {
+        return None;
+    }
+    let pattern_given =
+        scan.value(&["e", "regexp"]).is_some() || scan.value(&["f", "file"]).is_some();
+    let skip = usize::from(!pattern_given);
+    let files = scan.operands.iter().skip(skip).map(|word| (*word).clone());
+    let pattern_files = scan
+        .values(&["f", "file", "exclude-from", "ignore-file"])
+        .cloned();
+    Reads::paths(files.chain(pattern_files), true)
+}
+
+/// `jq FILTER [FILES]`: options that read other files (`--rawfile`, `--slurpfile`,
+/// `--from-file`, a module path) make it not read-only, to keep the rule simple.
+fn jq<'t>(args: &[Word<'t>]) -> Option<Reads<'t>> {
+    let mut files = Vec::new();
+    let mut filter_seen = false;
+    let mut index = 0;
+    while let Some(word) = args.get(index) {
+        index += 1;
+        let Some(arg) = word.literal() else {
+            if filter_seen {
+                files.push(word.clone());
+            } else {
+                filter_seen = true;
+            }
+            continue;
+        };
+        match arg {
+            "--arg" | "--argjson" => index += 2,
+            "--indent" => index += 1,
+            "--rawfile" | "--slurpfile" | "--from-file" | "-f" | "--args" | "--jsonargs"
+            | "--library-path" => return None,
+            _ if arg.starts_with("-L") => return None,
+            _ if arg.starts_with('-') && arg != "-" => {}
+            _ if filter_seen => files.push(word.clone()),
+            _ => filter_seen = true,
+        }
+    }
+    Reads::paths(files, false)
+}
+
+/// `sed` without `-i`, whose scripts neither write files (`w`) nor run commands (`e`); the
+/// files it reads.
+fn sed_read_only<'t>(args: &[Word<'t>]) -> Option<Reads<'t>> {
     let mut scripts: Vec<&str> = Vec::new();
+    let mut files = Vec::new();
     let mut script_given = false;
     let mut index = 0;
     let mut options_done = false;
@@ -86,12 +463,15 @@ fn sed_read_only(args: &[Word<'_>]) -> bool {
         index += 1;
         let Some(arg) = word.literal() else {
             if !script_given {
-                return false;
+                return None;
             }
+            files.push(word.clone());
             continue;
         };
         if options_done || !arg.starts_with('-') || arg == "-" {
-            if !script_given {
+            if script_given {
+                files.push(word.clone());
+            } else {
                 scripts.push(arg);
                 script_given = true;
             }
@@ -100,28 +480,32 @@ fn sed_read_only(args: &[Word<'_>]) -> bool {
         if arg == "--" {
             options_done = true;
         } else if let Some(long) = arg.strip_prefix("--") {
-            match long.split_once('=') {
-                _ if long.starts_with("in-place") || long.starts_with("file") => return false,
-                Some(("expression", script)) => {
-                    scripts.push(script);
-                    script_given = true;
-                }
-                None if long == "expression" => {
-                    let Some(script) = args.get(index).and_then(Word::literal) else {
-                        return false;
-                    };
-                    scripts.push(script);
-                    script_given = true;
-                    index += 1;
-                }
-                _ if long == "line-length" => index += 1,
-                _ => {}
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            // `--in-place` edits files; `--file` reads a script this analysis cannot see.
+            if abbreviates(name, "in-place") || abbreviates(name, "file") {
+                return None;
+            }
+            if abbreviates(name, "expression") {
+                let script = match value {
+                    Some(script) => Some(script),
+                    None => {
+                        index += 1;
+                        args.get(index - 1).and_then(Word::literal)
+                    }
+                };
+                scripts.push(script?);
+                script_given = true;
+            } else if abbreviates(name, "line-length") && value.is_none() {
+                index += 1;
             }
         } else {
             let short = &arg[1..];
             for (at, letter) in short.char_indices() {
                 match letter {
-                    'i' | 'f' => return false,
+                    'i' | 'f' => return None,
                     'e' => {
                         let attached = &short[at + 1..];
                         let script = if attached.is_empty() {
@@ -130,10 +514,7 @@ fn sed_read_only(args: &[Word<'_>]) -> bool {
                         } else {
                             Some(attached)
                         };
-                        let Some(script) = script else {
-                            return false;
-                        };
-                        scripts.push(script);
+                        scripts.push(script?);
                         script_given = true;
                         break;
                     }
@@ -148,7 +529,10 @@ fn sed_read_only(args: &[Word<'_>]) -> bool {
             }
         }
     }
-    scripts.iter().all(|script| !sed_script_acts(script))
+    if scripts.iter().any(|script| sed_script_acts(script)) {
+        return None;
+    }
+    Reads::paths(files, false)
 }
 
 /// Whether a sed script may write a file or run a command (`w`, `W`, `e`, or the `e`/`w`

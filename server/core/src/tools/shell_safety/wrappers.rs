@@ -32,6 +32,8 @@ pub(super) struct Invocation<'w, 't> {
     pub(super) env_vars: bool,
     /// Whether `xargs` appends arguments nobody can see yet.
     pub(super) xargs: bool,
+    /// The command name as written (`./gradlew`, `/usr/bin/git`), when literal.
+    pub(super) written: Option<String>,
 }
 
 /// Removes wrappers from the front of a command, down to the command that really runs.
@@ -43,6 +45,7 @@ pub(super) fn unwrap<'w, 't>(words: &'w [Word<'t>]) -> Invocation<'w, 't> {
         root: None,
         env_vars: false,
         xargs: false,
+        written: None,
     };
     let mut rest = words;
     loop {
@@ -99,8 +102,10 @@ pub(super) fn unwrap<'w, 't>(words: &'w [Word<'t>]) -> Invocation<'w, 't> {
                 if split {
                     None
                 } else {
-                    let (skip, assigned) = leading_options(args, "uC", &["unset", "chdir"], true);
-                    invocation.env_vars |= assigned || skip > 0;
+                    let (skip, _) = leading_options(args, "uC", &["unset", "chdir"], true);
+                    // `env CMD` may change the environment or directory CMD runs in: never
+                    // read-only (`env` alone only prints).
+                    invocation.env_vars |= skip < args.len();
                     Some(skip)
                 }
             }
@@ -157,6 +162,7 @@ pub(super) fn unwrap<'w, 't>(words: &'w [Word<'t>]) -> Invocation<'w, 't> {
             Some(skip) if skip < args.len() => rest = &args[skip..],
             _ => {
                 invocation.name = Name::Literal(name.to_owned());
+                invocation.written = Some(literal.to_owned());
                 return invocation;
             }
         }
