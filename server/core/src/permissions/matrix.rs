@@ -147,6 +147,15 @@ pub(crate) fn check(
         .map(|assessment| assessment.line.clone());
     let mut result = decide(mode, preset, rules, tool, read_only, command, assessment);
     result.line = line;
+    if FILE_EDIT_TOOLS.contains(&tool)
+        && result.decision != PolicyDecision::Deny
+        && let Some(why) = protected_target(tool, input, safety.workspace)
+    {
+        // Every mode and whatever the rules say: only a person may approve it.
+        result.decision = PolicyDecision::Ask;
+        result.human_required = true;
+        result.reason = format!("protected file: {why}");
+    }
     result
 }
 
@@ -224,17 +233,6 @@ fn decide(
             decision: Ask,
             human_required: true,
             reason: format!("dangerous command: {}", reasons.join("; ")),
-            line: None,
-        };
-    }
-    if class == Class::FileEdit
-        && result.decision != Deny
-        && let Some(why) = protected_target(tool, input, safety.workspace)
-    {
-        return Check {
-            decision: Ask,
-            human_required: true,
-            reason: format!("protected file: {why}"),
             line: None,
         };
     }
