@@ -7,6 +7,7 @@
 
 pub mod config;
 mod config_keys;
+pub mod control_chars;
 mod conversation;
 mod documents;
 mod engine;

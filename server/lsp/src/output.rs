@@ -118,6 +118,8 @@ impl Asker {
             arguments,
             summary,
             options,
+            command,
+            diff,
             ..
         } = &event.msg
         {
@@ -132,6 +134,8 @@ impl Asker {
                     arguments: arguments.clone(),
                     summary: summary.clone(),
                     options: options.clone(),
+                    command: command.clone(),
+                    diff: diff.clone(),
                 },
             );
         }

@@ -1,5 +1,6 @@
 mod exec;
 mod grep;
+mod hostile_output;
 mod lsp;
 mod provider_errors;
 mod reply_limits;
