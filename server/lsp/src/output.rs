@@ -150,7 +150,9 @@ pub(crate) enum Out {
     Events(EventReceiver, Asker),
 }
 
-/// What waits while a batch is being written.
+/// What waits while a batch is being written. Nearly everything that waits is an event, so
+/// events are held inline: boxing them would cost an allocation per event on the hot path.
+#[allow(clippy::large_enum_variant)]
 enum Waiting {
     Frame(Vec<u8>),
     Event(Event),
