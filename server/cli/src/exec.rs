@@ -110,7 +110,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     }
     // Configuration mistakes go to stderr before the task, and not again as events.
     for warning in std::mem::take(&mut config.warnings) {
-        eprintln!("warning: {warning}");
+        // Warnings quote the configuration files, which a repository may have shipped.
+        eprintln!("warning: {}", neutralize(&warning));
     }
     config.started_in = (start != workspace).then_some(start);
     if let Some(model) = args.model {

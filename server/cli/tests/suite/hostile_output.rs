@@ -156,3 +156,27 @@ async fn an_approval_shows_the_whole_command_and_the_diff_before_it_is_applied()
         "--- a/app.txt\n+++ b/app.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
     );
 }
+
+#[tokio::test]
+async fn a_shipped_configuration_cannot_write_escapes_through_warnings_or_errors() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".coder")).unwrap();
+    let file = dir.path().join(".coder/config.json");
+    // An unknown key is quoted in a warning.
+    std::fs::write(&file, json!({ ATTACK: 1 }).to_string()).unwrap();
+    let out = coder(dir.path(), &["hi"], &server).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_shown_not_obeyed("stderr", &out.stderr);
+    // A bad value is quoted in the error that stops the run.
+    std::fs::write(&file, json!({ "mode": ATTACK }).to_string()).unwrap();
+    let out = coder(dir.path(), &["hi"], &server).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_shown_not_obeyed("stderr", &out.stderr);
+}
