@@ -247,10 +247,11 @@ test("a permission request shows the edit's diff; a malformed answer denies it a
       }
     }
   });
-  for (const input of ["one", "two"]) {
-    const idle = next(core, "state:update", (d) => d.state === "idle");
+  for (const [i, input] of ["one", "two"].entries()) {
+    // Waiting for permission also reads as `idle`: wait for the reply after the call.
+    const done = next(core, "message:complete", (d) => d.content === `ok ${i + 1}`);
     core.processUserInput(input);
-    await idle;
+    await done;
   }
   assert.equal(asked.length, 2);
   assert.equal(asked[0].toolName, "Edit");
