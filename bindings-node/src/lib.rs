@@ -188,15 +188,28 @@ impl NativeEngine {
             .map_err(error)
     }
 
-    /// Answers a `permission_requested` event.
+    /// Answers a `permission_requested` event. A decision that is not exactly
+    /// `{ decision: "allow_once" | "allow_always" | "deny", message? }` (`message` only with
+    /// `deny`) denies the request, then throws saying what was wrong.
     #[napi(
         ts_args_type = "requestId: string, decision: import('../ts/protocol').PermissionDecision"
     )]
     pub fn respond_permission(&self, request_id: String, decision: Value) -> Result<()> {
-        let decision: PermissionDecision = parse("permission decision", decision)?;
-        self.engine
-            .respond_permission(&request_id, decision)
-            .map_err(error)
+        match PermissionDecision::parse_answer(&decision) {
+            Ok(decision) => self
+                .engine
+                .respond_permission(&request_id, decision)
+                .map_err(error),
+            Err(problem) => {
+                // The request must not stay open: a malformed answer is a denial.
+                let _ = self
+                    .engine
+                    .respond_permission(&request_id, PermissionDecision::malformed(&problem));
+                Err(invalid(format!(
+                    "invalid permission decision ({problem}); the request was denied"
+                )))
+            }
+        }
     }
 
     /// Switches the session's model; tasks that start afterwards use it.

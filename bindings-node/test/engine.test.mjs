@@ -4,7 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { createRequire } from "node:module";
 
 import { Engine } from "coder-agent-engine";
@@ -184,4 +185,36 @@ test("an engine dropped without dispose is collected and its thread ends", () =>
   const { before, created, after } = JSON.parse(run.stdout);
   assert.ok(created >= before + 4, `four engine threads: ${before} -> ${created}`);
   assert.ok(after <= before, `the engines' threads ended: ${before} -> ${created} -> ${after}`);
+});
+
+test("a malformed permission decision denies the request and throws", async (t) => {
+  const write = (id) => ({ kind: "stream", chunks: [{ type: "tool_call", id, name: "write",
+    arguments: JSON.stringify({ path: "made.txt", content: "x\n" }) }] });
+  const malformed = [
+    [{ decision: "allow_once", error: { code: 1, message: "m" } }, /unexpected field `error`/],
+    [{ decision: "allow_forever" }, /unknown decision `allow_forever`/],
+    ["allow_once", /not an object/],
+    [{}, /no `decision`/],
+  ];
+  const { url } = await startMock(t, malformed.flatMap((_, i) => [write(`w${i}`), text(`ok ${i}`)]));
+  const dir = workspace();
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const events = engine.events();
+  const root = engine.rootConversation;
+  for (const [decision, problem] of malformed) {
+    const task = engine.send(root, "write it");
+    // `next()` by hand: leaving a `for await` would close the stream.
+    for (;;) {
+      const { value: event } = await events.next();
+      if (event.type === "permission_requested") {
+        assert.throws(() => engine.respondPermission(event.requestId, decision), problem);
+      }
+      if (event.type === "task_complete" && event.taskId === task) break;
+    }
+  }
+  assert.equal(existsSync(join(dir, "made.txt")), false);
+  const results = engine.messages(root).filter((m) => m.role === "tool").map((m) => m.content);
+  assert.equal(results.length, malformed.length);
+  for (const [i, [, problem]] of malformed.entries()) assert.match(results[i], problem);
 });

@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { SemaCore, CoderEngine, Engine } from "coder-agent-engine";
@@ -225,4 +225,43 @@ test("work in another conversation, todos and a provider error reach their SemaC
   const error = seen.find(([name]) => name === "session:error");
   assert.equal(error?.[1].type, "api_error");
   assert.match(error[1].error.message, /400|bad request/);
+});
+
+test("a permission request shows the edit's diff; a malformed answer denies it and throws", async (t) => {
+  const { url } = await startMock(t, [
+    toolCall("e1", "edit", { path: "app.txt", old_string: "two", new_string: "TWO" }), text("ok 1"),
+    toolCall("w1", "write", { path: "made.txt", content: "x\n" }), text("ok 2"),
+  ]);
+  const { core, ready } = await session(t, url);
+  writeFileSync(join(ready.workingDir, "app.txt"), "one\ntwo\nthree\n");
+  const asked = [];
+  const thrown = [];
+  core.on("tool:permission:request", (data) => {
+    asked.push(data);
+    if (asked.length === 1) core.respondToToolPermission({ toolName: data.toolName, selected: "refuse" });
+    else {
+      try {
+        core.respondToToolPermission({ toolName: data.toolName, selected: { decision: "allow_once" } });
+      } catch (err) {
+        thrown.push(err);
+      }
+    }
+  });
+  for (const [i, input] of ["one", "two"].entries()) {
+    // Waiting for permission also reads as `idle`: wait for the reply after the call.
+    const done = next(core, "message:complete", (d) => d.content === `ok ${i + 1}`);
+    core.processUserInput(input);
+    await done;
+  }
+  assert.equal(asked.length, 2);
+  assert.equal(asked[0].toolName, "Edit");
+  assert.equal(asked[0].diff, "--- a/app.txt\n+++ b/app.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
+  assert.equal(asked[1].diff, "--- /dev/null\n+++ b/made.txt\n@@ -0,0 +1 @@\n+x\n");
+  assert.equal(thrown.length, 1);
+  assert.ok(thrown[0] instanceof TypeError);
+  assert.equal(existsSync(join(ready.workingDir, "made.txt")), false);
+  const results = core.engine.messages(core.engine.rootConversation)
+    .filter((m) => m.role === "tool").map((m) => m.content);
+  assert.equal(results.length, 2);
+  assert.match(results[1], /malformed/);
 });

@@ -75,8 +75,21 @@ export type EventMsg =
       callId: string,
       toolName: string,
       arguments: JsonValue,
+      /**
+       * One line saying what would run and why the person is asked.
+       */
       summary: string,
       options: Array<string>,
+      /**
+       * For `bash`: the whole command that would run, every line of it.
+       */
+      command?: string,
+      /**
+       * For tools that change files (`write`, `edit`, `apply_patch`): the change as a
+       * unified diff, computed without writing anything. The call then writes exactly
+       * this change, or fails if the files changed meanwhile.
+       */
+      diff?: string,
     }
   | { "type": "token_count", last: TokenUsage, total: TokenUsage, contextWindow: number | null }
   | {
@@ -463,7 +476,9 @@ export type EventParams = { event: Event };
 
 /**
  * `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
- * `{ decision: "allow_once" | "allow_always" | "deny", message? }`.
+ * `{ decision: "allow_once" | "allow_always" | "deny", message? }`. An answer that is an
+ * error, or anything else than such an object, denies the call
+ * ([`PermissionDecision::from_answer`]).
  */
 export type PermissionParams = {
   requestId: string,
@@ -473,6 +488,15 @@ export type PermissionParams = {
   arguments: JsonValue,
   summary: string,
   options: Array<string>,
+  /**
+   * For `bash`: the whole command that would run.
+   */
+  command?: string,
+  /**
+   * For `write`, `edit` and `apply_patch`: the change as a unified diff, before it is
+   * made.
+   */
+  diff?: string,
 };
 
 /**

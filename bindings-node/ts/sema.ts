@@ -240,6 +240,23 @@ export class CoderEngine {
   }
 
   respondToToolPermission(response: ToolPermissionResponse): void {
+    if (
+      typeof response !== "object" ||
+      response === null ||
+      typeof response.toolName !== "string" ||
+      typeof response.selected !== "string"
+    ) {
+      // A malformed answer never leaves a request open and never allows: the oldest open
+      // request is denied.
+      const ask = this.#asks.shift();
+      if (ask && this.#engine) {
+        this.#engine.respondPermission(ask.requestId, {
+          decision: "deny",
+          message: "the answer to the permission request was malformed; the call was denied",
+        });
+      }
+      throw new TypeError("respondToToolPermission: `toolName` and `selected` must be strings");
+    }
     const index = this.#asks.findIndex(
       (ask) => ask.toolName === response.toolName || semaName(ask.toolName) === response.toolName,
     );
@@ -374,6 +391,9 @@ export class CoderEngine {
           toolName: semaName(event.toolName),
           title: event.summary,
           content: event.arguments,
+          // What would run, whole: the command, or the change as a unified diff.
+          ...(event.command !== undefined ? { command: event.command } : {}),
+          ...(event.diff !== undefined ? { diff: event.diff } : {}),
           options: {
             agree: "Allow once",
             allow: `Always allow ${semaName(event.toolName)} like this`,

@@ -1,7 +1,10 @@
 //! `coder exec`: one task, streamed to the terminal or as JSON lines.
 //!
 //! Human output: the assistant's text on stdout; thinking, one line per tool call, warnings
-//! and errors on stderr. `--json`: every event as one JSON line on stdout.
+//! and errors on stderr. Text coder did not write itself (the model's, tools', files') is
+//! printed with its control characters shown, not obeyed
+//! ([`coder_core::control_chars::neutralize`]), then coloured. `--json`: every event as one
+//! JSON line on stdout (JSON escapes every control character).
 //! Exit codes: see [`EXIT_CODES`] (also printed by `coder exec --help`).
 
 use std::io::{IsTerminal, Read, Write};
@@ -10,6 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
 use coder_core::{Config, Engine};
 use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TodoStatus};
@@ -120,7 +124,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     }
     // Configuration mistakes go to stderr before the task, and not again as events.
     for warning in std::mem::take(&mut config.warnings) {
-        eprintln!("warning: {warning}");
+        // Warnings quote the configuration files, which a repository may have shipped.
+        eprintln!("warning: {}", neutralize(&warning));
     }
     config.started_in = (start != workspace).then_some(start);
     if let Some(model) = args.model {
@@ -281,19 +286,22 @@ async fn answer_permission(
 ) -> anyhow::Result<()> {
     let EventMsg::PermissionRequested {
         request_id,
-        summary,
+        tool_name,
         options,
+        summary,
         ..
     } = &event.msg
     else {
         return Ok(());
     };
     let decision = if interactive {
+        // The request, with the whole command or diff, was printed just before.
         let always = options.iter().any(|o| o == "allow_always");
+        let tool = neutralize(tool_name);
         let prompt = if always {
-            format!("? allow {summary}? [y]es / [a]lways / [n]o: ")
+            format!("? allow this {tool} call? [y]es / [a]lways / [n]o: ")
         } else {
-            format!("? allow {summary}? [y]es / [n]o: ")
+            format!("? allow this {tool} call? [y]es / [n]o: ")
         };
         let read = tokio::task::spawn_blocking(move || {
             eprint!("{prompt}");
@@ -426,7 +434,10 @@ impl TextPrinter {
         }
     }
 
+    /// Writes `text` as a line on stderr, its control characters neutralised and then
+    /// dimmed when stderr is a colour terminal.
     fn note(&mut self, text: &str) -> std::io::Result<()> {
+        let text = neutralize(text);
         self.out.flush()?;
         if !self.ended_line {
             self.out.write_all(b"\n")?;
@@ -446,10 +457,11 @@ impl Printer for TextPrinter {
     fn print(&mut self, event: &Event) -> std::io::Result<()> {
         match &event.msg {
             EventMsg::AgentMessageDelta { delta } => {
-                self.out.write_all(delta.as_bytes())?;
+                self.out.write_all(neutralize(delta).as_bytes())?;
                 self.ended_line = delta.ends_with('\n');
             }
             EventMsg::AgentReasoningDelta { delta } => {
+                let delta = neutralize(delta);
                 self.out.flush()?;
                 let mut err = std::io::stderr().lock();
                 if self.dim {
@@ -506,8 +518,26 @@ impl Printer for TextPrinter {
                 }
                 self.note(&list)?;
             }
-            EventMsg::PermissionRequested { summary, .. } => {
-                self.note(&format!("permission needed: {summary}"))?;
+            EventMsg::PermissionRequested {
+                summary,
+                command,
+                diff,
+                ..
+            } => {
+                // What would run, whole: every line of the command, marked so that no line
+                // of it can pass for coder's own, and the diff of a change.
+                let mut text = format!("permission needed: {}", first_line(summary));
+                if let Some(command) = command {
+                    for line in command.lines() {
+                        text.push_str("\n  │ ");
+                        text.push_str(line);
+                    }
+                }
+                if let Some(diff) = diff {
+                    text.push('\n');
+                    text.push_str(diff.trim_end());
+                }
+                self.note(&text)?;
             }
             EventMsg::TaskStarted { .. }
             | EventMsg::AgentMessage { .. }
@@ -528,5 +558,13 @@ impl Printer for TextPrinter {
             self.out.write_all(b"\n")?;
         }
         self.out.flush()
+    }
+}
+
+/// The first line of `text`, with `…` when there is more.
+fn first_line(text: &str) -> String {
+    match text.split_once('\n') {
+        Some((first, _)) => format!("{first}…"),
+        None => text.to_owned(),
     }
 }

@@ -98,7 +98,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // The error may quote a hostile file (a workspace's configuration).
+            let err = format!("{err:#}");
+            eprintln!("error: {}", coder_core::control_chars::neutralize(&err));
             ExitCode::FAILURE
         }
     }

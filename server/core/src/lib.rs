@@ -8,6 +8,7 @@
 pub mod config;
 mod config_keys;
 mod config_narrow;
+pub mod control_chars;
 mod conversation;
 mod documents;
 mod engine;

@@ -195,6 +195,7 @@ async fn run_turns(
         ),
         todos: lock(conversation).todos.clone(),
         documents: lock(&inner.documents).clone(),
+        approved_diff: None,
     };
     let mut last_agent_message = None;
     for _step in 0..inner.config.max_steps {

@@ -18,11 +18,15 @@
 //! | the body is not JSON (or not UTF-8), no usable `Content-Length` | `-32700`, id `null` |
 //! | not a JSON-RPC 2.0 message (`jsonrpc` missing or not `"2.0"`, a method that is not a string, an id that is not a string or integer, a batch, a bare value or `{}`, a response with both or neither of `result` and `error`) | `-32600`, with the message's id when it is valid, else `null` |
 //! | a request whose params are not an object | `-32602` (a notification is dropped with a warning on stderr) |
+//!
+//! A malformed response (both or neither of `result` and `error`, a malformed `error`) whose
+//! id names one of the server's requests also fails that request, so nothing waits on it
+//! forever: a `permission/request` answered so is a denial.
 
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::sync::mpsc;
-use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_lsp_server::jsonrpc::{Error, Id, Request, Response};
 
 use crate::output::{Out, push_frame};
 
@@ -53,6 +57,14 @@ pub(crate) enum Checked {
     Reject {
         id: Value,
         code: i64,
+        message: String,
+    },
+    /// A malformed response whose id names one of the server's requests: that request
+    /// fails with `response` (an error), so nothing waits on it forever (a permission
+    /// request resolves as a denial), and the client is answered as for `Reject`.
+    BadResponse {
+        response: Response,
+        id: Value,
         message: String,
     },
     /// A notification that cannot be answered: dropped with a warning.
@@ -287,35 +299,46 @@ fn check_response(object: Map<String, Value>, id: Value) -> Checked {
                     && error.get("message").is_some_and(Value::is_string)
             });
             if !well_formed {
-                return reject(
+                return bad_response(
                     id,
-                    INVALID_REQUEST,
                     "invalid request: a response's error has an integer code and a string message",
                 );
             }
         }
         (Some(_), Some(_)) => {
-            return reject(
+            return bad_response(
                 id,
-                INVALID_REQUEST,
                 "invalid request: a response carries \"result\" or \"error\", not both",
             );
         }
         (None, None) => {
-            return reject(
+            return bad_response(
                 id,
-                INVALID_REQUEST,
                 "invalid request: a response carries \"result\" or \"error\"",
             );
         }
     }
     match serde_json::from_value(Value::Object(object)) {
         Ok(response) => Checked::Response(response),
-        Err(err) => reject(
-            id,
-            INVALID_REQUEST,
-            short(format!("invalid request: {err}")),
-        ),
+        Err(err) => bad_response(id, short(format!("invalid request: {err}"))),
+    }
+}
+
+/// A malformed response: passed on as a failure of the request its id names, when it names
+/// one, and answered with `-32600`.
+fn bad_response(id: Value, message: impl Into<String>) -> Checked {
+    let message = message.into();
+    match serde_json::from_value::<Id>(id.clone()) {
+        Ok(request) if !id.is_null() => {
+            let mut error = Error::invalid_request();
+            error.message = message.clone().into();
+            Checked::BadResponse {
+                response: Response::from_error(request, error),
+                id,
+                message,
+            }
+        }
+        _ => reject(id, INVALID_REQUEST, message),
     }
 }
 
@@ -372,6 +395,21 @@ pub(crate) async fn guard_input(client: impl AsyncRead + Unpin, routes: Routes) 
                     return;
                 }
             }
+            Checked::BadResponse {
+                response,
+                id,
+                message,
+            } => {
+                tracing::warn!("bad response from the client: {message}");
+                if routes.responses.send(response).await.is_err()
+                    || routes
+                        .out
+                        .send(Out::Frame(error_frame(id, INVALID_REQUEST, &message)))
+                        .is_err()
+                {
+                    return;
+                }
+            }
             Checked::Drop(why) => tracing::warn!("{why}"),
         }
     }
@@ -384,6 +422,11 @@ mod tests {
     fn code_and_id(body: &str) -> (i64, Value) {
         match check(body.as_bytes()) {
             Checked::Reject { id, code, .. } => (code, id),
+            Checked::BadResponse { id, response, .. } => {
+                assert_eq!(serde_json::to_value(response.id()).unwrap(), id, "{body}");
+                assert!(response.is_error(), "{body}");
+                (INVALID_REQUEST, id)
+            }
             other => panic!("{body} passed: {other:?}"),
         }
     }

@@ -118,6 +118,8 @@ impl Asker {
             arguments,
             summary,
             options,
+            command,
+            diff,
             ..
         } = &event.msg
         {
@@ -132,6 +134,8 @@ impl Asker {
                     arguments: arguments.clone(),
                     summary: summary.clone(),
                     options: options.clone(),
+                    command: command.clone(),
+                    diff: diff.clone(),
                 },
             );
         }
@@ -146,7 +150,9 @@ pub(crate) enum Out {
     Events(EventReceiver, Asker),
 }
 
-/// What waits while a batch is being written.
+/// What waits while a batch is being written. Nearly everything that waits is an event, so
+/// events are held inline: boxing them would cost an allocation per event on the hot path.
+#[allow(clippy::large_enum_variant)]
 enum Waiting {
     Frame(Vec<u8>),
     Event(Event),

@@ -2,7 +2,8 @@
 
 use coder_core::Engine;
 use coder_protocol::PermissionDecision;
-use coder_protocol::methods::{PERMISSION_REQUEST, PermissionParams, PermissionResult};
+use coder_protocol::methods::{PERMISSION_REQUEST, PermissionParams};
+use serde_json::Value;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::request::Request;
 
@@ -10,18 +11,25 @@ enum PermissionAsk {}
 
 impl Request for PermissionAsk {
     type Params = PermissionParams;
-    type Result = PermissionResult;
+    /// The answer is read as any JSON value and checked by
+    /// [`PermissionDecision::from_answer`], which is stricter than serde would be.
+    type Result = Value;
     const METHOD: &'static str = PERMISSION_REQUEST;
 }
 
 /// Sends the request from a task of its own (never from a request handler, which could
 /// deadlock tower-lsp) and hands the answer to the engine by request id. An error answer,
-/// or one that does not parse, denies the call and tells the model why.
+/// a malformed one (the guard turns a response with both `result` and `error` into an
+/// error), or a result that is not exactly a decision denies the call and tells the model
+/// why.
 pub(crate) fn ask(client: Client, engine: Engine, params: PermissionParams) {
     tokio::spawn(async move {
         let request_id = params.request_id.clone();
         let decision = match client.send_request::<PermissionAsk>(params).await {
-            Ok(decision) => decision,
+            Ok(answer) => PermissionDecision::parse_answer(&answer).unwrap_or_else(|problem| {
+                tracing::warn!("permission request {request_id}: malformed answer: {problem}");
+                PermissionDecision::malformed(&problem)
+            }),
             Err(err) => {
                 tracing::warn!("permission request {request_id} failed: {err}");
                 PermissionDecision::Deny {

@@ -98,14 +98,26 @@ pub enum EventMsg {
         error: String,
         duration_ms: u64,
     },
-    /// A tool call waits for a person's decision.
+    /// A tool call waits for a person's decision. What the person is shown must be what
+    /// runs: `command` and `diff` carry it whole, never shortened.
     PermissionRequested {
         request_id: String,
         call_id: String,
         tool_name: String,
         arguments: Value,
+        /// One line saying what would run and why the person is asked.
         summary: String,
         options: Vec<String>,
+        /// For `bash`: the whole command that would run, every line of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        command: Option<String>,
+        /// For tools that change files (`write`, `edit`, `apply_patch`): the change as a
+        /// unified diff, computed without writing anything. The call then writes exactly
+        /// this change, or fails if the files changed meanwhile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        diff: Option<String>,
     },
     /// Usage of the last model response and the conversation's running total.
     TokenCount {

@@ -205,7 +205,9 @@ pub struct EventParams {
 }
 
 /// `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
-/// `{ decision: "allow_once" | "allow_always" | "deny", message? }`.
+/// `{ decision: "allow_once" | "allow_always" | "deny", message? }`. An answer that is an
+/// error, or anything else than such an object, denies the call
+/// ([`PermissionDecision::from_answer`]).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionParams {
@@ -216,6 +218,15 @@ pub struct PermissionParams {
     pub arguments: Value,
     pub summary: String,
     pub options: Vec<String>,
+    /// For `bash`: the whole command that would run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub command: Option<String>,
+    /// For `write`, `edit` and `apply_patch`: the change as a unified diff, before it is
+    /// made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub diff: Option<String>,
 }
 
 /// The client's answer to `permission/request`.

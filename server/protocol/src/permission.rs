@@ -1,6 +1,7 @@
 //! Modes and permission decisions, as front doors send and show them.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use ts_rs::TS;
 
 /// How much the agent may do on its own (seed 004 section 2).
@@ -63,6 +64,67 @@ pub enum PermissionDecision {
     },
 }
 
+impl PermissionDecision {
+    /// Reads a client's answer strictly: an object with a known `decision`, and for `deny`
+    /// at most a string `message`, nothing else. Anything else (another type, an unknown
+    /// decision, a missing `decision`, an extra field such as `error`) is a denial that
+    /// says what was wrong, so a confused or hostile client can never approve by accident.
+    pub fn from_answer(answer: &Value) -> PermissionDecision {
+        Self::parse_answer(answer).unwrap_or_else(|problem| Self::malformed(&problem))
+    }
+
+    /// The denial for an answer that was not a decision: the message (which reaches the
+    /// model) says what was wrong with it.
+    pub fn malformed(problem: &str) -> PermissionDecision {
+        PermissionDecision::Deny {
+            message: Some(format!(
+                "the answer to the permission request was malformed ({problem}); the call was denied"
+            )),
+        }
+    }
+
+    /// Reads a client's answer as [`PermissionDecision::from_answer`] does, saying what was
+    /// wrong with one that is not a decision.
+    pub fn parse_answer(answer: &Value) -> Result<PermissionDecision, String> {
+        let Some(object) = answer.as_object() else {
+            return Err("not an object".to_owned());
+        };
+        let decision = match object.get("decision") {
+            Some(Value::String(decision)) => decision.as_str(),
+            Some(_) => return Err("`decision` is not a string".to_owned()),
+            None => return Err("no `decision`".to_owned()),
+        };
+        let allowed: &[&str] = match decision {
+            "allow_once" | "allow_always" => &["decision"],
+            "deny" => &["decision", "message"],
+            other => return Err(format!("unknown decision `{}`", shorten(other))),
+        };
+        if let Some(extra) = object.keys().find(|key| !allowed.contains(&key.as_str())) {
+            return Err(format!("unexpected field `{}`", shorten(extra)));
+        }
+        match decision {
+            "allow_once" => Ok(PermissionDecision::AllowOnce),
+            "allow_always" => Ok(PermissionDecision::AllowAlways),
+            _ => match object.get("message") {
+                None | Some(Value::Null) => Ok(PermissionDecision::Deny { message: None }),
+                Some(Value::String(message)) => Ok(PermissionDecision::Deny {
+                    message: Some(message.clone()),
+                }),
+                Some(_) => Err("`message` is not a string".to_owned()),
+            },
+        }
+    }
+}
+
+/// At most 40 characters of a client's text, for an error message.
+fn shorten(text: &str) -> String {
+    let mut short: String = text.chars().take(40).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}
+
 impl Mode {
     pub const ALL: [Mode; 4] = [Mode::Plan, Mode::Default, Mode::AutoEdit, Mode::Yolo];
 
@@ -90,6 +152,80 @@ impl Preset {
             Preset::Balanced => "balanced",
             Preset::AutoEdit => "auto-edit",
             Preset::Yolo => "yolo",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn well_formed_answers_are_read_as_sent() {
+        let cases = [
+            (
+                json!({"decision": "allow_once"}),
+                PermissionDecision::AllowOnce,
+            ),
+            (
+                json!({"decision": "allow_always"}),
+                PermissionDecision::AllowAlways,
+            ),
+            (
+                json!({"decision": "deny"}),
+                PermissionDecision::Deny { message: None },
+            ),
+            (
+                json!({"decision": "deny", "message": "not now"}),
+                PermissionDecision::Deny {
+                    message: Some("not now".into()),
+                },
+            ),
+        ];
+        for (answer, decision) in cases {
+            assert_eq!(
+                PermissionDecision::from_answer(&answer),
+                decision,
+                "{answer}"
+            );
+        }
+    }
+
+    #[test]
+    fn anything_malformed_is_a_denial_that_says_why() {
+        let cases = [
+            (json!(null), "not an object"),
+            (json!("allow_once"), "not an object"),
+            (json!([{"decision": "allow_once"}]), "not an object"),
+            (json!({}), "no `decision`"),
+            (json!({"decision": true}), "`decision` is not a string"),
+            (
+                json!({"decision": "allow_forever"}),
+                "unknown decision `allow_forever`",
+            ),
+            (
+                json!({"decision": "allow_once", "error": {"code": 1}}),
+                "unexpected field `error`",
+            ),
+            (
+                json!({"decision": "allow_once", "message": "x"}),
+                "unexpected field `message`",
+            ),
+            (
+                json!({"decision": "deny", "message": 7}),
+                "`message` is not a string",
+            ),
+        ];
+        for (answer, problem) in cases {
+            let PermissionDecision::Deny {
+                message: Some(message),
+            } = PermissionDecision::from_answer(&answer)
+            else {
+                panic!("{answer} was not denied");
+            };
+            assert!(message.contains(problem), "{answer}: {message}");
         }
     }
 }

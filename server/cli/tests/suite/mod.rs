@@ -2,6 +2,7 @@ mod command_safety;
 mod exec;
 mod file_safety;
 mod grep;
+mod hostile_output;
 mod lsp;
 mod processes;
 mod provider_errors;

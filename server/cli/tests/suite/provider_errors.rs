@@ -109,3 +109,114 @@ async fn nothing_listening_on_a_loopback_address_is_said_at_once_without_retries
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("retrying"), "{stderr}");
 }
+
+/// Every file under `dir`, read as text.
+fn all_files(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(all_files(&path));
+        } else {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            found.push((path, text));
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_long_retry_after_is_capped_by_max_delay_ms() {
+    let server = MockModelServer::start(vec![
+        MockResponse::rate_limited(100),
+        MockResponse::text("made it"),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join(".coder-home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.json"),
+        json!({"retry": {"initialDelayMs": 10, "maxDelayMs": 50}}).to_string(),
+    )
+    .unwrap();
+    let url = server.openai_base_url();
+    let home = home.to_string_lossy().into_owned();
+    // The outer timeout (30 s) only guards against a hang: honouring the provider's 100 s
+    // would pass it.
+    let out = coder(
+        dir.path(),
+        &[("OPENAI_BASE_URL", &url), ("CODER_HOME", &home)],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "made it\n");
+    assert!(
+        stderr.contains("retrying in 0.1s (retry 1 of 4)"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn an_error_body_echoing_the_key_is_redacted_everywhere() {
+    let echo = |status| MockResponse::Status {
+        status,
+        body: format!(
+            "{{\"error\":{{\"message\":\"Incorrect API key provided: {SECRET}\",\"headers\":\"Authorization: Bearer {SECRET}\"}}}}"
+        ),
+        retry_after_secs: Some(0),
+    };
+    let server = MockModelServer::start(vec![echo(500), echo(400)])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.openai_base_url();
+    let env = [
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("OPENAI_API_KEY", SECRET),
+    ];
+    let out = coder(dir.path(), &env).await;
+    // One retry (its warning) and the final error, both shown without the key.
+    let error = the_error(&out);
+    assert!(
+        error.contains("Incorrect API key provided: [redacted]")
+            && error.contains("Authorization: Bearer [redacted]"),
+        "{error}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: the model provider answered 500"),
+        "{stderr}"
+    );
+
+    // The events of `--json` and the session file hold no key either.
+    server.push([echo(500), echo(400)]);
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+    command
+        .args(["exec", "--json", "hi"])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("HOME", dir.path().join(".home"))
+        .envs(env)
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .expect("coder exec did not finish in 30 s")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("[redacted]"), "{stdout}");
+    assert!(!stdout.contains(SECRET), "{stdout}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(SECRET));
+    let files = all_files(dir.path());
+    assert!(
+        files
+            .iter()
+            .any(|(path, _)| path.starts_with(dir.path().join(".coder")))
+    );
+    for (path, text) in files {
+        assert!(!text.contains(SECRET), "{} holds the key", path.display());
+    }
+}

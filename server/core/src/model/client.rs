@@ -17,12 +17,11 @@ use super::estimate::estimate_usage;
 use super::hints::{Hints, refused_on_loopback};
 use super::limits::ReplyLimits;
 use super::openai::OpenAiApi;
+use super::redact::redact;
 use super::sse::{SseError, SseReader};
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
 
-/// The longest `Retry-After` the client will honour; longer values are cut to this.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 /// How much of an error body goes into an error message.
 const ERROR_BODY_LIMIT: usize = 500;
 
@@ -32,6 +31,8 @@ pub struct ModelClient {
     api: Box<dyn WireApi>,
     retry: RetryConfig,
     idle_timeout: Duration,
+    /// The API key, removed from every message built from what the provider sent.
+    key: Option<String>,
     /// The most bytes of text, thinking and tool arguments in one reply.
     max_reply_bytes: usize,
     hints: Hints,
@@ -89,6 +90,7 @@ impl ModelClient {
             .map_err(|err| format!("cannot build the HTTP client: {err}"))?;
         let base_url = provider.base_url.clone();
         let api_key = provider.api_key.clone();
+        let key = api_key.as_ref().map(|key| key.expose().to_owned());
         let api: Box<dyn WireApi> = match provider.kind {
             ProviderKind::OpenAi => Box::new(OpenAiApi { base_url, api_key }),
             ProviderKind::Anthropic => Box::new(AnthropicApi { base_url, api_key }),
@@ -98,6 +100,7 @@ impl ModelClient {
             api,
             retry,
             idle_timeout,
+            key,
             max_reply_bytes,
             hints: Hints::new(provider),
         })
@@ -107,6 +110,8 @@ impl ModelClient {
     /// reported there as a warning. When the provider reports no usage, it is estimated.
     /// Cancelling `cancel` drops the HTTP stream at once. A reply that passes its limits
     /// (`maxOutputTokens`, `maxReplyBytes`, see `limits.rs`) is dropped and fails.
+    /// A provider's `Retry-After` is honoured up to `retry.maxDelayMs`, never longer, and
+    /// every message is cleared of the API key ([`redact`]) before it leaves.
     pub async fn stream(
         &self,
         request: &ModelRequest<'_>,
@@ -142,11 +147,13 @@ impl ModelClient {
                     Err(AttemptError::Cancelled(partial)) => {
                         return Err(StreamError::Cancelled { partial });
                     }
-                    Err(AttemptError::Fatal(message)) => return Err(StreamError::Failed(message)),
+                    Err(AttemptError::Fatal(message)) => {
+                        return Err(StreamError::Failed(self.redact(message)));
+                    }
                     Err(AttemptError::Retryable {
                         message,
                         retry_after,
-                    }) => (message, retry_after),
+                    }) => (self.redact(message), retry_after),
                 };
             attempt += 1;
             let Some(backoff) = delays.next() else {
@@ -155,7 +162,8 @@ impl ModelClient {
                     self.retry.max_retries
                 )));
             };
-            let delay = retry_after.map_or(backoff, |d| d.min(MAX_RETRY_AFTER));
+            // A provider may ask for any wait; the person's limit wins.
+            let delay = retry_after.map_or(backoff, |d| d.min(self.retry.max_delay));
             let discarded = if emitted {
                 "; the partial reply is discarded"
             } else {
@@ -173,6 +181,10 @@ impl ModelClient {
                 () = tokio::time::sleep(delay) => {}
             }
         }
+    }
+
+    fn redact(&self, message: String) -> String {
+        redact(message, self.key.as_deref())
     }
 
     async fn attempt(
@@ -347,18 +359,33 @@ fn is_retryable_status(status: StatusCode) -> bool {
         || status.as_u16() == 529
 }
 
-/// `retry-after-ms` (OpenAI) or `retry-after` in seconds.
+/// `retry-after-ms` (OpenAI), or `retry-after` in seconds or as an HTTP date (RFC 9110).
+/// Not capped here: the caller caps it with `retry.maxDelayMs`.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| {
+    let text = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(str::trim)
     };
-    number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+    let seconds = |text: &str| {
+        text.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .and_then(|v| Duration::try_from_secs_f64(v).ok())
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(seconds) {
+        return Some(ms / 1000);
+    }
+    let value = text("retry-after")?;
+    seconds(value).or_else(|| {
+        let at = httpdate::parse_http_date(value).ok()?;
+        // A date in the past asks for no wait.
+        Some(
+            at.duration_since(std::time::SystemTime::now())
+                .unwrap_or_default(),
+        )
+    })
 }
 
 fn excerpt(text: &str) -> String {
@@ -382,4 +409,37 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(name: &'static str, value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(name, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds_milliseconds_or_as_a_date() {
+        assert_eq!(
+            retry_after(&headers("retry-after", "100")),
+            Some(Duration::from_secs(100))
+        );
+        assert_eq!(
+            retry_after(&headers("retry-after-ms", "1500")),
+            Some(Duration::from_millis(1500))
+        );
+        let later = std::time::SystemTime::now() + Duration::from_secs(3600);
+        let wait = retry_after(&headers("retry-after", &httpdate::fmt_http_date(later))).unwrap();
+        assert!(wait > Duration::from_secs(3500) && wait <= Duration::from_secs(3600));
+        assert_eq!(
+            retry_after(&headers("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers("retry-after", "soon")), None);
+        assert_eq!(retry_after(&headers("retry-after", "-1")), None);
+    }
 }

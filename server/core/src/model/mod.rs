@@ -12,6 +12,7 @@ mod estimate;
 mod hints;
 mod limits;
 mod openai;
+mod redact;
 mod sse;
 
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};

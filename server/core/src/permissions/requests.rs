@@ -34,6 +34,8 @@ pub(crate) struct Request<'a> {
     pub tool: &'a str,
     pub input: &'a Value,
     pub summary: &'a str,
+    /// What the call would change, computed without changing it (a unified diff).
+    pub diff: Option<String>,
     /// Only an explicit answer may allow it: no auto-approval, no "allow always".
     pub human_required: bool,
     /// For `bash`, the simple commands of the line.
@@ -103,6 +105,7 @@ impl Permissions {
             tool,
             input,
             summary,
+            diff,
             human_required,
             line,
         } = request;
@@ -131,6 +134,10 @@ impl Permissions {
             arguments: input.clone(),
             summary: summary.to_owned(),
             options,
+            command: (tool == "bash")
+                .then(|| input["command"].as_str().map(str::to_owned))
+                .flatten(),
+            diff,
         });
         events.emit(EventMsg::StateChanged {
             state: EngineState::WaitingForPermission,

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use self::parser::{FileOp, parse_patch};
-use self::staging::{not_applied, run};
+use self::staging::{not_applied, preview, run};
 use super::{Tool, ToolContext, ToolOutput};
 
 pub struct ApplyPatchTool;
@@ -103,9 +103,14 @@ impl Tool for ApplyPatchTool {
         parse_patch(patch).map(drop).map_err(not_applied)
     }
 
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<String>, String> {
+        let args: Args = serde_json::from_value(input.clone()).map_err(|err| err.to_string())?;
+        preview(ctx, &args.patch).await.map(Some)
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
-        run(&ctx.workspace, ctx.documents.as_ref(), &args.patch).await
+        run(ctx, &args.patch).await
     }
 }
 

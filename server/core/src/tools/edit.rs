@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::write::prepare_change;
+use super::write::{PendingChange, prepare_change};
 use super::{Tool, ToolContext, ToolOutput};
 
 pub struct EditTool;
@@ -59,27 +59,14 @@ impl Tool for EditTool {
         Ok(())
     }
 
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<String>, String> {
+        let (pending, _) = pending_edit(input.clone(), ctx).await?;
+        Ok(Some(pending.diff()))
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
-        let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
-        let workspace = ctx.workspace.clone();
-        let documents = ctx.documents.clone();
-        let (pending, replaced) = tokio::task::spawn_blocking(move || {
-            let mut replaced = 0;
-            let pending = prepare_change(&workspace, documents.as_ref(), &args.path, |old| {
-                let Some(old) = old else {
-                    return Err(format!(
-                        "{} does not exist; use `write` to create it",
-                        args.path
-                    ));
-                };
-                let (text, count) = replace(old, &args)?;
-                replaced = count;
-                Ok(text)
-            })?;
-            Ok::<_, String>((pending, replaced))
-        })
-        .await
-        .map_err(|err| format!("edit failed: {err}"))??;
+        let (pending, replaced) = pending_edit(input, ctx).await?;
+        ctx.check_approved(&pending.diff())?;
         let change = pending.commit().await?;
         let times = if replaced == 1 {
             "once".to_owned()
@@ -91,6 +78,30 @@ impl Tool for EditTool {
             change.diff,
         ))
     }
+}
+
+/// The edit `input` asks for, computed but not made, and the number of replacements.
+async fn pending_edit(input: Value, ctx: &ToolContext) -> Result<(PendingChange, usize), String> {
+    let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
+    let workspace = ctx.workspace.clone();
+    let documents = ctx.documents.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut replaced = 0;
+        let pending = prepare_change(&workspace, documents.as_ref(), &args.path, |old| {
+            let Some(old) = old else {
+                return Err(format!(
+                    "{} does not exist; use `write` to create it",
+                    args.path
+                ));
+            };
+            let (text, count) = replace(old, &args)?;
+            replaced = count;
+            Ok(text)
+        })?;
+        Ok((pending, replaced))
+    })
+    .await
+    .map_err(|err| format!("edit failed: {err}"))?
 }
 
 /// The new text and the number of replacements. A file with CRLF line endings also matches

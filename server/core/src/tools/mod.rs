@@ -57,6 +57,12 @@ pub trait Tool: Send + Sync {
     fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
         Ok(())
     }
+    /// What the call would change, computed without changing anything, for the person asked
+    /// to approve it: a unified diff for tools that change files, `None` for the others.
+    /// An `Err` means the call cannot succeed; it fails with that message, unasked.
+    async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Result<Option<String>, String> {
+        Ok(None)
+    }
     /// Runs the tool. An `Err` message goes to the model as the failed call's result.
     /// Long-running tools should stop when `ctx.cancel` fires.
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
@@ -80,6 +86,9 @@ pub struct ToolContext {
     /// Files open in an editor: the file tools read their text and hand changes to them to
     /// the editor. `None` when no editor is attached.
     pub documents: Option<Arc<dyn Documents>>,
+    /// The change a person approved ([`Tool::preview`]): a tool that changes files makes
+    /// exactly this change, or fails with nothing written when the files changed since.
+    pub approved_diff: Option<String>,
 }
 
 impl ToolContext {
@@ -95,6 +104,21 @@ impl ToolContext {
             env: Arc::default(),
             todos: Arc::default(),
             documents: None,
+            approved_diff: None,
+        }
+    }
+
+    /// Fails when a person approved a change and `diff` is not that change: the files
+    /// changed between the approval and now, and what was approved is not what would be
+    /// written.
+    pub(crate) fn check_approved(&self, diff: &str) -> Result<(), String> {
+        match &self.approved_diff {
+            Some(approved) if approved != diff => Err(
+                "the files changed after the change was approved, so it is no longer the \
+                 change the user saw; nothing was written. Read the files again and retry."
+                    .to_owned(),
+            ),
+            _ => Ok(()),
         }
     }
 }

@@ -129,7 +129,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             problems.join("; ")
         ));
     }
-    let ctx = ToolContext {
+    let mut ctx = ToolContext {
         call_id: call.id.clone(),
         ..base.clone()
     };
@@ -155,18 +155,25 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             ));
         }
         PolicyDecision::Ask => {
+            // The person sees the change before it is made; a call that cannot succeed
+            // fails without asking.
+            let preview = match entry.tool.preview(&input, &ctx).await {
+                Ok(preview) => preview,
+                Err(reason) => return fail(format!("Error: {reason}")),
+            };
             let summary = summarize(name, &input, &verdict.reason);
             let request = Request {
                 call_id: &call.id,
                 tool: name,
                 input: &input,
                 summary: &summary,
+                diff: preview.clone().filter(|diff| !diff.is_empty()),
                 human_required: verdict.human_required,
                 line: verdict.line.as_ref(),
             };
             let answer = run.permissions.ask(request, events, &ctx.cancel).await;
             match answer {
-                Answer::Allowed => {}
+                Answer::Allowed => ctx.approved_diff = preview,
                 Answer::Denied(message) => return fail(message),
                 Answer::Cancelled => return fail(CANCELLED_BEFORE_START.to_owned()),
             }
@@ -325,6 +332,7 @@ async fn rerun_escalated(
         tool: "bash",
         input: &input,
         summary: &summary,
+        diff: None,
         human_required: true,
         line: None,
     };

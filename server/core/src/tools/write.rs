@@ -50,6 +50,13 @@ impl Tool for WriteTool {
         false
     }
 
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<String>, String> {
+        let args: Args = serde_json::from_value(input.clone()).map_err(|err| err.to_string())?;
+        preview_change(ctx, args.path, move |_| Ok(args.content))
+            .await
+            .map(Some)
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
         let lines = args.content.lines().count();
@@ -107,13 +114,29 @@ pub(crate) async fn replace_file(
 ) -> Result<FileChange, String> {
     let workspace = ctx.workspace.clone();
     let documents = ctx.documents.clone();
-    tokio::task::spawn_blocking(move || {
+    let pending = tokio::task::spawn_blocking(move || {
         prepare_change(&workspace, documents.as_ref(), &requested, update)
     })
     .await
-    .map_err(|err| format!("write failed: {err}"))??
-    .commit()
+    .map_err(|err| format!("write failed: {err}"))??;
+    ctx.check_approved(&pending.diff())?;
+    pending.commit().await
+}
+
+/// The unified diff [`replace_file`] would make with the same arguments, changing nothing.
+pub(crate) async fn preview_change(
+    ctx: &ToolContext,
+    requested: String,
+    update: impl FnOnce(Option<&str>) -> Result<String, String> + Send + 'static,
+) -> Result<String, String> {
+    let workspace = ctx.workspace.clone();
+    let documents = ctx.documents.clone();
+    tokio::task::spawn_blocking(move || {
+        prepare_change(&workspace, documents.as_ref(), &requested, update)
+            .map(|pending| pending.diff())
+    })
     .await
+    .map_err(|err| format!("write failed: {err}"))?
 }
 
 /// Reads the file at `requested` (from the editor when it is open there) and computes its
@@ -162,6 +185,11 @@ fn read_disk(dir: &WorkspaceDir, path: &Path, label: &str) -> Result<Option<Stri
 }
 
 impl PendingChange {
+    /// The change as a unified diff.
+    pub(crate) fn diff(&self) -> String {
+        unified_diff(&self.label, self.old.as_deref(), Some(&self.new))
+    }
+
     /// Makes the change: in the editor when the file is open there and the editor applies
     /// edits, else on disk. An editor's refusal fails the call with nothing changed.
     pub(crate) async fn commit(self) -> Result<FileChange, String> {
@@ -178,7 +206,7 @@ impl PendingChange {
                     )
                 })?;
         }
-        let diff = unified_diff(&self.label, self.old.as_deref(), Some(&self.new));
+        let diff = self.diff();
         let created = self.old.is_none();
         let label = if in_editor {
             self.label

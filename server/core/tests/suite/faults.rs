@@ -50,19 +50,40 @@ async fn server_errors_and_overload_are_retried_with_a_warning_each() {
 }
 
 #[tokio::test]
-async fn rate_limits_honour_retry_after() {
+async fn rate_limits_honour_retry_after_up_to_max_delay() {
+    // Within `retry.maxDelayMs` (here 2 s), the provider's wait is taken as it is.
     let server = MockModelServer::start(vec![
         MockResponse::rate_limited(1),
         MockResponse::text("ok"),
     ])
     .await
     .unwrap();
-    let mut h = Harness::new(&server, ProviderKind::OpenAi);
-    let started = tokio::time::Instant::now();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.retry.max_delay = Duration::from_secs(2),
+        Vec::new(),
+    );
     let events = h.run("hi").await;
-    // The configured backoff is 10-50 ms; only Retry-After explains a wait of a second.
-    assert!(started.elapsed() >= Duration::from_millis(950));
+    // The configured backoff is 10 ms to 2 s with jitter; the warning says the wait chosen.
     assert!(warnings(&events)[0].contains("retrying in 1.0s"));
+    assert_eq!(completed_with(&events).as_deref(), Some("ok"));
+
+    // A longer wait is cut to `retry.maxDelayMs` (50 ms in the harness): a provider cannot
+    // stall coder.
+    let server = MockModelServer::start(vec![
+        MockResponse::rate_limited(100),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let events = h.run("hi").await;
+    assert!(
+        warnings(&events)[0].contains("retrying in 0.1s"),
+        "{:?}",
+        warnings(&events)
+    );
     assert_eq!(completed_with(&events).as_deref(), Some("ok"));
 }
 

@@ -450,3 +450,43 @@ async fn a_person_may_allow_a_protected_write_once_but_not_always() {
         "b\n"
     );
 }
+
+#[tokio::test]
+async fn an_edit_request_carries_its_diff_and_a_change_after_approval_is_refused() {
+    let edit = json!({"path": "app.txt", "old_string": "two", "new_string": "TWO"});
+    let (server, mut h) = calling("edit", edit, |_| {}).await;
+    let file = h.workspace.path().join("app.txt");
+    std::fs::write(&file, "one\ntwo\nthree\n").unwrap();
+    // The person approves what they saw; meanwhile something else changes the file, so the
+    // change the edit would now make is not the one approved.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let record = seen.clone();
+    let engine = h.engine.clone();
+    let path = file.clone();
+    h.engine.on_event(move |event| {
+        if let EventMsg::PermissionRequested {
+            request_id, diff, ..
+        } = &event.msg
+        {
+            *record.lock().unwrap() = diff.clone();
+            std::fs::write(&path, "zero\none\ntwo\nthree\n").unwrap();
+            engine
+                .respond_permission(request_id, PermissionDecision::AllowOnce)
+                .unwrap();
+        }
+    });
+    h.run("edit it").await;
+    assert_eq!(
+        seen.lock().unwrap().as_deref(),
+        Some("--- a/app.txt\n+++ b/app.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "zero\none\ntwo\nthree\n"
+    );
+    let told = tool_result(&server);
+    assert!(
+        told.contains("no longer the change the user saw; nothing was written"),
+        "{told}"
+    );
+}

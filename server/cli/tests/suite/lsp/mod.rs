@@ -5,6 +5,7 @@ mod conversations;
 mod documents;
 mod faults;
 mod fuzz;
+mod permissions;
 mod sessions;
 mod setup;
 mod trust;

@@ -11,30 +11,20 @@ use std::sync::Arc;
 use super::apply::apply_hunks;
 use super::parser::{FileOp, Patch, parse_patch};
 use crate::documents::{Documents, IN_EDITOR_NOTE};
-use crate::tools::ToolOutput;
 use crate::tools::beneath::WorkspaceDir;
 use crate::tools::diff::unified_diff;
 use crate::tools::paths::{display_path, resolve_for_write};
+use crate::tools::{ToolContext, ToolOutput};
 
 /// Appended to every error found before writing.
 const NOT_APPLIED: &str = "The patch was not applied; no file was changed.";
 
 /// Parses, checks and applies `text`; the summary lists each file with a git-style letter.
-/// Parsing and checking run on the blocking pool, as do the disk writes.
-pub(super) async fn run(
-    workspace: &Path,
-    documents: Option<&Arc<dyn Documents>>,
-    text: &str,
-) -> Result<ToolOutput, String> {
-    let workspace = workspace.to_path_buf();
-    let documents = documents.cloned();
-    let text = text.to_owned();
-    let staged = tokio::task::spawn_blocking(move || {
-        let patch = parse_patch(&text).map_err(not_applied)?;
-        stage(&workspace, documents, &patch).map_err(not_applied)
-    })
-    .await
-    .map_err(|err| format!("apply_patch failed: {err}"))??;
+/// Parsing and checking run on the blocking pool, as do the disk writes. When a person
+/// approved the change ([`ToolContext::approved_diff`]), only that change is made.
+pub(super) async fn run(ctx: &ToolContext, text: &str) -> Result<ToolOutput, String> {
+    let staged = staged(ctx, text).await?;
+    ctx.check_approved(&staged.diff).map_err(not_applied)?;
     let in_editor = staged.files.commit().await?;
     let mut content = format!("Applied the patch:\n{}", staged.summary.join("\n"));
     if !in_editor.is_empty() {
@@ -44,6 +34,24 @@ pub(super) async fn run(
         ));
     }
     Ok(ToolOutput::with_diff(content, staged.diff))
+}
+
+/// The unified diffs [`run`] would make of `text`, changing nothing.
+pub(super) async fn preview(ctx: &ToolContext, text: &str) -> Result<String, String> {
+    staged(ctx, text).await.map(|staged| staged.diff)
+}
+
+/// `text` parsed and applied in memory, on the blocking pool.
+async fn staged(ctx: &ToolContext, text: &str) -> Result<Staged, String> {
+    let workspace = ctx.workspace.clone();
+    let documents = ctx.documents.clone();
+    let text = text.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let patch = parse_patch(&text).map_err(not_applied)?;
+        stage(&workspace, documents, &patch).map_err(not_applied)
+    })
+    .await
+    .map_err(|err| format!("apply_patch failed: {err}"))?
 }
 
 /// `err`, saying that nothing was written.
@@ -357,7 +365,7 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(super::run(root, None, patch))
+            .block_on(super::run(&ToolContext::new(root), patch))
     }
 
     fn read(dir: &Path, path: &str) -> String {
