@@ -72,6 +72,14 @@ async fn model_running(command: &str) -> MockModelServer {
     .unwrap()
 }
 
+/// A model that runs `script` as a file in `workspace`: the policy reads a command line, not
+/// what a script it runs does, so a script is how a command reaches coder's own files and
+/// only the sandbox stands in its way.
+async fn model_running_script(workspace: &Path, script: &str) -> MockModelServer {
+    std::fs::write(workspace.join("attack.sh"), script).unwrap();
+    model_running("bash attack.sh").await
+}
+
 /// What the model was told the `bash` call returned.
 fn tool_result(server: &MockModelServer) -> String {
     let requests = server.requests();
@@ -166,7 +174,7 @@ async fn commands_see_coders_own_files_read_only() {
                    mv .git .git.old && mkdir .git && echo evil > .git/config; \
                    mv .coder .coder.old && mkdir .coder && echo evil > .coder/config.json; \
                    echo inside > inside.txt; mkdir -p src && echo ok > src/new.rs";
-    let server = model_running(command).await;
+    let server = model_running_script(root, command).await;
     let out = coder(root, home.path(), &server, &["go"], &[]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
 
@@ -333,7 +341,7 @@ async fn what_a_command_creates_at_a_missing_protected_path_is_removed() {
     let command = "mkdir -p .git/hooks && printf '#!/bin/sh\\nevil\\n' > .git/hooks/pre-commit; \
                    echo '{\"mcpServers\": {\"x\": {\"command\": \"evil\"}}}' > .mcp.json; \
                    echo '{}' > .coder/config.json; echo inside > inside.txt";
-    let server = model_running(command).await;
+    let server = model_running_script(root, command).await;
     let out = coder(root, home.path(), &server, &["go"], &[]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let result = tool_result(&server);
@@ -406,7 +414,7 @@ async fn root_without_user_namespaces_still_gets_a_locked_read_only_view() {
          umount .mcp.json; echo evil > .mcp.json; echo inside > inside.txt",
         f = file.display()
     );
-    let server = model_running(&command).await;
+    let server = model_running_script(workspace.path(), &command).await;
     let out = coder_under(
         &wrapper,
         workspace.path(),
