@@ -174,9 +174,10 @@ async fn a_shipped_configuration_cannot_write_escapes_through_warnings_or_errors
         String::from_utf8_lossy(&out.stderr)
     );
     assert_shown_not_obeyed("stderr", &out.stderr);
-    // A bad value is quoted in the error that stops the run.
+    // A bad value is quoted in the error that stops the run (in a trusted folder: an
+    // untrusted one's mode may only narrow, and a value outside the order is dropped).
     std::fs::write(&file, json!({ "mode": ATTACK }).to_string()).unwrap();
-    let out = coder(dir.path(), &["hi"], &server).await;
+    let out = coder(dir.path(), &["--trust", "hi"], &server).await;
     assert_eq!(out.status.code(), Some(1));
     assert_shown_not_obeyed("stderr", &out.stderr);
 }
