@@ -104,12 +104,20 @@ impl ConversationSpec {
             let requested = file.to_string_lossy();
             let path = crate::tools::paths::resolve_existing(workspace, &requested)
                 .map_err(|err| format!("the base instructions file is refused: {err}"))?;
-            let text = std::fs::read_to_string(&path).map_err(|err| {
+            // Read through a handle on the workspace, so a link swapped in after the check
+            // cannot lead the read out.
+            let unreadable = |err: String| {
                 format!(
                     "cannot read the base instructions file {}: {err}",
                     file.display()
                 )
-            })?;
+            };
+            let bytes = crate::tools::beneath::WorkspaceDir::open(workspace)
+                .and_then(|dir| dir.read(&path).map_err(|err| err.to_string()))
+                .map_err(unreadable)?
+                .ok_or_else(|| unreadable("it does not exist".to_owned()))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| unreadable("it is not UTF-8 text".to_owned()))?;
             self.base_instructions = Some(text);
         }
         Ok((self, notes))

@@ -5,7 +5,7 @@
 
 mod apply_patch;
 mod bash;
-mod beneath;
+pub(crate) mod beneath;
 pub(crate) mod conversation;
 mod diff;
 mod edit;
