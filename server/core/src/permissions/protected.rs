@@ -13,6 +13,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::tools::paths::{existing_canonical, normalize};
+
 /// The directories whose whole content is protected, with why.
 const PROTECTED_DIRS: [(&str, &str); 2] = [
     (
@@ -57,7 +59,7 @@ pub(crate) fn is_protected_by(
         return Some(reason);
     }
     let root = workspace.canonicalize().ok()?;
-    let resolved = resolve_existing_prefix(&joined)?;
+    let resolved = existing_canonical(&joined)?;
     protected_relative(resolved.strip_prefix(&root).ok()?, names)
 }
 
@@ -95,37 +97,6 @@ fn relative_to(workspace: &Path, path: &Path) -> Option<PathBuf> {
     }
     let root = workspace.canonicalize().ok()?;
     path.strip_prefix(root).ok().map(Path::to_path_buf)
-}
-
-/// The longest existing ancestor of `path` resolved with links followed, with the rest
-/// appended as written.
-fn resolve_existing_prefix(path: &Path) -> Option<PathBuf> {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(resolved) = existing.canonicalize() {
-            let mut out = resolved;
-            out.extend(rest.iter().rev());
-            return Some(out);
-        }
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
-    }
-}
-
-/// Removes `.` and `..` without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

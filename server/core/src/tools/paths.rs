@@ -125,8 +125,8 @@ fn outside(requested: &str, root: &Path) -> String {
     )
 }
 
-/// Removes `.` and `..` without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
+/// Removes `.` and `..` without touching the file system; `..` at the root stays there.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -138,6 +138,22 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The longest existing part of `path` with symbolic links resolved, followed by the rest
+/// as written.
+pub(crate) fn existing_canonical(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = existing.canonicalize() {
+            let mut full = resolved;
+            full.extend(rest.iter().rev());
+            return Some(full);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 
 use tree_sitter::{Node, Parser};
 
-use words::{Word, normalize, text};
+use crate::tools::paths::normalize;
+use words::{Word, text};
 use wrappers::{Name, reads_script_from_stdin, unwrap};
 
 /// Where a command runs, for resolving the paths it names.

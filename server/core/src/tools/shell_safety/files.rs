@@ -1,7 +1,7 @@
 //! Rules for commands that delete or write files and devices, and the checks on the paths
 //! they name.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::options::Scan;
 use super::protected;
@@ -9,6 +9,7 @@ use super::readonly::Reads;
 use super::words::{Device, Target, Word, device_kind};
 use super::wrappers::{Name, unwrap};
 use super::{Cwd, Walker};
+use crate::tools::paths::existing_canonical;
 
 impl Walker {
     /// `rm`: recursive and forced deletes, and what they delete.
@@ -286,20 +287,5 @@ impl Walker {
             return true;
         };
         existing_canonical(path).is_none_or(|resolved| resolved.starts_with(root))
-    }
-}
-
-/// The longest existing part of `path` with symbolic links resolved, followed by the rest.
-fn existing_canonical(path: &Path) -> Option<PathBuf> {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(resolved) = existing.canonicalize() {
-            let mut full = resolved;
-            full.extend(rest.iter().rev());
-            return Some(full);
-        }
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
     }
 }

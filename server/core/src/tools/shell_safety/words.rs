@@ -1,9 +1,11 @@
 //! Shell words: their value where it is known before the command runs, the text a nested
 //! shell would see, and the paths they name (resolved lexically, never on disk).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use tree_sitter::Node;
+
+use crate::tools::paths::normalize;
 
 /// One part of a word.
 #[derive(Debug, Clone)]
@@ -330,23 +332,6 @@ impl<'t> Word<'t> {
             None => Target::Unknown,
         }
     }
-}
-
-/// Resolves `.` and `..` without touching the file system; `..` at the root stays at the root.
-pub(super) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                if out.parent().is_some() {
-                    out.pop();
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The kind of device a path names, if it is under `/dev` (`/dev/shm` holds ordinary files).
