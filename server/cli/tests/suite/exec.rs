@@ -22,10 +22,26 @@ pub(crate) async fn coder(workspace: &Path, args: &[&str], env: &[(&str, &str)])
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &home)
         .envs(env.iter().copied());
-    tokio::time::timeout(std::time::Duration::from_secs(30), command.output())
+    tokio::time::timeout(std::time::Duration::from_secs(60), command.output())
         .await
-        .expect("coder exec did not finish in 30 s")
+        .expect("coder exec did not finish in 60 s")
         .unwrap()
+}
+
+/// [`coder`] against the mock model `server`, with key `key`.
+pub(crate) async fn coder_on(
+    workspace: &Path,
+    server: &coder_testkit::MockModelServer,
+    key: &str,
+    args: &[&str],
+) -> Output {
+    let url = server.openai_base_url();
+    let env = [
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("OPENAI_API_KEY", key),
+        ("CODER_MODEL", "mock-model"),
+    ];
+    coder(workspace, args, &env).await
 }
 
 pub(crate) fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {

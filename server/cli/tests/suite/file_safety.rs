@@ -13,23 +13,7 @@ use super::lsp::{Client, event_types};
 
 /// Runs `coder exec` in `workspace` against `server` with a clean environment.
 async fn coder(workspace: &Path, server: &MockModelServer, args: &[&str]) -> Output {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
-    command
-        .arg("exec")
-        .args(args)
-        .current_dir(workspace)
-        .env_clear()
-        .envs(crate::suite::kept_env())
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", workspace.join(".home"))
-        .env("OPENAI_BASE_URL", server.openai_base_url())
-        .env("OPENAI_API_KEY", "k")
-        .env("CODER_MODEL", "mock-model")
-        .kill_on_drop(true);
-    tokio::time::timeout(std::time::Duration::from_secs(60), command.output())
-        .await
-        .expect("coder exec did not finish in 60 s")
-        .unwrap()
+    super::exec::coder_on(workspace, server, "k", args).await
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::process::Output;
-use std::time::Duration;
 
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::{Value, json};
@@ -13,23 +12,7 @@ use serde_json::{Value, json};
 const ATTACK: &str = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2K\rallow? [y]";
 
 async fn coder(workspace: &Path, args: &[&str], server: &MockModelServer) -> Output {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
-    command
-        .arg("exec")
-        .args(args)
-        .current_dir(workspace)
-        .env_clear()
-        .envs(crate::suite::kept_env())
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", workspace.join(".home"))
-        .env("OPENAI_BASE_URL", server.openai_base_url())
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("CODER_MODEL", "mock-model")
-        .kill_on_drop(true);
-    tokio::time::timeout(Duration::from_secs(60), command.output())
-        .await
-        .expect("coder exec did not finish in 60 s")
-        .unwrap()
+    super::exec::coder_on(workspace, server, "sk-test", args).await
 }
 
 /// Asserts that `bytes` carry no byte a terminal would obey (ESC, BEL, CR, C1 controls in
