@@ -99,7 +99,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let mut config = Config::load_trusting(&workspace, trust)?;
     // What an untrusted workspace asked for and did not get, before anything runs.
     if let Some(notice) = config.untrusted_notice("run with --trust to apply them") {
-        eprintln!("warning: {notice}");
+        // It quotes names from the repository's files.
+        eprintln!("warning: {}", neutralize(&notice));
     }
     config.require_provider()?;
     let prompt = if args.prompt == "-" {

@@ -1449,7 +1449,8 @@ mod tests {
                 "`{key}` is not classified in config_narrow.rs"
             );
         }
-        let sections: [(&str, &[&str]); 4] = [
+        let sections: [(&str, &[&str]); 5] = [
+            ("retry", fields_of::<RetryFile>()),
             ("approval", fields_of::<ApprovalFile>()),
             ("permissions", fields_of::<PermissionsFile>()),
             ("tools", fields_of::<ToolsFile>()),

@@ -20,19 +20,31 @@
 use serde_json::{Map, Value, json};
 
 /// Top-level keys that change nothing about what coder may do.
-const FREE: &[&str] = &[
-    "model",
-    "maxSteps",
-    "contextWindow",
-    "maxOutputTokens",
-    "maxReplyBytes",
-    "streamIdleTimeoutMs",
-    "retry",
-    "maxInterruptChainDepth",
-    "promptCacheKey",
-    "saveSessions",
-    "maxPromptBytes",
-    "maxConversations",
+const FREE: &[&str] = &["model", "contextWindow", "promptCacheKey", "saveSessions"];
+
+/// Limits, with the value that applies when the person sets none: an untrusted workspace may
+/// lower them (a smaller budget only hinders a run), never raise them (a provider's
+/// `Retry-After` of an hour, a reply of any size, steps without end).
+const LIMITS: &[(&[&str], u64)] = &[
+    (&["maxSteps"], 50),
+    (&["maxOutputTokens"], 8192),
+    (
+        &["maxReplyBytes"],
+        crate::config::DEFAULT_MAX_REPLY_BYTES as u64,
+    ),
+    (&["streamIdleTimeoutMs"], 300_000),
+    (&["maxInterruptChainDepth"], 4),
+    (
+        &["maxPromptBytes"],
+        crate::config::DEFAULT_MAX_PROMPT_BYTES as u64,
+    ),
+    (
+        &["maxConversations"],
+        crate::config::DEFAULT_MAX_CONVERSATIONS as u64,
+    ),
+    (&["retry", "maxRetries"], 4),
+    (&["retry", "initialDelayMs"], 500),
+    (&["retry", "maxDelayMs"], 30_000),
 ];
 
 /// Top-level keys an untrusted workspace never sets: where requests go, what runs, what is
@@ -88,6 +100,14 @@ pub(crate) fn narrow(trusted: &Value, workspace: Value) -> Narrowed {
             "permissions" => out.permissions(trusted, trusted_mode, value),
             "tools" => out.tools(trusted, value),
             "sandbox" => out.sandbox(trusted, value),
+            "retry" => {
+                for (key, value) in entries(value) {
+                    out.limit(trusted, &["retry", key.as_str()], value);
+                }
+            }
+            _ if LIMITS.iter().any(|(path, _)| path == &[key]) => {
+                out.limit(trusted, &[key], value);
+            }
             // Unknown: reported as unknown by the caller, never applied here.
             _ => {}
         }
@@ -112,6 +132,21 @@ impl Narrowed {
 
     fn ignore(&mut self, path: &[&str]) {
         self.ignored.push(path.join("."));
+    }
+
+    /// Applies a limit when it is not above the person's (or the default); an unknown limit
+    /// is left for the real parse to report.
+    fn limit(&mut self, trusted: &Value, path: &[&str], value: Value) {
+        let Some((_, default)) = LIMITS.iter().find(|(limit, _)| *limit == path) else {
+            return;
+        };
+        let allowed = at(trusted, path)
+            .and_then(Value::as_u64)
+            .unwrap_or(*default);
+        match value.as_u64() {
+            Some(wanted) if wanted <= allowed => self.set(path, value),
+            _ => self.ignore(path),
+        }
     }
 
     /// Applies a string value when it is not looser than `trusted` in `order`; a value
@@ -268,11 +303,15 @@ pub(crate) const CLASSIFIED_SECTIONS: &[(&str, &[&str])] = &[
     ("permissions", &["preset", "tools", "commands"]),
     ("tools", &["disabled", "env"]),
     ("sandbox", &["enabled", "network", "writableRoots"]),
+    ("retry", &["maxRetries", "initialDelayMs", "maxDelayMs"]),
 ];
 
 #[cfg(test)]
 pub(crate) fn is_classified_top_level(key: &str) -> bool {
-    FREE.contains(&key) || IGNORED.contains(&key) || CLASSIFIED_SECTIONS[0].1.contains(&key)
+    FREE.contains(&key)
+        || IGNORED.contains(&key)
+        || LIMITS.iter().any(|(path, _)| path[0] == key)
+        || CLASSIFIED_SECTIONS[0].1.contains(&key)
 }
 
 fn entries(value: Value) -> Map<String, Value> {
@@ -309,6 +348,26 @@ mod tests {
         let narrowed = narrow(&trusted, workspace);
         assert_eq!(narrowed.value, applied);
         assert_eq!(narrowed.ignored, ignored);
+    }
+
+    #[test]
+    fn limits_may_be_lowered_never_raised() {
+        // Retry-After waits are capped by `retry.maxDelayMs`: a workspace that raised it
+        // would let a provider stall coder for an hour.
+        check(
+            json!({"retry": {"maxDelayMs": 2000}}),
+            json!({"retry": {"maxDelayMs": 3_600_000, "maxRetries": 1},
+                   "maxSteps": 5, "maxReplyBytes": 1_000_000_000_u64,
+                   "streamIdleTimeoutMs": "soon"}),
+            json!({"retry": {"maxRetries": 1}, "maxSteps": 5}),
+            &["maxReplyBytes", "retry.maxDelayMs", "streamIdleTimeoutMs"],
+        );
+        check(
+            json!({}),
+            json!({"retry": {"maxDelayMs": 30_000}, "maxSteps": 51}),
+            json!({"retry": {"maxDelayMs": 30_000}}),
+            &["maxSteps"],
+        );
     }
 
     #[test]

@@ -148,8 +148,19 @@ async fn a_shipped_configuration_cannot_write_escapes_through_warnings_or_errors
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".coder")).unwrap();
     let file = dir.path().join(".coder/config.json");
-    // An unknown key is quoted in a warning.
-    std::fs::write(&file, json!({ ATTACK: 1 }).to_string()).unwrap();
+    // An unknown key is quoted in a warning; so are the names an untrusted folder's files
+    // asked for and did not get (a command rule, an MCP server).
+    std::fs::write(
+        &file,
+        json!({ ATTACK: 1, "permissions": {"commands": [{"pattern": ATTACK, "decision": "allow"}]}})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        json!({"mcpServers": {ATTACK: {"command": "true"}}}).to_string(),
+    )
+    .unwrap();
     let out = coder(dir.path(), &["hi"], &server).await;
     assert!(
         out.status.success(),

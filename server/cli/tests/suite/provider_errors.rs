@@ -141,6 +141,14 @@ async fn a_long_retry_after_is_capped_by_max_delay_ms() {
         json!({"retry": {"initialDelayMs": 10, "maxDelayMs": 50}}).to_string(),
     )
     .unwrap();
+    // A repository that raises the cap is not believed: limits only go down until the
+    // folder is trusted.
+    std::fs::create_dir_all(dir.path().join(".coder")).unwrap();
+    std::fs::write(
+        dir.path().join(".coder/config.json"),
+        json!({"retry": {"maxDelayMs": 3_600_000}}).to_string(),
+    )
+    .unwrap();
     let url = server.openai_base_url();
     let home = home.to_string_lossy().into_owned();
     // The outer timeout (30 s) only guards against a hang: honouring the provider's 100 s
@@ -157,6 +165,7 @@ async fn a_long_retry_after_is_capped_by_max_delay_ms() {
         stderr.contains("retrying in 0.1s (retry 1 of 4)"),
         "{stderr}"
     );
+    assert!(stderr.contains("retry.maxDelayMs"), "{stderr}");
     assert_eq!(server.requests().len(), 2);
 }
 

@@ -217,3 +217,28 @@ async fn a_base_instructions_file_outside_the_workspace_is_refused_to_the_model(
         assert!(!request.body.to_string().contains("root:x:0:0"));
     }
 }
+
+#[tokio::test]
+async fn a_workspace_rule_cannot_switch_a_denied_tool_back_on() {
+    // The person switched `bash` off; the repository adds a rule that only asks, which an
+    // untrusted folder may add, and the run approves whatever asks.
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": "touch ran.txt"})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let dir =
+        repository(json!({"permissions": {"commands": [{"pattern": "*", "decision": "ask"}]}}));
+    write_json(
+        &user_file(dir.path()),
+        json!({"provider": "openai", "model": "mock-model",
+               "baseUrl": server.openai_base_url(), "apiKey": USER_SECRET,
+               "permissions": {"tools": {"bash": "deny"}}}),
+    );
+    let out = coder(dir.path(), &["--auto-approve", "go"], &[]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!dir.path().join("ran.txt").exists(), "the denied tool ran");
+    let told = server.requests()[1].body["messages"].to_string();
+    assert!(told.contains("rule for tool `bash`"), "{told}");
+}

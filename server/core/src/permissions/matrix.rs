@@ -221,8 +221,12 @@ fn decide(
     if let Some(decision) = rules.tools.get(tool) {
         result = Check::new(*decision, format!("rule for tool `{tool}`"));
     }
+    // A command rule refines the tool's decision, except that a tool the person denied stays
+    // denied: an `ask` or `allow` rule for some commands does not switch `bash` back on.
+    let tool_denied = rules.tools.get(tool) == Some(&Deny);
     if let Some(line) = &line
         && let Some(ruled) = command_rule(rules, command, line)
+        && !(tool_denied && ruled.decision != Deny)
     {
         result = ruled;
     }
@@ -404,6 +408,20 @@ mod tests {
         );
         assert_eq!(
             decide_bash(Mode::Default, &deny, "echo $(git push)").decision,
+            Deny
+        );
+    }
+
+    #[test]
+    fn a_denied_tool_stays_denied_whatever_the_command_rules_say() {
+        use PolicyDecision::{Ask, Deny};
+        // The person switched `bash` off; a rule that asks (from an untrusted workspace,
+        // which may add `ask` rules) must not switch it back on.
+        let mut ruled = rules(&[("*", Ask)]);
+        ruled.tools.insert(BASH.to_owned(), Deny);
+        assert_eq!(decide_bash(Mode::Default, &ruled, "id").decision, Deny);
+        assert_eq!(
+            decide_bash(Mode::Default, &ruled, "cargo test").decision,
             Deny
         );
     }
