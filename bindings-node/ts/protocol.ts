@@ -311,24 +311,46 @@ export type PermissionDecision =
 export const PROTOCOL_VERSION = "0.1";
 
 /**
- * Client-to-server methods besides the LSP lifecycle.
+ * Opens a conversation (the root, when it is the session's first and nothing was
+ * sent yet); returns its id.
  */
 export const CONVERSATION_CREATE = "conversation/create";
+
+/**
+ * Queues input for a conversation; returns the task's id at once, progress comes
+ * as `conversation/event` notifications.
+ */
 export const CONVERSATION_SEND = "conversation/send";
+
+/**
+ * The session's conversations.
+ */
 export const CONVERSATION_LIST = "conversation/list";
+
+/**
+ * A conversation's history, as people read it.
+ */
 export const CONVERSATION_HISTORY = "conversation/history";
+
+/**
+ * Removes a conversation (not the root).
+ */
 export const CONVERSATION_DESTROY = "conversation/destroy";
+
+/**
+ * Stops the conversation's running task (`turn_aborted`).
+ */
 export const CONVERSATION_INTERRUPT = "conversation/interrupt";
 
 /**
- * Server-to-client notification carrying one engine event.
- */
-export const CONVERSATION_EVENT = "conversation/event";
-
-/**
- * Server-to-client request asking a person to approve a tool call.
+ * Asks a person to approve a tool call.
  */
 export const PERMISSION_REQUEST = "permission/request";
+
+/**
+ * Carries one engine event, in `seq` order.
+ */
+export const CONVERSATION_EVENT = "conversation/event";
 
 /**
  * Every client-to-server method, as advertised in `initialize`.
@@ -446,6 +468,11 @@ export type SendResult = { taskId: TaskId };
  */
 export type TargetParams = { conversationId: ConversationId };
 
+/**
+ * `conversation/list` params: an empty object.
+ */
+export type ListParams = Record<symbol, never>;
+
 export type ListResult = { conversations: Array<ConversationSummary> };
 
 export type HistoryParams = {
@@ -503,6 +530,58 @@ export type PermissionParams = {
  * The client's answer to `permission/request`.
  */
 export type PermissionResult = PermissionDecision;
+
+/**
+ * Client-to-server requests: each method's params and result.
+ */
+export type ClientRequests = {
+  /**
+   * Opens a conversation (the root, when it is the session's first and nothing was
+   * sent yet); returns its id.
+   */
+  "conversation/create": { params: CreateParams, result: CreateResult },
+  /**
+   * Queues input for a conversation; returns the task's id at once, progress comes
+   * as `conversation/event` notifications.
+   */
+  "conversation/send": { params: SendParams, result: SendResult },
+  /**
+   * The session's conversations.
+   */
+  "conversation/list": { params: ListParams, result: ListResult },
+  /**
+   * A conversation's history, as people read it.
+   */
+  "conversation/history": { params: HistoryParams, result: HistoryResult },
+  /**
+   * Removes a conversation (not the root).
+   */
+  "conversation/destroy": { params: TargetParams, result: DestroyResult },
+  /**
+   * Stops the conversation's running task (`turn_aborted`).
+   */
+  "conversation/interrupt": { params: TargetParams, result: InterruptResult },
+};
+
+/**
+ * Server-to-client requests: each method's params and the client's answer.
+ */
+export type ServerRequests = {
+  /**
+   * Asks a person to approve a tool call.
+   */
+  "permission/request": { params: PermissionParams, result: PermissionResult },
+};
+
+/**
+ * Server-to-client notifications: each method's params.
+ */
+export type ServerNotifications = {
+  /**
+   * Carries one engine event, in `seq` order.
+   */
+  "conversation/event": { params: EventParams },
+};
 
 // serde_json::Value (any JSON), as ts-rs declares it
 

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
     CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
-    HistoryResult, InitializationOptions, InterruptResult, ListResult, PermissionParams,
-    ProviderName, SendParams, SendResult, TargetParams,
+    HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
+    PermissionParams, ProviderName, SendParams, SendResult, TargetParams,
 };
+use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, EngineState, Event,
     EventMsg, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, Mode, PermissionDecision,
@@ -105,6 +106,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 SendParams,
                 SendResult,
                 TargetParams,
+                ListParams,
                 ListResult,
                 HistoryParams,
                 HistoryResult,
@@ -132,22 +134,112 @@ fn sections(cfg: &Config) -> Vec<Section> {
     sections
 }
 
-/// The `&str` constants of `methods.rs`, by name, so neither names nor values can drift.
+/// The `&str` constants of `methods.rs`, by name, so neither names nor values can drift:
+/// the protocol version, then one per method of the table.
 fn constants() -> Vec<(&'static str, &'static str)> {
-    macro_rules! constants {
-        ($($name:ident),+ $(,)?) => { vec![$((stringify!($name), methods::$name)),+] };
+    let mut constants = vec![("PROTOCOL_VERSION", methods::PROTOCOL_VERSION)];
+    constants.extend(methods::TABLE.iter().map(|info| (info.constant, info.name)));
+    constants
+}
+
+/// The docs of a method's row of the table, by constant name.
+fn table_docs(name: &str) -> Option<Vec<String>> {
+    let info = methods::TABLE.iter().find(|info| info.constant == name)?;
+    Some(
+        info.docs
+            .iter()
+            .map(|line| line.trim().to_owned())
+            .collect(),
+    )
+}
+
+/// Renders the TypeScript method maps (`ClientRequests`, `ServerRequests`,
+/// `ServerNotifications`) from the table, checking that each type is declared.
+struct MethodMaps<'a> {
+    cfg: &'a Config,
+    client_requests: String,
+    server_requests: String,
+    server_notifications: String,
+    /// The TypeScript names the table refers to, for `every_protocol_type_is_listed`.
+    refers_to: Vec<String>,
+}
+
+impl MethodVisitor for MethodMaps<'_> {
+    fn request<M: Request>(&mut self, info: &MethodInfo) {
+        let result = info
+            .result
+            .unwrap_or_else(|| panic!("{} has no result", info.name));
+        let entry = format!(
+            "{}  {}: {{ params: {}, result: {} }},\n",
+            indent(&jsdoc(&table_docs(info.constant).unwrap_or_default())),
+            json!(info.name),
+            info.params,
+            result,
+        );
+        self.refers_to.push(<M::Params as TS>::ident(self.cfg));
+        self.refers_to.push(<M::Result as TS>::ident(self.cfg));
+        match info.direction {
+            Direction::ClientToServer => self.client_requests.push_str(&entry),
+            Direction::ServerToClient => self.server_requests.push_str(&entry),
+        }
     }
-    constants![
-        PROTOCOL_VERSION,
-        CONVERSATION_CREATE,
-        CONVERSATION_SEND,
-        CONVERSATION_LIST,
-        CONVERSATION_HISTORY,
-        CONVERSATION_DESTROY,
-        CONVERSATION_INTERRUPT,
-        CONVERSATION_EVENT,
-        PERMISSION_REQUEST,
-    ]
+
+    fn notification<M: Notification>(&mut self, info: &MethodInfo) {
+        assert_eq!(info.direction, Direction::ServerToClient, "{}", info.name);
+        self.server_notifications.push_str(&format!(
+            "{}  {}: {{ params: {} }},\n",
+            indent(&jsdoc(&table_docs(info.constant).unwrap_or_default())),
+            json!(info.name),
+            info.params,
+        ));
+        self.refers_to.push(<M::Params as TS>::ident(self.cfg));
+    }
+}
+
+impl<'a> MethodMaps<'a> {
+    fn of(cfg: &'a Config) -> Self {
+        let mut maps = MethodMaps {
+            cfg,
+            client_requests: String::new(),
+            server_requests: String::new(),
+            server_notifications: String::new(),
+            refers_to: Vec::new(),
+        };
+        methods::visit(&mut maps);
+        maps
+    }
+
+    fn render(&self) -> String {
+        let map = |doc: &str, name: &str, body: &str| {
+            format!(
+                "\n{}export type {name} = {{\n{body}}};\n",
+                jsdoc(&[doc.to_owned()])
+            )
+        };
+        [
+            map(
+                "Client-to-server requests: each method's params and result.",
+                "ClientRequests",
+                &self.client_requests,
+            ),
+            map(
+                "Server-to-client requests: each method's params and the client's answer.",
+                "ServerRequests",
+                &self.server_requests,
+            ),
+            map(
+                "Server-to-client notifications: each method's params.",
+                "ServerNotifications",
+                &self.server_notifications,
+            ),
+        ]
+        .concat()
+    }
+}
+
+/// `text` indented by two spaces, line by line.
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("  {line}\n")).collect()
 }
 
 /// The type aliases of `methods.rs`; ts-rs cannot see an alias, but `name` of the alias is
@@ -196,22 +288,26 @@ fn render() -> String {
         out.push_str(&format!("\n// {}\n", section.title));
         if section.title == "methods.rs" {
             for (name, value) in constants() {
-                // A run of undocumented constants stays together under the doc before it.
-                if !methods_docs[name].is_empty() {
+                let docs = table_docs(name).unwrap_or_else(|| methods_docs[name].clone());
+                // Each method constant under its own doc.
+                if !docs.is_empty() {
                     out.push('\n');
                 }
-                out.push_str(&jsdoc(&methods_docs[name]));
+                out.push_str(&jsdoc(&docs));
                 out.push_str(&format!("export const {name} = {};\n", json!(value)));
             }
-            let methods = methods::METHODS.map(|method| {
+            let methods = methods::METHODS.iter().map(|method| {
                 let (name, _) = constants()
                     .into_iter()
-                    .find(|(_, value)| *value == method)
+                    .find(|(_, value)| value == method)
                     .unwrap_or_else(|| panic!("{method} in METHODS is not a listed constant"));
                 format!("  {name},\n")
             });
+            let methods: Vec<String> = methods.collect();
             out.push('\n');
-            out.push_str(&jsdoc(&methods_docs["METHODS"]));
+            out.push_str(&jsdoc(&[
+                "Every client-to-server method, as advertised in `initialize`.".to_owned(),
+            ]));
             out.push_str(&format!(
                 "export const METHODS = [\n{}] as const;\n",
                 methods.concat()
@@ -227,6 +323,7 @@ fn render() -> String {
                 out.push_str(&jsdoc(&methods_docs[name]));
                 out.push_str(&format!("export type {name} = {target};\n"));
             }
+            out.push_str(&MethodMaps::of(&cfg).render());
         }
     }
     out
@@ -267,6 +364,12 @@ fn every_protocol_type_is_listed() {
     for (name, _) in aliases(&cfg) {
         assert!(declared.insert(name.to_owned()), "{name} twice");
     }
+    for name in MethodMaps::of(&cfg).refers_to {
+        assert!(
+            declared.contains(&name),
+            "the method table refers to {name}, which is not listed"
+        );
+    }
     for decl in sections.iter().flat_map(|s| &s.decls) {
         for dep in &decl.deps {
             assert!(
@@ -282,6 +385,10 @@ fn every_protocol_type_is_listed() {
     let mut consts_in_source = BTreeSet::new();
     for entry in fs::read_dir(&dir).unwrap() {
         let file = entry.unwrap().file_name().into_string().unwrap();
+        // The table's own machinery (directions, visitor) is Rust, not wire vocabulary.
+        if file == "table.rs" {
+            continue;
+        }
         for line in src_file(&file).lines() {
             for keyword in ["pub struct ", "pub enum ", "pub type ", "pub const "] {
                 if let Some(rest) = line.trim_start().strip_prefix(keyword) {
@@ -306,7 +413,8 @@ fn every_protocol_type_is_listed() {
     let listed: BTreeSet<String> = constants()
         .into_iter()
         .map(|(name, _)| name.to_owned())
-        .chain(["METHODS".to_owned(), "ALL".to_owned()])
+        .filter(|name| *name == "PROTOCOL_VERSION")
+        .chain(["ALL".to_owned()])
         .collect();
     assert_eq!(consts_in_source, listed);
 }
