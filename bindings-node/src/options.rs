@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use coder_core::mcp::McpServerConfig;
 use coder_core::model::ModelSettings;
 use coder_core::{
-    ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, WorkspaceTrust, check_base_url,
+    ApiKey, Config, DoorNames, Overrides, ProviderConfig, ProviderKind, check_base_url,
 };
 use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
@@ -52,7 +52,7 @@ impl ModelOptions {
     /// The settings, or why the base URL is unusable.
     pub fn settings(&self) -> Result<ModelSettings, String> {
         let base_url = match &self.base_url {
-            Some(url) => check_base_url(url, "model.baseUrl").map_err(|err| err.to_string())?,
+            Some(url) => check_base_url(url, DOOR.base_url).map_err(|err| err.to_string())?,
             None => self.provider.defaults().base_url.to_owned(),
         };
         Ok(ModelSettings {
@@ -71,61 +71,51 @@ impl ModelOptions {
     }
 }
 
+/// How the SDK's messages name its options.
+const DOOR: DoorNames = DoorNames {
+    settings: "the SDK's options",
+    base_url: "model.baseUrl",
+    how_to_trust: "pass trustWorkspace: true to apply them",
+};
+
 impl EngineOptions {
-    /// The configuration: files and environment first, then these options over them. With a
-    /// `model`, a workspace that configures no provider is fine.
+    /// The options as the core's overrides.
+    fn overrides(&self) -> Overrides {
+        let model = self.model.as_ref();
+        Overrides {
+            door: DOOR,
+            provider: model.map(|model| model.provider),
+            model: model.map(|model| model.model.clone()),
+            base_url: model.and_then(|model| model.base_url.clone()),
+            api_key: model
+                .and_then(|model| model.api_key.clone())
+                .map(|key| ApiKey::from_source(key, "the apiKey option")),
+            context_window: model.and_then(|model| model.context_window),
+            max_output_tokens: model.and_then(|model| model.max_output_tokens),
+            mode: self.mode,
+            preset: self.preset,
+            auto_approve: self.auto_approve,
+            disabled_tools: self.disabled_tools.clone(),
+            mcp_servers: self.mcp_servers.clone(),
+            save_sessions: self.save_sessions,
+            sandbox: self.sandbox,
+            max_steps: self.max_steps,
+            trust_workspace: self.trust_workspace,
+        }
+    }
+
+    /// The configuration: files and environment first, then these options over them (what
+    /// an untrusted workspace asked for and did not get is a `warning` event of the first
+    /// task, where the program listens).
     pub fn config(&self) -> Result<Config, String> {
         let workspace = self
             .working_dir
             .canonicalize()
             .map_err(|err| format!("workingDir {}: {err}", self.working_dir.display()))?;
-        let trust = WorkspaceTrust::from_flag(self.trust_workspace);
-        let mut config = match (Config::load_trusting(&workspace, trust), &self.model) {
-            (Ok(config), _) => config,
-            (Err(ConfigError::MissingKey(..)), Some(model)) => {
-                let settings = model.settings()?;
-                Config::new(&workspace, settings.provider, &settings.model)
-            }
-            (Err(err), _) => return Err(err.to_string()),
-        };
-        if let Some(model) = &self.model {
-            let settings = model.settings()?;
-            config.model = settings.model;
-            config.provider = Some(settings.provider);
-            config.context_window = settings.context_window.or(config.context_window);
-            config.max_output_tokens = settings.max_output_tokens;
-        }
+        let config = Config::load_overriding(&workspace, &self.overrides())
+            .map_err(|err| err.to_string())?;
         // An engine of the SDK always has a model: no provider anywhere fails `create`.
         config.require_provider().map_err(|err| err.to_string())?;
-        if let Some(mode) = self.mode {
-            config.mode = mode;
-            config.preset = coder_core::preset_for(mode);
-        }
-        if let Some(preset) = self.preset {
-            config.preset = preset;
-        }
-        if let Some(auto_approve) = self.auto_approve {
-            config.auto_approve = auto_approve;
-        }
-        if let Some(disabled) = &self.disabled_tools {
-            config.disabled_tools = disabled.clone();
-        }
-        if let Some(servers) = &self.mcp_servers {
-            config.mcp_servers.extend(servers.clone());
-        }
-        if let Some(save) = self.save_sessions {
-            config.save_sessions = save;
-        }
-        if let Some(sandbox) = self.sandbox {
-            config.sandbox = sandbox;
-        }
-        if let Some(max_steps) = self.max_steps {
-            config.max_steps = max_steps;
-        }
-        // Reported as a `warning` event of the first task, where the program listens.
-        if let Some(notice) = config.untrusted_notice("pass trustWorkspace: true to apply them") {
-            config.warnings.push(notice);
-        }
         Ok(config)
     }
 }
