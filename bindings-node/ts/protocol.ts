@@ -583,6 +583,139 @@ export type ServerNotifications = {
   "conversation/event": { params: EventParams },
 };
 
+// options.rs
+
+/**
+ * `Engine.create(options)`. Everything but `workingDir` is optional; what is left out
+ * comes from the workspace's `.coder/config.json`, the user's config and the environment,
+ * as for `coder exec`.
+ */
+export type EngineOptions = {
+  workingDir: string,
+  model?: ModelOptions,
+  mode?: Mode,
+  preset?: Preset,
+  /**
+   * Approve what the policy would ask about (dangerous commands still ask).
+   */
+  autoApprove?: boolean,
+  /**
+   * Tools not offered to the model (see `BUILTIN_TOOLS` and `CONVERSATION_TOOLS`).
+   */
+  disabledTools?: Array<string>,
+  /**
+   * Added to the config files' servers (replacing one of the same name).
+   */
+  mcpServers?: { [key in string]: McpServerOptions },
+  /**
+   * Keep `.coder/sessions/<id>.json` (default true).
+   */
+  saveSessions?: boolean,
+  /**
+   * Confine commands with the OS sandbox (default true).
+   */
+  sandbox?: boolean,
+  /**
+   * Model calls per task before the task stops.
+   */
+  maxSteps?: number,
+  /**
+   * The person trusts `workingDir`: its own `.coder/config.json` and `.mcp.json` apply
+   * whole (MCP servers, provider endpoint, looser modes). `false`: they may only narrow,
+   * even when the user-level config lists the folder in `trustedFolders`; left out, that
+   * list decides. What an untrusted folder asked for and did not get is a `warning`
+   * event.
+   */
+  trustWorkspace?: boolean,
+};
+
+/**
+ * A model and the provider serving it.
+ */
+export type ModelOptions = {
+  /**
+   * `openai` (also any OpenAI-compatible server) or `anthropic`.
+   */
+  provider: ProviderName,
+  model: string,
+  /**
+   * `http://` or `https://`; for OpenAI up to and including `/v1`.
+   */
+  baseUrl?: string,
+  /**
+   * Sent only to `baseUrl` or, without one, to the provider's default endpoint.
+   */
+  apiKey?: string,
+  contextWindow?: number,
+  maxOutputTokens?: number,
+};
+
+/**
+ * One MCP server, as in `.coder/config.json`'s `mcpServers` (which also takes the
+ * timeouts in snake_case). Stdio servers have a `command`; streamable HTTP servers a
+ * `url`.
+ */
+export type McpServerOptions = {
+  command?: string,
+  args?: Array<string>,
+  env?: { [key in string]: string },
+  cwd?: string,
+  url?: string,
+  headers?: { [key in string]: string },
+  /**
+   * Default true.
+   */
+  enabled?: boolean,
+  startupTimeoutSec?: number,
+  toolTimeoutSec?: number,
+};
+
+// tools.rs
+
+/**
+ * The built-in tools besides the conversation tools, sorted.
+ */
+export const BUILTIN_TOOLS = [
+  "apply_patch",
+  "bash",
+  "edit",
+  "glob",
+  "grep",
+  "read",
+  "todo_write",
+  "write",
+] as const;
+
+/**
+ * The conversation tools (work in other conversations of the session), in their fixed
+ * order.
+ */
+export const CONVERSATION_TOOLS = [
+  "conv_create",
+  "conv_send",
+  "conv_list",
+  "conv_history",
+  "conv_destroy",
+] as const;
+
+/**
+ * The name of one of coder's own tools.
+ */
+export type ToolName =
+  | "apply_patch"
+  | "bash"
+  | "edit"
+  | "glob"
+  | "grep"
+  | "read"
+  | "todo_write"
+  | "write"
+  | "conv_create"
+  | "conv_send"
+  | "conv_list"
+  | "conv_history"
+  | "conv_destroy";
+
 // serde_json::Value (any JSON), as ts-rs declares it
 
 export type JsonValue =

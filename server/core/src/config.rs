@@ -149,6 +149,16 @@ pub enum ProviderKind {
     Anthropic,
 }
 
+/// The wire's name of a provider.
+impl From<coder_protocol::methods::ProviderName> for ProviderKind {
+    fn from(name: coder_protocol::methods::ProviderName) -> Self {
+        match name {
+            coder_protocol::methods::ProviderName::OpenAi => ProviderKind::OpenAi,
+            coder_protocol::methods::ProviderName::Anthropic => ProviderKind::Anthropic,
+        }
+    }
+}
+
 /// How model requests are retried.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryConfig {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use coder_core::{ApiKey, Config, DoorNames, Engine, Overrides, ProviderKind};
-use coder_protocol::methods::{InitializationOptions, ProviderName};
+use coder_protocol::methods::InitializationOptions;
 use tower_lsp_server::jsonrpc::Error;
 use tower_lsp_server::ls_types::InitializeParams;
 
@@ -61,10 +61,7 @@ const DOOR: DoorNames = DoorNames {
 pub(crate) fn overrides(options: &InitializationOptions) -> Overrides {
     Overrides {
         door: DOOR,
-        provider: options.provider.map(|provider| match provider {
-            ProviderName::OpenAi => ProviderKind::OpenAi,
-            ProviderName::Anthropic => ProviderKind::Anthropic,
-        }),
+        provider: options.provider.map(ProviderKind::from),
         model: options.model.clone(),
         base_url: options.base_url.clone(),
         api_key: options.api_key.clone().map(ApiKey::new),

@@ -28,9 +28,11 @@ mod event;
 mod ids;
 mod message;
 pub mod methods;
+pub mod options;
 mod permission;
 pub mod table;
 mod todo;
+pub mod tools;
 mod usage;
 
 pub use conversation::{

@@ -161,6 +161,7 @@ pub struct SendParams {
     #[ts(optional)]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<InputItem>>", optional)]
     pub items: Vec<InputItem>,
 }
 

@@ -14,12 +14,13 @@ use coder_protocol::methods::{
     HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
     PermissionParams, ProviderName, SendParams, SendResult, TargetParams,
 };
+use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, EngineState, Event,
     EventMsg, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, Mode, PermissionDecision,
     PolicyDecision, Preset, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
-    TokenUsage, ToolCall, ToolsPrefs, methods,
+    TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -117,6 +118,11 @@ fn sections(cfg: &Config) -> Vec<Section> {
             ]
         ),
         section!(
+            "options.rs",
+            [EngineOptions, ModelOptions, McpServerOptions]
+        ),
+        section!("tools.rs", [ToolName]),
+        section!(
             "serde_json::Value (any JSON), as ts-rs declares it",
             [serde_json::Value]
         ),
@@ -140,6 +146,47 @@ fn constants() -> Vec<(&'static str, &'static str)> {
     let mut constants = vec![("PROTOCOL_VERSION", methods::PROTOCOL_VERSION)];
     constants.extend(methods::TABLE.iter().map(|info| (info.constant, info.name)));
     constants
+}
+
+/// The name lists of `tools.rs`, by name.
+fn tool_lists() -> Vec<(&'static str, &'static [&'static str])> {
+    vec![
+        ("BUILTIN_TOOLS", tools::BUILTIN_TOOLS),
+        ("CONVERSATION_TOOLS", tools::CONVERSATION_TOOLS),
+    ]
+}
+
+/// `ToolName` in TypeScript: any name of the lists. It has no Rust type of its own (tools
+/// are named by strings), so it is declared here from the lists.
+struct ToolName;
+
+impl TS for ToolName {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+
+    fn docs() -> Option<String> {
+        Some(jsdoc(&["The name of one of coder's own tools.".to_owned()]))
+    }
+
+    fn name(_: &Config) -> String {
+        "ToolName".to_owned()
+    }
+
+    fn inline(_: &Config) -> String {
+        let names: Vec<String> = tool_lists()
+            .iter()
+            .flat_map(|(_, names)| names.iter().map(|name| json!(name).to_string()))
+            .collect();
+        names.join(" | ")
+    }
+
+    fn decl(cfg: &Config) -> String {
+        format!("type {} = {};", Self::name(cfg), Self::inline(cfg))
+    }
+
+    fn decl_concrete(cfg: &Config) -> String {
+        Self::decl(cfg)
+    }
 }
 
 /// The docs of a method's row of the table, by constant name.
@@ -286,6 +333,15 @@ fn render() -> String {
     );
     for section in sections(&cfg) {
         out.push_str(&format!("\n// {}\n", section.title));
+        if section.title == "tools.rs" {
+            let docs = item_docs(&src_file("tools.rs"));
+            for (name, names) in tool_lists() {
+                let items: String = names.iter().map(|n| format!("  {},\n", json!(n))).collect();
+                out.push('\n');
+                out.push_str(&jsdoc(&docs[name]));
+                out.push_str(&format!("export const {name} = [\n{items}] as const;\n"));
+            }
+        }
         if section.title == "methods.rs" {
             for (name, value) in constants() {
                 let docs = table_docs(name).unwrap_or_else(|| methods_docs[name].clone());
@@ -414,6 +470,7 @@ fn every_protocol_type_is_listed() {
         .into_iter()
         .map(|(name, _)| name.to_owned())
         .filter(|name| *name == "PROTOCOL_VERSION")
+        .chain(tool_lists().into_iter().map(|(name, _)| name.to_owned()))
         .chain(["ALL".to_owned()])
         .collect();
     assert_eq!(consts_in_source, listed);
