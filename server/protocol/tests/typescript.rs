@@ -3,7 +3,8 @@
 //! The Node SDK and the VS Code extension import that file, so it is checked in rather than
 //! written during builds (ts-rs's `#[ts(export)]` would rewrite files on every `cargo test`).
 //! `protocol_ts_is_up_to_date` fails when the file drifts from the Rust types; with
-//! `UPDATE_PROTOCOL_TS=1` it rewrites the file instead.
+//! `UPDATE_PROTOCOL_TS=1` (or `UPDATE_PROTOCOL=1`, which also rewrites the JSON Schema) it
+//! rewrites the file instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -389,7 +390,10 @@ fn render() -> String {
 fn protocol_ts_is_up_to_date() {
     let path = protocol_ts_path();
     let expected = render();
-    let update = std::env::var("UPDATE_PROTOCOL_TS").is_ok_and(|v| !v.is_empty() && v != "0");
+    // `UPDATE_PROTOCOL` also rewrites `docs/protocol.schema.json` (tests/schema.rs).
+    let update = ["UPDATE_PROTOCOL_TS", "UPDATE_PROTOCOL"]
+        .iter()
+        .any(|name| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0"));
     let actual = fs::read_to_string(&path).unwrap_or_default();
     if update {
         if actual != expected {
