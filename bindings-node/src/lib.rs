@@ -21,8 +21,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::events::Forwarder;
-use crate::options::{EngineOptions, ModelOptions};
 use crate::thread::EngineThread;
+use coder_protocol::options::{EngineOptions, ModelOptions};
 
 /// Every error crosses into JavaScript here: invalid input is `InvalidArg`, the rest
 /// `GenericFailure`, each with the engine's message.
@@ -80,11 +80,11 @@ impl NativeEngine {
     /// string, in `seq` order; it does not keep Node's event loop alive.
     #[napi(
         factory,
-        ts_args_type = "options: Record<string, unknown>, onEvents: (batch: string) => void"
+        ts_args_type = "options: import('../ts/protocol').EngineOptions, onEvents: (batch: string) => void"
     )]
     pub fn create(options: Value, on_events: Function<String, ()>) -> Result<Self> {
         let options: EngineOptions = parse("engine options", options)?;
-        let config = options.config().map_err(invalid)?;
+        let config = options::config(&options).map_err(invalid)?;
         let thread = EngineThread::start()?;
         let engine = {
             let _on_its_thread = thread.handle().enter();
@@ -213,14 +213,14 @@ impl NativeEngine {
     }
 
     /// Switches the session's model; tasks that start afterwards use it.
-    #[napi(ts_args_type = "model: Record<string, unknown>")]
+    #[napi(ts_args_type = "model: import('../ts/protocol').ModelOptions")]
     pub fn set_model(&self, model: Value) -> Result<()> {
         let model: ModelOptions = parse("model", model)?;
-        let settings = model.settings().map_err(invalid)?;
+        let settings = options::model_settings(&model).map_err(invalid)?;
         self.engine.set_model(settings).map_err(error)
     }
 
-    #[napi]
+    #[napi(ts_args_type = "conversationId: string, mode: import('../ts/protocol').Mode")]
     pub fn set_mode(&self, conversation_id: String, mode: Value) -> Result<()> {
         let mode = parse("mode", mode)?;
         self.engine
@@ -262,10 +262,10 @@ impl NativeEngine {
 
 /// A connection test of a model (one short request, no retries); resolves with the reply,
 /// rejects with why the model cannot be used.
-#[napi(ts_args_type = "model: Record<string, unknown>")]
+#[napi(ts_args_type = "model: import('../ts/protocol').ModelOptions")]
 pub async fn check_model(model: Value) -> Result<String> {
     let model: ModelOptions = parse("model", model)?;
-    let settings = model.settings().map_err(invalid)?;
+    let settings = options::model_settings(&model).map_err(invalid)?;
     coder_core::model::check_connection(&settings)
         .await
         .map_err(|reason| Error::new(Status::GenericFailure, reason))

@@ -1,131 +1,87 @@
-//! The options a JavaScript program gives, turned into the engine's configuration.
+//! The options a JavaScript program gives, turned into the engine's configuration. The
+//! option types are the protocol's ([`EngineOptions`], [`ModelOptions`]), so their
+//! TypeScript is generated into `ts/protocol.ts`; this file only maps them onto the core's
+//! [`Overrides`], which the core applies as it does for `coder exec` and `coder lsp`.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-use coder_core::mcp::McpServerConfig;
 use coder_core::model::ModelSettings;
 use coder_core::{
-    ApiKey, Config, ConfigError, ProviderConfig, ProviderKind, WorkspaceTrust, check_base_url,
+    ApiKey, Config, DoorNames, Overrides, ProviderConfig, ProviderKind, check_base_url,
 };
-use coder_protocol::{Mode, Preset};
-use serde::Deserialize;
+use coder_protocol::options::{EngineOptions, ModelOptions};
 
-/// `NativeEngine.create(options)`. Everything but `workingDir` is optional; what is left
-/// out comes from the workspace's `.coder/config.json`, the user's config and the
-/// environment, as for `coder exec`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EngineOptions {
-    pub working_dir: PathBuf,
-    pub model: Option<ModelOptions>,
-    pub mode: Option<Mode>,
-    pub preset: Option<Preset>,
-    /// Approve what the policy would ask about (dangerous commands still ask).
-    pub auto_approve: Option<bool>,
-    /// Tools not offered to the model.
-    pub disabled_tools: Option<Vec<String>>,
-    pub mcp_servers: Option<BTreeMap<String, McpServerConfig>>,
-    pub save_sessions: Option<bool>,
-    pub sandbox: Option<bool>,
-    pub max_steps: Option<u32>,
-    /// `true` applies the workspace's own `.coder/config.json` and `.mcp.json` whole for
-    /// this engine; `false` lets them only narrow even when the user-level config lists the
-    /// folder; absent, the user-level config's `trustedFolders` decides.
-    pub trust_workspace: Option<bool>,
+/// How the SDK's messages name its options.
+const DOOR: DoorNames = DoorNames {
+    settings: "the SDK's options",
+    base_url: "model.baseUrl",
+    how_to_trust: "pass trustWorkspace: true to apply them",
+};
+
+fn api_key(model: &ModelOptions) -> Option<ApiKey> {
+    model
+        .api_key
+        .clone()
+        .map(|key| ApiKey::from_source(key, "the apiKey option"))
 }
 
-/// A model and the provider serving it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ModelOptions {
-    /// `openai` (and any OpenAI-compatible server) or `anthropic`.
-    pub provider: ProviderKind,
-    pub model: String,
-    pub base_url: Option<String>,
-    pub api_key: Option<String>,
-    pub context_window: Option<u64>,
-    pub max_output_tokens: Option<u32>,
+/// The settings of `model` on its own (`setModel`, `checkModel`), or why the base URL is
+/// unusable.
+pub fn model_settings(model: &ModelOptions) -> Result<ModelSettings, String> {
+    let provider = ProviderKind::from(model.provider);
+    let base_url = match &model.base_url {
+        Some(url) => check_base_url(url, DOOR.base_url).map_err(|err| err.to_string())?,
+        None => provider.defaults().base_url.to_owned(),
+    };
+    Ok(ModelSettings {
+        model: model.model.clone(),
+        provider: ProviderConfig {
+            kind: provider,
+            base_url,
+            api_key: api_key(model),
+        },
+        context_window: model.context_window,
+        max_output_tokens: model.max_output_tokens.unwrap_or(8192),
+    })
 }
 
-impl ModelOptions {
-    /// The settings, or why the base URL is unusable.
-    pub fn settings(&self) -> Result<ModelSettings, String> {
-        let base_url = match &self.base_url {
-            Some(url) => check_base_url(url, "model.baseUrl").map_err(|err| err.to_string())?,
-            None => self.provider.defaults().base_url.to_owned(),
-        };
-        Ok(ModelSettings {
-            model: self.model.clone(),
-            provider: ProviderConfig {
-                kind: self.provider,
-                base_url,
-                api_key: self
-                    .api_key
-                    .clone()
-                    .map(|key| ApiKey::from_source(key, "the apiKey option")),
-            },
-            context_window: self.context_window,
-            max_output_tokens: self.max_output_tokens.unwrap_or(8192),
-        })
+/// The options as the core's overrides.
+fn overrides(options: &EngineOptions) -> Overrides {
+    let model = options.model.as_ref();
+    Overrides {
+        door: DOOR,
+        provider: model.map(|model| ProviderKind::from(model.provider)),
+        model: model.map(|model| model.model.clone()),
+        base_url: model.and_then(|model| model.base_url.clone()),
+        api_key: model.and_then(api_key),
+        context_window: model.and_then(|model| model.context_window),
+        max_output_tokens: model.and_then(|model| model.max_output_tokens),
+        mode: options.mode,
+        preset: options.preset,
+        auto_approve: options.auto_approve,
+        disabled_tools: options.disabled_tools.clone(),
+        mcp_servers: options.mcp_servers.clone().map(|servers| {
+            servers
+                .into_iter()
+                .map(|(name, server)| (name, server.into()))
+                .collect()
+        }),
+        save_sessions: options.save_sessions,
+        sandbox: options.sandbox,
+        max_steps: options.max_steps,
+        trust_workspace: options.trust_workspace,
     }
 }
 
-impl EngineOptions {
-    /// The configuration: files and environment first, then these options over them. With a
-    /// `model`, a workspace that configures no provider is fine.
-    pub fn config(&self) -> Result<Config, String> {
-        let workspace = self
-            .working_dir
-            .canonicalize()
-            .map_err(|err| format!("workingDir {}: {err}", self.working_dir.display()))?;
-        let trust = WorkspaceTrust::from_flag(self.trust_workspace);
-        let mut config = match (Config::load_trusting(&workspace, trust), &self.model) {
-            (Ok(config), _) => config,
-            (Err(ConfigError::MissingKey(..)), Some(model)) => {
-                let settings = model.settings()?;
-                Config::new(&workspace, settings.provider, &settings.model)
-            }
-            (Err(err), _) => return Err(err.to_string()),
-        };
-        if let Some(model) = &self.model {
-            let settings = model.settings()?;
-            config.model = settings.model;
-            config.provider = Some(settings.provider);
-            config.context_window = settings.context_window.or(config.context_window);
-            config.max_output_tokens = settings.max_output_tokens;
-        }
-        // An engine of the SDK always has a model: no provider anywhere fails `create`.
-        config.require_provider().map_err(|err| err.to_string())?;
-        if let Some(mode) = self.mode {
-            config.mode = mode;
-            config.preset = coder_core::preset_for(mode);
-        }
-        if let Some(preset) = self.preset {
-            config.preset = preset;
-        }
-        if let Some(auto_approve) = self.auto_approve {
-            config.auto_approve = auto_approve;
-        }
-        if let Some(disabled) = &self.disabled_tools {
-            config.disabled_tools = disabled.clone();
-        }
-        if let Some(servers) = &self.mcp_servers {
-            config.mcp_servers.extend(servers.clone());
-        }
-        if let Some(save) = self.save_sessions {
-            config.save_sessions = save;
-        }
-        if let Some(sandbox) = self.sandbox {
-            config.sandbox = sandbox;
-        }
-        if let Some(max_steps) = self.max_steps {
-            config.max_steps = max_steps;
-        }
-        // Reported as a `warning` event of the first task, where the program listens.
-        if let Some(notice) = config.untrusted_notice("pass trustWorkspace: true to apply them") {
-            config.warnings.push(notice);
-        }
-        Ok(config)
-    }
+/// The configuration: files and environment first, then the options over them (what an
+/// untrusted workspace asked for and did not get is a `warning` event of the first task,
+/// where the program listens).
+pub fn config(options: &EngineOptions) -> Result<Config, String> {
+    let workspace = options
+        .working_dir
+        .canonicalize()
+        .map_err(|err| format!("workingDir {}: {err}", options.working_dir.display()))?;
+    let config =
+        Config::load_overriding(&workspace, &overrides(options)).map_err(|err| err.to_string())?;
+    // An engine of the SDK always has a model: no provider anywhere fails `create`.
+    config.require_provider().map_err(|err| err.to_string())?;
+    Ok(config)
 }

@@ -73,3 +73,28 @@ test("trustWorkspace: true applies the workspace's own files", async (t) => {
   assert.ok(!seen.some((e) => e.type === "permission_requested"));
   assert.ok(!seen.some((e) => e.type === "warning" && e.message.includes("not a trusted folder")));
 });
+
+// The SDK's options are the core's overrides, as coder lsp's initializationOptions: the same
+// key rules apply.
+test("a model without apiKey takes the environment's key; none for the default endpoint fails create", async (t) => {
+  const { url, requests } = await startMock(t, [text("hi")]);
+  process.env.OPENAI_API_KEY = "env-key";
+  t.after(() => delete process.env.OPENAI_API_KEY);
+  const engine = Engine.create({
+    workingDir: workspace(),
+    model: { provider: "openai", model: "mock", baseUrl: `${url}/v1` },
+    saveSessions: false,
+  });
+  const done = new Promise((resolve) => engine.onEvent((e) => e.type === "task_complete" && resolve()));
+  engine.send(engine.rootConversation, "hello");
+  await done;
+  await engine.dispose();
+  const [request] = await requests();
+  assert.equal(request.headers.authorization, "Bearer env-key");
+
+  delete process.env.OPENAI_API_KEY;
+  assert.throws(
+    () => Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock" } }),
+    /OPENAI_API_KEY/,
+  );
+});

@@ -7,56 +7,17 @@ import type {
   ConversationSummary,
   CreateParams,
   DestroyResult,
+  EngineOptions,
   Event,
   HistoryEntry,
   InputItem,
   Mode,
+  ModelOptions,
   PermissionDecision,
-  Preset,
 } from "./protocol";
 
-/** A model and the provider serving it. */
-export interface ModelOptions {
-  /** `openai` (also any OpenAI-compatible server) or `anthropic`. */
-  provider: "openai" | "anthropic";
-  model: string;
-  baseUrl?: string;
-  apiKey?: string;
-  contextWindow?: number;
-  maxOutputTokens?: number;
-}
-
-/** MCP server settings, as in `.coder/config.json`'s `mcpServers`. */
-export interface McpServerOptions {
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  url?: string;
-  headers?: Record<string, string>;
-  enabled?: boolean;
-  startupTimeoutSec?: number;
-  toolTimeoutSec?: number;
-}
-
-/** What is left out comes from `.coder/config.json`, the user's config and the environment. */
-export interface EngineOptions {
-  workingDir: string;
-  model?: ModelOptions;
-  mode?: Mode;
-  preset?: Preset;
-  autoApprove?: boolean;
-  disabledTools?: string[];
-  mcpServers?: Record<string, McpServerOptions>;
-  saveSessions?: boolean;
-  sandbox?: boolean;
-  maxSteps?: number;
-  /** The person trusts `workingDir`: its own `.coder/config.json` and `.mcp.json` apply whole
-   * (MCP servers, provider endpoint, looser modes). `false`: they may only narrow, even when
-   * the user-level config lists the folder in `trustedFolders`; left out, that list decides.
-   * What an untrusted folder asked for and did not get is a `warning` event. */
-  trustWorkspace?: boolean;
-}
+// The option types are generated from the Rust definitions (`coder_protocol::options`).
+export type { EngineOptions, McpServerOptions, ModelOptions } from "./protocol";
 
 export type EventListener = (event: Event) => void;
 

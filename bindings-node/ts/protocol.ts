@@ -311,24 +311,46 @@ export type PermissionDecision =
 export const PROTOCOL_VERSION = "0.1";
 
 /**
- * Client-to-server methods besides the LSP lifecycle.
+ * Opens a conversation (the root, when it is the session's first and nothing was
+ * sent yet); returns its id.
  */
 export const CONVERSATION_CREATE = "conversation/create";
+
+/**
+ * Queues input for a conversation; returns the task's id at once, progress comes
+ * as `conversation/event` notifications.
+ */
 export const CONVERSATION_SEND = "conversation/send";
+
+/**
+ * The session's conversations.
+ */
 export const CONVERSATION_LIST = "conversation/list";
+
+/**
+ * A conversation's history, as people read it.
+ */
 export const CONVERSATION_HISTORY = "conversation/history";
+
+/**
+ * Removes a conversation (not the root).
+ */
 export const CONVERSATION_DESTROY = "conversation/destroy";
+
+/**
+ * Stops the conversation's running task (`turn_aborted`).
+ */
 export const CONVERSATION_INTERRUPT = "conversation/interrupt";
 
 /**
- * Server-to-client notification carrying one engine event.
- */
-export const CONVERSATION_EVENT = "conversation/event";
-
-/**
- * Server-to-client request asking a person to approve a tool call.
+ * Asks a person to approve a tool call.
  */
 export const PERMISSION_REQUEST = "permission/request";
+
+/**
+ * Carries one engine event, in `seq` order.
+ */
+export const CONVERSATION_EVENT = "conversation/event";
 
 /**
  * Every client-to-server method, as advertised in `initialize`.
@@ -446,6 +468,11 @@ export type SendResult = { taskId: TaskId };
  */
 export type TargetParams = { conversationId: ConversationId };
 
+/**
+ * `conversation/list` params: an empty object.
+ */
+export type ListParams = Record<symbol, never>;
+
 export type ListResult = { conversations: Array<ConversationSummary> };
 
 export type HistoryParams = {
@@ -503,6 +530,191 @@ export type PermissionParams = {
  * The client's answer to `permission/request`.
  */
 export type PermissionResult = PermissionDecision;
+
+/**
+ * Client-to-server requests: each method's params and result.
+ */
+export type ClientRequests = {
+  /**
+   * Opens a conversation (the root, when it is the session's first and nothing was
+   * sent yet); returns its id.
+   */
+  "conversation/create": { params: CreateParams, result: CreateResult },
+  /**
+   * Queues input for a conversation; returns the task's id at once, progress comes
+   * as `conversation/event` notifications.
+   */
+  "conversation/send": { params: SendParams, result: SendResult },
+  /**
+   * The session's conversations.
+   */
+  "conversation/list": { params: ListParams, result: ListResult },
+  /**
+   * A conversation's history, as people read it.
+   */
+  "conversation/history": { params: HistoryParams, result: HistoryResult },
+  /**
+   * Removes a conversation (not the root).
+   */
+  "conversation/destroy": { params: TargetParams, result: DestroyResult },
+  /**
+   * Stops the conversation's running task (`turn_aborted`).
+   */
+  "conversation/interrupt": { params: TargetParams, result: InterruptResult },
+};
+
+/**
+ * Server-to-client requests: each method's params and the client's answer.
+ */
+export type ServerRequests = {
+  /**
+   * Asks a person to approve a tool call.
+   */
+  "permission/request": { params: PermissionParams, result: PermissionResult },
+};
+
+/**
+ * Server-to-client notifications: each method's params.
+ */
+export type ServerNotifications = {
+  /**
+   * Carries one engine event, in `seq` order.
+   */
+  "conversation/event": { params: EventParams },
+};
+
+// options.rs
+
+/**
+ * `Engine.create(options)`. Everything but `workingDir` is optional; what is left out
+ * comes from the workspace's `.coder/config.json`, the user's config and the environment,
+ * as for `coder exec`.
+ */
+export type EngineOptions = {
+  workingDir: string,
+  model?: ModelOptions,
+  mode?: Mode,
+  preset?: Preset,
+  /**
+   * Approve what the policy would ask about (dangerous commands still ask).
+   */
+  autoApprove?: boolean,
+  /**
+   * Tools not offered to the model (see `BUILTIN_TOOLS` and `CONVERSATION_TOOLS`).
+   */
+  disabledTools?: Array<string>,
+  /**
+   * Added to the config files' servers (replacing one of the same name).
+   */
+  mcpServers?: { [key in string]: McpServerOptions },
+  /**
+   * Keep `.coder/sessions/<id>.json` (default true).
+   */
+  saveSessions?: boolean,
+  /**
+   * Confine commands with the OS sandbox (default true).
+   */
+  sandbox?: boolean,
+  /**
+   * Model calls per task before the task stops.
+   */
+  maxSteps?: number,
+  /**
+   * The person trusts `workingDir`: its own `.coder/config.json` and `.mcp.json` apply
+   * whole (MCP servers, provider endpoint, looser modes). `false`: they may only narrow,
+   * even when the user-level config lists the folder in `trustedFolders`; left out, that
+   * list decides. What an untrusted folder asked for and did not get is a `warning`
+   * event.
+   */
+  trustWorkspace?: boolean,
+};
+
+/**
+ * A model and the provider serving it.
+ */
+export type ModelOptions = {
+  /**
+   * `openai` (also any OpenAI-compatible server) or `anthropic`.
+   */
+  provider: ProviderName,
+  model: string,
+  /**
+   * `http://` or `https://`; for OpenAI up to and including `/v1`.
+   */
+  baseUrl?: string,
+  /**
+   * Sent only to `baseUrl` or, without one, to the provider's default endpoint.
+   */
+  apiKey?: string,
+  contextWindow?: number,
+  maxOutputTokens?: number,
+};
+
+/**
+ * One MCP server, as in `.coder/config.json`'s `mcpServers` (which also takes the
+ * timeouts in snake_case). Stdio servers have a `command`; streamable HTTP servers a
+ * `url`.
+ */
+export type McpServerOptions = {
+  command?: string,
+  args?: Array<string>,
+  env?: { [key in string]: string },
+  cwd?: string,
+  url?: string,
+  headers?: { [key in string]: string },
+  /**
+   * Default true.
+   */
+  enabled?: boolean,
+  startupTimeoutSec?: number,
+  toolTimeoutSec?: number,
+};
+
+// tools.rs
+
+/**
+ * The built-in tools besides the conversation tools, sorted.
+ */
+export const BUILTIN_TOOLS = [
+  "apply_patch",
+  "bash",
+  "edit",
+  "glob",
+  "grep",
+  "read",
+  "todo_write",
+  "write",
+] as const;
+
+/**
+ * The conversation tools (work in other conversations of the session), in their fixed
+ * order.
+ */
+export const CONVERSATION_TOOLS = [
+  "conv_create",
+  "conv_send",
+  "conv_list",
+  "conv_history",
+  "conv_destroy",
+] as const;
+
+/**
+ * The name of one of coder's own tools.
+ */
+export type ToolName =
+  | "apply_patch"
+  | "bash"
+  | "edit"
+  | "glob"
+  | "grep"
+  | "read"
+  | "todo_write"
+  | "write"
+  | "conv_create"
+  | "conv_send"
+  | "conv_list"
+  | "conv_history"
+  | "conv_destroy";
 
 // serde_json::Value (any JSON), as ts-rs declares it
 

@@ -1,7 +1,11 @@
-// SemaCore's tool names and coder's.
+// SemaCore's tool names and coder's. coder's names come from `protocol.ts`, generated from
+// the Rust lists the engine's registry is checked against; only the SemaCore side is kept
+// here.
+
+import { BUILTIN_TOOLS, CONVERSATION_TOOLS, type ToolName } from "./protocol";
 
 /** SemaCore name -> the coder tools it stands for. */
-const SEMA_TOOLS: Record<string, string[]> = {
+const SEMA_TOOLS: Record<string, readonly ToolName[]> = {
   Bash: ["bash"],
   Glob: ["glob"],
   Grep: ["grep"],
@@ -9,13 +13,13 @@ const SEMA_TOOLS: Record<string, string[]> = {
   Edit: ["edit", "apply_patch"],
   Write: ["write"],
   TodoWrite: ["todo_write"],
-  Task: ["conv_create", "conv_send", "conv_list", "conv_history", "conv_destroy"],
+  Task: CONVERSATION_TOOLS,
 };
 
 /** SemaCore tools coder does not have: naming one is a warning, not an error. */
 const MISSING = new Set(["Skill", "NotebookEdit", "AskUserQuestion", "ExitPlanMode"]);
 
-const ALL = Object.values(SEMA_TOOLS).flat();
+const ALL: readonly ToolName[] = [...BUILTIN_TOOLS, ...CONVERSATION_TOOLS];
 
 /** The coder tools to switch off for a SemaCore `useTools` list (`null`: all on), and the
  * warnings to give; an unknown name throws. */
@@ -24,7 +28,7 @@ export function disabledTools(useTools: string[] | null | undefined): {
   warnings: string[];
 } {
   if (!useTools) return { disabled: [], warnings: [] };
-  const wanted = new Set<string>();
+  const wanted = new Set<ToolName>();
   const warnings: string[] = [];
   for (const name of useTools) {
     const tools = SEMA_TOOLS[name];
@@ -43,7 +47,7 @@ export function disabledTools(useTools: string[] | null | undefined): {
 /** The SemaCore name of a coder tool (MCP tools and unknown names stay as they are). */
 export function semaName(tool: string): string {
   for (const [sema, tools] of Object.entries(SEMA_TOOLS)) {
-    if (tools.includes(tool)) return sema;
+    if ((tools as readonly string[]).includes(tool)) return sema;
   }
   return tool;
 }

@@ -1,23 +1,29 @@
-// The coder protocol (docs/protocol.md) over a JSON-RPC connection, typed with the types
-// generated from the Rust definitions. The extension runs it over VS Code's LanguageClient;
+// The coder protocol (docs/protocol.md) over a JSON-RPC connection, typed with the method
+// maps and types generated from the Rust method table. The extension runs it over VS Code's LanguageClient;
 // the tests run it over vscode-jsonrpc's MessageConnection. Nothing here touches `vscode`.
 
-import type {
-  ConversationId,
-  ConversationSummary,
-  CreateParams,
-  CreateResult,
-  DestroyResult,
-  Event,
-  EventParams,
-  HistoryEntry,
-  HistoryResult,
-  InputItem,
-  ListResult,
-  PermissionDecision,
-  PermissionParams,
-  SendResult,
-  TaskId,
+import {
+  CONVERSATION_CREATE,
+  CONVERSATION_DESTROY,
+  CONVERSATION_EVENT,
+  CONVERSATION_HISTORY,
+  CONVERSATION_INTERRUPT,
+  CONVERSATION_LIST,
+  CONVERSATION_SEND,
+  PERMISSION_REQUEST,
+  type ClientRequests,
+  type ConversationId,
+  type ConversationSummary,
+  type CreateParams,
+  type DestroyResult,
+  type Event,
+  type HistoryEntry,
+  type InputItem,
+  type PermissionDecision,
+  type PermissionParams,
+  type ServerNotifications,
+  type ServerRequests,
+  type TaskId,
 } from "../../../bindings-node/ts/protocol";
 
 export type { Event, PermissionDecision, PermissionParams };
@@ -43,16 +49,27 @@ export class CoderSession {
   /** Hooks into `connection`; call before the connection starts listening. */
   constructor(connection: Connection) {
     this.#connection = connection;
-    connection.onNotification("conversation/event", ({ event }: EventParams) => {
+    const onEvent = ({ event }: ServerNotifications[typeof CONVERSATION_EVENT]["params"]) => {
       for (const listener of this.#listeners) listener(event);
-    });
-    connection.onRequest("permission/request", async (request: PermissionParams) => {
+    };
+    type Ask = ServerRequests[typeof PERMISSION_REQUEST];
+    const onAsk = async (request: Ask["params"]): Promise<Ask["result"]> => {
       try {
         return (await this.#permissions?.(request)) ?? NO_HANDLER;
       } catch (err) {
-        return { decision: "deny", message: `the editor failed to ask: ${String(err)}` } satisfies PermissionDecision;
+        return { decision: "deny", message: `the editor failed to ask: ${String(err)}` };
       }
-    });
+    };
+    connection.onNotification(CONVERSATION_EVENT, onEvent);
+    connection.onRequest(PERMISSION_REQUEST, onAsk);
+  }
+
+  /** A request of the protocol's method table, its params and result typed by it. */
+  #request<M extends keyof ClientRequests>(
+    method: M,
+    params: ClientRequests[M]["params"],
+  ): Promise<ClientRequests[M]["result"]> {
+    return this.#connection.sendRequest<ClientRequests[M]["result"]>(method, params);
   }
 
   /** Every engine event, in `seq` order; returns a function that stops listening. */
@@ -67,14 +84,14 @@ export class CoderSession {
   }
 
   async create(params: CreateParams = {}): Promise<ConversationId> {
-    const result = await this.#connection.sendRequest<CreateResult>("conversation/create", params);
+    const result = await this.#request(CONVERSATION_CREATE, params);
     return result.conversationId;
   }
 
   /** Queues input; resolves with the task id at once. Progress arrives as events. */
   async send(conversationId: ConversationId, input: string | InputItem[]): Promise<TaskId> {
     const params = typeof input === "string" ? { conversationId, text: input } : { conversationId, items: input };
-    const result = await this.#connection.sendRequest<SendResult>("conversation/send", params);
+    const result = await this.#request(CONVERSATION_SEND, params);
     return result.taskId;
   }
 
@@ -104,19 +121,19 @@ export class CoderSession {
   }
 
   async list(): Promise<ConversationSummary[]> {
-    return (await this.#connection.sendRequest<ListResult>("conversation/list", {})).conversations;
+    return (await this.#request(CONVERSATION_LIST, {})).conversations;
   }
 
   async history(conversationId: ConversationId, limit?: number): Promise<HistoryEntry[]> {
-    const result = await this.#connection.sendRequest<HistoryResult>("conversation/history", { conversationId, limit });
+    const result = await this.#request(CONVERSATION_HISTORY, { conversationId, limit });
     return result.entries;
   }
 
   async destroy(conversationId: ConversationId): Promise<DestroyResult> {
-    return this.#connection.sendRequest<DestroyResult>("conversation/destroy", { conversationId });
+    return this.#request(CONVERSATION_DESTROY, { conversationId });
   }
 
   async interrupt(conversationId: ConversationId): Promise<void> {
-    await this.#connection.sendRequest("conversation/interrupt", { conversationId });
+    await this.#request(CONVERSATION_INTERRUPT, { conversationId });
   }
 }

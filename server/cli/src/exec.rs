@@ -15,7 +15,7 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
-use coder_core::{Config, Engine};
+use coder_core::{Config, DoorNames, Engine, Overrides};
 use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TodoStatus};
 
 use crate::signals::Stop;
@@ -84,7 +84,29 @@ fn parse_preset(text: &str) -> Result<Preset, String> {
         .ok_or_else(|| format!("unknown preset `{text}`; one of strict, balanced, auto-edit, yolo"))
 }
 
+impl ExecArgs {
+    /// The flags that set configuration, as the core's overrides.
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            door: DoorNames {
+                settings: "the command line",
+                base_url: "the command line",
+                how_to_trust: "run with --trust to apply them",
+            },
+            model: self.model.clone(),
+            max_steps: self.max_steps,
+            mode: self.mode,
+            preset: self.permissions,
+            // Without the flag, the configuration decides.
+            auto_approve: self.auto_approve.then_some(true),
+            trust_workspace: self.trust.then_some(true),
+            ..Overrides::default()
+        }
+    }
+}
+
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
+    let overrides = args.overrides();
     let start = match args.cd {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -95,12 +117,12 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     // The enclosing git repository is the workspace; the start directory is named in the
     // system prompt.
     let workspace = coder_core::workspace_root(&start);
-    let trust = coder_core::WorkspaceTrust::from_flag(args.trust.then_some(true));
-    let mut config = Config::load_trusting(&workspace, trust)?;
-    // What an untrusted workspace asked for and did not get, before anything runs.
-    if let Some(notice) = config.untrusted_notice("run with --trust to apply them") {
-        // It quotes names from the repository's files.
-        eprintln!("warning: {}", neutralize(&notice));
+    let mut config = Config::load_overriding(&workspace, &overrides)?;
+    // Configuration mistakes and what an untrusted workspace asked for and did not get go
+    // to stderr before anything runs, and not again as events.
+    for warning in std::mem::take(&mut config.warnings) {
+        // Warnings quote the configuration files, which a repository may have shipped.
+        eprintln!("warning: {}", neutralize(&warning));
     }
     config.require_provider()?;
     let prompt = if args.prompt == "-" {
@@ -123,28 +145,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         return Ok(usage_error("the prompt is empty"));
     }
-    // Configuration mistakes go to stderr before the task, and not again as events.
-    for warning in std::mem::take(&mut config.warnings) {
-        // Warnings quote the configuration files, which a repository may have shipped.
-        eprintln!("warning: {}", neutralize(&warning));
-    }
     config.started_in = (start != workspace).then_some(start);
-    if let Some(model) = args.model {
-        config.model = model;
-    }
-    if let Some(steps) = args.max_steps {
-        config.max_steps = steps;
-    }
-    if let Some(mode) = args.mode {
-        config.mode = mode;
-        if args.permissions.is_none() {
-            config.preset = coder_core::preset_for(mode);
-        }
-    }
-    if let Some(preset) = args.permissions {
-        config.preset = preset;
-    }
-    config.auto_approve |= args.auto_approve;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut stop = crate::signals::listen().context("cannot listen for signals")?;
     let engine = Engine::new(config)?;

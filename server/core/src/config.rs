@@ -18,6 +18,7 @@ use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use crate::config_overrides::{DoorNames, Overrides};
 use crate::mcp::{McpServerConfig, load_mcp_json};
 use crate::permissions::PermissionRules;
 
@@ -146,6 +147,16 @@ pub enum ProviderKind {
     /// OpenAI Chat Completions, also any OpenAI-compatible server.
     OpenAi,
     Anthropic,
+}
+
+/// The wire's name of a provider.
+impl From<coder_protocol::methods::ProviderName> for ProviderKind {
+    fn from(name: coder_protocol::methods::ProviderName) -> Self {
+        match name {
+            coder_protocol::methods::ProviderName::OpenAi => ProviderKind::OpenAi,
+            coder_protocol::methods::ProviderName::Anthropic => ProviderKind::Anthropic,
+        }
+    }
 }
 
 /// How model requests are retried.
@@ -325,18 +336,6 @@ struct RetryFile {
 /// Where environment values come from; tests pass a map instead of the process environment.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// Model settings a front door applies over files and environment: what an editor's own
-/// settings hold (`coder lsp`'s `initializationOptions`). Same names as the config file.
-#[derive(Debug, Clone, Default)]
-pub struct ModelOverrides {
-    pub provider: Option<ProviderKind>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    /// Sent only to `base_url` given here or, without one, to the provider's default
-    /// endpoint: never to a base URL from a file or the environment.
-    pub api_key: Option<ApiKey>,
-}
-
 /// Checks that a base URL speaks HTTP and returns it without a trailing `/`. `source` names
 /// where it came from, for the error. Every source of a base URL goes through here.
 pub fn check_base_url(url: &str, source: &str) -> Result<String, ConfigError> {
@@ -363,24 +362,35 @@ impl Config {
 
     /// Loads the configuration for `workspace`, its own files trusted as `trust` says.
     pub fn load_trusting(workspace: &Path, trust: WorkspaceTrust) -> Result<Self, ConfigError> {
-        Self::load_overriding(workspace, &ModelOverrides::default(), trust)
-    }
-
-    /// Loads the configuration for `workspace` with `overrides` applied over files and the
-    /// process environment.
-    pub fn load_overriding(
-        workspace: &Path,
-        overrides: &ModelOverrides,
-        trust: WorkspaceTrust,
-    ) -> Result<Self, ConfigError> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         Self::load_full(
             workspace,
             user_config_path(&env).as_deref(),
             &env,
-            overrides,
+            &Overrides::default(),
             trust,
         )
+    }
+
+    /// Loads the configuration for `workspace` as every front door does: the files and the
+    /// process environment, the workspace's own files trusted as
+    /// `overrides.trust_workspace` says, and `overrides` over them. What an untrusted
+    /// workspace asked for and did not get is the last of `warnings`, ending with how this
+    /// door trusts a folder.
+    pub fn load_overriding(workspace: &Path, overrides: &Overrides) -> Result<Self, ConfigError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let trust = WorkspaceTrust::from_flag(overrides.trust_workspace);
+        let mut config = Self::load_full(
+            workspace,
+            user_config_path(&env).as_deref(),
+            &env,
+            overrides,
+            trust,
+        )?;
+        if let Some(notice) = config.untrusted_notice(overrides.door.how_to_trust) {
+            config.warnings.push(notice);
+        }
+        Ok(config)
     }
 
     /// Loads with an explicit user-level file and environment.
@@ -393,7 +403,7 @@ impl Config {
             workspace,
             user_file,
             env,
-            &ModelOverrides::default(),
+            &Overrides::default(),
             WorkspaceTrust::Recorded,
         )
     }
@@ -448,7 +458,7 @@ impl Config {
         workspace: &Path,
         user_file: Option<&Path>,
         env: EnvLookup<'_>,
-        overrides: &ModelOverrides,
+        overrides: &Overrides,
         trust: WorkspaceTrust,
     ) -> Result<Self, ConfigError> {
         let mut merged = Value::Object(Default::default());
@@ -500,6 +510,7 @@ impl Config {
             (BTreeMap::new(), names)
         };
         let mut config = Self::resolve(workspace, file, &sources, env, overrides, mcp_json)?;
+        overrides.apply(&mut config);
         warnings.append(&mut config.warnings);
         config.warnings = warnings;
         config.workspace_trusted = trusted;
@@ -514,7 +525,7 @@ impl Config {
         mut file: ConfigFile,
         sources: &FileSources,
         env: EnvLookup<'_>,
-        overrides: &ModelOverrides,
+        overrides: &Overrides,
         mcp_json: BTreeMap<String, McpServerConfig>,
     ) -> Result<Self, ConfigError> {
         let mut warnings = Vec::new();
@@ -662,7 +673,7 @@ impl ProviderKind {
 /// Where a base URL or an API key was named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Origin {
-    /// A front door's settings (`initializationOptions`).
+    /// A front door's settings ([`Overrides`]).
     Overrides,
     Env,
     UserFile,
@@ -671,9 +682,9 @@ enum Origin {
 }
 
 impl Origin {
-    fn describe(self) -> &'static str {
+    fn describe(self, door: &DoorNames) -> &'static str {
         match self {
-            Origin::Overrides => "initializationOptions",
+            Origin::Overrides => door.settings,
             Origin::Env => "the environment",
             Origin::UserFile => "the user-level config file",
             Origin::WorkspaceFile => "the workspace's .coder/config.json",
@@ -721,7 +732,7 @@ fn resolve_provider(
     file: &mut ConfigFile,
     sources: &FileSources,
     env: EnvLookup<'_>,
-    overrides: &ModelOverrides,
+    overrides: &Overrides,
     warnings: &mut Vec<String>,
 ) -> Result<Option<ProviderConfig>, ConfigError> {
     let kind = match overrides.provider.or(file.provider) {
@@ -740,7 +751,7 @@ fn resolve_provider(
     let (base_url, api_key) = match &overrides.api_key {
         Some(key) => {
             let url = match &overrides.base_url {
-                Some(url) => check_base_url(url, "initializationOptions.baseUrl")?,
+                Some(url) => check_base_url(url, overrides.door.base_url)?,
                 None => defaults.base_url.to_owned(),
             };
             (url, Some(key.clone()))
@@ -752,7 +763,7 @@ fn resolve_provider(
                 file.base_url.take(),
             ) {
                 (Some(url), _, _) => (
-                    check_base_url(url, "initializationOptions.baseUrl")?,
+                    check_base_url(url, overrides.door.base_url)?,
                     Some(Origin::Overrides),
                 ),
                 (None, Some(url), _) => {
@@ -785,7 +796,7 @@ fn resolve_provider(
                 warnings.push(format!(
                     "the API key from {} is not sent to {url}, which {} names: a key goes only to an endpoint named where the key is, or to the provider's default",
                     candidate.source().unwrap_or("the configuration"),
-                    url_origin.map_or("nothing", Origin::describe),
+                    url_origin.map_or("nothing", |origin| origin.describe(&overrides.door)),
                 ));
             }
             (url, key)
@@ -895,7 +906,7 @@ mod tests {
             workspace,
             None,
             env,
-            &ModelOverrides::default(),
+            &Overrides::default(),
             WorkspaceTrust::Granted,
         )
         .unwrap()
@@ -973,11 +984,11 @@ mod tests {
         )
         .unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "env-key"), ("CODER_MODEL", "env-model")]);
-        let overrides = ModelOverrides {
+        let overrides = Overrides {
             provider: Some(ProviderKind::Anthropic),
             model: Some("editor-model".to_owned()),
             base_url: Some("http://127.0.0.1:2/".to_owned()),
-            api_key: None,
+            ..Overrides::default()
         };
         let config = Config::load_full(
             workspace.path(),
@@ -1003,9 +1014,9 @@ mod tests {
         )
         .unwrap();
         let env = env_of(&[("OPENAI_BASE_URL", "http://also-not.example/v1")]);
-        let mut overrides = ModelOverrides {
+        let mut overrides = Overrides {
             api_key: Some(ApiKey::new("editor-key")),
-            ..ModelOverrides::default()
+            ..Overrides::default()
         };
         let config = Config::load_full(
             workspace.path(),
@@ -1047,9 +1058,14 @@ mod tests {
             err.to_string(),
             "the base URL `localhost:8080/v1` (from OPENAI_BASE_URL) must start with http:// or https://"
         );
-        let overrides = ModelOverrides {
+        let overrides = Overrides {
+            door: DoorNames {
+                settings: "initializationOptions",
+                base_url: "initializationOptions.baseUrl",
+                how_to_trust: "",
+            },
             base_url: Some("ftp://127.0.0.1/v1".to_owned()),
-            ..ModelOverrides::default()
+            ..Overrides::default()
         };
         let err = Config::load_full(
             workspace.path(),
@@ -1073,7 +1089,7 @@ mod tests {
             workspace.path(),
             None,
             &env_of(&[]),
-            &ModelOverrides::default(),
+            &Overrides::default(),
             WorkspaceTrust::Granted,
         )
         .unwrap_err();
@@ -1343,7 +1359,7 @@ mod tests {
             workspace.path(),
             Some(&user_file),
             &env,
-            &ModelOverrides::default(),
+            &Overrides::default(),
             WorkspaceTrust::Denied,
         )
         .unwrap();
@@ -1368,7 +1384,7 @@ mod tests {
                 workspace,
                 Some(&user_file),
                 &env_of(env),
-                &ModelOverrides::default(),
+                &Overrides::default(),
                 trust,
             )
             .unwrap()

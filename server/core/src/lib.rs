@@ -8,6 +8,7 @@
 pub mod config;
 mod config_keys;
 mod config_narrow;
+mod config_overrides;
 pub mod control_chars;
 mod conversation;
 mod documents;
@@ -27,7 +28,7 @@ pub mod tools;
 pub mod trust;
 
 pub use config::{
-    ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, ModelOverrides, ProviderConfig,
+    ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, DoorNames, Overrides, ProviderConfig,
     ProviderKind, RetryConfig, WorkspaceTrust, check_base_url, preset_for, user_config_path,
     workspace_root,
 };

@@ -131,9 +131,13 @@ fn takes_no_params(method: &str) -> bool {
 }
 
 /// The methods whose params may be left out: the guard passes them on as `{}` (tower-lsp
-/// itself rejects a missing `params` for a method that takes any).
+/// itself rejects a missing `params` for a method that takes any). Those of the protocol's
+/// method table, and the `coder/` test hooks; other names under `conversation/` too, so
+/// that an unknown one is answered "method not found" rather than "missing params".
 fn defaults_params(method: &str) -> bool {
-    method.starts_with("conversation/") || method.starts_with("coder/")
+    coder_protocol::methods::METHODS.contains(&method)
+        || method.starts_with("conversation/")
+        || method.starts_with("coder/")
 }
 
 fn reject(id: Value, code: i64, message: impl Into<String>) -> Checked {

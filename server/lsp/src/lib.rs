@@ -21,18 +21,20 @@ use std::sync::{Arc, OnceLock};
 use coder_core::Engine;
 use coder_protocol::EventMsg;
 use coder_protocol::methods::{
-    CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
-    CONVERSATION_LIST, CONVERSATION_SEND, CoderCapabilities, InitializationOptions, METHODS,
+    CoderCapabilities, ConversationCreate, ConversationDestroy, ConversationHistory,
+    ConversationInterrupt, ConversationList, ConversationSend, InitializationOptions, METHODS,
     PROTOCOL_VERSION,
 };
+use coder_protocol::table::Request;
 use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::Method;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
     InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
     TextDocumentSyncCapability, TextDocumentSyncKind,
 };
-use tower_lsp_server::{Client, LanguageServer, LspService};
+use tower_lsp_server::{Client, LanguageServer, LspService, LspServiceBuilder};
 
 use documents::EditorDocuments;
 use session::Session;
@@ -232,13 +234,13 @@ pub async fn serve_until(
         client,
         session: backend_session,
         out: backend_out,
-    })
-    .custom_method(CONVERSATION_CREATE, Backend::create)
-    .custom_method(CONVERSATION_SEND, Backend::send)
-    .custom_method(CONVERSATION_LIST, Backend::list)
-    .custom_method(CONVERSATION_HISTORY, Backend::history)
-    .custom_method(CONVERSATION_DESTROY, Backend::destroy)
-    .custom_method(CONVERSATION_INTERRUPT, Backend::interrupt);
+    });
+    builder = route::<ConversationCreate>(builder, Backend::create);
+    builder = route::<ConversationSend>(builder, Backend::send);
+    builder = route::<ConversationList>(builder, Backend::list);
+    builder = route::<ConversationHistory>(builder, Backend::history);
+    builder = route::<ConversationDestroy>(builder, Backend::destroy);
+    builder = route::<ConversationInterrupt>(builder, Backend::interrupt);
     if std::env::var_os("CODER_LSP_TEST_HOOKS").is_some_and(|v| v == "1") {
         builder = builder.custom_method("coder/test/panic", Backend::test_panic);
     }
@@ -271,6 +273,20 @@ pub async fn serve_until(
         session.engine.deny_pending_permissions();
         session.engine.shutdown().await;
     }
+}
+
+/// Registers `handler` for the client-to-server request `M` of the protocol's method table
+/// (`coder_protocol::methods`): under the table's name, and only if the handler takes the
+/// table's params and returns its result, so the two cannot drift apart.
+fn route<M: Request>(
+    builder: LspServiceBuilder<Backend>,
+    handler: impl for<'a> Method<&'a Backend, (M::Params,), Result<M::Result>>
+    + Clone
+    + Send
+    + Sync
+    + 'static,
+) -> LspServiceBuilder<Backend> {
+    builder.custom_method(M::METHOD, handler)
 }
 
 /// Whether an event ends a task (for front doors that track tasks).

@@ -9,8 +9,9 @@ use std::panic::AssertUnwindSafe;
 use coder_core::{ConversationSpec, EngineError};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
-    CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult, InterruptResult,
-    ListResult, SendParams, SendResult, TargetParams,
+    CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
+    CONVERSATION_LIST, CONVERSATION_SEND, CreateParams, CreateResult, DestroyResult, HistoryParams,
+    HistoryResult, InterruptResult, ListParams, ListResult, SendParams, SendResult, TargetParams,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -64,7 +65,7 @@ async fn contained<T>(method: &str, work: impl Future<Output = Result<T>>) -> Re
 
 impl Backend {
     pub(crate) async fn create(&self, params: CreateParams) -> Result<CreateResult> {
-        contained("conversation/create", async {
+        contained(CONVERSATION_CREATE, async {
             let spec = ConversationSpec::from(params);
             let conversation_id = self
                 .engine()?
@@ -76,7 +77,7 @@ impl Backend {
     }
 
     pub(crate) async fn send(&self, params: SendParams) -> Result<SendResult> {
-        contained("conversation/send", async {
+        contained(CONVERSATION_SEND, async {
             let mut items = Vec::new();
             if let Some(text) = params.text {
                 items.push(InputItem::Text { text });
@@ -95,8 +96,8 @@ impl Backend {
     }
 
     /// Takes `{}`; the framing guard supplies it when the client sends no params.
-    pub(crate) async fn list(&self, _: Value) -> Result<ListResult> {
-        contained("conversation/list", async {
+    pub(crate) async fn list(&self, _: ListParams) -> Result<ListResult> {
+        contained(CONVERSATION_LIST, async {
             Ok(ListResult {
                 conversations: self.engine()?.list_conversations(),
             })
@@ -105,7 +106,7 @@ impl Backend {
     }
 
     pub(crate) async fn history(&self, params: HistoryParams) -> Result<HistoryResult> {
-        contained("conversation/history", async {
+        contained(CONVERSATION_HISTORY, async {
             let entries = self
                 .engine()?
                 .conversation_history(params.conversation_id, params.limit)
@@ -116,7 +117,7 @@ impl Backend {
     }
 
     pub(crate) async fn destroy(&self, params: TargetParams) -> Result<DestroyResult> {
-        contained("conversation/destroy", async {
+        contained(CONVERSATION_DESTROY, async {
             Ok(
                 match self.engine()?.destroy_conversation(params.conversation_id) {
                     Ok(()) => DestroyResult {
@@ -134,7 +135,7 @@ impl Backend {
     }
 
     pub(crate) async fn interrupt(&self, params: TargetParams) -> Result<InterruptResult> {
-        contained("conversation/interrupt", async {
+        contained(CONVERSATION_INTERRUPT, async {
             self.engine()?
                 .interrupt(params.conversation_id)
                 .map_err(engine_error)?;

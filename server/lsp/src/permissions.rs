@@ -2,19 +2,21 @@
 
 use coder_core::Engine;
 use coder_protocol::PermissionDecision;
-use coder_protocol::methods::{PERMISSION_REQUEST, PermissionParams};
+use coder_protocol::methods::{PermissionParams, PermissionRequest};
+use coder_protocol::table;
 use serde_json::Value;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::request::Request;
 
+/// The table's `permission/request`, with its answer read loosely.
 enum PermissionAsk {}
 
 impl Request for PermissionAsk {
-    type Params = PermissionParams;
+    type Params = <PermissionRequest as table::Request>::Params;
     /// The answer is read as any JSON value and checked by
     /// [`PermissionDecision::from_answer`], which is stricter than serde would be.
     type Result = Value;
-    const METHOD: &'static str = PERMISSION_REQUEST;
+    const METHOD: &'static str = <PermissionRequest as table::Request>::METHOD;
 }
 
 /// Sends the request from a task of its own (never from a request handler, which could

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use coder_core::{ApiKey, Config, Engine, ModelOverrides, ProviderKind, WorkspaceTrust};
-use coder_protocol::methods::{InitializationOptions, ProviderName};
+use coder_core::{ApiKey, Config, DoorNames, Engine, Overrides, ProviderKind};
+use coder_protocol::methods::InitializationOptions;
 use tower_lsp_server::jsonrpc::Error;
 use tower_lsp_server::ls_types::InitializeParams;
 
@@ -50,16 +50,23 @@ pub(crate) fn workspace(params: &InitializeParams, cwd: &Path) -> Result<PathBuf
     })
 }
 
-/// The client's model settings as configuration overrides.
-pub(crate) fn overrides(options: &InitializationOptions) -> ModelOverrides {
-    ModelOverrides {
-        provider: options.provider.map(|provider| match provider {
-            ProviderName::OpenAi => ProviderKind::OpenAi,
-            ProviderName::Anthropic => ProviderKind::Anthropic,
-        }),
+/// How `coder lsp`'s messages name the client's settings.
+const DOOR: DoorNames = DoorNames {
+    settings: "initializationOptions",
+    base_url: "initializationOptions.baseUrl",
+    how_to_trust: "pass initializationOptions.trustWorkspace: true to apply them",
+};
+
+/// The client's settings as configuration overrides.
+pub(crate) fn overrides(options: &InitializationOptions) -> Overrides {
+    Overrides {
+        door: DOOR,
+        provider: options.provider.map(ProviderKind::from),
         model: options.model.clone(),
         base_url: options.base_url.clone(),
         api_key: options.api_key.clone().map(ApiKey::new),
+        trust_workspace: options.trust_workspace,
+        ..Overrides::default()
     }
 }
 
@@ -69,13 +76,6 @@ pub(crate) fn overrides(options: &InitializationOptions) -> ModelOverrides {
 /// an untrusted workspace asked for and did not get becomes a `warning` event of the first
 /// task (never a line on stdout, which is the protocol).
 pub(crate) fn config(workspace: &Path, options: &InitializationOptions) -> Result<Config, Error> {
-    let trust = WorkspaceTrust::from_flag(options.trust_workspace);
-    let mut config = Config::load_overriding(workspace, &overrides(options), trust)
-        .map_err(|err| Error::invalid_params(err.to_string()))?;
-    if let Some(notice) =
-        config.untrusted_notice("pass initializationOptions.trustWorkspace: true to apply them")
-    {
-        config.warnings.push(notice);
-    }
-    Ok(config)
+    Config::load_overriding(workspace, &overrides(options))
+        .map_err(|err| Error::invalid_params(err.to_string()))
 }

@@ -1,10 +1,11 @@
 //! Conversations as the engine API and the conversation tools describe them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// One piece of user input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum InputItem {
     Text {
@@ -17,7 +18,7 @@ pub enum InputItem {
 }
 
 /// Which built-in tools a conversation offers (seed 000's `internal_tools`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(default)]
 // Clients send this in `conversation/create` and may leave out any field (the container
 // `default`); the `#[ts(as = "Option<bool>", optional)]`s make that `field?: boolean`.
@@ -48,7 +49,7 @@ impl Default for ToolsPrefs {
 }
 
 /// A conversation in a listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSummary {
     pub id: crate::ConversationId,
@@ -59,7 +60,7 @@ pub struct ConversationSummary {
 }
 
 /// A message of a conversation's history, without tool calls and outputs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 pub struct HistoryEntry {
     /// `user` or `assistant`.
     pub role: String,
@@ -70,7 +71,7 @@ pub struct HistoryEntry {
     pub attachments: Vec<HistoryAttachment>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 pub struct HistoryAttachment {
     /// Always `image`.
     #[serde(rename = "type")]

@@ -3,6 +3,7 @@
 //! The engine emits [`Event`]s; every front door forwards them unchanged. A task always
 //! begins with `task_started` and ends with exactly one of `task_complete` or `turn_aborted`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
@@ -13,7 +14,7 @@ use crate::{ConversationId, TaskId, TodoItem, TokenUsage};
 ///
 /// `seq` increases strictly within a session. A front door whose reader falls behind may
 /// merge consecutive deltas ([`Event::absorb`]), which leaves gaps; no text is lost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     pub seq: u64,
@@ -54,7 +55,7 @@ impl Event {
 }
 
 /// What happened. Serialized with a snake_case `type` tag next to camelCase fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -147,7 +148,7 @@ pub enum EventMsg {
 }
 
 /// One tool call of a reply, as the model wrote it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestedToolCall {
     pub call_id: String,
@@ -157,7 +158,7 @@ pub struct RequestedToolCall {
 }
 
 /// Why a task ended early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     /// Another task took its place (an interrupting conversation tool).
@@ -167,7 +168,7 @@ pub enum AbortReason {
 }
 
 /// What the session is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineState {
     Idle,

@@ -2,7 +2,8 @@
 //!
 //! This crate holds data only: ids, the [`Event`] stream every front door forwards, the
 //! OpenAI Chat Completions message model used for history and snapshots, token usage, and
-//! the params and results of the `coder lsp` methods ([`methods`]).
+//! the params and results of the `coder lsp` methods ([`methods`]), declared once in the
+//! method table there ([`table`] is its machinery).
 //! It has no logic beyond serde, so every front door (LSP, Node, terminal) can depend on it
 //! without pulling in the engine.
 //!
@@ -17,14 +18,21 @@
 //! serde attributes, but it renders a `None` left out by `skip_serializing_if` as
 //! `field?: T | null`; serde never writes that `null`, so such fields carry
 //! `#[ts(optional)]` to make them `field?: T`.
+//!
+//! JSON Schema: every type also derives [`schemars::JsonSchema`], and `tests/schema.rs`
+//! renders the method table into `docs/protocol.schema.json` for clients in other
+//! languages, failing on drift likewise (`UPDATE_PROTOCOL_SCHEMA=1`).
 
 mod conversation;
 mod event;
 mod ids;
 mod message;
 pub mod methods;
+pub mod options;
 mod permission;
+pub mod table;
 mod todo;
+pub mod tools;
 mod usage;
 
 pub use conversation::{

@@ -3,11 +3,12 @@
 //! History, session snapshots and OpenAI requests all use this one shape; the Anthropic
 //! provider converts from it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -17,7 +18,7 @@ pub enum Role {
 }
 
 /// One message in OpenAI Chat Completions form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, JsonSchema)]
 pub struct ChatMessage {
     pub role: Role,
     /// Text content; `None` for an assistant message made only of tool calls.
@@ -43,7 +44,7 @@ pub struct ChatMessage {
 }
 
 /// An image carried by a message, base64-encoded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
     /// For example `image/png`.
@@ -98,7 +99,7 @@ impl ChatMessage {
 }
 
 /// A tool call made by the assistant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 pub struct ToolCall {
     pub id: String,
     #[serde(rename = "type", default = "function_type")]
@@ -121,7 +122,7 @@ fn function_type() -> String {
 }
 
 /// The function a tool call names, with its arguments as a JSON string.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 pub struct FunctionCall {
     pub name: String,
     pub arguments: String,

@@ -1,10 +1,13 @@
-//! The `coder lsp` methods: their params and results, the event notification and the
-//! permission request (see docs/protocol.md). Field names are camelCase on the wire.
+//! The `coder lsp` methods: the table that declares each one with its params and result
+//! (the one place a method is added, see docs/protocol.md), and those types. Field names are
+//! camelCase on the wire.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use crate::table::method_table;
 use crate::{
     ConversationId, ConversationSummary, Event, HistoryEntry, InputItem, Mode, PermissionDecision,
     SessionId, TaskId, ToolsPrefs,
@@ -13,32 +16,42 @@ use crate::{
 /// The coder protocol version advertised in `initialize`.
 pub const PROTOCOL_VERSION: &str = "0.1";
 
-/// Client-to-server methods besides the LSP lifecycle.
-pub const CONVERSATION_CREATE: &str = "conversation/create";
-pub const CONVERSATION_SEND: &str = "conversation/send";
-pub const CONVERSATION_LIST: &str = "conversation/list";
-pub const CONVERSATION_HISTORY: &str = "conversation/history";
-pub const CONVERSATION_DESTROY: &str = "conversation/destroy";
-pub const CONVERSATION_INTERRUPT: &str = "conversation/interrupt";
-/// Server-to-client notification carrying one engine event.
-pub const CONVERSATION_EVENT: &str = "conversation/event";
-/// Server-to-client request asking a person to approve a tool call.
-pub const PERMISSION_REQUEST: &str = "permission/request";
-
-/// Every client-to-server method, as advertised in `initialize`.
-pub const METHODS: [&str; 6] = [
-    CONVERSATION_CREATE,
-    CONVERSATION_SEND,
-    CONVERSATION_LIST,
-    CONVERSATION_HISTORY,
-    CONVERSATION_DESTROY,
-    CONVERSATION_INTERRUPT,
-];
+method_table! {
+    client_requests {
+        /// Opens a conversation (the root, when it is the session's first and nothing was
+        /// sent yet); returns its id.
+        ConversationCreate, CONVERSATION_CREATE = "conversation/create":
+            CreateParams => CreateResult;
+        /// Queues input for a conversation; returns the task's id at once, progress comes
+        /// as `conversation/event` notifications.
+        ConversationSend, CONVERSATION_SEND = "conversation/send": SendParams => SendResult;
+        /// The session's conversations.
+        ConversationList, CONVERSATION_LIST = "conversation/list": ListParams => ListResult;
+        /// A conversation's history, as people read it.
+        ConversationHistory, CONVERSATION_HISTORY = "conversation/history":
+            HistoryParams => HistoryResult;
+        /// Removes a conversation (not the root).
+        ConversationDestroy, CONVERSATION_DESTROY = "conversation/destroy":
+            TargetParams => DestroyResult;
+        /// Stops the conversation's running task (`turn_aborted`).
+        ConversationInterrupt, CONVERSATION_INTERRUPT = "conversation/interrupt":
+            TargetParams => InterruptResult;
+    }
+    server_requests {
+        /// Asks a person to approve a tool call.
+        PermissionRequest, PERMISSION_REQUEST = "permission/request":
+            PermissionParams => PermissionResult;
+    }
+    server_notifications {
+        /// Carries one engine event, in `seq` order.
+        ConversationEvent, CONVERSATION_EVENT = "conversation/event": EventParams;
+    }
+}
 
 /// `initialize`'s `initializationOptions`, all optional. The model settings use the config
 /// file's names and apply over files and environment (an editor passes what its own
 /// settings hold).
-#[derive(Clone, Default, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 #[ts(optional_fields)]
 pub struct InitializationOptions {
@@ -83,7 +96,7 @@ impl std::fmt::Debug for InitializationOptions {
 }
 
 /// A model provider's wire format, as `initializationOptions.provider` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderName {
     /// OpenAI Chat Completions, also any OpenAI-compatible server.
@@ -93,7 +106,7 @@ pub enum ProviderName {
 }
 
 /// What `initialize` advertises under `capabilities.experimental.coder`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CoderCapabilities {
     pub protocol_version: String,
@@ -105,7 +118,7 @@ pub struct CoderCapabilities {
 }
 
 /// `conversation/create` params; every field is optional.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 // The container-level `default` plus `skip_serializing_if` on every field: each is absent
 // rather than null on the wire, which ts-rs only sees when told.
@@ -133,14 +146,14 @@ pub struct CreateParams {
     pub model: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateResult {
     pub conversation_id: ConversationId,
 }
 
 /// `conversation/send` params: `text`, `items`, or both (text first).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SendParams {
     pub conversation_id: ConversationId,
@@ -148,28 +161,33 @@ pub struct SendParams {
     #[ts(optional)]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<InputItem>>", optional)]
     pub items: Vec<InputItem>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SendResult {
     pub task_id: TaskId,
 }
 
 /// Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetParams {
     pub conversation_id: ConversationId,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+/// `conversation/list` params: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct ListParams {}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 pub struct ListResult {
     pub conversations: Vec<ConversationSummary>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryParams {
     pub conversation_id: ConversationId,
@@ -179,14 +197,14 @@ pub struct HistoryParams {
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 pub struct HistoryResult {
     pub entries: Vec<HistoryEntry>,
 }
 
 /// `conversation/destroy` result: `ok: false` with a reason for the root conversation or
 /// an unknown id.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 pub struct DestroyResult {
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -195,11 +213,11 @@ pub struct DestroyResult {
 }
 
 /// `conversation/interrupt` result: an empty object.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 pub struct InterruptResult {}
 
 /// `conversation/event` params: one engine event, unchanged.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 pub struct EventParams {
     pub event: Event,
 }
@@ -208,7 +226,7 @@ pub struct EventParams {
 /// `{ decision: "allow_once" | "allow_always" | "deny", message? }`. An answer that is an
 /// error, or anything else than such an object, denies the call
 /// ([`PermissionDecision::from_answer`]).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionParams {
     pub request_id: String,

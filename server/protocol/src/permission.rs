@@ -1,11 +1,14 @@
 //! Modes and permission decisions, as front doors send and show them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
 /// How much the agent may do on its own (seed 004 section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, TS, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Analysis and plans; nothing is written.
@@ -21,7 +24,9 @@ pub enum Mode {
 }
 
 /// A named permission matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, TS, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// Asks before any write and any command.
@@ -36,7 +41,7 @@ pub enum Preset {
 }
 
 /// What the policy says about a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyDecision {
     Allow,
@@ -45,7 +50,7 @@ pub enum PolicyDecision {
 }
 
 /// A person's answer to a permission request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(
     tag = "decision",
     rename_all = "snake_case",

@@ -3,7 +3,8 @@
 //! The Node SDK and the VS Code extension import that file, so it is checked in rather than
 //! written during builds (ts-rs's `#[ts(export)]` would rewrite files on every `cargo test`).
 //! `protocol_ts_is_up_to_date` fails when the file drifts from the Rust types; with
-//! `UPDATE_PROTOCOL_TS=1` it rewrites the file instead.
+//! `UPDATE_PROTOCOL_TS=1` (or `UPDATE_PROTOCOL=1`, which also rewrites the JSON Schema) it
+//! rewrites the file instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -11,14 +12,16 @@ use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
     CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
-    HistoryResult, InitializationOptions, InterruptResult, ListResult, PermissionParams,
-    ProviderName, SendParams, SendResult, TargetParams,
+    HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
+    PermissionParams, ProviderName, SendParams, SendResult, TargetParams,
 };
+use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
+use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, EngineState, Event,
     EventMsg, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, Mode, PermissionDecision,
     PolicyDecision, Preset, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
-    TokenUsage, ToolCall, ToolsPrefs, methods,
+    TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -105,6 +108,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 SendParams,
                 SendResult,
                 TargetParams,
+                ListParams,
                 ListResult,
                 HistoryParams,
                 HistoryResult,
@@ -114,6 +118,11 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 PermissionParams
             ]
         ),
+        section!(
+            "options.rs",
+            [EngineOptions, ModelOptions, McpServerOptions]
+        ),
+        section!("tools.rs", [ToolName]),
         section!(
             "serde_json::Value (any JSON), as ts-rs declares it",
             [serde_json::Value]
@@ -132,22 +141,153 @@ fn sections(cfg: &Config) -> Vec<Section> {
     sections
 }
 
-/// The `&str` constants of `methods.rs`, by name, so neither names nor values can drift.
+/// The `&str` constants of `methods.rs`, by name, so neither names nor values can drift:
+/// the protocol version, then one per method of the table.
 fn constants() -> Vec<(&'static str, &'static str)> {
-    macro_rules! constants {
-        ($($name:ident),+ $(,)?) => { vec![$((stringify!($name), methods::$name)),+] };
-    }
-    constants![
-        PROTOCOL_VERSION,
-        CONVERSATION_CREATE,
-        CONVERSATION_SEND,
-        CONVERSATION_LIST,
-        CONVERSATION_HISTORY,
-        CONVERSATION_DESTROY,
-        CONVERSATION_INTERRUPT,
-        CONVERSATION_EVENT,
-        PERMISSION_REQUEST,
+    let mut constants = vec![("PROTOCOL_VERSION", methods::PROTOCOL_VERSION)];
+    constants.extend(methods::TABLE.iter().map(|info| (info.constant, info.name)));
+    constants
+}
+
+/// The name lists of `tools.rs`, by name.
+fn tool_lists() -> Vec<(&'static str, &'static [&'static str])> {
+    vec![
+        ("BUILTIN_TOOLS", tools::BUILTIN_TOOLS),
+        ("CONVERSATION_TOOLS", tools::CONVERSATION_TOOLS),
     ]
+}
+
+/// `ToolName` in TypeScript: any name of the lists. It has no Rust type of its own (tools
+/// are named by strings), so it is declared here from the lists.
+struct ToolName;
+
+impl TS for ToolName {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+
+    fn docs() -> Option<String> {
+        Some(jsdoc(&["The name of one of coder's own tools.".to_owned()]))
+    }
+
+    fn name(_: &Config) -> String {
+        "ToolName".to_owned()
+    }
+
+    fn inline(_: &Config) -> String {
+        let names: Vec<String> = tool_lists()
+            .iter()
+            .flat_map(|(_, names)| names.iter().map(|name| json!(name).to_string()))
+            .collect();
+        names.join(" | ")
+    }
+
+    fn decl(cfg: &Config) -> String {
+        format!("type {} = {};", Self::name(cfg), Self::inline(cfg))
+    }
+
+    fn decl_concrete(cfg: &Config) -> String {
+        Self::decl(cfg)
+    }
+}
+
+/// The docs of a method's row of the table, by constant name.
+fn table_docs(name: &str) -> Option<Vec<String>> {
+    let info = methods::TABLE.iter().find(|info| info.constant == name)?;
+    Some(
+        info.docs
+            .iter()
+            .map(|line| line.trim().to_owned())
+            .collect(),
+    )
+}
+
+/// Renders the TypeScript method maps (`ClientRequests`, `ServerRequests`,
+/// `ServerNotifications`) from the table, checking that each type is declared.
+struct MethodMaps<'a> {
+    cfg: &'a Config,
+    client_requests: String,
+    server_requests: String,
+    server_notifications: String,
+    /// The TypeScript names the table refers to, for `every_protocol_type_is_listed`.
+    refers_to: Vec<String>,
+}
+
+impl MethodVisitor for MethodMaps<'_> {
+    fn request<M: Request>(&mut self, info: &MethodInfo) {
+        let result = info
+            .result
+            .unwrap_or_else(|| panic!("{} has no result", info.name));
+        let entry = format!(
+            "{}  {}: {{ params: {}, result: {} }},\n",
+            indent(&jsdoc(&table_docs(info.constant).unwrap_or_default())),
+            json!(info.name),
+            info.params,
+            result,
+        );
+        self.refers_to.push(<M::Params as TS>::ident(self.cfg));
+        self.refers_to.push(<M::Result as TS>::ident(self.cfg));
+        match info.direction {
+            Direction::ClientToServer => self.client_requests.push_str(&entry),
+            Direction::ServerToClient => self.server_requests.push_str(&entry),
+        }
+    }
+
+    fn notification<M: Notification>(&mut self, info: &MethodInfo) {
+        assert_eq!(info.direction, Direction::ServerToClient, "{}", info.name);
+        self.server_notifications.push_str(&format!(
+            "{}  {}: {{ params: {} }},\n",
+            indent(&jsdoc(&table_docs(info.constant).unwrap_or_default())),
+            json!(info.name),
+            info.params,
+        ));
+        self.refers_to.push(<M::Params as TS>::ident(self.cfg));
+    }
+}
+
+impl<'a> MethodMaps<'a> {
+    fn of(cfg: &'a Config) -> Self {
+        let mut maps = MethodMaps {
+            cfg,
+            client_requests: String::new(),
+            server_requests: String::new(),
+            server_notifications: String::new(),
+            refers_to: Vec::new(),
+        };
+        methods::visit(&mut maps);
+        maps
+    }
+
+    fn render(&self) -> String {
+        let map = |doc: &str, name: &str, body: &str| {
+            format!(
+                "\n{}export type {name} = {{\n{body}}};\n",
+                jsdoc(&[doc.to_owned()])
+            )
+        };
+        [
+            map(
+                "Client-to-server requests: each method's params and result.",
+                "ClientRequests",
+                &self.client_requests,
+            ),
+            map(
+                "Server-to-client requests: each method's params and the client's answer.",
+                "ServerRequests",
+                &self.server_requests,
+            ),
+            map(
+                "Server-to-client notifications: each method's params.",
+                "ServerNotifications",
+                &self.server_notifications,
+            ),
+        ]
+        .concat()
+    }
+}
+
+/// `text` indented by two spaces, line by line.
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("  {line}\n")).collect()
 }
 
 /// The type aliases of `methods.rs`; ts-rs cannot see an alias, but `name` of the alias is
@@ -194,24 +334,37 @@ fn render() -> String {
     );
     for section in sections(&cfg) {
         out.push_str(&format!("\n// {}\n", section.title));
+        if section.title == "tools.rs" {
+            let docs = item_docs(&src_file("tools.rs"));
+            for (name, names) in tool_lists() {
+                let items: String = names.iter().map(|n| format!("  {},\n", json!(n))).collect();
+                out.push('\n');
+                out.push_str(&jsdoc(&docs[name]));
+                out.push_str(&format!("export const {name} = [\n{items}] as const;\n"));
+            }
+        }
         if section.title == "methods.rs" {
             for (name, value) in constants() {
-                // A run of undocumented constants stays together under the doc before it.
-                if !methods_docs[name].is_empty() {
+                let docs = table_docs(name).unwrap_or_else(|| methods_docs[name].clone());
+                // Each method constant under its own doc.
+                if !docs.is_empty() {
                     out.push('\n');
                 }
-                out.push_str(&jsdoc(&methods_docs[name]));
+                out.push_str(&jsdoc(&docs));
                 out.push_str(&format!("export const {name} = {};\n", json!(value)));
             }
-            let methods = methods::METHODS.map(|method| {
+            let methods = methods::METHODS.iter().map(|method| {
                 let (name, _) = constants()
                     .into_iter()
-                    .find(|(_, value)| *value == method)
+                    .find(|(_, value)| value == method)
                     .unwrap_or_else(|| panic!("{method} in METHODS is not a listed constant"));
                 format!("  {name},\n")
             });
+            let methods: Vec<String> = methods.collect();
             out.push('\n');
-            out.push_str(&jsdoc(&methods_docs["METHODS"]));
+            out.push_str(&jsdoc(&[
+                "Every client-to-server method, as advertised in `initialize`.".to_owned(),
+            ]));
             out.push_str(&format!(
                 "export const METHODS = [\n{}] as const;\n",
                 methods.concat()
@@ -227,6 +380,7 @@ fn render() -> String {
                 out.push_str(&jsdoc(&methods_docs[name]));
                 out.push_str(&format!("export type {name} = {target};\n"));
             }
+            out.push_str(&MethodMaps::of(&cfg).render());
         }
     }
     out
@@ -236,7 +390,10 @@ fn render() -> String {
 fn protocol_ts_is_up_to_date() {
     let path = protocol_ts_path();
     let expected = render();
-    let update = std::env::var("UPDATE_PROTOCOL_TS").is_ok_and(|v| !v.is_empty() && v != "0");
+    // `UPDATE_PROTOCOL` also rewrites `docs/protocol.schema.json` (tests/schema.rs).
+    let update = ["UPDATE_PROTOCOL_TS", "UPDATE_PROTOCOL"]
+        .iter()
+        .any(|name| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0"));
     let actual = fs::read_to_string(&path).unwrap_or_default();
     if update {
         if actual != expected {
@@ -267,6 +424,12 @@ fn every_protocol_type_is_listed() {
     for (name, _) in aliases(&cfg) {
         assert!(declared.insert(name.to_owned()), "{name} twice");
     }
+    for name in MethodMaps::of(&cfg).refers_to {
+        assert!(
+            declared.contains(&name),
+            "the method table refers to {name}, which is not listed"
+        );
+    }
     for decl in sections.iter().flat_map(|s| &s.decls) {
         for dep in &decl.deps {
             assert!(
@@ -282,6 +445,10 @@ fn every_protocol_type_is_listed() {
     let mut consts_in_source = BTreeSet::new();
     for entry in fs::read_dir(&dir).unwrap() {
         let file = entry.unwrap().file_name().into_string().unwrap();
+        // The table's own machinery (directions, visitor) is Rust, not wire vocabulary.
+        if file == "table.rs" {
+            continue;
+        }
         for line in src_file(&file).lines() {
             for keyword in ["pub struct ", "pub enum ", "pub type ", "pub const "] {
                 if let Some(rest) = line.trim_start().strip_prefix(keyword) {
@@ -306,7 +473,9 @@ fn every_protocol_type_is_listed() {
     let listed: BTreeSet<String> = constants()
         .into_iter()
         .map(|(name, _)| name.to_owned())
-        .chain(["METHODS".to_owned(), "ALL".to_owned()])
+        .filter(|name| *name == "PROTOCOL_VERSION")
+        .chain(tool_lists().into_iter().map(|(name, _)| name.to_owned()))
+        .chain(["ALL".to_owned()])
         .collect();
     assert_eq!(consts_in_source, listed);
 }

@@ -31,6 +31,34 @@ fn enabled() -> bool {
     true
 }
 
+/// The SDK's server options are the same settings.
+impl From<coder_protocol::options::McpServerOptions> for McpServerConfig {
+    fn from(options: coder_protocol::options::McpServerOptions) -> Self {
+        let coder_protocol::options::McpServerOptions {
+            command,
+            args,
+            env,
+            cwd,
+            url,
+            headers,
+            enabled,
+            startup_timeout_sec,
+            tool_timeout_sec,
+        } = options;
+        McpServerConfig {
+            command,
+            args,
+            env,
+            cwd,
+            url,
+            headers,
+            enabled,
+            startup_timeout_sec,
+            tool_timeout_sec,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct McpJson {

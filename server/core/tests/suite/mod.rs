@@ -11,4 +11,5 @@ mod sandbox;
 mod sessions;
 mod streaming;
 mod support;
+mod tool_names;
 mod tools;

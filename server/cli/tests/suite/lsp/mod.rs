@@ -6,6 +6,7 @@ mod documents;
 mod faults;
 mod fuzz;
 mod permissions;
+mod protocol;
 mod sessions;
 mod setup;
 mod trust;

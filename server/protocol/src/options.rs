@@ -1,0 +1,119 @@
+//! The options a program gives the Node addon (`Engine.create`, `setModel`, `checkModel`).
+//!
+//! The addon turns [`EngineOptions`] into the core's `config::Overrides`, as `coder exec`
+//! does with its flags and `coder lsp` with [`crate::methods::InitializationOptions`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::methods::ProviderName;
+use crate::{Mode, Preset};
+
+/// `Engine.create(options)`. Everything but `workingDir` is optional; what is left out
+/// comes from the workspace's `.coder/config.json`, the user's config and the environment,
+/// as for `coder exec`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(optional_fields)]
+pub struct EngineOptions {
+    #[ts(optional = false)]
+    pub working_dir: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<Preset>,
+    /// Approve what the policy would ask about (dangerous commands still ask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_approve: Option<bool>,
+    /// Tools not offered to the model (see `BUILTIN_TOOLS` and `CONVERSATION_TOOLS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled_tools: Option<Vec<String>>,
+    /// Added to the config files' servers (replacing one of the same name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<BTreeMap<String, McpServerOptions>>,
+    /// Keep `.coder/sessions/<id>.json` (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_sessions: Option<bool>,
+    /// Confine commands with the OS sandbox (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<bool>,
+    /// Model calls per task before the task stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+    /// The person trusts `workingDir`: its own `.coder/config.json` and `.mcp.json` apply
+    /// whole (MCP servers, provider endpoint, looser modes). `false`: they may only narrow,
+    /// even when the user-level config lists the folder in `trustedFolders`; left out, that
+    /// list decides. What an untrusted folder asked for and did not get is a `warning`
+    /// event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_workspace: Option<bool>,
+}
+
+/// A model and the provider serving it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelOptions {
+    /// `openai` (also any OpenAI-compatible server) or `anthropic`.
+    pub provider: ProviderName,
+    pub model: String,
+    /// `http://` or `https://`; for OpenAI up to and including `/v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub base_url: Option<String>,
+    /// Sent only to `baseUrl` or, without one, to the provider's default endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub api_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub context_window: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub max_output_tokens: Option<u32>,
+}
+
+/// One MCP server, as in `.coder/config.json`'s `mcpServers` (which also takes the
+/// timeouts in snake_case). Stdio servers have a `command`; streamable HTTP servers a
+/// `url`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpServerOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub headers: BTreeMap<String, String>,
+    /// Default true.
+    #[serde(default = "enabled")]
+    #[ts(as = "Option<bool>", optional)]
+    pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub startup_timeout_sec: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_timeout_sec: Option<f64>,
+}
+
+fn enabled() -> bool {
+    true
+}
