@@ -94,7 +94,7 @@ async fn an_endless_reply_ends_the_run_with_an_error_and_bounded_memory() {
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(
         errors[0].contains("maxReplyBytes (4194304 bytes")
-            && errors[0].contains("raise \"maxReplyBytes\" in .coder/config.json"),
+            && errors[0].contains("raise \"maxReplyBytes\" in your user configuration"),
         "{stderr}"
     );
     // What streamed before the cut was shown, up to the limit.

@@ -53,7 +53,8 @@ impl ReplyLimits {
             return Some(format!(
                 "the model's reply passed maxReplyBytes ({} bytes of text, thinking and tool \
                  arguments), so coder dropped the stream; if replies this long are expected, \
-                 raise \"maxReplyBytes\" in .coder/config.json",
+                 raise \"maxReplyBytes\" in your user configuration (or .coder/config.json of a trusted \
+                 folder)",
                 self.max_reply_bytes
             ));
         }
@@ -61,7 +62,8 @@ impl ReplyLimits {
             return Some(format!(
                 "the model's reply passed maxOutputTokens ({} tokens): it streamed more than \
                  {} events, so coder dropped the stream; if replies this long are expected, \
-                 raise \"maxOutputTokens\" in .coder/config.json",
+                 raise \"maxOutputTokens\" in your user configuration (or .coder/config.json of a \
+                 trusted folder)",
                 self.max_output_tokens,
                 self.max_events()
             ));
@@ -75,7 +77,8 @@ impl ReplyLimits {
         format!(
             "the model stream sent more than {} bytes without completing an event, so coder \
              dropped it; the limit is twice maxReplyBytes ({} bytes): raise \"maxReplyBytes\" \
-             in .coder/config.json if the provider sends events this large",
+             in your user configuration (or .coder/config.json of a trusted folder) if the \
+             provider sends events this large",
             self.max_pending(),
             self.max_reply_bytes
         )

@@ -44,10 +44,12 @@ async fn a_client_that_pauses_reading_gets_every_byte_in_order_and_memory_stays_
     drop(chunks);
     let workspace = tempfile::tempdir().unwrap();
     let mut client = Client::start(workspace.path(), &server, "balanced");
-    // Read at `initialize`: large output ceilings (so the reply is not cut) and no snapshot.
+    // Read at `initialize`: large output ceilings (so the reply is not cut) and no snapshot,
+    // in the person's own file (a workspace's file may only lower limits).
     std::fs::write(
-        workspace.path().join(".coder/config.json"),
-        json!({"maxOutputTokens": 100_000_000, "maxReplyBytes": 268_435_456,
+        workspace.path().join(".config/coder/config.json"),
+        json!({"permissions": {"preset": "balanced"},
+               "maxOutputTokens": 100_000_000, "maxReplyBytes": 268_435_456,
                "saveSessions": false})
         .to_string(),
     )
