@@ -25,17 +25,13 @@ use crate::options::{EngineOptions, ModelOptions};
 use crate::thread::EngineThread;
 
 /// Every error crosses into JavaScript here: invalid input is `InvalidArg`, the rest
-/// `GenericFailure`, each with the engine's message.
+/// `GenericFailure`, each with the engine's message; the SDK reads the engine's kind
+/// (`ErrorKind::code`) from the `[kind]` prefix of the message (see `ts/errors.ts`).
 fn error(err: EngineError) -> Error {
-    let status = match err {
-        EngineError::UnknownConversation(_)
-        | EngineError::RootConversation
-        | EngineError::InvalidSpec(_)
-        | EngineError::UnknownPermissionRequest(_)
-        | EngineError::Resume(..)
-        | EngineError::PromptTooLarge { .. }
-        | EngineError::TooManyConversations(_) => Status::InvalidArg,
-        _ => Status::GenericFailure,
+    let status = if err.kind().is_caller_error() {
+        Status::InvalidArg
+    } else {
+        Status::GenericFailure
     };
     Error::new(status, err.to_string())
 }

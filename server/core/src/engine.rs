@@ -1,7 +1,9 @@
 //! The engine handle: one session, its conversations, and the serial task queue.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+pub(crate) use crate::sync::lock;
 
 use coder_protocol::{
     AbortReason, ChatMessage, ConversationId, ConversationSummary, Event, EventMsg, HistoryEntry,
@@ -12,49 +14,18 @@ use tokio::runtime::Handle;
 use crate::config::Config;
 use crate::conversation::{Conversation, ConversationSpec, history_entries};
 use crate::documents::Documents;
+use crate::error::{EngineError, ErrorKind};
 use crate::events::{EventHub, EventReceiver};
 use crate::mcp::{McpManager, ServerStatus};
 use crate::model::{ActiveModel, ModelSettings, ToolSpec};
 use crate::permissions::{MatrixRow, Permissions, describe};
+use crate::prompt::PromptShapes;
 use crate::sandbox::{SandboxEnforcement, SandboxPolicy};
 use crate::scheduler::{Scheduler, TaskPlan, enqueue};
 use crate::snapshot::{
-    self, ConversationSnapshot, LiveConversations, PromptShapes, Save, Saver, SessionSnapshot,
+    self, ConversationSnapshot, LiveConversations, Save, Saver, SessionSnapshot,
 };
 use crate::tools::{Tool, ToolRegistry};
-
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error("the engine must be created inside a tokio runtime")]
-    NoRuntime,
-    #[error("no conversation with id {0}")]
-    UnknownConversation(ConversationId),
-    #[error("invalid tool set: {0}")]
-    Tools(String),
-    #[error("{0}")]
-    Model(String),
-    #[error("{0}")]
-    Trust(String),
-    #[error("no open permission request with id {0}")]
-    UnknownPermissionRequest(String),
-    #[error("the root conversation cannot be destroyed")]
-    RootConversation,
-    #[error("{0}")]
-    InvalidSpec(String),
-    #[error("cannot resume session {0}: {1}")]
-    Resume(SessionId, String),
-    #[error("the prompt is {size} bytes, over the limit of {limit} bytes (maxPromptBytes)")]
-    PromptTooLarge { size: usize, limit: usize },
-    #[error(
-        "the session already holds {0} conversations, its limit (maxConversations); destroy one first"
-    )]
-    TooManyConversations(usize),
-    /// A task was asked for, but no model provider is configured.
-    #[error(
-        "no model provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) or ANTHROPIC_API_KEY, or set \"provider\" in .coder/config.json"
-    )]
-    NoProvider,
-}
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
 #[derive(Clone)]
@@ -123,14 +94,12 @@ impl Engine {
 
     /// Creates a session with the built-in tools plus `extra` tools of the embedder.
     pub fn with_tools(config: Config, extra: Vec<Arc<dyn Tool>>) -> Result<Self, EngineError> {
-        let runtime = Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
+        let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
         let mut tools = ToolRegistry::builtin();
         tools.extend(extra);
-        let tools = ToolRegistry::new(tools).map_err(EngineError::Tools)?;
+        let tools = ToolRegistry::new(tools).map_err(EngineError::invalid_tools)?;
         let model = match ModelSettings::from_config(&config) {
-            Some(settings) => Some(Arc::new(
-                ActiveModel::new(settings, &config).map_err(EngineError::Model)?,
-            )),
+            Some(settings) => Some(Arc::new(ActiveModel::new(settings, &config)?)),
             None => None,
         };
         let (sandbox, sandbox_warning) = sandbox_for(&config);
@@ -199,16 +168,21 @@ impl Engine {
     /// yet (nothing sent, no conversation created) can resume; returns how many messages
     /// were loaded.
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
-        let fail = |reason: String| EngineError::Resume(session, reason);
-        let path = self
-            .inner
-            .saver
-            .path(session)
-            .ok_or_else(|| fail("saving sessions is switched off".to_owned()))?;
-        let saved = snapshot::read(&path).map_err(fail)?;
+        let fail = |kind, reason: String| EngineError::resume(session, kind, reason);
+        let path = self.inner.saver.path(session).ok_or_else(|| {
+            fail(
+                ErrorKind::InvalidParams,
+                "saving sessions is switched off".to_owned(),
+            )
+        })?;
+        let saved =
+            snapshot::read(&path).map_err(|err| EngineError::resume(session, err.kind(), err))?;
         let mut conversations = lock(&self.inner.conversations);
         if !self.inner.untouched(&conversations) {
-            return Err(fail("this session is already in use".to_owned()));
+            return Err(fail(
+                ErrorKind::Busy,
+                "this session is already in use".to_owned(),
+            ));
         }
         // A snapshot is data, not configuration: a mode saved in it (or edited into it) never
         // raises a conversation above the session's, which trusted configuration set.
@@ -266,21 +240,17 @@ impl Engine {
     /// the next session: this one keeps the configuration it started with. Returns the
     /// folder recorded.
     pub fn trust_workspace(&self) -> Result<std::path::PathBuf, EngineError> {
-        let user_file =
-            self.inner.config.user_file.as_deref().ok_or_else(|| {
-                EngineError::Trust(crate::trust::TrustError::NoUserFile.to_string())
-            })?;
+        let user_file = self.inner.config.user_file.as_deref().ok_or_else(|| {
+            EngineError::invalid_params(crate::trust::TrustError::NoUserFile.to_string())
+        })?;
         crate::trust::trust_folder(user_file, &self.inner.config.workspace)
-            .map_err(|err| EngineError::Trust(err.to_string()))
+            .map_err(|err| EngineError::io(err.to_string()))
     }
 
     /// Writes the session snapshot now (it is also written when the session goes idle and
     /// when it shuts down).
     pub async fn save(&self) -> Result<(), EngineError> {
-        self.inner
-            .save(Save::Again)
-            .await
-            .map_err(EngineError::Model)
+        self.inner.save(Save::Again).await
     }
 
     /// The conversation every session starts with; it cannot be destroyed.
@@ -484,7 +454,7 @@ impl Engine {
         if self.inner.permissions.respond(request_id, decision) {
             Ok(())
         } else {
-            Err(EngineError::UnknownPermissionRequest(request_id.to_owned()))
+            Err(EngineError::unknown_permission_request(request_id))
         }
     }
 
@@ -560,7 +530,7 @@ impl Engine {
     /// Switches the session's model (and provider): tasks that start afterwards use it;
     /// conversations created with a model of their own keep it.
     pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
-        let active = ActiveModel::new(settings, &self.inner.config).map_err(EngineError::Model)?;
+        let active = ActiveModel::new(settings, &self.inner.config)?;
         *lock(&self.inner.model) = Some(Arc::new(active));
         Ok(())
     }
@@ -599,7 +569,7 @@ impl Inner {
     }
 
     /// Writes the session snapshot, when saving is on.
-    pub(crate) async fn save(&self, save: Save) -> Result<(), String> {
+    pub(crate) async fn save(&self, save: Save) -> Result<(), EngineError> {
         if self
             .saver
             .path(lock(&self.conversations).session_id)
@@ -617,7 +587,8 @@ impl Inner {
         if !force && !self.saver.due() {
             return;
         }
-        if let Err(message) = self.save(Save::Again).await {
+        if let Err(err) = self.save(Save::Again).await {
+            let message = err.to_string();
             self.hub
                 .emit(conversation, None, EventMsg::Warning { message });
         }
@@ -633,7 +604,9 @@ impl Inner {
 
     /// The session's model, or [`EngineError::NoProvider`].
     pub(crate) fn require_model(&self) -> Result<Arc<ActiveModel>, EngineError> {
-        lock(&self.model).clone().ok_or(EngineError::NoProvider)
+        lock(&self.model)
+            .clone()
+            .ok_or_else(EngineError::no_provider)
     }
 
     pub(crate) fn conversation(
@@ -644,7 +617,7 @@ impl Inner {
             .table
             .get(&id)
             .cloned()
-            .ok_or(EngineError::UnknownConversation(id))
+            .ok_or_else(|| EngineError::unknown_conversation(id))
     }
 
     /// Refuses an input whose text items together exceed `maxPromptBytes`.
@@ -658,7 +631,7 @@ impl Inner {
             .sum();
         let limit = self.config.max_prompt_bytes;
         if size > limit {
-            return Err(EngineError::PromptTooLarge { size, limit });
+            return Err(EngineError::prompt_too_large(size, limit));
         }
         Ok(())
     }
@@ -696,9 +669,7 @@ impl Inner {
             }
             Opener::Engine | Opener::FrontDoor => (spec, ceiling),
         };
-        let (spec, notes) = spec
-            .resolve(&self.config.workspace)
-            .map_err(EngineError::InvalidSpec)?;
+        let (spec, notes) = spec.resolve(&self.config.workspace)?;
         let spec_wants_no_sandbox = spec.sandbox == Some(false);
         self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
@@ -713,7 +684,7 @@ impl Inner {
         let id = conversation.id;
         let limit = self.config.max_conversations;
         if !conversations.table.contains_key(&id) && conversations.table.len() >= limit {
-            return Err(EngineError::TooManyConversations(limit));
+            return Err(EngineError::too_many_conversations(limit));
         }
         conversations
             .table
@@ -762,7 +733,7 @@ impl Inner {
             .into_iter()
             .find(|p| p.starts_with("no MCP server offers"))
         {
-            Some(problem) => Err(EngineError::InvalidSpec(problem)),
+            Some(problem) => Err(EngineError::invalid_params(problem)),
             None => Ok(()),
         }
     }
@@ -789,10 +760,10 @@ impl Inner {
 
     pub(crate) fn destroy_conversation(&self, id: ConversationId) -> Result<(), EngineError> {
         if self.is_root(id) {
-            return Err(EngineError::RootConversation);
+            return Err(EngineError::root_conversation());
         }
         if lock(&self.conversations).table.remove(&id).is_none() {
-            return Err(EngineError::UnknownConversation(id));
+            return Err(EngineError::unknown_conversation(id));
         }
         self.scheduler.forget(id);
         self.scheduler.stop(id, AbortReason::Interrupted);
@@ -837,10 +808,4 @@ fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, Option<String>) 
         enforcement,
     );
     (Some(Arc::new(policy)), warning)
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -53,13 +53,14 @@ pub(crate) struct ActiveModel {
 }
 
 impl ActiveModel {
-    pub fn new(settings: ModelSettings, config: &Config) -> Result<Self, String> {
+    pub fn new(settings: ModelSettings, config: &Config) -> Result<Self, crate::EngineError> {
         let client = ModelClient::new(
             &settings.provider,
             config.retry,
             config.stream_idle_timeout,
             config.max_reply_bytes,
-        )?;
+        )
+        .map_err(crate::EngineError::internal)?;
         Ok(Self { settings, client })
     }
 }

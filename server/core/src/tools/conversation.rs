@@ -245,11 +245,11 @@ pub(crate) fn run(call: &ToolCall, input: Value, run: &ToolRun<'_>) -> Outcome {
             let Ok(id) = args.conversation_id.parse() else {
                 return failure("ok", "conversation not found");
             };
+            if session.is_root(id) {
+                return failure("ok", "the root conversation cannot be destroyed");
+            }
             match session.destroy_conversation(id) {
                 Ok(()) => Outcome::Result(json!({"ok": true}).to_string()),
-                Err(crate::EngineError::RootConversation) => {
-                    failure("ok", "the root conversation cannot be destroyed")
-                }
                 Err(_) => failure("ok", "conversation not found"),
             }
         }

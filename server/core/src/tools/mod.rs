@@ -12,6 +12,7 @@ mod edit;
 mod glob;
 mod grep;
 pub(crate) mod paths;
+pub(crate) mod protected_files;
 mod read;
 pub(crate) mod runner;
 pub(crate) mod shell_safety;
