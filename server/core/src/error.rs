@@ -29,6 +29,8 @@ pub enum ErrorKind {
     Cancelled,
     /// Reading or writing a file of the engine failed (snapshots, the user configuration).
     Io,
+    /// The model provider failed for good (after retries), or refused the request.
+    Provider,
     /// A fault of the engine or its environment (for example no tokio runtime).
     Internal,
 }
@@ -44,6 +46,7 @@ impl ErrorKind {
             Self::LimitExceeded => "limit_exceeded",
             Self::Cancelled => "cancelled",
             Self::Io => "io",
+            Self::Provider => "provider",
             Self::Internal => "internal",
         }
     }
@@ -166,6 +169,7 @@ mod tests {
             ErrorKind::LimitExceeded,
             ErrorKind::Cancelled,
             ErrorKind::Io,
+            ErrorKind::Provider,
             ErrorKind::Internal,
         ];
         let codes: Vec<&str> = kinds.iter().map(|kind| kind.code()).collect();
@@ -179,6 +183,7 @@ mod tests {
                 "limit_exceeded",
                 "cancelled",
                 "io",
+                "provider",
                 "internal"
             ]
         );

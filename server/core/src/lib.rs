@@ -21,12 +21,12 @@ mod permissions;
 pub mod process;
 mod prompt;
 mod sandbox;
-mod scheduler;
+mod session;
 mod snapshot;
 mod sync;
-mod task;
 pub mod tools;
 pub mod trust;
+mod turn;
 
 pub use config::{
     ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, ModelOverrides, ProviderConfig,

@@ -65,6 +65,31 @@ impl ActiveModel {
     }
 }
 
+/// Streams one model call: what a turn needs of a model, so tests can script one.
+#[async_trait::async_trait]
+pub(crate) trait ModelStream: Send + Sync {
+    /// Sends `request`, reports text and thinking through `on_update` as they arrive, and
+    /// returns the whole reply; stops with [`StreamError::Cancelled`] when `cancel` fires.
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, StreamError>;
+}
+
+#[async_trait::async_trait]
+impl ModelStream for ActiveModel {
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, StreamError> {
+        self.client.stream(request, cancel, on_update).await
+    }
+}
+
 /// What a tool looks like to a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {

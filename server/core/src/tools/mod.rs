@@ -14,7 +14,6 @@ mod grep;
 pub(crate) mod paths;
 pub(crate) mod protected_files;
 mod read;
-pub(crate) mod runner;
 pub(crate) mod shell_safety;
 mod todo_write;
 mod write;
@@ -263,7 +262,7 @@ impl ToolRegistry {
         self.by_name.get(name)
     }
 
-    fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|tool| tool.name()).collect()
     }
 }
