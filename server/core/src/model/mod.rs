@@ -18,6 +18,8 @@ mod sse;
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
 use serde_json::Value;
 
+/// Tools are described to models by [`crate::tools::ToolSpec`].
+pub use crate::tools::ToolSpec;
 pub use check::check_connection;
 pub use client::ModelClient;
 
@@ -88,14 +90,6 @@ impl ModelStream for ActiveModel {
     ) -> Result<ModelResponse, StreamError> {
         self.client.stream(request, cancel, on_update).await
     }
-}
-
-/// What a tool looks like to a model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
 }
 
 /// One model call.

@@ -28,7 +28,6 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::documents::Documents;
-use crate::model::ToolSpec;
 pub use crate::sandbox::SandboxPolicy;
 
 pub use apply_patch::ApplyPatchTool;
@@ -41,6 +40,14 @@ pub use grep::GrepTool;
 pub use read::ReadTool;
 pub use todo_write::TodoWriteTool;
 pub use write::WriteTool;
+
+/// What a tool looks like to a model: its name, what it is for, and its arguments' schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
 
 /// A capability the model can call.
 #[async_trait]
