@@ -273,7 +273,7 @@ pub async fn check_model(model: Value) -> napi::Result<String> {
     let settings = model.settings().map_err(invalid)?;
     coder_core::model::check_connection(&settings)
         .await
-        .map_err(|reason| napi::Error::new(Status::GenericFailure, reason))
+        .map_err(|err| napi::Error::new(Status::GenericFailure, err.to_string()))
 }
 
 /// coder's built-in system prompt (what a conversation without base instructions gets).

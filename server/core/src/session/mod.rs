@@ -65,7 +65,8 @@ impl Session {
         let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
         let mut tools = ToolRegistry::builtin();
         tools.extend(extra);
-        let tools = ToolRegistry::new(tools).map_err(EngineError::invalid_tools)?;
+        let tools =
+            ToolRegistry::new(tools).map_err(|err| EngineError::invalid_tools(err.message()))?;
         let model = match ModelSettings::from_config(&config) {
             Some(settings) => Some(Arc::new(ActiveModel::new(settings, &config)?)),
             None => None,

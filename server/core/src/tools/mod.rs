@@ -28,6 +28,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::documents::Documents;
+use crate::error::EngineError;
 pub use crate::sandbox::SandboxPolicy;
 
 pub use apply_patch::ApplyPatchTool;
@@ -187,7 +188,7 @@ impl std::fmt::Debug for ToolRegistry {
 
 impl ToolRegistry {
     /// Builds the registry; fails on an invalid name, a duplicate name or a broken schema.
-    pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Result<Self, String> {
+    pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Result<Self, EngineError> {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         let mut by_name = HashMap::new();
         for tool in &tools {
@@ -198,18 +199,21 @@ impl ToolRegistry {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
             if !valid_name {
-                return Err(format!(
+                return Err(EngineError::invalid_params(format!(
                     "tool name `{name}` must match ^[a-zA-Z0-9_-]{{1,64}}$"
-                ));
+                )));
             }
-            let validator = jsonschema::validator_for(&tool.input_schema())
-                .map_err(|err| format!("tool `{name}` has an invalid schema: {err}"))?;
+            let validator = jsonschema::validator_for(&tool.input_schema()).map_err(|err| {
+                EngineError::invalid_params(format!("tool `{name}` has an invalid schema: {err}"))
+            })?;
             let entry = Registered {
                 tool: tool.clone(),
                 validator,
             };
             if by_name.insert(name.to_owned(), entry).is_some() {
-                return Err(format!("two tools are named `{name}`"));
+                return Err(EngineError::invalid_params(format!(
+                    "two tools are named `{name}`"
+                )));
             }
         }
         let specs = tools
