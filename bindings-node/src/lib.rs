@@ -11,11 +11,13 @@ mod thread;
 
 use std::sync::Mutex;
 
+use coder_core::ErrorKind;
 use coder_core::{ConversationSpec, Engine, EngineError};
 use coder_protocol::methods::CreateParams;
 use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId};
+use napi::Status;
 use napi::bindgen_prelude::Function;
-use napi::{Error, Result, Status};
+
 use napi_derive::napi;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -24,27 +26,27 @@ use crate::events::Forwarder;
 use crate::thread::EngineThread;
 use coder_protocol::options::{EngineOptions, ModelOptions};
 
-/// Every error crosses into JavaScript here: invalid input is `InvalidArg`, the rest
-/// `GenericFailure`, each with the engine's message.
+/// A JavaScript error whose `code` is the engine's [`ErrorKind::code`] (`not_found`,
+/// `invalid_params`, ...), so callers branch on the code, not on the message.
+type Error = napi::Error<&'static str>;
+type Result<T> = std::result::Result<T, Error>;
+
+/// Every engine error crosses into JavaScript here.
 fn error(err: EngineError) -> Error {
-    let status = match err {
-        EngineError::UnknownConversation(_)
-        | EngineError::RootConversation
-        | EngineError::InvalidSpec(_)
-        | EngineError::UnknownPermissionRequest(_)
-        | EngineError::Resume(..)
-        | EngineError::PromptTooLarge { .. }
-        | EngineError::TooManyConversations(_) => Status::InvalidArg,
-        _ => Status::GenericFailure,
-    };
-    Error::new(status, err.to_string())
+    Error::new(err.kind().code(), err.to_string())
 }
 
+/// Invalid input from JavaScript, refused before the engine is called.
 fn invalid(message: impl std::fmt::Display) -> Error {
-    Error::new(Status::InvalidArg, message.to_string())
+    Error::new(ErrorKind::InvalidParams.code(), message.to_string())
 }
 
-/// `value` as `T`, or an `InvalidArg` error naming `what`.
+/// A failure of napi itself or of the addon's thread.
+fn internal(err: napi::Error) -> Error {
+    Error::new(ErrorKind::Internal.code(), err.reason.clone())
+}
+
+/// `value` as `T`, or an `invalid_params` error naming `what`.
 fn parse<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|err| invalid(format!("invalid {what}: {err}")))
 }
@@ -55,7 +57,8 @@ fn parse_conversation(id: &str) -> Result<ConversationId> {
 }
 
 fn to_json(value: impl serde::Serialize) -> Result<Value> {
-    serde_json::to_value(value).map_err(|err| Error::from_reason(err.to_string()))
+    serde_json::to_value(value)
+        .map_err(|err| Error::new(ErrorKind::Internal.code(), err.to_string()))
 }
 
 /// One engine session. Created with [`NativeEngine::create`]; ended with `dispose`.
@@ -85,12 +88,12 @@ impl NativeEngine {
     pub fn create(options: Value, on_events: Function<String, ()>) -> Result<Self> {
         let options: EngineOptions = parse("engine options", options)?;
         let config = options::config(&options).map_err(invalid)?;
-        let thread = EngineThread::start()?;
+        let thread = EngineThread::start().map_err(internal)?;
         let engine = {
             let _on_its_thread = thread.handle().enter();
             Engine::new(config).map_err(error)?
         };
-        let forwarder = Forwarder::start(&engine, on_events, thread.handle())?;
+        let forwarder = Forwarder::start(&engine, on_events, thread.handle()).map_err(internal)?;
         Ok(Self {
             engine,
             forwarder: Mutex::new(Some(forwarder)),
@@ -240,7 +243,7 @@ impl NativeEngine {
     /// interrupted, queued ones dropped, the snapshot saved and MCP servers stopped. The
     /// events up to the end are delivered before the promise resolves.
     #[napi]
-    pub async fn dispose(&self) -> Result<()> {
+    pub async fn dispose(&self) -> napi::Result<()> {
         let engine = self.engine.clone();
         let forwarder = self
             .forwarder
@@ -256,19 +259,21 @@ impl NativeEngine {
         });
         let ended = ended.await;
         self.thread.stop();
-        ended.map_err(|err| Error::from_reason(format!("disposing the engine failed: {err}")))
+        ended.map_err(|err| napi::Error::from_reason(format!("disposing the engine failed: {err}")))
     }
 }
 
 /// A connection test of a model (one short request, no retries); resolves with the reply,
 /// rejects with why the model cannot be used.
 #[napi(ts_args_type = "model: import('../ts/protocol').ModelOptions")]
-pub async fn check_model(model: Value) -> Result<String> {
-    let model: ModelOptions = parse("model", model)?;
+pub async fn check_model(model: Value) -> napi::Result<String> {
+    // Async exports can only reject with napi's own status codes.
+    let invalid = |reason: String| napi::Error::new(Status::InvalidArg, reason);
+    let model: ModelOptions = parse("model", model).map_err(|err| invalid(err.reason))?;
     let settings = options::model_settings(&model).map_err(invalid)?;
     coder_core::model::check_connection(&settings)
         .await
-        .map_err(|reason| Error::new(Status::GenericFailure, reason))
+        .map_err(|err| napi::Error::new(Status::GenericFailure, err.to_string()))
 }
 
 /// coder's built-in system prompt (what a conversation without base instructions gets).

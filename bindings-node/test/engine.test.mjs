@@ -38,7 +38,8 @@ test("many conversations through the low-level API, events in seq order", async 
   }
   assert.deepEqual(engine.destroy(ids[1]), { ok: true });
   assert.equal(engine.destroy(engine.rootConversation).ok, false);
-  assert.throws(() => engine.send("not-an-id", "x"), /not a conversation id/);
+  assert.throws(() => engine.send("not-an-id", "x"), { code: "invalid_params", message: /not a conversation id/ });
+  assert.throws(() => engine.send(ids[1], "x"), { code: "not_found", message: /no conversation with id/ });
   assert.throws(() => Engine.create({ workingDir: workspace(), colour: "blue" }), /unknown field/);
 });
 

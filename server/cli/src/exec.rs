@@ -153,7 +153,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let conversation = engine.root_conversation();
     let task = match engine.send(conversation, prompt) {
         Ok(task) => task,
-        Err(err @ coder_core::EngineError::PromptTooLarge { .. }) => {
+        Err(err) if err.kind() == coder_core::ErrorKind::LimitExceeded => {
             return Ok(usage_error(&err.to_string()));
         }
         Err(err) => return Err(err.into()),

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use crate::error::EngineError;
 use coder_protocol::{
     Attachment, ChatMessage, ConversationId, HistoryAttachment, HistoryEntry, InputItem, Mode,
     Role, TodoItem, TokenUsage, ToolsPrefs,
@@ -68,7 +69,7 @@ impl ConversationSpec {
     /// Checks the spec and reads the base instructions file. Allowlist entries must be
     /// fully-qualified MCP tool names (`server__tool`); the older `server/tool` form is
     /// rewritten, and the returned notes say so.
-    pub(crate) fn resolve(mut self, workspace: &Path) -> Result<(Self, Vec<String>), String> {
+    pub(crate) fn resolve(mut self, workspace: &Path) -> Result<(Self, Vec<String>), EngineError> {
         let mut notes = Vec::new();
         if let Some(allowlist) = &mut self.mcp_allowlist {
             for name in allowlist.iter_mut() {
@@ -86,31 +87,35 @@ impl ConversationSpec {
                     .split_once("__")
                     .is_some_and(|(server, tool)| is_name_part(server) && is_name_part(tool));
                 if !valid {
-                    return Err(format!(
+                    return Err(EngineError::invalid_params(format!(
                         "mcp_allowlist entry `{name}` is not a fully-qualified tool name like `server__tool`"
-                    ));
+                    )));
                 }
             }
         }
         if let Some(file) = self.base_instructions_file.take() {
             if self.base_instructions.is_some() {
-                return Err(
-                    "base instructions text and file are mutually exclusive; give one".to_owned(),
-                );
+                return Err(EngineError::invalid_params(
+                    "base instructions text and file are mutually exclusive; give one",
+                ));
             }
             // Confined like the file tools: the text becomes the system prompt and goes to
             // the provider, so `/etc/shadow`, `~/.ssh/id_rsa`, `../x` or a link out of the
             // workspace are refused, in every mode.
             let requested = file.to_string_lossy();
-            let path = crate::tools::paths::resolve_existing(workspace, &requested)
-                .map_err(|err| format!("the base instructions file is refused: {err}"))?;
+            let path =
+                crate::tools::paths::resolve_existing(workspace, &requested).map_err(|err| {
+                    EngineError::invalid_params(format!(
+                        "the base instructions file is refused: {err}"
+                    ))
+                })?;
             // Read through a handle on the workspace, so a link swapped in after the check
             // cannot lead the read out.
             let unreadable = |err: String| {
-                format!(
+                EngineError::invalid_params(format!(
                     "cannot read the base instructions file {}: {err}",
                     file.display()
-                )
+                ))
             };
             let bytes = crate::tools::beneath::WorkspaceDir::open(workspace)
                 .and_then(|dir| dir.read(&path).map_err(|err| err.to_string()))
@@ -158,7 +163,7 @@ pub(crate) struct Conversation {
     /// servers settled, rebuilt on refresh.
     pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
     /// The system prompt and tools of its last task, for the session snapshot.
-    pub prompt: Option<Arc<crate::snapshot::PromptShape>>,
+    pub prompt: Option<Arc<crate::prompt::PromptShape>>,
 }
 
 impl Conversation {

@@ -13,6 +13,7 @@ pub mod control_chars;
 mod conversation;
 mod documents;
 mod engine;
+mod error;
 pub mod event_json;
 mod events;
 pub mod mcp;
@@ -21,11 +22,12 @@ mod permissions;
 pub mod process;
 mod prompt;
 mod sandbox;
-mod scheduler;
+mod session;
 mod snapshot;
-mod task;
+mod sync;
 pub mod tools;
 pub mod trust;
+mod turn;
 
 pub use config::{
     ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, DoorNames, Overrides, ProviderConfig,
@@ -34,7 +36,8 @@ pub use config::{
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;
-pub use engine::{Engine, EngineError};
+pub use engine::Engine;
+pub use error::{EngineError, ErrorKind};
 pub use events::EventReceiver;
 pub use permissions::{CommandRule, MatrixRow, PermissionRules};
 pub use prompt::built_in_prompt;

@@ -23,8 +23,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::{Conversation, ConversationContext};
-use crate::engine::lock;
+use crate::error::{EngineError, ErrorKind};
 use crate::model::ToolSpec;
+#[cfg(test)]
+use crate::prompt::PromptShape;
+use crate::sync::lock;
 
 /// Where snapshots live, relative to the workspace.
 pub const SESSIONS_DIR: &str = ".coder/sessions";
@@ -127,39 +130,6 @@ impl From<&ToolSpec> for ToolDefinition {
                 parameters: spec.parameters.clone(),
             },
         }
-    }
-}
-
-/// What a conversation's last task sent besides its history: the system prompt and tools.
-#[derive(Debug)]
-pub(crate) struct PromptShape {
-    pub system: String,
-    pub tools: Vec<ToolSpec>,
-}
-
-/// Hands out one shared [`PromptShape`] for equal prompts: conversations whose tasks send the
-/// same system prompt and tools (the usual case) hold one copy between them, not one each
-/// (tens of kilobytes a conversation once the tool schemas are counted).
-#[derive(Default)]
-pub(crate) struct PromptShapes {
-    last: Mutex<Option<Arc<PromptShape>>>,
-}
-
-impl PromptShapes {
-    pub fn share(&self, system: &str, tools: &[ToolSpec]) -> Arc<PromptShape> {
-        let mut last = lock(&self.last);
-        if let Some(shape) = last
-            .as_ref()
-            .filter(|shape| shape.system == system && shape.tools.as_slice() == tools)
-        {
-            return shape.clone();
-        }
-        let shape = Arc::new(PromptShape {
-            system: system.to_owned(),
-            tools: tools.to_vec(),
-        });
-        *last = Some(shape.clone());
-        shape
     }
 }
 
@@ -292,7 +262,7 @@ impl Saver {
         ticket: u64,
         snapshot: SessionSnapshot<LiveConversations>,
         save: Save,
-    ) -> Result<(), String> {
+    ) -> Result<(), EngineError> {
         let Some(path) = self.path(snapshot.session_id) else {
             return Ok(());
         };
@@ -309,10 +279,11 @@ impl Saver {
             }
             write_atomic(&path, &snapshot)?;
             on_disk.number = ticket;
-            Ok(())
+            Ok::<(), String>(())
         })
         .await
-        .map_err(|err| format!("the snapshot writer failed: {err}"))?
+        .map_err(|err| EngineError::internal(format!("the snapshot writer failed: {err}")))?
+        .map_err(EngineError::io)
     }
 }
 
@@ -364,17 +335,26 @@ fn make_sessions_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Reads the snapshot of `session` from `path`.
-pub(crate) fn read(path: &Path) -> Result<SessionSnapshot, String> {
-    let text =
-        std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-    let snapshot: SessionSnapshot = serde_json::from_slice(&text)
-        .map_err(|err| format!("{} is not a session snapshot: {err}", path.display()))?;
+pub(crate) fn read(path: &Path) -> Result<SessionSnapshot, EngineError> {
+    let text = std::fs::read(path).map_err(|err| {
+        let kind = match err.kind() {
+            std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            _ => ErrorKind::Io,
+        };
+        EngineError::new(kind, format!("cannot read {}: {err}", path.display()))
+    })?;
+    let snapshot: SessionSnapshot = serde_json::from_slice(&text).map_err(|err| {
+        EngineError::invalid_params(format!(
+            "{} is not a session snapshot: {err}",
+            path.display()
+        ))
+    })?;
     if snapshot.version > VERSION {
-        return Err(format!(
+        return Err(EngineError::invalid_params(format!(
             "{} was written by a newer coder (snapshot version {})",
             path.display(),
             snapshot.version
-        ));
+        )));
     }
     Ok(snapshot)
 }

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
-use coder_core::{ConversationSpec, EngineError};
+use coder_core::{ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
@@ -19,27 +19,22 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 
 use crate::{Backend, NO_PROVIDER, NO_PROVIDER_MESSAGE};
 
+/// The one place engine errors become JSON-RPC errors: the kind picks the code, and its
+/// stable name goes in `data.kind`.
 fn engine_error(err: EngineError) -> Error {
-    if let EngineError::NoProvider = err {
-        return Error {
-            code: ErrorCode::ServerError(NO_PROVIDER),
-            message: NO_PROVIDER_MESSAGE.into(),
-            data: None,
-        };
-    }
-    let code = match err {
-        EngineError::UnknownConversation(_)
-        | EngineError::RootConversation
-        | EngineError::InvalidSpec(_)
-        | EngineError::UnknownPermissionRequest(_)
-        | EngineError::PromptTooLarge { .. }
-        | EngineError::TooManyConversations(_) => ErrorCode::InvalidParams,
-        _ => ErrorCode::InternalError,
+    let kind = err.kind();
+    let (code, message) = match kind {
+        ErrorKind::NoProvider => (
+            ErrorCode::ServerError(NO_PROVIDER),
+            NO_PROVIDER_MESSAGE.to_owned(),
+        ),
+        kind if kind.is_caller_error() => (ErrorCode::InvalidParams, err.to_string()),
+        _ => (ErrorCode::InternalError, err.to_string()),
     };
     Error {
         code,
-        message: err.to_string().into(),
-        data: None,
+        message: message.into(),
+        data: Some(serde_json::json!({ "kind": kind.code() })),
     }
 }
 

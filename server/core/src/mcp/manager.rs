@@ -21,8 +21,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServerConfig;
-use crate::engine::lock;
 use crate::process::ToolEnv;
+use crate::sync::lock;
 use crate::tools::ToolOutput;
 
 const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ModelClient, ModelRequest, ModelSettings, StreamError};
 use crate::config::{DEFAULT_MAX_REPLY_BYTES, RetryConfig};
+use crate::error::{EngineError, ErrorKind};
 
 /// What the test asks; any reply passes (small models rarely say exactly "YES").
 const PROMPT: &str = "Connectivity check. Reply with only the word: YES";
@@ -19,12 +20,13 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// streamed text or thinking (a model that reasons first passes as soon as it starts);
 /// returns what streamed by then, or why the model cannot be used (the provider's status and
 /// message, a refused connection, a timeout).
-pub async fn check_connection(settings: &ModelSettings) -> Result<String, String> {
+pub async fn check_connection(settings: &ModelSettings) -> Result<String, EngineError> {
     let retry = RetryConfig {
         max_retries: 0,
         ..RetryConfig::default()
     };
-    let client = ModelClient::new(&settings.provider, retry, TIMEOUT, DEFAULT_MAX_REPLY_BYTES)?;
+    let client = ModelClient::new(&settings.provider, retry, TIMEOUT, DEFAULT_MAX_REPLY_BYTES)
+        .map_err(EngineError::internal)?;
     let messages = [ChatMessage::user(PROMPT)];
     let request = ModelRequest {
         model: &settings.model,
@@ -38,9 +40,12 @@ pub async fn check_connection(settings: &ModelSettings) -> Result<String, String
     let mut first_update = |_| answered.cancel();
     let reply = client.stream(&request, &answered, &mut first_update);
     let failed = |reason: String| {
-        format!(
-            "{} at {} did not answer: {reason}",
-            settings.model, settings.provider.base_url
+        EngineError::new(
+            ErrorKind::Provider,
+            format!(
+                "{} at {} did not answer: {reason}",
+                settings.model, settings.provider.base_url
+            ),
         )
     };
     match tokio::time::timeout(TIMEOUT, reply).await {

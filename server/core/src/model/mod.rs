@@ -18,6 +18,8 @@ mod sse;
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
 use serde_json::Value;
 
+/// Tools are described to models by [`crate::tools::ToolSpec`].
+pub use crate::tools::ToolSpec;
 pub use check::check_connection;
 pub use client::ModelClient;
 
@@ -53,23 +55,41 @@ pub(crate) struct ActiveModel {
 }
 
 impl ActiveModel {
-    pub fn new(settings: ModelSettings, config: &Config) -> Result<Self, String> {
+    pub fn new(settings: ModelSettings, config: &Config) -> Result<Self, crate::EngineError> {
         let client = ModelClient::new(
             &settings.provider,
             config.retry,
             config.stream_idle_timeout,
             config.max_reply_bytes,
-        )?;
+        )
+        .map_err(crate::EngineError::internal)?;
         Ok(Self { settings, client })
     }
 }
 
-/// What a tool looks like to a model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
+/// Streams one model call: what a turn needs of a model, so tests can script one.
+#[async_trait::async_trait]
+pub(crate) trait ModelStream: Send + Sync {
+    /// Sends `request`, reports text and thinking through `on_update` as they arrive, and
+    /// returns the whole reply; stops with [`StreamError::Cancelled`] when `cancel` fires.
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, StreamError>;
+}
+
+#[async_trait::async_trait]
+impl ModelStream for ActiveModel {
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, StreamError> {
+        self.client.stream(request, cancel, on_update).await
+    }
 }
 
 /// One model call.

@@ -7,7 +7,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::protected::is_protected;
+use crate::tools::protected_files::is_protected;
 use crate::tools::shell_safety::{CommandLine, Risk, SafetyContext, assess_line};
 use crate::tools::{CONVERSATION_TOOLS, patch_paths};
 

@@ -6,7 +6,6 @@
 //! [`crate::Engine::respond_permission`].
 
 mod matrix;
-pub(crate) mod protected;
 mod requests;
 
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};

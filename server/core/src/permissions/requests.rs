@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::PermissionRules;
-use crate::engine::lock;
 use crate::events::TaskEvents;
+use crate::sync::lock;
 use crate::tools::shell_safety::CommandLine;
 
 /// The session's permission state.

@@ -53,7 +53,7 @@ pub fn become_subreaper() -> std::io::Result<()> {
 pub(crate) fn spawn_call(
     spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
 ) -> std::io::Result<(tokio::process::Child, CallSession)> {
-    let mut running = crate::engine::lock(&RUNNING);
+    let mut running = crate::sync::lock(&RUNNING);
     let child = spawn()?;
     let sid = child
         .id()
@@ -79,7 +79,7 @@ impl CallSession {
             return;
         }
         self.ended = true;
-        crate::engine::lock(&RUNNING).remove(&self.sid);
+        crate::sync::lock(&RUNNING).remove(&self.sid);
         sweep(self.sid);
     }
 }
@@ -101,7 +101,7 @@ fn sweep(sid: i32) {
     let subreaper = SUBREAPER.load(Ordering::SeqCst);
     for _ in 0..SWEEPS {
         let targets: Vec<ProcStat> = {
-            let running = crate::engine::lock(&RUNNING);
+            let running = crate::sync::lock(&RUNNING);
             let all = proc_stats();
             let mut doomed = BTreeSet::from([sid]);
             if subreaper {

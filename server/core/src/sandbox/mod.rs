@@ -114,7 +114,7 @@ impl SandboxPolicy {
 
     /// The private temporary directory, made now if there is none yet.
     pub fn temp_dir(&self) -> std::io::Result<PathBuf> {
-        let mut slot = crate::engine::lock(&self.temp_dir);
+        let mut slot = crate::sync::lock(&self.temp_dir);
         if let Some(dir) = slot.as_ref() {
             return Ok(dir.path().to_path_buf());
         }
@@ -127,7 +127,7 @@ impl SandboxPolicy {
     /// Removes the private temporary directory and what commands left in it; a later
     /// confined command makes a new one.
     pub fn remove_temp_dir(&self) {
-        let dir = crate::engine::lock(&self.temp_dir).take();
+        let dir = crate::sync::lock(&self.temp_dir).take();
         if let Some(dir) = dir
             && let Err(err) = dir.close()
         {

@@ -2,21 +2,19 @@
 //! `conv_list`, `conv_history`, `conv_destroy`. People see them as `conv.create` and so on;
 //! provider tool names cannot contain a dot.
 //!
-//! They are registered like any tool (schema, validation, policy) but run inside the session:
-//! the runner hands them to [`run`], which has the scheduler at hand.
+//! They are registered like any tool (schema, validation, policy), but they act on the
+//! session, which a tool cannot reach: a call is parsed into the closed [`ConversationCall`]
+//! set, and the turn hands it to the session (list, history and destroy are answered at once;
+//! create and send end the turn, handed over to the session's driver).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use coder_protocol::{InputItem, ToolCall, ToolsPrefs};
+use coder_protocol::{ConversationId, InputItem, ToolsPrefs};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::runner::ToolRun;
 use super::{Tool, ToolContext, ToolOutput};
-use crate::conversation::{ConversationSpec, history_entries};
-use crate::engine::{Inner, lock};
-use crate::scheduler::{Closure, TaskPlan, abort_current_and_enqueue};
 
 /// The five tools, in their fixed order.
 pub const CONVERSATION_TOOLS: [&str; 5] = [
@@ -26,14 +24,6 @@ pub const CONVERSATION_TOOLS: [&str; 5] = [
     "conv_history",
     "conv_destroy",
 ];
-
-/// What running a conversation tool did.
-pub(crate) enum Outcome {
-    /// A result for the model now.
-    Result(String),
-    /// The task was replaced; a continuation task will answer the call.
-    Replaced,
-}
 
 /// One of the five tools, for the registry.
 pub struct ConversationTool(&'static str);
@@ -166,19 +156,48 @@ impl Tool for ConversationTool {
     }
 }
 
-#[derive(Deserialize)]
-struct CreateArgs {
-    base_instruction_text: Option<String>,
-    base_instruction_file: Option<String>,
-    user_instruction: Option<String>,
+/// A conversation tool call, parsed: the closed set of seed 000.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ConversationCall {
+    /// `conv_create` (interrupting).
+    Create(CreateArgs),
+    /// `conv_send` (interrupting).
+    Send(SendArgs),
+    /// `conv_list`.
+    List,
+    /// `conv_history`.
+    History {
+        conversation: Option<ConversationId>,
+        limit: Option<usize>,
+    },
+    /// `conv_destroy`.
+    Destroy {
+        conversation: Option<ConversationId>,
+    },
+}
+
+/// `conv_create`'s arguments.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct CreateArgs {
+    pub base_instruction_text: Option<String>,
+    pub base_instruction_file: Option<String>,
+    pub user_instruction: Option<String>,
     #[serde(default)]
-    items: Vec<InputItem>,
-    mcp_allowlist: Option<Vec<String>>,
-    internal_tools: Option<ToolsPrefs>,
+    pub items: Vec<InputItem>,
+    pub mcp_allowlist: Option<Vec<String>>,
+    pub internal_tools: Option<ToolsPrefs>,
+}
+
+/// `conv_send`'s arguments; an id that names no conversation is `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SendArgs {
+    pub conversation: Option<ConversationId>,
+    pub text: Option<String>,
+    pub items: Vec<InputItem>,
 }
 
 #[derive(Deserialize)]
-struct SendArgs {
+struct RawSendArgs {
     conversation_id: String,
     text: Option<String>,
     #[serde(default)]
@@ -191,190 +210,85 @@ struct TargetArgs {
     limit: Option<usize>,
 }
 
-fn failure(key: &str, reason: impl Into<String>) -> Outcome {
-    Outcome::Result(json!({key: false, "reason": reason.into()}).to_string())
-}
-
-/// Runs a conversation tool for `call` of the running task.
-pub(crate) fn run(call: &ToolCall, input: Value, run: &ToolRun<'_>) -> Outcome {
-    let session = run.session;
-    let caller = run.base.conversation_id;
-    match call.function.name.as_str() {
-        "conv_create" | "conv_send"
-            if run.control.depth >= session.config.max_interrupt_chain_depth =>
-        {
-            failure(
-                "success",
-                format!(
-                    "too many nested conversation handoffs (the limit is {}); do this work here \
-                     instead",
-                    session.config.max_interrupt_chain_depth
-                ),
-            )
-        }
-        "conv_create" => create(call, input, run, session, caller),
-        "conv_send" => send(call, input, run, session, caller),
-        "conv_list" => {
-            let conversations: Vec<Value> = session
-                .list_conversations()
-                .into_iter()
-                .map(|c| {
-                    json!({
-                        "id": c.id,
-                        "message_count": c.message_count,
-                        "last_active_at": c.last_active_at,
+impl ConversationCall {
+    /// The call of tool `name` with `input` (already checked against the schema), `None`
+    /// when `name` is not a conversation tool, `Some(Err(result))` when the arguments do not
+    /// parse: `result` is the tool result for the model.
+    pub fn parse(name: &str, input: Value) -> Option<Result<Self, String>> {
+        let failed = |key: &str, reason: String| json!({key: false, "reason": reason}).to_string();
+        let call = match name {
+            "conv_create" => serde_json::from_value(input)
+                .map(Self::Create)
+                .map_err(|err| failed("success", format!("invalid arguments: {err}"))),
+            "conv_send" => serde_json::from_value::<RawSendArgs>(input)
+                .map(|args| {
+                    Self::Send(SendArgs {
+                        conversation: args.conversation_id.parse().ok(),
+                        text: args.text,
+                        items: args.items,
                     })
                 })
-                .collect();
-            Outcome::Result(json!({"conversations": conversations}).to_string())
-        }
-        "conv_history" => {
-            let Ok(args) = serde_json::from_value::<TargetArgs>(input) else {
-                return failure("ok", "invalid arguments");
-            };
-            let Some(target) = find(session, &args.conversation_id) else {
-                return failure("ok", "conversation not found");
-            };
-            let entries = history_entries(&lock(&target).history, args.limit);
-            Outcome::Result(json!({"entries": entries}).to_string())
-        }
-        _ => {
-            let Ok(args) = serde_json::from_value::<TargetArgs>(input) else {
-                return failure("ok", "invalid arguments");
-            };
-            let Ok(id) = args.conversation_id.parse() else {
-                return failure("ok", "conversation not found");
-            };
-            match session.destroy_conversation(id) {
-                Ok(()) => Outcome::Result(json!({"ok": true}).to_string()),
-                Err(crate::EngineError::RootConversation) => {
-                    failure("ok", "the root conversation cannot be destroyed")
-                }
-                Err(_) => failure("ok", "conversation not found"),
-            }
-        }
+                .map_err(|err| failed("success", format!("invalid arguments: {err}"))),
+            "conv_list" => Ok(Self::List),
+            "conv_history" => serde_json::from_value::<TargetArgs>(input)
+                .map(|args| Self::History {
+                    conversation: args.conversation_id.parse().ok(),
+                    limit: args.limit,
+                })
+                .map_err(|_| failed("ok", "invalid arguments".to_owned())),
+            "conv_destroy" => serde_json::from_value::<TargetArgs>(input)
+                .map(|args| Self::Destroy {
+                    conversation: args.conversation_id.parse().ok(),
+                })
+                .map_err(|_| failed("ok", "invalid arguments".to_owned())),
+            _ => return None,
+        };
+        Some(call)
+    }
+
+    /// Whether the call ends the turn and hands it to another conversation.
+    pub fn hands_over(&self) -> bool {
+        matches!(self, Self::Create(_) | Self::Send(_))
     }
 }
 
-fn find(
-    session: &Inner,
-    id: &str,
-) -> Option<Arc<std::sync::Mutex<crate::conversation::Conversation>>> {
-    session.conversation(id.parse().ok()?).ok()
+/// A conversation tool's failure as the model reads it: `{"<key>": false, "reason": ...}`
+/// (`success` for the interrupting tools, `ok` for the others, as seed 000 words them).
+pub(crate) fn failure(key: &str, reason: impl Into<String>) -> String {
+    json!({key: false, "reason": reason.into()}).to_string()
 }
 
-fn create(
-    call: &ToolCall,
-    input: Value,
-    run: &ToolRun<'_>,
-    session: &Arc<Inner>,
-    caller: coder_protocol::ConversationId,
-) -> Outcome {
-    let args: CreateArgs = match serde_json::from_value(input) {
-        Ok(args) => args,
-        Err(err) => return failure("success", format!("invalid arguments: {err}")),
-    };
-    let spec = ConversationSpec {
-        base_instructions: args.base_instruction_text,
-        base_instructions_file: args.base_instruction_file.map(Into::into),
-        user_instructions: None,
-        mcp_allowlist: args.mcp_allowlist,
-        tools_prefs: args.internal_tools,
-        mode: None,
-        sandbox: None,
-        model: None,
-    };
-    let target = match session.open_conversation(spec, crate::engine::Opener::Conversation(caller))
-    {
-        Ok(id) => id,
-        Err(err) => return failure("success", err.to_string()),
-    };
-    let mut input = Vec::new();
-    if let Some(text) = &args.user_instruction {
-        input.push(InputItem::Text { text: text.clone() });
-    }
-    input.extend(args.items.iter().cloned());
-    let closure = Closure {
-        call_id: call.id.clone(),
-        tool_name: call.function.name.clone(),
-        target,
-        first_user_message: args.user_instruction,
-        first_items_count: (!args.items.is_empty()).then_some(args.items.len()),
-    };
-    hand_over(run, session, caller, target, input, closure)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn send(
-    call: &ToolCall,
-    input: Value,
-    run: &ToolRun<'_>,
-    session: &Arc<Inner>,
-    caller: coder_protocol::ConversationId,
-) -> Outcome {
-    let args: SendArgs = match serde_json::from_value(input) {
-        Ok(args) => args,
-        Err(err) => return failure("success", format!("invalid arguments: {err}")),
-    };
-    let Some(target) = args
-        .conversation_id
-        .parse()
-        .ok()
-        .filter(|id| session.conversation(*id).is_ok())
-    else {
-        return failure("success", "conversation not found");
-    };
-    if target == caller {
-        return failure("success", "a conversation cannot send to itself");
+    #[test]
+    fn only_the_five_tools_parse() {
+        assert_eq!(ConversationCall::parse("read", json!({})), None);
+        assert_eq!(
+            ConversationCall::parse("conv_list", json!({})),
+            Some(Ok(ConversationCall::List))
+        );
+        let id = ConversationId::new();
+        assert_eq!(
+            ConversationCall::parse("conv_send", json!({"conversation_id": id, "text": "hi"})),
+            Some(Ok(ConversationCall::Send(SendArgs {
+                conversation: Some(id),
+                text: Some("hi".into()),
+                items: Vec::new(),
+            })))
+        );
+        assert_eq!(
+            ConversationCall::parse("conv_destroy", json!({"conversation_id": "nope"})),
+            Some(Ok(ConversationCall::Destroy { conversation: None }))
+        );
+        assert!(
+            ConversationCall::parse("conv_send", json!({"conversation_id": 1}))
+                .is_some_and(|call| call.is_err())
+        );
+        assert!(
+            ConversationCall::parse("conv_create", json!({"user_instruction": "x"}))
+                .is_some_and(|call| call.is_ok_and(|call| call.hands_over()))
+        );
     }
-    let mut input = Vec::new();
-    if let Some(text) = args.text {
-        input.push(InputItem::Text { text });
-    }
-    input.extend(args.items);
-    let closure = Closure {
-        call_id: call.id.clone(),
-        tool_name: call.function.name.clone(),
-        target,
-        first_user_message: None,
-        first_items_count: None,
-    };
-    hand_over(run, session, caller, target, input, closure)
-}
-
-/// Ends the running task (replaced) and queues the target's task, then the continuation.
-fn hand_over(
-    run: &ToolRun<'_>,
-    session: &Arc<Inner>,
-    caller: coder_protocol::ConversationId,
-    target: coder_protocol::ConversationId,
-    input: Vec<InputItem>,
-    closure: Closure,
-) -> Outcome {
-    let target_task = TaskPlan::new(target, input, run.control.depth + 1);
-    let mut continuation = TaskPlan::new(caller, Vec::new(), run.control.depth);
-    continuation.closure = Some(closure);
-    abort_current_and_enqueue(session, vec![target_task, continuation]);
-    Outcome::Replaced
-}
-
-/// The result a continuation task injects for its closure.
-pub(crate) fn closure_payload(session: &Inner, closure: &Closure) -> String {
-    let last = session
-        .conversation(closure.target)
-        .ok()
-        .and_then(|conv| lock(&conv).last_assistant_text())
-        .unwrap_or_default();
-    let mut payload = json!({
-        "conversation_id": closure.target,
-        "last_assistant_message": last,
-    });
-    if closure.tool_name == "conv_create" {
-        if let Some(first) = &closure.first_user_message {
-            payload["first_user_message"] = json!(first);
-        }
-        if let Some(count) = closure.first_items_count {
-            payload["first_items_count"] = json!(count);
-        }
-    }
-    payload.to_string()
 }

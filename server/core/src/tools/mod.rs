@@ -12,8 +12,8 @@ mod edit;
 mod glob;
 mod grep;
 pub(crate) mod paths;
+pub(crate) mod protected_files;
 mod read;
-pub(crate) mod runner;
 pub(crate) mod shell_safety;
 mod todo_write;
 mod write;
@@ -28,7 +28,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::documents::Documents;
-use crate::model::ToolSpec;
+use crate::error::EngineError;
 pub use crate::sandbox::SandboxPolicy;
 
 pub use apply_patch::ApplyPatchTool;
@@ -41,6 +41,14 @@ pub use grep::GrepTool;
 pub use read::ReadTool;
 pub use todo_write::TodoWriteTool;
 pub use write::WriteTool;
+
+/// What a tool looks like to a model: its name, what it is for, and its arguments' schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
 
 /// A capability the model can call.
 #[async_trait]
@@ -180,7 +188,7 @@ impl std::fmt::Debug for ToolRegistry {
 
 impl ToolRegistry {
     /// Builds the registry; fails on an invalid name, a duplicate name or a broken schema.
-    pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Result<Self, String> {
+    pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Result<Self, EngineError> {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         let mut by_name = HashMap::new();
         for tool in &tools {
@@ -191,18 +199,21 @@ impl ToolRegistry {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
             if !valid_name {
-                return Err(format!(
+                return Err(EngineError::invalid_params(format!(
                     "tool name `{name}` must match ^[a-zA-Z0-9_-]{{1,64}}$"
-                ));
+                )));
             }
-            let validator = jsonschema::validator_for(&tool.input_schema())
-                .map_err(|err| format!("tool `{name}` has an invalid schema: {err}"))?;
+            let validator = jsonschema::validator_for(&tool.input_schema()).map_err(|err| {
+                EngineError::invalid_params(format!("tool `{name}` has an invalid schema: {err}"))
+            })?;
             let entry = Registered {
                 tool: tool.clone(),
                 validator,
             };
             if by_name.insert(name.to_owned(), entry).is_some() {
-                return Err(format!("two tools are named `{name}`"));
+                return Err(EngineError::invalid_params(format!(
+                    "two tools are named `{name}`"
+                )));
             }
         }
         let specs = tools
@@ -262,7 +273,7 @@ impl ToolRegistry {
         self.by_name.get(name)
     }
 
-    fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|tool| tool.name()).collect()
     }
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolOutput};
-use crate::engine::lock;
+use crate::sync::lock;
 
 pub struct TodoWriteTool;
 

@@ -1,6 +1,6 @@
 //! Input limits: the size of one prompt and the number of conversations in a session.
 
-use coder_core::{ConversationSpec, EngineError, ProviderKind};
+use coder_core::{ConversationSpec, EngineError, ErrorKind, ProviderKind};
 use coder_protocol::InputItem;
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
@@ -32,13 +32,7 @@ async fn a_prompt_over_max_prompt_bytes_is_refused_before_anything_is_queued() {
         },
     ];
     let err = h.engine.send_items(h.root, items).unwrap_err();
-    assert!(matches!(
-        err,
-        EngineError::PromptTooLarge {
-            size: 11,
-            limit: 10
-        }
-    ));
+    assert_eq!(err.kind(), ErrorKind::LimitExceeded);
     assert_eq!(
         err.to_string(),
         "the prompt is 11 bytes, over the limit of 10 bytes (maxPromptBytes)"
@@ -73,7 +67,8 @@ async fn conversations_past_max_conversations_are_refused_to_the_api_and_the_mod
         .engine
         .create_conversation(ConversationSpec::default())
         .unwrap_err();
-    assert!(matches!(err, EngineError::TooManyConversations(2)));
+    assert_eq!(err, EngineError::too_many_conversations(2));
+    assert_eq!(err.kind().code(), "limit_exceeded");
     assert_eq!(h.engine.list_conversations().len(), 2);
 
     // The model's conv_create gets the reason back.

@@ -1,3 +1,4 @@
+mod architecture;
 mod conversations;
 mod documents;
 mod faults;

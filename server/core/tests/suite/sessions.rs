@@ -1,7 +1,7 @@
 //! Session snapshots and resuming, and switching the session's model.
 
 use coder_core::model::ModelSettings;
-use coder_core::{ConversationSpec, Engine, EngineError, ProviderKind, SessionSnapshot};
+use coder_core::{ConversationSpec, Engine, ErrorKind, ProviderKind, SessionSnapshot};
 use coder_protocol::{EventMsg, Mode, TodoStatus};
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
@@ -123,7 +123,10 @@ async fn a_used_session_cannot_resume_and_unknown_sessions_are_refused() {
     h.engine.save().await.unwrap();
     let session = h.engine.session_id();
     match h.engine.resume(session) {
-        Err(EngineError::Resume(_, reason)) => assert!(reason.contains("already in use")),
+        Err(err) => {
+            assert_eq!(err.kind(), ErrorKind::Busy);
+            assert!(err.message().contains("already in use"), "{err}");
+        }
         other => panic!("{other:?}"),
     }
     let claimed = Engine::new(config(&server, ProviderKind::OpenAi, h.workspace.path())).unwrap();
@@ -131,12 +134,14 @@ async fn a_used_session_cannot_resume_and_unknown_sessions_are_refused() {
         .conversation_create(ConversationSpec::default())
         .unwrap();
     match claimed.resume(session) {
-        Err(EngineError::Resume(_, reason)) => assert!(reason.contains("already in use")),
+        Err(err) => assert!(err.message().contains("already in use"), "{err}"),
         other => panic!("a session whose root a client took resumed: {other:?}"),
     }
     let fresh = Engine::new(config(&server, ProviderKind::OpenAi, h.workspace.path())).unwrap();
     let unknown = coder_protocol::SessionId::new();
-    let err = fresh.resume(unknown).unwrap_err().to_string();
+    let err = fresh.resume(unknown).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    let err = err.to_string();
     assert!(err.contains("cannot read"), "{err}");
     std::fs::write(fresh.snapshot_path().unwrap(), "{half a file").unwrap();
     let err = fresh.resume(fresh.session_id()).unwrap_err().to_string();

@@ -113,6 +113,7 @@ async fn a_conversation_over_stdio_with_a_permission_request() {
         )
         .await;
     assert_eq!(unknown["error"]["code"], -32602);
+    assert_eq!(unknown["error"]["data"]["kind"], "not_found", "{unknown}");
 
     client.request("shutdown", Value::Null, &mut seen).await;
     client

@@ -3,7 +3,7 @@
 //! included.
 //!
 //! Protected, at any depth in the workspace (a nested repository or project has its own),
-//! names compared without regard to ASCII case: the list of `permissions::protected`, which
+//! names compared without regard to ASCII case: the list of `tools::protected_files`, which
 //! the file tools apply too; here a name may also be a glob pattern (`.g*/hooks/*`), which a
 //! shell expands.
 
@@ -12,9 +12,9 @@ use std::path::Path;
 use globset::GlobBuilder;
 
 /// Why a change to `path` (absolute, normalized; it may hold glob patterns) needs a person,
-/// or `None`; see [`crate::permissions::protected`] for the list and how links are resolved.
+/// or `None`; see [`crate::tools::protected_files`] for the list and how links are resolved.
 pub(super) fn reason(workspace: &Path, path: &Path) -> Option<&'static str> {
-    crate::permissions::protected::is_protected_by(workspace, path, may_name)
+    crate::tools::protected_files::is_protected_by(workspace, path, may_name)
 }
 
 /// Whether a path component (perhaps a glob pattern) may name `protected`. A pattern only

@@ -9,12 +9,17 @@ use coder_protocol::{ChatMessage, EventMsg, ToolCall};
 use futures::future::join_all;
 use serde_json::Value;
 
-use super::conversation::{self, CONVERSATION_TOOLS, Outcome};
-use super::shell_safety::SafetyContext;
-use super::{ToolContext, ToolRegistry};
-use crate::events::TaskEvents;
-use crate::permissions::{Answer, Permissions, Request, check};
+use std::sync::Mutex;
+
 use coder_protocol::{AbortReason, Mode, PolicyDecision};
+
+use super::{CallAnswer, ConversationHost, Handoff, TaskControl, TurnTools};
+use crate::events::TaskEvents;
+use crate::permissions::{Answer, Request, check};
+use crate::sync::lock;
+use crate::tools::conversation::ConversationCall;
+use crate::tools::shell_safety::SafetyContext;
+use crate::tools::{Tool, ToolContext, ToolOutput};
 
 /// The result of a call that the interrupt reached before it started (checkpoint 3).
 pub(crate) const CANCELLED_BEFORE_START: &str =
@@ -26,33 +31,36 @@ pub(crate) const CANCELLED_WHILE_RUNNING: &str =
     "The user interrupted this tool call while it was running; it may have done part of its work.";
 
 /// Everything the calls of one reply run with.
-pub(crate) struct ToolRun<'a> {
-    pub registry: &'a ToolRegistry,
-    /// The conversation's MCP tools.
-    pub mcp: &'a ToolRegistry,
-    pub permissions: &'a Permissions,
+pub(super) struct ToolRun<'a> {
+    pub tools: &'a TurnTools,
+    /// The conversation's mode for this reply's calls.
     pub mode: Mode,
-    /// Tools not offered to this conversation (disabled, or left out by its tool prefs).
-    pub hidden: &'a [&'a str],
-    /// The session, for the conversation tools.
-    pub session: &'a std::sync::Arc<crate::engine::Inner>,
+    /// Answers the conversation tools.
+    pub conversations: &'a dyn ConversationHost,
     /// The running task's control: its cancellation and why it was stopped.
-    pub control: &'a crate::scheduler::TaskControl,
-    pub home: Option<&'a std::path::Path>,
-    pub base: &'a ToolContext,
+    pub control: &'a TaskControl,
     pub events: &'a TaskEvents,
+    /// Set by the conversation tool that handed the turn over.
+    pub handoff: Mutex<Option<Handoff>>,
+}
+
+impl ToolRun<'_> {
+    fn hidden(&self, name: &str) -> bool {
+        self.tools.hidden.iter().any(|hidden| hidden == name)
+    }
 }
 
 /// Runs `calls` and returns one `tool` message per call, in the model's order; `None` for a
 /// call a continuation task will answer (an interrupting conversation tool).
-pub(crate) async fn run_tool_calls(
+pub(super) async fn run_tool_calls(
     calls: &[ToolCall],
     run: &ToolRun<'_>,
 ) -> Vec<Option<ChatMessage>> {
     let all_read_only = calls.iter().all(|call| {
-        run.registry
+        run.tools
+            .registry
             .get(&call.function.name)
-            .or_else(|| run.mcp.get(&call.function.name))
+            .or_else(|| run.tools.mcp.get(&call.function.name))
             .is_some_and(|entry| entry.tool.is_read_only())
     });
     if all_read_only {
@@ -67,7 +75,12 @@ pub(crate) async fn run_tool_calls(
 }
 
 async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
-    let (registry, base, events) = (run.registry, run.base, run.events);
+    let (registry, mcp, base, events) = (
+        &run.tools.registry,
+        &run.tools.mcp,
+        &run.tools.base,
+        run.events,
+    );
     let name = call.function.name.as_str();
     let started = Instant::now();
     let fail = |error: String| {
@@ -89,16 +102,16 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     }
     let entry = registry
         .get(name)
-        .filter(|_| !run.hidden.contains(&name))
-        .or_else(|| run.mcp.get(name));
+        .filter(|_| !run.hidden(name))
+        .or_else(|| mcp.get(name));
     let Some(entry) = entry else {
         return fail(format!(
             "Error: there is no tool named `{name}`. Available tools: {}",
             registry
                 .names()
                 .into_iter()
-                .filter(|n| !run.hidden.contains(n))
-                .chain(run.mcp.names())
+                .filter(|n| !run.hidden(n))
+                .chain(mcp.names())
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -136,11 +149,12 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     if let Err(reason) = entry.tool.validate_input(&input, &ctx) {
         return fail(format!("Error: {reason}"));
     }
-    let safety = SafetyContext::new(&ctx.workspace, run.home);
+    let permissions = &run.tools.permissions;
+    let safety = SafetyContext::new(&ctx.workspace, run.tools.home.as_deref());
     let verdict = check(
         run.mode,
-        run.permissions.preset(),
-        &run.permissions.rules,
+        permissions.preset(),
+        &permissions.rules,
         name,
         entry.tool.is_read_only(),
         &input,
@@ -171,7 +185,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 human_required: verdict.human_required,
                 line: verdict.line.as_ref(),
             };
-            let answer = run.permissions.ask(request, events, &ctx.cancel).await;
+            let answer = permissions.ask(request, events, &ctx.cancel).await;
             match answer {
                 Answer::Allowed => ctx.approved_diff = preview,
                 Answer::Denied(message) => return fail(message),
@@ -185,10 +199,23 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         tool_name: name.to_owned(),
         arguments: input.clone(),
     });
-    if CONVERSATION_TOOLS.contains(&name) {
-        return match conversation::run(call, input, run) {
-            Outcome::Replaced => None,
-            Outcome::Result(output) => {
+    if let Some(parsed) = ConversationCall::parse(name, input.clone()) {
+        let answer = match parsed {
+            Ok(parsed) => {
+                run.conversations
+                    .handle(base.conversation_id, &call.id, parsed, run.control.depth)
+            }
+            Err(output) => CallAnswer::Result(output),
+        };
+        return match answer {
+            CallAnswer::HandOver(handoff) => {
+                // The turn ends as replaced: later calls of this reply are not run, and a
+                // continuation task answers this one.
+                *lock(&run.handoff) = Some(handoff);
+                run.control.stop(AbortReason::Replaced);
+                None
+            }
+            CallAnswer::Result(output) => {
                 events.emit(EventMsg::ToolCallCompleted {
                     call_id: call.id.clone(),
                     tool_name: name.to_owned(),
@@ -318,14 +345,14 @@ fn escalation_wanted(tool: &str, ctx: &ToolContext, output: &str) -> Option<Esca
 /// Asks a person whether a command the sandbox stopped may run again with network or
 /// outside the sandbox, and runs it so if they allow. Never without an explicit answer.
 async fn rerun_escalated(
-    tool: &dyn super::Tool,
+    tool: &dyn Tool,
     input: Value,
     ctx: &ToolContext,
     call: &ToolCall,
     run: &ToolRun<'_>,
-    confined: super::ToolOutput,
+    confined: ToolOutput,
     escalation: Escalation,
-) -> Result<super::ToolOutput, String> {
+) -> Result<ToolOutput, String> {
     let summary = summarize("bash", &input, escalation.question());
     let request = Request {
         call_id: &call.id,
@@ -336,7 +363,11 @@ async fn rerun_escalated(
         human_required: true,
         line: None,
     };
-    let answer = run.permissions.ask(request, run.events, &ctx.cancel).await;
+    let answer = run
+        .tools
+        .permissions
+        .ask(request, run.events, &ctx.cancel)
+        .await;
     match answer {
         Answer::Allowed => {
             let sandbox = match escalation {
@@ -352,7 +383,7 @@ async fn rerun_escalated(
             };
             tool.call(input, &escalated).await
         }
-        Answer::Denied(reason) => Ok(super::ToolOutput::text(format!(
+        Answer::Denied(reason) => Ok(ToolOutput::text(format!(
             "{}\n{}: {reason}",
             confined.content,
             escalation.refused()

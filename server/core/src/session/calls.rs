@@ -1,0 +1,168 @@
+//! The conversation tools, answered by the session: `conv_list`, `conv_history` and
+//! `conv_destroy` at once; `conv_create` and `conv_send` checked and made ready as a
+//! [`Handoff`], which ends the turn and which the driver runs.
+
+use coder_protocol::{ConversationId, InputItem};
+use serde_json::{Value, json};
+
+use super::{Opener, Session};
+use crate::conversation::ConversationSpec;
+use crate::sync::lock;
+use crate::tools::conversation::{ConversationCall, CreateArgs, SendArgs, failure};
+use crate::turn::{CallAnswer, Closure, ConversationHost, Handoff};
+
+impl ConversationHost for Session {
+    fn handle(
+        &self,
+        caller: ConversationId,
+        call_id: &str,
+        call: ConversationCall,
+        depth: u32,
+    ) -> CallAnswer {
+        let limit = self.services.config.max_interrupt_chain_depth;
+        if call.hands_over() && depth >= limit {
+            return CallAnswer::Result(failure(
+                "success",
+                format!(
+                    "too many nested conversation handoffs (the limit is {limit}); do this work here instead"
+                ),
+            ));
+        }
+        match call {
+            ConversationCall::Create(args) => self.prepare_create(caller, call_id, args),
+            ConversationCall::Send(args) => self.prepare_send(caller, call_id, args),
+            ConversationCall::List => CallAnswer::Result(self.list_payload()),
+            ConversationCall::History {
+                conversation,
+                limit,
+            } => CallAnswer::Result(
+                conversation
+                    .and_then(|id| self.history_entries(id, limit).ok())
+                    .map_or_else(
+                        || failure("ok", "conversation not found"),
+                        |entries| json!({"entries": entries}).to_string(),
+                    ),
+            ),
+            ConversationCall::Destroy { conversation } => CallAnswer::Result(match conversation {
+                Some(id) if self.is_root(id) => {
+                    failure("ok", "the root conversation cannot be destroyed")
+                }
+                Some(id) if self.destroy_conversation(id).is_ok() => {
+                    json!({"ok": true}).to_string()
+                }
+                _ => failure("ok", "conversation not found"),
+            }),
+        }
+    }
+}
+
+impl Session {
+    /// `conv_create`: opens the conversation now (inheriting from the caller), so a spec
+    /// that cannot work fails the call; the task on it runs after the turn.
+    fn prepare_create(
+        &self,
+        caller: ConversationId,
+        call_id: &str,
+        args: CreateArgs,
+    ) -> CallAnswer {
+        let spec = ConversationSpec {
+            base_instructions: args.base_instruction_text,
+            base_instructions_file: args.base_instruction_file.map(Into::into),
+            user_instructions: None,
+            mcp_allowlist: args.mcp_allowlist,
+            tools_prefs: args.internal_tools,
+            mode: None,
+            sandbox: None,
+            model: None,
+        };
+        let target = match self.open_conversation(spec, Opener::Conversation(caller)) {
+            Ok(id) => id,
+            Err(err) => return CallAnswer::Result(failure("success", err.to_string())),
+        };
+        let mut input = Vec::new();
+        if let Some(text) = &args.user_instruction {
+            input.push(InputItem::Text { text: text.clone() });
+        }
+        input.extend(args.items.iter().cloned());
+        let closure = Closure {
+            call_id: call_id.to_owned(),
+            tool_name: "conv_create".to_owned(),
+            target,
+            first_user_message: args.user_instruction,
+            first_items_count: (!args.items.is_empty()).then_some(args.items.len()),
+        };
+        CallAnswer::HandOver(Handoff {
+            target,
+            input,
+            closure,
+        })
+    }
+
+    /// `conv_send`: to an existing conversation other than the caller.
+    fn prepare_send(&self, caller: ConversationId, call_id: &str, args: SendArgs) -> CallAnswer {
+        let Some(target) = args
+            .conversation
+            .filter(|id| self.conversation(*id).is_ok())
+        else {
+            return CallAnswer::Result(failure("success", "conversation not found"));
+        };
+        if target == caller {
+            return CallAnswer::Result(failure("success", "a conversation cannot send to itself"));
+        }
+        let mut input = Vec::new();
+        if let Some(text) = args.text {
+            input.push(InputItem::Text { text });
+        }
+        input.extend(args.items);
+        let closure = Closure {
+            call_id: call_id.to_owned(),
+            tool_name: "conv_send".to_owned(),
+            target,
+            first_user_message: None,
+            first_items_count: None,
+        };
+        CallAnswer::HandOver(Handoff {
+            target,
+            input,
+            closure,
+        })
+    }
+
+    fn list_payload(&self) -> String {
+        let conversations: Vec<Value> = self
+            .list_conversations()
+            .into_iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "message_count": c.message_count,
+                    "last_active_at": c.last_active_at,
+                })
+            })
+            .collect();
+        json!({"conversations": conversations}).to_string()
+    }
+
+    /// The result a continuation task injects for its closure: the target's last assistant
+    /// message, and for `conv_create` the first input it gave.
+    pub(super) fn closure_payload(&self, closure: &Closure) -> String {
+        let last = self
+            .conversation(closure.target)
+            .ok()
+            .and_then(|conv| lock(&conv).last_assistant_text())
+            .unwrap_or_default();
+        let mut payload = json!({
+            "conversation_id": closure.target,
+            "last_assistant_message": last,
+        });
+        if closure.tool_name == "conv_create" {
+            if let Some(first) = &closure.first_user_message {
+                payload["first_user_message"] = json!(first);
+            }
+            if let Some(count) = closure.first_items_count {
+                payload["first_items_count"] = json!(count);
+            }
+        }
+        payload.to_string()
+    }
+}

@@ -1,0 +1,332 @@
+//! The session's conversations: opening, listing, reading, destroying, modes, and the
+//! snapshot that saves and resumes them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use coder_protocol::{
+    AbortReason, ChatMessage, ConversationId, ConversationSummary, EventMsg, HistoryEntry, Mode,
+    SessionId,
+};
+
+use super::{Session, narrower};
+use crate::conversation::{Conversation, ConversationSpec, history_entries};
+use crate::error::{EngineError, ErrorKind};
+use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
+use crate::sync::lock;
+
+/// Who opens a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opener {
+    /// The engine API.
+    Engine,
+    /// A front door's `conversation/create`: the first one takes the root.
+    FrontDoor,
+    /// A conversation tool called in this conversation.
+    Conversation(ConversationId),
+}
+
+impl Session {
+    pub fn session_id(&self) -> SessionId {
+        self.state().session_id
+    }
+
+    pub fn root(&self) -> ConversationId {
+        self.state().root
+    }
+
+    pub fn is_root(&self, id: ConversationId) -> bool {
+        self.state().root == id
+    }
+
+    pub fn snapshot_path(&self) -> Option<std::path::PathBuf> {
+        self.services.saver.path(self.session_id())
+    }
+
+    pub fn conversation(
+        &self,
+        id: ConversationId,
+    ) -> Result<Arc<Mutex<Conversation>>, EngineError> {
+        self.state()
+            .conversations
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| EngineError::unknown_conversation(id))
+    }
+
+    /// Opens a conversation from `spec`; opened by a conversation tool, what `spec` leaves
+    /// out is inherited from the calling conversation, otherwise from the defaults.
+    pub fn open_conversation(
+        &self,
+        spec: ConversationSpec,
+        opener: Opener,
+    ) -> Result<ConversationId, EngineError> {
+        let config = &self.services.config;
+        let ceiling = config.mode;
+        let (spec, inherited_mode) = match opener {
+            Opener::Conversation(parent) => {
+                let parent = self.conversation(parent)?;
+                let parent = lock(&parent);
+                (spec.inherit(&parent.context), parent.mode)
+            }
+            Opener::Engine | Opener::FrontDoor => (spec, ceiling),
+        };
+        let (spec, notes) = spec.resolve(&config.workspace)?;
+        let spec_wants_no_sandbox = spec.sandbox == Some(false);
+        self.check_allowlist(spec.mcp_allowlist.as_deref())?;
+        let wanted = spec.mode.unwrap_or(inherited_mode);
+        let mode = narrower(wanted, ceiling);
+        let mut conversation = Conversation::new(spec, mode);
+        let mut state = self.state();
+        if opener == Opener::FrontDoor && state.untouched() {
+            // The first conversation a front door creates is the root, shaped by its spec.
+            conversation.id = state.root;
+            state.root_taken = true;
+        }
+        let id = conversation.id;
+        let limit = config.max_conversations;
+        if !state.conversations.contains_key(&id) && state.conversations.len() >= limit {
+            return Err(EngineError::too_many_conversations(limit));
+        }
+        state
+            .conversations
+            .insert(id, Arc::new(Mutex::new(conversation)));
+        drop(state);
+        let hub = &self.services.hub;
+        for message in notes {
+            hub.emit(id, None, EventMsg::Warning { message });
+        }
+        if spec_wants_no_sandbox && self.services.sandbox.is_some() {
+            hub.emit(
+                id,
+                None,
+                EventMsg::Warning {
+                    message: "a conversation cannot turn off the session's sandbox; its commands stay confined"
+                        .to_owned(),
+                },
+            );
+        }
+        if mode != wanted {
+            hub.emit(
+                id,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "mode {} is looser than the session's {}; the conversation uses {}",
+                        wanted.as_str(),
+                        ceiling.as_str(),
+                        mode.as_str()
+                    ),
+                },
+            );
+        }
+        Ok(id)
+    }
+
+    /// Once the MCP servers settled, an allowlist may only name tools they offer.
+    fn check_allowlist(&self, allowlist: Option<&[String]>) -> Result<(), EngineError> {
+        let Some(allowlist) = allowlist else {
+            return Ok(());
+        };
+        if !*self.services.mcp.is_settled() {
+            return Ok(());
+        }
+        let (_, problems) = crate::mcp::view(&self.services.mcp, Some(allowlist));
+        match problems
+            .into_iter()
+            .find(|p| p.starts_with("no MCP server offers"))
+        {
+            Some(problem) => Err(EngineError::invalid_params(problem)),
+            None => Ok(()),
+        }
+    }
+
+    /// The session's conversations, oldest first.
+    pub fn list_conversations(&self) -> Vec<ConversationSummary> {
+        let state = self.state();
+        let mut list: Vec<ConversationSummary> = state
+            .conversations
+            .values()
+            .map(|conv| {
+                let conv = lock(conv);
+                ConversationSummary {
+                    id: conv.id,
+                    message_count: conv.history.len(),
+                    last_active_at: humantime::format_rfc3339_millis(conv.last_active_at)
+                        .to_string(),
+                    is_root: conv.id == state.root,
+                }
+            })
+            .collect();
+        list.sort_by_key(|summary| summary.id);
+        list
+    }
+
+    pub fn history(&self, id: ConversationId) -> Result<Vec<ChatMessage>, EngineError> {
+        let conv = self.conversation(id)?;
+        let history = lock(&conv).history.clone();
+        Ok(history)
+    }
+
+    pub fn history_entries(
+        &self,
+        id: ConversationId,
+        limit: Option<usize>,
+    ) -> Result<Vec<HistoryEntry>, EngineError> {
+        let conv = self.conversation(id)?;
+        let entries = history_entries(&lock(&conv).history, limit);
+        Ok(entries)
+    }
+
+    /// Destroys a conversation: its queued plans are dropped and a task running on it is
+    /// interrupted. The root cannot be destroyed.
+    pub fn destroy_conversation(&self, id: ConversationId) -> Result<(), EngineError> {
+        if self.is_root(id) {
+            return Err(EngineError::root_conversation());
+        }
+        if self.state().conversations.remove(&id).is_none() {
+            return Err(EngineError::unknown_conversation(id));
+        }
+        self.driver.forget(id);
+        self.driver.stop(id, AbortReason::Interrupted);
+        Ok(())
+    }
+
+    pub fn set_mode(&self, id: ConversationId, mode: Mode) -> Result<(), EngineError> {
+        let conv = self.conversation(id)?;
+        lock(&conv).mode = mode;
+        let mut state = self.state();
+        if state.root == id {
+            state.root_taken = true;
+        }
+        Ok(())
+    }
+
+    pub fn mode(&self, id: ConversationId) -> Result<Mode, EngineError> {
+        let conv = self.conversation(id)?;
+        let mode = lock(&conv).mode;
+        Ok(mode)
+    }
+
+    /// Rebuilds a conversation's MCP tool view at its next task.
+    pub fn refresh_mcp_view(&self, id: ConversationId) -> Result<(), EngineError> {
+        let conv = self.conversation(id)?;
+        lock(&conv).mcp_view = None;
+        Ok(())
+    }
+
+    /// Takes up a saved session (see [`crate::Engine::resume`]).
+    pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
+        let fail = |kind, reason: &str| EngineError::resume(session, kind, reason);
+        let path = self
+            .services
+            .saver
+            .path(session)
+            .ok_or_else(|| fail(ErrorKind::InvalidParams, "saving sessions is switched off"))?;
+        let saved =
+            snapshot::read(&path).map_err(|err| EngineError::resume(session, err.kind(), err))?;
+        let mut state = self.state();
+        if !state.untouched() {
+            return Err(fail(ErrorKind::Busy, "this session is already in use"));
+        }
+        // A snapshot is data, not configuration: a mode saved in it (or edited into it) never
+        // raises a conversation above the session's, which trusted configuration set.
+        let ceiling = self.services.config.mode;
+        let mut clamped = Vec::new();
+        let mut restore = |saved: ConversationSnapshot| {
+            let mut conversation = saved.restore();
+            let mode = narrower(conversation.mode, ceiling);
+            if mode != conversation.mode {
+                clamped.push((conversation.id, conversation.mode));
+                conversation.mode = mode;
+            }
+            conversation
+        };
+        let root = restore(saved.root);
+        let mut loaded = root.history.len();
+        state.session_id = saved.session_id;
+        state.root = root.id;
+        state.root_taken = true;
+        state.conversations = HashMap::from([(root.id, Arc::new(Mutex::new(root)))]);
+        for other in saved.conversations {
+            let other = restore(other);
+            loaded += other.history.len();
+            state
+                .conversations
+                .insert(other.id, Arc::new(Mutex::new(other)));
+        }
+        drop(state);
+        for (conversation, saved_mode) in clamped {
+            self.services.hub.emit(
+                conversation,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "the saved session has mode {} for this conversation, looser than the session's {}; it uses {}",
+                        saved_mode.as_str(),
+                        ceiling.as_str(),
+                        ceiling.as_str()
+                    ),
+                },
+            );
+        }
+        Ok(loaded)
+    }
+
+    /// The session as a snapshot: the root conversation and the others, oldest first. The
+    /// others are serialized from the live conversations when the snapshot is written.
+    fn snapshot(&self) -> (u64, SessionSnapshot<LiveConversations>) {
+        let model = self.model_name();
+        let state = self.state();
+        let ticket = self.services.saver.ticket();
+        let mut others: Vec<_> = state
+            .conversations
+            .iter()
+            .filter(|(id, _)| **id != state.root)
+            .collect();
+        others.sort_by_key(|(id, _)| **id);
+        let root = state
+            .conversations
+            .get(&state.root)
+            .map(|root| ConversationSnapshot::of(&lock(root), &model));
+        let root = root.unwrap_or_else(|| {
+            let empty = Conversation::new(ConversationSpec::default(), self.services.config.mode);
+            ConversationSnapshot::of(&empty, &model)
+        });
+        let others = LiveConversations {
+            model,
+            conversations: others
+                .into_iter()
+                .map(|(_, conversation)| conversation.clone())
+                .collect(),
+        };
+        let snapshot = snapshot::snapshot(state.session_id, root, others);
+        (ticket, snapshot)
+    }
+
+    /// Writes the session snapshot, when saving is on.
+    pub async fn save(&self, save: Save) -> Result<(), EngineError> {
+        if self.snapshot_path().is_none() {
+            return Ok(());
+        }
+        let (ticket, snapshot) = self.snapshot();
+        self.services.saver.write(ticket, snapshot, save).await
+    }
+
+    /// Saves after a task when the last save is old enough (always when `force`), and
+    /// reports a failure as a warning of that conversation.
+    pub async fn save_if_due(&self, conversation: ConversationId, force: bool) {
+        if !force && !self.services.saver.due() {
+            return;
+        }
+        if let Err(err) = self.save(Save::Again).await {
+            self.services.hub.emit(
+                conversation,
+                None,
+                EventMsg::Warning {
+                    message: err.to_string(),
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The driver (seed 000's serial scheduler): the only code that enqueues or stops work. At
+//! most one task runs in a session; plans wait in a FIFO.
+//!
+//! Input goes at the back ([`Driver::enqueue`]). A task's [`TurnOutcome`] is applied when it
+//! ends: a handoff puts the target's task and then the continuation of the original
+//! conversation at the front, so they run before anything queued earlier. `state_changed`
+//! events bracket each busy stretch: `running` before its first task, `idle` after its last.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use coder_protocol::{AbortReason, ConversationId, EngineState, EventMsg, InputItem, TaskId};
+use futures::future::BoxFuture;
+use tokio::runtime::Handle;
+
+use super::state::State;
+use crate::events::EventHub;
+use crate::sync::lock;
+use crate::turn::{Closure, TaskControl, TurnOutcome};
+
+/// A task waiting in the session's queue.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskPlan {
+    pub task_id: TaskId,
+    pub conversation_id: ConversationId,
+    pub input: Vec<InputItem>,
+    /// Replaces the conversation's base instructions for this task only.
+    pub base_instructions_override: Option<String>,
+    /// The pending tool call this task answers first (a continuation task).
+    pub closure: Option<Closure>,
+    /// How many interrupting conversation tools led to this task.
+    pub depth: u32,
+}
+
+impl TaskPlan {
+    pub fn new(conversation_id: ConversationId, input: Vec<InputItem>, depth: u32) -> Self {
+        Self {
+            task_id: TaskId::new(),
+            conversation_id,
+            input,
+            base_instructions_override: None,
+            closure: None,
+            depth,
+        }
+    }
+}
+
+/// Runs one task: the session's real runner prepares a turn and runs it; tests script one.
+pub(crate) trait TaskRunner: Send + Sync + 'static {
+    /// Runs `plan` to its end, emitting its events, and says how it ended.
+    fn run(&self, plan: TaskPlan, control: TaskControl) -> BoxFuture<'static, TurnOutcome>;
+    /// Called after each task (`idle` false) and before the session reports idle (`idle`
+    /// true): the session saves its snapshot then.
+    fn task_ended(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()>;
+}
+
+struct Running {
+    task_id: TaskId,
+    conversation_id: ConversationId,
+    control: TaskControl,
+}
+
+/// The driver's part of the session state.
+#[derive(Default)]
+pub(crate) struct Queue {
+    plans: VecDeque<TaskPlan>,
+    running: Option<Running>,
+    /// A drive loop is alive (it may be between two tasks).
+    driving: bool,
+    last_task: Option<(ConversationId, TaskId)>,
+}
+
+impl Queue {
+    /// No task runs and none waits.
+    pub fn is_empty(&self) -> bool {
+        self.running.is_none() && self.plans.is_empty()
+    }
+}
+
+/// Starts tasks one at a time and applies their outcomes.
+pub(crate) struct Driver {
+    state: Arc<Mutex<State>>,
+    hub: EventHub,
+    runtime: Handle,
+    runner: Arc<dyn TaskRunner>,
+    /// Counts finished tasks, for those who wait for the running one to end.
+    finished: tokio::sync::watch::Sender<u64>,
+}
+
+impl Driver {
+    pub fn new(
+        state: Arc<Mutex<State>>,
+        hub: EventHub,
+        runtime: Handle,
+        runner: Arc<dyn TaskRunner>,
+    ) -> Self {
+        Self {
+            state,
+            hub,
+            runtime,
+            runner,
+            finished: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    /// Queues `plans` after everything already waiting.
+    pub fn enqueue(self: &Arc<Self>, plans: Vec<TaskPlan>) {
+        self.push(plans, false);
+    }
+
+    fn push(self: &Arc<Self>, plans: Vec<TaskPlan>, front: bool) {
+        let start = {
+            let mut state = lock(&self.state);
+            let queue = &mut state.queue;
+            if front {
+                for plan in plans.into_iter().rev() {
+                    queue.plans.push_front(plan);
+                }
+            } else {
+                queue.plans.extend(plans);
+            }
+            !std::mem::replace(&mut queue.driving, true)
+        };
+        if start {
+            self.runtime.spawn(self.clone().drive());
+        }
+    }
+
+    /// Stops the task running on `conversation` with `reason`; returns whether one ran.
+    pub fn stop(&self, conversation: ConversationId, reason: AbortReason) -> bool {
+        let state = lock(&self.state);
+        match &state.queue.running {
+            Some(running) if running.conversation_id == conversation => {
+                running.control.stop(reason);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Drops every queued plan of `conversation`.
+    pub fn forget(&self, conversation: ConversationId) {
+        lock(&self.state)
+            .queue
+            .plans
+            .retain(|plan| plan.conversation_id != conversation);
+    }
+
+    /// Drops every queued plan and interrupts the running task, for shutdown; returns whether
+    /// a task was running.
+    pub fn stop_all(&self) -> bool {
+        let mut state = lock(&self.state);
+        let Some(running) = &state.queue.running else {
+            return false;
+        };
+        running.control.stop(AbortReason::Interrupted);
+        state.queue.plans.clear();
+        true
+    }
+
+    /// The conversation and task running now, if any.
+    pub fn running(&self) -> Option<(ConversationId, TaskId)> {
+        lock(&self.state)
+            .queue
+            .running
+            .as_ref()
+            .map(|running| (running.conversation_id, running.task_id))
+    }
+
+    /// How many plans wait.
+    pub fn pending(&self) -> usize {
+        lock(&self.state).queue.plans.len()
+    }
+
+    /// Waits until no task runs (at most a few seconds: a stopped task ends at its next
+    /// checkpoint, which is quick).
+    pub async fn until_stopped(&self) {
+        let mut finished = self.finished.subscribe();
+        let wait = async {
+            while self.running().is_some() {
+                if finished.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wait).await;
+    }
+
+    /// Takes the next plan and marks it running, or ends the loop's stretch: `None` when the
+    /// queue is empty. `reported_running` says whether this stretch said `running`; when it
+    /// did not, the loop ends here (`driving` is given up under the same lock).
+    fn next(&self, reported_running: bool) -> Next {
+        let mut state = lock(&self.state);
+        let queue = &mut state.queue;
+        match queue.plans.pop_front() {
+            Some(plan) => {
+                let control = TaskControl::new(plan.depth);
+                queue.running = Some(Running {
+                    task_id: plan.task_id,
+                    conversation_id: plan.conversation_id,
+                    control: control.clone(),
+                });
+                Next::Run(plan, control)
+            }
+            None if reported_running => {
+                queue.running = None;
+                Next::Idle(queue.last_task)
+            }
+            None => {
+                queue.running = None;
+                queue.driving = false;
+                Next::Stop
+            }
+        }
+    }
+
+    /// Runs queued tasks one at a time until the queue is empty, then reports idle.
+    ///
+    /// The loop only gives up `driving` after it has reported idle and found the queue
+    /// still empty, so a `running` of a new loop never precedes the `idle` of an old one.
+    async fn drive(self: Arc<Self>) {
+        let mut reported_running = false;
+        loop {
+            match self.next(reported_running) {
+                Next::Run(plan, control) => {
+                    if !reported_running {
+                        reported_running = true;
+                        let state = EngineState::Running;
+                        self.hub.emit(
+                            plan.conversation_id,
+                            Some(plan.task_id),
+                            EventMsg::StateChanged { state },
+                        );
+                    }
+                    let ids = (plan.conversation_id, plan.task_id);
+                    let depth = plan.depth;
+                    let outcome = self.runner.run(plan, control).await;
+                    {
+                        let mut state = lock(&self.state);
+                        state.queue.last_task = Some(ids);
+                        state.queue.running = None;
+                    }
+                    self.apply(ids.0, depth, outcome);
+                    self.finished.send_modify(|count| *count += 1);
+                    self.runner.task_ended(ids.0, false).await;
+                }
+                Next::Idle(last) => {
+                    reported_running = false;
+                    if let Some((conversation_id, task_id)) = last {
+                        // Saved before `idle`, so a client that sees it finds the file
+                        // current.
+                        self.runner.task_ended(conversation_id, true).await;
+                        let state = EngineState::Idle;
+                        self.hub.emit(
+                            conversation_id,
+                            Some(task_id),
+                            EventMsg::StateChanged { state },
+                        );
+                    }
+                }
+                Next::Stop => return,
+            }
+        }
+    }
+
+    /// Applies how a task of `conversation` (`depth` handoffs deep) ended.
+    fn apply(self: &Arc<Self>, conversation: ConversationId, depth: u32, outcome: TurnOutcome) {
+        match outcome {
+            TurnOutcome::HandedOver(handoff) => {
+                let target = TaskPlan::new(handoff.target, handoff.input, depth + 1);
+                let mut continuation = TaskPlan::new(conversation, Vec::new(), depth);
+                continuation.closure = Some(handoff.closure);
+                self.push(vec![target, continuation], true);
+            }
+            TurnOutcome::Failed { error, .. } => {
+                tracing::debug!(
+                    "a task of {conversation} failed ({}): {error}",
+                    error.kind()
+                );
+            }
+            TurnOutcome::Completed { .. } | TurnOutcome::Aborted(_) => {}
+        }
+    }
+}
+
+enum Next {
+    Run(TaskPlan, TaskControl),
+    Idle(Option<(ConversationId, TaskId)>),
+    Stop,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,311 @@
+//! The driver's state machine, with a scripted task runner instead of a model.
+
+use std::sync::{Arc, Mutex};
+
+use coder_protocol::{AbortReason, ConversationId, EngineState, EventMsg, InputItem, Mode, TaskId};
+use futures::future::BoxFuture;
+use pretty_assertions::assert_eq;
+use tokio::sync::Notify;
+
+use super::{Driver, TaskPlan, TaskRunner};
+use crate::conversation::{Conversation, ConversationSpec};
+use crate::events::{EventHub, EventReceiver};
+use crate::session::state::State;
+use crate::sync::lock;
+use crate::turn::{Closure, Handoff, TaskControl, TurnOutcome};
+
+/// What the fake runner saw of one task.
+#[derive(Debug, Clone, PartialEq)]
+struct Ran {
+    conversation: ConversationId,
+    input: String,
+    depth: u32,
+    /// The call a continuation answers.
+    closes: Option<String>,
+}
+
+/// How the fake runner ends a task, chosen from its input text.
+type Script = dyn Fn(&TaskPlan) -> Step + Send + Sync;
+
+enum Step {
+    Complete,
+    /// Waits until the task is stopped, then ends as stopped.
+    WaitForStop,
+    /// Waits for the gate, then completes.
+    WaitForGate,
+    HandOver(ConversationId, &'static str),
+}
+
+struct FakeRunner {
+    ran: Mutex<Vec<Ran>>,
+    gate: Arc<Notify>,
+    script: Box<Script>,
+}
+
+impl TaskRunner for FakeRunner {
+    fn run(&self, plan: TaskPlan, control: TaskControl) -> BoxFuture<'static, TurnOutcome> {
+        let input = plan
+            .input
+            .iter()
+            .map(|item| match item {
+                InputItem::Text { text } => text.clone(),
+                InputItem::Image { image_url } => image_url.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        lock(&self.ran).push(Ran {
+            conversation: plan.conversation_id,
+            input,
+            depth: plan.depth,
+            closes: plan.closure.as_ref().map(|closure| closure.call_id.clone()),
+        });
+        let step = (self.script)(&plan);
+        let gate = self.gate.clone();
+        Box::pin(async move {
+            let completed = TurnOutcome::Completed {
+                last_agent_message: None,
+                step_limit: None,
+            };
+            match step {
+                Step::Complete => completed,
+                Step::WaitForGate => {
+                    gate.notified().await;
+                    completed
+                }
+                Step::WaitForStop => {
+                    control.cancel.cancelled().await;
+                    TurnOutcome::Aborted(control.reason())
+                }
+                Step::HandOver(target, text) => TurnOutcome::HandedOver(Handoff {
+                    target,
+                    input: vec![InputItem::Text { text: text.into() }],
+                    closure: Closure {
+                        call_id: format!("call to {text}"),
+                        tool_name: "conv_send".into(),
+                        target,
+                        first_user_message: None,
+                        first_items_count: None,
+                    },
+                }),
+            }
+        })
+    }
+
+    fn task_ended(&self, _conversation: ConversationId, _idle: bool) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+}
+
+struct Fixture {
+    driver: Arc<Driver>,
+    runner: Arc<FakeRunner>,
+    events: EventReceiver,
+    root: ConversationId,
+}
+
+fn fixture(script: impl Fn(&TaskPlan) -> Step + Send + Sync + 'static) -> Fixture {
+    let root = Conversation::new(ConversationSpec::default(), Mode::Default);
+    let root_id = root.id;
+    let state = Arc::new(Mutex::new(State::new(root)));
+    let hub = EventHub::default();
+    let events = hub.subscribe();
+    let runner = Arc::new(FakeRunner {
+        ran: Mutex::new(Vec::new()),
+        gate: Arc::new(Notify::new()),
+        script: Box::new(script),
+    });
+    let driver = Arc::new(Driver::new(
+        state,
+        hub,
+        tokio::runtime::Handle::current(),
+        runner.clone(),
+    ));
+    Fixture {
+        driver,
+        runner,
+        events,
+        root: root_id,
+    }
+}
+
+fn plan(conversation: ConversationId, text: &str) -> TaskPlan {
+    TaskPlan::new(conversation, vec![InputItem::Text { text: text.into() }], 0)
+}
+
+fn text_of(plan: &TaskPlan) -> String {
+    match plan.input.first() {
+        Some(InputItem::Text { text }) => text.clone(),
+        _ => String::new(),
+    }
+}
+
+impl Fixture {
+    /// The `state_changed` events until the session is idle again.
+    async fn until_idle(&mut self) -> Vec<EngineState> {
+        let mut states = Vec::new();
+        let wait = async {
+            while let Some(event) = self.events.recv().await {
+                if let EventMsg::StateChanged { state } = event.msg {
+                    states.push(state);
+                    if state == EngineState::Idle {
+                        break;
+                    }
+                }
+            }
+        };
+        // A guard against a hang, not a measurement.
+        tokio::time::timeout(std::time::Duration::from_secs(30), wait)
+            .await
+            .expect("the driver went idle");
+        states
+    }
+
+    fn ran(&self) -> Vec<Ran> {
+        lock(&self.runner.ran).clone()
+    }
+
+    async fn until_running(&self, conversation: ConversationId) -> TaskId {
+        loop {
+            if let Some((running, task)) = self.driver.running()
+                && running == conversation
+            {
+                return task;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+fn ran(conversation: ConversationId, input: &str, depth: u32, closes: Option<&str>) -> Ran {
+    Ran {
+        conversation,
+        input: input.into(),
+        depth,
+        closes: closes.map(Into::into),
+    }
+}
+
+#[tokio::test]
+async fn plans_run_one_at_a_time_in_the_order_queued() {
+    let mut f = fixture(|plan| match text_of(plan).as_str() {
+        "first" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "first")]);
+    f.until_running(root).await;
+    f.driver
+        .enqueue(vec![plan(root, "second"), plan(root, "third")]);
+    assert_eq!(f.driver.pending(), 2, "the later plans wait");
+    f.runner.gate.notify_one();
+    let states = f.until_idle().await;
+    assert_eq!(states, [EngineState::Running, EngineState::Idle]);
+    assert_eq!(
+        f.ran(),
+        [
+            ran(root, "first", 0, None),
+            ran(root, "second", 0, None),
+            ran(root, "third", 0, None)
+        ]
+    );
+    assert_eq!(f.driver.running(), None);
+}
+
+#[tokio::test]
+async fn a_handoff_runs_the_target_then_the_continuation_before_queued_input() {
+    let other = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "delegate" => Step::HandOver(other, "do it"),
+        "blocked" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "blocked")]);
+    f.until_running(root).await;
+    f.driver
+        .enqueue(vec![plan(root, "delegate"), plan(root, "later input")]);
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [
+            ran(root, "blocked", 0, None),
+            ran(root, "delegate", 0, None),
+            ran(other, "do it", 1, None),
+            ran(root, "", 0, Some("call to do it")),
+            ran(root, "later input", 0, None),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn stopping_reaches_only_the_running_conversation() {
+    let mut f = fixture(|_| Step::WaitForStop);
+    let root = f.root;
+    let other = coder_protocol::ConversationId::new();
+    f.driver.enqueue(vec![plan(root, "work")]);
+    f.until_running(root).await;
+    assert!(!f.driver.stop(other, AbortReason::Interrupted));
+    assert!(f.driver.stop(root, AbortReason::Interrupted));
+    f.until_idle().await;
+    assert_eq!(f.ran(), [ran(root, "work", 0, None)]);
+}
+
+#[tokio::test]
+async fn forget_drops_the_queued_plans_of_one_conversation() {
+    let other = coder_protocol::ConversationId::new();
+    let mut f = fixture(|plan| match text_of(plan).as_str() {
+        "blocked" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "blocked")]);
+    f.until_running(root).await;
+    f.driver
+        .enqueue(vec![plan(other, "gone"), plan(root, "kept")]);
+    f.driver.forget(other);
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [ran(root, "blocked", 0, None), ran(root, "kept", 0, None)]
+    );
+}
+
+#[tokio::test]
+async fn stop_all_interrupts_the_running_task_and_drops_the_queue() {
+    let mut f = fixture(|_| Step::WaitForStop);
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "running")]);
+    f.until_running(root).await;
+    f.driver.enqueue(vec![plan(root, "queued")]);
+    assert!(f.driver.stop_all());
+    f.until_idle().await;
+    assert_eq!(f.ran(), [ran(root, "running", 0, None)]);
+    assert_eq!(f.driver.pending(), 0);
+    assert!(!f.driver.stop_all(), "nothing runs any more");
+}
+
+#[tokio::test]
+async fn each_handoff_goes_one_level_deeper_and_its_continuation_stays() {
+    let a = coder_protocol::ConversationId::new();
+    let b = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "start" => Step::HandOver(a, "to a"),
+        "to a" => Step::HandOver(b, "to b"),
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "start")]);
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [
+            ran(root, "start", 0, None),
+            ran(a, "to a", 1, None),
+            ran(b, "to b", 2, None),
+            ran(a, "", 1, Some("call to to b")),
+            ran(root, "", 0, Some("call to to a")),
+        ]
+    );
+}

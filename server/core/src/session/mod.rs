@@ -1,0 +1,301 @@
+//! One session: its services, its one mutable state, and the driver that runs its tasks.
+//!
+//! [`Session`] is what [`crate::Engine`] delegates to. It is split three ways:
+//! - [`services`]: what never changes after start (configuration, tools, MCP manager, event
+//!   hub, permissions, sandbox policy, snapshot saver);
+//! - [`state`]: what does, behind one lock (conversations, the task queue and the running
+//!   task's control, the model, the editor's documents, warnings not yet reported);
+//! - [`driver`]: the only code that enqueues or stops work; it hands each task to
+//!   [`task`], which prepares a [`crate::turn::TurnContext`] and runs the turn.
+//!
+//! # Lock order
+//!
+//! Locks are taken in this order, never the other way round:
+//!
+//! 1. the session state ([`state::State`]);
+//! 2. one conversation's lock (`Arc<Mutex<Conversation>>` in the state's table);
+//! 3. the leaf locks of services: the permissions' open requests, the saver's, the prompt
+//!    shapes', a task control's abort reason;
+//! 4. the event hub (taken inside `emit`).
+//!
+//! The state lock is never held across an `.await`, nor while emitting an event (observers
+//! may call back into the engine). Conversation locks are never held across an `.await`.
+
+mod calls;
+mod conversations;
+pub(crate) mod driver;
+mod services;
+mod state;
+mod task;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use coder_protocol::{ConversationId, EventMsg, InputItem, Mode};
+use tokio::runtime::Handle;
+
+use crate::config::Config;
+use crate::conversation::{Conversation, ConversationSpec};
+use crate::error::EngineError;
+use crate::events::EventHub;
+use crate::mcp::McpManager;
+use crate::model::{ActiveModel, ModelSettings};
+use crate::permissions::Permissions;
+use crate::prompt::PromptShapes;
+use crate::sandbox::{SandboxEnforcement, SandboxPolicy};
+use crate::snapshot::Saver;
+use crate::sync::lock;
+use crate::tools::{Tool, ToolRegistry};
+
+pub(crate) use conversations::Opener;
+pub(crate) use driver::{Driver, TaskPlan};
+use services::Services;
+use state::State;
+
+/// One session of the engine.
+pub(crate) struct Session {
+    services: Services,
+    state: Arc<Mutex<State>>,
+    driver: Arc<Driver>,
+}
+
+impl Session {
+    /// Creates a session with the built-in tools plus `extra`. Must be called inside a tokio
+    /// runtime, whose handle the session keeps for its tasks.
+    pub fn new(config: Config, extra: Vec<Arc<dyn Tool>>) -> Result<Arc<Self>, EngineError> {
+        let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
+        let mut tools = ToolRegistry::builtin();
+        tools.extend(extra);
+        let tools =
+            ToolRegistry::new(tools).map_err(|err| EngineError::invalid_tools(err.message()))?;
+        let model = match ModelSettings::from_config(&config) {
+            Some(settings) => Some(Arc::new(ActiveModel::new(settings, &config)?)),
+            None => None,
+        };
+        let (sandbox, sandbox_warning) = sandbox_for(&config);
+        let root = Conversation::new(ConversationSpec::default(), config.mode);
+        let root_id = root.id;
+        let hub = EventHub::default();
+        let reporter_hub = hub.clone();
+        let mcp = {
+            let _guard = runtime.enter();
+            McpManager::start(
+                config.mcp_servers.clone(),
+                &config.workspace,
+                crate::process::ToolEnv::for_config(&config),
+                Arc::new(move |message| {
+                    reporter_hub.emit(root_id, None, EventMsg::Warning { message });
+                }),
+            )
+        };
+        let permissions = Permissions::new(
+            config.preset,
+            config.permission_rules.clone(),
+            config.auto_approve,
+        );
+        let mut state = State::new(root);
+        state.model = model;
+        state.sandbox_warning = sandbox_warning;
+        state.config_warnings = config.warnings.clone();
+        let state = Arc::new(Mutex::new(state));
+        let services = Services {
+            saver: Saver::new(&config.workspace, config.save_sessions),
+            home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+            config,
+            tools: Arc::new(tools),
+            hub: hub.clone(),
+            permissions: Arc::new(permissions),
+            mcp,
+            sandbox,
+            prompt_shapes: PromptShapes::default(),
+        };
+        Ok(Arc::new_cyclic(|session| {
+            let runner = Arc::new(task::SessionRunner::new(session.clone()));
+            let driver = Driver::new(state.clone(), hub, runtime, runner);
+            Self {
+                services,
+                state,
+                driver: Arc::new(driver),
+            }
+        }))
+    }
+
+    /// The session state, locked (see the lock order above).
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.services.config
+    }
+
+    pub fn hub(&self) -> &EventHub {
+        &self.services.hub
+    }
+
+    pub fn driver(&self) -> &Arc<Driver> {
+        &self.driver
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.services.tools
+    }
+
+    pub fn permissions(&self) -> &Permissions {
+        &self.services.permissions
+    }
+
+    pub fn mcp(&self) -> &McpManager {
+        &self.services.mcp
+    }
+
+    /// What the OS sandbox enforces for this session's commands; `None` when commands run
+    /// unconfined.
+    pub fn sandbox_enforcement(&self) -> Option<SandboxEnforcement> {
+        self.services
+            .sandbox
+            .as_ref()
+            .map(|policy| policy.enforcement().clone())
+    }
+
+    /// Removes the session's private temporary directory.
+    pub fn remove_temp_dir(&self) {
+        if let Some(sandbox) = &self.services.sandbox {
+            sandbox.remove_temp_dir();
+        }
+    }
+
+    /// Stops saving at once (see [`Saver::close`]).
+    pub fn close_saver(&self) {
+        self.services.saver.close();
+    }
+
+    pub fn set_documents(&self, documents: Arc<dyn crate::Documents>) {
+        self.state().documents = Some(documents);
+    }
+
+    /// The session's model name: the active model's, else the configured one.
+    pub fn model_name(&self) -> String {
+        self.state().model.as_ref().map_or_else(
+            || self.services.config.model.clone(),
+            |model| model.settings.model.clone(),
+        )
+    }
+
+    pub fn model_settings(&self) -> Option<ModelSettings> {
+        self.state()
+            .model
+            .as_ref()
+            .map(|model| model.settings.clone())
+    }
+
+    /// Switches the session's model: tasks that start afterwards use it.
+    pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
+        let active = ActiveModel::new(settings, &self.services.config)?;
+        self.state().model = Some(Arc::new(active));
+        Ok(())
+    }
+
+    /// The session's model, or a `no_provider` error.
+    pub fn require_model(&self) -> Result<Arc<ActiveModel>, EngineError> {
+        self.state()
+            .model
+            .clone()
+            .ok_or_else(EngineError::no_provider)
+    }
+
+    /// Queues input for `conversation`, with base instructions for this task only when
+    /// given, after checking it can run.
+    pub fn send(
+        &self,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+        base_instructions: Option<String>,
+    ) -> Result<coder_protocol::TaskId, EngineError> {
+        self.conversation(conversation)?;
+        self.check_prompt_size(&items)?;
+        self.require_model()?;
+        let mut plan = TaskPlan::new(conversation, items, 0);
+        plan.base_instructions_override = base_instructions;
+        let task_id = plan.task_id;
+        self.driver.enqueue(vec![plan]);
+        Ok(task_id)
+    }
+
+    /// Refuses an input whose text items together exceed `maxPromptBytes`.
+    fn check_prompt_size(&self, items: &[InputItem]) -> Result<(), EngineError> {
+        let size = items
+            .iter()
+            .map(|item| match item {
+                InputItem::Text { text } => text.len(),
+                InputItem::Image { .. } => 0,
+            })
+            .sum();
+        let limit = self.services.config.max_prompt_bytes;
+        if size > limit {
+            return Err(EngineError::prompt_too_large(size, limit));
+        }
+        Ok(())
+    }
+
+    /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
+    /// a last time, shuts the MCP servers down and removes the private temporary directory.
+    pub async fn shutdown(&self) {
+        if self.driver.stop_all() {
+            // The task records its interruption on its way out; the snapshot should hold it.
+            self.driver.until_stopped().await;
+        }
+        if let Err(err) = self.save(crate::snapshot::Save::Last).await {
+            tracing::warn!("{err}");
+        }
+        self.services.mcp.shutdown().await;
+        // The process may exit without dropping the session: remove its temporary directory
+        // now.
+        self.remove_temp_dir();
+    }
+
+    /// What [`Session::shutdown`] can do without waiting.
+    pub fn shutdown_now(&self) {
+        self.driver.stop_all();
+        self.close_saver();
+        self.remove_temp_dir();
+    }
+}
+
+/// The stricter of two modes: conversations may narrow the session's mode, never widen it.
+fn narrower(wanted: Mode, ceiling: Mode) -> Mode {
+    let rank = |mode: Mode| Mode::ALL.iter().position(|m| *m == mode).unwrap_or(0);
+    if rank(wanted) > rank(ceiling) {
+        ceiling
+    } else {
+        wanted
+    }
+}
+
+/// The sandbox policy of a session: the workspace, configured roots and a private temporary
+/// directory (made at the first confined command), and the `warning` its first task gives:
+/// what this machine does not enforce, or that nothing confines commands.
+fn sandbox_for(config: &Config) -> (Option<Arc<SandboxPolicy>>, Option<String>) {
+    if !config.sandbox {
+        return (None, None);
+    }
+    let enforcement = SandboxEnforcement::detect(config.sandbox_network);
+    if !enforcement.is_enforced() {
+        return (
+            None,
+            Some(
+                "no OS sandbox is available on this system: commands run without write \
+                 confinement (file tools still refuse paths outside the workspace)"
+                    .to_owned(),
+            ),
+        );
+    }
+    tracing::info!("sandbox: {}", enforcement.summary());
+    let warning = enforcement.warning();
+    let policy = SandboxPolicy::new(
+        &config.workspace,
+        &config.writable_roots,
+        config.sandbox_network,
+        enforcement,
+    );
+    (Some(Arc::new(policy)), warning)
+}

@@ -1,0 +1,33 @@
+//! The session's immutable services: set up once, shared by every task, never locked as a
+//! whole.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::events::EventHub;
+use crate::mcp::McpManager;
+use crate::permissions::Permissions;
+use crate::prompt::PromptShapes;
+use crate::sandbox::SandboxPolicy;
+use crate::snapshot::Saver;
+use crate::tools::ToolRegistry;
+
+/// What a session is built from; only `session/` reads the fields, other modules are handed
+/// what they need.
+pub(crate) struct Services {
+    pub(super) config: Config,
+    /// The built-in tools and the embedder's.
+    pub(super) tools: Arc<ToolRegistry>,
+    pub(super) hub: EventHub,
+    pub(super) permissions: Arc<Permissions>,
+    pub(super) mcp: Arc<McpManager>,
+    /// Where commands may write, when the kernel can confine them.
+    pub(super) sandbox: Option<Arc<SandboxPolicy>>,
+    /// The user's home directory, for the dangerous-command analysis.
+    pub(super) home: Option<PathBuf>,
+    /// Saves the session snapshot.
+    pub(super) saver: Saver,
+    /// The system prompt and tools conversations share.
+    pub(super) prompt_shapes: PromptShapes,
+}

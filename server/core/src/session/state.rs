@@ -1,0 +1,68 @@
+//! The session's one mutable state, behind one lock ([`super::Session`] documents the order).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use coder_protocol::{ConversationId, SessionId};
+
+use super::driver::Queue;
+use crate::conversation::Conversation;
+use crate::documents::Documents;
+use crate::model::ActiveModel;
+use crate::sync::lock;
+
+/// What changes while a session runs. Never held across an `.await` nor while emitting.
+pub(crate) struct State {
+    /// Names the snapshot; a resume takes over the resumed session's id.
+    pub session_id: SessionId,
+    pub root: ConversationId,
+    /// Set once the root is spoken for: a front door's `conversation/create` took it, its
+    /// mode was set, or a saved session was resumed into it. A create never replaces it then.
+    pub root_taken: bool,
+    /// Each conversation has a lock of its own, taken after this one (never before).
+    pub conversations: HashMap<ConversationId, Arc<Mutex<Conversation>>>,
+    /// The task plans waiting, and the running task's control.
+    pub queue: Queue,
+    /// The session's model; conversations may name another of the same provider. `None`
+    /// until a provider is configured: tasks cannot start then.
+    pub model: Option<Arc<ActiveModel>>,
+    /// The editor's open files, when the session runs behind one; tasks take it when they
+    /// start.
+    pub documents: Option<Arc<dyn Documents>>,
+    /// What the sandbox does not enforce on this machine (or that there is none), until
+    /// the session's first task has said it, once.
+    pub sandbox_warning: Option<String>,
+    /// Configuration mistakes not reported yet: the first task reports them, when every
+    /// front door is listening (events before a subscription are not kept).
+    pub config_warnings: Vec<String>,
+}
+
+impl State {
+    /// A fresh session's state around its root conversation.
+    pub fn new(root: Conversation) -> Self {
+        let root_id = root.id;
+        Self {
+            session_id: SessionId::new(),
+            root: root_id,
+            root_taken: false,
+            conversations: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
+            queue: Queue::default(),
+            model: None,
+            documents: None,
+            sandbox_warning: None,
+            config_warnings: Vec::new(),
+        }
+    }
+
+    /// Whether the session is as it started: the root conversation alone, not taken,
+    /// nothing sent.
+    pub fn untouched(&self) -> bool {
+        !self.root_taken
+            && self.conversations.len() == 1
+            && self.queue.is_empty()
+            && self
+                .conversations
+                .values()
+                .all(|conversation| lock(conversation).history.is_empty())
+    }
+}

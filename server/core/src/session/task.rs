@@ -1,0 +1,327 @@
+//! The session's task runner: turns a [`TaskPlan`] into a [`TurnContext`], runs the turn,
+//! and reports how the task ended (`task_started` ... `task_complete` or `turn_aborted`).
+
+use std::sync::{Arc, Mutex, Weak};
+
+use coder_protocol::{AbortReason, ChatMessage, ConversationId, EventMsg, Mode, TokenUsage};
+use futures::future::BoxFuture;
+
+use super::Session;
+use super::driver::{TaskPlan, TaskRunner};
+use crate::conversation::{Conversation, user_message};
+use crate::error::EngineError;
+use crate::events::TaskEvents;
+use crate::model::ActiveModel;
+use crate::process::ToolEnv;
+use crate::prompt::system_prompt;
+use crate::sync::lock;
+use crate::tools::{ToolContext, ToolRegistry};
+use crate::turn::{
+    INTERRUPT_MESSAGE, Recorder, TaskControl, TurnContext, TurnModel, TurnOutcome, TurnTools,
+    interrupted, run_turn,
+};
+
+/// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
+/// conversation is not offered `apply_patch`.
+const NO_APPLY_PATCH_NOTE: &str = "\nThe apply_patch tool is not available in this conversation: change files with `edit` (exact replacements) or `write` (whole files).\n";
+
+/// The driver's [`TaskRunner`] for a real session.
+pub(super) struct SessionRunner {
+    session: Weak<Session>,
+}
+
+impl SessionRunner {
+    pub fn new(session: Weak<Session>) -> Self {
+        Self { session }
+    }
+}
+
+impl TaskRunner for SessionRunner {
+    fn run(&self, plan: TaskPlan, control: TaskControl) -> BoxFuture<'static, TurnOutcome> {
+        let session = self.session.upgrade();
+        Box::pin(async move {
+            match session {
+                Some(session) => session.run_task(plan, control).await,
+                // The engine was dropped: nobody is left to see the task.
+                None => TurnOutcome::Aborted(AbortReason::Interrupted),
+            }
+        })
+    }
+
+    fn task_ended(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()> {
+        let session = self.session.upgrade();
+        Box::pin(async move {
+            if let Some(session) = session {
+                session.save_if_due(conversation, idle).await;
+            }
+        })
+    }
+}
+
+/// A conversation records a turn's history as it happens.
+impl Recorder for Mutex<Conversation> {
+    fn record(&self, messages: Vec<ChatMessage>) {
+        lock(self).record(messages);
+    }
+
+    fn append_to_last(&self, text: &str) {
+        if let Some(last) = lock(self).history.last_mut() {
+            last.content.get_or_insert_with(String::new).push_str(text);
+        }
+    }
+
+    fn mode(&self) -> Mode {
+        lock(self).mode
+    }
+
+    fn add_usage(&self, usage: &TokenUsage) -> TokenUsage {
+        let mut conversation = lock(self);
+        conversation.total_usage.add(usage);
+        conversation.total_usage
+    }
+
+    fn total_usage(&self) -> TokenUsage {
+        lock(self).total_usage
+    }
+}
+
+impl Session {
+    /// Runs one task to its end, emitting its events.
+    async fn run_task(self: Arc<Self>, plan: TaskPlan, control: TaskControl) -> TurnOutcome {
+        let events = TaskEvents {
+            hub: self.services.hub.clone(),
+            conversation_id: plan.conversation_id,
+            task_id: plan.task_id,
+        };
+        let outcome = self.start_task(plan, control, &events).await;
+        match &outcome {
+            TurnOutcome::Completed {
+                last_agent_message,
+                step_limit,
+            } => events.emit(EventMsg::TaskComplete {
+                last_agent_message: last_agent_message.clone(),
+                step_limit: *step_limit,
+            }),
+            TurnOutcome::Failed {
+                last_agent_message, ..
+            } => events.emit(EventMsg::TaskComplete {
+                last_agent_message: last_agent_message.clone(),
+                step_limit: None,
+            }),
+            TurnOutcome::Aborted(reason) => events.emit(EventMsg::TurnAborted { reason: *reason }),
+            TurnOutcome::HandedOver(_) => events.emit(EventMsg::TurnAborted {
+                reason: AbortReason::Replaced,
+            }),
+        }
+        outcome
+    }
+
+    /// Reports the task's start, then prepares and runs its turn.
+    async fn start_task(
+        self: &Arc<Self>,
+        plan: TaskPlan,
+        control: TaskControl,
+        events: &TaskEvents,
+    ) -> TurnOutcome {
+        // The task keeps the model it starts with, whatever is switched meanwhile.
+        let active = match self.require_model() {
+            Ok(active) => active,
+            Err(err) => {
+                events.emit(EventMsg::TaskStarted {
+                    model: String::new(),
+                });
+                return failed(events, err);
+            }
+        };
+        let conversation = self.conversation(plan.conversation_id);
+        let model = conversation
+            .as_ref()
+            .ok()
+            .and_then(|conversation| lock(conversation).context.model.clone())
+            .unwrap_or_else(|| active.settings.model.clone());
+        events.emit(EventMsg::TaskStarted {
+            model: model.clone(),
+        });
+        let (sandbox_warning, config_warnings) = {
+            let mut state = self.state();
+            (
+                state.sandbox_warning.take(),
+                std::mem::take(&mut state.config_warnings),
+            )
+        };
+        for warning in sandbox_warning.into_iter().chain(config_warnings) {
+            events.warning(warning);
+        }
+        match conversation {
+            Ok(conversation) => {
+                self.prepare_and_run(&conversation, plan, control, events, model, &active)
+                    .await
+            }
+            Err(err) => failed(events, err),
+        }
+    }
+
+    /// Records what the plan brings (the closed call, the input), builds the turn's context
+    /// and runs it.
+    async fn prepare_and_run(
+        self: &Arc<Self>,
+        conversation: &Arc<Mutex<Conversation>>,
+        plan: TaskPlan,
+        control: TaskControl,
+        events: &TaskEvents,
+        model: String,
+        active: &Arc<ActiveModel>,
+    ) -> TurnOutcome {
+        let config = &self.services.config;
+        let context_window = active.settings.context_window;
+        // A continuation first answers the tool call that handed the turn over.
+        if let Some(closure) = &plan.closure {
+            let output = self.closure_payload(closure);
+            events.emit(EventMsg::ToolCallCompleted {
+                call_id: closure.call_id.clone(),
+                tool_name: closure.tool_name.clone(),
+                output: output.clone(),
+                duration_ms: 0,
+                diff: None,
+            });
+            lock(conversation).record([ChatMessage::tool_result(
+                &closure.call_id,
+                &closure.tool_name,
+                output,
+            )]);
+        }
+        if let Some(message) = user_message(&plan.input) {
+            lock(conversation).record([message]);
+        }
+        let (system, hidden) = {
+            let conv = lock(conversation);
+            let base = plan
+                .base_instructions_override
+                .as_deref()
+                .or(conv.context.base_instructions.as_deref());
+            let mut hidden: Vec<String> = config.disabled_tools.clone();
+            if !conv.context.tools_prefs.include_apply_patch_tool {
+                hidden.push("apply_patch".to_owned());
+            }
+            if !conv.context.tools_prefs.include_plan_tool {
+                hidden.push("todo_write".to_owned());
+            }
+            let mut system = system_prompt(base, &config.workspace, config.started_in.as_deref());
+            // Custom instructions are left as given, unless they include the built-in prompt.
+            let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
+            if built_in && hidden.iter().any(|name| name == "apply_patch") {
+                system.push_str(NO_APPLY_PATCH_NOTE);
+            }
+            (system, hidden)
+        };
+        let Some(mcp_view) = self.mcp_view(conversation, &control, events).await else {
+            lock(conversation).record([ChatMessage::user(INTERRUPT_MESSAGE)]);
+            return interrupted(conversation.as_ref(), events, context_window);
+        };
+        let hidden_names: Vec<&str> = hidden.iter().map(String::as_str).collect();
+        let mut offered = self.services.tools.offered(&hidden_names);
+        offered.extend(mcp_view.specs().iter().cloned());
+        offered.sort_by(|a, b| a.name.cmp(&b.name));
+        lock(conversation).prompt = Some(self.services.prompt_shapes.share(&system, &offered));
+        let prompt_cache_key = config
+            .prompt_cache_key
+            .then(|| prompt_cache_key(&system, &offered, &model));
+        let (todos, history) = {
+            let conv = lock(conversation);
+            (conv.todos.clone(), conv.history.clone())
+        };
+        let base = ToolContext {
+            workspace: config.workspace.clone(),
+            conversation_id: plan.conversation_id,
+            call_id: String::new(),
+            cancel: control.cancel.clone(),
+            sandbox: self.services.sandbox.clone(),
+            env: Arc::new(
+                ToolEnv::for_config(config).and_key(active.settings.provider.api_key.as_ref()),
+            ),
+            todos,
+            documents: self.state().documents.clone(),
+            approved_diff: None,
+        };
+        let ctx = TurnContext {
+            model: TurnModel {
+                name: model,
+                client: active.clone(),
+                context_window,
+                max_output_tokens: active.settings.max_output_tokens,
+                prompt_cache_key,
+            },
+            system,
+            offered,
+            history,
+            max_steps: config.max_steps,
+            tools: TurnTools {
+                registry: self.services.tools.clone(),
+                mcp: mcp_view,
+                permissions: self.services.permissions.clone(),
+                hidden,
+                home: self.services.home.clone(),
+                base,
+            },
+            control,
+            events: events.clone(),
+            recorder: conversation.clone(),
+            conversations: self.clone(),
+        };
+        run_turn(ctx).await
+    }
+
+    /// The conversation's MCP view, built once the servers settled (problems become
+    /// warnings). `None` when the task was interrupted while waiting for the servers.
+    async fn mcp_view(
+        &self,
+        conversation: &Mutex<Conversation>,
+        control: &TaskControl,
+        events: &TaskEvents,
+    ) -> Option<Arc<ToolRegistry>> {
+        if let Some(view) = lock(conversation).mcp_view.clone() {
+            return Some(view);
+        }
+        let mcp = &self.services.mcp;
+        tokio::select! {
+            () = mcp.settled() => {}
+            () = control.cancel.cancelled() => return None,
+        }
+        let allowlist = lock(conversation).context.mcp_allowlist.clone();
+        let (view, problems) = crate::mcp::view(mcp, allowlist.as_deref());
+        for problem in problems {
+            events.warning(problem);
+        }
+        let view = Arc::new(view);
+        lock(conversation).mcp_view = Some(view.clone());
+        Some(view)
+    }
+}
+
+/// Reports an error that ends the task before its turn ran.
+fn failed(events: &TaskEvents, error: EngineError) -> TurnOutcome {
+    events.emit(EventMsg::Error {
+        message: error.to_string(),
+    });
+    TurnOutcome::Failed {
+        error,
+        last_agent_message: None,
+    }
+}
+
+/// A key that stays the same while a conversation's instructions, tools and model family do,
+/// so a provider can reuse its prompt cache across turns.
+fn prompt_cache_key(system: &str, tools: &[crate::model::ToolSpec], model: &str) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    system.hash(&mut hasher);
+    for tool in tools {
+        tool.name.hash(&mut hasher);
+    }
+    model
+        .split(['-', '.'])
+        .next()
+        .unwrap_or(model)
+        .hash(&mut hasher);
+    format!("coder-{:016x}", hasher.finish())
+}

@@ -1,0 +1,378 @@
+//! One task's turns: stream the model, record the reply, run its tool calls, and loop until
+//! a reply has no tool call, the step limit is reached, the provider fails for good, the
+//! task is stopped, or a conversation tool hands the turn over.
+//!
+//! A turn runs from the [`TurnContext`] it is given and returns a [`TurnOutcome`]; it never
+//! reaches back into the session. What it records goes through its [`Recorder`] as it
+//! happens, so a snapshot taken meanwhile holds it. Whatever way it ends, the history stays
+//! a valid request: every assistant tool call has a result, except the one a handover leaves
+//! for the continuation task to answer.
+
+mod tool_calls;
+
+use std::sync::{Arc, Mutex};
+
+use coder_protocol::{
+    AbortReason, ChatMessage, ConversationId, EventMsg, InputItem, Mode, RequestedToolCall,
+    TokenUsage,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{EngineError, ErrorKind};
+use crate::events::TaskEvents;
+use crate::model::{ModelRequest, ModelResponse, ModelStream, StreamError, StreamUpdate, ToolSpec};
+use crate::permissions::Permissions;
+use crate::sync::lock;
+use crate::tools::conversation::ConversationCall;
+use crate::tools::{ToolContext, ToolRegistry};
+
+pub(crate) use tool_calls::CANCELLED_BEFORE_START;
+
+/// Added to the history when a task is interrupted.
+pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
+
+/// Everything one task's turns need, and nothing more.
+pub(crate) struct TurnContext {
+    /// The model and what the task sends it besides the history.
+    pub model: TurnModel,
+    pub system: String,
+    /// The tools offered, sorted by name.
+    pub offered: Vec<ToolSpec>,
+    /// The conversation's history when the turn starts; the turn keeps its own copy up to
+    /// date with what it records.
+    pub history: Vec<ChatMessage>,
+    pub max_steps: u32,
+    /// The tools the calls may use.
+    pub tools: TurnTools,
+    /// Stops the task, and says why.
+    pub control: TaskControl,
+    pub events: TaskEvents,
+    /// Records history items into the conversation as they happen.
+    pub recorder: Arc<dyn Recorder>,
+    /// Answers the conversation tools.
+    pub conversations: Arc<dyn ConversationHost>,
+}
+
+/// The model a task talks to.
+pub(crate) struct TurnModel {
+    pub name: String,
+    pub client: Arc<dyn ModelStream>,
+    pub context_window: Option<u64>,
+    pub max_output_tokens: u32,
+    pub prompt_cache_key: Option<String>,
+}
+
+/// The tools one task may call, and what a call runs with.
+pub(crate) struct TurnTools {
+    pub registry: Arc<ToolRegistry>,
+    /// The conversation's MCP tools.
+    pub mcp: Arc<ToolRegistry>,
+    pub permissions: Arc<Permissions>,
+    /// Tools not offered to this conversation (disabled, or left out by its tool prefs).
+    pub hidden: Vec<String>,
+    pub home: Option<std::path::PathBuf>,
+    /// The context every call starts from (its call id is filled per call).
+    pub base: ToolContext,
+}
+
+/// How a task's turns ended.
+#[derive(Debug)]
+pub(crate) enum TurnOutcome {
+    /// The last reply had no tool call; `step_limit` is set when the step limit cut the task
+    /// short instead.
+    Completed {
+        last_agent_message: Option<String>,
+        step_limit: Option<u32>,
+    },
+    /// Stopped by an interrupt (or a destroy) at a checkpoint.
+    Aborted(AbortReason),
+    /// A conversation tool handed the turn to another conversation; the driver runs the
+    /// target's task, then the continuation that answers the call.
+    HandedOver(Handoff),
+    /// The task could not go on: the provider failed for good, or the task could not start
+    /// (no provider, its conversation gone). Already reported as an `error` event.
+    Failed {
+        error: EngineError,
+        last_agent_message: Option<String>,
+    },
+}
+
+/// Where a conversation's history goes as a turn records it.
+pub(crate) trait Recorder: Send + Sync {
+    fn record(&self, messages: Vec<ChatMessage>);
+    /// Appends `text` to the content of the last message (an interrupt after the tools ran).
+    fn append_to_last(&self, text: &str);
+    /// The conversation's mode now: a switch applies from the next tool call.
+    fn mode(&self) -> Mode;
+    /// Adds a reply's usage; returns the conversation's total.
+    fn add_usage(&self, usage: &TokenUsage) -> TokenUsage;
+    fn total_usage(&self) -> TokenUsage;
+}
+
+/// What the session does with a conversation tool call.
+pub(crate) trait ConversationHost: Send + Sync {
+    /// Answers `call`, made in conversation `caller` by a task `depth` handoffs deep.
+    fn handle(
+        &self,
+        caller: ConversationId,
+        call_id: &str,
+        call: ConversationCall,
+        depth: u32,
+    ) -> CallAnswer;
+}
+
+/// A conversation tool's answer.
+#[derive(Debug)]
+pub(crate) enum CallAnswer {
+    /// The result for the model now.
+    Result(String),
+    /// The turn ends; the session runs the handoff.
+    HandOver(Handoff),
+}
+
+/// A handoff ready to run: the target's task, then the continuation answering the call.
+#[derive(Debug, Clone)]
+pub(crate) struct Handoff {
+    pub target: ConversationId,
+    pub input: Vec<InputItem>,
+    pub closure: Closure,
+}
+
+/// The tool call a continuation task closes, and where its answer comes from.
+#[derive(Debug, Clone)]
+pub(crate) struct Closure {
+    pub call_id: String,
+    pub tool_name: String,
+    /// The conversation whose last assistant message is the tool's return value.
+    pub target: ConversationId,
+    /// `conv_create` also reports the first input it gave.
+    pub first_user_message: Option<String>,
+    pub first_items_count: Option<usize>,
+}
+
+/// How a running task is stopped, and why. The driver keeps one per running task; the turn
+/// checks it at its checkpoints.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskControl {
+    pub cancel: CancellationToken,
+    reason: Arc<Mutex<AbortReason>>,
+    /// How many handoffs led to this task.
+    pub depth: u32,
+}
+
+impl TaskControl {
+    pub fn new(depth: u32) -> Self {
+        Self {
+            cancel: CancellationToken::new(),
+            reason: Arc::new(Mutex::new(AbortReason::Interrupted)),
+            depth,
+        }
+    }
+
+    pub fn stop(&self, reason: AbortReason) {
+        *lock(&self.reason) = reason;
+        self.cancel.cancel();
+    }
+
+    pub fn reason(&self) -> AbortReason {
+        *lock(&self.reason)
+    }
+}
+
+/// Runs a task's turns to their end.
+pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
+    let TurnContext {
+        model,
+        system,
+        offered,
+        mut history,
+        max_steps,
+        tools,
+        control,
+        events,
+        recorder,
+        conversations,
+    } = ctx;
+    let cancel = &control.cancel;
+    let record = |history: &mut Vec<ChatMessage>, messages: Vec<ChatMessage>| {
+        history.extend(messages.iter().cloned());
+        recorder.record(messages);
+    };
+    let mut last_agent_message = None;
+    for _step in 0..max_steps {
+        let request = ModelRequest {
+            model: &model.name,
+            system: &system,
+            messages: &history,
+            tools: &offered,
+            prompt_cache_key: model.prompt_cache_key.as_deref(),
+            max_output_tokens: model.max_output_tokens,
+        };
+        let mut on_update = |update: StreamUpdate| {
+            events.emit(match update {
+                StreamUpdate::Text(delta) => EventMsg::AgentMessageDelta { delta },
+                StreamUpdate::Reasoning(delta) => EventMsg::AgentReasoningDelta { delta },
+                StreamUpdate::Warning(message) => EventMsg::Warning { message },
+            });
+        };
+        let response = match model.client.stream(&request, cancel, &mut on_update).await {
+            Ok(response) => response,
+            Err(StreamError::Cancelled { partial }) => {
+                // Interrupted while streaming: keep the text that was shown, drop unfinished
+                // tool calls, and say it was interrupted.
+                let mut records = Vec::new();
+                if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+                    records.push(ChatMessage::assistant(
+                        partial.text,
+                        partial.reasoning,
+                        Vec::new(),
+                    ));
+                }
+                records.push(ChatMessage::user(INTERRUPT_MESSAGE));
+                recorder.record(records);
+                return interrupted(recorder.as_ref(), &events, model.context_window);
+            }
+            Err(StreamError::Failed(message)) => {
+                events.emit(EventMsg::Error {
+                    message: message.clone(),
+                });
+                return TurnOutcome::Failed {
+                    error: EngineError::new(ErrorKind::Provider, message),
+                    last_agent_message,
+                };
+            }
+        };
+        let tool_calls = response.tool_calls.clone();
+        let reply = record_reply(
+            recorder.as_ref(),
+            response,
+            &events,
+            model.context_window,
+            &mut last_agent_message,
+        );
+        history.push(reply);
+        if tool_calls.is_empty() {
+            return TurnOutcome::Completed {
+                last_agent_message,
+                step_limit: None,
+            };
+        }
+
+        // Checkpoint 1: the reply is complete and no tool has run.
+        if cancel.is_cancelled() {
+            let mut records: Vec<ChatMessage> = tool_calls
+                .iter()
+                .map(|call| {
+                    ChatMessage::tool_result(&call.id, &call.function.name, CANCELLED_BEFORE_START)
+                })
+                .collect();
+            records.push(ChatMessage::user(INTERRUPT_MESSAGE));
+            recorder.record(records);
+            return interrupted(recorder.as_ref(), &events, model.context_window);
+        }
+
+        let run = tool_calls::ToolRun {
+            tools: &tools,
+            mode: recorder.mode(),
+            conversations: conversations.as_ref(),
+            control: &control,
+            events: &events,
+            handoff: Mutex::new(None),
+        };
+        let results = tool_calls::run_tool_calls(&tool_calls, &run).await;
+        record(&mut history, results.into_iter().flatten().collect());
+
+        // Checkpoint 2: every tool has finished and the model is not yet asked again. A
+        // conversation tool that handed the turn over ends the task as replaced.
+        if let Some(handoff) = run.handoff.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return TurnOutcome::HandedOver(handoff);
+        }
+        if cancel.is_cancelled() {
+            recorder.append_to_last(&format!("\n{INTERRUPT_MESSAGE}"));
+            return interrupted(recorder.as_ref(), &events, model.context_window);
+        }
+    }
+    events.warning(format!(
+        "stopped after {max_steps} model calls, the step limit (maxSteps), before the task was done; send another message to continue"
+    ));
+    TurnOutcome::Completed {
+        last_agent_message,
+        step_limit: Some(max_steps),
+    }
+}
+
+/// Records a finished reply and reports it: whole reasoning, whole text, token usage.
+/// Returns the assistant message recorded.
+fn record_reply(
+    recorder: &dyn Recorder,
+    response: ModelResponse,
+    events: &TaskEvents,
+    context_window: Option<u64>,
+    last_agent_message: &mut Option<String>,
+) -> ChatMessage {
+    let ModelResponse {
+        text,
+        reasoning,
+        tool_calls,
+        usage,
+    } = response;
+    if !reasoning.is_empty() {
+        events.emit(EventMsg::AgentReasoning {
+            text: reasoning.clone(),
+        });
+    }
+    if !text.is_empty() {
+        events.emit(EventMsg::AgentMessage {
+            message: text.clone(),
+        });
+        *last_agent_message = Some(text.clone());
+    }
+    if !tool_calls.is_empty() {
+        let calls = tool_calls
+            .iter()
+            .map(|call| RequestedToolCall {
+                call_id: call.id.clone(),
+                tool_name: call.function.name.clone(),
+                arguments: serde_json::from_str(&call.function.arguments)
+                    .unwrap_or_else(|_| serde_json::Value::String(call.function.arguments.clone())),
+            })
+            .collect();
+        events.emit(EventMsg::ToolCallsRequested { calls });
+    }
+    let reply = ChatMessage::assistant(text, reasoning, tool_calls);
+    recorder.record(vec![reply.clone()]);
+    if let Some(usage) = usage {
+        let total = recorder.add_usage(&usage);
+        emit_usage(events, usage, total, context_window);
+    }
+    reply
+}
+
+pub(crate) fn emit_usage(
+    events: &TaskEvents,
+    last: TokenUsage,
+    total: TokenUsage,
+    context_window: Option<u64>,
+) {
+    events.emit(EventMsg::TokenCount {
+        last,
+        total,
+        context_window,
+    });
+}
+
+/// Ends an interrupted task, reporting the usage so far as the seed asks.
+pub(crate) fn interrupted(
+    recorder: &dyn Recorder,
+    events: &TaskEvents,
+    context_window: Option<u64>,
+) -> TurnOutcome {
+    let total = recorder.total_usage();
+    if total.total_tokens > 0 {
+        emit_usage(events, TokenUsage::default(), total, context_window);
+    }
+    TurnOutcome::Aborted(AbortReason::Interrupted)
+}
+
+#[cfg(test)]
+mod tests;

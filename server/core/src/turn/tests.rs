@@ -1,0 +1,319 @@
+//! `run_turn`'s outcomes, with a scripted model instead of a server.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use coder_protocol::{
+    AbortReason, ChatMessage, ConversationId, FunctionCall, InputItem, Mode, Preset, Role, TaskId,
+    ToolCall,
+};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::conversation::{Conversation, ConversationSpec};
+use crate::error::ErrorKind;
+use crate::events::EventHub;
+use crate::model::{ModelRequest, ModelResponse, ModelStream, StreamError, StreamUpdate};
+use crate::permissions::{PermissionRules, Permissions};
+use crate::tools::{ConversationTool, ToolContext, ToolRegistry};
+
+/// A model that answers each call with the next scripted reply. A reply of `None` waits
+/// until the task is cancelled, then ends as cancelled.
+struct ScriptedModel {
+    replies: Mutex<VecDeque<Option<Result<ModelResponse, StreamError>>>>,
+    /// How many messages each request carried.
+    seen: Mutex<Vec<usize>>,
+}
+
+#[async_trait]
+impl ModelStream for ScriptedModel {
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, StreamError> {
+        lock(&self.seen).push(request.messages.len());
+        let next = lock(&self.replies).pop_front();
+        match next {
+            Some(Some(reply)) => {
+                if let Ok(response) = &reply {
+                    on_update(StreamUpdate::Text(response.text.clone()));
+                }
+                reply
+            }
+            _ => {
+                on_update(StreamUpdate::Text("partial".into()));
+                cancel.cancelled().await;
+                Err(StreamError::Cancelled {
+                    partial: ModelResponse {
+                        text: "partial".into(),
+                        ..ModelResponse::default()
+                    },
+                })
+            }
+        }
+    }
+}
+
+/// Answers the conversation tools: `conv_send` hands over, the others answer "listed".
+struct Host;
+
+impl ConversationHost for Host {
+    fn handle(
+        &self,
+        _caller: ConversationId,
+        call_id: &str,
+        call: ConversationCall,
+        _depth: u32,
+    ) -> CallAnswer {
+        match call {
+            ConversationCall::Send(args) => {
+                let target = args.conversation.unwrap_or_default();
+                CallAnswer::HandOver(Handoff {
+                    target,
+                    input: vec![InputItem::Text {
+                        text: args.text.unwrap_or_default(),
+                    }],
+                    closure: Closure {
+                        call_id: call_id.to_owned(),
+                        tool_name: "conv_send".into(),
+                        target,
+                        first_user_message: None,
+                        first_items_count: None,
+                    },
+                })
+            }
+            _ => CallAnswer::Result("listed".into()),
+        }
+    }
+}
+
+fn text(reply: &str) -> Option<Result<ModelResponse, StreamError>> {
+    Some(Ok(ModelResponse {
+        text: reply.into(),
+        ..ModelResponse::default()
+    }))
+}
+
+fn calls(calls: &[(&str, &str, serde_json::Value)]) -> Option<Result<ModelResponse, StreamError>> {
+    Some(Ok(ModelResponse {
+        tool_calls: calls
+            .iter()
+            .map(|(id, name, arguments)| ToolCall {
+                id: (*id).into(),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: (*name).into(),
+                    arguments: arguments.to_string(),
+                },
+            })
+            .collect(),
+        ..ModelResponse::default()
+    }))
+}
+
+struct Turn {
+    conversation: Arc<Mutex<Conversation>>,
+    model: Arc<ScriptedModel>,
+    control: TaskControl,
+    ctx: Option<TurnContext>,
+}
+
+fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32) -> Turn {
+    let mut conversation = Conversation::new(ConversationSpec::default(), Mode::Default);
+    conversation.record([ChatMessage::user("hello")]);
+    let history = conversation.history.clone();
+    let conversation = Arc::new(Mutex::new(conversation));
+    let model = Arc::new(ScriptedModel {
+        replies: Mutex::new(replies.into()),
+        seen: Mutex::new(Vec::new()),
+    });
+    let control = TaskControl::new(0);
+    let id = lock(&conversation).id;
+    let ctx = TurnContext {
+        model: TurnModel {
+            name: "scripted".into(),
+            client: model.clone(),
+            context_window: None,
+            max_output_tokens: 100,
+            prompt_cache_key: None,
+        },
+        system: "You are a test.".into(),
+        offered: Vec::new(),
+        history,
+        max_steps,
+        tools: TurnTools {
+            registry: Arc::new(ToolRegistry::new(ConversationTool::all()).unwrap()),
+            mcp: Arc::new(ToolRegistry::empty()),
+            permissions: Arc::new(Permissions::new(
+                Preset::default(),
+                PermissionRules::default(),
+                false,
+            )),
+            hidden: Vec::new(),
+            home: None,
+            base: ToolContext {
+                conversation_id: id,
+                cancel: control.cancel.clone(),
+                ..ToolContext::new(std::env::temp_dir())
+            },
+        },
+        control: control.clone(),
+        events: TaskEvents {
+            hub: EventHub::default(),
+            conversation_id: id,
+            task_id: TaskId::new(),
+        },
+        recorder: conversation.clone(),
+        conversations: Arc::new(Host),
+    };
+    Turn {
+        conversation,
+        model,
+        control,
+        ctx: Some(ctx),
+    }
+}
+
+impl Turn {
+    async fn run(&mut self) -> TurnOutcome {
+        run_turn(self.ctx.take().unwrap()).await
+    }
+
+    fn history(&self) -> Vec<ChatMessage> {
+        lock(&self.conversation).history.clone()
+    }
+}
+
+#[tokio::test]
+async fn a_reply_without_tool_calls_completes_the_task() {
+    let mut t = turn(vec![text("done")], 5);
+    let outcome = t.run().await;
+    match outcome {
+        TurnOutcome::Completed {
+            last_agent_message,
+            step_limit,
+        } => {
+            assert_eq!(last_agent_message.as_deref(), Some("done"));
+            assert_eq!(step_limit, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    let history = t.history();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[1].content.as_deref(), Some("done"));
+}
+
+#[tokio::test]
+async fn each_model_call_sees_what_the_turn_recorded() {
+    let mut t = turn(
+        vec![
+            calls(&[("c1", "conv_list", json!({}))]),
+            text("listed them"),
+        ],
+        5,
+    );
+    let outcome = t.run().await;
+    assert!(
+        matches!(outcome, TurnOutcome::Completed { .. }),
+        "{outcome:?}"
+    );
+    // user; then user, assistant call, tool result.
+    assert_eq!(*lock(&t.model.seen), [1, 3]);
+    let history = t.history();
+    assert_eq!(history[2].role, Role::Tool);
+    assert_eq!(history[2].content.as_deref(), Some("listed"));
+}
+
+#[tokio::test]
+async fn a_handing_over_call_ends_the_turn_with_the_handoff() {
+    let target = ConversationId::new();
+    let mut t = turn(
+        vec![calls(&[
+            (
+                "c1",
+                "conv_send",
+                json!({"conversation_id": target, "text": "help"}),
+            ),
+            ("c2", "conv_list", json!({})),
+        ])],
+        5,
+    );
+    let outcome = t.run().await;
+    let TurnOutcome::HandedOver(handoff) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(handoff.target, target);
+    assert_eq!(handoff.closure.call_id, "c1");
+    assert_eq!(t.control.reason(), AbortReason::Replaced);
+    // The handing-over call is left for the continuation; the later one was not run.
+    let history = t.history();
+    let results: Vec<(Option<String>, Option<String>)> = history
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .map(|message| (message.tool_call_id.clone(), message.content.clone()))
+        .collect();
+    assert_eq!(
+        results,
+        [(
+            Some("c2".to_owned()),
+            Some(tool_calls::REPLACED_BEFORE_START.to_owned())
+        )]
+    );
+}
+
+#[tokio::test]
+async fn an_interrupt_while_streaming_aborts_and_keeps_the_history_valid() {
+    let mut t = turn(vec![None], 5);
+    let control = t.control.clone();
+    let stopper = tokio::spawn(async move {
+        // The model call is under way once it waits; stopping earlier is caught too.
+        control.stop(AbortReason::Interrupted);
+    });
+    let outcome = t.run().await;
+    stopper.await.unwrap();
+    assert!(
+        matches!(outcome, TurnOutcome::Aborted(AbortReason::Interrupted)),
+        "{outcome:?}"
+    );
+    let history = t.history();
+    assert_eq!(
+        history.last().and_then(|message| message.content.clone()),
+        Some(INTERRUPT_MESSAGE.to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_provider_failure_fails_the_turn_with_the_provider_kind() {
+    let mut t = turn(
+        vec![
+            calls(&[("c1", "conv_list", json!({}))]),
+            Some(Err(StreamError::Failed("the provider is down".into()))),
+        ],
+        5,
+    );
+    match t.run().await {
+        TurnOutcome::Failed {
+            error,
+            last_agent_message,
+        } => {
+            assert_eq!(error.kind(), ErrorKind::Provider);
+            assert_eq!(error.message(), "the provider is down");
+            assert_eq!(last_agent_message, None);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_step_limit_completes_the_task_with_the_limit() {
+    let mut t = turn(vec![calls(&[("c1", "conv_list", json!({}))])], 1);
+    match t.run().await {
+        TurnOutcome::Completed { step_limit, .. } => assert_eq!(step_limit, Some(1)),
+        other => panic!("{other:?}"),
+    }
+}
