@@ -6,9 +6,6 @@
 //! its own tokio runtime: it spawns onto the runtime it was created in.
 
 pub mod config;
-mod config_keys;
-mod config_narrow;
-mod config_overrides;
 pub mod control_chars;
 mod conversation;
 mod documents;

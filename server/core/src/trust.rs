@@ -2,7 +2,7 @@
 //!
 //! A workspace's own files (`.coder/config.json`, `.mcp.json`) come with the repository, so
 //! whoever wrote the repository wrote them. Until the person trusts the folder they may only
-//! narrow what the person's own configuration allows (see `config_narrow.rs`). Trust is
+//! narrow what the person's own configuration allows (see `config/narrow.rs`). Trust is
 //! recorded per folder in the user-level file, never in the workspace: a folder is trusted
 //! when it or one of its ancestors is listed, as Codex's trusted projects are.
 //!

@@ -22,14 +22,6 @@ const LEAVES: [&str; 10] = [
     "snapshot",
 ];
 
-/// Files that belong to another module than their name says (split out of it).
-fn owner(module: &str) -> &str {
-    match module {
-        "config_keys" | "config_narrow" => "config",
-        other => other,
-    }
-}
-
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -52,14 +44,14 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
             let relative = file.strip_prefix(&src).unwrap();
             let first = relative.components().next()?.as_os_str().to_str()?;
             let name = first.trim_end_matches(".rs");
-            (name != "lib").then(|| owner(name).to_owned())
+            (name != "lib").then(|| name.to_owned())
         })
         .collect();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let relative = file.strip_prefix(&src).unwrap();
         let first = relative.components().next().unwrap().as_os_str();
-        let from = owner(first.to_str().unwrap().trim_end_matches(".rs")).to_owned();
+        let from = first.to_str().unwrap().trim_end_matches(".rs").to_owned();
         if from == "lib" || relative.file_name().is_some_and(|name| name == "tests.rs") {
             continue;
         }
@@ -84,7 +76,6 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
         }
         let entry = graph.entry(from.clone()).or_default();
         for name in named {
-            let name = owner(&name).to_owned();
             if modules.contains(&name) && name != from {
                 entry.insert(name);
             }

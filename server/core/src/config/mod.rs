@@ -4,7 +4,7 @@
 //! The user-level file is `$CODER_HOME/config.json`, else `$XDG_CONFIG_HOME/coder/config.json`,
 //! else `~/.config/coder/config.json`. The workspace file comes with the repository: unless
 //! the person trusts the folder ([`crate::trust`], [`WorkspaceTrust`]) it may only narrow
-//! the user-level file's settings (`config_narrow.rs`), and a key is only sent to an
+//! the user-level file's settings (`config/narrow.rs`), and a key is only sent to an
 //! endpoint named by the same trusted source as the key. With no file at all, `OPENAI_API_KEY`/`OPENAI_BASE_URL`
 //! or `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL` select a provider. API keys are held in
 //! [`ApiKey`], whose `Debug` never shows the key.
@@ -18,9 +18,13 @@ use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use crate::config_overrides::{DoorNames, Overrides};
+mod keys;
+pub(crate) mod narrow;
+mod overrides;
+
 use crate::mcp::{McpServerConfig, load_mcp_json};
 use crate::permissions::PermissionRules;
+pub use overrides::{DoorNames, Overrides};
 
 /// The default of `maxPromptBytes`: 1 MiB of text in one input.
 pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
@@ -452,7 +456,7 @@ impl Config {
     ///
     /// The user-level file is the person's own; the workspace's `.coder/config.json` comes
     /// with the repository. Unless the workspace is trusted, it is cut down to what narrows
-    /// the user-level file's settings (`config_narrow.rs`) and its `.mcp.json` is not read
+    /// the user-level file's settings (`config/narrow.rs`) and its `.mcp.json` is not read
     /// for servers to start.
     pub fn load_full(
         workspace: &Path,
@@ -485,7 +489,7 @@ impl Config {
             let value = if trusted {
                 value
             } else {
-                let narrowed = crate::config_narrow::narrow(&merged, value);
+                let narrowed = crate::config::narrow::narrow(&merged, value);
                 ignored_settings = narrowed.ignored;
                 narrowed.value
             };
@@ -854,7 +858,7 @@ fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
 
 /// A warning for each key of the config file at `path` that the schema does not know.
 fn unknown_keys(path: &Path, value: &Value) -> Vec<String> {
-    use crate::config_keys::{fields_of, ignored_keys, warning};
+    use crate::config::keys::{fields_of, ignored_keys, warning};
     ignored_keys::<ConfigFile>(value)
         .into_iter()
         .map(|key| {
@@ -1457,12 +1461,12 @@ mod tests {
 
     #[test]
     fn every_key_of_the_schema_is_classified_for_untrusted_workspaces() {
-        use crate::config_keys::fields_of;
-        use crate::config_narrow::{CLASSIFIED_SECTIONS, is_classified_top_level};
+        use crate::config::keys::fields_of;
+        use crate::config::narrow::{CLASSIFIED_SECTIONS, is_classified_top_level};
         for key in fields_of::<ConfigFile>() {
             assert!(
                 is_classified_top_level(key),
-                "`{key}` is not classified in config_narrow.rs"
+                "`{key}` is not classified in config/narrow.rs"
             );
         }
         let sections: [(&str, &[&str]); 5] = [
@@ -1480,7 +1484,7 @@ mod tests {
             for key in keys {
                 assert!(
                     classified.contains(key),
-                    "`{section}.{key}` is not classified in config_narrow.rs"
+                    "`{section}.{key}` is not classified in config/narrow.rs"
                 );
             }
         }
