@@ -16,6 +16,7 @@
 mod commands;
 mod files;
 mod git;
+mod git_config;
 mod options;
 mod protected;
 mod readonly;
@@ -38,20 +39,22 @@ pub(crate) struct SafetyContext<'a> {
     pub workspace: &'a Path,
     /// The user's home directory (what `~` and `$HOME` mean), if known.
     pub home: Option<&'a Path>,
-    /// Whether the workspace root holds its own `.git`. Without one, `git` looks for a
-    /// repository in the parent directories, or takes the workspace itself for a bare
-    /// repository, whose configuration may run programs: its commands are then never
-    /// read-only.
+    /// Whether the workspace root holds its own `.git` directory whose configuration and
+    /// hooks run no program on a read-only command (see [`git_config::runs_programs`]).
+    /// Without one, `git` looks for a repository in the parent directories, or takes the
+    /// workspace itself for a bare repository; with a configuration that names programs
+    /// (`core.fsmonitor` on `git status`, a `textconv` driver on `git log -p`), reading runs
+    /// them. Git commands are then never read-only.
     pub git_root: bool,
 }
 
 impl<'a> SafetyContext<'a> {
-    /// The context for commands run in `workspace`, looking on disk for its `.git`.
+    /// The context for commands run in `workspace`, looking on disk at its `.git`.
     pub(crate) fn new(workspace: &'a Path, home: Option<&'a Path>) -> Self {
         Self {
             workspace,
             home,
-            git_root: workspace.join(".git").symlink_metadata().is_ok(),
+            git_root: git_config::runs_programs(workspace).is_none(),
         }
     }
 }

@@ -4,7 +4,7 @@ use tree_sitter::Node;
 
 use super::options::Scan;
 use super::readonly::read_only;
-use super::words::{Device, Target, Word, device_kind, text};
+use super::words::{Device, Target, Word, basename, device_kind, text};
 use super::wrappers::{Invocation, Name, SHELLS, is_interpreter, leading_options, shell_args};
 use super::{Cwd, SimpleCommand, Walker, has_downloader};
 
@@ -37,21 +37,52 @@ fn package_removal(name: &str, args: &[Word<'_>]) -> Option<String> {
     removes.then(|| format!("removes installed packages ({name})"))
 }
 
-/// What "allow always" remembers of a command: its name as written, and its first argument
-/// when that is a subcommand (`cargo test`, `git commit`).
+/// Programs whose first argument is a subcommand that says what they do (`cargo test`,
+/// `git commit`, `make build`): "allow always" remembers the program and that subcommand.
+const SUBCOMMAND_PROGRAMS: [&str; 24] = [
+    "cargo", "git", "make", "just", "npm", "pnpm", "yarn", "go", "gradle", "gradlew", "mvn",
+    "mvnw", "dotnet", "rustup", "bundle", "rake", "poetry", "uv", "pipenv", "mix", "stack",
+    "cabal", "swift", "zig",
+];
+
+/// Subcommands that name a script of the project as their next argument: the script is
+/// part of what is remembered (`npm run build`, not `npm run`).
+const RUNNERS: [&str; 2] = ["run", "run-script"];
+
+/// What "allow always" remembers of a command: what the person saw, no more.
+///
+/// For the programs of [`SUBCOMMAND_PROGRAMS`] whose first argument is a plain subcommand,
+/// the program and the subcommand (`cargo test` covers `cargo test -p x`), with the script
+/// name after `run` (`npm run build`). Anything else is remembered as the exact command,
+/// every word as written (`rm a.txt` does not cover `rm -v README.md`, `python3 -c
+/// 'print(1)'` does not cover another script).
 fn remembered_key(name: &str, args: &[Word<'_>]) -> String {
-    match args.first().and_then(Word::literal) {
-        Some(second)
-            if !second.is_empty()
-                && !second.starts_with('-')
-                && second
+    fn plain<'w>(word: Option<&'w Word<'_>>) -> Option<&'w str> {
+        word.and_then(Word::literal).filter(|arg| {
+            !arg.is_empty()
+                && !arg.starts_with('-')
+                && arg
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_') =>
-        {
-            format!("{name} {second}")
-        }
-        _ => name.to_owned(),
+                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+        })
     }
+    if SUBCOMMAND_PROGRAMS.contains(&basename(name))
+        && let Some(subcommand) = plain(args.first())
+    {
+        if RUNNERS.contains(&subcommand) {
+            if let Some(script) = plain(args.get(1)) {
+                return format!("{name} {subcommand} {script}");
+            }
+        } else {
+            return format!("{name} {subcommand}");
+        }
+    }
+    let mut key = name.to_owned();
+    for arg in args {
+        key.push(' ');
+        key.push_str(&arg.source);
+    }
+    key
 }
 
 /// Whether a `chmod` mode gives everyone write access (`777`, `o+w`, `a=rwx`).
@@ -304,7 +335,10 @@ impl Walker {
                 *cwd = None;
                 return true;
             }
-            _ => return self.reads_inside(read_only(name, args), cwd),
+            _ => {
+                return self.reads_inside(read_only(name, args), cwd)
+                    && self.options_inside(args, cwd);
+            }
         }
         false
     }

@@ -138,7 +138,82 @@ impl<'t> Word<'t> {
             .any(|piece| matches!(piece, Piece::Unknown { substitution: true }))
     }
 
+    /// Whether the word has a part only known when the command runs (`$X`, `$(...)`, `~-`),
+    /// other than `$HOME` and `$PWD`.
+    pub(super) fn has_unknown(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|piece| matches!(piece, Piece::Unknown { .. } | Piece::UserHome(_)))
+    }
+
+    /// Whether the shell would brace-expand the word (`{a,b}`, `{1..3}`): an unquoted `{`
+    /// followed by an unquoted `,` or `..` before its unquoted `}`. The expansion is not
+    /// computed: callers take such a word as unknown.
+    pub(super) fn brace_expansion(&self) -> bool {
+        let mut open = 0usize;
+        let mut previous_dot = false;
+        for piece in &self.pieces {
+            let Piece::Text {
+                text,
+                quoted: false,
+            } = piece
+            else {
+                previous_dot = false;
+                continue;
+            };
+            for c in text.chars() {
+                match c {
+                    '{' => open += 1,
+                    '}' => open = open.saturating_sub(1),
+                    ',' if open > 0 => return true,
+                    '.' if open > 0 && previous_dot => return true,
+                    _ => {}
+                }
+                previous_dot = c == '.';
+            }
+        }
+        false
+    }
+
+    /// For `--name=value` (the name written literally), the name and the value as a word;
+    /// a `~` that starts the value is the home directory, as bash expands it there.
+    pub(super) fn long_option(&self) -> Option<(String, Word<'t>)> {
+        let Some(Piece::Text { text, .. }) = self.pieces.first() else {
+            return None;
+        };
+        let (name, _) = text.strip_prefix("--")?.split_once('=')?;
+        let name = name.to_owned();
+        let mut value = self.strip_prefix(&format!("--{name}="))?;
+        if let Some(Piece::Text {
+            text,
+            quoted: false,
+        }) = value.pieces.first()
+            && (text == "~" || text.starts_with("~/"))
+        {
+            let rest = text[1..].to_owned();
+            value.pieces.splice(
+                0..1,
+                [
+                    Piece::Home,
+                    Piece::Text {
+                        text: rest,
+                        quoted: false,
+                    },
+                ],
+            );
+            value.finish();
+        }
+        Some((name, value))
+    }
+
+    /// Whether the word starts with an unquoted `-` (an option) but is not entirely literal.
+    pub(super) fn computed_option(&self) -> bool {
+        self.literal.is_none()
+            && matches!(self.pieces.first(), Some(Piece::Text { text, .. }) if text.starts_with('-'))
+    }
+
     fn finish(&mut self) {
+        self.literal = None;
         let mut literal = String::new();
         for piece in &self.pieces {
             match piece {

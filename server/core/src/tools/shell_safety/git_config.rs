@@ -1,0 +1,231 @@
+//! Whether a repository shipped with the workspace would run a program on a read-only git
+//! command.
+//!
+//! The workspace's `.git/` comes with the repository and is as hostile as any other file
+//! (docs/security.md): its configuration can name programs that git runs on `git status`
+//! (`core.fsmonitor`), `git diff` and `git log -p` (`diff.<driver>.textconv`, pagers), and
+//! its hooks run when the index is written (`post-index-change`, on `git status`). A
+//! read-only git command is allowed unasked only when [`runs_programs`] finds none of that.
+//!
+//! The parser is small and careful rather than complete: anything it does not understand
+//! counts as a program (the command then asks). The person's own `~/.gitconfig` is trusted
+//! and not read.
+
+use std::path::Path;
+
+/// Keys that run a program or read a file outside the repository, as `section.name` (the
+/// subsection dropped), lower case. `section.*` covers every key of a section.
+const RUNNING: [&str; 17] = [
+    "core.fsmonitor",
+    "core.pager",
+    "core.sshcommand",
+    "core.askpass",
+    "core.worktree",
+    "core.hookspath",
+    "core.gitproxy",
+    "pager.*",
+    "diff.external",
+    "diff.textconv",
+    "diff.command",
+    "filter.*",
+    "merge.driver",
+    "interactive.difffilter",
+    "gpg.program",
+    "blame.ignorerevsfile",
+    "include.*",
+];
+
+/// Sections that pull in other configuration files, which this check does not follow.
+const INCLUDING: [&str; 2] = ["include", "includeif"];
+
+/// Why a read-only git command in the repository at `workspace` could run a program, or
+/// `None` when it cannot: `.git` is a directory of its own (not a `gitdir:` file, no
+/// `commondir`), its `config` (and `config.worktree`) set none of [`RUNNING`] nor include
+/// other files, and no hook other than the `.sample` files is installed.
+pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
+    let git = workspace.join(".git");
+    let Ok(meta) = git.symlink_metadata() else {
+        return Some("no .git in the workspace root".to_owned());
+    };
+    if !meta.is_dir() {
+        return Some(".git is not a directory (it points to another repository)".to_owned());
+    }
+    if git.join("commondir").symlink_metadata().is_ok() {
+        return Some(".git/commondir shares another repository's configuration".to_owned());
+    }
+    for name in ["config", "config.worktree"] {
+        let path = git.join(name);
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                if let Some(key) = config_runs_programs(&text) {
+                    return Some(format!(".git/{name} sets {key}"));
+                }
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return Some(format!(".git/{name} could not be read")),
+        }
+    }
+    match std::fs::read_dir(git.join("hooks")) {
+        Ok(entries) => {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if !name.to_string_lossy().ends_with(".sample") {
+                    return Some(format!(
+                        ".git/hooks/{} is installed",
+                        name.to_string_lossy()
+                    ));
+                }
+            }
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => return Some(".git/hooks could not be read".to_owned()),
+    }
+    None
+}
+
+/// The first key of a git configuration file that runs a program (see [`RUNNING`]), as
+/// written; a line that cannot be parsed is reported as such.
+pub(crate) fn config_runs_programs(text: &str) -> Option<String> {
+    let mut section: Option<String> = None;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let mut line = line.trim();
+        if line.starts_with('[') {
+            let Some(end) = header_end(line) else {
+                return Some(format!("an unreadable section header `{line}`"));
+            };
+            let header = &line[1..end];
+            let name = header
+                .split(|c: char| c.is_whitespace() || c == '"')
+                .next()
+                .unwrap_or_default();
+            // `[section.subsection]` (the old form) and `[section "subsection"]`.
+            let name = name
+                .split('.')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            if INCLUDING.contains(&name.as_str()) {
+                return Some(format!("[{header}] (it includes other files)"));
+            }
+            section = Some(name);
+            line = line[end + 1..].trim();
+        }
+        let line = strip_comment(line);
+        if line.is_empty() {
+            continue;
+        }
+        let key = line
+            .split(|c: char| c == '=' || c.is_whitespace())
+            .next()
+            .unwrap_or_default();
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Some(format!("an unreadable line `{line}`"));
+        }
+        let Some(section) = &section else {
+            return Some(format!("a key outside any section `{line}`"));
+        };
+        let key = key.to_ascii_lowercase();
+        let full = format!("{section}.{key}");
+        let runs = RUNNING.iter().any(|running| {
+            running
+                .strip_suffix(".*")
+                .map_or(*running == full, |whole| whole == section)
+        });
+        if runs {
+            return Some(full);
+        }
+        // A value continued on the next line (`\` at the end) is skipped with it.
+        let mut current = line;
+        while current.ends_with('\\') {
+            match lines.next() {
+                Some(next) => current = next,
+                None => break,
+            }
+        }
+    }
+    None
+}
+
+/// The index of the `]` closing a section header, outside the quoted subsection.
+fn header_end(line: &str) -> Option<usize> {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (at, c) in line.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ']' if !quoted => return Some(at),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The line without a `#` or `;` comment that starts outside quotes.
+fn strip_comment(line: &str) -> &str {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (at, c) in line.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => quoted = !quoted,
+            '#' | ';' if !quoted => return line[..at].trim(),
+            _ => {}
+        }
+    }
+    line.trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_that_run_programs_are_found_in_any_spelling() {
+        let cases = [
+            ("[core]\n\tfsmonitor = ./x\n", Some("core.fsmonitor")),
+            ("[Core]\n\tFSMonitor=./x\n", Some("core.fsmonitor")),
+            ("[diff \"pdf\"]\n\ttextconv = ./x\n", Some("diff.textconv")),
+            ("[diff.pdf]\n\ttextconv = ./x\n", Some("diff.textconv")),
+            ("[pager]\n\tlog = ./x\n", Some("pager.log")),
+            ("[filter \"lfs\"]\n\tclean = x\n", Some("filter.clean")),
+            ("[gpg \"ssh\"]\n\tprogram = ./x\n", Some("gpg.program")),
+            ("[core] pager = ./x\n", Some("core.pager")),
+            ("[include]\n\tpath = x\n", Some("include")),
+            ("[includeIf \"gitdir:x\"]\n\tpath = x\n", Some("includeIf")),
+            ("[core]\n\tsshCommand = x\n", Some("core.sshcommand")),
+            (
+                "[blame]\n\tignoreRevsFile = /x\n",
+                Some("blame.ignorerevsfile"),
+            ),
+            ("[core\n", Some("unreadable")),
+            ("fsmonitor = x\n", Some("outside any section")),
+            // A continued value is skipped with its next line.
+            ("[user]\n\tname = \"a \\\n b\"\n\temail = x\n", None),
+            (
+                "[core]\n\trepositoryformatversion = 0 ; fsmonitor = x\n\tbare = false\n\
+                 [remote \"origin\"]\n\turl = https://x # pager = y\n\
+                 [branch \"main\"]\n\tremote = origin\n",
+                None,
+            ),
+            (
+                "[diff \"a\"]\n\twordRegex = x\n[user]\n\tname = \"x ; y\"\n",
+                None,
+            ),
+        ];
+        for (config, wanted) in cases {
+            let found = config_runs_programs(config);
+            match wanted {
+                Some(wanted) => assert!(
+                    found.as_deref().is_some_and(|found| found.contains(wanted)),
+                    "{config:?}: {found:?}"
+                ),
+                None => assert_eq!(found, None, "{config:?}"),
+            }
+        }
+    }
+}
