@@ -373,6 +373,33 @@ async fn read_only_git_commands_ask_when_the_shipped_repository_runs_programs() 
         "git status ran the post-index-change hook"
     );
     assert_eq!(stderr.matches("permission needed: ").count(), 1, "{stderr}");
+
+    // So is a repository nested in the workspace and recorded as a submodule: `git status`
+    // looks into it, running its own `core.fsmonitor`.
+    std::fs::remove_file(ws.join(".git/hooks/post-index-change")).unwrap();
+    let sub = ws.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("f"), "x\n").unwrap();
+    git(&sub, &["init", "-q"]);
+    git(&sub, &["add", "f"]);
+    git(&sub, &["commit", "-qm", "f"]);
+    git(ws, &["add", "sub"]);
+    let monitor = ws.join("fsmonitor").display().to_string();
+    git(&sub, &["config", "core.fsmonitor", &monitor]);
+    std::fs::write(sub.join("f"), "changed\n").unwrap();
+    let server = MockModelServer::start(vec![
+        bash("c0", "git status --short"),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = coder(ws, &["look around"], &as_refs(&openai_env(&server))).await;
+    let stderr = text(&out.stderr);
+    assert!(
+        !ws.join("ran-fsmonitor").exists(),
+        "git status ran the submodule's fsmonitor"
+    );
+    assert_eq!(stderr.matches("permission needed: ").count(), 1, "{stderr}");
 }
 
 /// `coder lsp`: "allow always" on `python3 -c 'print(1+1)'` and `rm a.txt` does not allow

@@ -4,7 +4,8 @@
 //! The workspace's `.git/` comes with the repository and is as hostile as any other file
 //! (docs/security.md): its configuration can name programs that git runs on `git status`
 //! (`core.fsmonitor`), `git diff` and `git log -p` (`diff.<driver>.textconv`, pagers), and
-//! its hooks run when the index is written (`post-index-change`, on `git status`). A
+//! its hooks run when the index is written (`post-index-change`, on `git status`), and a
+//! submodule's repository has a configuration of its own that `git status` reads. A
 //! read-only git command is allowed unasked only when [`runs_programs`] finds none of that.
 //!
 //! The parser is small and careful rather than complete: anything it does not understand
@@ -41,7 +42,8 @@ const INCLUDING: [&str; 2] = ["include", "includeif"];
 /// Why a read-only git command in the repository at `workspace` could run a program, or
 /// `None` when it cannot: `.git` is a directory of its own (not a `gitdir:` file, no
 /// `commondir`), its `config` (and `config.worktree`) set none of [`RUNNING`] nor include
-/// other files, and no hook other than the `.sample` files is installed.
+/// other files, its index holds no submodule (nor does `.git/modules` exist, nor a split
+/// index), and no hook other than the `.sample` files is installed.
 pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
     let git = workspace.join(".git");
     let Ok(meta) = git.symlink_metadata() else {
@@ -65,6 +67,36 @@ pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
             Err(_) => return Some(format!(".git/{name} could not be read")),
         }
+    }
+    let wide_hashes = std::fs::read_to_string(git.join("config"))
+        .is_ok_and(|config| config.to_ascii_lowercase().contains("sha256"));
+    match std::fs::read(git.join("index")) {
+        Ok(index) => match has_gitlink(&index, if wide_hashes { 32 } else { 20 }) {
+            Some(false) => {}
+            Some(true) => {
+                return Some(
+                    "the index holds a submodule, whose own configuration git status reads"
+                        .to_owned(),
+                );
+            }
+            None => return Some(".git/index could not be read".to_owned()),
+        },
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => return Some(".git/index could not be read".to_owned()),
+    }
+    match std::fs::read_dir(&git) {
+        Ok(entries) => {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name == "modules" || name.starts_with("sharedindex.") {
+                    return Some(format!(
+                        ".git/{name} holds other repositories or index entries"
+                    ));
+                }
+            }
+        }
+        Err(_) => return Some(".git could not be read".to_owned()),
     }
     match std::fs::read_dir(git.join("hooks")) {
         Ok(entries) => {
@@ -148,6 +180,55 @@ pub(crate) fn config_runs_programs(text: &str) -> Option<String> {
     None
 }
 
+/// Whether a git index (versions 2 to 4) holds a gitlink: a submodule, whose repository
+/// (with its own configuration) `git status` and `git diff` look into. `None` when the
+/// index cannot be parsed. `hash` is the object name length (20, or 32 for SHA-256).
+fn has_gitlink(index: &[u8], hash: usize) -> Option<bool> {
+    const GITLINK: u32 = 0o160000;
+    let word = |at: usize| -> Option<u32> {
+        let bytes: [u8; 4] = index.get(at..at + 4)?.try_into().ok()?;
+        Some(u32::from_be_bytes(bytes))
+    };
+    if index.get(..4)? != b"DIRC" {
+        return None;
+    }
+    let version = word(4)?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let entries = word(8)?;
+    let mut at = 12;
+    for _ in 0..entries {
+        let start = at;
+        let mode = word(start + 24)?;
+        if mode & 0o170000 == GITLINK {
+            return Some(true);
+        }
+        let flags_at = start + 40 + hash;
+        let flags = u16::from_be_bytes(index.get(flags_at..flags_at + 2)?.try_into().ok()?);
+        at = flags_at + 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            at += 2;
+        }
+        if version == 4 {
+            // A varint (how much of the previous name to drop), then the rest of the name.
+            while index.get(at)? & 0x80 != 0 {
+                at += 1;
+            }
+            at += 1;
+        }
+        let name = index.get(at..)?.iter().position(|&byte| byte == 0)?;
+        at += name;
+        at = if version == 4 {
+            at + 1
+        } else {
+            // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+            start + ((at - start) / 8 + 1) * 8
+        };
+    }
+    Some(false)
+}
+
 /// The index of the `]` closing a section header, outside the quoted subsection.
 fn header_end(line: &str) -> Option<usize> {
     let mut quoted = false;
@@ -225,6 +306,58 @@ mod tests {
                     "{config:?}: {found:?}"
                 ),
                 None => assert_eq!(found, None, "{config:?}"),
+            }
+        }
+    }
+
+    /// Indexes written by the real `git`, in every version, with and without a submodule.
+    #[test]
+    fn gitlinks_are_found_in_real_indexes() {
+        for version in ["2", "3", "4"] {
+            for with_submodule in [false, true] {
+                let dir = tempfile::tempdir().unwrap();
+                let git = |args: &[&str], at: &Path| {
+                    let status = std::process::Command::new("git")
+                        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                        .args(args)
+                        .current_dir(at)
+                        .env("GIT_CONFIG_NOSYSTEM", "1")
+                        .env("HOME", dir.path())
+                        .status()
+                        .unwrap();
+                    assert!(status.success(), "{args:?}");
+                };
+                let ws = dir.path();
+                git(&["init", "-q"], ws);
+                for name in ["a.txt", "a-much-longer-name-to-pad.txt", "dir/b.txt"] {
+                    std::fs::create_dir_all(ws.join(name).parent().unwrap()).unwrap();
+                    std::fs::write(ws.join(name), "x").unwrap();
+                }
+                git(&["add", "."], ws);
+                if with_submodule {
+                    let sub = ws.join("zz-sub");
+                    std::fs::create_dir(&sub).unwrap();
+                    git(&["init", "-q"], &sub);
+                    std::fs::write(sub.join("f"), "x").unwrap();
+                    git(&["add", "f"], &sub);
+                    git(&["commit", "-qm", "x"], &sub);
+                    git(&["add", "zz-sub"], ws);
+                }
+                git(&["update-index", "--index-version", version], ws);
+                // An entry with the extended flag (version 3 and later).
+                git(&["update-index", "--skip-worktree", "a.txt"], ws);
+                let index = std::fs::read(ws.join(".git/index")).unwrap();
+                assert_eq!(
+                    has_gitlink(&index, 20),
+                    Some(with_submodule),
+                    "version {version}"
+                );
+                assert_eq!(
+                    runs_programs(ws).is_some(),
+                    with_submodule,
+                    "version {version}: {:?}",
+                    runs_programs(ws)
+                );
             }
         }
     }

@@ -632,9 +632,7 @@ fn sed_script_reads(script: &str) -> Option<Vec<String>> {
         while at < bytes.len() && (bytes[at] == b' ' || bytes[at] == b'!') {
             at += 1;
         }
-        let Some(&command) = bytes.get(at) else {
-            return None;
-        };
+        let &command = bytes.get(at)?;
         at += 1;
         match command {
             b'{' | b'}' | b'p' | b'P' | b'd' | b'D' | b'n' | b'N' | b'g' | b'G' | b'h' | b'H'
@@ -653,9 +651,7 @@ fn sed_script_reads(script: &str) -> Option<Vec<String>> {
                 }
             }
             b's' | b'y' => {
-                let Some(&delimiter) = bytes.get(at) else {
-                    return None;
-                };
+                let &delimiter = bytes.get(at)?;
                 if delimiter == b'\\' || delimiter == b'\n' {
                     return None;
                 }
