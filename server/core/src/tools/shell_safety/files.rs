@@ -76,7 +76,8 @@ impl Walker {
         let mut read_only = !follows;
         while index < args.len() {
             match literal(index) {
-                Some("-follow") => read_only = false,
+                // `-files0-from` takes its starting points from a file this analysis cannot see.
+                Some("-follow" | "-files0-from") => read_only = false,
                 Some("-delete") => {
                     deletes = true;
                     read_only = false;

@@ -365,19 +365,22 @@ pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> 
             Reads::paths(operands.chain(files), false)
         }
         // `-o`/`--log-file` write a file; `-k`/`--lesskey-*` load key bindings (which may
-        // run commands); `+CMD` runs a less command at start.
+        // run commands); `+CMD` runs a less command at start; `-t`/`-T` open the files a
+        // tags file names.
         "less" => {
             let dangerous = literals().any(|arg| {
                 arg.starts_with('+')
                     || (arg.starts_with('-')
                         && !arg.starts_with("--")
-                        && arg.contains(['o', 'O', 'k']))
+                        && arg.contains(['o', 'O', 'k', 't', 'T']))
                     || [
                         "log-file",
                         "LOG-FILE",
                         "lesskey-file",
                         "lesskey-src",
                         "lesskey-content",
+                        "tag",
+                        "tag-file",
                     ]
                     .iter()
                     .any(|full| is_long(arg, full))
@@ -446,12 +449,15 @@ fn jq<'t>(args: &[Word<'t>]) -> Option<Reads<'t>> {
         let Some(arg) = word.literal() else {
             if filter_seen {
                 files.push(word.clone());
+            } else if jq_loads_modules(&word.source) {
+                return None;
             } else {
                 filter_seen = true;
             }
             continue;
         };
         match arg {
+            _ if !filter_seen && !arg.starts_with('-') && jq_loads_modules(arg) => return None,
             "--arg" | "--argjson" => index += 2,
             "--indent" => index += 1,
             "--rawfile" | "--slurpfile" | "--from-file" | "-f" | "--args" | "--jsonargs"
@@ -463,6 +469,19 @@ fn jq<'t>(args: &[Word<'t>]) -> Option<Reads<'t>> {
         }
     }
     Reads::paths(files, false)
+}
+
+/// Whether a jq program has an `import` or `include` directive, which reads a module or a
+/// JSON data file from a path of its own (`import "../../x" as $data;`).
+fn jq_loads_modules(filter: &str) -> bool {
+    ["import", "include"].iter().any(|keyword| {
+        filter.match_indices(keyword).any(|(at, _)| {
+            filter[at + keyword.len()..]
+                .chars()
+                .next()
+                .is_some_and(|next| next.is_whitespace() || next == '"')
+        })
+    })
 }
 
 /// `sed` without `-i`, whose scripts neither write files (`w`) nor run commands (`e`); the

@@ -524,6 +524,13 @@ const HOSTILE: &[(&str, Kind, Option<&str>)] = &[
     ("file --compile --magic-file magic", N, None),
     ("tree -R", N, None),
     ("file -m magic a.txt", R, None),
+    // jq modules and data files, less tags files and find's list of starting points.
+    ("jq -n 'import \"../../x\" as $d; $d' a.json", N, None),
+    ("jq 'include \"m\"; .' a.json", N, None),
+    ("jq .include package.json", R, None),
+    ("less -t main", N, None),
+    ("less --tag=main", N, None),
+    ("find -files0-from names0 -name x", N, None),
 ];
 
 #[test]
