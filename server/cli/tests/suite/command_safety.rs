@@ -158,8 +158,16 @@ async fn allow_always_covers_each_simple_command_not_whatever_follows_it() {
     client.stop().await;
 }
 
-/// Reads until a `permission/request` (returned) or the end of the task (`None`).
+/// Reads until a `permission/request` (returned) or the end of the task (`None`). A request
+/// may already be in `seen`: it can arrive before the answer to the `conversation/send`
+/// that caused it, while that answer is being read.
 async fn next_request_or_completion(client: &mut Client, seen: &mut Vec<Value>) -> Option<Value> {
+    if let Some(at) = seen
+        .iter()
+        .position(|message| message["method"] == "permission/request")
+    {
+        return Some(seen.remove(at));
+    }
     loop {
         let message = client.read().await;
         if message["method"] == "permission/request" {

@@ -39,22 +39,21 @@ pub(crate) struct SafetyContext<'a> {
     pub workspace: &'a Path,
     /// The user's home directory (what `~` and `$HOME` mean), if known.
     pub home: Option<&'a Path>,
-    /// Whether the workspace root holds its own `.git` directory whose configuration and
-    /// hooks run no program on a read-only command (see [`git_config::runs_programs`]).
-    /// Without one, `git` looks for a repository in the parent directories, or takes the
-    /// workspace itself for a bare repository; with a configuration that names programs
-    /// (`core.fsmonitor` on `git status`, a `textconv` driver on `git log -p`), reading runs
-    /// them. Git commands are then never read-only.
+    /// Whether the workspace root holds its own `.git`. Without one, `git` looks for a
+    /// repository in the parent directories, or takes the workspace itself for a bare
+    /// repository, whose configuration may run programs: its commands are then never
+    /// read-only. With one, its configuration and hooks are read when a read-only git
+    /// command is met (see [`git_config::runs_programs`]).
     pub git_root: bool,
 }
 
 impl<'a> SafetyContext<'a> {
-    /// The context for commands run in `workspace`, looking on disk at its `.git`.
+    /// The context for commands run in `workspace`, looking on disk for its `.git`.
     pub(crate) fn new(workspace: &'a Path, home: Option<&'a Path>) -> Self {
         Self {
             workspace,
             home,
-            git_root: git_config::runs_programs(workspace).is_none(),
+            git_root: workspace.join(".git").symlink_metadata().is_ok(),
         }
     }
 }
@@ -150,6 +149,7 @@ pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment 
         scripts: 0,
         nesting: 0,
         line: CommandLine::default(),
+        git_runs_programs: None,
     };
     let mut cwd = Some(walker.workspace.clone());
     walker.script(command, &mut cwd);
@@ -212,6 +212,9 @@ struct Walker {
     nesting: usize,
     /// The simple commands met so far.
     line: CommandLine,
+    /// Whether the workspace's own repository would run a program on a read-only command,
+    /// once a git command needed to know (read from disk at most once per line).
+    git_runs_programs: Option<bool>,
 }
 
 impl Walker {

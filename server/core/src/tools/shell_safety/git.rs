@@ -142,7 +142,16 @@ impl Walker {
                 .all(|arg| matches!(arg.literal(), Some("-v" | "--verbose"))),
             _ => false,
         };
-        read_only && !elsewhere && at_root
+        read_only && !elsewhere && at_root && !self.repository_runs_programs()
+    }
+
+    /// Whether the workspace's shipped repository would run a program on a read-only
+    /// command (its configuration, hooks or submodules); read once per line.
+    fn repository_runs_programs(&mut self) -> bool {
+        let workspace = &self.workspace;
+        *self
+            .git_runs_programs
+            .get_or_insert_with(|| super::git_config::runs_programs(workspace).is_some())
     }
 
     /// The options and operands of a read-only `git` subcommand: options that write a file
