@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::options::Scan;
+use super::options::{Scan, is_long};
 use super::readonly::read_only;
 use super::words::{Device, Target, Word, basename, device_kind, text};
 use super::wrappers::{Invocation, Name, SHELLS, is_interpreter, leading_options, shell_args};
@@ -49,13 +49,53 @@ const SUBCOMMAND_PROGRAMS: [&str; 24] = [
 /// part of what is remembered (`npm run build`, not `npm run`).
 const RUNNERS: [&str; 2] = ["run", "run-script"];
 
+/// Subcommands that run or install whatever their arguments name (`npm exec`, `yarn dlx`,
+/// `cargo install`, `uv tool run`, `git submodule foreach`, `git bisect run`): remembered
+/// exactly, like any other command.
+const OPEN_ENDED: [&str; 20] = [
+    "exec",
+    "x",
+    "dlx",
+    "create",
+    "init",
+    "install",
+    "i",
+    "add",
+    "node",
+    "tool",
+    "get",
+    "global",
+    "submodule",
+    "bisect",
+    "filter-branch",
+    "difftool",
+    "mergetool",
+    "send-email",
+    "instaweb",
+    "daemon",
+];
+
+/// Options that make a subcommand run a program of their choosing (`git rebase -x CMD`,
+/// `git grep -O CMD`, `git fetch --upload-pack=CMD`, `cargo test --config
+/// 'target.x.runner=CMD'`): a command with one is remembered exactly.
+const RUNNING_OPTIONS: [&str; 7] = [
+    "exec",
+    "upload-pack",
+    "receive-pack",
+    "extcmd",
+    "open-files-in-pager",
+    "config",
+    "tool",
+];
+
 /// What "allow always" remembers of a command: what the person saw, no more.
 ///
 /// For the programs of [`SUBCOMMAND_PROGRAMS`] whose first argument is a plain subcommand,
 /// the program and the subcommand (`cargo test` covers `cargo test -p x`), with the script
-/// name after `run` (`npm run build`). Anything else is remembered as the exact command,
-/// every word as written (`rm a.txt` does not cover `rm -v README.md`, `python3 -c
-/// 'print(1)'` does not cover another script).
+/// name after `run` (`npm run build`), unless the subcommand or an option runs whatever it
+/// is given ([`OPEN_ENDED`], [`RUNNING_OPTIONS`], `uv run python`). Anything else is
+/// remembered as the exact command, every word as written (`rm a.txt` does not cover `rm -v
+/// README.md`, `python3 -c 'print(1)'` does not cover another script).
 fn remembered_key(name: &str, args: &[Word<'_>]) -> String {
     fn plain<'w>(word: Option<&'w Word<'_>>) -> Option<&'w str> {
         word.and_then(Word::literal).filter(|arg| {
@@ -66,15 +106,25 @@ fn remembered_key(name: &str, args: &[Word<'_>]) -> String {
                     .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
         })
     }
+    let runs_code = |program: &str| SHELLS.contains(&program) || is_interpreter(program);
+    let runs_given_program = args.iter().filter_map(Word::literal).any(|arg| {
+        arg == "-x"
+            || arg.starts_with("-O")
+            || RUNNING_OPTIONS.iter().any(|full| is_long(arg, full))
+    });
     if SUBCOMMAND_PROGRAMS.contains(&basename(name))
+        && !runs_given_program
         && let Some(subcommand) = plain(args.first())
+        && !OPEN_ENDED.contains(&subcommand)
+        && !runs_code(subcommand)
     {
-        if RUNNERS.contains(&subcommand) {
-            if let Some(script) = plain(args.get(1)) {
-                return format!("{name} {subcommand} {script}");
-            }
-        } else {
+        if !RUNNERS.contains(&subcommand) {
             return format!("{name} {subcommand}");
+        }
+        if let Some(script) = plain(args.get(1))
+            && !runs_code(script)
+        {
+            return format!("{name} {subcommand} {script}");
         }
     }
     let mut key = name.to_owned();

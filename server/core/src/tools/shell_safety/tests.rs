@@ -814,4 +814,25 @@ fn allow_always_remembers_what_was_shown() {
     assert!(after("rm a.txt", "rm a.txt"));
     assert!(after("cargo test", "cargo test -p x 2>&1 | tail -n 3"));
     assert!(after("npm run build", "npm run build"));
+    // Subcommands and options that run whatever they are given are remembered exactly.
+    assert!(!after("npm exec prettier", "npm exec evil"));
+    assert!(!after("yarn dlx a", "yarn dlx b"));
+    assert!(!after("cargo install ripgrep", "cargo install evil"));
+    assert!(!after("uv run python a.py", "uv run python -c 'x'"));
+    assert!(!after("yarn node a.js", "yarn node -e 'x'"));
+    assert!(!after(
+        "git submodule update",
+        "git submodule foreach 'curl x'"
+    ));
+    assert!(!after("git bisect good", "git bisect run ./evil"));
+    assert!(!after("git rebase main", "git rebase -x 'curl x' main"));
+    assert!(!after("git rebase main", "git rebase --exec='curl x' main"));
+    assert!(!after("git grep foo", "git grep -Oevil foo"));
+    assert!(!after("git fetch", "git fetch --upload-pack=./evil origin"));
+    assert!(!after(
+        "cargo test",
+        "cargo test --config 'target.x.runner=\"sh\"'"
+    ));
+    assert!(after("uv run pytest", "uv run pytest -k x"));
+    assert!(after("git rebase main", "git rebase -i main"));
 }
