@@ -425,8 +425,13 @@ impl Walker {
             }
             _ => false,
         };
-        if writes && !self.write_target(&word, cwd, "writes to") {
-            self.not_read_only();
+        // Bash refuses a redirection whose braces expand to several words ("ambiguous
+        // redirect"); each is checked anyway.
+        let targets = word.brace_expand().unwrap_or_else(|| vec![word.clone()]);
+        for target in &targets {
+            if writes && !self.write_target(target, cwd, "writes to") {
+                self.not_read_only();
+            }
         }
     }
 
@@ -468,8 +473,19 @@ fn command_words<'t>(node: Node<'t>, src: &str) -> Vec<Word<'t>> {
         let field = u32::try_from(index)
             .ok()
             .and_then(|index| node.field_name_for_child(index));
-        if matches!(field, Some("name" | "argument")) {
-            words.push(Word::from_node(child, src));
+        match field {
+            Some("name") => words.push(Word::from_node(child, src)),
+            // Bash expands braces first, into separate arguments: `cp x {a,.git}/config`
+            // names `.git/config`. A word that would make too many stays whole (and counts
+            // as unknown where a path is checked).
+            Some("argument") => {
+                let word = Word::from_node(child, src);
+                match word.brace_expand() {
+                    Some(expanded) => words.extend(expanded),
+                    None => words.push(word),
+                }
+            }
+            _ => {}
         }
     }
     words

@@ -11,7 +11,7 @@ use super::readonly::Reads;
 use super::words::{Device, Target, Word, device_kind};
 use super::wrappers::{Name, unwrap};
 use super::{Cwd, Walker};
-use crate::tools::paths::existing_canonical;
+use crate::tools::paths::{existing_canonical, normalize};
 
 impl Walker {
     /// `rm`: recursive and forced deletes, and what they delete.
@@ -276,7 +276,8 @@ impl Walker {
     /// Whether a file a command reads lies in the workspace (or is a harmless device such as
     /// `/dev/null`, or `-` for standard input). Unknown paths (`$X`, `$(...)`) are outside.
     ///
-    /// A brace expansion (`{$HOME/.ssh/id_rsa,a.txt}`) counts as unknown. A glob is expanded
+    /// Arguments arrive brace-expanded (see [`Word::brace_expand`]); a word whose expansion
+    /// was too large to compute counts as unknown. A glob is expanded
     /// against the file system (bounded, see [`glob_matches`]) and every match must lie in
     /// the workspace with its links resolved: `ssh*/id_rsa` through a shipped link
     /// `sshlink -> ~/.ssh` is outside.
@@ -393,6 +394,12 @@ pub(super) fn glob_matches(pattern: &Path) -> Option<Vec<PathBuf>> {
             .ok()?
             .compile_matcher();
         let mut next = Vec::new();
+        // `.*` matches `.` and `..` in bash before 5.2 (and with `globskipdots` off).
+        for special in [".", ".."] {
+            if matcher.is_match(special) {
+                next.extend(current.iter().map(|dir| normalize(&dir.join(special))));
+            }
+        }
         for dir in &current {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;

@@ -320,6 +320,7 @@ mod tests {
                 let git = |args: &[&str], at: &Path| {
                     let status = std::process::Command::new("git")
                         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                        .stderr(std::process::Stdio::null())
                         .args(args)
                         .current_dir(at)
                         .env("GIT_CONFIG_NOSYSTEM", "1")

@@ -267,7 +267,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("cp -r dist ~/www", D, Some("outside the workspace")),
     ("rm -rf ./", C, Some("whole workspace")),
     ("rm -rf \"$PWD\"", C, Some("whole workspace")),
-    ("rm -rf /{etc,usr}", C, Some("whole file system")),
+    ("rm -rf /{etc,usr}", C, Some("recursive delete of /etc")),
     ("rm -rf /tmp/$X", C, Some("outside the workspace")),
     ("rm -rf /work/ws/project2", C, Some("outside the workspace")),
     ("cd; rm -rf x", C, Some("(/home/u/x)")),
@@ -457,11 +457,13 @@ const HOSTILE: &[(&str, Kind, Option<&str>)] = &[
     ("git init --template=t", D, Some("git init")),
     ("sh -c 'echo x >> .git/config'", D, Some(".git/")),
     ("cat .git/config; cat .mcp.json", R, None),
-    // Brace expansions are not computed: a word with one is an unknown path.
+    // Brace expansions are computed (up to 64 words; more count as an unknown path).
     ("cat {$HOME/.ssh/id_rsa,a.txt}", N, None),
     ("head -1 {~/.ssh/id_rsa,a.txt}", N, None),
     ("cat {/etc/passwd,a.txt}", N, None),
-    ("cat a{1..3}.txt", N, None),
+    ("cat a{1..3}.txt", R, None),
+    ("cat {a,b}.txt src/{x,y}.rs", R, None),
+    ("cat a{1..100}.txt", N, None),
     ("git log -1 HEAD@{1}", R, None),
     // Unknown parts anywhere in a path read are outside, even after a known directory.
     ("cat src/$(echo ../../etc/passwd)", N, None),
@@ -524,6 +526,10 @@ const HOSTILE: &[(&str, Kind, Option<&str>)] = &[
     ("file --compile --magic-file magic", N, None),
     ("tree -R", N, None),
     ("file -m magic a.txt", R, None),
+    // Protected files named through a brace expansion.
+    ("echo x > .g{it,}/config", D, Some(".git")),
+    ("cp x {a,.git}/hooks/pre-commit", D, Some(".git")),
+    ("echo x > {.mcp,a}.json", D, Some(".mcp.json")),
     // jq modules and data files, less tags files and find's list of starting points.
     ("jq -n 'import \"../../x\" as $d; $d' a.json", N, None),
     ("jq 'include \"m\"; .' a.json", N, None),
@@ -647,6 +653,12 @@ fn deep_nesting_is_bounded() {
     let ctx = context();
     let deep = format!("{}ls{}", "$(".repeat(500), ")".repeat(500));
     assert!(matches!(assess(&deep, &ctx), Risk::Dangerous(_)));
+    // Brace expansions are bounded: nested ones, and ones that would make millions of words.
+    let nested = format!("cat {}x{}", "{a,".repeat(300), "}".repeat(300));
+    assert!(!matches!(assess(&nested, &ctx), Risk::ReadOnly));
+    let wide = format!("cat {}", "{a,b}{c,d}".repeat(10));
+    assert!(!matches!(assess(&wide, &ctx), Risk::ReadOnly));
+    assert!(!matches!(assess("cat {1..99999999}", &ctx), Risk::ReadOnly));
     let scripts = "sh -c \"sh -c 'sh -c \\\"sh -c ls\\\"'\"";
     assert!(!matches!(assess(scripts, &ctx), Risk::ReadOnly));
 }
@@ -728,9 +740,14 @@ fn globs_are_expanded_and_each_match_resolved() {
         ("cat *.txt", R),
         ("cat src/*.rs", R),
         ("cat nothing*/x", R),
+        // `.*` matches `..` in older bash. Once not read-only, a pattern that may name
+        // `.git/` or `.coder/` counts as changing it, so a person decides.
+        ("cat .*/id_rsa", D),
+        ("cat src/.*/x", R),
     ];
     for (command, expected) in cases {
-        assert_eq!(kind(&assess(command, &ctx)), expected, "{command}");
+        let risk = assess(command, &ctx);
+        assert_eq!(kind(&risk), expected, "{command}: {risk:?}");
     }
 }
 
