@@ -3,7 +3,7 @@
 use tree_sitter::Node;
 
 use super::options::{Scan, is_long};
-use super::readonly::read_only;
+use super::readonly::{TEXT_ONLY, read_only};
 use super::words::{Device, Target, Word, basename, device_kind, text};
 use super::wrappers::{Invocation, Name, SHELLS, is_interpreter, leading_options, shell_args};
 use super::{Cwd, SimpleCommand, Walker, has_downloader};
@@ -385,9 +385,11 @@ impl Walker {
                 *cwd = None;
                 return true;
             }
+            // Option values are checked like files, except for commands that read none
+            // (`echo --prefix=/usr`).
             _ => {
                 return self.reads_inside(read_only(name, args), cwd)
-                    && self.options_inside(args, cwd);
+                    && (TEXT_ONLY.contains(&name) || self.options_inside(args, cwd));
             }
         }
         false

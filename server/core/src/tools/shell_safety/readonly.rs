@@ -31,7 +31,7 @@ impl<'t> Reads<'t> {
 }
 
 /// Commands that print text or facts about the system and read no file they are named.
-const TEXT_ONLY: [&str; 14] = [
+pub(super) const TEXT_ONLY: [&str; 14] = [
     "echo", "printf", "pwd", "which", "whoami", "id", "uname", "true", "false", "test", "[",
     "basename", "dirname", "tr",
 ];

@@ -513,6 +513,7 @@ const HOSTILE: &[(&str, Kind, Option<&str>)] = &[
     ("diff --from-file=$HOME/.ssh/id_rsa a.txt", N, None),
     ("diff --from-file=~/.ssh/id_rsa a.txt", N, None),
     ("cat --x=/etc/shadow a.txt", N, None),
+    ("echo --prefix=/usr/local", R, None),
     ("head -n$N a.txt", N, None),
     (
         "git blame --ignore-revs-file=.git-blame-ignore-revs a.txt",
