@@ -158,8 +158,16 @@ async fn allow_always_covers_each_simple_command_not_whatever_follows_it() {
     client.stop().await;
 }
 
-/// Reads until a `permission/request` (returned) or the end of the task (`None`).
+/// Reads until a `permission/request` (returned) or the end of the task (`None`). A request
+/// may already be in `seen`: it can arrive before the answer to the `conversation/send`
+/// that caused it, while that answer is being read.
 async fn next_request_or_completion(client: &mut Client, seen: &mut Vec<Value>) -> Option<Value> {
+    if let Some(at) = seen
+        .iter()
+        .position(|message| message["method"] == "permission/request")
+    {
+        return Some(seen.remove(at));
+    }
     loop {
         let message = client.read().await;
         if message["method"] == "permission/request" {
@@ -219,4 +227,243 @@ async fn yolo_still_needs_a_person_for_protected_files() {
         4,
         "{last}"
     );
+}
+
+/// Runs `git` in `dir` for a test's setup.
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// `coder exec` in the default mode with `$HOME/.ssh/id_rsa` outside the workspace and a
+/// link `sshlink -> $HOME/.ssh` shipped in it: commands that look read-only but read the key
+/// (brace expansions, a glob through the link, searches that follow links, sed's `r`, a
+/// list of names, an option value) are asked about, so denied; `file -C` does not write.
+#[tokio::test]
+async fn reads_outside_through_braces_globs_links_and_option_values_are_asked() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let home_dir = home.path().canonicalize().unwrap();
+    let key = home_dir.join(".ssh/id_rsa");
+    std::fs::create_dir(home_dir.join(".ssh")).unwrap();
+    std::fs::write(&key, format!("PRIVATE {OUTSIDE_SECRET}\n")).unwrap();
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(ws.join("magic"), "0\tstring\tHELLO\thello file\n").unwrap();
+    std::os::unix::fs::symlink(home_dir.join(".ssh"), ws.join("sshlink")).unwrap();
+    std::fs::write(ws.join("names0"), format!("{}\0", key.display())).unwrap();
+    git(ws, &["init", "-q"]);
+    git(ws, &["add", "a.txt"]);
+    git(ws, &["commit", "-qm", "a"]);
+
+    let commands = [
+        "cat {$HOME/.ssh/id_rsa,a.txt}".to_owned(),
+        "head -1 {~/.ssh/id_rsa,a.txt}".to_owned(),
+        "cat ssh*/id_rsa".to_owned(),
+        "grep -R PRIVATE .".to_owned(),
+        "grep -r --dereference-recursive PRIVATE .".to_owned(),
+        "rg -L PRIVATE".to_owned(),
+        "find -L . -name id_rsa -newer a.txt".to_owned(),
+        format!("sed 'r {}' a.txt", key.display()),
+        "sort --files0-from=names0".to_owned(),
+        format!("git blame --ignore-revs-file={} a.txt", key.display()),
+        "file -C -m magic".to_owned(),
+    ];
+    let mut script: Vec<MockResponse> = commands
+        .iter()
+        .enumerate()
+        .map(|(index, command)| bash(&format!("c{index}"), command))
+        .collect();
+    script.push(MockResponse::text("done"));
+    let server = MockModelServer::start(script).await.unwrap();
+    let mut env = openai_env(&server);
+    env.push(("HOME", home_dir.display().to_string()));
+    let out = coder(ws, &["look around"], &as_refs(&env)).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+
+    let sent = everything_sent(&server);
+    assert!(
+        !sent.contains(OUTSIDE_SECRET),
+        "the key outside was read: {stderr}"
+    );
+    assert!(!ws.join("magic.mgc").exists(), "file -C wrote magic.mgc");
+    assert_eq!(
+        stderr.matches("permission needed: ").count(),
+        commands.len(),
+        "{stderr}"
+    );
+}
+
+/// A repository shipped with the workspace whose `.git/config` names programs: `git status`
+/// would run its `core.fsmonitor`, `git log -p` its `textconv` driver (selected by a
+/// committed `.gitattributes`), and an installed `post-index-change` hook runs when `git
+/// status` refreshes the index. None of them runs without asking.
+#[tokio::test]
+async fn read_only_git_commands_ask_when_the_shipped_repository_runs_programs() {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(ws.join(".gitattributes"), "*.txt diff=evil\n").unwrap();
+    git(ws, &["init", "-q"]);
+    git(ws, &["add", "a.txt", ".gitattributes"]);
+    git(ws, &["commit", "-qm", "a"]);
+    executable(
+        &ws.join("ran.sh"),
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/ran-$(basename \"$0\")\"\ncat \"$1\" 2>/dev/null\n",
+    );
+    for name in ["fsmonitor", "textconv"] {
+        std::fs::copy(ws.join("ran.sh"), ws.join(name)).unwrap();
+    }
+    let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    std::fs::write(
+        ws.join(".git/config"),
+        format!(
+            "{config}[core]\n\tfsmonitor = {}\n[diff \"evil\"]\n\ttextconv = {}\n",
+            ws.join("fsmonitor").display(),
+            ws.join("textconv").display()
+        ),
+    )
+    .unwrap();
+
+    let commands = ["git status --short", "git log -p -1"];
+    let mut script: Vec<MockResponse> = commands
+        .iter()
+        .enumerate()
+        .map(|(index, command)| bash(&format!("c{index}"), command))
+        .collect();
+    script.push(MockResponse::text("done"));
+    let server = MockModelServer::start(script).await.unwrap();
+    let out = coder(ws, &["look around"], &as_refs(&openai_env(&server))).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !ws.join("ran-fsmonitor").exists(),
+        "git status ran core.fsmonitor"
+    );
+    assert!(
+        !ws.join("ran-textconv").exists(),
+        "git log -p ran the textconv driver"
+    );
+    assert_eq!(stderr.matches("permission needed: ").count(), 2, "{stderr}");
+
+    // The hook alone is enough: with a clean configuration, `git status` asks too.
+    std::fs::write(ws.join(".git/config"), config).unwrap();
+    executable(
+        &ws.join(".git/hooks/post-index-change"),
+        &format!("#!/bin/sh\ntouch {}\n", ws.join("ran-hook").display()),
+    );
+    std::fs::write(ws.join("a.txt"), "changed\n").unwrap();
+    let server = MockModelServer::start(vec![
+        bash("c0", "git status --short"),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = coder(ws, &["look around"], &as_refs(&openai_env(&server))).await;
+    let stderr = text(&out.stderr);
+    assert!(
+        !ws.join("ran-hook").exists(),
+        "git status ran the post-index-change hook"
+    );
+    assert_eq!(stderr.matches("permission needed: ").count(), 1, "{stderr}");
+
+    // So is a repository nested in the workspace and recorded as a submodule: `git status`
+    // looks into it, running its own `core.fsmonitor`.
+    std::fs::remove_file(ws.join(".git/hooks/post-index-change")).unwrap();
+    let sub = ws.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("f"), "x\n").unwrap();
+    git(&sub, &["init", "-q"]);
+    git(&sub, &["add", "f"]);
+    git(&sub, &["commit", "-qm", "f"]);
+    git(ws, &["add", "sub"]);
+    let monitor = ws.join("fsmonitor").display().to_string();
+    git(&sub, &["config", "core.fsmonitor", &monitor]);
+    std::fs::write(sub.join("f"), "changed\n").unwrap();
+    let server = MockModelServer::start(vec![
+        bash("c0", "git status --short"),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = coder(ws, &["look around"], &as_refs(&openai_env(&server))).await;
+    let stderr = text(&out.stderr);
+    assert!(
+        !ws.join("ran-fsmonitor").exists(),
+        "git status ran the submodule's fsmonitor"
+    );
+    assert_eq!(stderr.matches("permission needed: ").count(), 1, "{stderr}");
+}
+
+/// `coder lsp`: "allow always" on `python3 -c 'print(1+1)'` and `rm a.txt` does not allow
+/// another script or another `rm`; the request says what "allow always" would allow.
+#[tokio::test]
+async fn allow_always_remembers_the_exact_command_for_programs_without_subcommands() {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+    std::fs::write(ws.join("README.md"), "keep\n").unwrap();
+    let server = MockModelServer::start(vec![
+        bash("a", "python3 -c 'print(1+1)'"),
+        bash("b", "rm a.txt"),
+        MockResponse::text("ran"),
+        bash("c", "python3 -c 'open(\"marker\", \"w\")'"),
+        bash("d", "rm -v README.md"),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(ws, &server, "balanced");
+    client.initialize(json!({})).await;
+    let conversation = client.root().await;
+
+    let mut seen = Vec::new();
+    client.send_text(&conversation, "work", &mut seen).await;
+    for wanted in ["python3 -c 'print(1+1)'", "rm a.txt"] {
+        let ask = next_request_or_completion(&mut client, &mut seen).await;
+        let ask = ask.unwrap_or_else(|| panic!("`{wanted}` ran without asking"));
+        assert_eq!(ask["params"]["arguments"]["command"], wanted);
+        let summary = ask["params"]["summary"].as_str().unwrap();
+        assert!(
+            summary.contains(&format!("\"allow always\" would allow `{wanted}`")),
+            "{summary}"
+        );
+        client
+            .write(
+                json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "allow_always"}}),
+            )
+            .await;
+    }
+    client.until_events("task_complete", 1, &mut seen).await;
+    assert!(!ws.join("a.txt").exists());
+
+    seen.clear();
+    client.send_text(&conversation, "again", &mut seen).await;
+    for wanted in ["python3 -c 'open(\"marker\", \"w\")'", "rm -v README.md"] {
+        let ask = next_request_or_completion(&mut client, &mut seen).await;
+        let ask = ask.unwrap_or_else(|| panic!("`{wanted}` ran without asking"));
+        assert_eq!(ask["params"]["arguments"]["command"], wanted);
+        client
+            .write(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "deny"}}))
+            .await;
+    }
+    client.until_events("task_complete", 1, &mut seen).await;
+    assert!(!ws.join("marker").exists());
+    assert!(ws.join("README.md").exists());
+    client.stop().await;
 }

@@ -42,6 +42,20 @@ pub(crate) struct Request<'a> {
     pub line: Option<&'a CommandLine>,
 }
 
+/// What an "allow always" on `line` would remember, for the request's summary: each
+/// remembered key in backquotes (`` `cargo test` ``, line breaks shown as `\n`), or `None`
+/// when nothing would be.
+fn always_covers(line: &CommandLine) -> Option<String> {
+    let keys: Vec<String> = line
+        .keys()
+        .map(|key| format!("`{}`", key.replace('\n', "\\n")))
+        .collect();
+    if keys.is_empty() {
+        return None;
+    }
+    Some(keys.join(", "))
+}
+
 /// How a request ended.
 pub(crate) enum Answer {
     Allowed,
@@ -123,8 +137,12 @@ impl Permissions {
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(request_id.clone(), tx);
         let mut options = vec!["allow_once".to_owned()];
+        let mut summary = summary.to_owned();
         if !human_required {
             options.push("allow_always".to_owned());
+            if let Some(covers) = line.and_then(always_covers) {
+                summary.push_str(&format!("; \"allow always\" would allow {covers}"));
+            }
         }
         options.push("deny".to_owned());
         events.emit(EventMsg::PermissionRequested {
@@ -132,7 +150,7 @@ impl Permissions {
             call_id: call_id.to_owned(),
             tool_name: tool.to_owned(),
             arguments: input.clone(),
-            summary: summary.to_owned(),
+            summary,
             options,
             command: (tool == "bash")
                 .then(|| input["command"].as_str().map(str::to_owned))

@@ -16,6 +16,7 @@
 mod commands;
 mod files;
 mod git;
+mod git_config;
 mod options;
 mod protected;
 mod readonly;
@@ -41,7 +42,8 @@ pub(crate) struct SafetyContext<'a> {
     /// Whether the workspace root holds its own `.git`. Without one, `git` looks for a
     /// repository in the parent directories, or takes the workspace itself for a bare
     /// repository, whose configuration may run programs: its commands are then never
-    /// read-only.
+    /// read-only. With one, its configuration and hooks are read when a read-only git
+    /// command is met (see [`git_config::runs_programs`]).
     pub git_root: bool,
 }
 
@@ -147,6 +149,7 @@ pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment 
         scripts: 0,
         nesting: 0,
         line: CommandLine::default(),
+        git_runs_programs: None,
     };
     let mut cwd = Some(walker.workspace.clone());
     walker.script(command, &mut cwd);
@@ -209,6 +212,9 @@ struct Walker {
     nesting: usize,
     /// The simple commands met so far.
     line: CommandLine,
+    /// Whether the workspace's own repository would run a program on a read-only command,
+    /// once a git command needed to know (read from disk at most once per line).
+    git_runs_programs: Option<bool>,
 }
 
 impl Walker {
@@ -419,8 +425,13 @@ impl Walker {
             }
             _ => false,
         };
-        if writes && !self.write_target(&word, cwd, "writes to") {
-            self.not_read_only();
+        // Bash refuses a redirection whose braces expand to several words ("ambiguous
+        // redirect"); each is checked anyway.
+        let targets = word.brace_expand().unwrap_or_else(|| vec![word.clone()]);
+        for target in &targets {
+            if writes && !self.write_target(target, cwd, "writes to") {
+                self.not_read_only();
+            }
         }
     }
 
@@ -462,8 +473,19 @@ fn command_words<'t>(node: Node<'t>, src: &str) -> Vec<Word<'t>> {
         let field = u32::try_from(index)
             .ok()
             .and_then(|index| node.field_name_for_child(index));
-        if matches!(field, Some("name" | "argument")) {
-            words.push(Word::from_node(child, src));
+        match field {
+            Some("name") => words.push(Word::from_node(child, src)),
+            // Bash expands braces first, into separate arguments: `cp x {a,.git}/config`
+            // names `.git/config`. A word that would make too many stays whole (and counts
+            // as unknown where a path is checked).
+            Some("argument") => {
+                let word = Word::from_node(child, src);
+                match word.brace_expand() {
+                    Some(expanded) => words.extend(expanded),
+                    None => words.push(word),
+                }
+            }
+            _ => {}
         }
     }
     words

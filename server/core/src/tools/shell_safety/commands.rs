@@ -2,9 +2,9 @@
 
 use tree_sitter::Node;
 
-use super::options::Scan;
-use super::readonly::read_only;
-use super::words::{Device, Target, Word, device_kind, text};
+use super::options::{Scan, is_long};
+use super::readonly::{TEXT_ONLY, read_only};
+use super::words::{Device, Target, Word, basename, device_kind, text};
 use super::wrappers::{Invocation, Name, SHELLS, is_interpreter, leading_options, shell_args};
 use super::{Cwd, SimpleCommand, Walker, has_downloader};
 
@@ -37,21 +37,102 @@ fn package_removal(name: &str, args: &[Word<'_>]) -> Option<String> {
     removes.then(|| format!("removes installed packages ({name})"))
 }
 
-/// What "allow always" remembers of a command: its name as written, and its first argument
-/// when that is a subcommand (`cargo test`, `git commit`).
+/// Programs whose first argument is a subcommand that says what they do (`cargo test`,
+/// `git commit`, `make build`): "allow always" remembers the program and that subcommand.
+const SUBCOMMAND_PROGRAMS: [&str; 24] = [
+    "cargo", "git", "make", "just", "npm", "pnpm", "yarn", "go", "gradle", "gradlew", "mvn",
+    "mvnw", "dotnet", "rustup", "bundle", "rake", "poetry", "uv", "pipenv", "mix", "stack",
+    "cabal", "swift", "zig",
+];
+
+/// Subcommands that name a script of the project as their next argument: the script is
+/// part of what is remembered (`npm run build`, not `npm run`).
+const RUNNERS: [&str; 2] = ["run", "run-script"];
+
+/// Subcommands that run or install whatever their arguments name (`npm exec`, `yarn dlx`,
+/// `cargo install`, `uv tool run`, `git submodule foreach`, `git bisect run`): remembered
+/// exactly, like any other command.
+const OPEN_ENDED: [&str; 20] = [
+    "exec",
+    "x",
+    "dlx",
+    "create",
+    "init",
+    "install",
+    "i",
+    "add",
+    "node",
+    "tool",
+    "get",
+    "global",
+    "submodule",
+    "bisect",
+    "filter-branch",
+    "difftool",
+    "mergetool",
+    "send-email",
+    "instaweb",
+    "daemon",
+];
+
+/// Options that make a subcommand run a program of their choosing (`git rebase -x CMD`,
+/// `git grep -O CMD`, `git fetch --upload-pack=CMD`, `cargo test --config
+/// 'target.x.runner=CMD'`): a command with one is remembered exactly.
+const RUNNING_OPTIONS: [&str; 7] = [
+    "exec",
+    "upload-pack",
+    "receive-pack",
+    "extcmd",
+    "open-files-in-pager",
+    "config",
+    "tool",
+];
+
+/// What "allow always" remembers of a command: what the person saw, no more.
+///
+/// For the programs of [`SUBCOMMAND_PROGRAMS`] whose first argument is a plain subcommand,
+/// the program and the subcommand (`cargo test` covers `cargo test -p x`), with the script
+/// name after `run` (`npm run build`), unless the subcommand or an option runs whatever it
+/// is given ([`OPEN_ENDED`], [`RUNNING_OPTIONS`], `uv run python`). Anything else is
+/// remembered as the exact command, every word as written (`rm a.txt` does not cover `rm -v
+/// README.md`, `python3 -c 'print(1)'` does not cover another script).
 fn remembered_key(name: &str, args: &[Word<'_>]) -> String {
-    match args.first().and_then(Word::literal) {
-        Some(second)
-            if !second.is_empty()
-                && !second.starts_with('-')
-                && second
+    fn plain<'w>(word: Option<&'w Word<'_>>) -> Option<&'w str> {
+        word.and_then(Word::literal).filter(|arg| {
+            !arg.is_empty()
+                && !arg.starts_with('-')
+                && arg
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_') =>
-        {
-            format!("{name} {second}")
-        }
-        _ => name.to_owned(),
+                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+        })
     }
+    let runs_code = |program: &str| SHELLS.contains(&program) || is_interpreter(program);
+    let runs_given_program = args.iter().filter_map(Word::literal).any(|arg| {
+        arg == "-x"
+            || arg.starts_with("-O")
+            || RUNNING_OPTIONS.iter().any(|full| is_long(arg, full))
+    });
+    if SUBCOMMAND_PROGRAMS.contains(&basename(name))
+        && !runs_given_program
+        && let Some(subcommand) = plain(args.first())
+        && !OPEN_ENDED.contains(&subcommand)
+        && !runs_code(subcommand)
+    {
+        if !RUNNERS.contains(&subcommand) {
+            return format!("{name} {subcommand}");
+        }
+        if let Some(script) = plain(args.get(1))
+            && !runs_code(script)
+        {
+            return format!("{name} {subcommand} {script}");
+        }
+    }
+    let mut key = name.to_owned();
+    for arg in args {
+        key.push(' ');
+        key.push_str(&arg.source);
+    }
+    key
 }
 
 /// Whether a `chmod` mode gives everyone write access (`777`, `o+w`, `a=rwx`).
@@ -304,7 +385,12 @@ impl Walker {
                 *cwd = None;
                 return true;
             }
-            _ => return self.reads_inside(read_only(name, args), cwd),
+            // Option values are checked like files, except for commands that read none
+            // (`echo --prefix=/usr`).
+            _ => {
+                return self.reads_inside(read_only(name, args), cwd)
+                    && (TEXT_ONLY.contains(&name) || self.options_inside(args, cwd));
+            }
         }
         false
     }

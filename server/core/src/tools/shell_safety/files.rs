@@ -1,7 +1,9 @@
 //! Rules for commands that delete or write files and devices, and the checks on the paths
 //! they name.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
+
+use globset::GlobBuilder;
 
 use super::options::Scan;
 use super::protected;
@@ -9,7 +11,7 @@ use super::readonly::Reads;
 use super::words::{Device, Target, Word, device_kind};
 use super::wrappers::{Name, unwrap};
 use super::{Cwd, Walker};
-use crate::tools::paths::existing_canonical;
+use crate::tools::paths::{existing_canonical, normalize};
 
 impl Walker {
     /// `rm`: recursive and forced deletes, and what they delete.
@@ -45,9 +47,15 @@ impl Walker {
     pub(super) fn find(&mut self, args: &[Word<'_>], src: &str, cwd: &mut Cwd) -> bool {
         let literal = |index: usize| args.get(index).and_then(Word::literal);
         let mut index = 0;
+        // `-L` and `-follow` follow the links below the starting points, out of the workspace.
+        let mut follows = false;
         while let Some(arg) = literal(index) {
             match arg {
-                "-H" | "-L" | "-P" => index += 1,
+                "-L" => {
+                    follows = true;
+                    index += 1;
+                }
+                "-H" | "-P" => index += 1,
                 "-D" => index += 2,
                 _ if arg.starts_with("-O") => index += 1,
                 _ => break,
@@ -65,9 +73,11 @@ impl Walker {
             index += 1;
         }
         let mut deletes = false;
-        let mut read_only = true;
+        let mut read_only = !follows;
         while index < args.len() {
             match literal(index) {
+                // `-files0-from` takes its starting points from a file this analysis cannot see.
+                Some("-follow" | "-files0-from") => read_only = false,
                 Some("-delete") => {
                     deletes = true;
                     read_only = false;
@@ -265,16 +275,77 @@ impl Walker {
 
     /// Whether a file a command reads lies in the workspace (or is a harmless device such as
     /// `/dev/null`, or `-` for standard input). Unknown paths (`$X`, `$(...)`) are outside.
+    ///
+    /// Arguments arrive brace-expanded (see [`Word::brace_expand`]); a word whose expansion
+    /// was too large to compute counts as unknown. A glob is expanded
+    /// against the file system (bounded, see [`glob_matches`]) and every match must lie in
+    /// the workspace with its links resolved: `ssh*/id_rsa` through a shipped link
+    /// `sshlink -> ~/.ssh` is outside.
     pub(super) fn read_inside(&self, word: &Word<'_>, cwd: &Cwd) -> bool {
         if word.literal() == Some("-") {
             return true;
         }
+        if word.has_unknown() || word.brace_expansion() {
+            return false;
+        }
         match word.resolve(cwd.as_deref(), self.home.as_deref()) {
-            Target::Known { full, base, .. } => {
-                matches!(device_kind(&full), Some(Device::Harmless)) || self.inside(&base)
+            Target::Known {
+                full,
+                children_only,
+                ..
+            } => {
+                if matches!(device_kind(&full), Some(Device::Harmless)) {
+                    return true;
+                }
+                if !children_only {
+                    return self.inside(&full);
+                }
+                glob_matches(&full)
+                    .is_some_and(|matches| matches.iter().all(|path| self.inside(path)))
             }
             Target::OtherHome(_) | Target::Unknown => false,
         }
+    }
+
+    /// Whether the option values of a read-only command name files inside the workspace:
+    /// every `--name=value` is checked like an operand (`git blame
+    /// --ignore-revs-file=~/.ssh/id_rsa` reads outside), except the values of options known
+    /// to take a pattern or a format; an option that is not entirely literal (`-f$X`) counts
+    /// as outside.
+    pub(super) fn options_inside(&self, args: &[Word<'_>], cwd: &Cwd) -> bool {
+        /// Options whose values are patterns, formats or dates, never files.
+        const NOT_FILES: [&str; 24] = [
+            "regexp",
+            "grep",
+            "author",
+            "committer",
+            "include",
+            "exclude",
+            "exclude-dir",
+            "glob",
+            "iglob",
+            "format",
+            "pretty",
+            "replace",
+            "field-separator",
+            "delimiter",
+            "output-delimiter",
+            "path-separator",
+            "separator",
+            "context-separator",
+            "time-style",
+            "date",
+            "since",
+            "until",
+            "after",
+            "before",
+        ];
+        args.iter().all(|arg| match arg.long_option() {
+            Some((name, value)) => {
+                NOT_FILES.contains(&name.as_str()) || self.read_inside(&value, cwd)
+            }
+            None => !arg.computed_option(),
+        })
     }
 
     /// Whether `path` lies in the workspace, lexically and with the symbolic links along its
@@ -288,4 +359,68 @@ impl Walker {
         };
         existing_canonical(path).is_none_or(|resolved| resolved.starts_with(root))
     }
+}
+
+/// How many paths a glob may match, and how many directory entries may be looked at, before
+/// the analysis gives up (and the read counts as outside).
+const GLOB_LIMIT: usize = 256;
+const GLOB_ENTRIES: usize = 4096;
+
+/// The existing paths a glob pattern (an absolute path whose components may hold `*`, `?`
+/// or `[...]`) matches, as bash would expand it, hidden names included to be safe. A pattern
+/// that matches nothing is its own only match (bash passes it on unchanged). `None` when the
+/// pattern matches too much to check.
+pub(super) fn glob_matches(pattern: &Path) -> Option<Vec<PathBuf>> {
+    let mut current = vec![PathBuf::new()];
+    let mut looked_at = 0;
+    for component in pattern.components() {
+        let Component::Normal(name) = component else {
+            for path in &mut current {
+                path.push(component);
+            }
+            continue;
+        };
+        let text = name.to_string_lossy();
+        if !text.contains(['*', '?', '[']) {
+            for path in &mut current {
+                path.push(name);
+            }
+            continue;
+        }
+        let matcher = GlobBuilder::new(&text)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .ok()?
+            .compile_matcher();
+        let mut next = Vec::new();
+        // `.*` matches `.` and `..` in bash before 5.2 (and with `globskipdots` off).
+        for special in [".", ".."] {
+            if matcher.is_match(special) {
+                next.extend(current.iter().map(|dir| normalize(&dir.join(special))));
+            }
+        }
+        for dir in &current {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                looked_at += 1;
+                if looked_at > GLOB_ENTRIES {
+                    return None;
+                }
+                if matcher.is_match(entry.file_name()) {
+                    next.push(dir.join(entry.file_name()));
+                }
+            }
+        }
+        if next.len() > GLOB_LIMIT {
+            return None;
+        }
+        current = next;
+    }
+    if current.is_empty() {
+        return Some(vec![pattern.to_path_buf()]);
+    }
+    Some(current)
 }

@@ -142,13 +142,23 @@ impl Walker {
                 .all(|arg| matches!(arg.literal(), Some("-v" | "--verbose"))),
             _ => false,
         };
-        read_only && !elsewhere && at_root
+        read_only && !elsewhere && at_root && !self.repository_runs_programs()
+    }
+
+    /// Whether the workspace's shipped repository would run a program on a read-only
+    /// command (its configuration, hooks or submodules); read once per line.
+    fn repository_runs_programs(&mut self) -> bool {
+        let workspace = &self.workspace;
+        *self
+            .git_runs_programs
+            .get_or_insert_with(|| super::git_config::runs_programs(workspace).is_some())
     }
 
     /// The options and operands of a read-only `git` subcommand: options that write a file
     /// (`--output`), run a program (`--ext-diff`, `--textconv`, `--show-signature`, `-O`,
     /// `--open-files-in-pager`) or read one (`--contents`) make it not read-only, abbreviated
-    /// or not; operands naming paths outside the workspace do too.
+    /// or not; operands and option values naming paths outside the workspace do too
+    /// (`--ignore-revs-file=~/.ssh/id_rsa`).
     fn git_reads(&self, args: &[Word<'_>], cwd: &Cwd) -> bool {
         const ACTING: [&str; 7] = [
             "output",
@@ -169,8 +179,15 @@ impl Walker {
             if arg.starts_with("-O") {
                 return false;
             }
+            // `blame -S FILE` reads revisions from a file (for `log` it is a pickaxe string,
+            // checked the same way to keep the rule simple).
+            if let Some(file) = arg.strip_prefix("-S")
+                && !file.is_empty()
+            {
+                return self.read_inside(&Word::synthetic(file, word.node), cwd);
+            }
             arg.starts_with('-') || self.read_inside(word, cwd)
-        })
+        }) && self.options_inside(args, cwd)
     }
 
     /// `git config`: setting a value writes `.git/config` (whose `core.fsmonitor`,

@@ -27,7 +27,13 @@ impl<'w, 't> Scan<'w, 't> {
         while let Some(word) = args.get(index) {
             index += 1;
             let Some(arg) = word.literal() else {
-                scan.operands.push(word);
+                // `--name=$X/...`: an option whose value is not literal.
+                if let Some((name, value)) = word.long_option() {
+                    scan.values.push((name.clone(), value));
+                    scan.longs.push(name);
+                } else {
+                    scan.operands.push(word);
+                }
                 continue;
             };
             if arg == "--" {

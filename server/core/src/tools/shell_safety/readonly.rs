@@ -31,7 +31,7 @@ impl<'t> Reads<'t> {
 }
 
 /// Commands that print text or facts about the system and read no file they are named.
-const TEXT_ONLY: [&str; 14] = [
+pub(super) const TEXT_ONLY: [&str; 14] = [
     "echo", "printf", "pwd", "which", "whoami", "id", "uname", "true", "false", "test", "[",
     "basename", "dirname", "tr",
 ];
@@ -219,17 +219,27 @@ pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> 
             .filter(|_| matches!(name, "file" | "du" | "diff" | "realpath" | "hexdump"))
             .cloned()
             .collect();
-        let files0 = scan.value(&["files0-from"]).cloned();
-        let writes = match name {
+        let acts = match name {
             // A second operand is an output file.
             "uniq" => scan.operands.len() > 1,
-            "tree" => scan.has('o', "output"),
+            // `-o` writes the listing; `-R` writes `00Tree.html` in every directory; `-l`
+            // follows links (out of the workspace).
+            "tree" => scan.has('o', "output") || scan.short('R') || scan.short('l'),
+            // `-C` compiles a magic file, writing `NAME.mgc`.
+            "file" => scan.has('C', "compile") || scan.has('f', "files-from"),
+            // `-r` compares directories, following the links inside them.
+            "diff" => (scan.short('r') || scan.long("recursive")) && !scan.long("no-dereference"),
+            // `-c` reads the files the check list names.
+            "md5sum" | "sha256sum" => scan.has('c', "check"),
+            // `-RL` lists directories through the links inside them.
+            "ls" => scan.short('R') && (scan.short('L') || scan.long("dereference")),
             _ => false,
         };
-        if writes {
+        // `--files0-from=LIST` reads the files LIST names, which this analysis cannot see.
+        if acts || scan.long("files0-from") {
             return None;
         }
-        return Reads::paths(operands.chain(valued).chain(files0), *cwd);
+        return Reads::paths(operands.chain(valued), *cwd);
     }
     match name {
         // `command -v NAME` and `command -V NAME` only look a name up.
@@ -241,6 +251,8 @@ pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> 
                 paths: Vec::new(),
                 cwd: false,
             }),
+        // `-R` follows the links inside directories, out of the workspace.
+        "grep" | "egrep" | "fgrep" if Scan::new(args, "efmABCDd", &[]).short('R') => None,
         "grep" | "egrep" | "fgrep" => pattern_search(
             args,
             "efmABCDd",
@@ -260,7 +272,7 @@ pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> 
                 "exclude-dir",
                 "binary-files",
             ],
-            &[],
+            &["dereference-recursive"],
         ),
         // `--pre` runs a program on every file, `--hostname-bin` runs one for hyperlinks,
         // `--search-zip` runs decompressors.
@@ -302,9 +314,10 @@ pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> 
                 "pre-glob",
                 "hostname-bin",
             ],
-            &["pre", "pre-glob", "hostname-bin", "search-zip"],
+            &["pre", "pre-glob", "hostname-bin", "search-zip", "follow"],
         )
-        .filter(|_| !Scan::new(args, "efmABCgtTjMErd", &[]).short('z')),
+        // `-z` runs decompressors; `-L` follows links out of the workspace.
+        .filter(|_| !Scan::new(args, "efmABCgtTjMErd", &[]).any_short("zL")),
         // `--set` changes the clock; `--file` prints the lines of a file (in error messages).
         "date" => {
             let scan = Scan::new(
@@ -343,27 +356,31 @@ pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> 
             if scan.has('o', "output")
                 || scan.has('T', "temporary-directory")
                 || scan.long("compress-program")
+                || scan.long("files0-from")
             {
                 return None;
             }
             let operands = scan.operands.iter().map(|word| (*word).clone());
-            let files = scan.values(&["files0-from", "random-source"]).cloned();
+            let files = scan.values(&["random-source"]).cloned();
             Reads::paths(operands.chain(files), false)
         }
         // `-o`/`--log-file` write a file; `-k`/`--lesskey-*` load key bindings (which may
-        // run commands); `+CMD` runs a less command at start.
+        // run commands); `+CMD` runs a less command at start; `-t`/`-T` open the files a
+        // tags file names.
         "less" => {
             let dangerous = literals().any(|arg| {
                 arg.starts_with('+')
                     || (arg.starts_with('-')
                         && !arg.starts_with("--")
-                        && arg.contains(['o', 'O', 'k']))
+                        && arg.contains(['o', 'O', 'k', 't', 'T']))
                     || [
                         "log-file",
                         "LOG-FILE",
                         "lesskey-file",
                         "lesskey-src",
                         "lesskey-content",
+                        "tag",
+                        "tag-file",
                     ]
                     .iter()
                     .any(|full| is_long(arg, full))
@@ -432,12 +449,15 @@ fn jq<'t>(args: &[Word<'t>]) -> Option<Reads<'t>> {
         let Some(arg) = word.literal() else {
             if filter_seen {
                 files.push(word.clone());
+            } else if jq_loads_modules(&word.source) {
+                return None;
             } else {
                 filter_seen = true;
             }
             continue;
         };
         match arg {
+            _ if !filter_seen && !arg.starts_with('-') && jq_loads_modules(arg) => return None,
             "--arg" | "--argjson" => index += 2,
             "--indent" => index += 1,
             "--rawfile" | "--slurpfile" | "--from-file" | "-f" | "--args" | "--jsonargs"
@@ -449,6 +469,19 @@ fn jq<'t>(args: &[Word<'t>]) -> Option<Reads<'t>> {
         }
     }
     Reads::paths(files, false)
+}
+
+/// Whether a jq program has an `import` or `include` directive, which reads a module or a
+/// JSON data file from a path of its own (`import "../../x" as $data;`).
+fn jq_loads_modules(filter: &str) -> bool {
+    ["import", "include"].iter().any(|keyword| {
+        filter.match_indices(keyword).any(|(at, _)| {
+            filter[at + keyword.len()..]
+                .chars()
+                .next()
+                .is_some_and(|next| next.is_whitespace() || next == '"')
+        })
+    })
 }
 
 /// `sed` without `-i`, whose scripts neither write files (`w`) nor run commands (`e`); the
@@ -529,15 +562,21 @@ fn sed_read_only<'t>(args: &[Word<'t>]) -> Option<Reads<'t>> {
             }
         }
     }
-    if scripts.iter().any(|script| sed_script_acts(script)) {
-        return None;
+    // Files named by `r`/`R` commands are read like operands.
+    let node = args.first().map(|word| word.node);
+    for script in scripts {
+        for read in sed_script_reads(script)? {
+            files.extend(node.map(|node| Word::synthetic(&read, node)));
+        }
     }
     Reads::paths(files, false)
 }
 
-/// Whether a sed script may write a file or run a command (`w`, `W`, `e`, or the `e`/`w`
-/// flags of `s`). Anything not understood counts as acting.
-fn sed_script_acts(script: &str) -> bool {
+/// The files a sed script reads (`r FILE`, `R FILE`), or `None` when it may write a file or
+/// run a command (`w`, `W`, `e`, or the `e`/`w` flags of `s`). Anything not understood
+/// counts as acting.
+fn sed_script_reads(script: &str) -> Option<Vec<String>> {
+    let mut reads = Vec::new();
     let bytes = script.as_bytes();
     let mut at = 0;
     let skip_to = |at: &mut usize, stops: &[u8]| {
@@ -598,28 +637,32 @@ fn sed_script_acts(script: &str) -> bool {
             at += 1;
         }
         if at >= bytes.len() {
-            return false;
+            return Some(reads);
         }
         if !address(&mut at) {
-            return true;
+            return None;
         }
         if bytes.get(at) == Some(&b',') {
             at += 1;
             if !address(&mut at) {
-                return true;
+                return None;
             }
         }
         while at < bytes.len() && (bytes[at] == b' ' || bytes[at] == b'!') {
             at += 1;
         }
-        let Some(&command) = bytes.get(at) else {
-            return true;
-        };
+        let &command = bytes.get(at)?;
         at += 1;
         match command {
             b'{' | b'}' | b'p' | b'P' | b'd' | b'D' | b'n' | b'N' | b'g' | b'G' | b'h' | b'H'
             | b'x' | b'=' | b'z' | b'F' => {}
-            b'#' | b'a' | b'i' | b'c' | b'r' | b'R' => skip_to(&mut at, b"\n"),
+            b'#' | b'a' | b'i' | b'c' => skip_to(&mut at, b"\n"),
+            b'r' | b'R' => {
+                let start = at;
+                skip_to(&mut at, b"\n");
+                let file = script.get(start..at).unwrap_or_default().trim_start();
+                reads.push(file.to_owned());
+            }
             b'b' | b't' | b'T' | b':' | b'v' => skip_to(&mut at, b";\n"),
             b'q' | b'Q' | b'l' | b'L' => {
                 while bytes.get(at).is_some_and(u8::is_ascii_digit) {
@@ -627,15 +670,13 @@ fn sed_script_acts(script: &str) -> bool {
                 }
             }
             b's' | b'y' => {
-                let Some(&delimiter) = bytes.get(at) else {
-                    return true;
-                };
+                let &delimiter = bytes.get(at)?;
                 if delimiter == b'\\' || delimiter == b'\n' {
-                    return true;
+                    return None;
                 }
                 at += 1;
                 if !delimited(&mut at, delimiter) || !delimited(&mut at, delimiter) {
-                    return true;
+                    return None;
                 }
                 let flags_start = at;
                 skip_to(&mut at, b";\n}");
@@ -644,10 +685,10 @@ fn sed_script_acts(script: &str) -> bool {
                         .iter()
                         .any(|flag| matches!(flag, b'e' | b'w' | b'W'))
                 {
-                    return true;
+                    return None;
                 }
             }
-            _ => return true,
+            _ => return None,
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use super::{Risk, SafetyContext, assess};
+use super::{Risk, SafetyContext, assess, assess_line};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -267,7 +267,7 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("cp -r dist ~/www", D, Some("outside the workspace")),
     ("rm -rf ./", C, Some("whole workspace")),
     ("rm -rf \"$PWD\"", C, Some("whole workspace")),
-    ("rm -rf /{etc,usr}", C, Some("whole file system")),
+    ("rm -rf /{etc,usr}", C, Some("recursive delete of /etc")),
     ("rm -rf /tmp/$X", C, Some("outside the workspace")),
     ("rm -rf /work/ws/project2", C, Some("outside the workspace")),
     ("cd; rm -rf x", C, Some("(/home/u/x)")),
@@ -457,6 +457,87 @@ const HOSTILE: &[(&str, Kind, Option<&str>)] = &[
     ("git init --template=t", D, Some("git init")),
     ("sh -c 'echo x >> .git/config'", D, Some(".git/")),
     ("cat .git/config; cat .mcp.json", R, None),
+    // Brace expansions are computed (up to 64 words; more count as an unknown path).
+    ("cat {$HOME/.ssh/id_rsa,a.txt}", N, None),
+    ("head -1 {~/.ssh/id_rsa,a.txt}", N, None),
+    ("cat {/etc/passwd,a.txt}", N, None),
+    ("cat a{1..3}.txt", R, None),
+    ("cat {a,b}.txt src/{x,y}.rs", R, None),
+    ("cat a{1..100}.txt", N, None),
+    ("git log -1 HEAD@{1}", R, None),
+    // Unknown parts anywhere in a path read are outside, even after a known directory.
+    ("cat src/$(echo ../../etc/passwd)", N, None),
+    ("cat src/$X", N, None),
+    // Recursive searches that follow links inside the workspace out of it.
+    ("grep -R PRIVATE .", N, None),
+    ("grep -rn --dereference-recursive PRIVATE .", N, None),
+    ("grep -r --dereference-rec PRIVATE", N, None),
+    ("rg -L PRIVATE", N, None),
+    ("rg --follow PRIVATE", N, None),
+    ("rg --fol PRIVATE", N, None),
+    ("find -L . -name id_rsa", N, None),
+    ("find . -follow -name id_rsa", N, None),
+    ("diff -r a b", N, None),
+    ("ls -RL", N, None),
+    ("tree -l", N, None),
+    ("grep -rn PRIVATE .", R, None),
+    // sed's `r`/`R` read a file; `w`/`W` write one.
+    ("sed 'r /home/u/.ssh/id_rsa' a.txt", N, None),
+    ("sed \"r $HOME/.ssh/id_rsa\" a.txt", N, None),
+    ("sed '1R ../secret' a.txt", N, None),
+    ("sed -e '$r /etc/shadow' a.txt", N, None),
+    ("sed '2r b.txt' a.txt", R, None),
+    ("sed '1W out.txt' a.txt", N, None),
+    ("sed 's/a/b/w out.txt' a.txt", N, None),
+    // Lists of file names read from a file are not seen.
+    ("sort --files0-from=names0", N, None),
+    ("wc --files0-from=names0", N, None),
+    ("du --files0-from=names0", N, None),
+    ("wc --files0=names0", N, None),
+    ("file -f names.txt", N, None),
+    ("sha256sum -c sums.txt", N, None),
+    // Option values naming files are checked like operands.
+    (
+        "git blame --ignore-revs-file=/home/u/.ssh/id_rsa a.txt",
+        N,
+        None,
+    ),
+    (
+        "git blame --ignore-revs-file=$HOME/.ssh/id_rsa a.txt",
+        N,
+        None,
+    ),
+    ("git blame --ignore-revs-file=~/.ssh/id_rsa a.txt", N, None),
+    ("git blame --ignore-revs-file ~/.ssh/id_rsa a.txt", N, None),
+    ("git blame -S/home/u/.ssh/id_rsa a.txt", N, None),
+    ("diff --from-file=$HOME/.ssh/id_rsa a.txt", N, None),
+    ("diff --from-file=~/.ssh/id_rsa a.txt", N, None),
+    ("cat --x=/etc/shadow a.txt", N, None),
+    ("echo --prefix=/usr/local", R, None),
+    ("head -n$N a.txt", N, None),
+    (
+        "git blame --ignore-revs-file=.git-blame-ignore-revs a.txt",
+        R,
+        None,
+    ),
+    ("git log --format=%H --since=2.weeks --author=/x/", R, None),
+    ("grep --include=*.rs -rn foo src", R, None),
+    // Options that write: `file -C` compiles a magic file, `tree -R` writes HTML files.
+    ("file -C -m magic", N, None),
+    ("file --compile --magic-file magic", N, None),
+    ("tree -R", N, None),
+    ("file -m magic a.txt", R, None),
+    // Protected files named through a brace expansion.
+    ("echo x > .g{it,}/config", D, Some(".git")),
+    ("cp x {a,.git}/hooks/pre-commit", D, Some(".git")),
+    ("echo x > {.mcp,a}.json", D, Some(".mcp.json")),
+    // jq modules and data files, less tags files and find's list of starting points.
+    ("jq -n 'import \"../../x\" as $d; $d' a.json", N, None),
+    ("jq 'include \"m\"; .' a.json", N, None),
+    ("jq .include package.json", R, None),
+    ("less -t main", N, None),
+    ("less --tag=main", N, None),
+    ("find -files0-from names0 -name x", N, None),
 ];
 
 #[test]
@@ -573,6 +654,12 @@ fn deep_nesting_is_bounded() {
     let ctx = context();
     let deep = format!("{}ls{}", "$(".repeat(500), ")".repeat(500));
     assert!(matches!(assess(&deep, &ctx), Risk::Dangerous(_)));
+    // Brace expansions are bounded: nested ones, and ones that would make millions of words.
+    let nested = format!("cat {}x{}", "{a,".repeat(300), "}".repeat(300));
+    assert!(!matches!(assess(&nested, &ctx), Risk::ReadOnly));
+    let wide = format!("cat {}", "{a,b}{c,d}".repeat(10));
+    assert!(!matches!(assess(&wide, &ctx), Risk::ReadOnly));
+    assert!(!matches!(assess("cat {1..99999999}", &ctx), Risk::ReadOnly));
     let scripts = "sh -c \"sh -c 'sh -c \\\"sh -c ls\\\"'\"";
     assert!(!matches!(assess(scripts, &ctx), Risk::ReadOnly));
 }
@@ -623,4 +710,147 @@ fn assessing_is_fast() {
     );
     // Generous, so that unoptimised builds on slow machines pass; release builds take far less.
     assert!(each.as_millis() < 20, "{each:?} per call");
+}
+
+/// A workspace on disk with a shipped link `sshlink -> <outside>/.ssh`, for the rules that
+/// look at the file system: globs are expanded and every match resolved.
+#[test]
+fn globs_are_expanded_and_each_match_resolved() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().canonicalize().unwrap();
+    let home_path = home.path().canonicalize().unwrap();
+    std::fs::create_dir(home_path.join(".ssh")).unwrap();
+    std::fs::write(home_path.join(".ssh/id_rsa"), "secret").unwrap();
+    std::fs::write(ws.join("a.txt"), "a").unwrap();
+    std::fs::write(ws.join("b.txt"), "b").unwrap();
+    std::fs::create_dir(ws.join("src")).unwrap();
+    std::os::unix::fs::symlink(home_path.join(".ssh"), ws.join("sshlink")).unwrap();
+    let ctx = SafetyContext {
+        workspace: &ws,
+        home: Some(&home_path),
+        git_root: false,
+    };
+    let cases = [
+        ("cat ssh*/id_rsa", N),
+        ("cat sshlink/id_rsa", N),
+        ("cat s*/*", N),
+        ("head -1 ?shlink/*", N),
+        ("cat [s]shlink/id_rsa", N),
+        ("grep -r PRIVATE ssh*", N),
+        ("cat *.txt", R),
+        ("cat src/*.rs", R),
+        ("cat nothing*/x", R),
+        // `.*` matches `..` in older bash. Once not read-only, a pattern that may name
+        // `.git/` or `.coder/` counts as changing it, so a person decides.
+        ("cat .*/id_rsa", D),
+        ("cat src/.*/x", R),
+    ];
+    for (command, expected) in cases {
+        let risk = assess(command, &ctx);
+        assert_eq!(kind(&risk), expected, "{command}: {risk:?}");
+    }
+}
+
+/// A repository whose shipped configuration or hooks run a program makes read-only git
+/// commands ask; a plain one does not.
+#[test]
+fn git_reads_only_in_a_repository_that_runs_nothing() {
+    let cases: [(&str, &str, Option<&str>); 9] = [
+        ("git status", "[core]\n\tbare = false\n", None),
+        ("git status", "[core]\n\tfsmonitor = ./x\n", None),
+        ("git log -p", "[diff \"pdf\"]\n\ttextconv = ./x\n", None),
+        ("git diff", "[Pager]\n\tdiff = ./x\n", None),
+        ("git log", "[include]\n\tpath = other\n", None),
+        (
+            "git log",
+            "[includeIf \"gitdir:/\"]\n\tpath = other\n",
+            None,
+        ),
+        ("git status", "[core]\n\thooksPath = h\n", None),
+        ("git status", "[core]\n", Some("hooks/post-index-change")),
+        ("git status", "[core]\n", Some("commondir")),
+    ];
+    for (index, (command, config, extra)) in cases.into_iter().enumerate() {
+        let workspace = tempfile::tempdir().unwrap();
+        let ws = workspace.path();
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::write(ws.join(".git/config"), config).unwrap();
+        std::fs::write(ws.join(".git/hooks/pre-commit.sample"), "").unwrap();
+        if let Some(extra) = extra {
+            std::fs::write(ws.join(".git").join(extra), "x").unwrap();
+        }
+        let ctx = SafetyContext::new(ws, None);
+        let expected = if index == 0 { R } else { N };
+        assert_eq!(
+            kind(&assess(command, &ctx)),
+            expected,
+            "{command} with {config:?} {extra:?}"
+        );
+    }
+    // `.git` as a file (`gitdir: elsewhere`) names another repository.
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join(".git"), "gitdir: /elsewhere\n").unwrap();
+    let ctx = SafetyContext::new(workspace.path(), None);
+    assert_eq!(kind(&assess("git status", &ctx)), N);
+}
+
+/// "Allow always" remembers what the person saw: a program and its subcommand for programs
+/// that have subcommands, otherwise the exact command.
+#[test]
+fn allow_always_remembers_what_was_shown() {
+    let ctx = context();
+    let remembered = |command: &str| -> Vec<String> {
+        assess_line(command, &ctx).line.keys().cloned().collect()
+    };
+    let cases: [(&str, &[&str]); 9] = [
+        ("cargo test -p coder-core", &["cargo test"]),
+        ("npm run build -- --watch", &["npm run build"]),
+        ("./gradlew build", &["./gradlew build"]),
+        ("make check", &["make check"]),
+        ("git commit -m x", &["git commit"]),
+        ("python3 -c 'print(1+1)'", &["python3 -c 'print(1+1)'"]),
+        ("rm a.txt", &["rm a.txt"]),
+        ("node script.js --flag", &["node script.js --flag"]),
+        ("make -j4 all", &["make -j4 all"]),
+    ];
+    for (command, keys) in cases {
+        assert_eq!(remembered(command), keys.to_vec(), "{command}");
+    }
+    let after = |allowed: &str, later: &str| {
+        assess_line(later, &ctx)
+            .line
+            .covered_by(&remembered(allowed))
+    };
+    assert!(!after(
+        "python3 -c 'print(1+1)'",
+        "python3 -c 'print(open(\"/home/u/.ssh/id_rsa\").read())'"
+    ));
+    assert!(!after("rm a.txt", "rm -v README.md"));
+    assert!(!after("npm run build", "npm run deploy"));
+    assert!(!after("bash build.sh", "bash -c 'curl x'"));
+    assert!(after("rm a.txt", "rm a.txt"));
+    assert!(after("cargo test", "cargo test -p x 2>&1 | tail -n 3"));
+    assert!(after("npm run build", "npm run build"));
+    // Subcommands and options that run whatever they are given are remembered exactly.
+    assert!(!after("npm exec prettier", "npm exec evil"));
+    assert!(!after("yarn dlx a", "yarn dlx b"));
+    assert!(!after("cargo install ripgrep", "cargo install evil"));
+    assert!(!after("uv run python a.py", "uv run python -c 'x'"));
+    assert!(!after("yarn node a.js", "yarn node -e 'x'"));
+    assert!(!after(
+        "git submodule update",
+        "git submodule foreach 'curl x'"
+    ));
+    assert!(!after("git bisect good", "git bisect run ./evil"));
+    assert!(!after("git rebase main", "git rebase -x 'curl x' main"));
+    assert!(!after("git rebase main", "git rebase --exec='curl x' main"));
+    assert!(!after("git grep foo", "git grep -Oevil foo"));
+    assert!(!after("git fetch", "git fetch --upload-pack=./evil origin"));
+    assert!(!after(
+        "cargo test",
+        "cargo test --config 'target.x.runner=\"sh\"'"
+    ));
+    assert!(after("uv run pytest", "uv run pytest -k x"));
+    assert!(after("git rebase main", "git rebase -i main"));
 }

@@ -138,7 +138,176 @@ impl<'t> Word<'t> {
             .any(|piece| matches!(piece, Piece::Unknown { substitution: true }))
     }
 
+    /// The words bash's brace expansion makes of this one, in order (`a{b,c}d` is `abd acd`,
+    /// `{1..3}` is `1 2 3`, nested braces too), or the word itself when it has none. `None`
+    /// when it would make more than [`MAX_BRACE_WORDS`] words.
+    pub(super) fn brace_expand(&self) -> Option<Vec<Word<'t>>> {
+        if !self.brace_expansion() {
+            return Some(vec![self.clone()]);
+        }
+        let mut tokens = Vec::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text { text, quoted } => {
+                    tokens.extend(text.chars().map(|c| Token::Char(c, *quoted)));
+                }
+                other => tokens.push(Token::Piece(other.clone())),
+            }
+        }
+        let mut results = Vec::new();
+        expand_braces(tokens, &mut results)?;
+        Some(
+            results
+                .into_iter()
+                .map(|tokens| self.with_tokens(tokens))
+                .collect(),
+        )
+    }
+
+    /// A word made of expanded tokens, keeping this word's node.
+    fn with_tokens(&self, tokens: Vec<Token>) -> Word<'t> {
+        let mut word = Word {
+            node: self.node,
+            pieces: Vec::new(),
+            literal: None,
+            shell: String::new(),
+            source: String::new(),
+        };
+        for token in tokens {
+            match token {
+                Token::Char(c, quoted) => {
+                    word.source.push(c);
+                    match word.pieces.last_mut() {
+                        Some(Piece::Text { text, quoted: was }) if *was == quoted => text.push(c),
+                        _ => word.pieces.push(Piece::Text {
+                            text: c.to_string(),
+                            quoted,
+                        }),
+                    }
+                }
+                Token::Piece(piece) => {
+                    let shown = match &piece {
+                        Piece::Home => "$HOME".to_owned(),
+                        Piece::UserHome(user) => format!("~{user}"),
+                        Piece::Pwd => "$PWD".to_owned(),
+                        Piece::Text { text, .. } => text.clone(),
+                        Piece::Unknown { .. } => "$UNKNOWN".to_owned(),
+                    };
+                    word.source.push_str(&shown);
+                    word.pieces.push(piece);
+                }
+            }
+        }
+        // Bash expands a `~` that starts a word after its braces (`{~/.ssh/id_rsa,a}`).
+        if let Some(Piece::Text {
+            text,
+            quoted: false,
+        }) = word.pieces.first()
+            && let Some(after) = text.strip_prefix('~')
+        {
+            let end = after.find('/').unwrap_or(after.len());
+            let home = match &after[..end] {
+                "" => Piece::Home,
+                "+" => Piece::Pwd,
+                "-" => Piece::Unknown {
+                    substitution: false,
+                },
+                user => Piece::UserHome(user.to_owned()),
+            };
+            let rest = after[end..].to_owned();
+            word.pieces.splice(
+                0..1,
+                [
+                    home,
+                    Piece::Text {
+                        text: rest,
+                        quoted: false,
+                    },
+                ],
+            );
+        }
+        // As a script it is only ever shown, never run: the text as expanded is enough.
+        word.shell = word.source.clone();
+        word.finish();
+        word
+    }
+
+    /// Whether the word has a part only known when the command runs (`$X`, `$(...)`, `~-`),
+    /// other than `$HOME` and `$PWD`.
+    pub(super) fn has_unknown(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|piece| matches!(piece, Piece::Unknown { .. } | Piece::UserHome(_)))
+    }
+
+    /// Whether the shell would brace-expand the word (`{a,b}`, `{1..3}`): an unquoted `{`
+    /// followed by an unquoted `,` or `..` before its unquoted `}`. The expansion is not
+    /// computed: callers take such a word as unknown.
+    pub(super) fn brace_expansion(&self) -> bool {
+        let mut open = 0usize;
+        let mut previous_dot = false;
+        for piece in &self.pieces {
+            let Piece::Text {
+                text,
+                quoted: false,
+            } = piece
+            else {
+                previous_dot = false;
+                continue;
+            };
+            for c in text.chars() {
+                match c {
+                    '{' => open += 1,
+                    '}' => open = open.saturating_sub(1),
+                    ',' if open > 0 => return true,
+                    '.' if open > 0 && previous_dot => return true,
+                    _ => {}
+                }
+                previous_dot = c == '.';
+            }
+        }
+        false
+    }
+
+    /// For `--name=value` (the name written literally), the name and the value as a word;
+    /// a `~` that starts the value is the home directory, as bash expands it there.
+    pub(super) fn long_option(&self) -> Option<(String, Word<'t>)> {
+        let Some(Piece::Text { text, .. }) = self.pieces.first() else {
+            return None;
+        };
+        let (name, _) = text.strip_prefix("--")?.split_once('=')?;
+        let name = name.to_owned();
+        let mut value = self.strip_prefix(&format!("--{name}="))?;
+        if let Some(Piece::Text {
+            text,
+            quoted: false,
+        }) = value.pieces.first()
+            && (text == "~" || text.starts_with("~/"))
+        {
+            let rest = text[1..].to_owned();
+            value.pieces.splice(
+                0..1,
+                [
+                    Piece::Home,
+                    Piece::Text {
+                        text: rest,
+                        quoted: false,
+                    },
+                ],
+            );
+            value.finish();
+        }
+        Some((name, value))
+    }
+
+    /// Whether the word starts with an unquoted `-` (an option) but is not entirely literal.
+    pub(super) fn computed_option(&self) -> bool {
+        self.literal.is_none()
+            && matches!(self.pieces.first(), Some(Piece::Text { text, .. }) if text.starts_with('-'))
+    }
+
     fn finish(&mut self) {
+        self.literal = None;
         let mut literal = String::new();
         for piece in &self.pieces {
             match piece {
@@ -412,4 +581,128 @@ fn unescape_ansi_c(raw: &str) -> String {
         }
     }
     out
+}
+
+/// How many words one brace expansion may make before the analysis gives up on the word.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// One character of a word, or a part that is not literal text, for brace expansion.
+#[derive(Debug, Clone)]
+enum Token {
+    /// A character and whether it was quoted (quoted braces and commas are literal).
+    Char(char, bool),
+    Piece(Piece),
+}
+
+/// Expands the first brace expression of `tokens` and, recursively, the rest; pushes the
+/// results. `None` when they would exceed [`MAX_BRACE_WORDS`].
+fn expand_braces(tokens: Vec<Token>, results: &mut Vec<Vec<Token>>) -> Option<()> {
+    let unquoted =
+        |token: &Token, wanted: char| matches!(token, Token::Char(c, false) if *c == wanted);
+    for open in 0..tokens.len() {
+        if !unquoted(&tokens[open], '{') {
+            continue;
+        }
+        // The matching `}` and the top-level commas between them.
+        let mut depth = 0;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (at, token) in tokens.iter().enumerate().skip(open + 1) {
+            if unquoted(token, '{') {
+                depth += 1;
+            } else if unquoted(token, '}') {
+                if depth == 0 {
+                    close = Some(at);
+                    break;
+                }
+                depth -= 1;
+            } else if depth == 0 && unquoted(token, ',') {
+                commas.push(at);
+            }
+        }
+        let Some(close) = close else {
+            continue;
+        };
+        let prefix = &tokens[..open];
+        let suffix = &tokens[close + 1..];
+        let alternatives: Vec<Vec<Token>> = if commas.is_empty() {
+            match sequence(&tokens[open + 1..close]) {
+                Some(items) => items
+                    .into_iter()
+                    .map(|item| item.chars().map(|c| Token::Char(c, false)).collect())
+                    .collect(),
+                None => continue,
+            }
+        } else {
+            let mut bounds = vec![open];
+            bounds.extend(&commas);
+            bounds.push(close);
+            bounds
+                .windows(2)
+                .map(|pair| tokens[pair[0] + 1..pair[1]].to_vec())
+                .collect()
+        };
+        if alternatives.len() > MAX_BRACE_WORDS {
+            return None;
+        }
+        for alternative in alternatives {
+            let mut word = prefix.to_vec();
+            word.extend(alternative);
+            word.extend_from_slice(suffix);
+            expand_braces(word, results)?;
+            if results.len() > MAX_BRACE_WORDS {
+                return None;
+            }
+        }
+        return Some(());
+    }
+    results.push(tokens);
+    (results.len() <= MAX_BRACE_WORDS).then_some(())
+}
+
+/// The items of a sequence expression's inside (`1..3`, `a..e`, `10..1..3`), or `None`
+/// when it is not one (bash then leaves the braces as they are).
+fn sequence(inside: &[Token]) -> Option<Vec<String>> {
+    let text: String = inside
+        .iter()
+        .map(|token| match token {
+            Token::Char(c, false) => Some(*c),
+            _ => None,
+        })
+        .collect::<Option<String>>()?;
+    let parts: Vec<&str> = text.split("..").collect();
+    let (start, end, step) = match parts.as_slice() {
+        [start, end] => (*start, *end, None),
+        [start, end, step] => (*start, *end, Some(step.parse::<i64>().ok()?)),
+        _ => return None,
+    };
+    let step = step.unwrap_or(1).checked_abs()?.max(1);
+    let range = |from: i64, to: i64| -> Option<Vec<i64>> {
+        let count = from.abs_diff(to) / step.unsigned_abs() + 1;
+        if count > MAX_BRACE_WORDS as u64 {
+            return None;
+        }
+        let step = if from <= to { step } else { -step };
+        let mut items = Vec::new();
+        let mut at = from;
+        for _ in 0..count {
+            items.push(at);
+            at = at.checked_add(step)?;
+        }
+        Some(items)
+    };
+    if let (Ok(from), Ok(to)) = (start.parse::<i64>(), end.parse::<i64>()) {
+        return Some(range(from, to)?.iter().map(i64::to_string).collect());
+    }
+    let (mut from, mut to) = (start.chars(), end.chars());
+    match (from.next(), from.next(), to.next(), to.next()) {
+        (Some(from), None, Some(to), None) if from.is_ascii() && to.is_ascii() => Some(
+            range(i64::from(from as u8), i64::from(to as u8))?
+                .into_iter()
+                .filter_map(|code| u8::try_from(code).ok())
+                .map(|code| char::from(code).to_string())
+                .collect(),
+        ),
+        _ => None,
+    }
 }
