@@ -53,6 +53,9 @@ pub struct CreationAudit {
     workspace: PathBuf,
     /// Protected paths that were missing; what the command makes there is removed.
     missing: Vec<PathBuf>,
+    /// Protected paths that were symbolic links, with their targets: a bind follows the link,
+    /// so the link itself could be replaced; it is put back after the command.
+    links: Vec<(PathBuf, PathBuf)>,
     /// The `.git` entries before the command.
     git_entries: GitEntries,
     mounts: Mounts,
@@ -86,12 +89,17 @@ impl CreationAudit {
         let (mut read_only, missing): (Vec<PathBuf>, Vec<PathBuf>) = protected
             .into_iter()
             .partition(|p| p.symlink_metadata().is_ok());
+        let links = read_only
+            .iter()
+            .filter_map(|p| Some((p.clone(), std::fs::read_link(p).ok()?)))
+            .collect();
         // `.coder/` was made above, so it is not audited: coder itself may make it again
         // while the command runs, to save the session.
         read_only.insert(0, coder_dir);
         Self {
             workspace: workspace.to_path_buf(),
             missing,
+            links,
             git_entries,
             mounts: Mounts { pinned, read_only },
         }
@@ -122,6 +130,17 @@ impl CreationAudit {
                 removed.push(self.relative(path));
             }
         }
+        let mut restored = Vec::new();
+        for (path, target) in &self.links {
+            if std::fs::read_link(path).is_ok_and(|now| now == *target) {
+                continue;
+            }
+            remove(path);
+            match std::os::unix::fs::symlink(target, path) {
+                Ok(()) => restored.push(self.relative(path)),
+                Err(err) => tracing::warn!("cannot restore the link {}: {err}", path.display()),
+            }
+        }
         let now = GitEntries::find(&self.workspace);
         let mut planted = Vec::new();
         for entry in now.planted_since(&self.git_entries) {
@@ -135,6 +154,13 @@ impl CreationAudit {
                 "The command created {}, which configures coder or git; commands may not \
                  create these files without a person's approval, so it was removed.\n",
                 removed.join(", ")
+            ));
+        }
+        if !restored.is_empty() {
+            note.push_str(&format!(
+                "The command replaced {}, a link to files that configure coder or git; the \
+                 link was put back.\n",
+                restored.join(", ")
             ));
         }
         if !planted.is_empty() {
@@ -221,6 +247,25 @@ fn git_dirs_in(git_dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_protected_link_replaced_by_a_directory_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("githooks")).unwrap();
+        std::os::unix::fs::symlink("../githooks", root.join(".git/hooks")).unwrap();
+        let audit = CreationAudit::before(root);
+        std::fs::remove_file(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "evil").unwrap();
+        let note = audit.after().unwrap();
+        assert!(note.contains(".git/hooks"), "{note}");
+        assert_eq!(
+            std::fs::read_link(root.join(".git/hooks")).unwrap(),
+            Path::new("../githooks")
+        );
+    }
 
     #[test]
     fn the_redirects_of_submodules_and_worktrees_are_protected() {
