@@ -36,9 +36,14 @@ impl Repo {
 
     /// The person's own `git`, outside coder; its output.
     fn git(&self, args: &[&str]) -> String {
+        self.git_in(self.root(), args)
+    }
+
+    /// [`Repo::git`] run in `dir`.
+    fn git_in(&self, dir: &Path, args: &[&str]) -> String {
         let out = std::process::Command::new("git")
             .args(args)
-            .current_dir(self.root())
+            .current_dir(dir)
             .env("HOME", self.home.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_NAME", "person")
@@ -117,8 +122,15 @@ async fn a_nested_repository_wired_in_through_the_index_does_not_run() {
         "{result}"
     );
     assert!(!repo.root().join("sub/.git").exists());
+    // Git run inside a bare repository follows its configuration too.
+    assert!(
+        result.contains("The command made evilgit a git repository"),
+        "{result}"
+    );
 
     repo.git(&["status"]);
+    repo.git_in(&repo.root().join("evilgit"), &["status"]);
+    repo.git_in(&repo.root().join("evilgit/refs"), &["status"]);
     assert_eq!(repo.escaped(), Vec::<String>::new(), "{result}");
 }
 

@@ -6,7 +6,8 @@
 //! next `git` command, outside coder and outside the sandbox, read a configuration the
 //! command wrote: through a gitlink in the index the superproject's `git status` enters it
 //! and runs its `core.fsmonitor`. So the entries are noted before a confined command, and
-//! any new or changed one is removed after it ([`super::protected::CreationAudit`]).
+//! any new or changed one is removed after it ([`super::protected::CreationAudit`]). The
+//! same walk notes directories git takes for a repository when run inside them (bare ones).
 //!
 //! Cost: one `readdir` per directory of the workspace, before and after each confined
 //! command; the figures are in `docs/sandbox.md`.
@@ -47,6 +48,10 @@ pub(crate) enum EntryKind {
 #[derive(Debug, Default)]
 pub(crate) struct GitEntries {
     pub entries: Vec<GitEntry>,
+    /// Directories not named `.git` that git takes for a git directory when run inside them
+    /// (`HEAD` beside `commondir`, or beside `objects/` and `refs/`: a bare repository),
+    /// sorted by path.
+    pub bare: Vec<GitEntry>,
     /// `false` when the walk stopped at [`MAX_ENTRIES`].
     pub complete: bool,
 }
@@ -55,6 +60,7 @@ impl GitEntries {
     /// Walks `root` (on two threads) for `.git` entries.
     pub(crate) fn find(root: &Path) -> Self {
         let found = Arc::new(Mutex::new(Vec::new()));
+        let bare = Arc::new(Mutex::new(Vec::new()));
         let visited = Arc::new(AtomicUsize::new(0));
         let complete = Arc::new(AtomicBool::new(true));
         ignore::WalkBuilder::new(root)
@@ -64,6 +70,7 @@ impl GitEntries {
             .build_parallel()
             .run(|| {
                 let found = Arc::clone(&found);
+                let bare = Arc::clone(&bare);
                 let visited = Arc::clone(&visited);
                 let complete = Arc::clone(&complete);
                 Box::new(move |entry| {
@@ -76,7 +83,18 @@ impl GitEntries {
                         complete.store(false, Ordering::Relaxed);
                         return WalkState::Quit;
                     }
-                    if entry.depth() == 0 || !is_git_name(entry.file_name()) {
+                    if entry.depth() == 0 {
+                        return WalkState::Continue;
+                    }
+                    if entry.file_name().eq_ignore_ascii_case("HEAD") {
+                        if let Some(dir) = entry.path().parent().filter(|d| looks_like_git_dir(d))
+                            && let Some(found_dir) = describe(dir)
+                        {
+                            crate::engine::lock(&bare).push(found_dir);
+                        }
+                        return WalkState::Continue;
+                    }
+                    if !is_git_name(entry.file_name()) {
                         return WalkState::Continue;
                     }
                     if let Some(found_entry) = describe(entry.path()) {
@@ -87,8 +105,11 @@ impl GitEntries {
             });
         let mut entries = std::mem::take(&mut *crate::engine::lock(&found));
         entries.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut bare = std::mem::take(&mut *crate::engine::lock(&bare));
+        bare.sort_by(|a, b| a.path.cmp(&b.path));
         Self {
             entries,
+            bare,
             complete: complete.load(Ordering::Relaxed),
         }
     }
@@ -109,6 +130,29 @@ impl GitEntries {
             })
             .collect()
     }
+}
+
+impl GitEntries {
+    /// The directories of `self` (taken after a command) that look like git directories and
+    /// were not there, as such, before: new, or made one by the command. One that was only
+    /// moved keeps its (protected) configuration, so it is not counted.
+    pub(crate) fn bare_since<'a>(&'a self, before: &'a Self) -> Vec<&'a GitEntry> {
+        self.bare
+            .iter()
+            .filter(|dir| {
+                !before
+                    .bare
+                    .iter()
+                    .any(|old| old.dev == dir.dev && old.ino == dir.ino)
+            })
+            .collect()
+    }
+}
+
+/// Whether git, run inside `dir`, takes it for a git directory: a `HEAD` beside a
+/// `commondir` file, or beside `objects/` and `refs/`.
+fn looks_like_git_dir(dir: &Path) -> bool {
+    dir.join("commondir").exists() || (dir.join("objects").is_dir() && dir.join("refs").is_dir())
 }
 
 /// Whether `name` is `.git` in any case.
@@ -167,6 +211,28 @@ mod tests {
             paths,
             [".git", ".hidden/sub/.git", "target/deep/.GIT"].map(PathBuf::from)
         );
+    }
+
+    #[test]
+    fn a_directory_made_into_a_bare_repository_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("old/objects")).unwrap();
+        std::fs::create_dir_all(root.join("old/refs")).unwrap();
+        std::fs::write(root.join("old/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(root.join("tools/refs")).unwrap();
+        std::fs::write(root.join("tools/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let before = GitEntries::find(root);
+        assert_eq!(before.bare.len(), 1);
+        std::fs::create_dir_all(root.join("tools/objects")).unwrap();
+        std::fs::rename(root.join("old"), root.join("moved")).unwrap();
+        let after = GitEntries::find(root);
+        let new: Vec<_> = after
+            .bare_since(&before)
+            .iter()
+            .map(|e| e.path.strip_prefix(root).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(new, [PathBuf::from("tools")]);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! `commondir`, `config.worktree`) would run code on the person's next `git` command, outside
 //! the sandbox. A command sees them read-only.
 //!
-//! The git directories are the workspace's `.git`, every `.git` directory below it, and the
-//! git directories of their submodules (`modules/**`) and linked worktrees (`worktrees/*`):
+//! The git directories are the workspace's `.git`, every `.git` directory below it, every
+//! bare repository in it, and the git directories of their submodules (`modules/**`) and
+//! linked worktrees (`worktrees/*`):
 //! the superproject's `git status` runs each submodule's `core.fsmonitor`.
 //!
 //! - Existing ones are bound read-only over themselves in the command's mount namespace;
@@ -20,8 +21,11 @@
 //!   removed when the call ends, and the output says so ([`CreationAudit`]).
 //! - A `.git` entry a command creates anywhere in the workspace (a `.git` file pointing to a
 //!   repository it made, wired in through a gitlink in the index), or changes in place, is
-//!   removed when the call ends too ([`super::git_entries`]). A new repository without a
-//!   `.git` entry leading to it (a bare one) is not run by git on its own.
+//!   removed when the call ends too ([`super::git_entries`]).
+//! - A directory the command makes into a repository without naming it `.git` (a bare one)
+//!   would have git, run inside it, follow its `config`: it loses its `HEAD`, so git no
+//!   longer takes it for a repository. Bare repositories that were there before are git
+//!   directories like the others above.
 //!
 //! Removal happens once the call's processes are gone, so it relies on nothing outliving
 //! the call.
@@ -86,6 +90,11 @@ impl CreationAudit {
                 EntryKind::Link(_) | EntryKind::Other => {}
             }
         }
+        for bare in &git_entries.bare {
+            for git_dir in git_dirs_in(&bare.path) {
+                protected.extend(GIT_DIR_REDIRECTS.iter().map(|f| git_dir.join(f)));
+            }
+        }
         let (mut read_only, missing): (Vec<PathBuf>, Vec<PathBuf>) = protected
             .into_iter()
             .partition(|p| p.symlink_metadata().is_ok());
@@ -148,6 +157,14 @@ impl CreationAudit {
                 planted.push(self.relative(&entry.path));
             }
         }
+        let mut unmade = Vec::new();
+        for dir in now.bare_since(&self.git_entries) {
+            // Without `HEAD` git no longer takes the directory for a repository; the rest of
+            // what the command made stays.
+            if remove(&dir.path.join("HEAD")) {
+                unmade.push(self.relative(&dir.path));
+            }
+        }
         let mut note = String::new();
         if !removed.is_empty() {
             note.push_str(&format!(
@@ -170,6 +187,14 @@ impl CreationAudit {
                  commands may not create git repositories or links to them, so it was \
                  removed. A person can run git init or git clone.\n",
                 planted.join(", ")
+            ));
+        }
+        if !unmade.is_empty() {
+            note.push_str(&format!(
+                "The command made {} a git repository, whose configuration the next git \
+                 command run inside it would follow outside the sandbox; its HEAD was \
+                 removed so git no longer takes it for one.\n",
+                unmade.join(", ")
             ));
         }
         if !now.complete {
