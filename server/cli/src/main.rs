@@ -6,6 +6,7 @@
 
 mod color;
 mod exec;
+mod hardening;
 mod memory;
 mod signals;
 mod summary;
@@ -50,6 +51,9 @@ async fn lsp() -> anyhow::Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
+    // First of all, before the key is read: other processes of the same user, the commands
+    // coder runs included, may not read coder's memory or environment.
+    let undumpable = hardening::make_undumpable();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -59,6 +63,11 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
+    if let Err(err) = undumpable {
+        tracing::warn!(
+            "cannot make coder undumpable: {err}; processes of the same user can read its environment and memory"
+        );
+    }
     // Processes a tool call starts and that leave its session (a double fork with
     // `setsid`) come back to coder when their parent exits, so they end with the call.
     if let Err(err) = coder_core::process::become_subreaper() {

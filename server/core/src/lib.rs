@@ -38,7 +38,9 @@ pub use error::{EngineError, ErrorKind};
 pub use events::EventReceiver;
 pub use permissions::{CommandRule, MatrixRow, PermissionRules};
 pub use prompt::built_in_prompt;
-pub use sandbox::{NetworkEnforcement, PROTECTED_PATHS, SandboxEnforcement, SandboxNetwork};
+pub use sandbox::{
+    CreationAudit, NetworkEnforcement, PROTECTED_PATHS, SandboxEnforcement, SandboxNetwork,
+};
 pub use snapshot::{
     ConversationSnapshot, FunctionDefinition, SESSIONS_DIR, SessionSnapshot, ToolDefinition,
 };

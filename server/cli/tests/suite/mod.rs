@@ -8,6 +8,8 @@ mod processes;
 mod provider_errors;
 mod reply_limits;
 mod sandbox;
+mod sandbox_git;
+mod secrets_of_coder;
 mod terminal;
 mod trust;
 

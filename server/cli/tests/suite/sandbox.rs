@@ -15,7 +15,7 @@ use super::lsp::Client;
 
 /// Runs `coder exec --mode yolo` in `workspace` with a clean environment, the user-level
 /// configuration in `home` (`CODER_HOME`), plus `env`.
-async fn coder(
+pub(super) async fn coder(
     workspace: &Path,
     home: &Path,
     server: &MockModelServer,
@@ -34,7 +34,20 @@ async fn coder_under(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Output {
-    let coder = env!("CARGO_BIN_EXE_coder");
+    let coder = Path::new(env!("CARGO_BIN_EXE_coder"));
+    coder_at(coder, wrapper, workspace, home, server, args, env).await
+}
+
+/// [`coder_under`] with the binary at `coder`.
+pub(super) async fn coder_at(
+    coder: &Path,
+    wrapper: &[&str],
+    workspace: &Path,
+    home: &Path,
+    server: &MockModelServer,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let mut command = match wrapper.split_first() {
         Some((program, rest)) => {
             let mut command = tokio::process::Command::new(program);
@@ -63,7 +76,7 @@ async fn coder_under(
 }
 
 /// A model that runs `command` with `bash` once, then says "done".
-async fn model_running(command: &str) -> MockModelServer {
+pub(super) async fn model_running(command: &str) -> MockModelServer {
     MockModelServer::start(vec![
         MockResponse::tool_call("c1", "bash", json!({"command": command})),
         MockResponse::text("done"),
@@ -81,7 +94,7 @@ async fn model_running_script(workspace: &Path, script: &str) -> MockModelServer
 }
 
 /// What the model was told the `bash` call returned.
-fn tool_result(server: &MockModelServer) -> String {
+pub(super) fn tool_result(server: &MockModelServer) -> String {
     let requests = server.requests();
     let messages = requests
         .last()
@@ -96,7 +109,7 @@ fn tool_result(server: &MockModelServer) -> String {
         .to_owned()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(super) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 

@@ -111,9 +111,9 @@ impl SandboxEnforcement {
         if !self.read_only_view {
             gaps.push(
                 "chmod, chown, touch and extended attributes on files outside the workspace, \
-                 and writes to coder's own files (.coder/, .mcp.json, .git/config, \
-                 .git/hooks/), are not blocked: no mount namespace (user namespaces refused, \
-                 or Linux before 5.12)"
+                 and writes to coder's own files (.coder/, .mcp.json, and git's config, \
+                 hooks/, commondir and config.worktree), are not blocked: no mount namespace \
+                 (user namespaces refused, or Linux before 5.12)"
                     .to_owned(),
             );
             if (1..3).contains(&self.landlock_abi) {

@@ -16,6 +16,7 @@
 //! session shuts down ([`SandboxPolicy::remove_temp_dir`]) or its policy is dropped.
 
 mod enforcement;
+mod git_entries;
 #[allow(unsafe_code)]
 mod landlock;
 #[allow(unsafe_code)]
@@ -107,9 +108,17 @@ impl SandboxPolicy {
             .map_or(Path::new("/"), PathBuf::as_path)
     }
 
-    /// Notes the protected paths missing before a command, to remove what it makes there.
-    pub fn audit(&self) -> CreationAudit {
-        CreationAudit::before(self.workspace())
+    /// Notes the protected paths and `.git` entries before a command, to bind them and to
+    /// remove what it makes there ([`CreationAudit`]); the walk runs on a blocking thread.
+    pub async fn audit(&self) -> CreationAudit {
+        let workspace = self.workspace().to_path_buf();
+        match tokio::task::spawn_blocking(move || CreationAudit::before(&workspace)).await {
+            Ok(audit) => audit,
+            Err(err) => {
+                tracing::warn!("the sandbox's audit failed on its thread: {err}");
+                CreationAudit::before(self.workspace())
+            }
+        }
     }
 
     /// The private temporary directory, made now if there is none yet.
@@ -136,11 +145,14 @@ impl SandboxPolicy {
     }
 }
 
-/// Spawns `command`, confined by `policy` when given. The engine only passes a policy when
-/// [`SandboxEnforcement::is_enforced`] said the kernel enforces something.
+/// Spawns `command`, confined by `policy` when given, binding what `audit` (taken from the
+/// same policy just before) noted; without one, a fresh audit is taken. The engine only
+/// passes a policy when [`SandboxEnforcement::is_enforced`] said the kernel enforces
+/// something.
 pub(crate) fn spawn(
     mut command: tokio::process::Command,
     policy: Option<Arc<SandboxPolicy>>,
+    audit: Option<&CreationAudit>,
 ) -> std::io::Result<tokio::process::Child> {
     let Some(policy) = policy else {
         return command.spawn();
@@ -163,12 +175,19 @@ pub(crate) fn spawn(
     };
     if enforcement.read_only_view {
         let cwd = command.as_std().get_current_dir().map(Path::to_path_buf);
-        let mounts = protected::mounts(policy.workspace());
+        let fresh;
+        let audit = match audit {
+            Some(audit) => audit,
+            None => {
+                fresh = CreationAudit::before(policy.workspace());
+                &fresh
+            }
+        };
         let plan = namespaces::Plan::new(
             namespaces::support(),
             policy.network == SandboxNetwork::Off,
             &writable,
-            &mounts,
+            audit.mounts(),
             cwd.as_deref(),
             ruleset,
         );

@@ -7,9 +7,10 @@
 //! 2. Mounts become private (nothing propagates back), then every mount is made read-only
 //!    (`mount_setattr` with `AT_RECURSIVE`, Linux 5.12 and later).
 //! 3. The writable roots and the private temporary directory are bound over themselves and
-//!    made writable again; `.git` is bound over itself (so it cannot be renamed away) and
-//!    the protected paths (`.coder/`, `.mcp.json`, `.git/config`, `.git/hooks/`) are bound
-//!    over themselves read-only on top (see [`super::protected`]).
+//!    made writable again; `.git` directories are bound over themselves (so they cannot be
+//!    renamed away) and the protected paths (`.coder/`, `.mcp.json`, `.git` files, and in
+//!    each git directory `config`, `hooks/`, `commondir`, `config.worktree`) are bound over
+//!    themselves read-only on top (see [`super::protected`]).
 //! 4. With a new network namespace, its loopback is brought up (nothing else is in it).
 //! 5. A second, nested user and mount namespace: the kernel locks every mount copied into a
 //!    less privileged namespace, so the command cannot unmount or remount what step 2-3 made,
@@ -232,10 +233,19 @@ impl Plan {
         Ok(())
     }
 
+    /// Writes the id maps of the user namespace just made. coder is not dumpable (see
+    /// `coder_core::process::make_undumpable`), which makes `/proc/self` root's and so
+    /// unwritable here; the child is made dumpable for the three writes only, since until
+    /// `exec` its memory is a copy of coder's (`exec` makes it dumpable again anyway).
     fn map_ids(&self) -> std::io::Result<()> {
-        write_file(c"/proc/self/uid_map", &self.uid_map)?;
-        write_file(c"/proc/self/setgroups", b"deny")?;
-        write_file(c"/proc/self/gid_map", &self.gid_map)
+        check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) })?;
+        let written = (|| {
+            write_file(c"/proc/self/uid_map", &self.uid_map)?;
+            write_file(c"/proc/self/setgroups", b"deny")?;
+            write_file(c"/proc/self/gid_map", &self.gid_map)
+        })();
+        let restored = check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) });
+        written.and(restored)
     }
 }
 

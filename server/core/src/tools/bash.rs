@@ -184,10 +184,14 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0");
     new_session(&mut command_line);
-    let audit = ctx.sandbox.as_ref().map(|policy| policy.audit());
-    let (mut child, mut session) =
-        crate::process::spawn_call(|| crate::sandbox::spawn(command_line, ctx.sandbox.clone()))
-            .map_err(|err| format!("cannot start bash: {err}"))?;
+    let audit = match &ctx.sandbox {
+        Some(policy) => Some(policy.audit().await),
+        None => None,
+    };
+    let (mut child, mut session) = crate::process::spawn_call(|| {
+        crate::sandbox::spawn(command_line, ctx.sandbox.clone(), audit.as_ref())
+    })
+    .map_err(|err| format!("cannot start bash: {err}"))?;
     let stdout = collect(child.stdout.take());
     let stderr = collect(child.stderr.take());
     let status = tokio::select! {
@@ -235,7 +239,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     if !err.is_empty() {
         report.push_str(&format!("Stderr:\n{err}"));
     }
-    if let Some(note) = audit.and_then(crate::sandbox::CreationAudit::after) {
+    if let Some(audit) = audit
+        && let Some(note) = audit.check().await
+    {
         report.push_str(&note);
     }
     if status.is_none() {
