@@ -90,7 +90,7 @@ impl GitEntries {
                         if let Some(dir) = entry.path().parent().filter(|d| looks_like_git_dir(d))
                             && let Some(found_dir) = describe(dir)
                         {
-                            crate::engine::lock(&bare).push(found_dir);
+                            crate::sync::lock(&bare).push(found_dir);
                         }
                         return WalkState::Continue;
                     }
@@ -98,14 +98,14 @@ impl GitEntries {
                         return WalkState::Continue;
                     }
                     if let Some(found_entry) = describe(entry.path()) {
-                        crate::engine::lock(&found).push(found_entry);
+                        crate::sync::lock(&found).push(found_entry);
                     }
                     WalkState::Skip
                 })
             });
-        let mut entries = std::mem::take(&mut *crate::engine::lock(&found));
+        let mut entries = std::mem::take(&mut *crate::sync::lock(&found));
         entries.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut bare = std::mem::take(&mut *crate::engine::lock(&bare));
+        let mut bare = std::mem::take(&mut *crate::sync::lock(&bare));
         bare.sort_by(|a, b| a.path.cmp(&b.path));
         Self {
             entries,
