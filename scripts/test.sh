@@ -16,6 +16,9 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 # programs they start leave nothing behind.
 tests_tmp="$(mktemp -d)"
 trap 'rm -rf "$tests_tmp"' EXIT
+# Tests that run coder as an ordinary user (secrets_of_coder.rs, when run as root) need to
+# reach their directories inside it; what is below stays private to each test.
+chmod 711 "$tests_tmp"
 nothing_left_by() {
     local left
     left="$(find "$tests_tmp" -mindepth 1 -maxdepth 1)"

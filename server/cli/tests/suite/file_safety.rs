@@ -110,6 +110,49 @@ async fn coder_exec_writes_cannot_be_raced_out_of_the_workspace() {
 }
 
 #[tokio::test]
+async fn coder_exec_in_yolo_mode_does_not_let_the_model_plant_a_git_repository() {
+    // `HEAD`, `objects/`, `refs/` and a `config` naming an fsmonitor: the person's next `git
+    // status` in `x` would run it.
+    let config = "[core]\n\tfsmonitor = \"touch pwned; false\"\n";
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "write",
+            json!({"path": "x/HEAD", "content": "ref: refs/heads/main\n"}),
+        ),
+        MockResponse::tool_call(
+            "c2",
+            "write",
+            json!({"path": "x/objects/info/keep", "content": ""}),
+        ),
+        MockResponse::tool_call("c3", "write", json!({"path": "x/refs/keep", "content": ""})),
+        MockResponse::tool_call(
+            "c4",
+            "write",
+            json!({"path": "x/config", "content": config}),
+        ),
+        MockResponse::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let out = coder(
+        workspace.path(),
+        &server,
+        &["--mode", "yolo", "--auto-approve", "go"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(workspace.path().join("x/HEAD").exists());
+    assert!(
+        !workspace.path().join("x/config").exists(),
+        "the repository was planted"
+    );
+    let told = tool_result(&server, "c4");
+    assert!(told.contains("make a git repository"), "{told}");
+}
+
+#[tokio::test]
 async fn coder_exec_in_yolo_mode_does_not_let_the_model_plant_mcp_json() {
     let planted = json!({"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch pwned"]}}});
     let script = || {

@@ -22,13 +22,15 @@ async fn run_as_ordinary_user(config: serde_json::Value) -> (String, String) {
     let workspace = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let bin = tempfile::tempdir().unwrap();
+    // coder's own temporary directory (the sandbox's) is made there, as that user.
+    let tmp = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.json"), config.to_string()).unwrap();
     // `/proc/self` belongs to the process's effective user.
     let is_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
     let mut coder = PathBuf::from(env!("CARGO_BIN_EXE_coder"));
     let mut wrapper: Vec<&str> = Vec::new();
     if is_root {
-        for dir in [workspace.path(), home.path()] {
+        for dir in [workspace.path(), home.path(), tmp.path()] {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         }
         std::fs::set_permissions(bin.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -52,7 +54,11 @@ async fn run_as_ordinary_user(config: serde_json::Value) -> (String, String) {
         home.path(),
         &server,
         &["go"],
-        &[("OPENAI_API_KEY", KEY), ("CODER_LOG", "coder_core=info")],
+        &[
+            ("OPENAI_API_KEY", KEY),
+            ("CODER_LOG", "coder_core=info"),
+            ("TMPDIR", tmp.path().to_str().unwrap()),
+        ],
     )
     .await;
     let stderr = text(&out.stderr);

@@ -7,7 +7,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::protected_files::is_protected;
+use crate::tools::protected_files::{is_protected, plants_repository};
 use crate::tools::shell_safety::{CommandLine, Risk, SafetyContext, assess_line};
 use crate::tools::{CONVERSATION_TOOLS, patch_paths};
 
@@ -254,9 +254,13 @@ fn protected_target(tool: &str, input: &Value, workspace: &std::path::Path) -> O
             .into_iter()
             .collect(),
     };
-    paths.iter().find_map(|path| {
-        is_protected(workspace, std::path::Path::new(path)).map(|why| format!("{path}: {why}"))
-    })
+    let planted: Vec<&std::path::Path> = paths.iter().map(std::path::Path::new).collect();
+    paths
+        .iter()
+        .find_map(|path| {
+            is_protected(workspace, std::path::Path::new(path)).map(|why| format!("{path}: {why}"))
+        })
+        .or_else(|| plants_repository(workspace, &planted).map(str::to_owned))
 }
 
 /// The decision of the command rules for a line. A deny or ask rule applies when it matches

@@ -90,6 +90,28 @@ fn protected_relative(relative: &Path, names: fn(&str, &str) -> bool) -> Option<
     None
 }
 
+/// Why writing the files at `paths` (relative to `workspace` or absolute) would plant a git
+/// repository, or `None`. git takes a directory holding `HEAD` and `config` (with `objects/`
+/// and `refs/`) for a repository wherever it is, and runs what its `config` names
+/// (`core.fsmonitor`, ...) on the person's next `git` command there: a file tool may not
+/// write the second of the two beside the first, nor both at once, without a person.
+pub(crate) fn plants_repository(workspace: &Path, paths: &[&Path]) -> Option<&'static str> {
+    const WHY: &str = "HEAD and config side by side make a git repository, whose config runs \
+                       commands on the next git operation there";
+    let pair = |name: &str| match name {
+        "HEAD" => Some("config"),
+        "config" => Some("HEAD"),
+        _ => None,
+    };
+    paths.iter().find_map(|path| {
+        let full = workspace.join(path);
+        let other = pair(full.file_name()?.to_str()?)?;
+        let sibling = full.with_file_name(other);
+        let written_too = paths.iter().any(|p| workspace.join(p) == sibling);
+        (written_too || sibling.symlink_metadata().is_ok()).then_some(WHY)
+    })
+}
+
 /// `path` relative to `workspace` (as given, or canonical), when inside it.
 fn relative_to(workspace: &Path, path: &Path) -> Option<PathBuf> {
     if let Ok(rel) = path.strip_prefix(normalize(workspace)) {
@@ -141,6 +163,23 @@ mod tests {
         ] {
             assert!(!check(root, path), "{path} should not be protected");
         }
+    }
+
+    #[test]
+    fn head_and_config_side_by_side_plant_a_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let plants = |paths: &[&str]| {
+            let paths: Vec<&Path> = paths.iter().map(Path::new).collect();
+            plants_repository(root, &paths).is_some()
+        };
+        assert!(!plants(&["x/HEAD"]));
+        assert!(!plants(&["x/config", "y/HEAD"]));
+        assert!(plants(&["x/HEAD", "x/config"]));
+        std::fs::create_dir_all(root.join("x")).unwrap();
+        std::fs::write(root.join("x/HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(plants(&["x/config"]));
+        assert!(!plants(&["src/config"]));
     }
 
     #[test]
