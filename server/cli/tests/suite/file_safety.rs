@@ -55,7 +55,9 @@ impl Racer {
                 std::thread::yield_now();
                 let _ = std::fs::remove_file(&d);
                 let _ = std::fs::rename(&parked, &d);
-                std::thread::yield_now();
+                // Longer in the real state than in the swapped one, so writes get through
+                // on a loaded machine too and the test is never vacuous.
+                std::thread::sleep(std::time::Duration::from_micros(50));
             }
         });
         Self {
