@@ -2,7 +2,7 @@
 //! `conv_destroy` at once; `conv_create` and `conv_send` checked and made ready as a
 //! [`Handoff`], which ends the turn and which the driver runs.
 
-use coder_protocol::{ConversationId, InputItem};
+use coder_protocol::{ChatMessage, ConversationId, InputItem};
 use serde_json::{Value, json};
 
 use super::{Opener, Session};
@@ -141,6 +141,25 @@ impl Session {
             })
             .collect();
         json!({"conversations": conversations}).to_string()
+    }
+
+    /// Answers the call of a continuation that will not run (`why` says what happened), so
+    /// the caller's history stays a valid request.
+    pub(super) fn close_dropped(&self, caller: ConversationId, closure: &Closure, why: &str) {
+        let Ok(conversation) = self.conversation(caller) else {
+            return;
+        };
+        let output = json!({
+            "conversation_id": closure.target,
+            "finished": false,
+            "reason": why,
+        })
+        .to_string();
+        lock(&conversation).record([ChatMessage::tool_result(
+            &closure.call_id,
+            &closure.tool_name,
+            output,
+        )]);
     }
 
     /// The result a continuation task injects for its closure: the target's last assistant

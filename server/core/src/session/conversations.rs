@@ -10,7 +10,9 @@ use coder_protocol::{
 };
 
 use super::{Session, narrower};
-use crate::conversation::{Conversation, ConversationSpec, history_entries};
+use crate::conversation::{
+    Conversation, ConversationSpec, close_unanswered_calls, history_entries,
+};
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
 use crate::sync::lock;
@@ -233,8 +235,15 @@ impl Session {
         // raises a conversation above the session's, which trusted configuration set.
         let ceiling = self.services.config.mode;
         let mut clamped = Vec::new();
+        let mut repaired = Vec::new();
         let mut restore = |saved: ConversationSnapshot| {
             let mut conversation = saved.restore();
+            // A session killed during a handoff (or a tool call) left calls unanswered; no
+            // provider accepts such a history.
+            let closed = close_unanswered_calls(&mut conversation.history);
+            if closed > 0 {
+                repaired.push((conversation.id, closed));
+            }
             let mode = narrower(conversation.mode, ceiling);
             if mode != conversation.mode {
                 clamped.push((conversation.id, conversation.mode));
@@ -256,6 +265,17 @@ impl Session {
                 .insert(other.id, Arc::new(Mutex::new(other)));
         }
         drop(state);
+        for (conversation, closed) in repaired {
+            self.services.hub.emit(
+                conversation,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "the saved session ended during {closed} tool call(s) of this conversation; each now has a result saying so"
+                    ),
+                },
+            );
+        }
         for (conversation, saved_mode) in clamped {
             self.services.hub.emit(
                 conversation,

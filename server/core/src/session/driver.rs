@@ -52,6 +52,10 @@ pub(crate) trait TaskRunner: Send + Sync + 'static {
     /// Called after each task (`idle` false) and before the session reports idle (`idle`
     /// true): the session saves its snapshot then.
     fn task_ended(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()>;
+    /// Called for each queued plan the driver drops without running it (shutdown, a
+    /// destroyed conversation): a continuation's pending tool call gets a result saying
+    /// `why`, so the history stays a valid request.
+    fn dropped(&self, plan: TaskPlan, why: &str);
 }
 
 struct Running {
@@ -140,22 +144,43 @@ impl Driver {
 
     /// Drops every queued plan of `conversation`.
     pub fn forget(&self, conversation: ConversationId) {
-        lock(&self.state)
-            .queue
-            .plans
-            .retain(|plan| plan.conversation_id != conversation);
+        let dropped = {
+            let mut state = lock(&self.state);
+            let (dropped, kept) = std::mem::take(&mut state.queue.plans)
+                .into_iter()
+                .partition(|plan| plan.conversation_id == conversation);
+            state.queue.plans = kept;
+            dropped
+        };
+        self.drop_plans(
+            dropped,
+            "the conversation was destroyed before this call finished",
+        );
     }
 
     /// Drops every queued plan and interrupts the running task, for shutdown; returns whether
     /// a task was running.
     pub fn stop_all(&self) -> bool {
-        let mut state = lock(&self.state);
-        let Some(running) = &state.queue.running else {
-            return false;
+        let (dropped, was_running) = {
+            let mut state = lock(&self.state);
+            let was_running = match &state.queue.running {
+                Some(running) => {
+                    running.control.stop(AbortReason::Interrupted);
+                    true
+                }
+                None => false,
+            };
+            (std::mem::take(&mut state.queue.plans), was_running)
         };
-        running.control.stop(AbortReason::Interrupted);
-        state.queue.plans.clear();
-        true
+        self.drop_plans(dropped, "the session ended before this call finished");
+        was_running
+    }
+
+    /// Hands plans taken off the queue to the runner (outside the state lock).
+    fn drop_plans(&self, plans: impl IntoIterator<Item = TaskPlan>, why: &str) {
+        for plan in plans {
+            self.runner.dropped(plan, why);
+        }
     }
 
     /// The conversation and task running now, if any.

@@ -56,6 +56,12 @@ impl TaskRunner for SessionRunner {
             }
         })
     }
+
+    fn dropped(&self, plan: TaskPlan, why: &str) {
+        if let (Some(session), Some(closure)) = (self.session.upgrade(), &plan.closure) {
+            session.close_dropped(plan.conversation_id, closure, why);
+        }
+    }
 }
 
 /// A conversation records a turn's history as it happens.

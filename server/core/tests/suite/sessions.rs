@@ -196,3 +196,47 @@ async fn a_switched_model_serves_the_next_task() {
     let ModelSettings { model, .. } = h.engine.model_settings().unwrap();
     assert_eq!(model, "second-model");
 }
+
+#[tokio::test]
+async fn shutdown_during_a_handoff_closes_the_callers_pending_call() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "handoff-1",
+            "conv_create",
+            json!({"user_instruction": "Write forever."}),
+        ),
+        MockResponse::endless(Vec::new(), coder_testkit::Chunk::text("more ")),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "delegate").unwrap();
+    // The target is streaming: the root waits for its continuation.
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(10), h.events.recv())
+            .await
+            .expect("no delta within 10 s")
+            .expect("event stream ended");
+        if event.conversation_id != h.root
+            && matches!(event.msg, EventMsg::AgentMessageDelta { .. })
+        {
+            break;
+        }
+    }
+    h.engine.shutdown().await;
+    let saved = read_snapshot(&h.engine);
+    super::support::assert_history_valid(&saved.root.messages);
+    let closing = saved
+        .root
+        .messages
+        .iter()
+        .find(|m| m.tool_call_id.as_deref() == Some("handoff-1"))
+        .and_then(|m| m.content.clone())
+        .unwrap();
+    let closing: serde_json::Value = serde_json::from_str(&closing).unwrap();
+    assert_eq!(closing["finished"], false);
+    assert_eq!(
+        closing["reason"],
+        "the session ended before this call finished"
+    );
+}

@@ -38,6 +38,8 @@ enum Step {
 
 struct FakeRunner {
     ran: Mutex<Vec<Ran>>,
+    /// The plans dropped unrun: the call each would have closed, and why.
+    dropped: Mutex<Vec<(Option<String>, String)>>,
     gate: Arc<Notify>,
     script: Box<Script>,
 }
@@ -94,6 +96,10 @@ impl TaskRunner for FakeRunner {
     fn task_ended(&self, _conversation: ConversationId, _idle: bool) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
+
+    fn dropped(&self, plan: TaskPlan, why: &str) {
+        lock(&self.dropped).push((plan.closure.map(|closure| closure.call_id), why.to_owned()));
+    }
 }
 
 struct Fixture {
@@ -111,6 +117,7 @@ fn fixture(script: impl Fn(&TaskPlan) -> Step + Send + Sync + 'static) -> Fixtur
     let events = hub.subscribe();
     let runner = Arc::new(FakeRunner {
         ran: Mutex::new(Vec::new()),
+        dropped: Mutex::new(Vec::new()),
         gate: Arc::new(Notify::new()),
         script: Box::new(script),
     });
@@ -308,4 +315,51 @@ async fn each_handoff_goes_one_level_deeper_and_its_continuation_stays() {
             ran(root, "", 0, Some("call to to a")),
         ]
     );
+}
+
+#[tokio::test]
+async fn stop_all_during_a_handoff_hands_the_dropped_continuation_back_to_close_its_call() {
+    let other = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "delegate" => Step::HandOver(other, "do it"),
+        _ => Step::WaitForStop,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "delegate")]);
+    f.until_running(other).await;
+    assert!(f.driver.stop_all());
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [ran(root, "delegate", 0, None), ran(other, "do it", 1, None)]
+    );
+    assert_eq!(
+        lock(&f.runner.dropped).clone(),
+        [(
+            Some("call to do it".to_owned()),
+            "the session ended before this call finished".to_owned()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn stop_all_between_tasks_still_drops_the_queue() {
+    let mut f = fixture(|plan| match text_of(plan).as_str() {
+        "blocked" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "blocked")]);
+    f.until_running(root).await;
+    f.driver.enqueue(vec![plan(root, "queued")]);
+    // Taken off the queue the way a stop between two tasks finds it.
+    f.driver.forget(root);
+    assert_eq!(
+        lock(&f.runner.dropped).len(),
+        1,
+        "forget reports what it drops"
+    );
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert_eq!(f.ran(), [ran(root, "blocked", 0, None)]);
 }
