@@ -98,7 +98,8 @@ impl Session {
         })
     }
 
-    /// `conv_send`: to an existing conversation other than the caller.
+    /// `conv_send`: to an existing conversation other than the caller and not waiting for a
+    /// continuation.
     fn prepare_send(&self, caller: ConversationId, call_id: &str, args: SendArgs) -> CallAnswer {
         let Some(target) = args
             .conversation
@@ -108,6 +109,16 @@ impl Session {
         };
         if target == caller {
             return CallAnswer::Result(failure("success", "a conversation cannot send to itself"));
+        }
+        if self.driver.awaits_continuation(target) {
+            // Its history ends with a tool call that this chain answers later: a message now
+            // would come before that answer and make its next request invalid.
+            return CallAnswer::Result(failure(
+                "success",
+                format!(
+                    "conversation {target} is waiting for the result of its own conv_create/conv_send call, which this chain of conversations answers; it cannot take a message now. Reply with your answer instead: it becomes that result"
+                ),
+            ));
         }
         let mut input = Vec::new();
         if let Some(text) = args.text {

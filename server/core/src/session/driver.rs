@@ -192,6 +192,16 @@ impl Driver {
             .map(|running| (running.conversation_id, running.task_id))
     }
 
+    /// Whether `conversation` waits for a continuation: it handed its turn over (it is an
+    /// ancestor in the running chain) and its pending tool call is not answered yet.
+    pub fn awaits_continuation(&self, conversation: ConversationId) -> bool {
+        lock(&self.state)
+            .queue
+            .plans
+            .iter()
+            .any(|plan| plan.conversation_id == conversation && plan.closure.is_some())
+    }
+
     /// How many plans wait.
     pub fn pending(&self) -> usize {
         lock(&self.state).queue.plans.len()

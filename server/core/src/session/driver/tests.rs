@@ -363,3 +363,25 @@ async fn stop_all_between_tasks_still_drops_the_queue() {
     f.until_idle().await;
     assert_eq!(f.ran(), [ran(root, "blocked", 0, None)]);
 }
+
+#[tokio::test]
+async fn the_conversations_that_handed_over_await_their_continuation_until_it_runs() {
+    let a = coder_protocol::ConversationId::new();
+    let b = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "start" => Step::HandOver(a, "to a"),
+        "to a" => Step::HandOver(b, "to b"),
+        "to b" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "start")]);
+    f.until_running(b).await;
+    assert!(f.driver.awaits_continuation(root), "the root waits");
+    assert!(f.driver.awaits_continuation(a), "so does the middle one");
+    assert!(!f.driver.awaits_continuation(b), "the running one does not");
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert!(!f.driver.awaits_continuation(root));
+    assert!(!f.driver.awaits_continuation(a));
+}
