@@ -108,21 +108,29 @@ impl Session {
                 },
             );
         }
-        if mode != wanted {
-            hub.emit(
-                id,
-                None,
-                EventMsg::Warning {
-                    message: format!(
-                        "mode {} is looser than the session's {}; the conversation uses {}",
-                        wanted.as_str(),
-                        ceiling.as_str(),
-                        mode.as_str()
-                    ),
-                },
-            );
-        }
+        self.warn_if_clamped(id, wanted, mode);
         Ok(id)
+    }
+
+    /// Says, as a `warning` of `id`, that the `wanted` mode was narrowed to `mode` (the
+    /// session's ceiling), when it was.
+    fn warn_if_clamped(&self, id: ConversationId, wanted: Mode, mode: Mode) {
+        if mode == wanted {
+            return;
+        }
+        let ceiling = self.services.config.mode;
+        self.services.hub.emit(
+            id,
+            None,
+            EventMsg::Warning {
+                message: format!(
+                    "mode {} is looser than the session's {}; the conversation uses {}",
+                    wanted.as_str(),
+                    ceiling.as_str(),
+                    mode.as_str()
+                ),
+            },
+        );
     }
 
     /// Once the MCP servers settled, an allowlist may only name tools they offer.
@@ -194,13 +202,19 @@ impl Session {
         Ok(())
     }
 
-    pub fn set_mode(&self, id: ConversationId, mode: Mode) -> Result<(), EngineError> {
+    /// Sets a conversation's mode, clamped to the session's like [`Session::open_conversation`]
+    /// (with the same `warning`): a client cannot loosen what configuration set.
+    pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
+        let mode = narrower(wanted, self.services.config.mode);
         lock(&conv).mode = mode;
-        let mut state = self.state();
-        if state.root == id {
-            state.root_taken = true;
+        {
+            let mut state = self.state();
+            if state.root == id {
+                state.root_taken = true;
+            }
         }
+        self.warn_if_clamped(id, wanted, mode);
         Ok(())
     }
 
