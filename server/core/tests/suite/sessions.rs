@@ -240,3 +240,24 @@ async fn shutdown_during_a_handoff_closes_the_callers_pending_call() {
         "the session ended before this call finished"
     );
 }
+
+#[tokio::test]
+async fn last_active_at_is_saved_and_survives_a_resume() {
+    let server = MockModelServer::start(vec![MockResponse::text("hi")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "hello").unwrap();
+    until_idle(&mut h).await;
+    let active = h.engine.list_conversations()[0].last_active_at.clone();
+    let saved = read_snapshot(&h.engine);
+    assert_eq!(saved.root.last_active_at.as_deref(), Some(active.as_str()));
+
+    // Taken up later, the conversation keeps when it was last active.
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let workspace = h.workspace.path().to_path_buf();
+    let engine = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
+    engine.resume(saved.session_id).unwrap();
+    assert_eq!(engine.list_conversations()[0].last_active_at, active);
+    engine.shutdown_now();
+}
