@@ -180,12 +180,14 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             signal = crate::signals::stopped(&mut stop), if stopped.is_none() => {
                 // The task ends at its next checkpoint; streams and tools stop at once.
                 stopped = Some(signal);
-                engine.interrupt(conversation)?;
+                // The session's work, whatever conversation a handoff moved it to; the
+                // continuations waiting for it are dropped with their calls closed.
+                engine.interrupt_session();
                 continue;
             }
         };
         let Some(event) = event else { break };
-        sink.write(&engine, conversation, |printer| printer.print(&event))?;
+        sink.write(&engine, |printer| printer.print(&event))?;
         answer_permission(&engine, &event, interactive, &stop).await?;
         // Drain what is already waiting before flushing, so bursts cost one write. A
         // stream that is still reading hands over its events in small batches: letting it
@@ -195,7 +197,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         note_outcome(&event, conversation, &mut outcome);
         loop {
             while let Ok(event) = events.try_recv() {
-                sink.write(&engine, conversation, |printer| printer.print(&event))?;
+                sink.write(&engine, |printer| printer.print(&event))?;
                 answer_permission(&engine, &event, interactive, &stop).await?;
                 done |= is_idle(&event);
                 note_outcome(&event, conversation, &mut outcome);
@@ -208,12 +210,12 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
-        sink.write(&engine, conversation, |printer| printer.flush())?;
+        sink.write(&engine, |printer| printer.flush())?;
         if done {
             break;
         }
     }
-    sink.write(&engine, conversation, |printer| printer.finish())?;
+    sink.write(&engine, |printer| printer.finish())?;
     // Saves the last snapshot, reaps MCP servers, removes the sandbox's temporary directory.
     engine.shutdown().await;
     // A signal that came while a permission was asked for, or as the task ended, counts too.
@@ -259,7 +261,6 @@ impl Sink {
     fn write(
         &mut self,
         engine: &Engine,
-        conversation: coder_protocol::ConversationId,
         write: impl FnOnce(&mut dyn Printer) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
         if self.closed {
@@ -272,7 +273,7 @@ impl Sink {
                     || *self.stop.borrow() == Some(Stop::Hangup) =>
             {
                 self.closed = true;
-                engine.interrupt(conversation)?;
+                engine.interrupt_session();
                 Ok(())
             }
             Err(err) => Err(err.into()),

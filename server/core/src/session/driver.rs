@@ -30,6 +30,21 @@ pub(crate) struct TaskPlan {
     pub closure: Option<Closure>,
     /// How many interrupting conversation tools led to this task.
     pub depth: u32,
+    /// The chain of work one user input started: set by [`TaskPlan::new`] for input, and
+    /// inherited by the tasks a handoff queues, so the whole chain can be interrupted.
+    pub chain: ChainId,
+}
+
+/// Names the chain of tasks one user input started (its handoffs' targets and
+/// continuations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ChainId(u64);
+
+impl ChainId {
+    fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl TaskPlan {
@@ -41,6 +56,7 @@ impl TaskPlan {
             base_instructions_override: None,
             closure: None,
             depth,
+            chain: ChainId::new(),
         }
     }
 }
@@ -61,6 +77,7 @@ pub(crate) trait TaskRunner: Send + Sync + 'static {
 struct Running {
     task_id: TaskId,
     conversation_id: ConversationId,
+    chain: ChainId,
     control: TaskControl,
 }
 
@@ -140,6 +157,29 @@ impl Driver {
             }
             _ => false,
         }
+    }
+
+    /// Interrupts the session's work: stops the running task, whatever conversation it is
+    /// on, and drops the queued plans of its chain (the handoffs' continuations, whose calls
+    /// get a result saying so). Input queued by later user input stays. Returns whether a
+    /// task was running.
+    pub fn interrupt_chain(&self) -> bool {
+        let dropped = {
+            let mut state = lock(&self.state);
+            let queue = &mut state.queue;
+            let Some(running) = &queue.running else {
+                return false;
+            };
+            running.control.stop(AbortReason::Interrupted);
+            let chain = running.chain;
+            let (dropped, kept) = std::mem::take(&mut queue.plans)
+                .into_iter()
+                .partition(|plan| plan.chain == chain);
+            queue.plans = kept;
+            dropped
+        };
+        self.drop_plans(dropped, "interrupted by the user before this call finished");
+        true
     }
 
     /// Drops every queued plan of `conversation`.
@@ -233,6 +273,7 @@ impl Driver {
                 queue.running = Some(Running {
                     task_id: plan.task_id,
                     conversation_id: plan.conversation_id,
+                    chain: plan.chain,
                     control: control.clone(),
                 });
                 Next::Run(plan, control)
@@ -268,14 +309,14 @@ impl Driver {
                         );
                     }
                     let ids = (plan.conversation_id, plan.task_id);
-                    let depth = plan.depth;
+                    let (depth, chain) = (plan.depth, plan.chain);
                     let outcome = self.runner.run(plan, control).await;
                     {
                         let mut state = lock(&self.state);
                         state.queue.last_task = Some(ids);
                         state.queue.running = None;
                     }
-                    self.apply(ids.0, depth, outcome);
+                    self.apply(ids.0, depth, chain, outcome);
                     self.finished.send_modify(|count| *count += 1);
                     self.runner.task_ended(ids.0, false).await;
                 }
@@ -298,12 +339,20 @@ impl Driver {
         }
     }
 
-    /// Applies how a task of `conversation` (`depth` handoffs deep) ended.
-    fn apply(self: &Arc<Self>, conversation: ConversationId, depth: u32, outcome: TurnOutcome) {
+    /// Applies how a task of `conversation` (`depth` handoffs deep, in `chain`) ended.
+    fn apply(
+        self: &Arc<Self>,
+        conversation: ConversationId,
+        depth: u32,
+        chain: ChainId,
+        outcome: TurnOutcome,
+    ) {
         match outcome {
             TurnOutcome::HandedOver(handoff) => {
-                let target = TaskPlan::new(handoff.target, handoff.input, depth + 1);
+                let mut target = TaskPlan::new(handoff.target, handoff.input, depth + 1);
+                target.chain = chain;
                 let mut continuation = TaskPlan::new(conversation, Vec::new(), depth);
+                continuation.chain = chain;
                 continuation.closure = Some(handoff.closure);
                 self.push(vec![target, continuation], true);
             }

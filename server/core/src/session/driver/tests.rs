@@ -385,3 +385,40 @@ async fn the_conversations_that_handed_over_await_their_continuation_until_it_ru
     assert!(!f.driver.awaits_continuation(root));
     assert!(!f.driver.awaits_continuation(a));
 }
+
+#[tokio::test]
+async fn interrupting_the_chain_stops_the_target_and_drops_only_its_continuations() {
+    let a = coder_protocol::ConversationId::new();
+    let b = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "start" => Step::HandOver(a, "to a"),
+        "to a" => Step::HandOver(b, "to b"),
+        "to b" => Step::WaitForStop,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "start")]);
+    f.until_running(b).await;
+    f.driver.enqueue(vec![plan(root, "next input")]);
+    assert!(f.driver.interrupt_chain());
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [
+            ran(root, "start", 0, None),
+            ran(a, "to a", 1, None),
+            ran(b, "to b", 2, None),
+            ran(root, "next input", 0, None),
+        ],
+        "the continuations are gone; later input still runs"
+    );
+    let why = "interrupted by the user before this call finished".to_owned();
+    assert_eq!(
+        lock(&f.runner.dropped).clone(),
+        [
+            (Some("call to to b".to_owned()), why.clone()),
+            (Some("call to to a".to_owned()), why),
+        ]
+    );
+    assert!(!f.driver.interrupt_chain(), "nothing runs any more");
+}
