@@ -28,6 +28,17 @@ impl ConversationHost for Session {
                 ),
             ));
         }
+        let limit = self.services.config.max_handoffs_per_input;
+        if call.hands_over() && self.driver.chain_handoffs() >= limit {
+            // Each handoff queues its work ahead of later input: the bound keeps that input
+            // from waiting without end.
+            return CallAnswer::Result(failure(
+                "success",
+                format!(
+                    "this request already handed work to other conversations {limit} times, the limit (maxHandoffsPerInput); finish the work here instead"
+                ),
+            ));
+        }
         match call {
             ConversationCall::Create(args) => self.prepare_create(caller, call_id, args),
             ConversationCall::Send(args) => self.prepare_send(caller, call_id, args),

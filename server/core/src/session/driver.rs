@@ -33,6 +33,8 @@ pub(crate) struct TaskPlan {
     /// The chain of work one user input started: set by [`TaskPlan::new`] for input, and
     /// inherited by the tasks a handoff queues, so the whole chain can be interrupted.
     pub chain: ChainId,
+    /// How many handoffs its chain made before this task.
+    pub handoffs: u32,
 }
 
 /// Names the chain of tasks one user input started (its handoffs' targets and
@@ -57,6 +59,7 @@ impl TaskPlan {
             closure: None,
             depth,
             chain: ChainId::new(),
+            handoffs: 0,
         }
     }
 }
@@ -78,6 +81,7 @@ struct Running {
     task_id: TaskId,
     conversation_id: ConversationId,
     chain: ChainId,
+    handoffs: u32,
     control: TaskControl,
 }
 
@@ -242,6 +246,15 @@ impl Driver {
             .any(|plan| plan.conversation_id == conversation && plan.closure.is_some())
     }
 
+    /// How many handoffs the running task's chain made before it (0 when none runs).
+    pub fn chain_handoffs(&self) -> u32 {
+        lock(&self.state)
+            .queue
+            .running
+            .as_ref()
+            .map_or(0, |running| running.handoffs)
+    }
+
     /// How many plans wait.
     pub fn pending(&self) -> usize {
         lock(&self.state).queue.plans.len()
@@ -274,6 +287,7 @@ impl Driver {
                     task_id: plan.task_id,
                     conversation_id: plan.conversation_id,
                     chain: plan.chain,
+                    handoffs: plan.handoffs,
                     control: control.clone(),
                 });
                 Next::Run(plan, control)
@@ -309,14 +323,14 @@ impl Driver {
                         );
                     }
                     let ids = (plan.conversation_id, plan.task_id);
-                    let (depth, chain) = (plan.depth, plan.chain);
+                    let chain = (plan.depth, plan.chain, plan.handoffs);
                     let outcome = self.runner.run(plan, control).await;
                     {
                         let mut state = lock(&self.state);
                         state.queue.last_task = Some(ids);
                         state.queue.running = None;
                     }
-                    self.apply(ids.0, depth, chain, outcome);
+                    self.apply(ids.0, chain, outcome);
                     self.finished.send_modify(|count| *count += 1);
                     self.runner.task_ended(ids.0, false).await;
                 }
@@ -339,20 +353,22 @@ impl Driver {
         }
     }
 
-    /// Applies how a task of `conversation` (`depth` handoffs deep, in `chain`) ended.
+    /// Applies how a task of `conversation` ended: `depth` handoffs deep, in `chain`, after
+    /// `handoffs` of its chain.
     fn apply(
         self: &Arc<Self>,
         conversation: ConversationId,
-        depth: u32,
-        chain: ChainId,
+        (depth, chain, handoffs): (u32, ChainId, u32),
         outcome: TurnOutcome,
     ) {
         match outcome {
             TurnOutcome::HandedOver(handoff) => {
                 let mut target = TaskPlan::new(handoff.target, handoff.input, depth + 1);
                 target.chain = chain;
+                target.handoffs = handoffs + 1;
                 let mut continuation = TaskPlan::new(conversation, Vec::new(), depth);
                 continuation.chain = chain;
+                continuation.handoffs = handoffs + 1;
                 continuation.closure = Some(handoff.closure);
                 self.push(vec![target, continuation], true);
             }

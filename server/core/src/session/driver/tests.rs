@@ -422,3 +422,33 @@ async fn interrupting_the_chain_stops_the_target_and_drops_only_its_continuation
     );
     assert!(!f.driver.interrupt_chain(), "nothing runs any more");
 }
+
+#[tokio::test]
+async fn a_chain_counts_its_handoffs_and_new_input_starts_from_none() {
+    let a = coder_protocol::ConversationId::new();
+    let mut f = fixture(
+        move |plan| match (text_of(plan).as_str(), plan.closure.as_ref()) {
+            ("start", _) => Step::HandOver(a, "to a"),
+            // The continuation hands over again, once.
+            ("", Some(closure)) if closure.call_id == "call to to a" => Step::HandOver(a, "again"),
+            ("again" | "next", _) => Step::WaitForGate,
+            _ => Step::Complete,
+        },
+    );
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "start")]);
+    f.until_running(a).await;
+    // "again" runs: the second handoff of the chain.
+    while f.driver.chain_handoffs() != 2 {
+        tokio::task::yield_now().await;
+    }
+    f.driver.enqueue(vec![plan(root, "next")]);
+    f.runner.gate.notify_one();
+    f.until_running(root).await;
+    while lock(&f.runner.ran).last().map(|r| r.input.clone()) != Some("next".into()) {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(f.driver.chain_handoffs(), 0, "new input is a new chain");
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+}
