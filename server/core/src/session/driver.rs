@@ -165,17 +165,20 @@ impl Driver {
 
     /// Interrupts the session's work: stops the running task, whatever conversation it is
     /// on, and drops the queued plans of its chain (the handoffs' continuations, whose calls
-    /// get a result saying so). Input queued by later user input stays. Returns whether a
-    /// task was running.
+    /// get a result saying so). Input queued by later user input stays. Between two tasks,
+    /// the chain of the next one is dropped. Returns whether there was work to stop.
     pub fn interrupt_chain(&self) -> bool {
         let dropped = {
             let mut state = lock(&self.state);
             let queue = &mut state.queue;
-            let Some(running) = &queue.running else {
-                return false;
+            let chain = match (&queue.running, queue.plans.front()) {
+                (Some(running), _) => {
+                    running.control.stop(AbortReason::Interrupted);
+                    running.chain
+                }
+                (None, Some(next)) => next.chain,
+                (None, None) => return false,
             };
-            running.control.stop(AbortReason::Interrupted);
-            let chain = running.chain;
             let (dropped, kept) = std::mem::take(&mut queue.plans)
                 .into_iter()
                 .partition(|plan| plan.chain == chain);

@@ -452,3 +452,42 @@ async fn a_chain_counts_its_handoffs_and_new_input_starts_from_none() {
     f.runner.gate.notify_one();
     f.until_idle().await;
 }
+
+#[tokio::test]
+async fn interrupting_the_chain_between_two_tasks_drops_the_next_ones() {
+    let a = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "blocked" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "blocked")]);
+    f.until_running(root).await;
+    // What the queue holds right after a handoff was applied: no task runs yet.
+    let mut target = plan(a, "target");
+    let mut continuation = plan(root, "");
+    continuation.chain = target.chain;
+    continuation.closure = Some(Closure {
+        call_id: "c1".into(),
+        tool_name: "conv_create".into(),
+        target: a,
+        first_user_message: None,
+        first_items_count: None,
+    });
+    target.depth = 1;
+    let later = plan(root, "later");
+    {
+        let mut state = lock(&f.driver.state);
+        state.queue.running = None;
+        state.queue.plans.extend([target, continuation, later]);
+    }
+    assert!(f.driver.interrupt_chain());
+    assert_eq!(f.driver.pending(), 1, "only the later input stays");
+    assert_eq!(lock(&f.runner.dropped).len(), 2);
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [ran(root, "blocked", 0, None), ran(root, "later", 0, None)]
+    );
+}
