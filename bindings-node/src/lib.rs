@@ -191,6 +191,14 @@ impl NativeEngine {
             .map_err(error)
     }
 
+    /// Interrupts the session's work, whatever conversation a handoff moved it to: the
+    /// running task stops and the continuations its user input queued are dropped (their
+    /// calls get a result saying so). Returns whether a task was running.
+    #[napi]
+    pub fn interrupt_session(&self) -> bool {
+        self.engine.interrupt_session()
+    }
+
     /// Answers a `permission_requested` event. A decision that is not exactly
     /// `{ decision: "allow_once" | "allow_always" | "deny", message? }` (`message` only with
     /// `deny`) denies the request, then throws saying what was wrong.

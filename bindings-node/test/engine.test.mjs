@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 
 import { Engine } from "coder-agent-engine";
-import { startMock, text, workspace } from "./mock.mjs";
+import { startMock, text, toolCall, workspace } from "./mock.mjs";
 
 test("many conversations through the low-level API, events in seq order", async (t) => {
   const count = 40;
@@ -218,4 +218,46 @@ test("a malformed permission decision denies the request and throws", async (t) 
   const results = engine.messages(root).filter((m) => m.role === "tool").map((m) => m.content);
   assert.equal(results.length, malformed.length);
   for (const [i, [, problem]] of malformed.entries()) assert.match(results[i], problem);
+});
+
+test("interruptSession stops the conversation a handoff moved the work to and closes the pending call", async (t) => {
+  const { url, requests } = await startMock(t, [
+    toolCall("c1", "conv_create", { user_instruction: "Wait a while." }),
+    toolCall("b1", "bash", { command: "sleep 30" }),
+    text("ready"),
+  ]);
+  const engine = Engine.create({ workingDir: workspace(), mode: "yolo", model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const events = engine.events();
+  const root = engine.rootConversation;
+  engine.send(root, "delegate");
+  const aborted = [];
+  let started = 0;
+  for (;;) {
+    const { value: event } = await events.next();
+    if (event.type === "tool_call_started" && ++started === 2) {
+      // The root waits; the other conversation's command runs.
+      assert.equal(engine.interruptSession(), true);
+    }
+    if (event.type === "turn_aborted") aborted.push([event.conversationId === root, event.reason]);
+    if (event.type === "state_changed" && event.state === "idle") break;
+  }
+  assert.deepEqual(aborted, [[true, "replaced"], [false, "interrupted"]]);
+  assert.equal((await requests()).length, 2, "the root's continuation was dropped");
+  const closing = engine.messages(root).find((m) => m.tool_call_id === "c1");
+  assert.match(closing.content, /interrupted by the user/);
+  assert.equal(engine.interruptSession(), false, "nothing runs any more");
+});
+
+test("setMode cannot loosen a conversation past the session's mode", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), mode: "default", model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const events = engine.events();
+  const root = engine.rootConversation;
+  engine.setMode(root, "yolo");
+  const { value: warning } = await events.next();
+  assert.equal(warning.type, "warning");
+  assert.match(warning.message, /mode yolo is looser than the session's default; the conversation uses default/);
+  engine.setMode(root, "plan");
 });

@@ -112,6 +112,15 @@ export class Engine {
     return this.#live().interrupt(conversationId);
   }
 
+  /**
+   * Interrupts the session's work, whatever conversation it is on: the running task stops
+   * and the continuations queued by its handoffs are dropped, their calls closed with a
+   * result saying so. Returns whether a task was running.
+   */
+  interruptSession(): boolean {
+    return this.#live().interruptSession();
+  }
+
   respondPermission(requestId: string, decision: PermissionDecision): void {
     this.#live().respondPermission(requestId, decision);
   }

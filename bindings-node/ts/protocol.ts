@@ -343,6 +343,12 @@ export const CONVERSATION_DESTROY = "conversation/destroy";
 export const CONVERSATION_INTERRUPT = "conversation/interrupt";
 
 /**
+ * Stops the session's running task, whatever conversation it is on, and drops the
+ * continuations its handoffs queued (their calls get a result saying so).
+ */
+export const SESSION_INTERRUPT = "session/interrupt";
+
+/**
  * Asks a person to approve a tool call.
  */
 export const PERMISSION_REQUEST = "permission/request";
@@ -362,6 +368,7 @@ export const METHODS = [
   CONVERSATION_HISTORY,
   CONVERSATION_DESTROY,
   CONVERSATION_INTERRUPT,
+  SESSION_INTERRUPT,
 ] as const;
 
 /**
@@ -492,9 +499,14 @@ export type HistoryResult = { entries: Array<HistoryEntry> };
 export type DestroyResult = { ok: boolean, reason?: string };
 
 /**
- * `conversation/interrupt` result: an empty object.
+ * `conversation/interrupt` and `session/interrupt` result: an empty object.
  */
 export type InterruptResult = Record<symbol, never>;
+
+/**
+ * `session/interrupt` params: an empty object.
+ */
+export type SessionInterruptParams = Record<symbol, never>;
 
 /**
  * `conversation/event` params: one engine event, unchanged.
@@ -561,6 +573,11 @@ export type ClientRequests = {
    * Stops the conversation's running task (`turn_aborted`).
    */
   "conversation/interrupt": { params: TargetParams, result: InterruptResult },
+  /**
+   * Stops the session's running task, whatever conversation it is on, and drops the
+   * continuations its handoffs queued (their calls get a result saying so).
+   */
+  "session/interrupt": { params: SessionInterruptParams, result: InterruptResult },
 };
 
 /**

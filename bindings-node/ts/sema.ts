@@ -233,10 +233,12 @@ export class CoderEngine {
     }
   }
 
-  /** Interrupts whatever runs; `session:interrupted` follows. */
+  /**
+   * Interrupts whatever runs, on any conversation, and drops the continuations its
+   * handoffs queued; `session:interrupted` follows.
+   */
   interruptSession(): void {
-    const running = this.#engine?.runningTask();
-    if (running) this.#engine?.interrupt(running[0]);
+    this.#engine?.interruptSession();
   }
 
   respondToToolPermission(response: ToolPermissionResponse): void {

@@ -16,7 +16,10 @@ use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
 use coder_core::{Config, DoorNames, Engine, Overrides};
-use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TodoStatus};
+use coder_protocol::{
+    AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
+    TodoStatus,
+};
 
 use crate::signals::Stop;
 use crate::summary::ToolLines;
@@ -151,8 +154,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let engine = Engine::new(config)?;
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
-    let task = match engine.send(conversation, prompt) {
-        Ok(task) => task,
+    match engine.send(conversation, prompt) {
+        Ok(_) => {}
         Err(err) if err.kind() == coder_core::ErrorKind::LimitExceeded => {
             return Ok(usage_error(&err.to_string()));
         }
@@ -162,7 +165,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let printer: Box<dyn Printer> = if args.json {
         Box::new(JsonPrinter::new())
     } else {
-        Box::new(TextPrinter::new())
+        Box::new(TextPrinter::new(conversation))
     };
     let mut sink = Sink {
         printer,
@@ -177,25 +180,27 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             signal = crate::signals::stopped(&mut stop), if stopped.is_none() => {
                 // The task ends at its next checkpoint; streams and tools stop at once.
                 stopped = Some(signal);
-                engine.interrupt(conversation)?;
+                // The session's work, whatever conversation a handoff moved it to; the
+                // continuations waiting for it are dropped with their calls closed.
+                engine.interrupt_session();
                 continue;
             }
         };
         let Some(event) = event else { break };
-        sink.write(&engine, conversation, |printer| printer.print(&event))?;
+        sink.write(&engine, |printer| printer.print(&event))?;
         answer_permission(&engine, &event, interactive, &stop).await?;
         // Drain what is already waiting before flushing, so bursts cost one write. A
         // stream that is still reading hands over its events in small batches: letting it
         // run once more before writing joins them into one write (the buffer writes itself
         // out when full), and the write comes as soon as the stream waits for the network.
         let mut done = is_idle(&event);
-        note_outcome(&event, task, &mut outcome);
+        note_outcome(&event, conversation, &mut outcome);
         loop {
             while let Ok(event) = events.try_recv() {
-                sink.write(&engine, conversation, |printer| printer.print(&event))?;
+                sink.write(&engine, |printer| printer.print(&event))?;
                 answer_permission(&engine, &event, interactive, &stop).await?;
                 done |= is_idle(&event);
-                note_outcome(&event, task, &mut outcome);
+                note_outcome(&event, conversation, &mut outcome);
             }
             if done {
                 break;
@@ -205,12 +210,12 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
-        sink.write(&engine, conversation, |printer| printer.flush())?;
+        sink.write(&engine, |printer| printer.flush())?;
         if done {
             break;
         }
     }
-    sink.write(&engine, conversation, |printer| printer.finish())?;
+    sink.write(&engine, |printer| printer.finish())?;
     // Saves the last snapshot, reaps MCP servers, removes the sandbox's temporary directory.
     engine.shutdown().await;
     // A signal that came while a permission was asked for, or as the task ended, counts too.
@@ -256,7 +261,6 @@ impl Sink {
     fn write(
         &mut self,
         engine: &Engine,
-        conversation: coder_protocol::ConversationId,
         write: impl FnOnce(&mut dyn Printer) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
         if self.closed {
@@ -269,7 +273,7 @@ impl Sink {
                     || *self.stop.borrow() == Some(Stop::Hangup) =>
             {
                 self.closed = true;
-                engine.interrupt(conversation)?;
+                engine.interrupt_session();
                 Ok(())
             }
             Err(err) => Err(err.into()),
@@ -360,16 +364,24 @@ fn is_idle(event: &Event) -> bool {
     )
 }
 
-fn note_outcome(event: &Event, task: coder_protocol::TaskId, outcome: &mut Outcome) {
-    if event.task_id != Some(task) {
+/// Follows how the root conversation's work ends. A task of it that hands over to another
+/// conversation (`turn_aborted` `replaced`) is not the end: its continuation task comes
+/// later on the same conversation, and the last of its tasks says how the run went. Other
+/// conversations' tasks only feed that continuation.
+fn note_outcome(event: &Event, root: ConversationId, outcome: &mut Outcome) {
+    if event.conversation_id != root || event.task_id.is_none() {
         return;
     }
     match event.msg {
+        EventMsg::TaskStarted { .. } => *outcome = Outcome::Complete,
         EventMsg::Error { .. } => *outcome = Outcome::Failed,
         EventMsg::TaskComplete {
             step_limit: Some(limit),
             ..
         } => *outcome = Outcome::StepLimit(limit),
+        EventMsg::TurnAborted {
+            reason: AbortReason::Replaced,
+        } => {}
         EventMsg::TurnAborted { .. } => *outcome = Outcome::Interrupted,
         _ => {}
     }
@@ -417,23 +429,60 @@ impl Printer for JsonPrinter {
     }
 }
 
-/// Text for people: the reply on stdout, everything else on stderr.
+/// Text for people: the root conversation's reply on stdout, everything else on stderr.
+/// The replies of conversations the model handed work to (`conv_create`, `conv_send`) are
+/// shown on stderr under a `[conversation <id>]` label, so stdout stays the answer.
 struct TextPrinter {
     out: std::io::BufWriter<std::io::Stdout>,
     tools: ToolLines,
     /// The last byte written to stdout, to end the reply with a newline.
     ended_line: bool,
     dim: bool,
+    root: ConversationId,
+    /// The other conversation whose reply is being shown on stderr, once labelled.
+    side: Option<ConversationId>,
+    /// The side reply's last byte was a newline.
+    side_ended_line: bool,
 }
 
 impl TextPrinter {
-    fn new() -> Self {
+    fn new(root: ConversationId) -> Self {
         Self {
             out: std::io::BufWriter::new(std::io::stdout()),
             tools: ToolLines::default(),
             ended_line: true,
             dim: crate::color::stderr_wants_color(),
+            root,
+            side: None,
+            side_ended_line: true,
         }
+    }
+
+    /// Writes a delta of another conversation's reply on stderr, labelled first.
+    fn side_delta(&mut self, conversation: ConversationId, delta: &str) -> std::io::Result<()> {
+        if self.side != Some(conversation) {
+            self.end_side()?;
+            self.note(&format!("[conversation {conversation}]"))?;
+            self.side = Some(conversation);
+        }
+        let delta = neutralize(delta);
+        self.out.flush()?;
+        let mut err = std::io::stderr().lock();
+        if self.dim {
+            write!(err, "\x1b[2m{delta}\x1b[0m")?;
+        } else {
+            write!(err, "{delta}")?;
+        }
+        self.side_ended_line = delta.ends_with('\n');
+        Ok(())
+    }
+
+    /// Ends the side reply's line, when one is shown.
+    fn end_side(&mut self) -> std::io::Result<()> {
+        if self.side.take().is_some() && !std::mem::replace(&mut self.side_ended_line, true) {
+            std::io::stderr().write_all(b"\n")?;
+        }
+        Ok(())
     }
 
     /// Writes `text` as a line on stderr, its control characters neutralised and then
@@ -458,7 +507,11 @@ impl TextPrinter {
 impl Printer for TextPrinter {
     fn print(&mut self, event: &Event) -> std::io::Result<()> {
         match &event.msg {
+            EventMsg::AgentMessageDelta { delta } if event.conversation_id != self.root => {
+                self.side_delta(event.conversation_id, delta)?;
+            }
             EventMsg::AgentMessageDelta { delta } => {
+                self.end_side()?;
                 self.out.write_all(neutralize(delta).as_bytes())?;
                 self.ended_line = delta.ends_with('\n');
             }
@@ -507,7 +560,15 @@ impl Printer for TextPrinter {
             }
             EventMsg::Warning { message } => self.note(&format!("warning: {message}"))?,
             EventMsg::Error { message } => self.note(&format!("error: {message}"))?,
-            EventMsg::TurnAborted { .. } => self.note("interrupted")?,
+            // A handoff: the conversation's turn goes on after the other one's reply.
+            EventMsg::TurnAborted {
+                reason: AbortReason::Replaced,
+            } => self.end_side()?,
+            EventMsg::TurnAborted { .. } => {
+                self.end_side()?;
+                self.note("interrupted")?;
+            }
+            EventMsg::TaskComplete { .. } => self.end_side()?,
             EventMsg::TodoUpdated { todos } => {
                 let mut list = String::from("todos:");
                 for todo in todos {
@@ -545,7 +606,6 @@ impl Printer for TextPrinter {
             | EventMsg::AgentMessage { .. }
             | EventMsg::ToolCallsRequested { .. }
             | EventMsg::TokenCount { .. }
-            | EventMsg::TaskComplete { .. }
             | EventMsg::StateChanged { .. } => {}
         }
         Ok(())

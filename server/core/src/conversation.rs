@@ -208,6 +208,46 @@ impl Conversation {
     }
 }
 
+/// The result given to a tool call that has none when a saved session is taken up: the
+/// session ended (a crash, a kill) between the call and its answer.
+pub(crate) const UNFINISHED_CALL_RESULT: &str =
+    "the session ended before this call finished; it has no result";
+
+/// Gives every assistant tool call without a result one saying the session ended before it
+/// finished, placed after the results its message has, so the history is a valid request
+/// again. Returns how many calls it closed.
+pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
+    let mut closed = 0;
+    let mut index = 0;
+    while index < history.len() {
+        if history[index].role != Role::Assistant || history[index].tool_calls.is_empty() {
+            index += 1;
+            continue;
+        }
+        let calls = history[index].tool_calls.clone();
+        let mut end = index + 1;
+        while end < history.len() && history[end].role == Role::Tool {
+            end += 1;
+        }
+        let answered: Vec<&str> = history[index + 1..end]
+            .iter()
+            .filter_map(|message| message.tool_call_id.as_deref())
+            .collect();
+        let missing: Vec<ChatMessage> = calls
+            .iter()
+            .filter(|call| !answered.contains(&call.id.as_str()))
+            .map(|call| {
+                ChatMessage::tool_result(&call.id, &call.function.name, UNFINISHED_CALL_RESULT)
+            })
+            .collect();
+        closed += missing.len();
+        let added = missing.len();
+        history.splice(end..end, missing);
+        index = end + added;
+    }
+    closed
+}
+
 /// A user message from input items: texts joined by blank lines, `data:` images attached,
 /// other image URLs mentioned in the text.
 pub(crate) fn user_message(items: &[InputItem]) -> Option<ChatMessage> {
@@ -270,4 +310,66 @@ pub(crate) fn history_entries(history: &[ChatMessage], limit: Option<usize>) -> 
         .collect();
     let skip = limit.map_or(0, |limit| entries.len().saturating_sub(limit));
     entries.into_iter().skip(skip).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use coder_protocol::ToolCall;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn calls(ids: &[&str]) -> ChatMessage {
+        let calls = ids
+            .iter()
+            .map(|id| ToolCall::function((*id).to_owned(), "conv_send".into(), "{}".into()))
+            .collect();
+        ChatMessage::assistant(String::new(), String::new(), calls)
+    }
+
+    fn shape(history: &[ChatMessage]) -> Vec<String> {
+        history
+            .iter()
+            .map(|m| match (&m.role, &m.tool_call_id) {
+                (Role::Tool, Some(id)) => {
+                    format!("result {id}: {}", m.content.clone().unwrap_or_default())
+                }
+                (Role::Assistant, _) if !m.tool_calls.is_empty() => {
+                    let ids: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
+                    format!("calls {}", ids.join(","))
+                }
+                (role, _) => format!("{role:?} {}", m.content.clone().unwrap_or_default()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unanswered_calls_get_a_result_after_the_ones_they_have() {
+        let mut history = vec![
+            ChatMessage::user("go"),
+            calls(&["a", "b"]),
+            ChatMessage::tool_result("a", "conv_send", "done"),
+            ChatMessage::user("later"),
+            calls(&["c"]),
+        ];
+        assert_eq!(close_unanswered_calls(&mut history), 2);
+        let unfinished = UNFINISHED_CALL_RESULT;
+        assert_eq!(
+            shape(&history),
+            [
+                "User go".to_owned(),
+                "calls a,b".to_owned(),
+                "result a: done".to_owned(),
+                format!("result b: {unfinished}"),
+                "User later".to_owned(),
+                "calls c".to_owned(),
+                format!("result c: {unfinished}"),
+            ]
+        );
+        assert_eq!(
+            close_unanswered_calls(&mut history),
+            0,
+            "a valid history stays"
+        );
+    }
 }

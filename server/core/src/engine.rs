@@ -186,6 +186,15 @@ impl Engine {
             .stop(conversation, AbortReason::Interrupted))
     }
 
+    /// Interrupts the session's work, whatever conversation it is on: the running task ends
+    /// with `turn_aborted { reason: interrupted }`, and the continuations its user input's
+    /// handoffs queued are dropped (each pending `conv_create`/`conv_send` call gets a
+    /// result saying it was interrupted). Input queued since stays queued. Returns whether a
+    /// task was running.
+    pub fn interrupt_session(&self) -> bool {
+        self.session.driver().interrupt_chain()
+    }
+
     /// The conversation's history as OpenAI Chat Completions messages.
     pub fn history(&self, conversation: ConversationId) -> Result<Vec<ChatMessage>, EngineError> {
         self.session.history(conversation)

@@ -103,6 +103,11 @@ pub struct ConversationSnapshot {
     pub total_usage: TokenUsage,
     #[serde(default)]
     pub todos: Vec<TodoItem>,
+    /// When the conversation last recorded history or finished a task (RFC 3339, in
+    /// milliseconds). Absent in older snapshots: a resumed conversation then counts as active
+    /// at the resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_active_at: Option<String>,
 }
 
 /// One entry of OpenAI's `tools`.
@@ -167,6 +172,9 @@ impl ConversationSnapshot {
             mode: conversation.mode,
             total_usage: conversation.total_usage,
             todos: lock(&conversation.todos).clone(),
+            last_active_at: Some(
+                humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
+            ),
         }
     }
 
@@ -188,6 +196,13 @@ impl ConversationSnapshot {
             .collect();
         conversation.total_usage = self.total_usage;
         conversation.todos = Arc::new(Mutex::new(self.todos));
+        if let Some(at) = self
+            .last_active_at
+            .as_deref()
+            .and_then(|at| humantime::parse_rfc3339_weak(at).ok())
+        {
+            conversation.last_active_at = at;
+        }
         conversation
     }
 }

@@ -11,7 +11,8 @@ use coder_protocol::InputItem;
 use coder_protocol::methods::{
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
     CONVERSATION_LIST, CONVERSATION_SEND, CreateParams, CreateResult, DestroyResult, HistoryParams,
-    HistoryResult, InterruptResult, ListParams, ListResult, SendParams, SendResult, TargetParams,
+    HistoryResult, InterruptResult, ListParams, ListResult, SESSION_INTERRUPT, SendParams,
+    SendResult, SessionInterruptParams, TargetParams,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -134,6 +135,17 @@ impl Backend {
             self.engine()?
                 .interrupt(params.conversation_id)
                 .map_err(engine_error)?;
+            Ok(InterruptResult {})
+        })
+        .await
+    }
+
+    pub(crate) async fn interrupt_session(
+        &self,
+        _: SessionInterruptParams,
+    ) -> Result<InterruptResult> {
+        contained(SESSION_INTERRUPT, async {
+            self.engine()?.interrupt_session();
             Ok(InterruptResult {})
         })
         .await

@@ -36,6 +36,10 @@ method_table! {
         /// Stops the conversation's running task (`turn_aborted`).
         ConversationInterrupt, CONVERSATION_INTERRUPT = "conversation/interrupt":
             TargetParams => InterruptResult;
+        /// Stops the session's running task, whatever conversation it is on, and drops the
+        /// continuations its handoffs queued (their calls get a result saying so).
+        SessionInterrupt, SESSION_INTERRUPT = "session/interrupt":
+            SessionInterruptParams => InterruptResult;
     }
     server_requests {
         /// Asks a person to approve a tool call.
@@ -212,7 +216,11 @@ pub struct DestroyResult {
     pub reason: Option<String>,
 }
 
-/// `conversation/interrupt` result: an empty object.
+/// `session/interrupt` params: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct SessionInterruptParams {}
+
+/// `conversation/interrupt` and `session/interrupt` result: an empty object.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 pub struct InterruptResult {}
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use coder_protocol::methods::{
     CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
     HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
-    PermissionParams, ProviderName, SendParams, SendResult, TargetParams,
+    PermissionParams, ProviderName, SendParams, SendResult, SessionInterruptParams, TargetParams,
 };
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
@@ -114,6 +114,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 HistoryResult,
                 DestroyResult,
                 InterruptResult,
+                SessionInterruptParams,
                 EventParams,
                 PermissionParams
             ]

@@ -529,3 +529,92 @@ async fn a_prompt_over_max_prompt_bytes_is_a_usage_error_and_nothing_is_sent() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_handoff_completes_with_exit_0_and_the_other_conversation_apart_on_stderr() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "Summarise the plan."}),
+        ),
+        MockResponse::stream(vec![Chunk::text("The plan, "), Chunk::text("summarised.")]),
+        MockResponse::stream(vec![Chunk::text("Root answer.")]),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["delegate"], &as_refs(&env)).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(text(&out.stdout), "Root answer.\n", "only the root's reply");
+    assert!(
+        stderr.contains("]\nThe plan, summarised.\n"),
+        "the child's reply is on stderr: {stderr}"
+    );
+    assert!(stderr.contains("[conversation "), "labelled: {stderr}");
+    assert!(!stderr.contains("interrupted"), "{stderr}");
+
+    // JSON mode: every event names its conversation; the run still ends with 0.
+    server.push([
+        MockResponse::tool_call("c2", "conv_create", json!({"user_instruction": "Again."})),
+        MockResponse::text("Child again."),
+        MockResponse::text("Root again."),
+    ]);
+    let out = coder(dir.path(), &["--json", "delegate"], &as_refs(&env)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let completes: Vec<&Value> = lines
+        .iter()
+        .filter(|e| e["type"] == "task_complete")
+        .collect();
+    assert_eq!(completes.len(), 2);
+    assert_ne!(
+        completes[0]["conversationId"],
+        completes[1]["conversationId"]
+    );
+    assert_eq!(completes[1]["lastAgentMessage"], "Root again.");
+}
+
+#[tokio::test]
+async fn handoffs_from_one_input_stop_at_max_handoffs_per_input() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "conv_create", json!({"user_instruction": "First."})),
+        MockResponse::text("first done"),
+        // The continuation hands over again, and again: the chain never ends by itself.
+        MockResponse::tool_call("c2", "conv_create", json!({"user_instruction": "Second."})),
+        MockResponse::text("second done"),
+        MockResponse::tool_call("c3", "conv_create", json!({"user_instruction": "Third."})),
+        MockResponse::text("Done here."),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // A workspace may lower a limit, untrusted or not.
+    std::fs::create_dir_all(dir.path().join(".coder")).unwrap();
+    std::fs::write(
+        dir.path().join(".coder/config.json"),
+        json!({"maxHandoffsPerInput": 2}).to_string(),
+    )
+    .unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["delegate"], &as_refs(&env)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Done here.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6, "no third conversation ran");
+    let refused = requests[5].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c3")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(refused.contains("maxHandoffsPerInput"), "{refused}");
+}

@@ -478,3 +478,105 @@ async fn an_mcp_server_gets_no_inherited_secrets_but_its_own_env() {
     assert!(!env.contains(KEY), "{env}");
     assert!(!env.contains("tok-deploy-9911"), "{env}");
 }
+
+/// Ctrl-C while a conversation the root handed work to runs a command: that task stops
+/// (its command killed), the root's continuation is dropped with its `conv_create` call
+/// closed, and exec exits with 130.
+#[tokio::test]
+async fn ctrl_c_during_a_handoff_stops_the_other_conversation_and_exits_130() {
+    let marker = marker();
+    let _cleanup = KillMarked(marker.clone());
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "Run the long command."}),
+        ),
+        MockResponse::tool_call("b1", "bash", json!({"command": format!("sleep {marker}")})),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, home, tmp) = dirs(dir.path());
+    let mut command = exec_command(&workspace, &home, &tmp, &server, &[]);
+    command
+        .args(["--mode", "yolo", "delegate"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().unwrap();
+    until_running(&marker).await;
+    kill(Pid::from_raw(child.id().unwrap() as i32), Signal::SIGINT).unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("coder exec did not end after Ctrl-C")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(processes_with(&marker), Vec::<i32>::new());
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the root's continuation never ran"
+    );
+    let sessions = saved_sessions(&workspace);
+    assert_eq!(sessions.len(), 1, "{stderr}");
+    let session: Value = serde_json::from_str(&sessions[0]).unwrap();
+    let closing = session["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .expect("the root's conv_create call has a result");
+    assert!(
+        closing["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by the user"),
+        "{closing}"
+    );
+}
+
+/// A run whose root hands work to another conversation ends with the continuation: exit 0,
+/// and the MCP servers it started are gone when coder is.
+#[tokio::test]
+async fn a_handoff_run_exits_0_and_leaves_no_mcp_server_behind() {
+    let marker = marker();
+    let _cleanup = KillMarked(marker.clone());
+    let servers = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scripts/setup-mcp-servers.sh"
+        ))
+        .output()
+        .unwrap();
+    assert!(servers.status.success());
+    let script = PathBuf::from(String::from_utf8(servers.stdout).unwrap().trim())
+        .join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "conv_create", json!({"user_instruction": "Look."})),
+        MockResponse::stream(vec![Chunk::text("Looked.")]),
+        MockResponse::stream(vec![Chunk::text("All done.")]),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, home, tmp) = dirs(dir.path());
+    // The server's allowed directory carries the marker, so its process can be found.
+    let allowed = dir.path().join(format!("allowed-{marker}"));
+    std::fs::create_dir_all(&allowed).unwrap();
+    std::fs::create_dir_all(home.join(".config/coder")).unwrap();
+    std::fs::write(
+        home.join(".config/coder/config.json"),
+        json!({"mcpServers": {"fs": {"command": "node", "args": [script, allowed]}}}).to_string(),
+    )
+    .unwrap();
+    let mut command = exec_command(&workspace, &home, &tmp, &server, &[]);
+    command.arg("delegate");
+    let out = output(command).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "All done.\n");
+    let tools = server.requests()[0].body["tools"].to_string();
+    assert!(tools.contains("fs__"), "the MCP server ran: {tools}");
+    assert_eq!(processes_with(&marker), Vec::<i32>::new(), "{stderr}");
+}

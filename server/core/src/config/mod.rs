@@ -29,6 +29,9 @@ pub use overrides::{DoorNames, Overrides};
 /// The default of `maxPromptBytes`: 1 MiB of text in one input.
 pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
 
+/// The default of `maxHandoffsPerInput`.
+pub const DEFAULT_MAX_HANDOFFS_PER_INPUT: u32 = 16;
+
 /// The default of `maxConversations` per session.
 pub const DEFAULT_MAX_CONVERSATIONS: usize = 4096;
 
@@ -75,6 +78,9 @@ pub struct Config {
     pub sandbox_network: crate::sandbox::SandboxNetwork,
     /// How many interrupting conversation tools may nest before they are refused.
     pub max_interrupt_chain_depth: u32,
+    /// How many handoffs (`conv_create`/`conv_send`) the work one user input started may
+    /// make in all, before they are refused; bounds how long input queued meanwhile waits.
+    pub max_handoffs_per_input: u32,
     /// MCP servers by name: `mcpServers` of the config files over a workspace `.mcp.json`.
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Send a per-conversation `prompt_cache_key` (OpenAI accepts it; by default only for
@@ -273,6 +279,7 @@ struct ConfigFile {
     #[serde(default)]
     sandbox: SandboxFile,
     max_interrupt_chain_depth: Option<u32>,
+    max_handoffs_per_input: Option<u32>,
     prompt_cache_key: Option<bool>,
     save_sessions: Option<bool>,
     max_prompt_bytes: Option<usize>,
@@ -558,6 +565,9 @@ impl Config {
             sandbox: file.sandbox.enabled.unwrap_or(true),
             sandbox_network: file.sandbox.network.unwrap_or_default(),
             max_interrupt_chain_depth: file.max_interrupt_chain_depth.unwrap_or(4),
+            max_handoffs_per_input: file
+                .max_handoffs_per_input
+                .unwrap_or(DEFAULT_MAX_HANDOFFS_PER_INPUT),
             mcp_servers,
             prompt_cache_key: file.prompt_cache_key.unwrap_or(on_default_openai),
             writable_roots: file.sandbox.writable_roots,
@@ -631,6 +641,7 @@ impl Config {
             ignored_mcp_servers: Vec::new(),
             user_file: None,
             max_interrupt_chain_depth: 4,
+            max_handoffs_per_input: DEFAULT_MAX_HANDOFFS_PER_INPUT,
             prompt_cache_key: false,
             mcp_servers: BTreeMap::new(),
         }

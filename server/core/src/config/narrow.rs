@@ -35,6 +35,10 @@ const LIMITS: &[(&[&str], u64)] = &[
     (&["streamIdleTimeoutMs"], 300_000),
     (&["maxInterruptChainDepth"], 4),
     (
+        &["maxHandoffsPerInput"],
+        crate::config::DEFAULT_MAX_HANDOFFS_PER_INPUT as u64,
+    ),
+    (
         &["maxPromptBytes"],
         crate::config::DEFAULT_MAX_PROMPT_BYTES as u64,
     ),

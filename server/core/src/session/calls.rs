@@ -2,7 +2,7 @@
 //! `conv_destroy` at once; `conv_create` and `conv_send` checked and made ready as a
 //! [`Handoff`], which ends the turn and which the driver runs.
 
-use coder_protocol::{ConversationId, InputItem};
+use coder_protocol::{ChatMessage, ConversationId, InputItem};
 use serde_json::{Value, json};
 
 use super::{Opener, Session};
@@ -25,6 +25,17 @@ impl ConversationHost for Session {
                 "success",
                 format!(
                     "too many nested conversation handoffs (the limit is {limit}); do this work here instead"
+                ),
+            ));
+        }
+        let limit = self.services.config.max_handoffs_per_input;
+        if call.hands_over() && self.driver.chain_handoffs() >= limit {
+            // Each handoff queues its work ahead of later input: the bound keeps that input
+            // from waiting without end.
+            return CallAnswer::Result(failure(
+                "success",
+                format!(
+                    "this request already handed work to other conversations {limit} times, the limit (maxHandoffsPerInput); finish the work here instead"
                 ),
             ));
         }
@@ -98,7 +109,8 @@ impl Session {
         })
     }
 
-    /// `conv_send`: to an existing conversation other than the caller.
+    /// `conv_send`: to an existing conversation other than the caller and not waiting for a
+    /// continuation.
     fn prepare_send(&self, caller: ConversationId, call_id: &str, args: SendArgs) -> CallAnswer {
         let Some(target) = args
             .conversation
@@ -108,6 +120,16 @@ impl Session {
         };
         if target == caller {
             return CallAnswer::Result(failure("success", "a conversation cannot send to itself"));
+        }
+        if self.driver.awaits_continuation(target) {
+            // Its history ends with a tool call that this chain answers later: a message now
+            // would come before that answer and make its next request invalid.
+            return CallAnswer::Result(failure(
+                "success",
+                format!(
+                    "conversation {target} is waiting for the result of its own conv_create/conv_send call, which this chain of conversations answers; it cannot take a message now. Reply with your answer instead: it becomes that result"
+                ),
+            ));
         }
         let mut input = Vec::new();
         if let Some(text) = args.text {
@@ -141,6 +163,25 @@ impl Session {
             })
             .collect();
         json!({"conversations": conversations}).to_string()
+    }
+
+    /// Answers the call of a continuation that will not run (`why` says what happened), so
+    /// the caller's history stays a valid request.
+    pub(super) fn close_dropped(&self, caller: ConversationId, closure: &Closure, why: &str) {
+        let Ok(conversation) = self.conversation(caller) else {
+            return;
+        };
+        let output = json!({
+            "conversation_id": closure.target,
+            "finished": false,
+            "reason": why,
+        })
+        .to_string();
+        lock(&conversation).record([ChatMessage::tool_result(
+            &closure.call_id,
+            &closure.tool_name,
+            output,
+        )]);
     }
 
     /// The result a continuation task injects for its closure: the target's last assistant

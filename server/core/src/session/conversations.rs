@@ -10,7 +10,9 @@ use coder_protocol::{
 };
 
 use super::{Session, narrower};
-use crate::conversation::{Conversation, ConversationSpec, history_entries};
+use crate::conversation::{
+    Conversation, ConversationSpec, close_unanswered_calls, history_entries,
+};
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
 use crate::sync::lock;
@@ -106,21 +108,29 @@ impl Session {
                 },
             );
         }
-        if mode != wanted {
-            hub.emit(
-                id,
-                None,
-                EventMsg::Warning {
-                    message: format!(
-                        "mode {} is looser than the session's {}; the conversation uses {}",
-                        wanted.as_str(),
-                        ceiling.as_str(),
-                        mode.as_str()
-                    ),
-                },
-            );
-        }
+        self.warn_if_clamped(id, wanted, mode);
         Ok(id)
+    }
+
+    /// Says, as a `warning` of `id`, that the `wanted` mode was narrowed to `mode` (the
+    /// session's ceiling), when it was.
+    fn warn_if_clamped(&self, id: ConversationId, wanted: Mode, mode: Mode) {
+        if mode == wanted {
+            return;
+        }
+        let ceiling = self.services.config.mode;
+        self.services.hub.emit(
+            id,
+            None,
+            EventMsg::Warning {
+                message: format!(
+                    "mode {} is looser than the session's {}; the conversation uses {}",
+                    wanted.as_str(),
+                    ceiling.as_str(),
+                    mode.as_str()
+                ),
+            },
+        );
     }
 
     /// Once the MCP servers settled, an allowlist may only name tools they offer.
@@ -192,13 +202,19 @@ impl Session {
         Ok(())
     }
 
-    pub fn set_mode(&self, id: ConversationId, mode: Mode) -> Result<(), EngineError> {
+    /// Sets a conversation's mode, clamped to the session's like [`Session::open_conversation`]
+    /// (with the same `warning`): a client cannot loosen what configuration set.
+    pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
+        let mode = narrower(wanted, self.services.config.mode);
         lock(&conv).mode = mode;
-        let mut state = self.state();
-        if state.root == id {
-            state.root_taken = true;
+        {
+            let mut state = self.state();
+            if state.root == id {
+                state.root_taken = true;
+            }
         }
+        self.warn_if_clamped(id, wanted, mode);
         Ok(())
     }
 
@@ -233,8 +249,15 @@ impl Session {
         // raises a conversation above the session's, which trusted configuration set.
         let ceiling = self.services.config.mode;
         let mut clamped = Vec::new();
+        let mut repaired = Vec::new();
         let mut restore = |saved: ConversationSnapshot| {
             let mut conversation = saved.restore();
+            // A session killed during a handoff (or a tool call) left calls unanswered; no
+            // provider accepts such a history.
+            let closed = close_unanswered_calls(&mut conversation.history);
+            if closed > 0 {
+                repaired.push((conversation.id, closed));
+            }
             let mode = narrower(conversation.mode, ceiling);
             if mode != conversation.mode {
                 clamped.push((conversation.id, conversation.mode));
@@ -256,6 +279,17 @@ impl Session {
                 .insert(other.id, Arc::new(Mutex::new(other)));
         }
         drop(state);
+        for (conversation, closed) in repaired {
+            self.services.hub.emit(
+                conversation,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "the saved session ended during {closed} tool call(s) of this conversation; each now has a result saying so"
+                    ),
+                },
+            );
+        }
         for (conversation, saved_mode) in clamped {
             self.services.hub.emit(
                 conversation,

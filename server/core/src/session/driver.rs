@@ -30,6 +30,23 @@ pub(crate) struct TaskPlan {
     pub closure: Option<Closure>,
     /// How many interrupting conversation tools led to this task.
     pub depth: u32,
+    /// The chain of work one user input started: set by [`TaskPlan::new`] for input, and
+    /// inherited by the tasks a handoff queues, so the whole chain can be interrupted.
+    pub chain: ChainId,
+    /// How many handoffs its chain made before this task.
+    pub handoffs: u32,
+}
+
+/// Names the chain of tasks one user input started (its handoffs' targets and
+/// continuations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ChainId(u64);
+
+impl ChainId {
+    fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl TaskPlan {
@@ -41,6 +58,8 @@ impl TaskPlan {
             base_instructions_override: None,
             closure: None,
             depth,
+            chain: ChainId::new(),
+            handoffs: 0,
         }
     }
 }
@@ -52,11 +71,17 @@ pub(crate) trait TaskRunner: Send + Sync + 'static {
     /// Called after each task (`idle` false) and before the session reports idle (`idle`
     /// true): the session saves its snapshot then.
     fn task_ended(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()>;
+    /// Called for each queued plan the driver drops without running it (shutdown, a
+    /// destroyed conversation): a continuation's pending tool call gets a result saying
+    /// `why`, so the history stays a valid request.
+    fn dropped(&self, plan: TaskPlan, why: &str);
 }
 
 struct Running {
     task_id: TaskId,
     conversation_id: ConversationId,
+    chain: ChainId,
+    handoffs: u32,
     control: TaskControl,
 }
 
@@ -138,24 +163,71 @@ impl Driver {
         }
     }
 
+    /// Interrupts the session's work: stops the running task, whatever conversation it is
+    /// on, and drops the queued plans of its chain (the handoffs' continuations, whose calls
+    /// get a result saying so). Input queued by later user input stays. Between two tasks,
+    /// the chain of the next one is dropped. Returns whether there was work to stop.
+    pub fn interrupt_chain(&self) -> bool {
+        let dropped = {
+            let mut state = lock(&self.state);
+            let queue = &mut state.queue;
+            let chain = match (&queue.running, queue.plans.front()) {
+                (Some(running), _) => {
+                    running.control.stop(AbortReason::Interrupted);
+                    running.chain
+                }
+                (None, Some(next)) => next.chain,
+                (None, None) => return false,
+            };
+            let (dropped, kept) = std::mem::take(&mut queue.plans)
+                .into_iter()
+                .partition(|plan| plan.chain == chain);
+            queue.plans = kept;
+            dropped
+        };
+        self.drop_plans(dropped, "interrupted by the user before this call finished");
+        true
+    }
+
     /// Drops every queued plan of `conversation`.
     pub fn forget(&self, conversation: ConversationId) {
-        lock(&self.state)
-            .queue
-            .plans
-            .retain(|plan| plan.conversation_id != conversation);
+        let dropped = {
+            let mut state = lock(&self.state);
+            let (dropped, kept) = std::mem::take(&mut state.queue.plans)
+                .into_iter()
+                .partition(|plan| plan.conversation_id == conversation);
+            state.queue.plans = kept;
+            dropped
+        };
+        self.drop_plans(
+            dropped,
+            "the conversation was destroyed before this call finished",
+        );
     }
 
     /// Drops every queued plan and interrupts the running task, for shutdown; returns whether
     /// a task was running.
     pub fn stop_all(&self) -> bool {
-        let mut state = lock(&self.state);
-        let Some(running) = &state.queue.running else {
-            return false;
+        let (dropped, was_running) = {
+            let mut state = lock(&self.state);
+            let was_running = match &state.queue.running {
+                Some(running) => {
+                    running.control.stop(AbortReason::Interrupted);
+                    true
+                }
+                None => false,
+            };
+            (std::mem::take(&mut state.queue.plans), was_running)
         };
-        running.control.stop(AbortReason::Interrupted);
-        state.queue.plans.clear();
-        true
+        self.drop_plans(dropped, "the session ended before this call finished");
+        was_running
+    }
+
+    /// Hands plans taken off the queue to the runner (outside the state lock).
+    fn drop_plans(&self, plans: impl IntoIterator<Item = TaskPlan>, why: &str) {
+        for plan in plans {
+            self.runner.dropped(plan, why);
+        }
     }
 
     /// The conversation and task running now, if any.
@@ -165,6 +237,25 @@ impl Driver {
             .running
             .as_ref()
             .map(|running| (running.conversation_id, running.task_id))
+    }
+
+    /// Whether `conversation` waits for a continuation: it handed its turn over (it is an
+    /// ancestor in the running chain) and its pending tool call is not answered yet.
+    pub fn awaits_continuation(&self, conversation: ConversationId) -> bool {
+        lock(&self.state)
+            .queue
+            .plans
+            .iter()
+            .any(|plan| plan.conversation_id == conversation && plan.closure.is_some())
+    }
+
+    /// How many handoffs the running task's chain made before it (0 when none runs).
+    pub fn chain_handoffs(&self) -> u32 {
+        lock(&self.state)
+            .queue
+            .running
+            .as_ref()
+            .map_or(0, |running| running.handoffs)
     }
 
     /// How many plans wait.
@@ -198,6 +289,8 @@ impl Driver {
                 queue.running = Some(Running {
                     task_id: plan.task_id,
                     conversation_id: plan.conversation_id,
+                    chain: plan.chain,
+                    handoffs: plan.handoffs,
                     control: control.clone(),
                 });
                 Next::Run(plan, control)
@@ -233,14 +326,14 @@ impl Driver {
                         );
                     }
                     let ids = (plan.conversation_id, plan.task_id);
-                    let depth = plan.depth;
+                    let chain = (plan.depth, plan.chain, plan.handoffs);
                     let outcome = self.runner.run(plan, control).await;
                     {
                         let mut state = lock(&self.state);
                         state.queue.last_task = Some(ids);
                         state.queue.running = None;
                     }
-                    self.apply(ids.0, depth, outcome);
+                    self.apply(ids.0, chain, outcome);
                     self.finished.send_modify(|count| *count += 1);
                     self.runner.task_ended(ids.0, false).await;
                 }
@@ -263,12 +356,22 @@ impl Driver {
         }
     }
 
-    /// Applies how a task of `conversation` (`depth` handoffs deep) ended.
-    fn apply(self: &Arc<Self>, conversation: ConversationId, depth: u32, outcome: TurnOutcome) {
+    /// Applies how a task of `conversation` ended: `depth` handoffs deep, in `chain`, after
+    /// `handoffs` of its chain.
+    fn apply(
+        self: &Arc<Self>,
+        conversation: ConversationId,
+        (depth, chain, handoffs): (u32, ChainId, u32),
+        outcome: TurnOutcome,
+    ) {
         match outcome {
             TurnOutcome::HandedOver(handoff) => {
-                let target = TaskPlan::new(handoff.target, handoff.input, depth + 1);
+                let mut target = TaskPlan::new(handoff.target, handoff.input, depth + 1);
+                target.chain = chain;
+                target.handoffs = handoffs + 1;
                 let mut continuation = TaskPlan::new(conversation, Vec::new(), depth);
+                continuation.chain = chain;
+                continuation.handoffs = handoffs + 1;
                 continuation.closure = Some(handoff.closure);
                 self.push(vec![target, continuation], true);
             }

@@ -56,6 +56,12 @@ impl TaskRunner for SessionRunner {
             }
         })
     }
+
+    fn dropped(&self, plan: TaskPlan, why: &str) {
+        if let (Some(session), Some(closure)) = (self.session.upgrade(), &plan.closure) {
+            session.close_dropped(plan.conversation_id, closure, why);
+        }
+    }
 }
 
 /// A conversation records a turn's history as it happens.
@@ -93,7 +99,17 @@ impl Session {
             conversation_id: plan.conversation_id,
             task_id: plan.task_id,
         };
+        let conversation_id = plan.conversation_id;
         let outcome = self.start_task(plan, control, &events).await;
+        if matches!(
+            outcome,
+            TurnOutcome::Completed { .. } | TurnOutcome::Failed { .. }
+        ) && let Ok(conversation) = self.conversation(conversation_id)
+        {
+            // Seed 000: a conversation is active when it records history and when a task
+            // of it completes.
+            lock(&conversation).last_active_at = std::time::SystemTime::now();
+        }
         match &outcome {
             TurnOutcome::Completed {
                 last_agent_message,

@@ -737,3 +737,27 @@ async fn instructions_that_include_the_built_in_prompt_keep_the_no_apply_patch_n
         "custom instructions stay as given"
     );
 }
+
+#[tokio::test]
+async fn set_mode_cannot_loosen_a_conversation_past_the_session() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.set_mode(h.root, Mode::Yolo).unwrap();
+    assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Default);
+    let warning = h.events.recv().await.unwrap();
+    assert_eq!(warning.conversation_id, h.root);
+    assert_eq!(
+        warning.msg,
+        EventMsg::Warning {
+            message:
+                "mode yolo is looser than the session's default; the conversation uses default"
+                    .into()
+        }
+    );
+    h.engine.set_mode(h.root, Mode::Plan).unwrap();
+    assert_eq!(
+        h.engine.mode(h.root).unwrap(),
+        Mode::Plan,
+        "narrowing stays free"
+    );
+}

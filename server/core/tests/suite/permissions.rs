@@ -186,12 +186,14 @@ async fn auto_edit_mode_edits_without_asking_but_still_asks_for_commands() {
     ])
     .await
     .unwrap();
+    // The session allows auto-edit; the conversation is switched to it.
     let mut h = Harness::with(
         &server,
         ProviderKind::OpenAi,
-        |c| balanced(c, |_| {}),
+        |c| balanced(c, |c| c.mode = Mode::AutoEdit),
         vec![],
     );
+    h.engine.set_mode(h.root, Mode::Plan).unwrap();
     h.engine.set_mode(h.root, Mode::AutoEdit).unwrap();
     let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
     h.run("go").await;
@@ -326,12 +328,14 @@ async fn interrupting_while_waiting_for_permission_ends_the_task() {
 #[tokio::test]
 async fn the_matrix_is_readable_and_follows_mode_and_preset() {
     let server = MockModelServer::start(vec![]).await.unwrap();
+    // The session allows yolo; the root starts there, the balanced rows are the default's.
     let h = Harness::with(
         &server,
         ProviderKind::OpenAi,
-        |c| balanced(c, |_| {}),
+        |c| balanced(c, |c| c.mode = Mode::Yolo),
         vec![],
     );
+    h.engine.set_mode(h.root, Mode::Default).unwrap();
     let matrix = h.engine.permission_matrix(h.root).unwrap();
     let row = |subject: &str| {
         matrix

@@ -196,3 +196,68 @@ async fn a_switched_model_serves_the_next_task() {
     let ModelSettings { model, .. } = h.engine.model_settings().unwrap();
     assert_eq!(model, "second-model");
 }
+
+#[tokio::test]
+async fn shutdown_during_a_handoff_closes_the_callers_pending_call() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "handoff-1",
+            "conv_create",
+            json!({"user_instruction": "Write forever."}),
+        ),
+        MockResponse::endless(Vec::new(), coder_testkit::Chunk::text("more ")),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "delegate").unwrap();
+    // The target is streaming: the root waits for its continuation.
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(10), h.events.recv())
+            .await
+            .expect("no delta within 10 s")
+            .expect("event stream ended");
+        if event.conversation_id != h.root
+            && matches!(event.msg, EventMsg::AgentMessageDelta { .. })
+        {
+            break;
+        }
+    }
+    h.engine.shutdown().await;
+    let saved = read_snapshot(&h.engine);
+    super::support::assert_history_valid(&saved.root.messages);
+    let closing = saved
+        .root
+        .messages
+        .iter()
+        .find(|m| m.tool_call_id.as_deref() == Some("handoff-1"))
+        .and_then(|m| m.content.clone())
+        .unwrap();
+    let closing: serde_json::Value = serde_json::from_str(&closing).unwrap();
+    assert_eq!(closing["finished"], false);
+    assert_eq!(
+        closing["reason"],
+        "the session ended before this call finished"
+    );
+}
+
+#[tokio::test]
+async fn last_active_at_is_saved_and_survives_a_resume() {
+    let server = MockModelServer::start(vec![MockResponse::text("hi")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "hello").unwrap();
+    until_idle(&mut h).await;
+    let active = h.engine.list_conversations()[0].last_active_at.clone();
+    let saved = read_snapshot(&h.engine);
+    assert_eq!(saved.root.last_active_at.as_deref(), Some(active.as_str()));
+
+    // Taken up later, the conversation keeps when it was last active.
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let workspace = h.workspace.path().to_path_buf();
+    let engine = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
+    engine.resume(saved.session_id).unwrap();
+    assert_eq!(engine.list_conversations()[0].last_active_at, active);
+    engine.shutdown_now();
+}

@@ -409,3 +409,135 @@ async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
     assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
     client.stop().await;
 }
+
+#[tokio::test]
+async fn conv_send_to_a_conversation_waiting_for_its_handoff_is_refused() {
+    let server = MockModelServer::start(vec![MockResponse::tool_call(
+        "c1",
+        "conv_create",
+        json!({"user_instruction": "Ask the root something."}),
+    )])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    server.push([
+        MockResponse::tool_call(
+            "s1",
+            "conv_send",
+            json!({"conversation_id": root, "text": "Are you there?"}),
+        ),
+        MockResponse::text("Here is the answer."),
+        MockResponse::text("Thanks, done."),
+    ]);
+    let mut seen = Vec::new();
+    client.send_text(&root, "delegate", &mut seen).await;
+    client.until_events("state_changed", 2, &mut seen).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "no task ran on the waiting root");
+    let refused = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "s1")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        refused.contains("is waiting for the result of its own conv_create/conv_send call"),
+        "{refused}"
+    );
+    // The root's history stays valid: its call answered by the child's reply, nothing before.
+    let root_request: Vec<(String, String)> = requests[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(root_request.len(), 3, "{root_request:?}");
+    assert_eq!(root_request[0], ("user".to_owned(), "delegate".to_owned()));
+    assert_eq!(root_request[2].0, "tool");
+    assert!(
+        root_request[2].1.contains("Here is the answer."),
+        "{root_request:?}"
+    );
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn session_interrupt_stops_the_conversation_a_handoff_moved_to() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "Wait a while."}),
+        ),
+        MockResponse::tool_call("b1", "bash", json!({"command": "sleep 30"})),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "yolo");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "delegate", &mut seen).await;
+    // The root's turn was replaced; the other conversation's command runs.
+    client.until_events("tool_call_started", 2, &mut seen).await;
+    let answer = client
+        .request("session/interrupt", json!({}), &mut seen)
+        .await;
+    assert_eq!(answer["result"], json!({}));
+    client.until_events("state_changed", 2, &mut seen).await;
+    let aborted: Vec<(bool, String)> = events(&seen)
+        .filter(|e| e["type"] == "turn_aborted")
+        .map(|e| {
+            (
+                e["conversationId"] == root.as_str(),
+                e["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        aborted,
+        [
+            (true, "replaced".to_owned()),
+            (false, "interrupted".to_owned())
+        ]
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the root's continuation was dropped"
+    );
+
+    // The root takes new input, its history valid: the handoff's call has a result.
+    server.push([MockResponse::text("ready")]);
+    client.send_text(&root, "again", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let messages = server.requests().pop().unwrap().body["messages"].clone();
+    let closing = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .expect("the conv_create call has a result")
+        .clone();
+    assert!(
+        closing["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by the user"),
+        "{closing}"
+    );
+    client.stop().await;
+}

@@ -154,3 +154,93 @@ async fn a_conversation_created_with_a_model_uses_it() {
     assert_eq!(server.requests()[0].body["model"], "gpt-5-mini");
     client.stop().await;
 }
+
+#[tokio::test]
+async fn a_session_killed_during_a_handoff_resumes_with_the_pending_call_closed() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("First answer."),
+        MockResponse::text("Carrying on."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut first = Client::start(workspace.path(), &server, "balanced");
+    let init = first.initialize(json!({})).await;
+    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let root = first.root().await;
+    let mut seen = Vec::new();
+    first.send_text(&root, "Delegate this.", &mut seen).await;
+    first.until_events("state_changed", 2, &mut seen).await;
+    first.stop().await;
+
+    // What a SIGKILL between the handoff and its continuation leaves on disk: the root's
+    // `conv_create` call without a result.
+    let path = workspace
+        .path()
+        .join(format!(".coder/sessions/{session}.json"));
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    saved["messages"].as_array_mut().unwrap().push(json!({
+        "role": "assistant",
+        "content": null,
+        "tool_calls": [{"id": "handoff-1", "type": "function",
+                        "function": {"name": "conv_create",
+                                     "arguments": "{\"user_instruction\":\"Summarise.\"}"}}]
+    }));
+    std::fs::write(&path, saved.to_string()).unwrap();
+
+    let mut resumed = Client::start(workspace.path(), &server, "balanced");
+    let mut seen = Vec::new();
+    resumed
+        .request(
+            "initialize",
+            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+            &mut seen,
+        )
+        .await;
+    resumed
+        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+    resumed.send_text(&root, "Go on.", &mut seen).await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    let request = server.requests().pop().unwrap();
+    let messages: Vec<serde_json::Value> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            json!([
+                m["role"],
+                m["tool_call_id"],
+                m["content"].as_str().unwrap_or("")
+            ])
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            json!(["user", null, "Delegate this."]),
+            json!(["assistant", null, "First answer."]),
+            json!(["assistant", null, ""]),
+            json!([
+                "tool",
+                "handoff-1",
+                "the session ended before this call finished; it has no result"
+            ]),
+            json!(["user", null, "Go on."]),
+        ],
+        "the model gets a valid history"
+    );
+    assert!(
+        events(&seen).any(|e| e["type"] == "warning"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("ended during 1 tool call"))),
+        "the repair is reported"
+    );
+    resumed.stop().await;
+}

@@ -38,6 +38,8 @@ enum Step {
 
 struct FakeRunner {
     ran: Mutex<Vec<Ran>>,
+    /// The plans dropped unrun: the call each would have closed, and why.
+    dropped: Mutex<Vec<(Option<String>, String)>>,
     gate: Arc<Notify>,
     script: Box<Script>,
 }
@@ -94,6 +96,10 @@ impl TaskRunner for FakeRunner {
     fn task_ended(&self, _conversation: ConversationId, _idle: bool) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
+
+    fn dropped(&self, plan: TaskPlan, why: &str) {
+        lock(&self.dropped).push((plan.closure.map(|closure| closure.call_id), why.to_owned()));
+    }
 }
 
 struct Fixture {
@@ -111,6 +117,7 @@ fn fixture(script: impl Fn(&TaskPlan) -> Step + Send + Sync + 'static) -> Fixtur
     let events = hub.subscribe();
     let runner = Arc::new(FakeRunner {
         ran: Mutex::new(Vec::new()),
+        dropped: Mutex::new(Vec::new()),
         gate: Arc::new(Notify::new()),
         script: Box::new(script),
     });
@@ -307,5 +314,180 @@ async fn each_handoff_goes_one_level_deeper_and_its_continuation_stays() {
             ran(a, "", 1, Some("call to to b")),
             ran(root, "", 0, Some("call to to a")),
         ]
+    );
+}
+
+#[tokio::test]
+async fn stop_all_during_a_handoff_hands_the_dropped_continuation_back_to_close_its_call() {
+    let other = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "delegate" => Step::HandOver(other, "do it"),
+        _ => Step::WaitForStop,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "delegate")]);
+    f.until_running(other).await;
+    assert!(f.driver.stop_all());
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [ran(root, "delegate", 0, None), ran(other, "do it", 1, None)]
+    );
+    assert_eq!(
+        lock(&f.runner.dropped).clone(),
+        [(
+            Some("call to do it".to_owned()),
+            "the session ended before this call finished".to_owned()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn stop_all_between_tasks_still_drops_the_queue() {
+    let mut f = fixture(|plan| match text_of(plan).as_str() {
+        "blocked" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "blocked")]);
+    f.until_running(root).await;
+    f.driver.enqueue(vec![plan(root, "queued")]);
+    // Taken off the queue the way a stop between two tasks finds it.
+    f.driver.forget(root);
+    assert_eq!(
+        lock(&f.runner.dropped).len(),
+        1,
+        "forget reports what it drops"
+    );
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert_eq!(f.ran(), [ran(root, "blocked", 0, None)]);
+}
+
+#[tokio::test]
+async fn the_conversations_that_handed_over_await_their_continuation_until_it_runs() {
+    let a = coder_protocol::ConversationId::new();
+    let b = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "start" => Step::HandOver(a, "to a"),
+        "to a" => Step::HandOver(b, "to b"),
+        "to b" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "start")]);
+    f.until_running(b).await;
+    assert!(f.driver.awaits_continuation(root), "the root waits");
+    assert!(f.driver.awaits_continuation(a), "so does the middle one");
+    assert!(!f.driver.awaits_continuation(b), "the running one does not");
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert!(!f.driver.awaits_continuation(root));
+    assert!(!f.driver.awaits_continuation(a));
+}
+
+#[tokio::test]
+async fn interrupting_the_chain_stops_the_target_and_drops_only_its_continuations() {
+    let a = coder_protocol::ConversationId::new();
+    let b = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "start" => Step::HandOver(a, "to a"),
+        "to a" => Step::HandOver(b, "to b"),
+        "to b" => Step::WaitForStop,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "start")]);
+    f.until_running(b).await;
+    f.driver.enqueue(vec![plan(root, "next input")]);
+    assert!(f.driver.interrupt_chain());
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [
+            ran(root, "start", 0, None),
+            ran(a, "to a", 1, None),
+            ran(b, "to b", 2, None),
+            ran(root, "next input", 0, None),
+        ],
+        "the continuations are gone; later input still runs"
+    );
+    let why = "interrupted by the user before this call finished".to_owned();
+    assert_eq!(
+        lock(&f.runner.dropped).clone(),
+        [
+            (Some("call to to b".to_owned()), why.clone()),
+            (Some("call to to a".to_owned()), why),
+        ]
+    );
+    assert!(!f.driver.interrupt_chain(), "nothing runs any more");
+}
+
+#[tokio::test]
+async fn a_chain_counts_its_handoffs_and_new_input_starts_from_none() {
+    let a = coder_protocol::ConversationId::new();
+    let mut f = fixture(
+        move |plan| match (text_of(plan).as_str(), plan.closure.as_ref()) {
+            ("start", _) => Step::HandOver(a, "to a"),
+            // The continuation hands over again, once.
+            ("", Some(closure)) if closure.call_id == "call to to a" => Step::HandOver(a, "again"),
+            ("again" | "next", _) => Step::WaitForGate,
+            _ => Step::Complete,
+        },
+    );
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "start")]);
+    f.until_running(a).await;
+    // "again" runs: the second handoff of the chain.
+    while f.driver.chain_handoffs() != 2 {
+        tokio::task::yield_now().await;
+    }
+    f.driver.enqueue(vec![plan(root, "next")]);
+    f.runner.gate.notify_one();
+    f.until_running(root).await;
+    while lock(&f.runner.ran).last().map(|r| r.input.clone()) != Some("next".into()) {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(f.driver.chain_handoffs(), 0, "new input is a new chain");
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+}
+
+#[tokio::test]
+async fn interrupting_the_chain_between_two_tasks_drops_the_next_ones() {
+    let a = coder_protocol::ConversationId::new();
+    let mut f = fixture(move |plan| match text_of(plan).as_str() {
+        "blocked" => Step::WaitForGate,
+        _ => Step::Complete,
+    });
+    let root = f.root;
+    f.driver.enqueue(vec![plan(root, "blocked")]);
+    f.until_running(root).await;
+    // What the queue holds right after a handoff was applied: no task runs yet.
+    let mut target = plan(a, "target");
+    let mut continuation = plan(root, "");
+    continuation.chain = target.chain;
+    continuation.closure = Some(Closure {
+        call_id: "c1".into(),
+        tool_name: "conv_create".into(),
+        target: a,
+        first_user_message: None,
+        first_items_count: None,
+    });
+    target.depth = 1;
+    let later = plan(root, "later");
+    {
+        let mut state = lock(&f.driver.state);
+        state.queue.running = None;
+        state.queue.plans.extend([target, continuation, later]);
+    }
+    assert!(f.driver.interrupt_chain());
+    assert_eq!(f.driver.pending(), 1, "only the later input stays");
+    assert_eq!(lock(&f.runner.dropped).len(), 2);
+    f.runner.gate.notify_one();
+    f.until_idle().await;
+    assert_eq!(
+        f.ran(),
+        [ran(root, "blocked", 0, None), ran(root, "later", 0, None)]
     );
 }
