@@ -16,12 +16,23 @@ export const toolCall = (id, name, args) => ({
   chunks: [{ type: "tool_call", id, name, arguments: JSON.stringify(args) }],
 });
 
+/** Mocks and their script directories, also ended when the test process exits before a
+ * test's own cleanup ran (a timeout, a crash). */
+const leftovers = [];
+process.once("exit", () => {
+  for (const { mock, dir } of leftovers) {
+    mock.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 /** Starts the mock with `script`; it is killed when the test ends. */
 export async function startMock(t, script) {
   const dir = mkdtempSync(join(tmpdir(), "coder-mock-"));
   const file = join(dir, "script.json");
   writeFileSync(file, JSON.stringify(script));
   const mock = spawn(mockBin, ["--script", file], { stdio: ["ignore", "pipe", "inherit"] });
+  leftovers.push({ mock, dir });
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: mock.stdout }).once("line", resolve);
     mock.once("error", reject);

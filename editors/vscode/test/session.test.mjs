@@ -20,11 +20,22 @@ const target = process.env.CARGO_TARGET_DIR ?? resolve(import.meta.dirname, "../
 const coderBin = resolve(process.env.CODER_BIN ?? join(target, "debug/coder"));
 const mockBin = resolve(process.env.CODER_MOCK_BIN ?? join(target, "debug/coder-mock-model"));
 
+/** Mocks and their script directories, also ended when the test process exits before a
+ * test's own cleanup ran (a timeout, a crash). */
+const leftovers = [];
+process.once("exit", () => {
+  for (const { mock, dir } of leftovers) {
+    mock.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 async function startMock(t, script) {
   const dir = mkdtempSync(join(tmpdir(), "coder-mock-"));
   const file = join(dir, "script.json");
   writeFileSync(file, JSON.stringify(script));
   const mock = spawn(mockBin, ["--script", file], { stdio: ["ignore", "pipe", "inherit"] });
+  leftovers.push({ mock, dir });
   t.after(() => {
     mock.kill();
     rmSync(dir, { recursive: true, force: true });
