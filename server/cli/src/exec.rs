@@ -465,16 +465,23 @@ impl TextPrinter {
             self.note(&format!("[conversation {conversation}]"))?;
             self.side = Some(conversation);
         }
-        let delta = neutralize(delta);
+        self.stderr_dimmed(delta)?;
+        self.side_ended_line = delta.ends_with('\n');
+        Ok(())
+    }
+
+    /// Writes `text` on stderr as it streams (no line end added), its control characters
+    /// neutralised, then dimmed when stderr is a colour terminal; stdout is flushed first so
+    /// the two keep their order on one terminal.
+    fn stderr_dimmed(&mut self, text: &str) -> std::io::Result<()> {
+        let text = neutralize(text);
         self.out.flush()?;
         let mut err = std::io::stderr().lock();
         if self.dim {
-            write!(err, "\x1b[2m{delta}\x1b[0m")?;
+            write!(err, "\x1b[2m{text}\x1b[0m")
         } else {
-            write!(err, "{delta}")?;
+            write!(err, "{text}")
         }
-        self.side_ended_line = delta.ends_with('\n');
-        Ok(())
     }
 
     /// Ends the side reply's line, when one is shown.
@@ -515,16 +522,7 @@ impl Printer for TextPrinter {
                 self.out.write_all(neutralize(delta).as_bytes())?;
                 self.ended_line = delta.ends_with('\n');
             }
-            EventMsg::AgentReasoningDelta { delta } => {
-                let delta = neutralize(delta);
-                self.out.flush()?;
-                let mut err = std::io::stderr().lock();
-                if self.dim {
-                    write!(err, "\x1b[2m{delta}\x1b[0m")?;
-                } else {
-                    write!(err, "{delta}")?;
-                }
-            }
+            EventMsg::AgentReasoningDelta { delta } => self.stderr_dimmed(delta)?,
             EventMsg::AgentReasoning { .. } => std::io::stderr().write_all(b"\n")?,
             EventMsg::ToolCallStarted {
                 call_id, arguments, ..
