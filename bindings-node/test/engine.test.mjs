@@ -103,6 +103,34 @@ test("dispose with a task running interrupts it and the process exits cleanly", 
   assert.ok(!seen.includes("task_complete"), seen.join());
 });
 
+test("input dropped unrun (its conversation destroyed) ends with task_dropped, and the process still exits", async (t) => {
+  const { url } = await startMock(t, [
+    { kind: "stream", chunks: Array.from({ length: 5 }, () => ({ type: "text", text: "slow " })), delay_ms: 50 },
+  ]);
+  // No dispose: the engine lets go of the event loop once every task it was given has ended.
+  const program = `
+    import { Engine } from "coder-agent-engine";
+    const engine = Engine.create({ workingDir: ${JSON.stringify(workspace())},
+      model: { provider: "openai", model: "mock", baseUrl: ${JSON.stringify(`${url}/v1`)}, apiKey: "k" } });
+    const ends = [];
+    engine.onEvent((event) => {
+      if (["task_complete", "turn_aborted", "task_dropped"].includes(event.type)) ends.push([event.type, event.taskId]);
+      if (event.type === "state_changed" && event.state === "idle") console.log(JSON.stringify({ ends, queued }));
+    });
+    engine.send(engine.rootConversation, "talk");
+    const other = engine.createConversation({});
+    const queued = engine.send(other, "never runs");
+    engine.destroy(other);
+  `;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
+    cwd: import.meta.dirname, encoding: "utf8", timeout: 20000,
+  });
+  assert.equal(run.status, 0, `the process did not exit by itself: ${run.stderr}`);
+  const { ends, queued } = JSON.parse(run.stdout);
+  assert.deepEqual(ends.find(([, task]) => task === queued), ["task_dropped", queued]);
+  assert.equal(ends.filter(([type]) => type === "task_complete").length, 1);
+});
+
 test("import and require load one copy of the SDK", () => {
   const required = createRequire(import.meta.url)("coder-agent-engine");
   assert.equal(required.Engine, Engine);

@@ -265,3 +265,63 @@ test("a permission request shows the edit's diff; a malformed answer denies it a
   assert.equal(results.length, 2);
   assert.match(results[1], /malformed/);
 });
+
+test("usage is the context's size now, not every request added up", async (t) => {
+  const { url } = await startMock(t, [
+    { kind: "stream", chunks: [{ type: "tool_call", id: "c1", name: "conv_list", arguments: "{}" },
+      { type: "usage", input_tokens: 100, output_tokens: 10 }] },
+    { kind: "stream", chunks: [{ type: "text", text: "Listed." }, { type: "usage", input_tokens: 130, output_tokens: 5 }] },
+  ]);
+  const { core } = await session(t, url);
+  const usages = [];
+  const completes = [];
+  core.on("conversation:usage", ({ usage }) => usages.push(usage));
+  core.on("message:complete", (data) => completes.push(data));
+  const idle = next(core, "state:update", (d) => d.state === "idle");
+  core.processUserInput("list them");
+  await idle;
+  assert.deepEqual(usages, [
+    { useTokens: 110, maxTokens: 32000, promptTokens: 100 },
+    { useTokens: 135, maxTokens: 32000, promptTokens: 130 },
+  ]);
+  // A reply of tool calls alone completes too, with its calls.
+  assert.deepEqual(completes.map((c) => [c.content, c.hasToolCalls, c.toolCalls]), [
+    // SemaCore names every conversation tool `Task`.
+    ["", true, [{ name: "Task", args: {} }]],
+    ["Listed.", false, []],
+  ]);
+});
+
+test("session:error says what kind of failure it was, from the engine, not the message's words", async (t) => {
+  const { url } = await startMock(t, [
+    { kind: "status", status: 400, body: '{"error":{"message":"This model\'s maximum context length is 8192 tokens","code":"context_length_exceeded"}}' },
+    // A refusal that mentions a context but is about the key.
+    { kind: "status", status: 401, body: '{"error":{"message":"the key is not valid in this context"}}' },
+  ]);
+  const { core } = await session(t, url);
+  const errors = [];
+  core.on("session:error", (data) => errors.push(data));
+  for (const input of ["too long", "bad key"]) {
+    const idle = next(core, "state:update", (d) => d.state === "idle");
+    core.processUserInput(input);
+    await idle;
+  }
+  assert.deepEqual(errors.map((e) => [e.type, e.error.code]), [
+    ["context_length_exceeded", "context_length_exceeded"],
+    ["api_error", "provider"],
+  ]);
+});
+
+test("a call only a person may allow is offered without \"allow\" (always)", async (t) => {
+  const { url } = await startMock(t, [
+    toolCall("p1", "write", { path: ".mcp.json", content: "{}\n" }), text("asked"),
+  ]);
+  const { core } = await session(t, url, { skipFileEditPermission: true });
+  const asked = next(core, "tool:permission:request");
+  const idle = next(core, "state:update", (d) => d.state === "idle");
+  core.processUserInput("plant a server");
+  const request = await asked;
+  assert.deepEqual(Object.keys(request.options), ["agree", "refuse"]);
+  core.respondToToolPermission({ toolName: request.toolName, selected: "refuse" });
+  await idle;
+});

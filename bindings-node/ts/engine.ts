@@ -2,6 +2,7 @@
 // methods, and the raw engine events (see docs/events.md) as listeners or an async iterable.
 
 import { native, type NativeEngine } from "./native";
+import { TASK_END_EVENTS } from "./protocol";
 import type {
   ChatMessage,
   ConversationSummary,
@@ -199,7 +200,7 @@ export class Engine {
   #deliver(batch: string): void {
     const events = JSON.parse(batch) as Event[];
     for (const event of events) {
-      if ((event.type === "task_complete" || event.type === "turn_aborted") && event.taskId) {
+      if (endsTask(event) && event.taskId) {
         this.#pending.delete(event.taskId);
       }
       if (event.type === "state_changed" && event.state === "idle" && this.#pending.size === 0) {
@@ -236,4 +237,10 @@ export class Engine {
     if (this.#keepAlive) clearInterval(this.#keepAlive);
     this.#keepAlive = undefined;
   }
+}
+
+/** Whether `event` ends a task: every task id `send` returned ends with exactly one such
+ * event (`task_complete`, `turn_aborted`, or `task_dropped` for a task dropped unrun). */
+export function endsTask(event: Event): boolean {
+  return (TASK_END_EVENTS as readonly string[]).includes(event.type);
 }

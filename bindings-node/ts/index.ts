@@ -9,6 +9,7 @@ export type {
   TaskConfig,
   ToolPermissionResponse,
 } from "./sema";
-export { Engine } from "./engine";
+export { Engine, endsTask } from "./engine";
+export { TASK_END_EVENTS } from "./protocol";
 export type { EngineOptions, EventListener, McpServerOptions, ModelOptions } from "./engine";
 export type * from "./protocol";

@@ -26,6 +26,15 @@ export type SessionId = string;
 // event.rs
 
 /**
+ * The `type` of each event that ends a task: every task id ends with exactly one of them.
+ */
+export const TASK_END_EVENTS = [
+  "task_complete",
+  "turn_aborted",
+  "task_dropped",
+] as const;
+
+/**
  * One engine event with its envelope.
  *
  * `seq` increases strictly within a session. A front door whose reader falls behind may
@@ -44,18 +53,39 @@ export type Event = {
  * What happened. Serialized with a snake_case `type` tag next to camelCase fields.
  */
 export type EventMsg =
-  | { "type": "task_started", model: string }
+  | {
+      "type": "task_started",
+      model: string,
+      /**
+       * The text of the input that started it: the user's input, or the message another
+       * conversation sent with `conv_create`/`conv_send` (images are left out). Absent for
+       * a continuation, whose input is the result of its own handoff call.
+       */
+      input?: string,
+    }
   | { "type": "agent_message_delta", delta: string }
   | { "type": "agent_reasoning_delta", delta: string }
   | { "type": "agent_message", message: string }
   | { "type": "agent_reasoning", text: string }
   | { "type": "tool_calls_requested", calls: Array<RequestedToolCall> }
+  | {
+      "type": "reply_complete",
+      text: string,
+      reasoning: string,
+      toolCalls: Array<RequestedToolCall>,
+      interrupted: boolean,
+    }
   | { "type": "tool_call_started", callId: string, toolName: string, arguments: JsonValue }
   | {
       "type": "tool_call_completed",
       callId: string,
       toolName: string,
       output: string,
+      /**
+       * One line for people: the call's key argument and its result (`src/main.rs → 120
+       * lines`), control characters neutralised, at most 120 characters.
+       */
+      summary: string,
       durationMs: number,
       /**
        * For tools that changed files: a unified diff of the change.
@@ -67,6 +97,10 @@ export type EventMsg =
       callId: string,
       toolName: string,
       error: string,
+      /**
+       * One line for people: the call's key argument and the first line of the error.
+       */
+      summary: string,
       durationMs: number,
     }
   | {
@@ -81,6 +115,12 @@ export type EventMsg =
       summary: string,
       options: Array<string>,
       /**
+       * Only a person may allow this call (a dangerous command, a protected file): no
+       * mode, preset or auto-approval would, so `allow_always` is not offered. A client
+       * without a person to ask should deny it and say so.
+       */
+      humanRequired: boolean,
+      /**
        * For `bash`: the whole command that would run, every line of it.
        */
       command?: string,
@@ -91,7 +131,18 @@ export type EventMsg =
        */
       diff?: string,
     }
-  | { "type": "token_count", last: TokenUsage, total: TokenUsage, contextWindow: number | null }
+  | {
+      "type": "token_count",
+      last: TokenUsage,
+      total: TokenUsage,
+      /**
+       * The size of the conversation's context now, in tokens: what the last request
+       * sent plus the reply it got (what the next request starts from). Compare it with
+       * `contextWindow`; `total` counts every request and only grows.
+       */
+      contextTokens: number,
+      contextWindow: number | null,
+    }
   | {
       "type": "task_complete",
       lastAgentMessage: string | null,
@@ -100,12 +151,27 @@ export type EventMsg =
        * work left: the limit, in model calls. Absent when the model finished.
        */
       stepLimit?: number,
+      /**
+       * Set when the task ended because of an `error`: that error's kind.
+       */
+      error?: ErrorKind,
     }
-  | { "type": "turn_aborted", reason: AbortReason }
+  | {
+      "type": "turn_aborted",
+      reason: AbortReason,
+      /**
+       * With `replaced`: the task that carries this conversation's work on once the
+       * conversation it handed over to has answered (seed 000's T_cont). A client waiting
+       * for the outcome of its input follows it: that task ends the work, or hands over
+       * again.
+       */
+      continuation?: TaskId,
+    }
+  | { "type": "task_dropped", reason: DropReason }
   | { "type": "state_changed", state: EngineState }
   | { "type": "todo_updated", todos: Array<TodoItem> }
   | { "type": "warning", message: string }
-  | { "type": "error", message: string };
+  | { "type": "error", message: string, kind: ErrorKind };
 
 /**
  * One tool call of a reply, as the model wrote it.
@@ -125,9 +191,32 @@ export type RequestedToolCall = {
 export type AbortReason = "replaced" | "interrupted";
 
 /**
+ * Why a queued task was dropped before it ran.
+ */
+export type DropReason = "interrupted" | "conversation_destroyed" | "session_ended";
+
+/**
  * What the session is doing.
  */
 export type EngineState = "idle" | "running" | "waiting_for_permission";
+
+// error.rs
+
+/**
+ * What went wrong, in terms a client can act on. A kind's code never changes once
+ * published; new kinds may be added, so clients keep a default branch.
+ */
+export type ErrorKind =
+  | "invalid_params"
+  | "not_found"
+  | "busy"
+  | "no_provider"
+  | "limit_exceeded"
+  | "cancelled"
+  | "io"
+  | "provider"
+  | "context_length_exceeded"
+  | "internal";
 
 // usage.rs
 

@@ -5,7 +5,7 @@
 import { EventEmitter } from "node:events";
 
 import { Engine, type McpServerOptions, type ModelOptions } from "./engine";
-import type { Event, Mode, PermissionDecision, Preset } from "./protocol";
+import type { ErrorKind, Event, Mode, PermissionDecision, Preset } from "./protocol";
 import { disabledTools, semaName } from "./tools";
 
 export interface SemaCoreConfig {
@@ -71,11 +71,10 @@ interface Usage {
   promptTokens: number;
 }
 
-/** What one reply has streamed so far, per conversation. */
+/** What one reply has streamed so far, per conversation (for the chunks' `content`). */
 interface Reply {
   content: string;
   reasoning: string;
-  toolCalls: Array<{ name: string; args: unknown }>;
 }
 
 const MAIN = "main";
@@ -321,7 +320,7 @@ export class CoderEngine {
   #reply(conversation: string): Reply {
     let reply = this.#replies.get(conversation);
     if (!reply) {
-      reply = { content: "", reasoning: "", toolCalls: [] };
+      reply = { content: "", reasoning: "" };
       this.#replies.set(conversation, reply);
     }
     return reply;
@@ -341,7 +340,7 @@ export class CoderEngine {
             taskId: event.taskId,
             subagent_type: "conversation",
             description: `conversation ${conversation}`,
-            prompt: this.#engine?.history(conversation, 1)[0]?.text ?? "",
+            prompt: event.input ?? "",
           });
         }
         break;
@@ -359,33 +358,26 @@ export class CoderEngine {
         }
         break;
       }
-      case "tool_calls_requested":
-        this.#reply(conversation).toolCalls = event.calls.map((call) => ({
-          name: semaName(call.toolName),
-          args: call.arguments,
-        }));
-        break;
-      case "token_count": {
-        // The reply is complete: its text, thinking and tool calls are all known.
-        const reply = this.#reply(conversation);
+      case "reply_complete":
         this.#replies.delete(conversation);
         this.#emit("message:complete", {
           agentId,
-          reasoning: reply.reasoning,
-          content: reply.content,
-          hasToolCalls: reply.toolCalls.length > 0,
-          toolCalls: reply.toolCalls,
+          reasoning: event.reasoning,
+          content: event.text,
+          hasToolCalls: event.toolCalls.length > 0,
+          toolCalls: event.toolCalls.map((call) => ({ name: semaName(call.toolName), args: call.arguments })),
         });
+        break;
+      case "token_count":
         if (isMain) {
           this.#usage = {
-            useTokens: event.total.inputTokens + event.total.outputTokens,
+            useTokens: event.contextTokens,
             maxTokens: event.contextWindow ?? this.#usage.maxTokens,
-            promptTokens: event.last.inputTokens,
+            promptTokens: event.last.inputTokens || this.#usage.promptTokens,
           };
           this.#emit("conversation:usage", { usage: { ...this.#usage } });
         }
         break;
-      }
       case "permission_requested":
         this.#asks.push({ requestId: event.requestId, toolName: event.toolName });
         this.#emit("tool:permission:request", {
@@ -396,11 +388,14 @@ export class CoderEngine {
           // What would run, whole: the command, or the change as a unified diff.
           ...(event.command !== undefined ? { command: event.command } : {}),
           ...(event.diff !== undefined ? { diff: event.diff } : {}),
-          options: {
-            agree: "Allow once",
-            allow: `Always allow ${semaName(event.toolName)} like this`,
-            refuse: "Deny",
-          },
+          // Only a person may allow some calls, and never for good: no "allow" then.
+          options: event.humanRequired
+            ? { agree: "Allow once", refuse: "Deny" }
+            : {
+                agree: "Allow once",
+                allow: `Always allow ${semaName(event.toolName)} like this`,
+                refuse: "Deny",
+              },
         });
         break;
       case "tool_call_started":
@@ -416,7 +411,7 @@ export class CoderEngine {
           agentId,
           toolName: semaName(event.toolName),
           title: event.toolName,
-          summary: event.output.split("\n", 1)[0],
+          summary: event.summary,
           content: event.diff ?? event.output,
         });
         break;
@@ -446,13 +441,18 @@ export class CoderEngine {
         if (!isMain) this.#agentEnd(event.taskId, "completed", event.lastAgentMessage ?? "");
         break;
       case "error":
-        this.#sessionError(errorType(event.message), new Error(event.message));
+        this.#emit("session:error", {
+          type: SEMA_ERROR_TYPES[event.kind] ?? "model_error",
+          error: { code: event.kind, message: event.message },
+        });
         break;
       case "warning":
         this.#log("warn", event.message);
         break;
       case "agent_message":
       case "agent_reasoning":
+      case "tool_calls_requested":
+      case "task_dropped":
         break;
     }
   }
@@ -485,11 +485,14 @@ function presetFor(config: SemaCoreConfig): Preset | undefined {
   return undefined;
 }
 
-function errorType(message: string): string {
-  if (/context|too long|maximum.*tokens/i.test(message)) return "context_length_exceeded";
-  if (/\b(4\d\d|5\d\d)\b|provider|HTTP|connect/i.test(message)) return "api_error";
-  return "model_error";
-}
+/** SemaCore's `session:error` type for each kind of engine error (`error.code` carries the
+ * kind itself). */
+const SEMA_ERROR_TYPES: Partial<Record<ErrorKind, string>> = {
+  context_length_exceeded: "context_length_exceeded",
+  provider: "api_error",
+  no_provider: "config_error",
+  limit_exceeded: "limit_exceeded",
+};
 
 /** SemaCore's `systemPrompt` as coder's base instructions, which replace the built-in prompt. */
 function baseInstructions(config: SemaCoreConfig): string | undefined {

@@ -38,7 +38,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   session.onEvent((event) => {
     if (event.conversationId !== conversation) return;
     if (event.type === "agent_message_delta") output.append(event.delta);
-    else if (event.type === "tool_call_started") output.appendLine(`\n• ${event.toolName}`);
+    else if (event.type === "tool_call_completed") output.appendLine(`\n• ${event.toolName} ${event.summary}`);
+    else if (event.type === "tool_call_failed") output.appendLine(`\n✗ ${event.toolName} ${event.summary}`);
     else if (event.type === "error") output.appendLine(`\nerror: ${event.message}`);
     else if (event.type === "task_complete") output.appendLine("\n");
     else if (event.type === "turn_aborted") output.appendLine(`\n(${event.reason})`);

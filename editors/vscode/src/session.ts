@@ -11,6 +11,7 @@ import {
   CONVERSATION_LIST,
   CONVERSATION_SEND,
   PERMISSION_REQUEST,
+  TASK_END_EVENTS,
   type ClientRequests,
   type ConversationId,
   type ConversationSummary,
@@ -95,25 +96,36 @@ export class CoderSession {
     return result.taskId;
   }
 
-  /** Sends `input` and resolves with the task's last message when it completes; rejects
-   * when it is aborted. */
+  /** Sends `input` and resolves with the last message of its work when it completes;
+   * rejects when it is interrupted or dropped. A task that hands over to another
+   * conversation names its continuation, which is followed to the end. */
   async ask(conversationId: ConversationId, input: string | InputItem[]): Promise<string | null> {
     // A task's events may arrive before `conversation/send` answers: keep the ends seen.
     const ends = new Map<string, Event>();
     let wanted: string | undefined;
     let finish: (event: Event) => void = () => {};
     const finished = new Promise<Event>((resolve) => (finish = resolve));
+    const follow = () => {
+      for (let end = wanted && ends.get(wanted); end; end = wanted && ends.get(wanted)) {
+        if (end.type === "turn_aborted" && end.reason === "replaced" && end.continuation) {
+          wanted = end.continuation;
+        } else {
+          finish(end);
+          return;
+        }
+      }
+    };
     const stop = this.onEvent((event) => {
-      if ((event.type !== "task_complete" && event.type !== "turn_aborted") || !event.taskId) return;
-      if (event.taskId === wanted) finish(event);
-      else ends.set(event.taskId, event);
+      if (!event.taskId || !(TASK_END_EVENTS as readonly string[]).includes(event.type)) return;
+      ends.set(event.taskId, event);
+      follow();
     });
     try {
       wanted = await this.send(conversationId, input);
-      const early = ends.get(wanted);
-      if (early) finish(early);
+      follow();
       const end = await finished;
       if (end.type === "turn_aborted") throw new Error(`the task was aborted: ${end.reason}`);
+      if (end.type === "task_dropped") throw new Error(`the task was dropped: ${end.reason}`);
       return end.type === "task_complete" ? (end.lastAgentMessage ?? null) : null;
     } finally {
       stop();

@@ -18,11 +18,10 @@ use coder_core::event_json::DeltaEnvelope;
 use coder_core::{Config, DoorNames, Engine, Overrides};
 use coder_protocol::{
     AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
-    TodoStatus,
+    TaskEnd, TodoStatus,
 };
 
 use crate::signals::Stop;
-use crate::summary::ToolLines;
 
 /// What each exit code of `coder exec` means, for `--help` and the README.
 pub const EXIT_CODES: &str = "\
@@ -293,8 +292,8 @@ async fn answer_permission(
     let EventMsg::PermissionRequested {
         request_id,
         tool_name,
-        options,
         summary,
+        human_required,
         ..
     } = &event.msg
     else {
@@ -302,7 +301,7 @@ async fn answer_permission(
     };
     let decision = if interactive {
         // The request, with the whole command or diff, was printed just before.
-        let always = options.iter().any(|o| o == "allow_always");
+        let always = !human_required;
         let tool = neutralize(tool_name);
         let prompt = if always {
             format!("? allow this {tool} call? [y]es / [a]lways / [n]o: ")
@@ -325,7 +324,7 @@ async fn answer_permission(
             "a" | "always" if always => PermissionDecision::AllowAlways,
             _ => PermissionDecision::Deny { message: None },
         }
-    } else if options.iter().any(|o| o == "allow_always") {
+    } else if !human_required {
         PermissionDecision::Deny {
             message: Some(
                 "coder exec has no terminal to ask for approval; the user can rerun with \
@@ -364,27 +363,21 @@ fn is_idle(event: &Event) -> bool {
     )
 }
 
-/// Follows how the root conversation's work ends. A task of it that hands over to another
-/// conversation (`turn_aborted` `replaced`) is not the end: its continuation task comes
-/// later on the same conversation, and the last of its tasks says how the run went. Other
-/// conversations' tasks only feed that continuation.
+/// Follows how the root conversation's work ends: the last of its tasks to end says how the
+/// run went. A task of it that hands over to another conversation is not the end (its
+/// continuation comes later on the same conversation); other conversations' tasks only feed
+/// that continuation.
 fn note_outcome(event: &Event, root: ConversationId, outcome: &mut Outcome) {
-    if event.conversation_id != root || event.task_id.is_none() {
+    if event.conversation_id != root {
         return;
     }
-    match event.msg {
-        EventMsg::TaskStarted { .. } => *outcome = Outcome::Complete,
-        EventMsg::Error { .. } => *outcome = Outcome::Failed,
-        EventMsg::TaskComplete {
-            step_limit: Some(limit),
-            ..
-        } => *outcome = Outcome::StepLimit(limit),
-        EventMsg::TurnAborted {
-            reason: AbortReason::Replaced,
-        } => {}
-        EventMsg::TurnAborted { .. } => *outcome = Outcome::Interrupted,
-        _ => {}
-    }
+    *outcome = match event.msg.task_end() {
+        None | Some(TaskEnd::HandedOver(_)) => return,
+        Some(TaskEnd::Completed) => Outcome::Complete,
+        Some(TaskEnd::StepLimit(limit)) => Outcome::StepLimit(limit),
+        Some(TaskEnd::Failed(_)) => Outcome::Failed,
+        Some(TaskEnd::Interrupted | TaskEnd::Dropped(_)) => Outcome::Interrupted,
+    };
 }
 
 trait Printer {
@@ -434,7 +427,6 @@ impl Printer for JsonPrinter {
 /// shown on stderr under a `[conversation <id>]` label, so stdout stays the answer.
 struct TextPrinter {
     out: std::io::BufWriter<std::io::Stdout>,
-    tools: ToolLines,
     /// The last byte written to stdout, to end the reply with a newline.
     ended_line: bool,
     dim: bool,
@@ -449,7 +441,6 @@ impl TextPrinter {
     fn new(root: ConversationId) -> Self {
         Self {
             out: std::io::BufWriter::new(std::io::stdout()),
-            tools: ToolLines::default(),
             ended_line: true,
             dim: crate::color::stderr_wants_color(),
             root,
@@ -524,43 +515,30 @@ impl Printer for TextPrinter {
             }
             EventMsg::AgentReasoningDelta { delta } => self.stderr_dimmed(delta)?,
             EventMsg::AgentReasoning { .. } => std::io::stderr().write_all(b"\n")?,
-            EventMsg::ToolCallStarted {
-                call_id, arguments, ..
-            } => self.tools.started(call_id, arguments),
             EventMsg::ToolCallCompleted {
-                call_id,
                 tool_name,
-                output,
+                summary,
                 duration_ms,
                 diff,
+                ..
             } => {
-                // With a diff, the first line says what happened and the diff shows it.
-                let shown = match diff {
-                    Some(_) => output.lines().next().unwrap_or_default(),
-                    None => output,
-                };
-                let line = self
-                    .tools
-                    .completed(call_id, tool_name, shown, *duration_ms);
-                self.note(&line)?;
+                self.note(&format!("• {tool_name} {summary} ({duration_ms} ms)"))?;
                 if let Some(diff) = diff {
                     self.note(diff.trim_end())?;
                 }
             }
             EventMsg::ToolCallFailed {
-                call_id,
                 tool_name,
-                error,
+                summary,
                 duration_ms,
-            } => {
-                let line = self.tools.failed(call_id, tool_name, error, *duration_ms);
-                self.note(&line)?;
-            }
+                ..
+            } => self.note(&format!("✗ {tool_name} {summary} ({duration_ms} ms)"))?,
             EventMsg::Warning { message } => self.note(&format!("warning: {message}"))?,
-            EventMsg::Error { message } => self.note(&format!("error: {message}"))?,
+            EventMsg::Error { message, .. } => self.note(&format!("error: {message}"))?,
             // A handoff: the conversation's turn goes on after the other one's reply.
             EventMsg::TurnAborted {
                 reason: AbortReason::Replaced,
+                ..
             } => self.end_side()?,
             EventMsg::TurnAborted { .. } => {
                 self.end_side()?;
@@ -602,7 +580,10 @@ impl Printer for TextPrinter {
             }
             EventMsg::TaskStarted { .. }
             | EventMsg::AgentMessage { .. }
+            | EventMsg::ToolCallStarted { .. }
             | EventMsg::ToolCallsRequested { .. }
+            | EventMsg::ReplyComplete { .. }
+            | EventMsg::TaskDropped { .. }
             | EventMsg::TokenCount { .. }
             | EventMsg::StateChanged { .. } => {}
         }

@@ -9,7 +9,6 @@ mod exec;
 mod hardening;
 mod memory;
 mod signals;
-mod summary;
 
 use std::process::ExitCode;
 

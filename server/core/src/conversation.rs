@@ -155,6 +155,9 @@ pub(crate) struct Conversation {
     pub context: ConversationContext,
     pub history: Vec<ChatMessage>,
     pub total_usage: TokenUsage,
+    /// The size of the context after the last reply, in tokens: its request's input plus
+    /// the reply.
+    pub context_tokens: u64,
     pub last_active_at: SystemTime,
     pub mode: Mode,
     /// Shared with the `todo_write` tool while a task runs.
@@ -183,6 +186,7 @@ impl Conversation {
             },
             history,
             total_usage: TokenUsage::default(),
+            context_tokens: 0,
             last_active_at: SystemTime::now(),
             mode,
             todos: Arc::default(),
@@ -250,6 +254,19 @@ pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
 
 /// A user message from input items: texts joined by blank lines, `data:` images attached,
 /// other image URLs mentioned in the text.
+/// The text of input items (images left out), as `task_started` carries it; `None` when
+/// there is no text.
+pub(crate) fn input_text(items: &[InputItem]) -> Option<String> {
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|item| match item {
+            InputItem::Text { text } => Some(text.as_str()),
+            InputItem::Image { .. } => None,
+        })
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
+}
+
 pub(crate) fn user_message(items: &[InputItem]) -> Option<ChatMessage> {
     let mut texts = Vec::new();
     let mut attachments = Vec::new();

@@ -8,63 +8,8 @@
 //! Inside a tool, a failure is the text the model reads as the call's result: tools keep
 //! `Result<_, String>` for that (see [`crate::Tool::call`]); it never crosses into the API.
 
+pub use coder_protocol::ErrorKind;
 use coder_protocol::{ConversationId, SessionId};
-
-/// What went wrong, in terms a client can act on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The request itself is wrong: a bad spec, a conversation that cannot be destroyed, an
-    /// invalid tool set, a model setting that cannot work.
-    InvalidParams,
-    /// It names a conversation, permission request or saved session that does not exist.
-    NotFound,
-    /// The session cannot do it now (for example resume a session already in use).
-    Busy,
-    /// A task was asked for but no model provider is configured.
-    NoProvider,
-    /// A configured limit refuses it (`maxPromptBytes`, `maxConversations`).
-    LimitExceeded,
-    /// The work was interrupted before it was done.
-    Cancelled,
-    /// Reading or writing a file of the engine failed (snapshots, the user configuration).
-    Io,
-    /// The model provider failed for good (after retries), or refused the request.
-    Provider,
-    /// A fault of the engine or its environment (for example no tokio runtime).
-    Internal,
-}
-
-impl ErrorKind {
-    /// The stable code of the kind, as clients see it.
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::InvalidParams => "invalid_params",
-            Self::NotFound => "not_found",
-            Self::Busy => "busy",
-            Self::NoProvider => "no_provider",
-            Self::LimitExceeded => "limit_exceeded",
-            Self::Cancelled => "cancelled",
-            Self::Io => "io",
-            Self::Provider => "provider",
-            Self::Internal => "internal",
-        }
-    }
-
-    /// Whether the caller's request is at fault (rather than the engine or its machine).
-    pub fn is_caller_error(self) -> bool {
-        matches!(
-            self,
-            Self::InvalidParams | Self::NotFound | Self::Busy | Self::LimitExceeded
-        )
-    }
-}
-
-impl std::fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.code())
-    }
-}
 
 /// An error of the engine's API.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -158,36 +103,6 @@ impl EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn codes_are_stable_strings() {
-        let kinds = [
-            ErrorKind::InvalidParams,
-            ErrorKind::NotFound,
-            ErrorKind::Busy,
-            ErrorKind::NoProvider,
-            ErrorKind::LimitExceeded,
-            ErrorKind::Cancelled,
-            ErrorKind::Io,
-            ErrorKind::Provider,
-            ErrorKind::Internal,
-        ];
-        let codes: Vec<&str> = kinds.iter().map(|kind| kind.code()).collect();
-        assert_eq!(
-            codes,
-            [
-                "invalid_params",
-                "not_found",
-                "busy",
-                "no_provider",
-                "limit_exceeded",
-                "cancelled",
-                "io",
-                "provider",
-                "internal"
-            ]
-        );
-    }
 
     #[test]
     fn the_message_is_what_people_read() {

@@ -101,6 +101,9 @@ pub struct ConversationSnapshot {
     pub mode: Mode,
     #[serde(default)]
     pub total_usage: TokenUsage,
+    /// The context's size after the last reply, in tokens (0 in older snapshots).
+    #[serde(default)]
+    pub context_tokens: u64,
     #[serde(default)]
     pub todos: Vec<TodoItem>,
     /// When the conversation last recorded history or finished a task (RFC 3339, in
@@ -171,6 +174,7 @@ impl ConversationSnapshot {
             tools_prefs: context.tools_prefs,
             mode: conversation.mode,
             total_usage: conversation.total_usage,
+            context_tokens: conversation.context_tokens,
             todos: lock(&conversation.todos).clone(),
             last_active_at: Some(
                 humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
@@ -195,6 +199,7 @@ impl ConversationSnapshot {
             .filter(|message| message.role != Role::System)
             .collect();
         conversation.total_usage = self.total_usage;
+        conversation.context_tokens = self.context_tokens;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
             .last_active_at

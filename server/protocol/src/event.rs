@@ -1,14 +1,16 @@
 //! The one event stream of the product.
 //!
-//! The engine emits [`Event`]s; every front door forwards them unchanged. A task always
-//! begins with `task_started` and ends with exactly one of `task_complete` or `turn_aborted`.
+//! The engine emits [`Event`]s; every front door forwards them unchanged. A task that runs
+//! begins with `task_started` and ends with exactly one of `task_complete` or `turn_aborted`;
+//! a task queued and dropped before it ran gets one `task_dropped` instead. So every task id
+//! that `send` returned ends with exactly one of the [`TASK_END_EVENTS`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::{ConversationId, TaskId, TodoItem, TokenUsage};
+use crate::{ConversationId, ErrorKind, TaskId, TodoItem, TokenUsage};
 
 /// One engine event with its envelope.
 ///
@@ -63,7 +65,15 @@ impl Event {
 )]
 pub enum EventMsg {
     /// A task began running.
-    TaskStarted { model: String },
+    TaskStarted {
+        model: String,
+        /// The text of the input that started it: the user's input, or the message another
+        /// conversation sent with `conv_create`/`conv_send` (images are left out). Absent for
+        /// a continuation, whose input is the result of its own handoff call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        input: Option<String>,
+    },
     /// A chunk of assistant text, as it streams.
     AgentMessageDelta { delta: String },
     /// A chunk of model thinking, as it streams.
@@ -75,6 +85,17 @@ pub enum EventMsg {
     /// The model's reply asked for these tool calls, in its order (emitted once per reply
     /// that has any, before its `token_count`; each call then starts, asks or fails).
     ToolCallsRequested { calls: Vec<RequestedToolCall> },
+    /// One assistant reply is over, whole: after its `agent_message`, `agent_reasoning` and
+    /// `tool_calls_requested`, before its `token_count`. Every model call of a task that
+    /// streamed anything ends with one, so a client needs no other event to know a reply's
+    /// end. `interrupted`: the task was interrupted while the reply streamed; `text` and
+    /// `reasoning` are what had arrived (and what the history keeps), `toolCalls` is empty.
+    ReplyComplete {
+        text: String,
+        reasoning: String,
+        tool_calls: Vec<RequestedToolCall>,
+        interrupted: bool,
+    },
     /// A tool call passed validation and is about to run.
     ToolCallStarted {
         call_id: String,
@@ -86,6 +107,9 @@ pub enum EventMsg {
         call_id: String,
         tool_name: String,
         output: String,
+        /// One line for people: the call's key argument and its result (`src/main.rs → 120
+        /// lines`), control characters neutralised, at most 120 characters.
+        summary: String,
         duration_ms: u64,
         /// For tools that changed files: a unified diff of the change.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +121,8 @@ pub enum EventMsg {
         call_id: String,
         tool_name: String,
         error: String,
+        /// One line for people: the call's key argument and the first line of the error.
+        summary: String,
         duration_ms: u64,
     },
     /// A tool call waits for a person's decision. What the person is shown must be what
@@ -109,6 +135,10 @@ pub enum EventMsg {
         /// One line saying what would run and why the person is asked.
         summary: String,
         options: Vec<String>,
+        /// Only a person may allow this call (a dangerous command, a protected file): no
+        /// mode, preset or auto-approval would, so `allow_always` is not offered. A client
+        /// without a person to ask should deny it and say so.
+        human_required: bool,
         /// For `bash`: the whole command that would run, every line of it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
@@ -124,6 +154,10 @@ pub enum EventMsg {
     TokenCount {
         last: TokenUsage,
         total: TokenUsage,
+        /// The size of the conversation's context now, in tokens: what the last request
+        /// sent plus the reply it got (what the next request starts from). Compare it with
+        /// `contextWindow`; `total` counts every request and only grows.
+        context_tokens: u64,
         context_window: Option<u64>,
     },
     /// The task ended normally (or after an `error`).
@@ -134,17 +168,81 @@ pub enum EventMsg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         step_limit: Option<u32>,
+        /// Set when the task ended because of an `error`: that error's kind.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        error: Option<ErrorKind>,
     },
     /// The task ended early.
-    TurnAborted { reason: AbortReason },
+    TurnAborted {
+        reason: AbortReason,
+        /// With `replaced`: the task that carries this conversation's work on once the
+        /// conversation it handed over to has answered (seed 000's T_cont). A client waiting
+        /// for the outcome of its input follows it: that task ends the work, or hands over
+        /// again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        continuation: Option<TaskId>,
+    },
+    /// A queued task was dropped before it started (it never had a `task_started`).
+    TaskDropped { reason: DropReason },
     /// The session's engine state changed.
     StateChanged { state: EngineState },
     /// The conversation's todo list changed (the whole new list).
     TodoUpdated { todos: Vec<TodoItem> },
     /// Something went wrong but the task goes on (a retry, a skipped malformed chunk).
     Warning { message: String },
-    /// The task cannot go on; a `task_complete` follows.
-    Error { message: String },
+    /// The task cannot go on; a `task_complete` follows, carrying the same `kind`.
+    Error { message: String, kind: ErrorKind },
+}
+
+/// The `type` of each event that ends a task: every task id ends with exactly one of them.
+pub const TASK_END_EVENTS: &[&str] = &["task_complete", "turn_aborted", "task_dropped"];
+
+/// How a task ended, read from the one event that ended it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskEnd {
+    /// The model finished.
+    Completed,
+    /// The task stopped at the step limit (`maxSteps`, in model calls) with work left.
+    StepLimit(u32),
+    /// An error ended it.
+    Failed(ErrorKind),
+    /// It handed over to another conversation (`conv_create`/`conv_send`); its continuation
+    /// is a new task of the same conversation (this id), queued behind the other
+    /// conversation's.
+    HandedOver(Option<TaskId>),
+    /// A person or client interrupted it.
+    Interrupted,
+    /// It was queued and dropped before it ran.
+    Dropped(DropReason),
+}
+
+impl EventMsg {
+    /// How the task ended, when this event is the end of a task (one of
+    /// [`TASK_END_EVENTS`]); `None` for every other event.
+    pub fn task_end(&self) -> Option<TaskEnd> {
+        Some(match self {
+            Self::TaskComplete {
+                error: Some(kind), ..
+            } => TaskEnd::Failed(*kind),
+            Self::TaskComplete {
+                step_limit: Some(limit),
+                ..
+            } => TaskEnd::StepLimit(*limit),
+            Self::TaskComplete { .. } => TaskEnd::Completed,
+            Self::TurnAborted {
+                reason: AbortReason::Replaced,
+                continuation,
+            } => TaskEnd::HandedOver(*continuation),
+            Self::TurnAborted {
+                reason: AbortReason::Interrupted,
+                ..
+            } => TaskEnd::Interrupted,
+            Self::TaskDropped { reason } => TaskEnd::Dropped(*reason),
+            _ => return None,
+        })
+    }
 }
 
 /// One tool call of a reply, as the model wrote it.
@@ -165,6 +263,19 @@ pub enum AbortReason {
     Replaced,
     /// A person or client interrupted it.
     Interrupted,
+}
+
+/// Why a queued task was dropped before it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// The session was interrupted and the task was a continuation of the interrupted
+    /// chain (queued input of the person stays queued).
+    Interrupted,
+    /// Its conversation was destroyed.
+    ConversationDestroyed,
+    /// The session ended.
+    SessionEnded,
 }
 
 /// What the session is doing.
@@ -192,6 +303,7 @@ mod tests {
             msg: EventMsg::TaskComplete {
                 last_agent_message: Some("done".into()),
                 step_limit: None,
+                error: None,
             },
         };
         let wire = serde_json::to_value(&event).unwrap();
@@ -210,9 +322,51 @@ mod tests {
     }
 
     #[test]
+    fn each_task_end_event_says_how_the_task_ended() {
+        let ends = [
+            (
+                json!({"type": "task_complete", "lastAgentMessage": null}),
+                TaskEnd::Completed,
+            ),
+            (
+                json!({"type": "task_complete", "lastAgentMessage": null, "stepLimit": 3}),
+                TaskEnd::StepLimit(3),
+            ),
+            (
+                json!({"type": "task_complete", "lastAgentMessage": null, "stepLimit": 3,
+                       "error": "context_length_exceeded"}),
+                TaskEnd::Failed(ErrorKind::ContextLengthExceeded),
+            ),
+            (
+                json!({"type": "turn_aborted", "reason": "replaced",
+                       "continuation": "00000000-0000-0000-0000-000000000000"}),
+                TaskEnd::HandedOver(Some(TaskId(Uuid::nil()))),
+            ),
+            (
+                json!({"type": "turn_aborted", "reason": "interrupted"}),
+                TaskEnd::Interrupted,
+            ),
+            (
+                json!({"type": "task_dropped", "reason": "conversation_destroyed"}),
+                TaskEnd::Dropped(DropReason::ConversationDestroyed),
+            ),
+        ];
+        for (wire, end) in ends {
+            let msg: EventMsg = serde_json::from_value(wire.clone()).unwrap();
+            assert_eq!(msg.task_end(), Some(end), "{wire}");
+            assert!(TASK_END_EVENTS.contains(&wire["type"].as_str().unwrap()));
+        }
+        let not_an_end = EventMsg::Warning {
+            message: "slow".into(),
+        };
+        assert_eq!(not_an_end.task_end(), None);
+    }
+
+    #[test]
     fn abort_reasons_are_snake_case() {
         let msg = EventMsg::TurnAborted {
             reason: AbortReason::Interrupted,
+            continuation: None,
         };
         assert_eq!(
             serde_json::to_value(msg).unwrap(),

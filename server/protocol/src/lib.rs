@@ -24,6 +24,7 @@
 //! languages, failing on drift likewise (`UPDATE_PROTOCOL_SCHEMA=1`).
 
 mod conversation;
+mod error;
 mod event;
 mod ids;
 mod message;
@@ -38,7 +39,11 @@ mod usage;
 pub use conversation::{
     ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
 };
-pub use event::{AbortReason, EngineState, Event, EventMsg, RequestedToolCall};
+pub use error::ErrorKind;
+pub use event::{
+    AbortReason, DropReason, EngineState, Event, EventMsg, RequestedToolCall, TASK_END_EVENTS,
+    TaskEnd,
+};
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};

@@ -18,10 +18,10 @@ use coder_protocol::methods::{
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
-    AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, EngineState, Event,
-    EventMsg, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, Mode, PermissionDecision,
-    PolicyDecision, Preset, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
-    TokenUsage, ToolCall, ToolsPrefs, methods, tools,
+    AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
+    EngineState, ErrorKind, Event, EventMsg, FunctionCall, HistoryAttachment, HistoryEntry,
+    InputItem, Mode, PermissionDecision, PolicyDecision, Preset, RequestedToolCall, Role,
+    SessionId, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -75,8 +75,16 @@ fn sections(cfg: &Config) -> Vec<Section> {
         section!("ids.rs", [ConversationId, TaskId, SessionId]),
         section!(
             "event.rs",
-            [Event, EventMsg, RequestedToolCall, AbortReason, EngineState]
+            [
+                Event,
+                EventMsg,
+                RequestedToolCall,
+                AbortReason,
+                DropReason,
+                EngineState
+            ]
         ),
+        section!("error.rs", [ErrorKind]),
         section!("usage.rs", [TokenUsage]),
         section!("todo.rs", [TodoItem, TodoStatus]),
         section!(
@@ -150,12 +158,16 @@ fn constants() -> Vec<(&'static str, &'static str)> {
     constants
 }
 
-/// The name lists of `tools.rs`, by name.
-fn tool_lists() -> Vec<(&'static str, &'static [&'static str])> {
-    vec![
-        ("BUILTIN_TOOLS", tools::BUILTIN_TOOLS),
-        ("CONVERSATION_TOOLS", tools::CONVERSATION_TOOLS),
-    ]
+/// The name lists of a source file, by name: they become `as const` arrays of the same name.
+fn name_lists(file: &str) -> Vec<(&'static str, &'static [&'static str])> {
+    match file {
+        "tools.rs" => vec![
+            ("BUILTIN_TOOLS", tools::BUILTIN_TOOLS),
+            ("CONVERSATION_TOOLS", tools::CONVERSATION_TOOLS),
+        ],
+        "event.rs" => vec![("TASK_END_EVENTS", coder_protocol::TASK_END_EVENTS)],
+        _ => Vec::new(),
+    }
 }
 
 /// `ToolName` in TypeScript: any name of the lists. It has no Rust type of its own (tools
@@ -175,7 +187,7 @@ impl TS for ToolName {
     }
 
     fn inline(_: &Config) -> String {
-        let names: Vec<String> = tool_lists()
+        let names: Vec<String> = name_lists("tools.rs")
             .iter()
             .flat_map(|(_, names)| names.iter().map(|name| json!(name).to_string()))
             .collect();
@@ -335,9 +347,10 @@ fn render() -> String {
     );
     for section in sections(&cfg) {
         out.push_str(&format!("\n// {}\n", section.title));
-        if section.title == "tools.rs" {
-            let docs = item_docs(&src_file("tools.rs"));
-            for (name, names) in tool_lists() {
+        let lists = name_lists(section.title);
+        if !lists.is_empty() {
+            let docs = item_docs(&src_file(section.title));
+            for (name, names) in lists {
                 let items: String = names.iter().map(|n| format!("  {},\n", json!(n))).collect();
                 out.push('\n');
                 out.push_str(&jsdoc(&docs[name]));
@@ -468,14 +481,23 @@ fn every_protocol_type_is_listed() {
             }
         }
     }
-    let missing: Vec<_> = in_source.difference(&declared).collect();
+    // `TaskEnd` is read from the wire (`EventMsg::task_end`), never written to it.
+    let missing: Vec<_> = in_source
+        .difference(&declared)
+        .filter(|name| *name != "TaskEnd")
+        .collect();
     assert!(missing.is_empty(), "not in `sections`: {missing:?}");
-    // `Mode::ALL` and `Preset::ALL` are Rust conveniences, not wire vocabulary.
+    // `Mode::ALL`, `Preset::ALL` and `ErrorKind::ALL` are Rust conveniences, not wire vocabulary.
     let listed: BTreeSet<String> = constants()
         .into_iter()
         .map(|(name, _)| name.to_owned())
         .filter(|name| *name == "PROTOCOL_VERSION")
-        .chain(tool_lists().into_iter().map(|(name, _)| name.to_owned()))
+        .chain(
+            ["tools.rs", "event.rs"]
+                .into_iter()
+                .flat_map(name_lists)
+                .map(|(name, _)| name.to_owned()),
+        )
         .chain(["ALL".to_owned()])
         .collect();
     assert_eq!(consts_in_source, listed);
@@ -490,13 +512,14 @@ fn wire_shapes_behind_the_ts_attributes() {
         call_id: "c1".into(),
         tool_name: "read".into(),
         output: "ok".into(),
+        summary: "ok".into(),
         duration_ms: 3,
         diff: None,
     };
     assert_eq!(
         serde_json::to_value(&completed).unwrap(),
         json!({"type": "tool_call_completed", "callId": "c1", "toolName": "read",
-               "output": "ok", "durationMs": 3})
+               "output": "ok", "summary": "ok", "durationMs": 3})
     );
     assert_eq!(
         serde_json::to_value(PermissionDecision::Deny { message: None }).unwrap(),
@@ -530,6 +553,7 @@ fn wire_shapes_behind_the_ts_attributes() {
         msg: EventMsg::TaskComplete {
             last_agent_message: None,
             step_limit: None,
+            error: None,
         },
     };
     assert_eq!(

@@ -110,6 +110,7 @@ async fn json_mode_prints_every_event_as_a_line() {
             "agent_message_delta",
             "agent_message_delta",
             "agent_message",
+            "reply_complete",
             "token_count",
             "task_complete",
             "state_changed",
@@ -120,9 +121,12 @@ async fn json_mode_prints_every_event_as_a_line() {
         assert!(event["conversationId"].is_string());
         assert!(event["taskId"].is_string());
     }
-    assert_eq!(events[5]["total"]["inputTokens"], 5);
-    assert_eq!(events[6]["lastAgentMessage"], "ab");
-    assert_eq!(events[7]["state"], "idle");
+    assert_eq!(events[1]["input"], "hi");
+    assert_eq!(events[5]["text"], "ab");
+    assert_eq!(events[6]["total"]["inputTokens"], 5);
+    assert_eq!(events[6]["contextTokens"], 7);
+    assert_eq!(events[7]["lastAgentMessage"], "ab");
+    assert_eq!(events[8]["state"], "idle");
     assert!(!text(&out.stdout).contains(SECRET));
 }
 

@@ -229,3 +229,57 @@ async fn an_error_body_echoing_the_key_is_redacted_everywhere() {
         assert!(!text.contains(SECRET), "{} holds the key", path.display());
     }
 }
+
+#[tokio::test]
+async fn a_conversation_too_long_for_the_model_says_so_and_its_kind_is_in_the_json() {
+    let body = r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+    let refusal = || MockResponse::Status {
+        status: 400,
+        body: body.to_owned(),
+        retry_after_secs: None,
+    };
+    let server = MockModelServer::start(vec![refusal(), refusal()])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.openai_base_url();
+    let env = [
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("OPENAI_API_KEY", SECRET),
+    ];
+    let error = the_error(&coder(dir.path(), &env).await);
+    assert!(
+        error.contains("no longer fits the model's context window"),
+        "{error}"
+    );
+
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+    command
+        .args(["exec", "--json", "hi"])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("HOME", dir.path().join(".home"))
+        .envs(env)
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .expect("coder exec did not finish in 30 s")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "error" || e["type"] == "task_complete")
+        .map(|e| {
+            if e["type"] == "error" {
+                &e["kind"]
+            } else {
+                &e["error"]
+            }
+        })
+        .collect();
+    assert_eq!(kinds, [&json!("context_length_exceeded"); 2]);
+}

@@ -280,6 +280,7 @@ struct Usage {
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -293,10 +294,16 @@ struct ApiError {
 impl AnthropicParser {
     fn add_usage(&mut self, usage: Usage) {
         self.saw_usage = true;
-        if let Some(input) = usage.input_tokens {
-            self.usage.input_tokens = input;
-        }
-        if let Some(cached) = usage.cache_read_input_tokens {
+        // Anthropic counts cache reads and writes apart from `input_tokens`; coder's input
+        // is the whole prompt, with the cached part inside it, as OpenAI reports it.
+        if usage.input_tokens.is_some()
+            || usage.cache_read_input_tokens.is_some()
+            || usage.cache_creation_input_tokens.is_some()
+        {
+            let cached = usage.cache_read_input_tokens.unwrap_or_default();
+            self.usage.input_tokens = usage.input_tokens.unwrap_or_default()
+                + cached
+                + usage.cache_creation_input_tokens.unwrap_or_default();
             self.usage.cached_input_tokens = cached;
         }
         if let Some(output) = usage.output_tokens {

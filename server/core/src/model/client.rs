@@ -21,6 +21,7 @@ use super::redact::redact;
 use super::sse::{SseError, SseReader};
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
+use crate::error::{EngineError, ErrorKind};
 
 /// How much of an error body goes into an error message.
 const ERROR_BODY_LIMIT: usize = 500;
@@ -61,8 +62,29 @@ enum AttemptError {
         message: String,
         retry_after: Option<Duration>,
     },
-    Fatal(String),
+    Fatal(ErrorKind, String),
     Cancelled(ModelResponse),
+}
+
+/// What kind of failure a provider's refusal is, from its answer's text: the conversation
+/// no longer fitting the model's context is told apart (by the codes and phrases OpenAI,
+/// Anthropic, llama.cpp, vLLM, Ollama and OpenRouter use), the rest is `provider`.
+fn failure_kind(answer: &str) -> ErrorKind {
+    const CONTEXT_SIGNS: [&str; 7] = [
+        "context_length_exceeded",
+        "maximum context length",
+        "exceed_context_size",
+        "exceeds the available context",
+        "exceed context window",
+        "prompt is too long",
+        "input is too long",
+    ];
+    let answer = answer.to_lowercase();
+    if CONTEXT_SIGNS.iter().any(|sign| answer.contains(sign)) {
+        ErrorKind::ContextLengthExceeded
+    } else {
+        ErrorKind::Provider
+    }
 }
 
 fn retryable(message: String) -> AttemptError {
@@ -147,8 +169,11 @@ impl ModelClient {
                     Err(AttemptError::Cancelled(partial)) => {
                         return Err(StreamError::Cancelled { partial });
                     }
-                    Err(AttemptError::Fatal(message)) => {
-                        return Err(StreamError::Failed(self.redact(message)));
+                    Err(AttemptError::Fatal(kind, message)) => {
+                        return Err(StreamError::Failed(EngineError::new(
+                            kind,
+                            self.redact(message),
+                        )));
                     }
                     Err(AttemptError::Retryable {
                         message,
@@ -157,9 +182,12 @@ impl ModelClient {
                 };
             attempt += 1;
             let Some(backoff) = delays.next() else {
-                return Err(StreamError::Failed(format!(
-                    "{message}; gave up after {} retries",
-                    self.retry.max_retries
+                return Err(StreamError::Failed(EngineError::new(
+                    ErrorKind::Provider,
+                    format!(
+                        "{message}; gave up after {} retries",
+                        self.retry.max_retries
+                    ),
                 )));
             };
             // A provider may ask for any wait; the person's limit wins.
@@ -206,7 +234,7 @@ impl ModelClient {
         let response = response.map_err(|err| {
             // A local model server that stopped will not come back within the retries.
             if let Some(message) = refused_on_loopback(&err, &self.api.url()) {
-                return AttemptError::Fatal(message);
+                return AttemptError::Fatal(ErrorKind::Provider, message);
             }
             retryable(format!(
                 "cannot reach the model at {}: {}",
@@ -232,7 +260,14 @@ impl ModelClient {
                     retry_after,
                 }
             } else {
-                AttemptError::Fatal(message)
+                let kind = failure_kind(&text);
+                if kind == ErrorKind::ContextLengthExceeded {
+                    message.push_str(
+                        "; the conversation no longer fits the model's context window: start a \
+                         new conversation or session",
+                    );
+                }
+                AttemptError::Fatal(kind, message)
             });
         }
 
@@ -268,7 +303,10 @@ impl ModelClient {
                     None => break,
                     Some(Ok(data)) => data,
                     Some(Err(SseError::TooLarge)) => {
-                        return Err(AttemptError::Fatal(limits.transport_message()));
+                        return Err(AttemptError::Fatal(
+                            ErrorKind::LimitExceeded,
+                            limits.transport_message(),
+                        ));
                     }
                     Some(Err(err @ SseError::NotUtf8)) => {
                         return Err(retryable(format!("the model stream broke: {err}")));
@@ -292,7 +330,7 @@ impl ModelClient {
                     on_update(update);
                 }
                 if let Some(message) = limits.check(received, parser.reply_bytes()) {
-                    return Err(AttemptError::Fatal(message));
+                    return Err(AttemptError::Fatal(ErrorKind::LimitExceeded, message));
                 }
                 match feed {
                     Feed::Continue => {}
@@ -302,7 +340,7 @@ impl ModelClient {
                         return Err(if retryable {
                             self::retryable(message)
                         } else {
-                            AttemptError::Fatal(message)
+                            AttemptError::Fatal(failure_kind(&message), message)
                         });
                     }
                 }

@@ -128,9 +128,10 @@ pub enum StreamError {
     /// The task was cancelled; `partial` holds what had streamed so far.
     #[error("cancelled")]
     Cancelled { partial: ModelResponse },
-    /// The provider failed and retrying did not help, or the failure cannot be retried.
+    /// The provider failed and retrying did not help, or the failure cannot be retried; the
+    /// error's kind says which (`provider`, `context_length_exceeded`, `limit_exceeded`).
     #[error("{0}")]
-    Failed(String),
+    Failed(crate::error::EngineError),
 }
 
 /// What one SSE event meant.

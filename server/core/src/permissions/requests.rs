@@ -152,6 +152,7 @@ impl Permissions {
             arguments: input.clone(),
             summary,
             options,
+            human_required,
             command: (tool == "bash")
                 .then(|| input["command"].as_str().map(str::to_owned))
                 .flatten(),

@@ -2,7 +2,7 @@
 //! `conv_destroy` at once; `conv_create` and `conv_send` checked and made ready as a
 //! [`Handoff`], which ends the turn and which the driver runs.
 
-use coder_protocol::{ChatMessage, ConversationId, InputItem};
+use coder_protocol::{ChatMessage, ConversationId, InputItem, TaskId};
 use serde_json::{Value, json};
 
 use super::{Opener, Session};
@@ -103,6 +103,7 @@ impl Session {
             first_items_count: (!args.items.is_empty()).then_some(args.items.len()),
         };
         CallAnswer::HandOver(Handoff {
+            continuation: TaskId::new(),
             target,
             input,
             closure,
@@ -144,6 +145,7 @@ impl Session {
             first_items_count: None,
         };
         CallAnswer::HandOver(Handoff {
+            continuation: TaskId::new(),
             target,
             input,
             closure,

@@ -9,7 +9,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use coder_protocol::{AbortReason, ConversationId, EngineState, EventMsg, InputItem, TaskId};
+use coder_protocol::{
+    AbortReason, ConversationId, DropReason, EngineState, EventMsg, InputItem, TaskId,
+};
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 
@@ -185,7 +187,7 @@ impl Driver {
             queue.plans = kept;
             dropped
         };
-        self.drop_plans(dropped, "interrupted by the user before this call finished");
+        self.drop_plans(dropped, DropReason::Interrupted);
         true
     }
 
@@ -199,10 +201,7 @@ impl Driver {
             state.queue.plans = kept;
             dropped
         };
-        self.drop_plans(
-            dropped,
-            "the conversation was destroyed before this call finished",
-        );
+        self.drop_plans(dropped, DropReason::ConversationDestroyed);
     }
 
     /// Drops every queued plan and interrupts the running task, for shutdown; returns whether
@@ -219,14 +218,26 @@ impl Driver {
             };
             (std::mem::take(&mut state.queue.plans), was_running)
         };
-        self.drop_plans(dropped, "the session ended before this call finished");
+        self.drop_plans(dropped, DropReason::SessionEnded);
         was_running
     }
 
-    /// Hands plans taken off the queue to the runner (outside the state lock).
-    fn drop_plans(&self, plans: impl IntoIterator<Item = TaskPlan>, why: &str) {
+    /// Hands plans taken off the queue to the runner, then ends each of their tasks with
+    /// `task_dropped` (outside the state lock): every task id `send` returned ends with one
+    /// event, run or not.
+    fn drop_plans(&self, plans: impl IntoIterator<Item = TaskPlan>, reason: DropReason) {
+        let why = match reason {
+            DropReason::Interrupted => "interrupted by the user before this call finished",
+            DropReason::ConversationDestroyed => {
+                "the conversation was destroyed before this call finished"
+            }
+            DropReason::SessionEnded => "the session ended before this call finished",
+        };
         for plan in plans {
+            let (conversation, task) = (plan.conversation_id, plan.task_id);
             self.runner.dropped(plan, why);
+            self.hub
+                .emit(conversation, Some(task), EventMsg::TaskDropped { reason });
         }
     }
 
@@ -370,6 +381,7 @@ impl Driver {
                 target.chain = chain;
                 target.handoffs = handoffs + 1;
                 let mut continuation = TaskPlan::new(conversation, Vec::new(), depth);
+                continuation.task_id = handoff.continuation;
                 continuation.chain = chain;
                 continuation.handoffs = handoffs + 1;
                 continuation.closure = Some(handoff.closure);

@@ -18,7 +18,7 @@ use crate::sync::lock;
 use crate::tools::{ToolContext, ToolRegistry};
 use crate::turn::{
     INTERRUPT_MESSAGE, Recorder, TaskControl, TurnContext, TurnModel, TurnOutcome, TurnTools,
-    interrupted, run_turn,
+    UsageNow, interrupted, run_turn,
 };
 
 /// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
@@ -80,14 +80,22 @@ impl Recorder for Mutex<Conversation> {
         lock(self).mode
     }
 
-    fn add_usage(&self, usage: &TokenUsage) -> TokenUsage {
+    fn add_usage(&self, usage: &TokenUsage) -> UsageNow {
         let mut conversation = lock(self);
         conversation.total_usage.add(usage);
-        conversation.total_usage
+        conversation.context_tokens = usage.input_tokens + usage.output_tokens;
+        UsageNow {
+            total: conversation.total_usage,
+            context_tokens: conversation.context_tokens,
+        }
     }
 
-    fn total_usage(&self) -> TokenUsage {
-        lock(self).total_usage
+    fn usage(&self) -> UsageNow {
+        let conversation = lock(self);
+        UsageNow {
+            total: conversation.total_usage,
+            context_tokens: conversation.context_tokens,
+        }
     }
 }
 
@@ -117,16 +125,23 @@ impl Session {
             } => events.emit(EventMsg::TaskComplete {
                 last_agent_message: last_agent_message.clone(),
                 step_limit: *step_limit,
+                error: None,
             }),
             TurnOutcome::Failed {
-                last_agent_message, ..
+                last_agent_message,
+                error,
             } => events.emit(EventMsg::TaskComplete {
                 last_agent_message: last_agent_message.clone(),
                 step_limit: None,
+                error: Some(error.kind()),
             }),
-            TurnOutcome::Aborted(reason) => events.emit(EventMsg::TurnAborted { reason: *reason }),
-            TurnOutcome::HandedOver(_) => events.emit(EventMsg::TurnAborted {
+            TurnOutcome::Aborted(reason) => events.emit(EventMsg::TurnAborted {
+                reason: *reason,
+                continuation: None,
+            }),
+            TurnOutcome::HandedOver(handoff) => events.emit(EventMsg::TurnAborted {
                 reason: AbortReason::Replaced,
+                continuation: Some(handoff.continuation),
             }),
         }
         outcome
@@ -139,12 +154,14 @@ impl Session {
         control: TaskControl,
         events: &TaskEvents,
     ) -> TurnOutcome {
+        let input = crate::conversation::input_text(&plan.input);
         // The task keeps the model it starts with, whatever is switched meanwhile.
         let active = match self.require_model() {
             Ok(active) => active,
             Err(err) => {
                 events.emit(EventMsg::TaskStarted {
                     model: String::new(),
+                    input,
                 });
                 return failed(events, err);
             }
@@ -157,6 +174,7 @@ impl Session {
             .unwrap_or_else(|| active.settings.model.clone());
         events.emit(EventMsg::TaskStarted {
             model: model.clone(),
+            input,
         });
         let (sandbox_warning, config_warnings) = {
             let mut state = self.state();
@@ -196,6 +214,7 @@ impl Session {
             events.emit(EventMsg::ToolCallCompleted {
                 call_id: closure.call_id.clone(),
                 tool_name: closure.tool_name.clone(),
+                summary: crate::turn::summary::completed("", &output),
                 output: output.clone(),
                 duration_ms: 0,
                 diff: None,
@@ -318,6 +337,7 @@ impl Session {
 fn failed(events: &TaskEvents, error: EngineError) -> TurnOutcome {
     events.emit(EventMsg::Error {
         message: error.to_string(),
+        kind: error.kind(),
     });
     TurnOutcome::Failed {
         error,

@@ -8,17 +8,18 @@
 //! a valid request: every assistant tool call has a result, except the one a handover leaves
 //! for the continuation task to answer.
 
+pub(crate) mod summary;
 mod tool_calls;
 
 use std::sync::{Arc, Mutex};
 
 use coder_protocol::{
-    AbortReason, ChatMessage, ConversationId, EventMsg, InputItem, Mode, RequestedToolCall,
+    AbortReason, ChatMessage, ConversationId, EventMsg, InputItem, Mode, RequestedToolCall, TaskId,
     TokenUsage,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{EngineError, ErrorKind};
+use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::{ModelRequest, ModelResponse, ModelStream, StreamError, StreamUpdate, ToolSpec};
 use crate::permissions::Permissions;
@@ -104,9 +105,18 @@ pub(crate) trait Recorder: Send + Sync {
     fn append_to_last(&self, text: &str);
     /// The conversation's mode now: a switch applies from the next tool call.
     fn mode(&self) -> Mode;
-    /// Adds a reply's usage; returns the conversation's total.
-    fn add_usage(&self, usage: &TokenUsage) -> TokenUsage;
-    fn total_usage(&self) -> TokenUsage;
+    /// Adds a reply's usage; returns the conversation's usage after it.
+    fn add_usage(&self, usage: &TokenUsage) -> UsageNow;
+    fn usage(&self) -> UsageNow;
+}
+
+/// A conversation's usage at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct UsageNow {
+    /// Every request's usage added up.
+    pub total: TokenUsage,
+    /// The size of the context now: the last request's input plus its reply.
+    pub context_tokens: u64,
 }
 
 /// What the session does with a conversation tool call.
@@ -136,6 +146,9 @@ pub(crate) struct Handoff {
     pub target: ConversationId,
     pub input: Vec<InputItem>,
     pub closure: Closure,
+    /// The id of the task that continues the caller's work (it answers the closure), named
+    /// now so the handed-over task's `turn_aborted` can say which task carries on.
+    pub continuation: TaskId,
 }
 
 /// The tool call a continuation task closes, and where its answer comes from.
@@ -222,6 +235,12 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 // tool calls, and say it was interrupted.
                 let mut records = Vec::new();
                 if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+                    events.emit(EventMsg::ReplyComplete {
+                        text: partial.text.clone(),
+                        reasoning: partial.reasoning.clone(),
+                        tool_calls: Vec::new(),
+                        interrupted: true,
+                    });
                     records.push(ChatMessage::assistant(
                         partial.text,
                         partial.reasoning,
@@ -232,12 +251,13 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 recorder.record(records);
                 return interrupted(recorder.as_ref(), &events, model.context_window);
             }
-            Err(StreamError::Failed(message)) => {
+            Err(StreamError::Failed(error)) => {
                 events.emit(EventMsg::Error {
-                    message: message.clone(),
+                    message: error.to_string(),
+                    kind: error.kind(),
                 });
                 return TurnOutcome::Failed {
-                    error: EngineError::new(ErrorKind::Provider, message),
+                    error,
                     last_agent_message,
                 };
             }
@@ -327,23 +347,31 @@ fn record_reply(
         });
         *last_agent_message = Some(text.clone());
     }
-    if !tool_calls.is_empty() {
-        let calls = tool_calls
-            .iter()
-            .map(|call| RequestedToolCall {
-                call_id: call.id.clone(),
-                tool_name: call.function.name.clone(),
-                arguments: serde_json::from_str(&call.function.arguments)
-                    .unwrap_or_else(|_| serde_json::Value::String(call.function.arguments.clone())),
-            })
-            .collect();
-        events.emit(EventMsg::ToolCallsRequested { calls });
+    let calls: Vec<RequestedToolCall> = tool_calls
+        .iter()
+        .map(|call| RequestedToolCall {
+            call_id: call.id.clone(),
+            tool_name: call.function.name.clone(),
+            arguments: serde_json::from_str(&call.function.arguments)
+                .unwrap_or_else(|_| serde_json::Value::String(call.function.arguments.clone())),
+        })
+        .collect();
+    if !calls.is_empty() {
+        events.emit(EventMsg::ToolCallsRequested {
+            calls: calls.clone(),
+        });
     }
+    events.emit(EventMsg::ReplyComplete {
+        text: text.clone(),
+        reasoning: reasoning.clone(),
+        tool_calls: calls,
+        interrupted: false,
+    });
     let reply = ChatMessage::assistant(text, reasoning, tool_calls);
     recorder.record(vec![reply.clone()]);
     if let Some(usage) = usage {
-        let total = recorder.add_usage(&usage);
-        emit_usage(events, usage, total, context_window);
+        let now = recorder.add_usage(&usage);
+        emit_usage(events, usage, now, context_window);
     }
     reply
 }
@@ -351,12 +379,13 @@ fn record_reply(
 pub(crate) fn emit_usage(
     events: &TaskEvents,
     last: TokenUsage,
-    total: TokenUsage,
+    now: UsageNow,
     context_window: Option<u64>,
 ) {
     events.emit(EventMsg::TokenCount {
         last,
-        total,
+        total: now.total,
+        context_tokens: now.context_tokens,
         context_window,
     });
 }
@@ -367,9 +396,9 @@ pub(crate) fn interrupted(
     events: &TaskEvents,
     context_window: Option<u64>,
 ) -> TurnOutcome {
-    let total = recorder.total_usage();
-    if total.total_tokens > 0 {
-        emit_usage(events, TokenUsage::default(), total, context_window);
+    let now = recorder.usage();
+    if now.total.total_tokens > 0 {
+        emit_usage(events, TokenUsage::default(), now, context_window);
     }
     TurnOutcome::Aborted(AbortReason::Interrupted)
 }

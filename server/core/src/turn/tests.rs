@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use coder_protocol::{
-    AbortReason, ChatMessage, ConversationId, FunctionCall, InputItem, Mode, Preset, Role, TaskId,
-    ToolCall,
+    AbortReason, ChatMessage, ConversationId, EventMsg, FunctionCall, InputItem, Mode, Preset,
+    RequestedToolCall, Role, TaskId, TokenUsage, ToolCall,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -74,6 +74,7 @@ impl ConversationHost for Host {
             ConversationCall::Send(args) => {
                 let target = args.conversation.unwrap_or_default();
                 CallAnswer::HandOver(Handoff {
+                    continuation: TaskId::new(),
                     target,
                     input: vec![InputItem::Text {
                         text: args.text.unwrap_or_default(),
@@ -121,6 +122,7 @@ struct Turn {
     model: Arc<ScriptedModel>,
     control: TaskControl,
     ctx: Option<TurnContext>,
+    events: crate::events::EventReceiver,
 }
 
 fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32) -> Turn {
@@ -134,6 +136,8 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
     });
     let control = TaskControl::new(0);
     let id = lock(&conversation).id;
+    let hub = EventHub::default();
+    let events = hub.subscribe();
     let ctx = TurnContext {
         model: TurnModel {
             name: "scripted".into(),
@@ -164,7 +168,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
         },
         control: control.clone(),
         events: TaskEvents {
-            hub: EventHub::default(),
+            hub,
             conversation_id: id,
             task_id: TaskId::new(),
         },
@@ -176,6 +180,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
         model,
         control,
         ctx: Some(ctx),
+        events,
     }
 }
 
@@ -186,6 +191,13 @@ impl Turn {
 
     fn history(&self) -> Vec<ChatMessage> {
         lock(&self.conversation).history.clone()
+    }
+
+    /// The events emitted so far.
+    fn events(&mut self) -> Vec<EventMsg> {
+        std::iter::from_fn(|| self.events.try_recv().ok())
+            .map(|event| event.msg)
+            .collect()
     }
 }
 
@@ -292,7 +304,10 @@ async fn a_provider_failure_fails_the_turn_with_the_provider_kind() {
     let mut t = turn(
         vec![
             calls(&[("c1", "conv_list", json!({}))]),
-            Some(Err(StreamError::Failed("the provider is down".into()))),
+            Some(Err(StreamError::Failed(EngineError::new(
+                ErrorKind::Provider,
+                "the provider is down",
+            )))),
         ],
         5,
     );
@@ -307,6 +322,107 @@ async fn a_provider_failure_fails_the_turn_with_the_provider_kind() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn the_error_event_carries_the_failure_kind() {
+    let mut t = turn(
+        vec![Some(Err(StreamError::Failed(EngineError::new(
+            ErrorKind::ContextLengthExceeded,
+            "the prompt is too long",
+        ))))],
+        5,
+    );
+    t.run().await;
+    let errors: Vec<EventMsg> = t
+        .events()
+        .into_iter()
+        .filter(|msg| matches!(msg, EventMsg::Error { .. }))
+        .collect();
+    assert_eq!(
+        errors,
+        [EventMsg::Error {
+            message: "the prompt is too long".into(),
+            kind: ErrorKind::ContextLengthExceeded,
+        }]
+    );
+}
+
+#[tokio::test]
+async fn every_reply_ends_with_reply_complete_holding_all_of_it() {
+    let mut with_usage = calls(&[("c1", "conv_list", json!({}))]);
+    if let Some(Ok(response)) = &mut with_usage {
+        response.text = "Looking.".into();
+        response.reasoning = "List first.".into();
+        response.usage = Some(TokenUsage {
+            input_tokens: 100,
+            output_tokens: 20,
+            total_tokens: 120,
+            ..TokenUsage::default()
+        });
+    }
+    let mut t = turn(vec![with_usage, text("done")], 5);
+    t.run().await;
+    let events = t.events();
+    let ends: Vec<&EventMsg> = events
+        .iter()
+        .filter(|msg| matches!(msg, EventMsg::ReplyComplete { .. }))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            &EventMsg::ReplyComplete {
+                text: "Looking.".into(),
+                reasoning: "List first.".into(),
+                tool_calls: vec![RequestedToolCall {
+                    call_id: "c1".into(),
+                    tool_name: "conv_list".into(),
+                    arguments: json!({}),
+                }],
+                interrupted: false,
+            },
+            &EventMsg::ReplyComplete {
+                text: "done".into(),
+                reasoning: String::new(),
+                tool_calls: Vec::new(),
+                interrupted: false,
+            },
+        ]
+    );
+    // The first reply's end comes before its usage, which says how big the context is.
+    let end = events
+        .iter()
+        .position(|msg| matches!(msg, EventMsg::ReplyComplete { .. }))
+        .unwrap();
+    match &events[end + 1] {
+        EventMsg::TokenCount { context_tokens, .. } => assert_eq!(*context_tokens, 120),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_reply_cut_by_an_interrupt_ends_as_interrupted_with_what_streamed() {
+    let mut t = turn(vec![None], 5);
+    let control = t.control.clone();
+    let run = tokio::spawn(run_turn(t.ctx.take().unwrap()));
+    // The scripted model streams "partial", then waits for the cancellation.
+    tokio::task::yield_now().await;
+    control.stop(AbortReason::Interrupted);
+    run.await.unwrap();
+    let ends: Vec<EventMsg> = t
+        .events()
+        .into_iter()
+        .filter(|msg| matches!(msg, EventMsg::ReplyComplete { .. }))
+        .collect();
+    assert_eq!(
+        ends,
+        [EventMsg::ReplyComplete {
+            text: "partial".into(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            interrupted: true,
+        }]
+    );
 }
 
 #[tokio::test]

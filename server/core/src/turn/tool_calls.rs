@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use coder_protocol::{AbortReason, Mode, PolicyDecision};
 
-use super::{CallAnswer, ConversationHost, Handoff, TaskControl, TurnTools};
+use super::{CallAnswer, ConversationHost, Handoff, TaskControl, TurnTools, summary};
 use crate::events::TaskEvents;
 use crate::permissions::{Answer, Request, check};
 use crate::sync::lock;
@@ -87,6 +87,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         events.emit(EventMsg::ToolCallFailed {
             call_id: call.id.clone(),
             tool_name: name.to_owned(),
+            summary: summary::failed(&summary::key_of_raw(&call.function.arguments), &error),
             error: error.clone(),
             duration_ms: elapsed_ms(started),
         });
@@ -219,6 +220,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 events.emit(EventMsg::ToolCallCompleted {
                     call_id: call.id.clone(),
                     tool_name: name.to_owned(),
+                    summary: summary::completed(&summary::key_argument(&input), &output),
                     output: output.clone(),
                     duration_ms: elapsed_ms(started),
                     diff: None,
@@ -227,6 +229,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             }
         };
     }
+    let key = summary::key_argument(&input);
     let input_copy = input.clone();
     let result = tokio::select! {
         biased;
@@ -268,6 +271,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             if let Some(event) = output.event.take() {
                 events.emit(event);
             }
+            let summary = summary::completed(&key, &output.content);
             // The model sees the change too, so it can check what it did.
             let content = match &output.diff {
                 Some(diff) => format!("{}\n\n{diff}", output.content),
@@ -276,6 +280,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             events.emit(EventMsg::ToolCallCompleted {
                 call_id: call.id.clone(),
                 tool_name: name.to_owned(),
+                summary,
                 output: content.clone(),
                 duration_ms: elapsed_ms(started),
                 diff: output.diff,

@@ -42,7 +42,7 @@ fn trace(events: &[Event]) -> Vec<(String, String)> {
             let next = ["A", "B", "C", "D"][names.len().min(3)].to_owned();
             let name = names.entry(event.conversation_id).or_insert(next).clone();
             let kind = match &event.msg {
-                EventMsg::TurnAborted { reason } => format!("{kind}:{reason:?}"),
+                EventMsg::TurnAborted { reason, .. } => format!("{kind}:{reason:?}"),
                 EventMsg::StateChanged { state } => format!("{kind}:{state:?}"),
                 _ => kind,
             };
@@ -101,18 +101,21 @@ async fn create_replaces_the_task_runs_the_new_conversation_then_continues() {
             ("A", "state_changed:Running"),
             ("A", "task_started"),
             ("A", "tool_calls_requested"),
+            ("A", "reply_complete"),
             ("A", "token_count"),
             ("A", "tool_call_started"),
             ("A", "turn_aborted:Replaced"),
             ("B", "task_started"),
             ("B", "agent_message_delta"),
             ("B", "agent_message"),
+            ("B", "reply_complete"),
             ("B", "token_count"),
             ("B", "task_complete"),
             ("A", "task_started"),
             ("A", "tool_call_completed"),
             ("A", "agent_message_delta"),
             ("A", "agent_message"),
+            ("A", "reply_complete"),
             ("A", "token_count"),
             ("A", "task_complete"),
             ("A", "state_changed:Idle"),
@@ -126,8 +129,14 @@ async fn create_replaces_the_task_runs_the_new_conversation_then_continues() {
         .collect();
     assert_eq!(started.len(), 3);
     assert_ne!(started[0], started[2]);
+    // The handed-over task named its continuation.
+    let continuation = events.iter().find_map(|e| match e.msg {
+        EventMsg::TurnAborted { continuation, .. } => continuation,
+        _ => None,
+    });
+    assert_eq!(continuation, started[2]);
 
-    let b = events[6].conversation_id;
+    let b = events[7].conversation_id;
     let result = payload(&server, 2, "c1");
     assert_eq!(
         result,
@@ -505,6 +514,7 @@ async fn destroying_a_running_conversation_interrupts_only_it() {
             == EventMsg::TaskComplete {
                 last_agent_message: Some("root still fine".into()),
                 step_limit: None,
+                error: None,
             }));
     assert!(h.engine.history(b).is_err());
     assert!(h.engine.destroy_conversation(h.root).is_err());

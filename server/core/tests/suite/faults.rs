@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use coder_core::ProviderKind;
+use coder_core::{ErrorKind, ProviderKind};
 use coder_protocol::EventMsg;
 use coder_testkit::{Chunk, MockModelServer, MockResponse, StreamFault};
 use pretty_assertions::assert_eq;
@@ -101,7 +101,10 @@ async fn giving_up_reports_an_error_and_ends_the_task() {
     let error = events
         .iter()
         .find_map(|e| match &e.msg {
-            EventMsg::Error { message } => Some(message.clone()),
+            EventMsg::Error { message, kind } => {
+                assert_eq!(*kind, ErrorKind::Provider);
+                Some(message.clone())
+            }
             _ => None,
         })
         .expect("an error event");
@@ -115,10 +118,58 @@ async fn giving_up_reports_an_error_and_ends_the_task() {
         EventMsg::TaskComplete {
             last_agent_message: None,
             step_limit: None,
+            error: Some(ErrorKind::Provider),
         }
     );
     // The user's message is kept, so sending again continues the conversation.
     assert_eq!(h.engine.history(h.root).unwrap().len(), 1);
+}
+
+/// The refusals of real providers when a conversation outgrows the model's context: OpenAI,
+/// Anthropic, llama.cpp's server and llama-cpp-python's.
+const CONTEXT_REFUSALS: [(ProviderKind, &str); 4] = [
+    (
+        ProviderKind::OpenAi,
+        r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+    ),
+    (
+        ProviderKind::Anthropic,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+    ),
+    (
+        ProviderKind::OpenAi,
+        r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+    ),
+    (
+        ProviderKind::OpenAi,
+        r#"{"error":{"message":"Requested tokens (4200) exceed context window of 2048","type":"invalid_request_error"}}"#,
+    ),
+];
+
+#[tokio::test]
+async fn a_conversation_too_long_for_the_model_fails_with_its_own_kind() {
+    for (kind, body) in CONTEXT_REFUSALS {
+        let server = MockModelServer::start(vec![MockResponse::Status {
+            status: 400,
+            body: body.to_owned(),
+            retry_after_secs: None,
+        }])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        let events = h.run("hi").await;
+        let kinds: Vec<ErrorKind> = events
+            .iter()
+            .filter_map(|e| match &e.msg {
+                EventMsg::Error { kind, .. } => Some(*kind),
+                EventMsg::TaskComplete { error, .. } => *error,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds, [ErrorKind::ContextLengthExceeded; 2], "{body}");
+        // Not retried: the same request would be refused again.
+        assert_eq!(server.requests().len(), 1);
+    }
 }
 
 #[tokio::test]
@@ -130,7 +181,7 @@ async fn client_errors_are_not_retried() {
     let events = h.run("hi").await;
     assert!(warnings(&events).is_empty());
     assert!(events.iter().any(|e| matches!(&e.msg,
-        EventMsg::Error { message } if message.contains("401"))));
+        EventMsg::Error { message, kind: ErrorKind::Provider } if message.contains("401"))));
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -221,5 +272,5 @@ async fn a_closed_loopback_port_is_a_clear_error_without_retries() {
     // A local model server that stopped does not come back within the retries.
     assert_eq!(warnings(&events), Vec::<String>::new());
     assert!(events.iter().any(|e| matches!(&e.msg,
-        EventMsg::Error { message } if message.contains("nothing is listening at"))));
+        EventMsg::Error { message, .. } if message.contains("nothing is listening at"))));
 }

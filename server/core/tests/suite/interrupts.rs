@@ -32,7 +32,8 @@ fn assert_aborted(events: &[Event]) {
     assert_eq!(
         events.last().unwrap().msg,
         EventMsg::TurnAborted {
-            reason: AbortReason::Interrupted
+            reason: AbortReason::Interrupted,
+            continuation: None,
         }
     );
 }

@@ -13,7 +13,7 @@ fn errors(events: &[coder_protocol::Event]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match &e.msg {
-            EventMsg::Error { message } => Some(message.clone()),
+            EventMsg::Error { message, .. } => Some(message.clone()),
             _ => None,
         })
         .collect()

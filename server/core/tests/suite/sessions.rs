@@ -184,7 +184,7 @@ async fn a_switched_model_serves_the_next_task() {
     assert_eq!(server.requests()[1].body["model"], "second-model");
     assert!(events.iter().any(|e| matches!(
         &e.msg,
-        EventMsg::TaskStarted { model } if model == "second-model"
+        EventMsg::TaskStarted { model, .. } if model == "second-model"
     )));
     assert!(events.iter().any(|e| matches!(
         e.msg,

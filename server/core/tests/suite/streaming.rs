@@ -31,6 +31,7 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
                 "agent_message_delta",
                 "agent_message_delta",
                 "agent_message",
+                "reply_complete",
                 "token_count",
                 "task_complete",
             ],
@@ -51,6 +52,15 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
         );
         assert_eq!(
             events[6].msg,
+            EventMsg::ReplyComplete {
+                text: "Hello, world".into(),
+                reasoning: String::new(),
+                tool_calls: Vec::new(),
+                interrupted: false,
+            }
+        );
+        assert_eq!(
+            events[7].msg,
             EventMsg::TokenCount {
                 last: TokenUsage {
                     input_tokens: 12,
@@ -64,6 +74,7 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
                     total_tokens: 15,
                     ..TokenUsage::default()
                 },
+                context_tokens: 15,
                 context_window: None,
             }
         );
@@ -72,6 +83,7 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
             EventMsg::TaskComplete {
                 last_agent_message: Some("Hello, world".into()),
                 step_limit: None,
+                error: None,
             }
         );
         // One envelope: the same conversation and task, seq without gaps.

@@ -36,10 +36,12 @@ async fn a_read_call_round_trips_in_both_formats() {
                 "agent_message_delta",
                 "agent_message",
                 "tool_calls_requested",
+                "reply_complete",
                 "tool_call_started",
                 "tool_call_completed",
                 "agent_message_delta",
                 "agent_message",
+                "reply_complete",
                 "task_complete",
             ],
             "{kind:?}"

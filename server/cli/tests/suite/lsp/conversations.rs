@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use coder_testkit::{MockModelServer, MockResponse};
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -390,21 +390,35 @@ async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
             "A state_changed(running)",
             "A task_started",
             "A tool_calls_requested",
+            "A reply_complete",
             "A token_count",
             "A tool_call_started",
             "A turn_aborted(replaced)",
             "B task_started",
             "B agent_message",
+            "B reply_complete",
             "B token_count",
             "B task_complete",
             "A task_started",
             "A tool_call_completed",
             "A agent_message",
+            "A reply_complete",
             "A token_count",
             "A task_complete",
             "A state_changed(idle)",
         ]
     );
+    // The handed-over task names the task that carries the work on, and the other
+    // conversation's task says what it was asked.
+    let of_type =
+        |kind: &str| -> Vec<&Value> { events(&seen).filter(|e| e["type"] == kind).collect() };
+    let started = of_type("task_started");
+    assert_eq!(
+        of_type("turn_aborted")[0]["continuation"],
+        started[2]["taskId"]
+    );
+    assert_eq!(started[1]["input"], "Summarise the plan.");
+    assert_eq!(started[2].get("input"), None);
     let seqs: Vec<u64> = events(&seen).map(|e| e["seq"].as_u64().unwrap()).collect();
     assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
     client.stop().await;
@@ -539,5 +553,48 @@ async fn session_interrupt_stops_the_conversation_a_handoff_moved_to() {
             .contains("interrupted by the user"),
         "{closing}"
     );
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn input_queued_for_a_conversation_destroyed_before_it_ran_ends_with_task_dropped() {
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(vec![Chunk::text("slow "), Chunk::text("reply")]).with_delay(100),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "talk", &mut seen).await;
+    let created = client
+        .request("conversation/create", json!({}), &mut seen)
+        .await;
+    let other = created["result"]["conversationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let queued = client.send_text(&other, "never runs", &mut seen).await;
+    let destroyed = client
+        .request(
+            "conversation/destroy",
+            json!({"conversationId": other}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(destroyed["result"]["ok"], true);
+    client.until_events("task_complete", 1, &mut seen).await;
+    let ends: Vec<(&str, &str)> = events(&seen)
+        .filter(|e| e["taskId"] == queued.as_str())
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap(),
+                e["reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(ends, [("task_dropped", "conversation_destroyed")]);
     client.stop().await;
 }

@@ -2,7 +2,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use coder_protocol::{AbortReason, ConversationId, EngineState, EventMsg, InputItem, Mode, TaskId};
+use coder_protocol::{
+    AbortReason, ConversationId, DropReason, EngineState, EventMsg, InputItem, Mode, TaskId,
+};
 use futures::future::BoxFuture;
 use pretty_assertions::assert_eq;
 use tokio::sync::Notify;
@@ -79,6 +81,7 @@ impl TaskRunner for FakeRunner {
                     TurnOutcome::Aborted(control.reason())
                 }
                 Step::HandOver(target, text) => TurnOutcome::HandedOver(Handoff {
+                    continuation: TaskId::new(),
                     target,
                     input: vec![InputItem::Text { text: text.into() }],
                     closure: Closure {
@@ -165,6 +168,29 @@ impl Fixture {
             .await
             .expect("the driver went idle");
         states
+    }
+
+    /// The `task_dropped` events until the session is idle again.
+    async fn dropped_until_idle(&mut self) -> Vec<(TaskId, DropReason)> {
+        let mut dropped = Vec::new();
+        let wait = async {
+            while let Some(event) = self.events.recv().await {
+                match event.msg {
+                    EventMsg::TaskDropped { reason } => {
+                        dropped.extend(event.task_id.map(|task| (task, reason)));
+                    }
+                    EventMsg::StateChanged {
+                        state: EngineState::Idle,
+                    } => break,
+                    _ => {}
+                }
+            }
+        };
+        // A guard against a hang, not a measurement.
+        tokio::time::timeout(std::time::Duration::from_secs(30), wait)
+            .await
+            .expect("the driver went idle");
+        dropped
     }
 
     fn ran(&self) -> Vec<Ran> {
@@ -268,11 +294,17 @@ async fn forget_drops_the_queued_plans_of_one_conversation() {
     let root = f.root;
     f.driver.enqueue(vec![plan(root, "blocked")]);
     f.until_running(root).await;
-    f.driver
-        .enqueue(vec![plan(other, "gone"), plan(root, "kept")]);
+    let gone = plan(other, "gone");
+    let gone_task = gone.task_id;
+    f.driver.enqueue(vec![gone, plan(root, "kept")]);
     f.driver.forget(other);
     f.runner.gate.notify_one();
-    f.until_idle().await;
+    // The dropped task still ends, with one event, so a client waiting for it is not left
+    // waiting.
+    assert_eq!(
+        f.dropped_until_idle().await,
+        [(gone_task, DropReason::ConversationDestroyed)]
+    );
     assert_eq!(
         f.ran(),
         [ran(root, "blocked", 0, None), ran(root, "kept", 0, None)]
