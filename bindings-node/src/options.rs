@@ -5,15 +5,20 @@
 
 use coder_core::model::ModelSettings;
 use coder_core::{
-    ApiKey, Config, DoorNames, Overrides, ProviderConfig, ProviderKind, check_base_url,
+    ApiKey, Config, Door, DoorNames, Overrides, ProviderConfig, ProviderKind, ProviderNeed,
+    check_base_url,
 };
 use coder_protocol::options::{EngineOptions, ModelOptions};
 
-/// How the SDK's messages name its options.
-const DOOR: DoorNames = DoorNames {
-    settings: "the SDK's options",
-    base_url: "model.baseUrl",
-    how_to_trust: "pass trustWorkspace: true to apply them",
+/// The SDK as the core knows it: an engine of the SDK always has a model, so no provider
+/// anywhere fails `create`.
+const DOOR: Door = Door {
+    names: DoorNames {
+        settings: "the SDK's options",
+        base_url: "model.baseUrl",
+        how_to_trust: "pass trustWorkspace: true to apply them",
+    },
+    provider: ProviderNeed::AtStart,
 };
 
 fn api_key(model: &ModelOptions) -> Option<ApiKey> {
@@ -28,7 +33,7 @@ fn api_key(model: &ModelOptions) -> Option<ApiKey> {
 pub fn model_settings(model: &ModelOptions) -> Result<ModelSettings, String> {
     let provider = ProviderKind::from(model.provider);
     let base_url = match &model.base_url {
-        Some(url) => check_base_url(url, DOOR.base_url).map_err(|err| err.to_string())?,
+        Some(url) => check_base_url(url, DOOR.names.base_url).map_err(|err| err.to_string())?,
         None => provider.defaults().base_url.to_owned(),
     };
     Ok(ModelSettings {
@@ -47,7 +52,8 @@ pub fn model_settings(model: &ModelOptions) -> Result<ModelSettings, String> {
 fn overrides(options: &EngineOptions) -> Overrides {
     let model = options.model.as_ref();
     Overrides {
-        door: DOOR,
+        // Set by `Config::for_door` from `DOOR`.
+        door: DoorNames::default(),
         provider: model.map(|model| ProviderKind::from(model.provider)),
         model: model.map(|model| model.model.clone()),
         base_url: model.and_then(|model| model.base_url.clone()),
@@ -71,17 +77,11 @@ fn overrides(options: &EngineOptions) -> Overrides {
     }
 }
 
-/// The configuration: files and environment first, then the options over them (what an
-/// untrusted workspace asked for and did not get is a `warning` event of the first task,
-/// where the program listens).
+/// The configuration: `workingDir` is the workspace as given, files and environment
+/// first, then the options over them (what an untrusted workspace asked for and did not
+/// get is a `warning` event of the first task, where the program listens).
 pub fn config(options: &EngineOptions) -> Result<Config, String> {
-    let workspace = options
-        .working_dir
-        .canonicalize()
-        .map_err(|err| format!("workingDir {}: {err}", options.working_dir.display()))?;
-    let config =
-        Config::load_overriding(&workspace, &overrides(options)).map_err(|err| err.to_string())?;
-    // An engine of the SDK always has a model: no provider anywhere fails `create`.
-    config.require_provider().map_err(|err| err.to_string())?;
-    Ok(config)
+    let cwd = std::env::current_dir().unwrap_or_default();
+    Config::for_door(&DOOR, Some(&options.working_dir), &cwd, overrides(options))
+        .map_err(|err| err.to_string())
 }

@@ -454,6 +454,26 @@ async fn the_workspace_is_the_enclosing_git_root_from_a_subdirectory_or_with_cd(
 }
 
 #[tokio::test]
+async fn a_start_folder_that_does_not_exist_is_named_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().canonicalize().unwrap().join("no/such/folder");
+    let out = coder(
+        dir.path(),
+        &["-C", missing.to_str().unwrap(), "hi"],
+        &[("OPENAI_API_KEY", SECRET)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: cannot open the folder {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+}
+
+#[tokio::test]
 async fn unknown_config_keys_are_warned_about_once_before_the_task() {
     let server = MockModelServer::start(vec![MockResponse::text("ok")])
         .await

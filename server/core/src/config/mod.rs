@@ -18,13 +18,17 @@ use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 use serde_json::Value;
 
+mod door;
 mod keys;
 pub(crate) mod narrow;
 mod overrides;
+mod workspace;
 
 use crate::mcp::{McpServerConfig, load_mcp_json};
 use crate::permissions::PermissionRules;
+pub use door::{Door, ProviderNeed};
 pub use overrides::{DoorNames, Overrides};
+pub use workspace::Workspace;
 
 /// The default of `maxPromptBytes`: 1 MiB of text in one input.
 pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
@@ -41,7 +45,7 @@ pub struct Config {
     /// The workspace root: tools resolve paths against it and may not leave it.
     pub workspace: PathBuf,
     /// Where coder was started, when that is a directory below the workspace root (see
-    /// [`workspace_root`]); the system prompt names it so the model can find what the person
+    /// [`Workspace`]); the system prompt names it so the model can find what the person
     /// means by a relative path.
     pub started_in: Option<PathBuf>,
     /// `None` when nothing names a provider: the engine starts, and starting a task fails
@@ -251,6 +255,14 @@ pub enum ConfigError {
     BaseUrl { url: String, origin: String },
     #[error("{0}")]
     McpJson(String),
+    /// The workspace a door asked for does not exist or is not a directory.
+    /// (`reason`, not `source`: the reason is part of the message, not a cause printed
+    /// again after it.)
+    #[error("cannot open the folder {}: {reason}", path.display())]
+    Folder {
+        path: PathBuf,
+        reason: std::io::Error,
+    },
 }
 
 /// The shape of a config file. Every field is optional; later files override earlier ones.
@@ -381,27 +393,6 @@ impl Config {
             &Overrides::default(),
             trust,
         )
-    }
-
-    /// Loads the configuration for `workspace` as every front door does: the files and the
-    /// process environment, the workspace's own files trusted as
-    /// `overrides.trust_workspace` says, and `overrides` over them. What an untrusted
-    /// workspace asked for and did not get is the last of `warnings`, ending with how this
-    /// door trusts a folder.
-    pub fn load_overriding(workspace: &Path, overrides: &Overrides) -> Result<Self, ConfigError> {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let trust = WorkspaceTrust::from_flag(overrides.trust_workspace);
-        let mut config = Self::load_full(
-            workspace,
-            user_config_path(&env).as_deref(),
-            &env,
-            overrides,
-            trust,
-        )?;
-        if let Some(notice) = config.untrusted_notice(overrides.door.how_to_trust) {
-            config.warnings.push(notice);
-        }
-        Ok(config)
     }
 
     /// Loads with an explicit user-level file and environment.
@@ -646,16 +637,6 @@ impl Config {
             mcp_servers: BTreeMap::new(),
         }
     }
-}
-
-/// The workspace for a directory: the nearest enclosing directory that holds `.git` (a
-/// directory, or a file as in a linked worktree or a submodule), else `cwd` itself. Its
-/// `.coder/config.json` applies, it holds the session snapshots, and it bounds the tools.
-pub fn workspace_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_path_buf()
 }
 
 /// What a provider uses when nothing says otherwise.
@@ -1118,17 +1099,6 @@ mod tests {
     }
 
     #[test]
-    fn the_workspace_is_the_enclosing_git_root() {
-        let repo = tempfile::tempdir().unwrap();
-        std::fs::create_dir(repo.path().join(".git")).unwrap();
-        let deep = repo.path().join("a/b");
-        std::fs::create_dir_all(&deep).unwrap();
-        assert_eq!(workspace_root(&deep), repo.path());
-        let plain = tempfile::tempdir().unwrap();
-        assert_eq!(workspace_root(plain.path()), plain.path());
-    }
-
-    #[test]
     fn workspace_file_overrides_user_file_and_env_overrides_both() {
         let user = tempfile::tempdir().unwrap();
         let user_file = user.path().join("config.json");
@@ -1234,28 +1204,6 @@ mod tests {
         assert_eq!(shared.command.as_deref(), Some("from-config"));
         assert_eq!(shared.tool_timeout_sec, Some(5.0));
         assert!(!shared.enabled);
-    }
-
-    #[test]
-    fn the_workspace_is_the_enclosing_git_root_else_the_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        std::fs::create_dir_all(repo.join(".git")).unwrap();
-        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
-        assert_eq!(workspace_root(&repo.join("src/deep")), repo);
-        assert_eq!(workspace_root(&repo), repo);
-        // A linked worktree or submodule has a `.git` file.
-        let worktree = repo.join("src/linked");
-        std::fs::create_dir_all(worktree.join("x")).unwrap();
-        std::fs::write(
-            worktree.join(".git"),
-            "gitdir: ../../.git/worktrees/linked\n",
-        )
-        .unwrap();
-        assert_eq!(workspace_root(&worktree.join("x")), worktree);
-        let plain = dir.path().join("plain");
-        std::fs::create_dir(&plain).unwrap();
-        assert_eq!(workspace_root(&plain), plain);
     }
 
     #[test]

@@ -1,13 +1,12 @@
 //! What a front door sets over the configuration files and the environment, in one type.
 //!
 //! `coder exec`'s flags, `coder lsp`'s `initializationOptions` and the Node addon's options
-//! each build an [`Overrides`]; [`Config::load_overriding`] is the one place they are
-//! applied. The model settings take part in choosing the provider (a key given here goes
+//! each build an [`Overrides`]; [`Config::for_door`] is the one place they are applied. The model settings take part in choosing the provider (a key given here goes
 //! only to the base URL given here or to the provider's default endpoint, see `config.rs`);
 //! the rest are set over what the files say, after an untrusted workspace's file was
 //! narrowed: a door's settings are the person's own.
 //!
-//! [`Config::load_overriding`]: crate::Config::load_overriding
+//! [`Config::for_door`]: crate::Config::for_door
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,52 @@
+// The workspace and the model through the SDK: `workingDir` is the workspace as given (the
+// core's one rule for a folder a door names), and a provider is chosen by its name.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { Engine } from "coder-agent-engine";
+import { startMock, text, workspace } from "./mock.mjs";
+
+// The person's own configuration lives here, not in the real home.
+const home = mkdtempSync(join(tmpdir(), "coder-home-"));
+process.env.CODER_HOME = home;
+process.once("exit", () => rmSync(home, { recursive: true, force: true }));
+
+/** Sends `prompt` to the root conversation and resolves when the task completes. */
+function run(engine, prompt) {
+  const done = new Promise((resolve) => {
+    engine.onEvent((event) => {
+      if (event.type === "task_complete") resolve();
+    });
+  });
+  engine.send(engine.rootConversation, prompt);
+  return done;
+}
+
+test("a workingDir inside a repository is the workspace as given", async (t) => {
+  const { url, requests } = await startMock(t, [text("hi")]);
+  const repo = realpathSync(workspace());
+  mkdirSync(join(repo, ".git"));
+  const app = join(repo, "packages", "app");
+  mkdirSync(app, { recursive: true });
+  const engine = Engine.create({ workingDir: app, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  await run(engine, "hi");
+  await engine.dispose();
+  assert.ok(existsSync(join(app, ".coder", "sessions")), "the session is saved in workingDir");
+  assert.ok(!existsSync(join(repo, ".coder")), "nothing is written at the repository's root");
+  const [request] = await requests();
+  const system = request.body.messages[0].content;
+  assert.ok(system.includes(app), system);
+  assert.ok(!system.includes("started coder in"), system);
+});
+
+test("a workingDir that does not exist is refused by name", () => {
+  const missing = join(realpathSync(workspace()), "no", "such", "folder");
+  assert.throws(
+    () => Engine.create({ workingDir: missing, model: { provider: "openai", model: "mock", apiKey: "k" } }),
+    { code: "invalid_params", message: `cannot open the folder ${missing}: No such file or directory (os error 2)` },
+  );
+});
