@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use coder_core::{ApiKey, Config, Door, DoorNames, Engine, Overrides, ProviderKind, ProviderNeed};
+use coder_core::{Config, Door, DoorNames, Engine, Overrides, ProviderNeed};
 use coder_protocol::methods::InitializationOptions;
 use tower_lsp_server::jsonrpc::Error;
 use tower_lsp_server::ls_types::InitializeParams;
@@ -59,18 +59,6 @@ const DOOR: Door = Door {
     provider: ProviderNeed::ForTasks,
 };
 
-/// The client's settings as configuration overrides.
-pub(crate) fn overrides(options: &InitializationOptions) -> Overrides {
-    Overrides {
-        provider: options.provider.map(ProviderKind::from),
-        model: options.model.clone(),
-        base_url: options.base_url.clone(),
-        api_key: options.api_key.clone().map(ApiKey::new),
-        trust_workspace: options.trust_workspace,
-        ..Overrides::default()
-    }
-}
-
 /// Loads the configuration of the workspace the client names (or of the repository around
 /// `cwd`) with the client's settings over it, the workspace's own files trusted as
 /// `initializationOptions.trustWorkspace` (else the user-level config) says; a missing
@@ -83,6 +71,6 @@ pub(crate) fn config(
     options: &InitializationOptions,
 ) -> Result<Config, Error> {
     let requested = requested_folder(params)?;
-    Config::for_door(&DOOR, requested.as_deref(), cwd, overrides(options))
+    Config::for_door(&DOOR, requested.as_deref(), cwd, Overrides::from(options))
         .map_err(|err| Error::invalid_params(err.to_string()))
 }

@@ -33,6 +33,9 @@ pub use workspace::Workspace;
 /// The default of `maxPromptBytes`: 1 MiB of text in one input.
 pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
 
+/// The default of `maxOutputTokens`.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+
 /// The default of `maxHandoffsPerInput`.
 pub const DEFAULT_MAX_HANDOFFS_PER_INPUT: u32 = 16;
 
@@ -147,7 +150,7 @@ impl WorkspaceTrust {
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 4 << 20;
 
 /// Which wire format to speak and where.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderConfig {
     pub kind: ProviderKind,
     /// For OpenAI: up to and including `/v1`. For Anthropic: the host, without `/v1`.
@@ -581,7 +584,7 @@ impl Config {
                 .unwrap_or_else(|| default_model.to_owned()),
             max_steps: file.max_steps.unwrap_or(50),
             context_window: file.context_window,
-            max_output_tokens: file.max_output_tokens.unwrap_or(8192),
+            max_output_tokens: file.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
             max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
@@ -600,6 +603,25 @@ impl Config {
         })
     }
 
+    /// The configuration of `overrides` over no file at all, for a model given on its own
+    /// (`ModelSettings::from_options`): the same provider rules and defaults as any load,
+    /// the environment as `env` says.
+    pub(crate) fn without_files(
+        overrides: &Overrides,
+        env: EnvLookup<'_>,
+    ) -> Result<Self, ConfigError> {
+        let mut config = Self::resolve(
+            Path::new(""),
+            ConfigFile::default(),
+            &FileSources::default(),
+            env,
+            overrides,
+            BTreeMap::new(),
+        )?;
+        overrides.apply(&mut config);
+        Ok(config)
+    }
+
     /// A configuration for a given provider with default settings, for embedders and tests.
     pub fn new(workspace: impl Into<PathBuf>, provider: ProviderConfig, model: &str) -> Self {
         Self {
@@ -609,7 +631,7 @@ impl Config {
             model: model.to_owned(),
             max_steps: 50,
             context_window: None,
-            max_output_tokens: 8192,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),
