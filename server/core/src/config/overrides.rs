@@ -14,7 +14,7 @@ use coder_protocol::methods::InitializationOptions;
 use coder_protocol::options::{EngineOptions, ModelOptions};
 use coder_protocol::{Mode, Preset};
 
-use crate::config::{ApiKey, Config, ProviderKind, preset_for};
+use crate::config::{ApiKey, Config, preset_for};
 use crate::mcp::McpServerConfig;
 
 /// Every setting a front door may set; `None` leaves the files' (or the default) value.
@@ -25,7 +25,9 @@ use crate::mcp::McpServerConfig;
 pub struct Overrides {
     /// How messages name where these settings came from.
     pub door: DoorNames,
-    pub provider: Option<ProviderKind>,
+    /// A provider name: `openai`, `anthropic`, or another service at `base_url` (see
+    /// [`coder_protocol::methods::ProviderName`]).
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     /// Sent only to `base_url` given here or, without one, to the provider's default
@@ -77,7 +79,7 @@ impl Default for DoorNames {
 impl From<&ModelOptions> for Overrides {
     fn from(model: &ModelOptions) -> Self {
         Overrides {
-            provider: Some(ProviderKind::from(model.provider)),
+            provider: Some(model.provider.as_str().to_owned()),
             model: Some(model.model.clone()),
             base_url: model.base_url.clone(),
             api_key: model
@@ -123,7 +125,10 @@ impl From<&EngineOptions> for Overrides {
 impl From<&InitializationOptions> for Overrides {
     fn from(options: &InitializationOptions) -> Self {
         Overrides {
-            provider: options.provider.map(ProviderKind::from),
+            provider: options
+                .provider
+                .as_ref()
+                .map(|name| name.as_str().to_owned()),
             model: options.model.clone(),
             base_url: options.base_url.clone(),
             api_key: options

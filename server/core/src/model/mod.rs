@@ -256,13 +256,13 @@ mod tests {
             api_key: Some("sk-given".into()),
             context_window: Some(32_000),
             max_output_tokens: Some(1024),
-            ..model(ProviderName::OpenAi)
+            ..model(ProviderName::new("openai"))
         };
         let cases: [(ModelOptions, EnvLookup<'_>); 5] = [
-            (model(ProviderName::OpenAi), &no_env),
-            (model(ProviderName::Anthropic), &no_env),
-            (model(ProviderName::OpenAi), &key_in_env),
-            (model(ProviderName::Anthropic), &url_in_env),
+            (model(ProviderName::new("openai")), &no_env),
+            (model(ProviderName::new("anthropic")), &no_env),
+            (model(ProviderName::new("openai")), &key_in_env),
+            (model(ProviderName::new("anthropic")), &url_in_env),
             (full, &key_in_env),
         ];
         for (options, env) in cases {
@@ -275,14 +275,14 @@ mod tests {
         }
         // Without a key for the provider's default endpoint, both refuse alike.
         let err = ModelSettings::from_options_with(
-            &model(ProviderName::OpenAi),
+            &model(ProviderName::new("openai")),
             &DoorNames::default(),
             &no_env,
         );
         assert!(matches!(err, Err(ConfigError::MissingKey(..))), "{err:?}");
         // The defaults are the configuration's, not the door's own.
         let defaults = ModelSettings::from_options_with(
-            &model(ProviderName::Anthropic),
+            &model(ProviderName::new("anthropic")),
             &DoorNames::default(),
             &url_in_env,
         )
@@ -303,7 +303,7 @@ mod tests {
     fn a_base_url_that_is_not_http_is_named_as_the_door_names_it() {
         let options = ModelOptions {
             base_url: Some("localhost:1234".into()),
-            ..model(ProviderName::OpenAi)
+            ..model(ProviderName::new("openai"))
         };
         let door = DoorNames {
             base_url: "model.baseUrl",
