@@ -473,7 +473,8 @@ export type InitializationOptions = {
    */
   sessionId?: SessionId,
   /**
-   * The wire format: `openai` (also any OpenAI-compatible server) or `anthropic`.
+   * The provider by name: `openai`, `anthropic`, or the name of another service at
+   * `baseUrl` (see [`ProviderName`]).
    */
   provider?: ProviderName,
   /**
@@ -499,9 +500,13 @@ export type InitializationOptions = {
 };
 
 /**
- * A model provider's wire format, as `initializationOptions.provider` names it.
+ * A model provider by name. `openai` (OpenAI Chat Completions) and `anthropic` (Anthropic
+ * Messages) are known, with default endpoints; any other name (`deepseek`, `openrouter`,
+ * `qwen`, `moonshot`, `ollama`, ...) is a service at the base URL given with it, spoken to
+ * as OpenAI Chat Completions, or as Anthropic Messages when the base URL's path ends in
+ * `/anthropic` (`https://api.deepseek.com/anthropic`).
  */
-export type ProviderName = "openai" | "anthropic";
+export type ProviderName = "openai" | "anthropic" | (string & {  });
 
 /**
  * What `initialize` advertises under `capabilities.experimental.coder`.
@@ -740,7 +745,8 @@ export type EngineOptions = {
  */
 export type ModelOptions = {
   /**
-   * `openai` (also any OpenAI-compatible server) or `anthropic`.
+   * `openai`, `anthropic`, or the name of another service at `baseUrl`, which is then
+   * required (see [`ProviderName`]).
    */
   provider: ProviderName,
   model: string,

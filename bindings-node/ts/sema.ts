@@ -465,11 +465,11 @@ export class CoderEngine {
 /** SemaCore itself is this class under its own name. */
 export { CoderEngine as SemaCore };
 
+/** A SemaCore model as the engine's `ModelOptions`. The provider's name passes through:
+ * the core decides the wire format from it (`ProviderName` in `ts/protocol.ts`). */
 function modelOptions(model: ModelConfig): ModelOptions {
-  const provider =
-    model.provider === "anthropic" || /anthropic/i.test(model.baseURL ?? "") ? "anthropic" : "openai";
   return {
-    provider,
+    provider: model.provider,
     model: model.modelName,
     baseUrl: model.baseURL || undefined,
     apiKey: model.apiKey || undefined,

@@ -15,7 +15,7 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
-use coder_core::{Config, DoorNames, Engine, Overrides};
+use coder_core::{Config, ConfigError, Door, DoorNames, Engine, Overrides, ProviderNeed};
 use coder_protocol::{
     AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
     TaskEnd, TodoStatus,
@@ -86,15 +86,20 @@ fn parse_preset(text: &str) -> Result<Preset, String> {
         .ok_or_else(|| format!("unknown preset `{text}`; one of strict, balanced, auto-edit, yolo"))
 }
 
+/// `coder exec` as the core knows it: it runs a task at once, so it needs a model to start.
+const DOOR: Door = Door {
+    names: DoorNames {
+        settings: "the command line",
+        base_url: "the command line",
+        how_to_trust: "run with --trust to apply them",
+    },
+    provider: ProviderNeed::AtStart,
+};
+
 impl ExecArgs {
     /// The flags that set configuration, as the core's overrides.
     fn overrides(&self) -> Overrides {
         Overrides {
-            door: DoorNames {
-                settings: "the command line",
-                base_url: "the command line",
-                how_to_trust: "run with --trust to apply them",
-            },
             model: self.model.clone(),
             max_steps: self.max_steps,
             mode: self.mode,
@@ -113,20 +118,26 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let start = start
-        .canonicalize()
-        .with_context(|| format!("cannot open directory {}", start.display()))?;
-    // The enclosing git repository is the workspace; the start directory is named in the
-    // system prompt.
-    let workspace = coder_core::workspace_root(&start);
-    let mut config = Config::load_overriding(&workspace, &overrides)?;
+    // The start directory (`-C` means "as if started in"): the enclosing repository is the
+    // workspace, and the start directory is named in the system prompt.
     // Configuration mistakes and what an untrusted workspace asked for and did not get go
-    // to stderr before anything runs, and not again as events.
-    for warning in std::mem::take(&mut config.warnings) {
-        // Warnings quote the configuration files, which a repository may have shipped.
-        eprintln!("warning: {}", neutralize(&warning));
-    }
-    config.require_provider()?;
+    // to stderr before anything runs (also when no provider is configured: they may be
+    // why), and not again as events.
+    let print_warnings = |warnings: &mut Vec<String>| {
+        for warning in std::mem::take(warnings) {
+            // Warnings quote the configuration files, which a repository may have shipped.
+            eprintln!("warning: {}", neutralize(&warning));
+        }
+    };
+    let mut config = match Config::for_door(&DOOR, None, &start, overrides) {
+        Ok(config) => config,
+        Err(ConfigError::NoProvider { mut warnings }) => {
+            print_warnings(&mut warnings);
+            return Err(ConfigError::NoProvider { warnings }.into());
+        }
+        Err(err) => return Err(err.into()),
+    };
+    print_warnings(&mut config.warnings);
     let prompt = if args.prompt == "-" {
         // Read no more than the limit allows: an endless stdin is refused, not buffered.
         let limit = config.max_prompt_bytes;
@@ -147,7 +158,6 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         return Ok(usage_error("the prompt is empty"));
     }
-    config.started_in = (start != workspace).then_some(start);
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut stop = crate::signals::listen().context("cannot listen for signals")?;
     let engine = Engine::new(config)?;

@@ -27,9 +27,9 @@ pub mod trust;
 mod turn;
 
 pub use config::{
-    ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, DoorNames, Overrides, ProviderConfig,
-    ProviderKind, RetryConfig, WorkspaceTrust, check_base_url, preset_for, user_config_path,
-    workspace_root,
+    ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, Door, DoorNames, Overrides,
+    ProviderConfig, ProviderKind, ProviderNeed, RetryConfig, Workspace, WorkspaceTrust,
+    check_base_url, preset_for, user_config_path,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

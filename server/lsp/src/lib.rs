@@ -43,7 +43,7 @@ pub use session::{NO_PROVIDER, NO_PROVIDER_MESSAGE};
 /// The server state of one connection. The session (engine and open documents) is created
 /// at `initialize`, from the workspace and settings the client gives.
 pub struct Backend {
-    /// Where the server was started: the workspace when the client names none.
+    /// Where the server was started: the start directory when the client names no folder.
     cwd: PathBuf,
     client: Client,
     session: Arc<OnceLock<Session>>,
@@ -73,8 +73,8 @@ impl Backend {
         if self.session.get().is_some() {
             return Err(Error::invalid_request());
         }
-        let workspace = session::workspace(&params, &self.cwd)?;
-        let config = session::config(&workspace, &options)?;
+        let config = session::config(&params, &self.cwd, &options)?;
+        let workspace = config.workspace.clone();
         let engine = Engine::new(config).map_err(|err| Error {
             code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
             message: err.to_string().into(),

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use coder_core::{ApiKey, Config, DoorNames, Engine, Overrides, ProviderKind};
+use coder_core::{Config, Door, DoorNames, Engine, Overrides, ProviderNeed};
 use coder_protocol::methods::InitializationOptions;
 use tower_lsp_server::jsonrpc::Error;
 use tower_lsp_server::ls_types::InitializeParams;
@@ -25,9 +25,9 @@ pub(crate) struct Session {
     pub documents: Arc<EditorDocuments>,
 }
 
-/// The workspace of a session: the client's `rootUri`, else its first workspace folder,
-/// else the enclosing git root of `cwd`, else `cwd`.
-pub(crate) fn workspace(params: &InitializeParams, cwd: &Path) -> Result<PathBuf, Error> {
+/// The folder the client names: its `rootUri`, else its first workspace folder; `None`
+/// when it names none (the core then takes the repository enclosing the server's directory).
+pub(crate) fn requested_folder(params: &InitializeParams) -> Result<Option<PathBuf>, Error> {
     #[allow(deprecated)] // `rootUri` is deprecated in favour of folders, but clients send it.
     let uri = params.root_uri.as_ref().or_else(|| {
         params
@@ -37,7 +37,7 @@ pub(crate) fn workspace(params: &InitializeParams, cwd: &Path) -> Result<PathBuf
             .map(|folder| &folder.uri)
     });
     let Some(uri) = uri else {
-        return Ok(coder_core::workspace_root(cwd));
+        return Ok(None);
     };
     let path = uri.to_file_path().ok_or_else(|| {
         Error::invalid_params(format!(
@@ -45,37 +45,32 @@ pub(crate) fn workspace(params: &InitializeParams, cwd: &Path) -> Result<PathBuf
             uri.as_str()
         ))
     })?;
-    path.canonicalize().map_err(|err| {
-        Error::invalid_params(format!("cannot open workspace {}: {err}", path.display()))
-    })
+    Ok(Some(path.to_path_buf()))
 }
 
-/// How `coder lsp`'s messages name the client's settings.
-const DOOR: DoorNames = DoorNames {
-    settings: "initializationOptions",
-    base_url: "initializationOptions.baseUrl",
-    how_to_trust: "pass initializationOptions.trustWorkspace: true to apply them",
+/// `coder lsp` as the core knows it: an editor starts the server before anything is
+/// configured, so only a task needs a model.
+const DOOR: Door = Door {
+    names: DoorNames {
+        settings: "initializationOptions",
+        base_url: "initializationOptions.baseUrl",
+        how_to_trust: "pass initializationOptions.trustWorkspace: true to apply them",
+    },
+    provider: ProviderNeed::ForTasks,
 };
 
-/// The client's settings as configuration overrides.
-pub(crate) fn overrides(options: &InitializationOptions) -> Overrides {
-    Overrides {
-        door: DOOR,
-        provider: options.provider.map(ProviderKind::from),
-        model: options.model.clone(),
-        base_url: options.base_url.clone(),
-        api_key: options.api_key.clone().map(ApiKey::new),
-        trust_workspace: options.trust_workspace,
-        ..Overrides::default()
-    }
-}
-
-/// Loads the workspace's configuration with the client's settings over it, the workspace's
-/// own files trusted as `initializationOptions.trustWorkspace` (else the user-level config)
-/// says; a mistake in either fails `initialize` with `-32602` and a message naming it. What
-/// an untrusted workspace asked for and did not get becomes a `warning` event of the first
-/// task (never a line on stdout, which is the protocol).
-pub(crate) fn config(workspace: &Path, options: &InitializationOptions) -> Result<Config, Error> {
-    Config::load_overriding(workspace, &overrides(options))
+/// Loads the configuration of the workspace the client names (or of the repository around
+/// `cwd`) with the client's settings over it, the workspace's own files trusted as
+/// `initializationOptions.trustWorkspace` (else the user-level config) says; a missing
+/// folder or a mistake in the settings fails `initialize` with `-32602` and a message naming
+/// it. What an untrusted workspace asked for and did not get becomes a `warning` event of
+/// the first task (never a line on stdout, which is the protocol).
+pub(crate) fn config(
+    params: &InitializeParams,
+    cwd: &Path,
+    options: &InitializationOptions,
+) -> Result<Config, Error> {
+    let requested = requested_folder(params)?;
+    Config::for_door(&DOOR, requested.as_deref(), cwd, Overrides::from(options))
         .map_err(|err| Error::invalid_params(err.to_string()))
 }

@@ -64,7 +64,8 @@ pub struct InitializationOptions {
     /// `initialize` with `-32602`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionId>,
-    /// The wire format: `openai` (also any OpenAI-compatible server) or `anthropic`.
+    /// The provider by name: `openai`, `anthropic`, or the name of another service at
+    /// `baseUrl` (see [`ProviderName`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<ProviderName>,
     /// The model name.
@@ -99,14 +100,23 @@ impl std::fmt::Debug for InitializationOptions {
     }
 }
 
-/// A model provider's wire format, as `initializationOptions.provider` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderName {
-    /// OpenAI Chat Completions, also any OpenAI-compatible server.
-    OpenAi,
-    /// Anthropic Messages.
-    Anthropic,
+/// A model provider by name. `openai` (OpenAI Chat Completions) and `anthropic` (Anthropic
+/// Messages) are known, with default endpoints; any other name (`deepseek`, `openrouter`,
+/// `qwen`, `moonshot`, `ollama`, ...) is a service at the base URL given with it, spoken to
+/// as OpenAI Chat Completions, or as Anthropic Messages when the base URL's path ends in
+/// `/anthropic` (`https://api.deepseek.com/anthropic`).
+// A newtype: serde writes it as the string itself.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct ProviderName(#[ts(type = "\"openai\" | \"anthropic\" | (string & {})")] pub String);
+
+impl ProviderName {
+    pub fn new(name: impl Into<String>) -> Self {
+        Self(name.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// What `initialize` advertises under `capabilities.experimental.coder`.

@@ -59,7 +59,8 @@ pub struct EngineOptions {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelOptions {
-    /// `openai` (also any OpenAI-compatible server) or `anthropic`.
+    /// `openai`, `anthropic`, or the name of another service at `baseUrl`, which is then
+    /// required (see [`ProviderName`]).
     pub provider: ProviderName,
     pub model: String,
     /// `http://` or `https://`; for OpenAI up to and including `/v1`.

@@ -458,6 +458,26 @@ async fn the_workspace_is_the_enclosing_git_root_from_a_subdirectory_or_with_cd(
 }
 
 #[tokio::test]
+async fn a_start_folder_that_does_not_exist_is_named_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().canonicalize().unwrap().join("no/such/folder");
+    let out = coder(
+        dir.path(),
+        &["-C", missing.to_str().unwrap(), "hi"],
+        &[("OPENAI_API_KEY", SECRET)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: cannot open the folder {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+}
+
+#[tokio::test]
 async fn unknown_config_keys_are_warned_about_once_before_the_task() {
     let server = MockModelServer::start(vec![MockResponse::text("ok")])
         .await
@@ -482,6 +502,24 @@ async fn unknown_config_keys_are_warned_about_once_before_the_task() {
         !text(&out.stdout).contains("unknown key"),
         "not repeated as events"
     );
+}
+
+#[tokio::test]
+async fn config_warnings_are_shown_even_when_no_provider_is_configured() {
+    // A misspelt key may be why there is no provider: the person sees both.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".coder")).unwrap();
+    std::fs::write(
+        dir.path().join(".coder/config.json"),
+        r#"{"provder": "openai"}"#,
+    )
+    .unwrap();
+    let out = coder(dir.path(), &["hi"], &[]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let warning = stderr.find("unknown key \"provder\"").expect(&stderr);
+    let error = stderr.find("no model provider configured").expect(&stderr);
+    assert!(warning < error, "{stderr}");
 }
 
 #[tokio::test]

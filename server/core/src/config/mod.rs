@@ -18,16 +18,23 @@ use coder_protocol::{Mode, Preset};
 use serde::Deserialize;
 use serde_json::Value;
 
+mod door;
 mod keys;
 pub(crate) mod narrow;
 mod overrides;
+mod workspace;
 
 use crate::mcp::{McpServerConfig, load_mcp_json};
 use crate::permissions::PermissionRules;
+pub use door::{Door, ProviderNeed};
 pub use overrides::{DoorNames, Overrides};
+pub use workspace::Workspace;
 
 /// The default of `maxPromptBytes`: 1 MiB of text in one input.
 pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
+
+/// The default of `maxOutputTokens`.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// The default of `maxHandoffsPerInput`.
 pub const DEFAULT_MAX_HANDOFFS_PER_INPUT: u32 = 16;
@@ -41,7 +48,7 @@ pub struct Config {
     /// The workspace root: tools resolve paths against it and may not leave it.
     pub workspace: PathBuf,
     /// Where coder was started, when that is a directory below the workspace root (see
-    /// [`workspace_root`]); the system prompt names it so the model can find what the person
+    /// [`Workspace`]); the system prompt names it so the model can find what the person
     /// means by a relative path.
     pub started_in: Option<PathBuf>,
     /// `None` when nothing names a provider: the engine starts, and starting a task fails
@@ -143,7 +150,7 @@ impl WorkspaceTrust {
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 4 << 20;
 
 /// Which wire format to speak and where.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderConfig {
     pub kind: ProviderKind,
     /// For OpenAI: up to and including `/v1`. For Anthropic: the host, without `/v1`.
@@ -159,14 +166,57 @@ pub enum ProviderKind {
     Anthropic,
 }
 
-/// The wire's name of a provider.
-impl From<coder_protocol::methods::ProviderName> for ProviderKind {
-    fn from(name: coder_protocol::methods::ProviderName) -> Self {
-        match name {
-            coder_protocol::methods::ProviderName::OpenAi => ProviderKind::OpenAi,
-            coder_protocol::methods::ProviderName::Anthropic => ProviderKind::Anthropic,
+/// A provider as its name says: the one rule by which a name (in a config file, in
+/// `initializationOptions.provider`, in the SDK's `ModelOptions.provider`) picks a wire
+/// format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ProviderByName {
+    /// `openai` or `anthropic` (any case): a known provider, with its default endpoint
+    /// and environment variables.
+    Known(ProviderKind),
+    /// Any other name (`deepseek`, `openrouter`, `ollama`, ...): a service at the base URL
+    /// given with it, with no default endpoint and no key from the environment (the
+    /// `OPENAI_API_KEY` of a person is never sent to another company's endpoint).
+    Other(String),
+}
+
+impl ProviderByName {
+    fn of(name: &str) -> Self {
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("openai") {
+            Self::Known(ProviderKind::OpenAi)
+        } else if name.eq_ignore_ascii_case("anthropic") {
+            Self::Known(ProviderKind::Anthropic)
+        } else {
+            Self::Other(name.to_owned())
         }
     }
+
+    /// The wire format at `base_url`: a known provider's own; for another name, Anthropic
+    /// Messages when the URL's path ends in `/anthropic` (the convention of
+    /// Anthropic-compatible endpoints: `https://api.deepseek.com/anthropic`), else OpenAI
+    /// Chat Completions. Nothing else about a URL changes the protocol: a host named like
+    /// a provider proves nothing, and api.anthropic.com itself also serves the OpenAI form.
+    fn kind_at(&self, base_url: &str) -> ProviderKind {
+        match self {
+            Self::Known(kind) => *kind,
+            Self::Other(_) if last_path_segment(base_url).eq_ignore_ascii_case("anthropic") => {
+                ProviderKind::Anthropic
+            }
+            Self::Other(_) => ProviderKind::OpenAi,
+        }
+    }
+}
+
+/// The last segment of a URL's path (`""` without a path), for [`ProviderByName::kind_at`].
+fn last_path_segment(url: &str) -> &str {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    after_scheme
+        .split_once('/')
+        .map_or("", |(_, path)| path.trim_end_matches('/'))
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
 }
 
 /// How model requests are retried.
@@ -244,20 +294,41 @@ pub enum ConfigError {
     #[error(
         "no model provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) or ANTHROPIC_API_KEY, or set \"provider\" in .coder/config.json"
     )]
-    NoProvider,
+    NoProvider {
+        /// The configuration's warnings (unknown keys, what an untrusted workspace did not
+        /// get), which a door that refuses to start still shows: they may be why.
+        warnings: Vec<String>,
+    },
     #[error("{0} is not set; it is required for {1}")]
     MissingKey(&'static str, String),
+    /// A provider other than `openai` and `anthropic` was named without an endpoint.
+    #[error(
+        "the provider \"{provider}\" has no default endpoint: give its base URL ({setting}, or \"baseUrl\" in the config file that names it)"
+    )]
+    NoBaseUrl {
+        provider: String,
+        setting: &'static str,
+    },
     #[error("the base URL `{url}` (from {origin}) must start with http:// or https://")]
     BaseUrl { url: String, origin: String },
     #[error("{0}")]
     McpJson(String),
+    /// The workspace a door asked for does not exist or is not a directory.
+    /// (`reason`, not `source`: the reason is part of the message, not a cause printed
+    /// again after it.)
+    #[error("cannot open the folder {}: {reason}", path.display())]
+    Folder {
+        path: PathBuf,
+        reason: std::io::Error,
+    },
 }
 
 /// The shape of a config file. Every field is optional; later files override earlier ones.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ConfigFile {
-    provider: Option<ProviderKind>,
+    /// A provider name ([`ProviderByName`]).
+    provider: Option<String>,
     model: Option<String>,
     base_url: Option<String>,
     api_key: Option<String>,
@@ -383,27 +454,6 @@ impl Config {
         )
     }
 
-    /// Loads the configuration for `workspace` as every front door does: the files and the
-    /// process environment, the workspace's own files trusted as
-    /// `overrides.trust_workspace` says, and `overrides` over them. What an untrusted
-    /// workspace asked for and did not get is the last of `warnings`, ending with how this
-    /// door trusts a folder.
-    pub fn load_overriding(workspace: &Path, overrides: &Overrides) -> Result<Self, ConfigError> {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let trust = WorkspaceTrust::from_flag(overrides.trust_workspace);
-        let mut config = Self::load_full(
-            workspace,
-            user_config_path(&env).as_deref(),
-            &env,
-            overrides,
-            trust,
-        )?;
-        if let Some(notice) = config.untrusted_notice(overrides.door.how_to_trust) {
-            config.warnings.push(notice);
-        }
-        Ok(config)
-    }
-
     /// Loads with an explicit user-level file and environment.
     pub fn load_with(
         workspace: &Path,
@@ -421,7 +471,11 @@ impl Config {
 
     /// The provider, or the error that says how to configure one.
     pub fn require_provider(&self) -> Result<&ProviderConfig, ConfigError> {
-        self.provider.as_ref().ok_or(ConfigError::NoProvider)
+        self.provider
+            .as_ref()
+            .ok_or_else(|| ConfigError::NoProvider {
+                warnings: self.warnings.clone(),
+            })
     }
 
     /// The one-line notice of what an untrusted workspace's files asked for and did not
@@ -540,9 +594,8 @@ impl Config {
         mcp_json: BTreeMap<String, McpServerConfig>,
     ) -> Result<Self, ConfigError> {
         let mut warnings = Vec::new();
-        let provider = resolve_provider(&mut file, sources, env, overrides, &mut warnings)?;
-        let kind = provider.as_ref().map(|provider| provider.kind);
-        let default_model = kind.map_or("", |kind| kind.defaults().default_model);
+        let (provider, default_model) =
+            resolve_provider(&mut file, sources, env, overrides, &mut warnings)?;
         let on_default_openai = provider.as_ref().is_some_and(|provider| {
             provider.kind == ProviderKind::OpenAi
                 && provider.base_url == ProviderKind::OpenAi.defaults().base_url
@@ -590,7 +643,7 @@ impl Config {
                 .unwrap_or_else(|| default_model.to_owned()),
             max_steps: file.max_steps.unwrap_or(50),
             context_window: file.context_window,
-            max_output_tokens: file.max_output_tokens.unwrap_or(8192),
+            max_output_tokens: file.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
             max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
@@ -609,6 +662,25 @@ impl Config {
         })
     }
 
+    /// The configuration of `overrides` over no file at all, for a model given on its own
+    /// (`ModelSettings::from_options`): the same provider rules and defaults as any load,
+    /// the environment as `env` says.
+    pub(crate) fn without_files(
+        overrides: &Overrides,
+        env: EnvLookup<'_>,
+    ) -> Result<Self, ConfigError> {
+        let mut config = Self::resolve(
+            Path::new(""),
+            ConfigFile::default(),
+            &FileSources::default(),
+            env,
+            overrides,
+            BTreeMap::new(),
+        )?;
+        overrides.apply(&mut config);
+        Ok(config)
+    }
+
     /// A configuration for a given provider with default settings, for embedders and tests.
     pub fn new(workspace: impl Into<PathBuf>, provider: ProviderConfig, model: &str) -> Self {
         Self {
@@ -618,7 +690,7 @@ impl Config {
             model: model.to_owned(),
             max_steps: 50,
             context_window: None,
-            max_output_tokens: 8192,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),
@@ -646,16 +718,6 @@ impl Config {
             mcp_servers: BTreeMap::new(),
         }
     }
-}
-
-/// The workspace for a directory: the nearest enclosing directory that holds `.git` (a
-/// directory, or a file as in a linked worktree or a submodule), else `cwd` itself. Its
-/// `.coder/config.json` applies, it holds the session snapshots, and it bounds the tools.
-pub fn workspace_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_path_buf()
 }
 
 /// What a provider uses when nothing says otherwise.
@@ -742,56 +804,71 @@ fn may_send(key: Origin, url: Option<Origin>) -> bool {
 ///
 /// Precedence: overrides, then the environment, then files. A key from the overrides goes
 /// only with the overrides' base URL or the provider's default endpoint; other keys as
-/// [`may_send`] says. A key held back is named in `warnings`.
+/// [`may_send`] says. A key held back is named in `warnings`. Also returns the default
+/// model of the provider (`""` for a provider without one).
 fn resolve_provider(
     file: &mut ConfigFile,
     sources: &FileSources,
     env: EnvLookup<'_>,
     overrides: &Overrides,
     warnings: &mut Vec<String>,
-) -> Result<Option<ProviderConfig>, ConfigError> {
-    let kind = match overrides.provider.or(file.provider) {
-        Some(kind) => kind,
+) -> Result<(Option<ProviderConfig>, &'static str), ConfigError> {
+    let named = overrides.provider.clone().or_else(|| file.provider.take());
+    let by_name = match named {
+        Some(name) => ProviderByName::of(&name),
         None if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() => {
-            ProviderKind::OpenAi
+            ProviderByName::Known(ProviderKind::OpenAi)
         }
         None if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_BASE_URL").is_some() => {
-            ProviderKind::Anthropic
+            ProviderByName::Known(ProviderKind::Anthropic)
         }
         // An editor that passes only a key or a URL means an OpenAI(-compatible) server.
-        None if overrides.api_key.is_some() || overrides.base_url.is_some() => ProviderKind::OpenAi,
-        None => return Ok(None),
+        None if overrides.api_key.is_some() || overrides.base_url.is_some() => {
+            ProviderByName::Known(ProviderKind::OpenAi)
+        }
+        None => return Ok((None, "")),
     };
-    let defaults = kind.defaults();
+    let defaults = match &by_name {
+        ProviderByName::Known(kind) => Some(kind.defaults()),
+        ProviderByName::Other(_) => None,
+    };
+    let default_url = || match &by_name {
+        ProviderByName::Known(kind) => Ok(kind.defaults().base_url.to_owned()),
+        ProviderByName::Other(name) => Err(ConfigError::NoBaseUrl {
+            provider: name.clone(),
+            setting: overrides.door.base_url,
+        }),
+    };
     let (base_url, api_key) = match &overrides.api_key {
         Some(key) => {
             let url = match &overrides.base_url {
                 Some(url) => check_base_url(url, overrides.door.base_url)?,
-                None => defaults.base_url.to_owned(),
+                None => default_url()?,
             };
             (url, Some(key.clone()))
         }
         None => {
+            let url_var = defaults.as_ref().map(|defaults| defaults.url_var);
             let (url, url_origin) = match (
                 &overrides.base_url,
-                env(defaults.url_var),
+                url_var.and_then(|var| env(var).map(|url| (var, url))),
                 file.base_url.take(),
             ) {
                 (Some(url), _, _) => (
                     check_base_url(url, overrides.door.base_url)?,
                     Some(Origin::Overrides),
                 ),
-                (None, Some(url), _) => {
-                    (check_base_url(&url, defaults.url_var)?, Some(Origin::Env))
-                }
+                (None, Some((var, url)), _) => (check_base_url(&url, var)?, Some(Origin::Env)),
                 (None, None, Some(url)) => (
                     check_base_url(&url, "\"baseUrl\" in a config file")?,
                     sources.url,
                 ),
-                (None, None, None) => (defaults.base_url.to_owned(), None),
+                (None, None, None) => (default_url()?, None),
             };
-            let from_env = env(defaults.key_var)
-                .map(|key| (Origin::Env, ApiKey::from_source(key, defaults.key_var)));
+            let from_env = defaults.as_ref().and_then(|defaults| {
+                env(defaults.key_var)
+                    .map(|key| (Origin::Env, ApiKey::from_source(key, defaults.key_var)))
+            });
             let from_file = file.api_key.take().map(|key| match &sources.key {
                 Some((origin, path)) => (
                     *origin,
@@ -817,14 +894,19 @@ fn resolve_provider(
             (url, key)
         }
     };
-    if api_key.is_none() && base_url == defaults.base_url {
+    if let Some(defaults) = &defaults
+        && api_key.is_none()
+        && base_url == defaults.base_url
+    {
         return Err(ConfigError::MissingKey(defaults.key_var, base_url));
     }
-    Ok(Some(ProviderConfig {
-        kind,
+    let default_model = defaults.map_or("", |defaults| defaults.default_model);
+    let provider = ProviderConfig {
+        kind: by_name.kind_at(&base_url),
         base_url,
         api_key,
-    }))
+    };
+    Ok((Some(provider), default_model))
 }
 
 /// The preset that fits a mode when configuration names none.
@@ -1000,7 +1082,7 @@ mod tests {
         .unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "env-key"), ("CODER_MODEL", "env-model")]);
         let overrides = Overrides {
-            provider: Some(ProviderKind::Anthropic),
+            provider: Some("anthropic".into()),
             model: Some("editor-model".to_owned()),
             base_url: Some("http://127.0.0.1:2/".to_owned()),
             ..Overrides::default()
@@ -1118,17 +1200,6 @@ mod tests {
     }
 
     #[test]
-    fn the_workspace_is_the_enclosing_git_root() {
-        let repo = tempfile::tempdir().unwrap();
-        std::fs::create_dir(repo.path().join(".git")).unwrap();
-        let deep = repo.path().join("a/b");
-        std::fs::create_dir_all(&deep).unwrap();
-        assert_eq!(workspace_root(&deep), repo.path());
-        let plain = tempfile::tempdir().unwrap();
-        assert_eq!(workspace_root(plain.path()), plain.path());
-    }
-
-    #[test]
     fn workspace_file_overrides_user_file_and_env_overrides_both() {
         let user = tempfile::tempdir().unwrap();
         let user_file = user.path().join("config.json");
@@ -1234,28 +1305,6 @@ mod tests {
         assert_eq!(shared.command.as_deref(), Some("from-config"));
         assert_eq!(shared.tool_timeout_sec, Some(5.0));
         assert!(!shared.enabled);
-    }
-
-    #[test]
-    fn the_workspace_is_the_enclosing_git_root_else_the_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        std::fs::create_dir_all(repo.join(".git")).unwrap();
-        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
-        assert_eq!(workspace_root(&repo.join("src/deep")), repo);
-        assert_eq!(workspace_root(&repo), repo);
-        // A linked worktree or submodule has a `.git` file.
-        let worktree = repo.join("src/linked");
-        std::fs::create_dir_all(worktree.join("x")).unwrap();
-        std::fs::write(
-            worktree.join(".git"),
-            "gitdir: ../../.git/worktrees/linked\n",
-        )
-        .unwrap();
-        assert_eq!(workspace_root(&worktree.join("x")), worktree);
-        let plain = dir.path().join("plain");
-        std::fs::create_dir(&plain).unwrap();
-        assert_eq!(workspace_root(&plain), plain);
     }
 
     #[test]
@@ -1468,6 +1517,123 @@ mod tests {
             WorkspaceTrust::Recorded,
         );
         assert_eq!(sent(&config), ("http://127.0.0.1:9/v1".to_owned(), None));
+    }
+
+    #[test]
+    fn a_provider_name_picks_the_wire_and_other_names_need_their_own_endpoint() {
+        let workspace = tempfile::tempdir().unwrap();
+        let load = |provider: &str, base_url: Option<&str>, key: Option<&str>| {
+            let overrides = Overrides {
+                provider: Some(provider.to_owned()),
+                model: Some("m".into()),
+                base_url: base_url.map(str::to_owned),
+                api_key: key.map(ApiKey::new),
+                ..Overrides::default()
+            };
+            // The person's OpenAI key is in the environment: it never goes to another name.
+            let env = env_of(&[("OPENAI_API_KEY", "sk-openai")]);
+            Config::load_full(
+                workspace.path(),
+                None,
+                &env,
+                &overrides,
+                WorkspaceTrust::Recorded,
+            )
+            .map(|config| {
+                let provider = config.provider.unwrap();
+                (
+                    provider.kind,
+                    provider.base_url,
+                    provider.api_key.map(|key| key.expose().to_owned()),
+                )
+            })
+            .map_err(|err| err.to_string())
+        };
+        let deepseek = "https://api.deepseek.com";
+        assert_eq!(
+            load("deepseek", Some(deepseek), Some("sk-ds")),
+            Ok((
+                ProviderKind::OpenAi,
+                deepseek.to_owned(),
+                Some("sk-ds".into())
+            ))
+        );
+        assert_eq!(
+            load("deepseek", Some("http://127.0.0.1:1/v1"), None),
+            Ok((ProviderKind::OpenAi, "http://127.0.0.1:1/v1".into(), None))
+        );
+        assert_eq!(
+            load(
+                "deepseek",
+                Some("https://api.deepseek.com/anthropic/"),
+                None
+            ),
+            Ok((
+                ProviderKind::Anthropic,
+                "https://api.deepseek.com/anthropic".into(),
+                None
+            ))
+        );
+        // A host named like a provider proves nothing, and a known name is its own wire.
+        assert_eq!(
+            load("gateway", Some("https://anthropic.example/v1"), None).map(|(kind, ..)| kind),
+            Ok(ProviderKind::OpenAi)
+        );
+        assert_eq!(
+            load("OpenAI", Some("https://proxy.example/anthropic"), None).map(|(kind, ..)| kind),
+            Ok(ProviderKind::OpenAi)
+        );
+        assert_eq!(
+            load("Anthropic", None, Some("k")).map(|(kind, url, _)| (kind, url)),
+            Ok((ProviderKind::Anthropic, "https://api.anthropic.com".into()))
+        );
+        assert_eq!(
+            load("ollama", None, Some("k")),
+            Err("the provider \"ollama\" has no default endpoint: give its base URL (the base URL setting, or \"baseUrl\" in the config file that names it)".into())
+        );
+        // The model of another name has no default.
+        let env = env_of(&[]);
+        let overrides = Overrides {
+            provider: Some("qwen".into()),
+            base_url: Some("http://127.0.0.1:1/v1".into()),
+            ..Overrides::default()
+        };
+        let config = Config::load_full(
+            workspace.path(),
+            None,
+            &env,
+            &overrides,
+            WorkspaceTrust::Recorded,
+        )
+        .unwrap();
+        assert_eq!(config.model, "");
+    }
+
+    #[test]
+    fn a_config_file_names_a_provider_the_same_way() {
+        let user = tempfile::tempdir().unwrap();
+        let user_file = user.path().join("config.json");
+        std::fs::write(
+            &user_file,
+            r#"{"provider": "moonshot", "baseUrl": "https://api.moonshot.ai/v1", "apiKey": "sk-m", "model": "kimi"}"#,
+        )
+        .unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let config = Config::load_with(
+            workspace.path(),
+            Some(&user_file),
+            &env_of(&[("OPENAI_API_KEY", "sk-openai")]),
+        )
+        .unwrap();
+        let provider = config.provider.unwrap();
+        assert_eq!(
+            (
+                provider.kind,
+                provider.base_url.as_str(),
+                provider.api_key.unwrap().expose()
+            ),
+            (ProviderKind::OpenAi, "https://api.moonshot.ai/v1", "sk-m")
+        );
     }
 
     #[test]

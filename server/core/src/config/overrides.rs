@@ -1,28 +1,33 @@
 //! What a front door sets over the configuration files and the environment, in one type.
 //!
 //! `coder exec`'s flags, `coder lsp`'s `initializationOptions` and the Node addon's options
-//! each build an [`Overrides`]; [`Config::load_overriding`] is the one place they are
-//! applied. The model settings take part in choosing the provider (a key given here goes
+//! each build an [`Overrides`]; [`Config::for_door`] is the one place they are applied. The model settings take part in choosing the provider (a key given here goes
 //! only to the base URL given here or to the provider's default endpoint, see `config.rs`);
 //! the rest are set over what the files say, after an untrusted workspace's file was
 //! narrowed: a door's settings are the person's own.
 //!
-//! [`Config::load_overriding`]: crate::Config::load_overriding
+//! [`Config::for_door`]: crate::Config::for_door
 
 use std::collections::BTreeMap;
 
+use coder_protocol::methods::InitializationOptions;
+use coder_protocol::options::{EngineOptions, ModelOptions};
 use coder_protocol::{Mode, Preset};
 
-use crate::config::{ApiKey, Config, ProviderKind, preset_for};
+use crate::config::{ApiKey, Config, preset_for};
 use crate::mcp::McpServerConfig;
 
 /// Every setting a front door may set; `None` leaves the files' (or the default) value.
-/// Names follow the config file's keys.
+/// Names follow the config file's keys. The protocol's option types convert into it
+/// (`From<&EngineOptions>`, `From<&InitializationOptions>`, `From<&ModelOptions>`), so a
+/// door only names itself ([`crate::Door`]).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
     /// How messages name where these settings came from.
     pub door: DoorNames,
-    pub provider: Option<ProviderKind>,
+    /// A provider name: `openai`, `anthropic`, or another service at `base_url` (see
+    /// [`coder_protocol::methods::ProviderName`]).
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     /// Sent only to `base_url` given here or, without one, to the provider's default
@@ -65,6 +70,73 @@ impl Default for DoorNames {
             settings: "the front door's settings",
             base_url: "the base URL setting",
             how_to_trust: "trust the folder to apply them",
+        }
+    }
+}
+
+/// The model settings of the SDK's `ModelOptions` (`Engine.create`'s `model`, `setModel`,
+/// `checkModel`).
+impl From<&ModelOptions> for Overrides {
+    fn from(model: &ModelOptions) -> Self {
+        Overrides {
+            provider: Some(model.provider.as_str().to_owned()),
+            model: Some(model.model.clone()),
+            base_url: model.base_url.clone(),
+            api_key: model
+                .api_key
+                .clone()
+                .map(|key| ApiKey::from_source(key, "the apiKey option")),
+            context_window: model.context_window,
+            max_output_tokens: model.max_output_tokens,
+            ..Overrides::default()
+        }
+    }
+}
+
+/// The SDK's `Engine.create` options.
+impl From<&EngineOptions> for Overrides {
+    fn from(options: &EngineOptions) -> Self {
+        let model = options
+            .model
+            .as_ref()
+            .map(Overrides::from)
+            .unwrap_or_default();
+        Overrides {
+            mode: options.mode,
+            preset: options.preset,
+            auto_approve: options.auto_approve,
+            disabled_tools: options.disabled_tools.clone(),
+            mcp_servers: options.mcp_servers.clone().map(|servers| {
+                servers
+                    .into_iter()
+                    .map(|(name, server)| (name, server.into()))
+                    .collect()
+            }),
+            save_sessions: options.save_sessions,
+            sandbox: options.sandbox,
+            max_steps: options.max_steps,
+            trust_workspace: options.trust_workspace,
+            ..model
+        }
+    }
+}
+
+/// `coder lsp`'s `initializationOptions`.
+impl From<&InitializationOptions> for Overrides {
+    fn from(options: &InitializationOptions) -> Self {
+        Overrides {
+            provider: options
+                .provider
+                .as_ref()
+                .map(|name| name.as_str().to_owned()),
+            model: options.model.clone(),
+            base_url: options.base_url.clone(),
+            api_key: options
+                .api_key
+                .clone()
+                .map(|key| ApiKey::from_source(key, "initializationOptions.apiKey")),
+            trust_workspace: options.trust_workspace,
+            ..Overrides::default()
         }
     }
 }

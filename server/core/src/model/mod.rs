@@ -23,11 +23,13 @@ pub use crate::tools::ToolSpec;
 pub use check::check_connection;
 pub use client::ModelClient;
 
-use crate::config::{Config, ProviderConfig};
+use coder_protocol::options::ModelOptions;
+
+use crate::config::{Config, ConfigError, DoorNames, EnvLookup, Overrides, ProviderConfig};
 
 /// Which model a session talks to, and through which provider. Switchable while the
 /// session runs ([`crate::Engine::set_model`]); a task keeps the model it started with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelSettings {
     pub model: String,
     pub provider: ProviderConfig,
@@ -44,6 +46,32 @@ impl ModelSettings {
             provider: config.provider.clone()?,
             context_window: config.context_window,
             max_output_tokens: config.max_output_tokens,
+        })
+    }
+
+    /// The model of `options` on its own (the SDK's `setModel` and `checkModel`), resolved
+    /// as loading the configuration resolves the same options given to a door, without the
+    /// config files: the same defaults (`maxOutputTokens`, the provider's base URL) and the
+    /// same rules for the environment's key. `door` names the settings in messages (a base
+    /// URL that is not HTTP).
+    pub fn from_options(options: &ModelOptions, door: &DoorNames) -> Result<Self, ConfigError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Self::from_options_with(options, door, &env)
+    }
+
+    /// [`ModelSettings::from_options`] with an explicit environment.
+    pub(crate) fn from_options_with(
+        options: &ModelOptions,
+        door: &DoorNames,
+        env: EnvLookup<'_>,
+    ) -> Result<Self, ConfigError> {
+        let overrides = Overrides {
+            door: *door,
+            ..Overrides::from(options)
+        };
+        let config = Config::without_files(&overrides, env)?;
+        Self::from_config(&config).ok_or_else(|| ConfigError::NoProvider {
+            warnings: Vec::new(),
         })
     }
 }
@@ -168,4 +196,126 @@ pub(crate) trait StreamParser: Send {
     fn response(&self) -> ModelResponse;
     /// Bytes of text, thinking and tool arguments received so far.
     fn reply_bytes(&self) -> usize;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use coder_protocol::methods::ProviderName;
+    use coder_protocol::options::EngineOptions;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::WorkspaceTrust;
+
+    fn model(provider: ProviderName) -> ModelOptions {
+        ModelOptions {
+            provider,
+            model: "m".into(),
+            base_url: None,
+            api_key: None,
+            context_window: None,
+            max_output_tokens: None,
+        }
+    }
+
+    /// What `Engine.create` with `options` as its model loads, in an empty workspace with
+    /// no user file, or why it fails.
+    fn loaded(options: &ModelOptions, env: EnvLookup<'_>) -> Result<ModelSettings, String> {
+        let workspace = tempfile::tempdir().unwrap();
+        let engine_options = EngineOptions {
+            working_dir: workspace.path().to_path_buf(),
+            model: Some(options.clone()),
+            mode: None,
+            preset: None,
+            auto_approve: None,
+            disabled_tools: None,
+            mcp_servers: None,
+            save_sessions: None,
+            sandbox: None,
+            max_steps: None,
+            trust_workspace: None,
+        };
+        let config = Config::load_full(
+            workspace.path(),
+            None::<&Path>,
+            env,
+            &Overrides::from(&engine_options),
+            WorkspaceTrust::Recorded,
+        )
+        .map_err(|err| err.to_string())?;
+        Ok(ModelSettings::from_config(&config).unwrap())
+    }
+
+    #[test]
+    fn set_model_and_loading_give_the_same_settings_for_the_same_options() {
+        let no_env = |_: &str| None;
+        let key_in_env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-env".to_owned());
+        let url_in_env =
+            |name: &str| (name == "ANTHROPIC_BASE_URL").then(|| "http://127.0.0.1:9".to_owned());
+        let full = ModelOptions {
+            base_url: Some("http://127.0.0.1:8080/v1/".into()),
+            api_key: Some("sk-given".into()),
+            context_window: Some(32_000),
+            max_output_tokens: Some(1024),
+            ..model(ProviderName::new("openai"))
+        };
+        let cases: [(ModelOptions, EnvLookup<'_>); 5] = [
+            (model(ProviderName::new("openai")), &no_env),
+            (model(ProviderName::new("anthropic")), &no_env),
+            (model(ProviderName::new("openai")), &key_in_env),
+            (model(ProviderName::new("anthropic")), &url_in_env),
+            (full, &key_in_env),
+        ];
+        for (options, env) in cases {
+            let set = ModelSettings::from_options_with(&options, &DoorNames::default(), env);
+            assert_eq!(
+                set.map_err(|err| err.to_string()),
+                loaded(&options, env),
+                "{options:?}"
+            );
+        }
+        // Without a key for the provider's default endpoint, both refuse alike.
+        let err = ModelSettings::from_options_with(
+            &model(ProviderName::new("openai")),
+            &DoorNames::default(),
+            &no_env,
+        );
+        assert!(matches!(err, Err(ConfigError::MissingKey(..))), "{err:?}");
+        // The defaults are the configuration's, not the door's own.
+        let defaults = ModelSettings::from_options_with(
+            &model(ProviderName::new("anthropic")),
+            &DoorNames::default(),
+            &url_in_env,
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                defaults.provider.base_url.as_str(),
+                defaults.max_output_tokens
+            ),
+            (
+                "http://127.0.0.1:9",
+                crate::config::DEFAULT_MAX_OUTPUT_TOKENS
+            )
+        );
+    }
+
+    #[test]
+    fn a_base_url_that_is_not_http_is_named_as_the_door_names_it() {
+        let options = ModelOptions {
+            base_url: Some("localhost:1234".into()),
+            ..model(ProviderName::new("openai"))
+        };
+        let door = DoorNames {
+            base_url: "model.baseUrl",
+            ..DoorNames::default()
+        };
+        let err = ModelSettings::from_options_with(&options, &door, &|_: &str| None);
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "the base URL `localhost:1234` (from model.baseUrl) must start with http:// or https://"
+        );
+    }
 }

@@ -173,7 +173,54 @@ async fn the_workspace_is_the_clients_root_else_the_enclosing_git_root() {
     client.send_text(&root, "hi", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     client.stop().await;
-    assert_eq!(server.requests()[1].body["model"], "model-of-the-repo");
+    let requests = server.requests();
+    assert_eq!(requests[1].body["model"], "model-of-the-repo");
+    // As for `coder exec`, the start directory is named to the model.
+    let system = requests[1].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("started coder in src/deep"), "{system}");
+}
+
+/// A folder the client names is the workspace as given, even inside a repository; one
+/// that does not exist fails `initialize` with a message naming it.
+#[tokio::test]
+async fn a_named_folder_inside_a_repository_is_the_workspace_as_given() {
+    let server = MockModelServer::start(vec![MockResponse::text("a")])
+        .await
+        .unwrap();
+    let base_url = server.openai_base_url();
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    configure(repo.path(), json!({"model": "model-of-the-repo"}));
+    let package = repo.path().join("packages/app");
+    configure(&package, json!({"model": "model-of-the-package"}));
+    let mut client = Client::spawn(repo.path(), &[("OPENAI_BASE_URL", &base_url)]);
+    let missing = format!("{}/missing", file_uri(repo.path()));
+    let bad = client
+        .initialize_with(json!({"capabilities": {}, "rootUri": missing}))
+        .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert_eq!(
+        bad["error"]["message"],
+        format!(
+            "cannot open the folder {}/missing: No such file or directory (os error 2)",
+            repo.path().canonicalize().unwrap().display()
+        )
+    );
+    let init = client
+        .initialize_with(json!({"capabilities": {}, "rootUri": file_uri(&package)}))
+        .await;
+    assert!(init["result"].is_object(), "{init}");
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "hi", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "model-of-the-package");
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("started coder in"), "{system}");
+    assert!(package.join(".coder/sessions").is_dir());
+    assert!(!repo.path().join(".coder/sessions").exists());
 }
 
 #[tokio::test]
