@@ -136,17 +136,14 @@ async fn a_mode_edited_into_a_snapshot_does_not_raise_the_resumed_conversation()
         .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         .await;
     resumed.send_text(&root, "clean up", &mut seen).await;
-    let ask = loop {
-        let message = resumed.read().await;
-        if message["method"] == "permission/request" {
-            break message;
-        }
-        assert!(
-            !events(std::slice::from_ref(&message)).any(|e| e["type"] == "task_complete"),
-            "the command ran without asking: {seen:?}"
-        );
-        seen.push(message);
-    };
+    // The request may arrive before the answer to `conversation/send`.
+    let ask = resumed
+        .server_request("permission/request", &mut seen)
+        .await;
+    assert!(
+        !events(&seen).any(|e| e["type"] == "task_complete"),
+        "the command ran without asking: {seen:?}"
+    );
     assert_eq!(ask["params"]["toolName"], "bash");
     resumed
         .write(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "deny"}}))
