@@ -213,13 +213,8 @@ async fn coder_lsp_asks_the_editor_for_a_protected_write_without_allow_always() 
     client
         .send_text(&conversation, "install a hook", &mut seen)
         .await;
-    let ask: Value = loop {
-        let message = client.read().await;
-        if message["method"] == "permission/request" {
-            break message;
-        }
-        seen.push(message);
-    };
+    // The request may arrive before the answer to `conversation/send`.
+    let ask: Value = client.server_request("permission/request", &mut seen).await;
     assert_eq!(ask["params"]["toolName"], "write");
     assert_eq!(ask["params"]["options"], json!(["allow_once", "deny"]));
     let summary = ask["params"]["summary"].as_str().unwrap();

@@ -8,13 +8,8 @@ use super::Client;
 
 /// Reads until the server's `permission/request`, collecting what arrives meanwhile.
 async fn next_ask(client: &mut Client, seen: &mut Vec<Value>) -> Value {
-    loop {
-        let message = client.read().await;
-        if message["method"] == "permission/request" {
-            return message;
-        }
-        seen.push(message);
-    }
+    // It may have arrived before the answer to `conversation/send`, and be in `seen`.
+    client.server_request("permission/request", seen).await
 }
 
 /// Reads until the task's `task_complete`; returns the events seen.
