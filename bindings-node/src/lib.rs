@@ -247,8 +247,8 @@ impl NativeEngine {
             .map(|(conversation, task)| vec![conversation.to_string(), task.to_string()])
     }
 
-    /// Ends the session: open permission requests are denied, the running task is
-    /// interrupted, queued ones dropped, the snapshot saved and MCP servers stopped. The
+    /// Ends the session ([`Engine::shutdown`]: open permission requests denied, the running
+    /// task interrupted, queued ones dropped, the snapshot saved, MCP servers stopped). The
     /// events up to the end are delivered before the promise resolves.
     #[napi]
     pub async fn dispose(&self) -> napi::Result<()> {
@@ -259,7 +259,6 @@ impl NativeEngine {
             .unwrap_or_else(|p| p.into_inner())
             .take();
         let ended = self.thread.handle().spawn(async move {
-            engine.deny_pending_permissions();
             engine.shutdown().await;
             if let Some(forwarder) = forwarder {
                 forwarder.stop().await;

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 
@@ -260,4 +260,23 @@ test("setMode cannot loosen a conversation past the session's mode", async (t) =
   assert.equal(warning.type, "warning");
   assert.match(warning.message, /mode yolo is looser than the session's default; the conversation uses default/);
   engine.setMode(root, "plan");
+});
+
+test("a permission request open at dispose is denied and the saved session is valid", async (t) => {
+  const { url } = await startMock(t, [toolCall("c1", "write", { path: "made.txt", content: "x\n" })]);
+  const dir = workspace();
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  const events = engine.events();
+  engine.send(engine.rootConversation, "write it");
+  for (;;) {
+    const { value: event } = await events.next();
+    // Asked, and never answered: the application disposes the engine instead.
+    if (event.type === "permission_requested") break;
+  }
+  await engine.dispose();
+  const saved = JSON.parse(readFileSync(join(dir, ".coder/sessions", `${engine.sessionId}.json`), "utf8"));
+  const result = saved.messages.find((m) => m.tool_call_id === "c1");
+  assert.ok(result, "the call has a result");
+  assert.match(result.content, /^The session ended before anyone answered this permission request/);
+  assert.equal(existsSync(join(dir, "made.txt")), false);
 });

@@ -226,16 +226,20 @@ impl Engine {
         self.session.refresh_mcp_view(conversation)
     }
 
-    /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
-    /// a last time (nothing is saved after it), shuts the MCP servers down, waiting until
-    /// their processes are gone, and removes the session's private temporary directory.
+    /// Ends the session; the one way every door ends it. In order: open permission requests
+    /// are denied (the model reads that the session ended), the running task is
+    /// interrupted, queued tasks are dropped (a pending `conv_create`/`conv_send` call gets a
+    /// result saying so), the snapshot is saved a last time (nothing is saved after it), the
+    /// MCP servers are shut down, waiting until their processes are gone, and the session's
+    /// private temporary directory is removed. Calling it again, or concurrently, is safe:
+    /// the later call waits until the first has finished.
     pub async fn shutdown(&self) {
         self.session.shutdown().await;
     }
 
     /// What [`Engine::shutdown`] can do without waiting, for a caller that cannot await (a
-    /// `Drop`, a test guard, a finalizer): interrupts the running task and drops queued
-    /// ones, stops saving (a write in flight finishes first; no snapshot is written after),
+    /// `Drop`, a test guard, a finalizer): denies open permission requests, interrupts the
+    /// running task and drops queued ones, stops saving (a write in flight finishes first; no snapshot is written after),
     /// and removes the session's private temporary directory. It does not wait for the task
     /// to record its interruption nor for MCP servers to exit. Call it before removing the
     /// workspace, so no late snapshot lands in it.
@@ -256,7 +260,8 @@ impl Engine {
         }
     }
 
-    /// Denies every open permission request, for a front door whose person went away.
+    /// Denies every open permission request, for a front door whose person went away while
+    /// the session goes on ([`Engine::shutdown`] denies them itself).
     pub fn deny_pending_permissions(&self) {
         self.session.permissions().deny_all();
     }

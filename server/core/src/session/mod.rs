@@ -56,6 +56,9 @@ pub(crate) struct Session {
     services: Services,
     state: Arc<Mutex<State>>,
     driver: Arc<Driver>,
+    /// Held for the whole of [`Session::shutdown`]; `true` once it has run. A second caller
+    /// waits here for the first to finish, then returns.
+    ended: tokio::sync::Mutex<bool>,
 }
 
 impl Session {
@@ -115,6 +118,7 @@ impl Session {
                 services,
                 state,
                 driver: Arc::new(driver),
+                ended: tokio::sync::Mutex::new(false),
             }
         }))
     }
@@ -237,9 +241,22 @@ impl Session {
         Ok(())
     }
 
-    /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
-    /// a last time, shuts the MCP servers down and removes the private temporary directory.
+    /// Ends the session, in this order: every open permission request is denied (the model
+    /// reads that the session ended), the running task is interrupted, queued ones are
+    /// dropped (a pending handoff call gets a result saying so), the snapshot is saved a last
+    /// time, the MCP servers are shut down (their processes waited for) and the private
+    /// temporary directory is removed. Idempotent: a later or concurrent call waits until
+    /// the first has finished, then returns.
     pub async fn shutdown(&self) {
+        let mut ended = self.ended.lock().await;
+        if std::mem::replace(&mut *ended, true) {
+            return;
+        }
+        // Denied first, so the task records the denial as the call's result before it sees
+        // the interruption.
+        self.services
+            .permissions
+            .withdraw_all(crate::permissions::SESSION_ENDED);
         if self.driver.stop_all() {
             // The task records its interruption on its way out; the snapshot should hold it.
             self.driver.until_stopped().await;
@@ -255,6 +272,9 @@ impl Session {
 
     /// What [`Session::shutdown`] can do without waiting.
     pub fn shutdown_now(&self) {
+        self.services
+            .permissions
+            .withdraw_all(crate::permissions::SESSION_ENDED);
         self.driver.stop_all();
         self.close_saver();
         self.remove_temp_dir();
