@@ -171,16 +171,12 @@ impl NativeEngine {
         to_json(messages)
     }
 
+    /// `{ ok: false, reason }` when the engine refuses (the root, an unknown id); throws
+    /// only for an id that is not one.
     #[napi(ts_return_type = "import('../ts/protocol').DestroyResult")]
     pub fn destroy(&self, conversation_id: String) -> Result<Value> {
-        let result = match self
-            .engine
-            .destroy_conversation(parse_conversation(&conversation_id)?)
-        {
-            Ok(()) => serde_json::json!({"ok": true}),
-            Err(err) => serde_json::json!({"ok": false, "reason": err.to_string()}),
-        };
-        Ok(result)
+        let conversation = parse_conversation(&conversation_id)?;
+        to_json(self.engine.conversation_destroy(conversation))
     }
 
     /// Interrupts the conversation's running task; returns whether one was running.

@@ -280,3 +280,16 @@ test("a permission request open at dispose is denied and the saved session is va
   assert.match(result.content, /^The session ended before anyone answered this permission request/);
   assert.equal(existsSync(join(dir, "made.txt")), false);
 });
+
+test("destroy answers the engine's refusals as { ok: false, reason } and throws only for a malformed id", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const root = engine.createConversation({});
+  assert.equal(root, engine.rootConversation, "the first create shapes the root");
+  const other = engine.createConversation({});
+  assert.deepEqual(engine.destroy(other), { ok: true });
+  assert.deepEqual(engine.destroy(other), { ok: false, reason: `no conversation with id ${other}` });
+  assert.deepEqual(engine.destroy(root), { ok: false, reason: "the root conversation cannot be destroyed" });
+  assert.throws(() => engine.destroy("nope"), { code: "invalid_params" });
+});

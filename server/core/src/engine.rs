@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use coder_protocol::methods::DestroyResult;
 use coder_protocol::{
     AbortReason, ChatMessage, ConversationId, ConversationSummary, Event, HistoryEntry, InputItem,
     Mode, PermissionDecision, Preset, SessionId, TaskId,
@@ -132,6 +133,24 @@ impl Engine {
     /// conversation cannot be destroyed.
     pub fn destroy_conversation(&self, conversation: ConversationId) -> Result<(), EngineError> {
         self.session.destroy_conversation(conversation)
+    }
+
+    /// The front doors' `conversation/destroy`: as [`Engine::destroy_conversation`], with
+    /// the answer shaped for the wire. Every refusal of the engine (the root conversation,
+    /// an unknown id) is `{ok: false, reason}`, never an error: a client asked for an
+    /// outcome, and "it could not be destroyed" is one. Only a request the door cannot
+    /// read (an id that is not a UUID) fails, in the door.
+    pub fn conversation_destroy(&self, conversation: ConversationId) -> DestroyResult {
+        match self.destroy_conversation(conversation) {
+            Ok(()) => DestroyResult {
+                ok: true,
+                reason: None,
+            },
+            Err(err) => DestroyResult {
+                ok: false,
+                reason: Some(err.to_string()),
+            },
+        }
     }
 
     /// Every event from now on, in `seq` order, without loss.

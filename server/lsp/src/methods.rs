@@ -114,18 +114,7 @@ impl Backend {
 
     pub(crate) async fn destroy(&self, params: TargetParams) -> Result<DestroyResult> {
         contained(CONVERSATION_DESTROY, async {
-            Ok(
-                match self.engine()?.destroy_conversation(params.conversation_id) {
-                    Ok(()) => DestroyResult {
-                        ok: true,
-                        reason: None,
-                    },
-                    Err(err) => DestroyResult {
-                        ok: false,
-                        reason: Some(err.to_string()),
-                    },
-                },
-            )
+            Ok(self.engine()?.conversation_destroy(params.conversation_id))
         })
         .await
     }
