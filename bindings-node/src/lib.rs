@@ -134,9 +134,6 @@ impl NativeEngine {
     #[napi(ts_args_type = "conversationId: string, items: import('../ts/protocol').InputItem[]")]
     pub fn send(&self, conversation_id: String, items: Value) -> Result<String> {
         let items: Vec<InputItem> = parse("input items", items)?;
-        if items.is_empty() {
-            return Err(invalid("give some input: text or images"));
-        }
         let task = self
             .engine
             .send_items(parse_conversation(&conversation_id)?, items)

@@ -293,3 +293,13 @@ test("destroy answers the engine's refusals as { ok: false, reason } and throws 
   assert.deepEqual(engine.destroy(root), { ok: false, reason: "the root conversation cannot be destroyed" });
   assert.throws(() => engine.destroy("nope"), { code: "invalid_params" });
 });
+
+test("input of whitespace only is refused with the engine's code", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const empty = { code: "invalid_params", message: "the input is empty: give some text (not only whitespace), an image, or both" };
+  assert.throws(() => engine.send(engine.rootConversation, " \n\t "), empty);
+  assert.throws(() => engine.send(engine.rootConversation, []), empty);
+  assert.throws(() => engine.send(engine.rootConversation, [{ type: "text", text: "  " }]), empty);
+});

@@ -15,7 +15,7 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
-use coder_core::{Config, DoorNames, Engine, Overrides};
+use coder_core::{Config, DoorNames, Engine, ErrorKind, Overrides};
 use coder_protocol::{
     AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
     TodoStatus,
@@ -145,22 +145,22 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.prompt
     };
-    if prompt.trim().is_empty() {
-        return Ok(usage_error("the prompt is empty"));
-    }
     config.started_in = (start != workspace).then_some(start);
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut stop = crate::signals::listen().context("cannot listen for signals")?;
     let engine = Engine::new(config)?;
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
-    match engine.send(conversation, prompt) {
-        Ok(_) => {}
-        Err(err) if err.kind() == coder_core::ErrorKind::LimitExceeded => {
-            return Ok(usage_error(&err.to_string()));
-        }
-        Err(err) => return Err(err.into()),
-    };
+    // The engine checks the input (empty, too large); a refusal is a usage error.
+    if let Err(err) = engine.send(conversation, prompt) {
+        engine.shutdown().await;
+        return match err.kind() {
+            ErrorKind::InvalidParams | ErrorKind::LimitExceeded => {
+                Ok(usage_error(&err.to_string()))
+            }
+            _ => Err(err.into()),
+        };
+    }
 
     let printer: Box<dyn Printer> = if args.json {
         Box::new(JsonPrinter::new())

@@ -74,14 +74,12 @@ impl Backend {
 
     pub(crate) async fn send(&self, params: SendParams) -> Result<SendResult> {
         contained(CONVERSATION_SEND, async {
+            // `text` is the first item; no input at all is the engine's error to give.
             let mut items = Vec::new();
             if let Some(text) = params.text {
                 items.push(InputItem::Text { text });
             }
             items.extend(params.items);
-            if items.is_empty() {
-                return Err(Error::invalid_params("give `text`, `items`, or both"));
-            }
             let task_id = self
                 .engine()?
                 .send_items(params.conversation_id, items)

@@ -208,7 +208,9 @@ impl Session {
     }
 
     /// Queues input for `conversation`, with base instructions for this task only when
-    /// given, after checking it can run.
+    /// given, after checking it can run. The input rule, the same for every door: it must
+    /// hold an image or some text that is not only whitespace, and its text must fit in
+    /// `maxPromptBytes`.
     pub fn send(
         &self,
         conversation: ConversationId,
@@ -216,6 +218,7 @@ impl Session {
         base_instructions: Option<String>,
     ) -> Result<coder_protocol::TaskId, EngineError> {
         self.conversation(conversation)?;
+        check_not_empty(&items)?;
         self.check_prompt_size(&items)?;
         self.require_model()?;
         let mut plan = TaskPlan::new(conversation, items, 0);
@@ -278,6 +281,19 @@ impl Session {
         self.driver.stop_all();
         self.close_saver();
         self.remove_temp_dir();
+    }
+}
+
+/// Refuses an input with no image and no text but whitespace.
+fn check_not_empty(items: &[InputItem]) -> Result<(), EngineError> {
+    let something = items.iter().any(|item| match item {
+        InputItem::Text { text } => !text.trim().is_empty(),
+        InputItem::Image { .. } => true,
+    });
+    if something {
+        Ok(())
+    } else {
+        Err(EngineError::empty_input())
     }
 }
 

@@ -102,7 +102,10 @@ async fn shutdown_is_idempotent_and_a_concurrent_call_waits_for_the_first() {
     let saved = read_snapshot(&h.engine);
     assert_history_valid(&saved.root.messages);
     let last = saved.root.messages.last().unwrap();
-    assert_eq!(last.content.as_deref(), Some("[Request interrupted by user]"));
+    assert_eq!(
+        last.content.as_deref(),
+        Some("[Request interrupted by user]")
+    );
     first.await.unwrap();
     // A third call, after the end, returns and changes nothing.
     h.engine.shutdown().await;
