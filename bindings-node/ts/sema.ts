@@ -198,7 +198,10 @@ export class CoderEngine {
       try {
         historyLoaded = engine.resume(sessionId) > 0;
       } catch (err) {
-        this.#sessionError("fatal_error", err);
+        // The engine left the session fresh; the failure's kind is the error's code
+        // (`not_found` -> `NOT_FOUND`), and `session:ready` still follows.
+        const kind = (err as { code?: unknown }).code;
+        this.#sessionError("fatal_error", err, typeof kind === "string" ? kind.toUpperCase() : undefined);
       }
     }
     this.#root = engine.rootConversation;
@@ -313,9 +316,9 @@ export class CoderEngine {
     console.warn(`[coder] ${message}`);
   }
 
-  #sessionError(type: string, err: unknown): void {
+  #sessionError(type: string, err: unknown, code = type.toUpperCase()): void {
     const message = err instanceof Error ? err.message : String(err);
-    this.#emit("session:error", { type, error: { code: type.toUpperCase(), message } });
+    this.#emit("session:error", { type, error: { code, message } });
   }
 
   #reply(conversation: string): Reply {

@@ -59,6 +59,12 @@ impl Engine {
     /// todos and token totals replace this session's. Only a session that has not been used
     /// yet (nothing sent, no conversation created) can resume; returns how many messages
     /// were loaded.
+    ///
+    /// A resume that fails leaves this session as it was (fresh and usable, its own id,
+    /// nothing of the file loaded) and says why by its kind: `busy` for a session already
+    /// in use, `not_found` for an id with no snapshot, `invalid_params` for a file that is
+    /// not a session snapshot (corrupt, or written by a newer coder), `io` for one that
+    /// cannot be read, and `invalid_params` when saving sessions is switched off.
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
         self.session.resume(session)
     }

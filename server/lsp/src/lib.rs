@@ -85,8 +85,10 @@ impl Backend {
             Some(session) => match engine.resume(session) {
                 Ok(loaded) => loaded,
                 Err(err) => {
+                    // `initialize` fails with the engine's kind; the client may initialize
+                    // again, without `sessionId` to start fresh (docs/protocol.md).
                     engine.shutdown().await;
-                    return Err(Error::invalid_params(err.to_string()));
+                    return Err(methods::engine_error(err));
                 }
             },
             None => 0,

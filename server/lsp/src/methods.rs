@@ -22,7 +22,7 @@ use crate::{Backend, NO_PROVIDER, NO_PROVIDER_MESSAGE};
 
 /// The one place engine errors become JSON-RPC errors: the kind picks the code, and its
 /// stable name goes in `data.kind`.
-fn engine_error(err: EngineError) -> Error {
+pub(crate) fn engine_error(err: EngineError) -> Error {
     let kind = err.kind();
     let (code, message) = match kind {
         ErrorKind::NoProvider => (
