@@ -32,7 +32,8 @@ Exit codes:
   2    a usage error: bad arguments, an empty or oversized prompt
   3    the step limit (--max-steps, maxSteps) stopped the task before it was done
   129  ended by SIGHUP (the terminal closed); the task is interrupted and the session saved
-  130  interrupted with Ctrl-C (SIGINT)
+  130  interrupted with Ctrl-C (SIGINT); a second Ctrl-C (or SIGTERM) exits at once, without
+       waiting for the session to end (commands and MCP servers are killed, nothing more is saved)
   141  stdout was closed (for example `coder exec ... | head -1`); the task is interrupted
   143  ended by SIGTERM; the task is interrupted and the session saved";
 
@@ -147,8 +148,14 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     };
     config.started_in = (start != workspace).then_some(start);
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let mut stop = crate::signals::listen().context("cannot listen for signals")?;
+    let signals = crate::signals::listen().context("cannot listen for signals")?;
+    let mut stop = signals.stop;
     let engine = Engine::new(config)?;
+    // A second Ctrl-C exits at once, whatever the session's end is waiting for.
+    tokio::spawn(crate::signals::exit_when_forced(
+        signals.again,
+        engine.clone(),
+    ));
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
     // The engine checks the input (empty, too large); a refusal is a usage error.

@@ -263,11 +263,14 @@ impl Engine {
     }
 
     /// What [`Engine::shutdown`] can do without waiting, for a caller that cannot await (a
-    /// `Drop`, a test guard, a finalizer): denies open permission requests, interrupts the
-    /// running task and drops queued ones, stops saving (a write in flight finishes first; no snapshot is written after),
-    /// and removes the session's private temporary directory. It does not wait for the task
-    /// to record its interruption nor for MCP servers to exit. Call it before removing the
-    /// workspace, so no late snapshot lands in it.
+    /// `Drop`, a test guard, a finalizer) or will not (a second Ctrl-C: the process exits
+    /// right after): denies open permission requests, interrupts the running task and
+    /// drops queued ones, kills the running task's command processes at once (and, in a
+    /// child subreaper, the processes that escaped their call), stops saving (a write in
+    /// flight finishes first; no snapshot is written after), kills the MCP server
+    /// processes (SIGKILL, no graceful stop) and removes the session's private temporary
+    /// directory. It does not wait for the task to record its interruption. Call it before
+    /// removing the workspace, so no late snapshot lands in it.
     pub fn shutdown_now(&self) {
         self.session.shutdown_now();
     }

@@ -273,13 +273,17 @@ impl Session {
         self.remove_temp_dir();
     }
 
-    /// What [`Session::shutdown`] can do without waiting.
+    /// What [`Session::shutdown`] can do without waiting: the running task is cancelled and
+    /// its commands killed at once (their futures may never run again), saving stops, MCP
+    /// server processes are killed, the temporary directory is removed.
     pub fn shutdown_now(&self) {
         self.services
             .permissions
             .withdraw_all(crate::permissions::SESSION_ENDED);
         self.driver.stop_all();
+        crate::process::end_cancelled_calls();
         self.close_saver();
+        self.services.mcp.kill_now();
         self.remove_temp_dir();
     }
 }
