@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { createServer } from "node:net";
 import { createRequire } from "node:module";
 
 import { Engine } from "coder-agent-engine";
@@ -302,4 +303,29 @@ test("input of whitespace only is refused with the engine's code", async (t) => 
   assert.throws(() => engine.send(engine.rootConversation, " \n\t "), empty);
   assert.throws(() => engine.send(engine.rootConversation, []), empty);
   assert.throws(() => engine.send(engine.rootConversation, [{ type: "text", text: "  " }]), empty);
+});
+
+test("checkModel rejects with the engine's code: invalid_params for settings that cannot work, provider for no answer", async () => {
+  await assert.rejects(
+    Engine.checkModel({ provider: "openai", model: "mock", baseUrl: "ftp://127.0.0.1/v1", apiKey: "k" }),
+    (err) => err instanceof Error && err.code === "invalid_params" && /base URL|baseUrl|http/i.test(err.message),
+  );
+  // A port nothing listens on: bound, then closed again.
+  const port = await new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+  await assert.rejects(
+    Engine.checkModel({ provider: "openai", model: "mock", baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: "k" }),
+    (err) => err instanceof Error && err.code === "provider" && /did not answer/.test(err.message),
+  );
+});
+
+test("the SDK's own throws carry an engine code too", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  await engine.dispose();
+  assert.throws(() => engine.send(engine.rootConversation, "again"), { code: "invalid_params", message: /disposed/ });
 });

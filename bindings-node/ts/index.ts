@@ -10,5 +10,6 @@ export type {
   ToolPermissionResponse,
 } from "./sema";
 export { Engine } from "./engine";
+export type { ErrorCode } from "./errors";
 export type { EngineOptions, EventListener, McpServerOptions, ModelOptions } from "./engine";
 export type * from "./protocol";

@@ -2,6 +2,7 @@
 // program written for SemaCore runs by changing its import. Events carry SemaCore's names and
 // payloads; they are translated here from the engine's (docs/events.md).
 
+import { codeOf, coded } from "./errors";
 import { EventEmitter } from "node:events";
 
 import { Engine, type McpServerOptions, type ModelOptions } from "./engine";
@@ -121,13 +122,14 @@ export class CoderEngine {
    * provider's answer). */
   async addModel(config: ModelConfig, skipValidation = false): Promise<ModelUpdateData> {
     if (!config.modelName || !config.provider) {
-      throw new Error("addModel needs provider and modelName");
+      throw coded("invalid_params", "addModel needs provider and modelName");
     }
     if (!skipValidation) {
       try {
         await Engine.checkModel(modelOptions(config));
       } catch (err) {
-        throw new Error(`API connection test failed: ${err instanceof Error ? err.message : String(err)}`);
+        const message = `API connection test failed: ${err instanceof Error ? err.message : String(err)}`;
+        throw coded(codeOf(err) ?? "provider", message, Error, err);
       }
     }
     const id = `${config.modelName}[${config.provider}]`;
@@ -260,7 +262,7 @@ export class CoderEngine {
           message: "the answer to the permission request was malformed; the call was denied",
         });
       }
-      throw new TypeError("respondToToolPermission: `toolName` and `selected` must be strings");
+      throw coded("invalid_params", "respondToToolPermission: `toolName` and `selected` must be strings", TypeError);
     }
     const index = this.#asks.findIndex(
       (ask) => ask.toolName === response.toolName || semaName(ask.toolName) === response.toolName,
@@ -296,7 +298,7 @@ export class CoderEngine {
   #model(id: string): ModelConfig {
     const model = this.#models.get(id);
     if (!model) {
-      throw new Error(`unknown model "${id}"; expected one of: ${[...this.#models.keys()].join(", ")}`);
+      throw coded("not_found", `unknown model "${id}"; expected one of: ${[...this.#models.keys()].join(", ")}`);
     }
     return model;
   }
