@@ -15,8 +15,11 @@ use coder_core::ErrorKind;
 use coder_core::{ConversationSpec, Engine, EngineError};
 use coder_protocol::methods::CreateParams;
 use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId};
-use napi::Status;
-use napi::bindgen_prelude::Function;
+use std::future::Future;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Function, PromiseRaw, ToNapiValue};
+use napi::{Env, JsValue};
 
 use napi_derive::napi;
 use serde::de::DeserializeOwned;
@@ -46,6 +49,38 @@ fn internal(err: napi::Error) -> Error {
     Error::new(ErrorKind::Internal.code(), err.reason.clone())
 }
 
+/// A promise that resolves with what `work` gives, or rejects with a JavaScript error whose
+/// `code` is the engine's, as the synchronous exports throw. (napi's own async exports can
+/// only reject with its status names, `InvalidArg` or `GenericFailure`.)
+fn promise<T>(
+    env: &Env,
+    work: impl Future<Output = Result<T>> + Send + 'static,
+) -> napi::Result<PromiseRaw<'_, T>>
+where
+    T: ToNapiValue + Send + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(work.await) }, |env, outcome| {
+        outcome.map_err(|err| rejection(env, err))
+    })
+}
+
+/// `err` as the JavaScript error a promise rejects with: its message, and the engine's
+/// code as `code`.
+fn rejection(env: &Env, err: Error) -> napi::Error {
+    let code = err.status;
+    let built = env
+        .create_error(napi::Error::from_reason(err.reason.clone()))
+        .and_then(|mut error| {
+            error.set("code", code)?;
+            Ok(error)
+        });
+    match built {
+        Ok(error) => napi::Error::from(error.to_unknown()),
+        // The environment is going away: nothing will read the reason.
+        Err(failed) => failed,
+    }
+}
+
 /// `value` as `T`, or an `invalid_params` error naming `what`.
 fn parse<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|err| invalid(format!("invalid {what}: {err}")))
@@ -66,7 +101,7 @@ fn to_json(value: impl serde::Serialize) -> Result<Value> {
 pub struct NativeEngine {
     engine: Engine,
     forwarder: Mutex<Option<Forwarder>>,
-    thread: EngineThread,
+    thread: Arc<EngineThread>,
 }
 
 /// An engine collected without `dispose` still stops saving and removes its temporary
@@ -88,7 +123,7 @@ impl NativeEngine {
     pub fn create(options: Value, on_events: Function<String, ()>) -> Result<Self> {
         let options: EngineOptions = parse("engine options", options)?;
         let config = options::config(&options).map_err(invalid)?;
-        let thread = EngineThread::start().map_err(internal)?;
+        let thread = Arc::new(EngineThread::start().map_err(internal)?);
         let engine = {
             let _on_its_thread = thread.handle().enter();
             Engine::new(config).map_err(error)?
@@ -134,9 +169,6 @@ impl NativeEngine {
     #[napi(ts_args_type = "conversationId: string, items: import('../ts/protocol').InputItem[]")]
     pub fn send(&self, conversation_id: String, items: Value) -> Result<String> {
         let items: Vec<InputItem> = parse("input items", items)?;
-        if items.is_empty() {
-            return Err(invalid("give some input: text or images"));
-        }
         let task = self
             .engine
             .send_items(parse_conversation(&conversation_id)?, items)
@@ -171,16 +203,12 @@ impl NativeEngine {
         to_json(messages)
     }
 
+    /// `{ ok: false, reason }` when the engine refuses (the root, an unknown id); throws
+    /// only for an id that is not one.
     #[napi(ts_return_type = "import('../ts/protocol').DestroyResult")]
     pub fn destroy(&self, conversation_id: String) -> Result<Value> {
-        let result = match self
-            .engine
-            .destroy_conversation(parse_conversation(&conversation_id)?)
-        {
-            Ok(()) => serde_json::json!({"ok": true}),
-            Err(err) => serde_json::json!({"ok": false, "reason": err.to_string()}),
-        };
-        Ok(result)
+        let conversation = parse_conversation(&conversation_id)?;
+        to_json(self.engine.conversation_destroy(conversation))
     }
 
     /// Interrupts the conversation's running task; returns whether one was running.
@@ -247,41 +275,52 @@ impl NativeEngine {
             .map(|(conversation, task)| vec![conversation.to_string(), task.to_string()])
     }
 
-    /// Ends the session: open permission requests are denied, the running task is
-    /// interrupted, queued ones dropped, the snapshot saved and MCP servers stopped. The
+    /// Ends the session ([`Engine::shutdown`]: open permission requests denied, the running
+    /// task interrupted, queued ones dropped, the snapshot saved, MCP servers stopped). The
     /// events up to the end are delivered before the promise resolves.
-    #[napi]
-    pub async fn dispose(&self) -> napi::Result<()> {
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn dispose<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         let engine = self.engine.clone();
         let forwarder = self
             .forwarder
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let ended = self.thread.handle().spawn(async move {
-            engine.deny_pending_permissions();
-            engine.shutdown().await;
-            if let Some(forwarder) = forwarder {
-                forwarder.stop().await;
-            }
-        });
-        let ended = ended.await;
-        self.thread.stop();
-        ended.map_err(|err| napi::Error::from_reason(format!("disposing the engine failed: {err}")))
+        let thread = self.thread.clone();
+        promise(env, async move {
+            let ended = thread.handle().spawn(async move {
+                engine.shutdown().await;
+                if let Some(forwarder) = forwarder {
+                    forwarder.stop().await;
+                }
+            });
+            let ended = ended.await;
+            thread.stop();
+            ended.map_err(|err| {
+                Error::new(
+                    ErrorKind::Internal.code(),
+                    format!("disposing the engine failed: {err}"),
+                )
+            })
+        })
     }
 }
 
 /// A connection test of a model (one short request, no retries); resolves with the reply,
-/// rejects with why the model cannot be used.
-#[napi(ts_args_type = "model: import('../ts/protocol').ModelOptions")]
-pub async fn check_model(model: Value) -> napi::Result<String> {
-    // Async exports can only reject with napi's own status codes.
-    let invalid = |reason: String| napi::Error::new(Status::InvalidArg, reason);
-    let model: ModelOptions = parse("model", model).map_err(|err| invalid(err.reason))?;
-    let settings = options::model_settings(&model).map_err(invalid)?;
-    coder_core::model::check_connection(&settings)
-        .await
-        .map_err(|err| napi::Error::new(Status::GenericFailure, err.to_string()))
+/// rejects with why the model cannot be used: `code` `invalid_params` for settings that
+/// cannot work, `provider` (or another engine code) for a model that does not answer.
+#[napi(
+    ts_args_type = "model: import('../ts/protocol').ModelOptions",
+    ts_return_type = "Promise<string>"
+)]
+pub fn check_model(env: &Env, model: Value) -> napi::Result<PromiseRaw<'_, String>> {
+    promise(env, async move {
+        let model: ModelOptions = parse("model", model)?;
+        let settings = options::model_settings(&model).map_err(invalid)?;
+        coder_core::model::check_connection(&settings)
+            .await
+            .map_err(error)
+    })
 }
 
 /// coder's built-in system prompt (what a conversation without base instructions gets).

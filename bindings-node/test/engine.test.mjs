@@ -4,8 +4,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { createServer } from "node:net";
 import { createRequire } from "node:module";
 
 import { Engine } from "coder-agent-engine";
@@ -288,4 +289,71 @@ test("setMode cannot loosen a conversation past the session's mode", async (t) =
   assert.equal(warning.type, "warning");
   assert.match(warning.message, /mode yolo is looser than the session's default; the conversation uses default/);
   engine.setMode(root, "plan");
+});
+
+test("a permission request open at dispose is denied and the saved session is valid", async (t) => {
+  const { url } = await startMock(t, [toolCall("c1", "write", { path: "made.txt", content: "x\n" })]);
+  const dir = workspace();
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  const events = engine.events();
+  engine.send(engine.rootConversation, "write it");
+  for (;;) {
+    const { value: event } = await events.next();
+    // Asked, and never answered: the application disposes the engine instead.
+    if (event.type === "permission_requested") break;
+  }
+  await engine.dispose();
+  const saved = JSON.parse(readFileSync(join(dir, ".coder/sessions", `${engine.sessionId}.json`), "utf8"));
+  const result = saved.messages.find((m) => m.tool_call_id === "c1");
+  assert.ok(result, "the call has a result");
+  assert.match(result.content, /^The session ended before anyone answered this permission request/);
+  assert.equal(existsSync(join(dir, "made.txt")), false);
+});
+
+test("destroy answers the engine's refusals as { ok: false, reason } and throws only for a malformed id", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const root = engine.createConversation({});
+  assert.equal(root, engine.rootConversation, "the first create shapes the root");
+  const other = engine.createConversation({});
+  assert.deepEqual(engine.destroy(other), { ok: true });
+  assert.deepEqual(engine.destroy(other), { ok: false, reason: `no conversation with id ${other}` });
+  assert.deepEqual(engine.destroy(root), { ok: false, reason: "the root conversation cannot be destroyed" });
+  assert.throws(() => engine.destroy("nope"), { code: "invalid_params" });
+});
+
+test("input of whitespace only is refused with the engine's code", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const empty = { code: "invalid_params", message: "the input is empty: give some text (not only whitespace), an image, or both" };
+  assert.throws(() => engine.send(engine.rootConversation, " \n\t "), empty);
+  assert.throws(() => engine.send(engine.rootConversation, []), empty);
+  assert.throws(() => engine.send(engine.rootConversation, [{ type: "text", text: "  " }]), empty);
+});
+
+test("checkModel rejects with the engine's code: invalid_params for settings that cannot work, provider for no answer", async () => {
+  await assert.rejects(
+    Engine.checkModel({ provider: "openai", model: "mock", baseUrl: "ftp://127.0.0.1/v1", apiKey: "k" }),
+    (err) => err instanceof Error && err.code === "invalid_params" && /base URL|baseUrl|http/i.test(err.message),
+  );
+  // A port nothing listens on: bound, then closed again.
+  const port = await new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+  await assert.rejects(
+    Engine.checkModel({ provider: "openai", model: "mock", baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: "k" }),
+    (err) => err instanceof Error && err.code === "provider" && /did not answer/.test(err.message),
+  );
+});
+
+test("the SDK's own throws carry an engine code too", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  await engine.dispose();
+  assert.throws(() => engine.send(engine.rootConversation, "again"), { code: "invalid_params", message: /disposed/ });
 });

@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { SemaCore, CoderEngine, Engine } from "coder-agent-engine";
@@ -324,4 +324,53 @@ test("a call only a person may allow is offered without \"allow\" (always)", asy
   assert.deepEqual(Object.keys(request.options), ["agree", "refuse"]);
   core.respondToToolPermission({ toolName: request.toolName, selected: "refuse" });
   await idle;
+
+test("a resume that fails emits session:error with the engine's kind, then a fresh session:ready", async (t) => {
+  const { url } = await startMock(t, [text("fresh")]);
+  const dir = workspace();
+  const corrupt = "0192f0c4-0000-7000-8000-000000000001";
+  mkdirSync(join(dir, ".coder/sessions"), { recursive: true });
+  writeFileSync(join(dir, ".coder/sessions", `${corrupt}.json`), "{half a file");
+  const unknown = "0192f0c4-0000-7000-8000-000000000002";
+  const core = new SemaCore({ workingDir: dir, logLevel: "none" });
+  t.after(() => core.dispose());
+  await core.addModel({ provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 }, true);
+  await core.applyTaskModel({ main: "mock[openai]", quick: "mock[openai]" });
+  for (const [session, code] of [[corrupt, "invalid_params"], [unknown, "not_found"]]) {
+    const events = [];
+    const onError = (data) => events.push(["session:error", data]);
+    const onReady = (data) => events.push(["session:ready", data]);
+    core.on("session:error", onError).on("session:ready", onReady);
+    await core.createSession(session);
+    core.off("session:error", onError).off("session:ready", onReady);
+    assert.deepEqual(events.map(([name]) => name), ["session:error", "session:ready"], session);
+    assert.equal(events[0][1].error.code, code);
+    assert.match(events[0][1].error.message, new RegExp(`^cannot resume session ${session}: `));
+    assert.equal(events[1][1].historyLoaded, false);
+    assert.notEqual(events[1][1].sessionId, session);
+  }
+  const done = next(core, "message:complete");
+  core.processUserInput("hello");
+  assert.equal((await done).content, "fresh", "the fresh session works");
+});
+
+test("Engine.resume throws with the engine's code and leaves the engine usable", async (t) => {
+  const { url } = await startMock(t, [text("fresh")]);
+  const dir = workspace();
+  const corrupt = "0192f0c4-0000-7000-8000-000000000001";
+  mkdirSync(join(dir, ".coder/sessions"), { recursive: true });
+  writeFileSync(join(dir, ".coder/sessions", `${corrupt}.json`), "{half a file");
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const own = engine.sessionId;
+  assert.throws(() => engine.resume(corrupt), { code: "invalid_params", message: /is not a session snapshot/ });
+  assert.throws(() => engine.resume("0192f0c4-0000-7000-8000-000000000002"), { code: "not_found" });
+  assert.equal(engine.sessionId, own);
+  const events = engine.events();
+  const task = engine.send(engine.rootConversation, "hello");
+  for (;;) {
+    const { value: event } = await events.next();
+    if (event.type === "task_complete" && event.taskId === task) break;
+  }
+  assert.equal(engine.messages(engine.rootConversation).length, 2);
 });

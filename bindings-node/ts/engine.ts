@@ -1,6 +1,7 @@
 // The low-level API: one engine session with many conversations, mirroring the `coder lsp`
 // methods, and the raw engine events (see docs/events.md) as listeners or an async iterable.
 
+import { coded } from "./errors";
 import { native, type NativeEngine } from "./native";
 import { TASK_END_EVENTS } from "./protocol";
 import type {
@@ -223,7 +224,7 @@ export class Engine {
   /** The addon, for calls that change the session: they throw after `dispose` (reads such
    * as `history` still answer). */
   #live(): NativeEngine {
-    if (this.#disposed) throw new Error("this engine was disposed");
+    if (this.#disposed) throw coded("invalid_params", "this engine was disposed");
     return this.#native;
   }
 

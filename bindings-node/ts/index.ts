@@ -11,5 +11,6 @@ export type {
 } from "./sema";
 export { Engine, endsTask } from "./engine";
 export { TASK_END_EVENTS } from "./protocol";
+export type { ErrorCode } from "./errors";
 export type { EngineOptions, EventListener, McpServerOptions, ModelOptions } from "./engine";
 export type * from "./protocol";

@@ -2,6 +2,7 @@
 // program written for SemaCore runs by changing its import. Events carry SemaCore's names and
 // payloads; they are translated here from the engine's (docs/events.md).
 
+import { codeOf, coded } from "./errors";
 import { EventEmitter } from "node:events";
 
 import { Engine, type McpServerOptions, type ModelOptions } from "./engine";
@@ -120,13 +121,14 @@ export class CoderEngine {
    * provider's answer). */
   async addModel(config: ModelConfig, skipValidation = false): Promise<ModelUpdateData> {
     if (!config.modelName || !config.provider) {
-      throw new Error("addModel needs provider and modelName");
+      throw coded("invalid_params", "addModel needs provider and modelName");
     }
     if (!skipValidation) {
       try {
         await Engine.checkModel(modelOptions(config));
       } catch (err) {
-        throw new Error(`API connection test failed: ${err instanceof Error ? err.message : String(err)}`);
+        const message = `API connection test failed: ${err instanceof Error ? err.message : String(err)}`;
+        throw coded(codeOf(err) ?? "provider", message, Error, err);
       }
     }
     const id = `${config.modelName}[${config.provider}]`;
@@ -197,6 +199,8 @@ export class CoderEngine {
       try {
         historyLoaded = engine.resume(sessionId) > 0;
       } catch (err) {
+        // The engine left the session fresh; the failure's kind is the error's code, and
+        // `session:ready` still follows.
         this.#sessionError("fatal_error", err);
       }
     }
@@ -222,7 +226,7 @@ export class CoderEngine {
   /** Sends input to the session; returns at once. */
   processUserInput(input: string, _originalInput?: string): void {
     if (!this.#engine) {
-      this.#sessionError("fatal_error", new Error("no session: call createSession() first"));
+      this.#sessionError("fatal_error", coded("invalid_params", "no session: call createSession() first"));
       return;
     }
     try {
@@ -256,7 +260,7 @@ export class CoderEngine {
           message: "the answer to the permission request was malformed; the call was denied",
         });
       }
-      throw new TypeError("respondToToolPermission: `toolName` and `selected` must be strings");
+      throw coded("invalid_params", "respondToToolPermission: `toolName` and `selected` must be strings", TypeError);
     }
     const index = this.#asks.findIndex(
       (ask) => ask.toolName === response.toolName || semaName(ask.toolName) === response.toolName,
@@ -292,7 +296,7 @@ export class CoderEngine {
   #model(id: string): ModelConfig {
     const model = this.#models.get(id);
     if (!model) {
-      throw new Error(`unknown model "${id}"; expected one of: ${[...this.#models.keys()].join(", ")}`);
+      throw coded("not_found", `unknown model "${id}"; expected one of: ${[...this.#models.keys()].join(", ")}`);
     }
     return model;
   }
@@ -312,9 +316,11 @@ export class CoderEngine {
     console.warn(`[coder] ${message}`);
   }
 
+  /** `session:error`: SemaCore's `type`, and the engine's error code in `error.code` (as on
+   * every error the SDK throws; `internal` for one that has none). */
   #sessionError(type: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
-    this.#emit("session:error", { type, error: { code: type.toUpperCase(), message } });
+    this.#emit("session:error", { type, error: { code: codeOf(err) ?? "internal", message } });
   }
 
   #reply(conversation: string): Reply {

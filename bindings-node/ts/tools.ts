@@ -2,6 +2,7 @@
 // the Rust lists the engine's registry is checked against; only the SemaCore side is kept
 // here.
 
+import { coded } from "./errors";
 import { BUILTIN_TOOLS, CONVERSATION_TOOLS, type ToolName } from "./protocol";
 
 /** SemaCore name -> the coder tools it stands for. */
@@ -38,7 +39,7 @@ export function disabledTools(useTools: string[] | null | undefined): {
       warnings.push(`useTools: coder has no ${name} tool; it is left out`);
     } else if (!name.startsWith("mcp__")) {
       const known = [...Object.keys(SEMA_TOOLS), ...MISSING].join(", ");
-      throw new Error(`useTools: unknown tool "${name}" (known: ${known})`);
+      throw coded("invalid_params", `useTools: unknown tool "${name}" (known: ${known})`);
     }
   }
   return { disabled: ALL.filter((tool) => !wanted.has(tool)), warnings };

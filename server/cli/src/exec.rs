@@ -15,7 +15,9 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
-use coder_core::{Config, ConfigError, Door, DoorNames, Engine, Overrides, ProviderNeed};
+use coder_core::{
+    Config, ConfigError, Door, DoorNames, Engine, ErrorKind, Overrides, ProviderNeed,
+};
 use coder_protocol::{
     AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
     TaskEnd, TodoStatus,
@@ -31,7 +33,8 @@ Exit codes:
   2    a usage error: bad arguments, an empty or oversized prompt
   3    the step limit (--max-steps, maxSteps) stopped the task before it was done
   129  ended by SIGHUP (the terminal closed); the task is interrupted and the session saved
-  130  interrupted with Ctrl-C (SIGINT)
+  130  interrupted with Ctrl-C (SIGINT); a second Ctrl-C (or SIGTERM) exits at once, without
+       waiting for the session to end (commands and MCP servers are killed, nothing more is saved)
   141  stdout was closed (for example `coder exec ... | head -1`); the task is interrupted
   143  ended by SIGTERM; the task is interrupted and the session saved";
 
@@ -155,21 +158,27 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.prompt
     };
-    if prompt.trim().is_empty() {
-        return Ok(usage_error("the prompt is empty"));
-    }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let mut stop = crate::signals::listen().context("cannot listen for signals")?;
+    let signals = crate::signals::listen().context("cannot listen for signals")?;
+    let mut stop = signals.stop;
     let engine = Engine::new(config)?;
+    // A second Ctrl-C exits at once, whatever the session's end is waiting for.
+    tokio::spawn(crate::signals::exit_when_forced(
+        signals.again,
+        engine.clone(),
+    ));
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
-    match engine.send(conversation, prompt) {
-        Ok(_) => {}
-        Err(err) if err.kind() == coder_core::ErrorKind::LimitExceeded => {
-            return Ok(usage_error(&err.to_string()));
-        }
-        Err(err) => return Err(err.into()),
-    };
+    // The engine checks the input (empty, too large); a refusal is a usage error.
+    if let Err(err) = engine.send(conversation, prompt) {
+        engine.shutdown().await;
+        return match err.kind() {
+            ErrorKind::InvalidParams | ErrorKind::LimitExceeded => {
+                Ok(usage_error(&err.to_string()))
+            }
+            _ => Err(err.into()),
+        };
+    }
 
     let printer: Box<dyn Printer> = if args.json {
         Box::new(JsonPrinter::new())

@@ -40,7 +40,7 @@ enum Command {
 /// its tool processes killed, the session saved) and exit with 130, 143 or 129.
 async fn lsp() -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
-    let mut stop = signals::listen()?;
+    let mut stop = signals::listen()?.stop;
     let mut signal = None;
     coder_lsp::serve_stdio_until(&cwd, async {
         signal = Some(signals::stopped(&mut stop).await);

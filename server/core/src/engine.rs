@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use coder_protocol::methods::DestroyResult;
 use coder_protocol::{
     AbortReason, ChatMessage, ConversationId, ConversationSummary, Event, HistoryEntry, InputItem,
     Mode, PermissionDecision, Preset, SessionId, TaskId,
@@ -58,6 +59,12 @@ impl Engine {
     /// todos and token totals replace this session's. Only a session that has not been used
     /// yet (nothing sent, no conversation created) can resume; returns how many messages
     /// were loaded.
+    ///
+    /// A resume that fails leaves this session as it was (fresh and usable, its own id,
+    /// nothing of the file loaded) and says why by its kind: `busy` for a session already
+    /// in use, `not_found` for an id with no snapshot, `invalid_params` for a file that is
+    /// not a session snapshot (corrupt, or written by a newer coder), `io` for one that
+    /// cannot be read, and `invalid_params` when saving sessions is switched off.
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
         self.session.resume(session)
     }
@@ -132,6 +139,24 @@ impl Engine {
     /// conversation cannot be destroyed.
     pub fn destroy_conversation(&self, conversation: ConversationId) -> Result<(), EngineError> {
         self.session.destroy_conversation(conversation)
+    }
+
+    /// The front doors' `conversation/destroy`: as [`Engine::destroy_conversation`], with
+    /// the answer shaped for the wire. Every refusal of the engine (the root conversation,
+    /// an unknown id) is `{ok: false, reason}`, never an error: a client asked for an
+    /// outcome, and "it could not be destroyed" is one. Only a request the door cannot
+    /// read (an id that is not a UUID) fails, in the door.
+    pub fn conversation_destroy(&self, conversation: ConversationId) -> DestroyResult {
+        match self.destroy_conversation(conversation) {
+            Ok(()) => DestroyResult {
+                ok: true,
+                reason: None,
+            },
+            Err(err) => DestroyResult {
+                ok: false,
+                reason: Some(err.to_string()),
+            },
+        }
     }
 
     /// Every event from now on, in `seq` order, without loss.
@@ -226,19 +251,26 @@ impl Engine {
         self.session.refresh_mcp_view(conversation)
     }
 
-    /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
-    /// a last time (nothing is saved after it), shuts the MCP servers down, waiting until
-    /// their processes are gone, and removes the session's private temporary directory.
+    /// Ends the session; the one way every door ends it. In order: open permission requests
+    /// are denied (the model reads that the session ended), the running task is
+    /// interrupted, queued tasks are dropped (a pending `conv_create`/`conv_send` call gets a
+    /// result saying so), the snapshot is saved a last time (nothing is saved after it), the
+    /// MCP servers are shut down, waiting until their processes are gone, and the session's
+    /// private temporary directory is removed. Calling it again, or concurrently, is safe:
+    /// the later call waits until the first has finished.
     pub async fn shutdown(&self) {
         self.session.shutdown().await;
     }
 
     /// What [`Engine::shutdown`] can do without waiting, for a caller that cannot await (a
-    /// `Drop`, a test guard, a finalizer): interrupts the running task and drops queued
-    /// ones, stops saving (a write in flight finishes first; no snapshot is written after),
-    /// and removes the session's private temporary directory. It does not wait for the task
-    /// to record its interruption nor for MCP servers to exit. Call it before removing the
-    /// workspace, so no late snapshot lands in it.
+    /// `Drop`, a test guard, a finalizer) or will not (a second Ctrl-C: the process exits
+    /// right after): denies open permission requests, interrupts the running task and
+    /// drops queued ones, kills the running task's command processes at once (and, in a
+    /// child subreaper, the processes that escaped their call), stops saving (a write in
+    /// flight finishes first; no snapshot is written after), kills the MCP server
+    /// processes (SIGKILL, no graceful stop) and removes the session's private temporary
+    /// directory. It does not wait for the task to record its interruption. Call it before
+    /// removing the workspace, so no late snapshot lands in it.
     pub fn shutdown_now(&self) {
         self.session.shutdown_now();
     }
@@ -256,7 +288,8 @@ impl Engine {
         }
     }
 
-    /// Denies every open permission request, for a front door whose person went away.
+    /// Denies every open permission request, for a front door whose person went away while
+    /// the session goes on ([`Engine::shutdown`] denies them itself).
     pub fn deny_pending_permissions(&self) {
         self.session.permissions().deny_all();
     }

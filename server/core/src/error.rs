@@ -75,6 +75,13 @@ impl EngineError {
         Self::new(kind, format!("cannot resume session {session}: {reason}"))
     }
 
+    /// An input without an image and without text other than whitespace.
+    pub fn empty_input() -> Self {
+        Self::invalid_params(
+            "the input is empty: give some text (not only whitespace), an image, or both",
+        )
+    }
+
     pub fn prompt_too_large(size: usize, limit: usize) -> Self {
         Self::new(
             ErrorKind::LimitExceeded,

@@ -85,8 +85,10 @@ impl Backend {
             Some(session) => match engine.resume(session) {
                 Ok(loaded) => loaded,
                 Err(err) => {
+                    // `initialize` fails with the engine's kind; the client may initialize
+                    // again, without `sessionId` to start fresh (docs/protocol.md).
                     engine.shutdown().await;
-                    return Err(Error::invalid_params(err.to_string()));
+                    return Err(methods::engine_error(err));
                 }
             },
             None => 0,
@@ -262,16 +264,15 @@ pub async fn serve_until(
     };
     if stopped && let Some(session) = session.get() {
         tracing::info!("stopping on a signal");
-        session.engine.deny_pending_permissions();
         session.engine.shutdown().await;
     }
     // After `exit` the client may keep its input open: stop reading it. Every sender of
     // frames is gone then, so the writer writes what is left and ends.
     guard.abort();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
-    // The client is gone (exit or closed stdin): stop work and reap the MCP servers.
+    // The client is gone (exit or closed stdin): end the session. After `shutdown` (or a
+    // signal) this returns at once: the engine's shutdown runs once.
     if let Some(session) = session.get() {
-        session.engine.deny_pending_permissions();
         session.engine.shutdown().await;
     }
 }

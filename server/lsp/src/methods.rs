@@ -22,7 +22,7 @@ use crate::{Backend, NO_PROVIDER, NO_PROVIDER_MESSAGE};
 
 /// The one place engine errors become JSON-RPC errors: the kind picks the code, and its
 /// stable name goes in `data.kind`.
-fn engine_error(err: EngineError) -> Error {
+pub(crate) fn engine_error(err: EngineError) -> Error {
     let kind = err.kind();
     let (code, message) = match kind {
         ErrorKind::NoProvider => (
@@ -74,14 +74,12 @@ impl Backend {
 
     pub(crate) async fn send(&self, params: SendParams) -> Result<SendResult> {
         contained(CONVERSATION_SEND, async {
+            // `text` is the first item; no input at all is the engine's error to give.
             let mut items = Vec::new();
             if let Some(text) = params.text {
                 items.push(InputItem::Text { text });
             }
             items.extend(params.items);
-            if items.is_empty() {
-                return Err(Error::invalid_params("give `text`, `items`, or both"));
-            }
             let task_id = self
                 .engine()?
                 .send_items(params.conversation_id, items)
@@ -114,18 +112,7 @@ impl Backend {
 
     pub(crate) async fn destroy(&self, params: TargetParams) -> Result<DestroyResult> {
         contained(CONVERSATION_DESTROY, async {
-            Ok(
-                match self.engine()?.destroy_conversation(params.conversation_id) {
-                    Ok(()) => DestroyResult {
-                        ok: true,
-                        reason: None,
-                    },
-                    Err(err) => DestroyResult {
-                        ok: false,
-                        reason: Some(err.to_string()),
-                    },
-                },
-            )
+            Ok(self.engine()?.conversation_destroy(params.conversation_id))
         })
         .await
     }

@@ -303,9 +303,13 @@ async fn zero_max_steps_and_an_empty_prompt_are_usage_errors() {
         "{}",
         text(&out.stderr)
     );
-    let out = coder(dir.path(), &["  "], &[("OPENAI_API_KEY", SECRET)]).await;
+    // Whitespace only is empty input, refused by the engine as by every door.
+    let out = coder(dir.path(), &[" \n\t "], &[("OPENAI_API_KEY", SECRET)]).await;
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stderr), "error: the prompt is empty\n");
+    assert_eq!(
+        text(&out.stderr),
+        "error: the input is empty: give some text (not only whitespace), an image, or both\n"
+    );
 }
 
 #[tokio::test]

@@ -580,3 +580,115 @@ async fn a_handoff_run_exits_0_and_leaves_no_mcp_server_behind() {
     assert!(tools.contains("fs__"), "the MCP server ran: {tools}");
     assert_eq!(processes_with(&marker), Vec::<i32>::new(), "{stderr}");
 }
+
+/// An MCP server that ignores SIGTERM and the end of its input (a real process speaking
+/// just enough MCP to be ready), recording `listed` when its tools were asked for, `eof`
+/// when its input ends and `term` for each SIGTERM, in the file named by its first
+/// argument.
+const STUBBORN_MCP_SERVER: &str = r#"
+const fs = require("fs");
+const log = (line) => fs.appendFileSync(process.argv[1], line + "\n");
+process.on("SIGTERM", () => log("term"));
+setInterval(() => {}, 1000);
+let buffer = "";
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\n")) >= 0) {
+    const line = buffer.slice(0, end);
+    buffer = buffer.slice(end + 1);
+    if (!line.trim()) continue;
+    const message = JSON.parse(line);
+    if (message.id === undefined) continue;
+    let result = {};
+    if (message.method === "initialize") {
+      result = { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} },
+                 serverInfo: { name: "stubborn", version: "1.0.0" } };
+    }
+    if (message.method === "tools/list") result = { tools: [] };
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }) + "\n");
+    if (message.method === "tools/list") log("listed");
+  }
+});
+process.stdin.on("end", () => log("eof"));
+"#;
+
+/// Waits (bounded) until `log` holds the line `line`.
+async fn until_logged(log: &Path, line: &str) {
+    for _ in 0..600 {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.lines().any(|l| l == line) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the MCP server never logged {line}");
+}
+
+/// Ctrl-C, then Ctrl-C again while the session's end waits for an MCP server that ignores
+/// SIGTERM: coder exits at once with 130, the server killed without the graceful steps
+/// (it never got the SIGTERM that comes after the wait), no process left behind.
+#[tokio::test]
+async fn a_second_ctrl_c_exits_at_once_and_leaves_no_process_behind() {
+    let marker = marker();
+    let _cleanup = KillMarked(marker.clone());
+    let server = MockModelServer::start(vec![MockResponse::tool_call(
+        "c1",
+        "bash",
+        json!({"command": format!("sleep {marker}")}),
+    )])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, home, tmp) = dirs(dir.path());
+    let log = dir.path().join("mcp.log");
+    std::fs::create_dir_all(home.join(".config/coder")).unwrap();
+    std::fs::write(
+        home.join(".config/coder/config.json"),
+        json!({"mcpServers": {"stubborn": {
+            "command": "node",
+            "args": ["-e", STUBBORN_MCP_SERVER, log, marker],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut command = exec_command(&workspace, &home, &tmp, &server, &[]);
+    command
+        .args(["--mode", "yolo", "run a long command"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().unwrap();
+    let pid = Pid::from_raw(child.id().unwrap() as i32);
+    // Read while it writes, so a full pipe never stops coder.
+    let output = tokio::spawn(child.wait_with_output());
+    until_logged(&log, "listed").await;
+    // The command runs (the MCP server's arguments carry the marker too).
+    for _ in 0..600 {
+        if processes_with(&marker).len() > 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    kill(pid, Signal::SIGINT).unwrap();
+    // The session is ending: its MCP server's input was closed, and the server stays.
+    until_logged(&log, "eof").await;
+    kill(pid, Signal::SIGINT).unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(30), output)
+        .await
+        .expect("coder exec did not end after the second Ctrl-C")
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("error: interrupted again; exiting without waiting for the session to end"),
+        "{stderr}"
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !logged.lines().any(|line| line == "term"),
+        "the graceful shutdown went on: {logged}"
+    );
+    assert_eq!(processes_with(&marker), Vec::<i32>::new(), "{stderr}");
+    assert_eq!(left_in(&tmp), Vec::<PathBuf>::new());
+}

@@ -302,6 +302,51 @@ impl McpManager {
     }
 }
 
+impl McpManager {
+    /// Kills every stdio server process at once (SIGKILL), for a process about to exit
+    /// that cannot wait for [`McpManager::shutdown`] (a second Ctrl-C while it runs). A pid
+    /// is only signalled while it is still this process's unreaped child in its session,
+    /// so a pid the kernel gave to another process since is never hit. Only the server's
+    /// own process is killed, not processes it started.
+    pub(crate) fn kill_now(&self) {
+        let pids: Vec<u32> = lock(&self.servers)
+            .values()
+            .filter_map(|server| server.pid)
+            .collect();
+        for pid in pids {
+            kill_if_our_child(pid);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn kill_if_our_child(pid: u32) {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let Ok(pid) = i32::try_from(pid) else { return };
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return;
+    };
+    // `pid (comm) state ppid pgrp session ...`, read after the last `)`.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_ascii_whitespace().take(4).collect())
+        .unwrap_or_default();
+    let me = std::process::id().to_string();
+    let my_session = nix::unistd::getsid(None).map_or(0, Pid::as_raw).to_string();
+    if let [state, ppid, _pgrp, session] = fields[..]
+        && state != "Z"
+        && ppid == me
+        && session == my_session
+    {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kill_if_our_child(_pid: u32) {}
+
 /// Notices servers that exit while idle, so their status and a `warning` say so before the
 /// next call finds out. Ends with the manager.
 async fn watch_for_exits(manager: std::sync::Weak<McpManager>) {

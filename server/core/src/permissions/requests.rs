@@ -20,7 +20,7 @@ pub(crate) struct Permissions {
     pub rules: PermissionRules,
     /// Asks are approved without a person (`autoApproveAsk`, `approval.interactive=false`).
     pub auto_approve: bool,
-    pending: Mutex<HashMap<String, oneshot::Sender<PermissionDecision>>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Reply>>>,
     /// Tools other than `bash` a person allowed for the rest of the session.
     always: Mutex<Vec<String>>,
     /// The `bash` commands a person allowed for the rest of the session, by name and
@@ -55,6 +55,17 @@ fn always_covers(line: &CommandLine) -> Option<String> {
     }
     Some(keys.join(", "))
 }
+
+/// What ends an open request: a person's decision, or the session withdrawing it with a
+/// reason the model reads (see [`Permissions::withdraw_all`]).
+enum Reply {
+    Person(PermissionDecision),
+    Withdrawn(String),
+}
+
+/// What the model reads for a call whose request was open when the session ended.
+pub(crate) const SESSION_ENDED: &str =
+    "The session ended before anyone answered this permission request; the call was not run.";
 
 /// How a request ended.
 pub(crate) enum Answer {
@@ -162,6 +173,9 @@ impl Permissions {
             state: EngineState::WaitingForPermission,
         });
         let answer = tokio::select! {
+            // An answer given together with the task's interruption (shutdown denies open
+            // requests, then interrupts) is what the model reads.
+            biased;
             answer = rx => answer.ok(),
             () = cancel.cancelled() => {
                 lock(&self.pending).remove(&request_id);
@@ -171,6 +185,11 @@ impl Permissions {
         events.emit(EventMsg::StateChanged {
             state: EngineState::Running,
         });
+        let answer = match answer {
+            Some(Reply::Withdrawn(reason)) => return Answer::Denied(reason),
+            Some(Reply::Person(decision)) => Some(decision),
+            None => None,
+        };
         match answer {
             Some(PermissionDecision::AllowOnce) => Answer::Allowed,
             Some(PermissionDecision::AllowAlways) if !human_required => {
@@ -189,7 +208,7 @@ impl Permissions {
     /// Delivers a person's answer. Returns false for an unknown or already answered id.
     pub fn respond(&self, request_id: &str, decision: PermissionDecision) -> bool {
         match lock(&self.pending).remove(request_id) {
-            Some(tx) => tx.send(decision).is_ok(),
+            Some(tx) => tx.send(Reply::Person(decision)).is_ok(),
             None => false,
         }
     }
@@ -197,5 +216,14 @@ impl Permissions {
     /// Denies every open request (the asker went away).
     pub fn deny_all(&self) {
         lock(&self.pending).clear();
+    }
+
+    /// Denies every open request with `reason`, which the model reads as the call's result
+    /// (the session is ending).
+    pub fn withdraw_all(&self, reason: &str) {
+        let open: Vec<_> = lock(&self.pending).drain().collect();
+        for (_, tx) in open {
+            let _ = tx.send(Reply::Withdrawn(reason.to_owned()));
+        }
     }
 }

@@ -13,4 +13,4 @@ mod sessions;
 
 pub use env::{ToolEnv, looks_secret};
 pub use sessions::become_subreaper;
-pub(crate) use sessions::spawn_call;
+pub(crate) use sessions::{end_cancelled_calls, spawn_call};

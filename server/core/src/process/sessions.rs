@@ -19,16 +19,19 @@
 //! An embedder (the Node addon) does not make its process a subreaper: there, processes
 //! that left their session are not found.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio_util::sync::CancellationToken;
 
 /// Whether this process is a child subreaper, so escaped processes come back to it.
 static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
-/// The sessions of commands still running. Held while a command is spawned and while a
-/// sweep picks its targets, so a sweep never takes a just-started command for an escapee.
-static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// The sessions of commands still running, with the cancellation of the task that runs
+/// each. Held while a command is spawned and while a sweep picks its targets, so a sweep
+/// never takes a just-started command for an escapee.
+static RUNNING: Mutex<BTreeMap<i32, CancellationToken>> = Mutex::new(BTreeMap::new());
 
 /// How many times a sweep looks again for processes to kill: a process may fork while the
 /// sweep kills its siblings, and an escapee's children come back to coder only once their
@@ -48,9 +51,10 @@ pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Spawns a command that starts a session of its own (`setsid` in its `pre_exec`) and
-/// returns it with the guard that ends the session.
+/// Spawns a command that starts a session of its own (`setsid` in its `pre_exec`) for a
+/// task cancelled by `cancel`, and returns it with the guard that ends the session.
 pub(crate) fn spawn_call(
+    cancel: &CancellationToken,
     spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
 ) -> std::io::Result<(tokio::process::Child, CallSession)> {
     let mut running = crate::sync::lock(&RUNNING);
@@ -59,8 +63,30 @@ pub(crate) fn spawn_call(
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .ok_or_else(|| std::io::Error::other("the command has no process id"))?;
-    running.insert(sid);
+    running.insert(sid, cancel.clone());
     Ok((child, CallSession { sid, ended: false }))
+}
+
+/// Kills and reaps, now, the processes of every command whose task was cancelled (and,
+/// in a subreaper, every escapee), without waiting for the calls to notice: for a process
+/// about to exit, whose futures will not run again ([`crate::Engine::shutdown_now`]).
+/// Commands of tasks not cancelled (another engine's, in an embedder) are left alone.
+pub(crate) fn end_cancelled_calls() {
+    let cancelled: Vec<i32> = {
+        let mut running = crate::sync::lock(&RUNNING);
+        let sids: Vec<i32> = running
+            .iter()
+            .filter(|(_, cancel)| cancel.is_cancelled())
+            .map(|(sid, _)| *sid)
+            .collect();
+        for sid in &sids {
+            running.remove(sid);
+        }
+        sids
+    };
+    for sid in cancelled {
+        sweep(sid);
+    }
 }
 
 /// The session of one running command. Ending it (or dropping it) kills and reaps
@@ -108,7 +134,7 @@ fn sweep(sid: i32) {
                 doomed.extend(
                     all.iter()
                         .filter(|p| p.ppid == me && p.sid != my_session)
-                        .filter(|p| !running.contains(&p.sid))
+                        .filter(|p| !running.contains_key(&p.sid))
                         .map(|p| p.sid),
                 );
             }

@@ -234,6 +234,10 @@ impl Session {
     /// Takes up a saved session (see [`crate::Engine::resume`]).
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
         let fail = |kind, reason: &str| EngineError::resume(session, kind, reason);
+        let in_use = || fail(ErrorKind::Busy, "this session is already in use");
+        if !self.state().untouched() {
+            return Err(in_use());
+        }
         let path = self
             .services
             .saver
@@ -241,9 +245,11 @@ impl Session {
             .ok_or_else(|| fail(ErrorKind::InvalidParams, "saving sessions is switched off"))?;
         let saved =
             snapshot::read(&path).map_err(|err| EngineError::resume(session, err.kind(), err))?;
+        // Nothing of the file is taken before it was read whole; checked again under the
+        // lock that takes it, in case something was sent meanwhile.
         let mut state = self.state();
         if !state.untouched() {
-            return Err(fail(ErrorKind::Busy, "this session is already in use"));
+            return Err(in_use());
         }
         // A snapshot is data, not configuration: a mode saved in it (or edited into it) never
         // raises a conversation above the session's, which trusted configuration set.

@@ -56,6 +56,9 @@ pub(crate) struct Session {
     services: Services,
     state: Arc<Mutex<State>>,
     driver: Arc<Driver>,
+    /// Held for the whole of [`Session::shutdown`]; `true` once it has run. A second caller
+    /// waits here for the first to finish, then returns.
+    ended: tokio::sync::Mutex<bool>,
 }
 
 impl Session {
@@ -115,6 +118,7 @@ impl Session {
                 services,
                 state,
                 driver: Arc::new(driver),
+                ended: tokio::sync::Mutex::new(false),
             }
         }))
     }
@@ -204,7 +208,9 @@ impl Session {
     }
 
     /// Queues input for `conversation`, with base instructions for this task only when
-    /// given, after checking it can run.
+    /// given, after checking it can run. The input rule, the same for every door: it must
+    /// hold an image or some text that is not only whitespace, and its text must fit in
+    /// `maxPromptBytes`.
     pub fn send(
         &self,
         conversation: ConversationId,
@@ -212,6 +218,7 @@ impl Session {
         base_instructions: Option<String>,
     ) -> Result<coder_protocol::TaskId, EngineError> {
         self.conversation(conversation)?;
+        check_not_empty(&items)?;
         self.check_prompt_size(&items)?;
         self.require_model()?;
         let mut plan = TaskPlan::new(conversation, items, 0);
@@ -237,9 +244,22 @@ impl Session {
         Ok(())
     }
 
-    /// Ends the session: interrupts the running task, drops queued ones, saves the snapshot
-    /// a last time, shuts the MCP servers down and removes the private temporary directory.
+    /// Ends the session, in this order: every open permission request is denied (the model
+    /// reads that the session ended), the running task is interrupted, queued ones are
+    /// dropped (a pending handoff call gets a result saying so), the snapshot is saved a last
+    /// time, the MCP servers are shut down (their processes waited for) and the private
+    /// temporary directory is removed. Idempotent: a later or concurrent call waits until
+    /// the first has finished, then returns.
     pub async fn shutdown(&self) {
+        let mut ended = self.ended.lock().await;
+        if std::mem::replace(&mut *ended, true) {
+            return;
+        }
+        // Denied first, so the task records the denial as the call's result before it sees
+        // the interruption.
+        self.services
+            .permissions
+            .withdraw_all(crate::permissions::SESSION_ENDED);
         if self.driver.stop_all() {
             // The task records its interruption on its way out; the snapshot should hold it.
             self.driver.until_stopped().await;
@@ -253,11 +273,31 @@ impl Session {
         self.remove_temp_dir();
     }
 
-    /// What [`Session::shutdown`] can do without waiting.
+    /// What [`Session::shutdown`] can do without waiting: the running task is cancelled and
+    /// its commands killed at once (their futures may never run again), saving stops, MCP
+    /// server processes are killed, the temporary directory is removed.
     pub fn shutdown_now(&self) {
+        self.services
+            .permissions
+            .withdraw_all(crate::permissions::SESSION_ENDED);
         self.driver.stop_all();
+        crate::process::end_cancelled_calls();
         self.close_saver();
+        self.services.mcp.kill_now();
         self.remove_temp_dir();
+    }
+}
+
+/// Refuses an input with no image and no text but whitespace.
+fn check_not_empty(items: &[InputItem]) -> Result<(), EngineError> {
+    let something = items.iter().any(|item| match item {
+        InputItem::Text { text } => !text.trim().is_empty(),
+        InputItem::Image { .. } => true,
+    });
+    if something {
+        Ok(())
+    } else {
+        Err(EngineError::empty_input())
     }
 }
 

@@ -188,7 +188,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         Some(policy) => Some(policy.audit().await),
         None => None,
     };
-    let (mut child, mut session) = crate::process::spawn_call(|| {
+    let (mut child, mut session) = crate::process::spawn_call(&ctx.cancel, || {
         crate::sandbox::spawn(command_line, ctx.sandbox.clone(), audit.as_ref())
     })
     .map_err(|err| format!("cannot start bash: {err}"))?;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use coder_core::{ConversationSpec, ProviderKind};
+use coder_protocol::methods::DestroyResult;
 use coder_protocol::{ConversationId, EngineState, Event, EventMsg, Mode};
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
@@ -769,5 +770,36 @@ async fn set_mode_cannot_loosen_a_conversation_past_the_session() {
         h.engine.mode(h.root).unwrap(),
         Mode::Plan,
         "narrowing stays free"
+    );
+}
+
+#[tokio::test]
+async fn the_front_doors_destroy_answers_every_refusal_as_not_ok_with_a_reason() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let h = Harness::new(&server, ProviderKind::OpenAi);
+    let other = h
+        .engine
+        .create_conversation(ConversationSpec::default())
+        .unwrap();
+    assert_eq!(
+        h.engine.conversation_destroy(other),
+        DestroyResult {
+            ok: true,
+            reason: None
+        }
+    );
+    assert_eq!(
+        h.engine.conversation_destroy(other),
+        DestroyResult {
+            ok: false,
+            reason: Some(format!("no conversation with id {other}"))
+        }
+    );
+    assert_eq!(
+        h.engine.conversation_destroy(h.root),
+        DestroyResult {
+            ok: false,
+            reason: Some("the root conversation cannot be destroyed".to_owned())
+        }
     );
 }

@@ -46,6 +46,32 @@ async fn a_prompt_over_max_prompt_bytes_is_refused_before_anything_is_queued() {
 }
 
 #[tokio::test]
+async fn an_input_without_an_image_or_text_but_whitespace_is_refused() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let h = Harness::new(&server, ProviderKind::OpenAi);
+    let text = |text: &str| InputItem::Text {
+        text: text.to_owned(),
+    };
+    for items in [vec![], vec![text("")], vec![text(" \n\t"), text("  ")]] {
+        let err = h.engine.send_items(h.root, items.clone()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidParams, "{items:?}");
+        assert_eq!(
+            err.to_string(),
+            "the input is empty: give some text (not only whitespace), an image, or both"
+        );
+    }
+    assert_eq!(h.engine.queued_tasks(), 0);
+    assert!(h.engine.history(h.root).unwrap().is_empty());
+    // An image alone is input.
+    let image = InputItem::Image {
+        image_url: "data:image/png;base64,AAAA".to_owned(),
+    };
+    h.engine.send_items(h.root, vec![text(" "), image]).unwrap();
+}
+
+#[tokio::test]
 async fn conversations_past_max_conversations_are_refused_to_the_api_and_the_model() {
     let server = MockModelServer::start(vec![
         MockResponse::tool_call("c1", "conv_create", json!({"user_instruction": "hi"})),

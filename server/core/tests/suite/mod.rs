@@ -10,6 +10,7 @@ mod permissions;
 mod races;
 mod sandbox;
 mod sessions;
+mod shutdown;
 mod streaming;
 mod support;
 mod tool_names;

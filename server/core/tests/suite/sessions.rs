@@ -261,3 +261,53 @@ async fn last_active_at_is_saved_and_survives_a_resume() {
     assert_eq!(engine.list_conversations()[0].last_active_at, active);
     engine.shutdown_now();
 }
+
+#[tokio::test]
+async fn a_failed_resume_leaves_the_session_fresh_and_usable() {
+    let server = MockModelServer::start(vec![MockResponse::text("hi")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let own_id = h.engine.session_id();
+    // A file whose root is well-formed but whose other conversation is not: nothing of it
+    // may be taken.
+    let corrupt = coder_protocol::SessionId::new();
+    let sessions = h.workspace.path().join(".coder/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join(format!("{corrupt}.json")),
+        json!({
+            "version": 1,
+            "sessionId": corrupt.to_string(),
+            "model": "m",
+            "messages": [{"role": "user", "content": "old question"}],
+            "conversations": [{"no": "conversation"}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let unknown = coder_protocol::SessionId::new();
+    for (session, kind) in [
+        (corrupt, ErrorKind::InvalidParams),
+        (unknown, ErrorKind::NotFound),
+    ] {
+        let err = h.engine.resume(session).unwrap_err();
+        assert_eq!(err.kind(), kind, "{err}");
+        assert!(
+            err.message()
+                .starts_with(&format!("cannot resume session {session}: ")),
+            "{err}"
+        );
+        assert_eq!(h.engine.session_id(), own_id);
+        let list = h.engine.list_conversations();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].message_count, 0);
+    }
+    let events = h.run("hello").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.msg, EventMsg::TaskComplete { .. }))
+    );
+    assert_eq!(h.engine.history(h.root).unwrap().len(), 2);
+}

@@ -195,6 +195,20 @@ async fn methods_without_params_and_unknown_conversations_get_clear_answers() {
         )
         .await;
     assert_eq!(empty["error"]["code"], -32602, "{empty}");
+    assert_eq!(empty["error"]["data"]["kind"], "invalid_params", "{empty}");
+    // Whitespace only is empty input too: the engine's error, as every door gives it.
+    for params in [
+        json!({"conversationId": root, "text": " \n\t "}),
+        json!({"conversationId": root, "items": [{"type": "text", "text": "  "}]}),
+    ] {
+        let blank = client.request("conversation/send", params, &mut seen).await;
+        assert_eq!(blank["error"]["code"], -32602, "{blank}");
+        assert_eq!(blank["error"]["data"]["kind"], "invalid_params", "{blank}");
+        assert_eq!(
+            blank["error"]["message"],
+            "the input is empty: give some text (not only whitespace), an image, or both"
+        );
+    }
     client.stop().await;
 }
 

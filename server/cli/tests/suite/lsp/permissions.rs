@@ -120,3 +120,43 @@ async fn a_malformed_answer_is_a_denial_and_the_task_goes_on() {
     }
     client.stop().await;
 }
+
+#[tokio::test]
+async fn a_request_open_at_shutdown_is_denied_and_the_saved_session_is_valid() {
+    let server = MockModelServer::start(vec![MockResponse::tool_call(
+        "c1",
+        "write",
+        json!({"path": "made.txt", "content": "x\n"}),
+    )])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    let init = client.initialize(json!({})).await;
+    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let conversation = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&conversation, "write", &mut seen).await;
+    // Asked, and never answered: the editor shuts the server down instead.
+    client.server_request("permission/request", &mut seen).await;
+    client.stop().await;
+
+    let path = workspace
+        .path()
+        .join(format!(".coder/sessions/{session}.json"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let messages = saved["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("the call has no result: {messages:#?}"));
+    assert!(
+        result.starts_with("The session ended before anyone answered this permission request"),
+        "{result}"
+    );
+    assert!(!workspace.path().join("made.txt").exists());
+}

@@ -244,3 +244,43 @@ async fn a_session_killed_during_a_handoff_resumes_with_the_pending_call_closed(
     );
     resumed.stop().await;
 }
+
+#[tokio::test]
+async fn a_resume_that_fails_fails_initialize_with_its_kind_and_a_fresh_initialize_works() {
+    let server = MockModelServer::start(vec![MockResponse::text("fresh")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let corrupt = "0192f0c4-0000-7000-8000-000000000001";
+    let sessions = workspace.path().join(".coder/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(sessions.join(format!("{corrupt}.json")), "{half a file").unwrap();
+    let unknown = "0192f0c4-0000-7000-8000-000000000002";
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    for (session, kind) in [(corrupt, "invalid_params"), (unknown, "not_found")] {
+        let failed = client
+            .request(
+                "initialize",
+                json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+                &mut Vec::new(),
+            )
+            .await;
+        assert_eq!(failed["error"]["code"], -32602, "{failed}");
+        assert_eq!(failed["error"]["data"]["kind"], kind, "{failed}");
+        let message = failed["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("cannot resume session {session}: ")),
+            "{message}"
+        );
+    }
+    // Initialized again without it, the session is new and works.
+    let init = client.initialize(json!({})).await;
+    let coder = &init["result"]["capabilities"]["experimental"]["coder"];
+    assert_eq!(coder["historyLoaded"], 0);
+    assert_ne!(coder["sessionId"], corrupt);
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "hello", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
+}
