@@ -324,6 +324,7 @@ test("a call only a person may allow is offered without \"allow\" (always)", asy
   assert.deepEqual(Object.keys(request.options), ["agree", "refuse"]);
   core.respondToToolPermission({ toolName: request.toolName, selected: "refuse" });
   await idle;
+});
 
 test("a resume that fails emits session:error with the engine's kind, then a fresh session:ready", async (t) => {
   const { url } = await startMock(t, [text("fresh")]);
