@@ -154,3 +154,16 @@ test("interrupt ends the running task as aborted, and the conversation goes on",
   assert.deepEqual(await session.destroy(second), { ok: true });
   connection.dispose();
 });
+
+test("ask follows a handoff to its continuation and resolves with the work's last message", async (t) => {
+  const toolCall = (id, name, args) => ({ kind: "stream", chunks: [{ type: "tool_call", id, name, arguments: JSON.stringify(args) }] });
+  const url = await startMock(t, [
+    toolCall("c1", "conv_create", { user_instruction: "Summarise the plan." }),
+    text("The plan, summarised."),
+    text("Done with the handoff."),
+  ]);
+  const { connection, session } = await startServer(t, url);
+  const conversationId = await session.create();
+  assert.equal(await session.ask(conversationId, "delegate"), "Done with the handoff.");
+  connection.dispose();
+});
