@@ -13,7 +13,7 @@ use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::ActiveModel;
 use crate::process::ToolEnv;
-use crate::prompt::system_prompt;
+use crate::prompt::{Environment, PromptInputs, system_prompt};
 use crate::sync::lock;
 use crate::tools::{ToolContext, ToolRegistry};
 use crate::turn::{
@@ -241,7 +241,16 @@ impl Session {
             if !conv.context.tools_prefs.include_plan_tool {
                 hidden.push("todo_write".to_owned());
             }
-            let mut system = system_prompt(base, &config.workspace, config.started_in.as_deref());
+            let environment =
+                Environment::current(&config.workspace, config.started_in.as_deref());
+            let mut system = system_prompt(&PromptInputs {
+                base,
+                environment: &environment,
+                mode: conv.mode,
+                rules: &[],
+                // Filled by the skills loader once there is one.
+                skills: None,
+            });
             // Custom instructions are left as given, unless they include the built-in prompt.
             let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
             if built_in && hidden.iter().any(|name| name == "apply_patch") {
