@@ -22,3 +22,20 @@ const BUILT_IN_PROMPT: &str = include_str!("built_in.md");
 pub fn built_in_prompt() -> &'static str {
     BUILT_IN_PROMPT
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolRegistry;
+
+    #[test]
+    fn the_built_in_prompt_tells_how_to_use_every_built_in_tool() {
+        for tool in ToolRegistry::builtin() {
+            let name = format!("`{}`", tool.name());
+            assert!(BUILT_IN_PROMPT.contains(&name), "{name} is not explained");
+        }
+        for topic in ["# Checking your work", "# Safety", "# Reporting", "`path:line`"] {
+            assert!(BUILT_IN_PROMPT.contains(topic), "{topic}");
+        }
+    }
+}
