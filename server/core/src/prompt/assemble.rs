@@ -38,7 +38,9 @@ impl Environment {
             started_in: started_in.map(Path::to_path_buf),
             platform: std::env::consts::OS.to_owned(),
             date: now.get(..10).unwrap_or(&now).to_owned(),
-            shell: std::env::var("SHELL").ok().filter(|shell| !shell.is_empty()),
+            shell: std::env::var("SHELL")
+                .ok()
+                .filter(|shell| !shell.is_empty()),
             git: workspace.join(".git").exists(),
         }
     }

@@ -34,7 +34,12 @@ mod tests {
             let name = format!("`{}`", tool.name());
             assert!(BUILT_IN_PROMPT.contains(&name), "{name} is not explained");
         }
-        for topic in ["# Checking your work", "# Safety", "# Reporting", "`path:line`"] {
+        for topic in [
+            "# Checking your work",
+            "# Safety",
+            "# Reporting",
+            "`path:line`",
+        ] {
             assert!(BUILT_IN_PROMPT.contains(topic), "{topic}");
         }
     }

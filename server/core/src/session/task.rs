@@ -13,6 +13,7 @@ use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::ActiveModel;
 use crate::process::ToolEnv;
+use crate::prompt::rules::load_rules;
 use crate::prompt::{Environment, PromptInputs, system_prompt};
 use crate::sync::lock;
 use crate::tools::{ToolContext, ToolRegistry};
@@ -228,6 +229,14 @@ impl Session {
         if let Some(message) = user_message(&plan.input) {
             lock(conversation).record([message]);
         }
+        let rules = load_rules(
+            &config.workspace,
+            config.started_in.as_deref(),
+            config.user_rules_file().as_deref(),
+        );
+        for warning in rules.warnings {
+            events.warning(warning);
+        }
         let (system, hidden) = {
             let conv = lock(conversation);
             let base = plan
@@ -241,13 +250,12 @@ impl Session {
             if !conv.context.tools_prefs.include_plan_tool {
                 hidden.push("todo_write".to_owned());
             }
-            let environment =
-                Environment::current(&config.workspace, config.started_in.as_deref());
+            let environment = Environment::current(&config.workspace, config.started_in.as_deref());
             let mut system = system_prompt(&PromptInputs {
                 base,
                 environment: &environment,
                 mode: conv.mode,
-                rules: &[],
+                rules: &rules.files,
                 // Filled by the skills loader once there is one.
                 skills: None,
             });
