@@ -181,6 +181,12 @@ impl NativeEngine {
         to_json(self.engine.list_conversations())
     }
 
+    /// The rules files the system prompt holds now, in its order (the nearest last).
+    #[napi(ts_return_type = "import('../ts/protocol').RuleInfo[]")]
+    pub fn rules(&self) -> Result<Value> {
+        to_json(self.engine.rules())
+    }
+
     #[napi(ts_return_type = "import('../ts/protocol').HistoryEntry[]")]
     pub fn history(&self, conversation_id: String, limit: Option<u32>) -> Result<Value> {
         let entries = self

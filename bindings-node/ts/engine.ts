@@ -16,6 +16,7 @@ import type {
   Mode,
   ModelOptions,
   PermissionDecision,
+  RuleInfo,
 } from "./protocol";
 
 // The option types are generated from the Rust definitions (`coder_protocol::options`).
@@ -133,6 +134,14 @@ export class Engine {
 
   setMode(conversationId: string, mode: Mode): void {
     this.#live().setMode(conversationId, mode);
+  }
+
+  /**
+   * The rules files the system prompt holds now (`AGENTS.md`, `CLAUDE.md`, `.coder/rules/`,
+   * the user-level file), in the prompt's order, nearest last; see docs/prompt.md.
+   */
+  rules(): RuleInfo[] {
+    return this.#native.rules();
   }
 
   /** The running task as `[conversationId, taskId]`. */

@@ -438,6 +438,12 @@ export const CONVERSATION_INTERRUPT = "conversation/interrupt";
 export const SESSION_INTERRUPT = "session/interrupt";
 
 /**
+ * The rules files the system prompt holds now (user level, `.coder/rules/`, then
+ * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
+ */
+export const RULE_LIST = "rule/list";
+
+/**
  * Asks a person to approve a tool call.
  */
 export const PERMISSION_REQUEST = "permission/request";
@@ -458,6 +464,7 @@ export const METHODS = [
   CONVERSATION_DESTROY,
   CONVERSATION_INTERRUPT,
   SESSION_INTERRUPT,
+  RULE_LIST,
 ] as const;
 
 /**
@@ -603,6 +610,34 @@ export type InterruptResult = Record<symbol, never>;
 export type SessionInterruptParams = Record<symbol, never>;
 
 /**
+ * `rule/list` params: an empty object.
+ */
+export type RuleListParams = Record<symbol, never>;
+
+/**
+ * `rule/list` result: the rules files in the order the prompt tells them (nearest last).
+ */
+export type RuleListResult = { rules: Array<RuleInfo> };
+
+/**
+ * One rules file of the system prompt.
+ */
+export type RuleInfo = {
+  /**
+   * Where it was read.
+   */
+  path: string,
+  /**
+   * Its size on disk in bytes.
+   */
+  size: number,
+  /**
+   * Whether it was cut at the size limit (the prompt holds its beginning).
+   */
+  truncated: boolean,
+};
+
+/**
  * `conversation/event` params: one engine event, unchanged.
  */
 export type EventParams = { event: Event };
@@ -672,6 +707,11 @@ export type ClientRequests = {
    * continuations its handoffs queued (their calls get a result saying so).
    */
   "session/interrupt": { params: SessionInterruptParams, result: InterruptResult },
+  /**
+   * The rules files the system prompt holds now (user level, `.coder/rules/`, then
+   * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
+   */
+  "rule/list": { params: RuleListParams, result: RuleListResult },
 };
 
 /**

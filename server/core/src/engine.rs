@@ -95,6 +95,25 @@ impl Engine {
         self.session.save(Save::Again).await
     }
 
+    /// The rules files the system prompt holds, read now as a task would read them, in the
+    /// order the prompt tells them (the nearest last).
+    pub fn rules(&self) -> Vec<coder_protocol::methods::RuleInfo> {
+        let config = self.session.config();
+        crate::prompt::rules::load_rules(
+            &config.workspace,
+            config.started_in.as_deref(),
+            config.user_rules_file().as_deref(),
+        )
+        .files
+        .into_iter()
+        .map(|file| coder_protocol::methods::RuleInfo {
+            path: file.path.display().to_string(),
+            size: file.size,
+            truncated: file.truncated,
+        })
+        .collect()
+    }
+
     /// The conversation every session starts with; it cannot be destroyed.
     pub fn root_conversation(&self) -> ConversationId {
         self.session.root()

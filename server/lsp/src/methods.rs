@@ -11,8 +11,9 @@ use coder_protocol::InputItem;
 use coder_protocol::methods::{
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
     CONVERSATION_LIST, CONVERSATION_SEND, CreateParams, CreateResult, DestroyResult, HistoryParams,
-    HistoryResult, InterruptResult, ListParams, ListResult, SESSION_INTERRUPT, SendParams,
-    SendResult, SessionInterruptParams, TargetParams,
+    HistoryResult, InterruptResult, ListParams, ListResult, RULE_LIST, RuleListParams,
+    RuleListResult, SESSION_INTERRUPT, SendParams, SendResult, SessionInterruptParams,
+    TargetParams,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -134,6 +135,15 @@ impl Backend {
         contained(SESSION_INTERRUPT, async {
             self.engine()?.interrupt_session();
             Ok(InterruptResult {})
+        })
+        .await
+    }
+
+    pub(crate) async fn rules(&self, _: RuleListParams) -> Result<RuleListResult> {
+        contained(RULE_LIST, async {
+            Ok(RuleListResult {
+                rules: self.engine()?.rules(),
+            })
         })
         .await
     }

@@ -40,6 +40,9 @@ method_table! {
         /// continuations its handoffs queued (their calls get a result saying so).
         SessionInterrupt, SESSION_INTERRUPT = "session/interrupt":
             SessionInterruptParams => InterruptResult;
+        /// The rules files the system prompt holds now (user level, `.coder/rules/`, then
+        /// `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
+        RuleList, RULE_LIST = "rule/list": RuleListParams => RuleListResult;
     }
     server_requests {
         /// Asks a person to approve a tool call.
@@ -224,6 +227,28 @@ pub struct DestroyResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub reason: Option<String>,
+}
+
+/// `rule/list` params: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct RuleListParams {}
+
+/// `rule/list` result: the rules files in the order the prompt tells them (nearest last).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct RuleListResult {
+    pub rules: Vec<RuleInfo>,
+}
+
+/// One rules file of the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleInfo {
+    /// Where it was read.
+    pub path: String,
+    /// Its size on disk in bytes.
+    pub size: u64,
+    /// Whether it was cut at the size limit (the prompt holds its beginning).
+    pub truncated: bool,
 }
 
 /// `session/interrupt` params: an empty object.

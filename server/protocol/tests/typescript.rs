@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use coder_protocol::methods::{
     CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
     HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
-    PermissionParams, ProviderName, SendParams, SendResult, SessionInterruptParams, TargetParams,
+    PermissionParams, ProviderName, RuleInfo, RuleListParams, RuleListResult, SendParams,
+    SendResult, SessionInterruptParams, TargetParams,
 };
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
@@ -123,6 +124,9 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 DestroyResult,
                 InterruptResult,
                 SessionInterruptParams,
+                RuleListParams,
+                RuleListResult,
+                RuleInfo,
                 EventParams,
                 PermissionParams
             ]

@@ -7,6 +7,7 @@ mod lsp;
 mod processes;
 mod provider_errors;
 mod reply_limits;
+mod rules;
 mod sandbox;
 mod sandbox_git;
 mod secrets_of_coder;

@@ -469,6 +469,12 @@ impl Config {
         )
     }
 
+    /// The user-level rules file: `AGENTS.md` beside the user-level configuration file
+    /// (`~/.config/coder/AGENTS.md` by default).
+    pub fn user_rules_file(&self) -> Option<PathBuf> {
+        Some(self.user_file.as_deref()?.parent()?.join("AGENTS.md"))
+    }
+
     /// The provider, or the error that says how to configure one.
     pub fn require_provider(&self) -> Result<&ProviderConfig, ConfigError> {
         self.provider

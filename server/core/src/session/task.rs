@@ -13,7 +13,8 @@ use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::ActiveModel;
 use crate::process::ToolEnv;
-use crate::prompt::system_prompt;
+use crate::prompt::rules::load_rules;
+use crate::prompt::{Environment, PromptInputs, system_prompt};
 use crate::sync::lock;
 use crate::tools::{ToolContext, ToolRegistry};
 use crate::turn::{
@@ -228,6 +229,14 @@ impl Session {
         if let Some(message) = user_message(&plan.input) {
             lock(conversation).record([message]);
         }
+        let rules = load_rules(
+            &config.workspace,
+            config.started_in.as_deref(),
+            config.user_rules_file().as_deref(),
+        );
+        for warning in rules.warnings {
+            events.warning(warning);
+        }
         let (system, hidden) = {
             let conv = lock(conversation);
             let base = plan
@@ -241,7 +250,15 @@ impl Session {
             if !conv.context.tools_prefs.include_plan_tool {
                 hidden.push("todo_write".to_owned());
             }
-            let mut system = system_prompt(base, &config.workspace, config.started_in.as_deref());
+            let environment = Environment::current(&config.workspace, config.started_in.as_deref());
+            let mut system = system_prompt(&PromptInputs {
+                base,
+                environment: &environment,
+                mode: conv.mode,
+                rules: &rules.files,
+                // Filled by the skills loader once there is one.
+                skills: None,
+            });
             // Custom instructions are left as given, unless they include the built-in prompt.
             let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
             if built_in && hidden.iter().any(|name| name == "apply_patch") {

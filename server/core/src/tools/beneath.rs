@@ -68,6 +68,11 @@ impl WorkspaceDir {
         })
     }
 
+    /// The workspace root, resolved (no links in it).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// The whole content of the regular file at `path`; `None` when nothing is there.
     pub fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         let mut file = match self.open_file(path) {

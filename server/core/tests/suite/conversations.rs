@@ -803,3 +803,30 @@ async fn the_front_doors_destroy_answers_every_refusal_as_not_ok_with_a_reason()
         }
     );
 }
+
+#[tokio::test]
+async fn the_system_prompt_holds_environment_and_mode_and_follows_a_mode_change() {
+    let server = MockModelServer::start(vec![MockResponse::text("a"), MockResponse::text("b")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.set_mode(h.root, Mode::Plan).unwrap();
+    h.engine.send(h.root, "plan it").unwrap();
+    until_idle(&mut h).await;
+    h.engine.set_mode(h.root, Mode::Default).unwrap();
+    h.engine.send(h.root, "now do it").unwrap();
+    until_idle(&mut h).await;
+    let planning = system_of(&server, 0);
+    for section in [
+        "\n# Environment\nWorking directory: ",
+        "\nPlatform: ",
+        "\nGit repository: ",
+        "\nToday's date: ",
+        "\n# Mode\nYou are in plan mode.",
+    ] {
+        assert!(planning.contains(section), "{section:?} in {planning}");
+    }
+    let editing = system_of(&server, 1);
+    assert!(!editing.contains("plan mode"), "{editing}");
+    assert!(editing.contains("\n# Mode\nDefault mode:"), "{editing}");
+}

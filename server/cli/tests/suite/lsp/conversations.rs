@@ -598,3 +598,24 @@ async fn input_queued_for_a_conversation_destroyed_before_it_ran_ends_with_task_
     assert_eq!(ends, [("task_dropped", "conversation_destroyed")]);
     client.stop().await;
 }
+
+#[tokio::test]
+async fn rule_list_names_the_rules_files_in_prompt_order() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("AGENTS.md"), "Be brief.").unwrap();
+    std::fs::create_dir_all(workspace.path().join(".coder/rules")).unwrap();
+    std::fs::write(workspace.path().join(".coder/rules/style.md"), "Tabs.").unwrap();
+    let mut client = Client::start(workspace.path(), &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    let answer = client.request("rule/list", json!({}), &mut seen).await;
+    let root = workspace.path().canonicalize().unwrap();
+    assert_eq!(
+        answer["result"],
+        json!({"rules": [
+            {"path": root.join(".coder/rules/style.md"), "size": 5, "truncated": false},
+            {"path": root.join("AGENTS.md"), "size": 9, "truncated": false},
+        ]})
+    );
+}

@@ -1,0 +1,46 @@
+//! The system prompt: what the model is told before the conversation's history.
+//!
+//! [`assemble::system_prompt`] puts it together for every task from, in order: the
+//! conversation's base instructions (or a per-turn override) or the built-in prompt
+//! (`built_in.md`); the environment ([`Environment`]); the conversation's mode, with plan
+//! mode's own guidance (`plan.md`); the rules files ([`rules`]); and a summary of the
+//! available skills. Everything in it is stable between the turns of a conversation (no
+//! clock time, no counters; the date changes once a day) so that providers' prompt caches
+//! keep hitting. [`shapes`] keeps one shared copy of equal prompts.
+
+mod assemble;
+pub(crate) mod rules;
+mod shapes;
+
+pub(crate) use assemble::{Environment, PromptInputs, system_prompt};
+pub(crate) use shapes::{PromptShape, PromptShapes};
+
+const BUILT_IN_PROMPT: &str = include_str!("built_in.md");
+
+/// The built-in prompt, for front doors that put their own instructions before or after it
+/// (a conversation's base instructions replace it).
+pub fn built_in_prompt() -> &'static str {
+    BUILT_IN_PROMPT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolRegistry;
+
+    #[test]
+    fn the_built_in_prompt_tells_how_to_use_every_built_in_tool() {
+        for tool in ToolRegistry::builtin() {
+            let name = format!("`{}`", tool.name());
+            assert!(BUILT_IN_PROMPT.contains(&name), "{name} is not explained");
+        }
+        for topic in [
+            "# Checking your work",
+            "# Safety",
+            "# Reporting",
+            "`path:line`",
+        ] {
+            assert!(BUILT_IN_PROMPT.contains(topic), "{topic}");
+        }
+    }
+}
