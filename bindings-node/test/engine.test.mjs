@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { createRequire } from "node:module";
@@ -356,4 +356,28 @@ test("the SDK's own throws carry an engine code too", async (t) => {
   const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
   await engine.dispose();
   assert.throws(() => engine.send(engine.rootConversation, "again"), { code: "invalid_params", message: /disposed/ });
+});
+
+test("rules lists the instruction files the model is given, in order", async (t) => {
+  const { url, requests } = await startMock(t, [text("ok")]);
+  const dir = workspace();
+  writeFileSync(join(dir, "AGENTS.md"), "Run the tests with make check.\n");
+  mkdirSync(join(dir, ".coder/rules"), { recursive: true });
+  writeFileSync(join(dir, ".coder/rules/style.md"), "Two-space indents.\n");
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const rules = engine.rules().filter((rule) => rule.path.startsWith(dir) || !rule.path.startsWith("/"));
+  assert.deepEqual(rules.map((rule) => [rule.path.split("/").slice(-2).join("/"), rule.truncated]), [
+    ["rules/style.md", false],
+    [dir.split("/").at(-1) + "/AGENTS.md", false],
+  ]);
+  const events = engine.events();
+  const task = engine.send(engine.rootConversation, "hello");
+  for (;;) {
+    const { value: event } = await events.next();
+    if (event.type === "task_complete" && event.taskId === task) break;
+  }
+  const [request] = await requests();
+  const system = request.body.messages[0].content;
+  assert.ok(system.indexOf("Two-space indents.") < system.indexOf("Run the tests with make check."), system);
 });
