@@ -21,7 +21,7 @@ use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
     EngineState, ErrorKind, Event, EventMsg, FunctionCall, HistoryAttachment, HistoryEntry,
     InputItem, Mode, PermissionDecision, PolicyDecision, Preset, RequestedToolCall, Role,
-    SessionId, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
+    FileReference, FileReferenceKind, LineRange, SessionId, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -87,6 +87,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
         section!("error.rs", [ErrorKind]),
         section!("usage.rs", [TokenUsage]),
         section!("todo.rs", [TodoItem, TodoStatus]),
+        section!("reference.rs", [FileReference, FileReferenceKind, LineRange]),
         section!(
             "message.rs",
             [Role, ChatMessage, Attachment, ToolCall, FunctionCall]

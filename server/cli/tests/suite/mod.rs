@@ -5,6 +5,7 @@ mod grep;
 mod hostile_output;
 mod lsp;
 mod processes;
+mod references;
 mod provider_errors;
 mod reply_limits;
 mod sandbox;

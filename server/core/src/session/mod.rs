@@ -22,6 +22,7 @@
 //! may call back into the engine). Conversation locks are never held across an `.await`.
 
 mod calls;
+mod input;
 mod conversations;
 pub(crate) mod driver;
 mod services;
