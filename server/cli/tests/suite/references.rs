@@ -81,7 +81,10 @@ async fn every_reference_form_is_attached_as_a_reminder_after_the_input() {
                  and look at @dot.png; mail me@example.com";
     let (server, events) = run(dir.path(), input).await;
     let texts = user_texts(&server);
-    assert_eq!(texts[0], input, "the user's own words come first, unchanged");
+    assert_eq!(
+        texts[0], input,
+        "the user's own words come first, unchanged"
+    );
     let reminders = &texts[1];
     let lib_range = "<system-reminder>\nThe user's message refers to @src/lib.rs; here are its \
                      lines 10-12 of 50, numbered as the read tool numbers them:\n    10\tline \
@@ -89,7 +92,9 @@ async fn every_reference_form_is_attached_as_a_reminder_after_the_input() {
     assert!(reminders.starts_with(lib_range), "{reminders}");
     assert!(reminders.contains("lines 49-49 of 50"), "{reminders}");
     assert!(
-        reminders.contains("here are its lines 1-1 of 1, numbered as the read tool numbers them:\n     1\tspaced"),
+        reminders.contains(
+            "here are its lines 1-1 of 1, numbered as the read tool numbers them:\n     1\tspaced"
+        ),
         "{reminders}"
     );
     assert!(
@@ -103,7 +108,9 @@ async fn every_reference_form_is_attached_as_a_reminder_after_the_input() {
     assert!(reminders.contains("the image @dot.png"), "{reminders}");
     // The image goes as image input (after the reminders, as OpenAI takes images).
     assert!(
-        texts.iter().any(|t| t.contains("data:image/png;base64,iVBORw==")),
+        texts
+            .iter()
+            .any(|t| t.contains("data:image/png;base64,iVBORw==")),
         "{texts:?}"
     );
     assert_eq!(
@@ -129,12 +136,14 @@ async fn unknown_outside_and_protected_paths_become_reminders_not_errors() {
         "{reminders}"
     );
     assert!(
-        reminders.contains("mentions @.git/config, but nothing was attached for it: it is protected"),
+        reminders
+            .contains("mentions @.git/config, but nothing was attached for it: it is protected"),
         "{reminders}"
     );
     assert!(!reminders.contains("[core]"), "{reminders}");
     assert!(
-        reminders.contains("mentions @nope.rs, but nothing was attached for it: nope.rs does not exist"),
+        reminders
+            .contains("mentions @nope.rs, but nothing was attached for it: nope.rs does not exist"),
         "{reminders}"
     );
     let refs = file_references(&events);
@@ -146,10 +155,18 @@ async fn unknown_outside_and_protected_paths_become_reminders_not_errors() {
         .collect();
     assert_eq!(
         kinds,
-        [("../outside", "refused"), (".git/config", "refused"), ("nope.rs", "refused")]
+        [
+            ("../outside", "refused"),
+            (".git/config", "refused"),
+            ("nope.rs", "refused")
+        ]
     );
     assert!(refs[1]["error"].as_str().unwrap().contains("protected"));
-    assert!(events.iter().any(|e| e["type"] == "task_complete" && e.get("error").is_none()));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "task_complete" && e.get("error").is_none())
+    );
 }
 
 #[tokio::test]

@@ -104,7 +104,10 @@ fn text_file(
     let end_asked = wanted_end.unwrap_or(total).min(total);
     let truncated = last < end_asked;
     let (lines, reminder) = if total == 0 {
-        (None, format!("The user's message refers to @{path}, which is empty."))
+        (
+            None,
+            format!("The user's message refers to @{path}, which is empty."),
+        )
     } else {
         let mut reminder = format!(
             "The user's message refers to @{path}; here are its lines {first}-{last} of \
@@ -134,7 +137,9 @@ fn cut_to_bytes(numbered: &mut Numbered) {
     if numbered.text.len() <= MAX_BYTES {
         return;
     }
-    let end = numbered.text[..MAX_BYTES].rfind('\n').map_or(0, |at| at + 1);
+    let end = numbered.text[..MAX_BYTES]
+        .rfind('\n')
+        .map_or(0, |at| at + 1);
     numbered.text.truncate(end);
     let kept = numbered.text.matches('\n').count();
     numbered.last = (numbered.first + kept).saturating_sub(1);

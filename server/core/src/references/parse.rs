@@ -111,8 +111,14 @@ mod tests {
         check("see @a.rs#L10-40.", &[("a.rs", Some((10, Some(40))))]);
         check("see @a.rs#L7, and", &[("a.rs", Some((7, None)))]);
         check("open @\"my file.txt\" now", &[("my file.txt", None)]);
-        check("(@\"my file.txt\"#L2-3)", &[("my file.txt", Some((2, Some(3))))]);
-        check("@a.rs and @b.rs and @a.rs", &[("a.rs", None), ("b.rs", None)]);
+        check(
+            "(@\"my file.txt\"#L2-3)",
+            &[("my file.txt", Some((2, Some(3))))],
+        );
+        check(
+            "@a.rs and @b.rs and @a.rs",
+            &[("a.rs", None), ("b.rs", None)],
+        );
     }
 
     #[test]

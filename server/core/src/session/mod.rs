@@ -22,9 +22,9 @@
 //! may call back into the engine). Conversation locks are never held across an `.await`.
 
 mod calls;
-mod input;
 mod conversations;
 pub(crate) mod driver;
+mod input;
 mod services;
 mod state;
 mod task;

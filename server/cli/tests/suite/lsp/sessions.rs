@@ -87,7 +87,10 @@ async fn a_saved_session_resumes_with_its_history() {
         .await;
     let coder = &init["result"]["capabilities"]["experimental"]["coder"];
     assert_eq!(coder["sessionId"], session);
-    assert_eq!(coder["historyLoaded"], 3, "the input, its reminders, the reply");
+    assert_eq!(
+        coder["historyLoaded"], 3,
+        "the input, its reminders, the reply"
+    );
     resumed
         .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         .await;
