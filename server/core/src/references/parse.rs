@@ -6,13 +6,16 @@
 //! punctuation (`.`, `,`, `:`, `;`, `!`, `?`, closing brackets and quotes) is not part of an
 //! unquoted path.
 
+/// A `#L` range: its first line and, for `#L10-40`, its last (1-based).
+pub(crate) type Lines = (usize, Option<usize>);
+
 /// One `@` reference as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Reference {
     /// The path, without `@`, quotes or line range.
     pub path: String,
     /// `#L10-40` as `(10, Some(40))`, `#L10` as `(10, None)`.
-    pub lines: Option<(usize, Option<usize>)>,
+    pub lines: Option<Lines>,
 }
 
 /// The references of `text`, in order, each once.
@@ -73,7 +76,7 @@ fn one(text: &str) -> Option<(Reference, usize)> {
 }
 
 /// `10-40` or `10` (1-based; the end not before the start).
-fn line_range(text: &str) -> Option<(usize, Option<usize>)> {
+fn line_range(text: &str) -> Option<Lines> {
     let (start, end) = match text.split_once('-') {
         Some((start, end)) => (start, Some(end)),
         None => (text, None),
@@ -92,12 +95,12 @@ mod tests {
 
     use super::*;
 
-    fn check(text: &str, expected: &[(&str, Option<(usize, Option<usize>)>)]) {
-        let found: Vec<(String, Option<(usize, Option<usize>)>)> = references(text)
+    fn check(text: &str, expected: &[(&str, Option<Lines>)]) {
+        let found: Vec<(String, Option<Lines>)> = references(text)
             .into_iter()
             .map(|r| (r.path, r.lines))
             .collect();
-        let expected: Vec<(String, Option<(usize, Option<usize>)>)> = expected
+        let expected: Vec<(String, Option<Lines>)> = expected
             .iter()
             .map(|(path, lines)| ((*path).to_owned(), *lines))
             .collect();
