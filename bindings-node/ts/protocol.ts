@@ -170,6 +170,7 @@ export type EventMsg =
   | { "type": "task_dropped", reason: DropReason }
   | { "type": "state_changed", state: EngineState }
   | { "type": "todo_updated", todos: Array<TodoItem> }
+  | { "type": "file_reference", references: Array<FileReference> }
   | { "type": "warning", message: string }
   | { "type": "error", message: string, kind: ErrorKind };
 
@@ -246,6 +247,41 @@ export type TokenUsage = {
 export type TodoItem = { content: string, status: TodoStatus };
 
 export type TodoStatus = "pending" | "in_progress" | "completed";
+
+// reference.rs
+
+/**
+ * One `@` reference of an input and what became of it.
+ */
+export type FileReference = {
+  /**
+   * The path as the user wrote it (without `@`, quotes or `#L` range).
+   */
+  path: string,
+  kind: FileReferenceKind,
+  /**
+   * The lines attached (1-based, inclusive), for a text file.
+   */
+  lines?: LineRange,
+  /**
+   * Part of the file or listing was left out (too long).
+   */
+  truncated: boolean,
+  /**
+   * With `refused`: why nothing was attached (what the model was told too).
+   */
+  error?: string,
+};
+
+/**
+ * What an `@` reference attached.
+ */
+export type FileReferenceKind = "file" | "directory" | "image" | "refused";
+
+/**
+ * Lines `start..=end`, 1-based.
+ */
+export type LineRange = { start: number, end: number };
 
 // message.rs
 

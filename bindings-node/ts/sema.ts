@@ -429,6 +429,9 @@ export class CoderEngine {
           content: event.error,
         });
         break;
+      case "file_reference":
+        this.#emit("file:reference", { agentId, references: event.references });
+        break;
       case "todo_updated":
         this.#emit(
           "todos:update",

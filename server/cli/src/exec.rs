@@ -564,6 +564,11 @@ impl Printer for TextPrinter {
                 self.note("interrupted")?;
             }
             EventMsg::TaskComplete { .. } => self.end_side()?,
+            EventMsg::FileReference { references } => {
+                for reference in references {
+                    self.note(&reference_line(reference))?;
+                }
+            }
             EventMsg::TodoUpdated { todos } => {
                 let mut list = String::from("todos:");
                 for todo in todos {
@@ -627,4 +632,23 @@ fn first_line(text: &str) -> String {
         Some((first, _)) => format!("{first}…"),
         None => text.to_owned(),
     }
+}
+
+/// One `@` reference as `coder exec` shows it: what was attached, or why nothing was.
+fn reference_line(reference: &coder_protocol::FileReference) -> String {
+    use coder_protocol::FileReferenceKind;
+    let path = &reference.path;
+    let what = match (reference.kind, reference.lines, &reference.error) {
+        (FileReferenceKind::Refused, _, error) => {
+            return format!("@{path}: not attached: {}", error.as_deref().unwrap_or(""));
+        }
+        (FileReferenceKind::File, Some(lines), _) => {
+            format!("lines {}-{}", lines.start, lines.end)
+        }
+        (FileReferenceKind::File, None, _) => "empty file".to_owned(),
+        (FileReferenceKind::Directory, _, _) => "directory listing".to_owned(),
+        (FileReferenceKind::Image, _, _) => "image".to_owned(),
+    };
+    let cut = if reference.truncated { ", cut" } else { "" };
+    format!("@{path}: attached {what}{cut}")
 }

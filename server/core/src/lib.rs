@@ -18,6 +18,8 @@ pub mod model;
 mod permissions;
 pub mod process;
 mod prompt;
+mod references;
+mod reminders;
 mod sandbox;
 mod session;
 mod snapshot;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::{ConversationId, ErrorKind, TaskId, TodoItem, TokenUsage};
+use crate::{ConversationId, ErrorKind, FileReference, TaskId, TodoItem, TokenUsage};
 
 /// One engine event with its envelope.
 ///
@@ -190,6 +190,10 @@ pub enum EventMsg {
     StateChanged { state: EngineState },
     /// The conversation's todo list changed (the whole new list).
     TodoUpdated { todos: Vec<TodoItem> },
+    /// The `@` references of the task's input, in order, and what each attached (recorded
+    /// as system reminders after the input). Comes after `task_started`, before the first
+    /// reply; absent when the input has none.
+    FileReference { references: Vec<FileReference> },
     /// Something went wrong but the task goes on (a retry, a skipped malformed chunk).
     Warning { message: String },
     /// The task cannot go on; a `task_complete` follows, carrying the same `kind`.

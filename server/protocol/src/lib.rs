@@ -31,6 +31,7 @@ mod message;
 pub mod methods;
 pub mod options;
 mod permission;
+mod reference;
 pub mod table;
 mod todo;
 pub mod tools;
@@ -47,5 +48,6 @@ pub use event::{
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};
+pub use reference::{FileReference, FileReferenceKind, LineRange};
 pub use todo::{TodoItem, TodoStatus};
 pub use usage::TokenUsage;

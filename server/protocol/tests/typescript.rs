@@ -20,9 +20,10 @@ use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
-    EngineState, ErrorKind, Event, EventMsg, FunctionCall, HistoryAttachment, HistoryEntry,
-    InputItem, Mode, PermissionDecision, PolicyDecision, Preset, RequestedToolCall, Role,
-    SessionId, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
+    EngineState, ErrorKind, Event, EventMsg, FileReference, FileReferenceKind, FunctionCall,
+    HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, PermissionDecision,
+    PolicyDecision, Preset, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
+    TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -88,6 +89,10 @@ fn sections(cfg: &Config) -> Vec<Section> {
         section!("error.rs", [ErrorKind]),
         section!("usage.rs", [TokenUsage]),
         section!("todo.rs", [TodoItem, TodoStatus]),
+        section!(
+            "reference.rs",
+            [FileReference, FileReferenceKind, LineRange]
+        ),
         section!(
             "message.rs",
             [Role, ChatMessage, Attachment, ToolCall, FunctionCall]

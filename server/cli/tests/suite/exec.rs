@@ -223,7 +223,7 @@ async fn without_a_terminal_approvals_are_denied_unless_auto_approve() {
         stderr.contains("permission needed: write: made.txt"),
         "{stderr}"
     );
-    let told = server.requests()[1].body["messages"][3]["content"].clone();
+    let told = server.requests()[1].body["messages"][4]["content"].clone();
     assert!(told.as_str().unwrap().contains("--auto-approve"), "{told}");
 
     server.push(script());
@@ -438,7 +438,7 @@ async fn the_workspace_is_the_enclosing_git_root_from_a_subdirectory_or_with_cd(
     let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("started coder in src/deep"), "{system}");
     assert_eq!(
-        requests[1].body["messages"][3]["content"],
+        requests[1].body["messages"][4]["content"],
         "     1\tfrom the root\n"
     );
     assert!(repo.join(".coder/sessions").is_dir());
@@ -456,7 +456,7 @@ async fn the_workspace_is_the_enclosing_git_root_from_a_subdirectory_or_with_cd(
     let requests = server.requests();
     assert_eq!(requests[2].body["model"], "root-config-model");
     assert_eq!(
-        requests[3].body["messages"][3]["content"],
+        requests[3].body["messages"][4]["content"],
         "     1\tfrom the root\n"
     );
 }

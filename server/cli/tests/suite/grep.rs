@@ -85,7 +85,7 @@ async fn content_grep_with_a_head_limit_stays_small_on_huge_files() {
         peak < 50 * 1024,
         "peak resident {peak} kB (now {resident} kB), over 50 MB"
     );
-    let result = server.requests()[1].body["messages"][3]["content"]
+    let result = server.requests()[1].body["messages"][4]["content"]
         .as_str()
         .unwrap()
         .to_owned();

@@ -6,6 +6,7 @@ mod hostile_output;
 mod lsp;
 mod processes;
 mod provider_errors;
+mod references;
 mod reply_limits;
 mod rules;
 mod sandbox;

@@ -211,7 +211,7 @@ async fn a_base_instructions_file_outside_the_workspace_is_refused_to_the_model(
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "no conversation ran on the file");
-    let result = requests[1].body["messages"][3]["content"].as_str().unwrap();
+    let result = requests[1].body["messages"][4]["content"].as_str().unwrap();
     assert!(result.contains("outside the workspace"), "{result}");
     for request in &requests {
         assert!(!request.body.to_string().contains("root:x:0:0"));

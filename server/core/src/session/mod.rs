@@ -24,6 +24,7 @@
 mod calls;
 mod conversations;
 pub(crate) mod driver;
+mod input;
 mod services;
 mod state;
 mod task;

@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 
 use super::Session;
 use super::driver::{TaskPlan, TaskRunner};
-use crate::conversation::{Conversation, user_message};
+use crate::conversation::Conversation;
 use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::ActiveModel;
@@ -226,9 +226,6 @@ impl Session {
                 output,
             )]);
         }
-        if let Some(message) = user_message(&plan.input) {
-            lock(conversation).record([message]);
-        }
         let rules = load_rules(
             &config.workspace,
             config.started_in.as_deref(),
@@ -266,6 +263,10 @@ impl Session {
             }
             (system, hidden)
         };
+        let todo_offered = !hidden.iter().any(|name| name == "todo_write")
+            && self.services.tools.get("todo_write").is_some();
+        self.record_input(conversation, &plan.input, todo_offered, events)
+            .await;
         let Some(mcp_view) = self.mcp_view(conversation, &control, events).await else {
             lock(conversation).record([ChatMessage::user(INTERRUPT_MESSAGE)]);
             return interrupted(conversation.as_ref(), events, context_window);

@@ -13,7 +13,7 @@ mod glob;
 mod grep;
 pub(crate) mod paths;
 pub(crate) mod protected_files;
-mod read;
+pub(crate) mod read;
 pub(crate) mod shell_safety;
 mod todo_write;
 mod write;

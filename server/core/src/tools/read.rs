@@ -86,7 +86,7 @@ impl Tool for ReadTool {
     }
 }
 
-fn image_type(path: &str) -> Option<&'static str> {
+pub(crate) fn image_type(path: &str) -> Option<&'static str> {
     let extension = std::path::Path::new(path)
         .extension()?
         .to_str()?
@@ -98,7 +98,7 @@ fn image_type(path: &str) -> Option<&'static str> {
 }
 
 /// An image file as an attachment the model can see.
-fn read_image(
+pub(crate) fn read_image(
     workspace: &std::path::Path,
     requested: &str,
     media_type: &str,
@@ -126,12 +126,65 @@ fn read_image(
     Ok(output)
 }
 
-/// The numbered lines of a text file, or of the editor's text when the file is open there.
+/// The numbered lines of a text file, or of the editor's text when the file is open there,
+/// with a note when more lines exist.
 fn read_file(
     workspace: &std::path::Path,
     documents: Option<&dyn Documents>,
     args: &Args,
 ) -> Result<String, String> {
+    read_numbered(workspace, documents, args).map(Numbered::with_note)
+}
+
+/// Lines of a text file, numbered as `read` numbers them.
+#[derive(Debug)]
+pub(crate) struct Numbered {
+    /// `{number:>6}\t{line}\n` per line; a note when the file is empty.
+    pub text: String,
+    /// The first and last line shown (1-based); `last < first` when the file is empty.
+    pub first: usize,
+    pub last: usize,
+    /// The number of lines in the file.
+    pub total: usize,
+}
+
+impl Numbered {
+    /// The text, with a note saying which lines were shown when not all were.
+    fn with_note(mut self) -> String {
+        if self.total > 0 && (self.first > 1 || self.last < self.total) {
+            let Self {
+                first, last, total, ..
+            } = self;
+            self.text.push_str(&format!(
+                "(showing lines {first}-{last} of {total}; use offset and limit to read more)\n"
+            ));
+        }
+        self.text
+    }
+}
+
+/// Reads `path` (relative to the workspace, confined, the editor's text when open there)
+/// from line `offset` (1-based), at most `limit` lines, as `read` does.
+pub(crate) fn read_lines(
+    workspace: &std::path::Path,
+    documents: Option<&dyn Documents>,
+    path: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> Result<Numbered, String> {
+    let args = Args {
+        path: path.to_owned(),
+        offset,
+        limit,
+    };
+    read_numbered(workspace, documents, &args)
+}
+
+fn read_numbered(
+    workspace: &std::path::Path,
+    documents: Option<&dyn Documents>,
+    args: &Args,
+) -> Result<Numbered, String> {
     let (path, open) = resolve_readable(workspace, &args.path, documents)?;
     if let Some(text) = open {
         check_size(args, u64::try_from(text.len()).unwrap_or(u64::MAX))?;
@@ -189,8 +242,8 @@ fn check_text(args: &Args, head: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The lines `args` asks for, numbered, with a note when more lines exist.
-fn number_lines(args: &Args, reader: impl BufRead) -> Result<String, String> {
+/// The lines `args` asks for, numbered.
+fn number_lines(args: &Args, reader: impl BufRead) -> Result<Numbered, String> {
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     let mut out = String::new();
@@ -207,7 +260,12 @@ fn number_lines(args: &Args, reader: impl BufRead) -> Result<String, String> {
         out.push_str(&format!("{total:>6}\t{shown}\n"));
     }
     if total == 0 {
-        return Ok(format!("({} is empty)", args.path));
+        return Ok(Numbered {
+            text: format!("({} is empty)", args.path),
+            first: 1,
+            last: 0,
+            total,
+        });
     }
     if first > total {
         return Err(format!(
@@ -215,13 +273,12 @@ fn number_lines(args: &Args, reader: impl BufRead) -> Result<String, String> {
             args.path
         ));
     }
-    let last = (first + limit - 1).min(total);
-    if first > 1 || last < total {
-        out.push_str(&format!(
-            "(showing lines {first}-{last} of {total}; use offset and limit to read more)\n"
-        ));
-    }
-    Ok(out)
+    Ok(Numbered {
+        text: out,
+        first,
+        last: (first + limit - 1).min(total),
+        total,
+    })
 }
 
 #[cfg(test)]

@@ -69,7 +69,11 @@ async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
         .iter()
         .map(|m| format!("{:?}", m.role))
         .collect();
-    assert_eq!(roles, ["System", "User", "Assistant", "Tool", "Assistant"]);
+    assert_eq!(
+        roles,
+        ["System", "User", "User", "Assistant", "Tool", "Assistant"],
+        "the input and its reminders, then the turn"
+    );
     assert_eq!(saved.conversations.len(), 1);
     let system = saved.conversations[0].messages[0]
         .content
@@ -83,12 +87,13 @@ async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
     // A second engine on the same workspace takes the session up.
     let workspace = h.workspace.path().to_path_buf();
     let engine = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
-    assert_eq!(engine.resume(saved.session_id).unwrap(), 6);
+    // Each conversation's first input brought a reminder message.
+    assert_eq!(engine.resume(saved.session_id).unwrap(), 8);
     assert_eq!(engine.session_id(), saved.session_id);
     assert_eq!(engine.root_conversation(), h.root);
     assert_eq!(engine.mode(side).unwrap(), Mode::Plan);
     assert_eq!(
-        engine.conversation_history(side, None).unwrap()[1]
+        engine.conversation_history(side, None).unwrap()[2]
             .text
             .as_deref(),
         Some("side answer")
@@ -309,5 +314,8 @@ async fn a_failed_resume_leaves_the_session_fresh_and_usable() {
             .iter()
             .any(|e| matches!(e.msg, EventMsg::TaskComplete { .. }))
     );
-    assert_eq!(h.engine.history(h.root).unwrap().len(), 2);
+    assert_eq!(
+        super::support::without_reminders(h.engine.history(h.root).unwrap()).len(),
+        2
+    );
 }

@@ -218,3 +218,18 @@ pub fn last_tool_result(server: &MockModelServer) -> String {
         .map(|m| m["content"].as_str().unwrap().to_owned())
         .unwrap()
 }
+
+/// `history` without the reminders the engine records after an input (the first input's
+/// todo reminder), for tests about other things.
+pub fn without_reminders(
+    history: Vec<coder_protocol::ChatMessage>,
+) -> Vec<coder_protocol::ChatMessage> {
+    history
+        .into_iter()
+        .filter(|m| {
+            !m.content
+                .as_deref()
+                .is_some_and(|text| text.starts_with("<system-reminder>"))
+        })
+        .collect()
+}

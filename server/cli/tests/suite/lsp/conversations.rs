@@ -162,12 +162,17 @@ async fn history_list_and_destroy_over_the_wire() {
     let texts: Vec<(&str, &str)> = entries
         .iter()
         .map(|e| (e["role"].as_str().unwrap(), e["text"].as_str().unwrap()))
+        .map(|(role, text)| match text.starts_with("<system-reminder>") {
+            true => (role, "<system-reminder>"),
+            false => (role, text),
+        })
         .collect();
     assert_eq!(
         texts,
         [
             ("user", "You review Rust."),
             ("user", "Look at main.rs"),
+            ("user", "<system-reminder>"),
             ("assistant", "Noted.")
         ]
     );
@@ -187,7 +192,7 @@ async fn history_list_and_destroy_over_the_wire() {
     assert_eq!(conversations.len(), 1);
     let ours = &conversations[0];
     assert_eq!(ours["id"], id.as_str());
-    assert_eq!(ours["messageCount"], 3);
+    assert_eq!(ours["messageCount"], 4, "with the first input's reminders");
     assert_eq!(ours["isRoot"], true);
     assert!(ours["lastActiveAt"].as_str().unwrap().contains('T'));
 
@@ -278,8 +283,9 @@ async fn input_sent_while_a_task_runs_is_queued_and_runs_next() {
         .map(|e| e["text"].as_str().unwrap())
         .collect();
     assert_eq!(texts[0], "one");
-    assert_eq!(texts[2], "two");
-    assert_eq!(texts[3], "second");
+    assert!(texts[1].starts_with("<system-reminder>"), "{texts:?}");
+    assert_eq!(texts[3], "two");
+    assert_eq!(texts[4], "second");
     client.stop().await;
 }
 
@@ -477,11 +483,12 @@ async fn conv_send_to_a_conversation_waiting_for_its_handoff_is_refused() {
             )
         })
         .collect();
-    assert_eq!(root_request.len(), 3, "{root_request:?}");
+    assert_eq!(root_request.len(), 4, "{root_request:?}");
     assert_eq!(root_request[0], ("user".to_owned(), "delegate".to_owned()));
-    assert_eq!(root_request[2].0, "tool");
+    assert!(root_request[1].1.starts_with("<system-reminder>"));
+    assert_eq!(root_request[3].0, "tool");
     assert!(
-        root_request[2].1.contains("Here is the answer."),
+        root_request[3].1.contains("Here is the answer."),
         "{root_request:?}"
     );
     client.stop().await;

@@ -146,3 +146,46 @@ async fn without_apply_edit_an_edit_of_an_open_document_goes_to_disk() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "fn reply() {}\n");
     client.stop().await;
 }
+
+#[tokio::test]
+async fn an_at_reference_attaches_the_unsaved_buffer_and_the_todo_reminder_comes_once() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok"), MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let root_dir = workspace.path().canonicalize().unwrap();
+    let file = root_dir.join("lib.rs");
+    std::fs::write(&file, "fn on_disk() {}\n").unwrap();
+    let mut client = Client::start(&root_dir, &server, "balanced");
+    client.initialize(json!({})).await;
+    open(&mut client, &file, "fn in_buffer() {}\n").await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "explain @lib.rs", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.send_text(&root, "and again", &mut seen).await;
+    client.until_events("task_complete", 2, &mut seen).await;
+    let requests = server.requests();
+    let users = |i: usize| -> Vec<String> {
+        requests[i].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let first = users(0);
+    assert_eq!(first[0], "explain @lib.rs");
+    assert!(first[1].contains("     1\tfn in_buffer() {}"), "{first:?}");
+    assert!(!first[1].contains("on_disk"), "{first:?}");
+    assert!(first[1].contains("todo_write"), "{first:?}");
+    let second = users(1);
+    assert_eq!(
+        second.len(),
+        3,
+        "no reminders for the second input: {second:?}"
+    );
+    assert_eq!(second[2], "and again");
+    client.stop().await;
+}

@@ -102,17 +102,29 @@ async fn a_client_that_goes_away_mid_task_ends_the_task_and_the_server() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["system", "user", "assistant", "user"], "{snapshot}");
+    assert_eq!(
+        roles,
+        ["system", "user", "user", "assistant", "user"],
+        "{snapshot}"
+    );
     assert_eq!(messages[1]["content"], "talk");
     assert!(
         messages[2]["content"]
             .as_str()
             .unwrap()
-            .starts_with("slow "),
-        "the partial reply is kept: {}",
+            .starts_with("<system-reminder>"),
+        "the first input's reminders: {}",
         messages[2]
     );
-    assert_eq!(messages[3]["content"], "[Request interrupted by user]");
+    assert!(
+        messages[3]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("slow "),
+        "the partial reply is kept: {}",
+        messages[3]
+    );
+    assert_eq!(messages[4]["content"], "[Request interrupted by user]");
     assert_eq!(snapshot["conversationId"], root);
 }
 

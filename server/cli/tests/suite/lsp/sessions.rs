@@ -41,7 +41,7 @@ async fn a_saved_session_resumes_with_its_history() {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(saved["sessionId"], session);
     assert_eq!(saved["model"], "gpt-5");
-    assert_eq!(saved["messages"][2]["content"], "The answer is 42.");
+    assert_eq!(saved["messages"][3]["content"], "The answer is 42.");
     assert!(
         saved["tools"]
             .as_array()
@@ -87,7 +87,10 @@ async fn a_saved_session_resumes_with_its_history() {
         .await;
     let coder = &init["result"]["capabilities"]["experimental"]["coder"];
     assert_eq!(coder["sessionId"], session);
-    assert_eq!(coder["historyLoaded"], 2);
+    assert_eq!(
+        coder["historyLoaded"], 3,
+        "the input, its reminders, the reply"
+    );
     resumed
         .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         .await;
@@ -103,10 +106,21 @@ async fn a_saved_session_resumes_with_its_history() {
             &mut Vec::new(),
         )
         .await;
+    let mut entries = history["result"]["entries"].as_array().unwrap().clone();
+    let reminders = entries.remove(1);
+    assert!(
+        reminders["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("<system-reminder>"),
+        "the first input's reminders are kept: {reminders}"
+    );
     assert_eq!(
-        history["result"]["entries"],
-        json!([{"role": "user", "text": "What is the answer?"},
-               {"role": "assistant", "text": "The answer is 42."}])
+        entries,
+        [
+            json!({"role": "user", "text": "What is the answer?"}),
+            json!({"role": "assistant", "text": "The answer is 42."})
+        ]
     );
     let mut seen = Vec::new();
     resumed.send_text(&root, "Sure?", &mut seen).await;
@@ -119,6 +133,7 @@ async fn a_saved_session_resumes_with_its_history() {
         .iter()
         .filter(|m| m["role"] != "system")
         .map(|m| m["content"].as_str().unwrap())
+        .filter(|text| !text.starts_with("<system-reminder>"))
         .collect();
     assert_eq!(
         contents,
@@ -213,17 +228,21 @@ async fn a_session_killed_during_a_handoff_resumes_with_the_pending_call_closed(
         .iter()
         .filter(|m| m["role"] != "system")
         .map(|m| {
-            json!([
-                m["role"],
-                m["tool_call_id"],
-                m["content"].as_str().unwrap_or("")
-            ])
+            let content = m["content"].as_str().unwrap_or("");
+            // The first input's reminders, by their tag.
+            let content = if content.starts_with("<system-reminder>") {
+                "<system-reminder>"
+            } else {
+                content
+            };
+            json!([m["role"], m["tool_call_id"], content])
         })
         .collect();
     assert_eq!(
         messages,
         [
             json!(["user", null, "Delegate this."]),
+            json!(["user", null, "<system-reminder>"]),
             json!(["assistant", null, "First answer."]),
             json!(["assistant", null, ""]),
             json!([
