@@ -388,7 +388,9 @@ export type ConversationSummary = {
  */
 export type HistoryEntry = {
   /**
-   * `user` or `assistant`.
+   * `user`, `assistant`, or `reminder`: context the engine added after a user's input
+   * (`@` references' attachments, the first input's todo reminder), in
+   * `<system-reminder>` tags, which the model reads and a person did not write.
    */
   role: string,
   text?: string,

@@ -306,11 +306,15 @@ pub(crate) fn history_entries(history: &[ChatMessage], limit: Option<usize>) -> 
             if text.is_none() && m.attachments.is_empty() {
                 return None;
             }
+            let reminder = m.role == Role::User
+                && text
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with(crate::reminders::OPEN));
             Some(HistoryEntry {
-                role: if m.role == Role::User {
-                    "user"
-                } else {
-                    "assistant"
+                role: match m.role {
+                    _ if reminder => "reminder",
+                    Role::User => "user",
+                    _ => "assistant",
                 }
                 .to_owned(),
                 text,

@@ -62,7 +62,9 @@ pub struct ConversationSummary {
 /// A message of a conversation's history, without tool calls and outputs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 pub struct HistoryEntry {
-    /// `user` or `assistant`.
+    /// `user`, `assistant`, or `reminder`: context the engine added after a user's input
+    /// (`@` references' attachments, the first input's todo reminder), in
+    /// `<system-reminder>` tags, which the model reads and a person did not write.
     pub role: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

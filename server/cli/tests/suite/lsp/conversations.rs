@@ -172,7 +172,7 @@ async fn history_list_and_destroy_over_the_wire() {
         [
             ("user", "You review Rust."),
             ("user", "Look at main.rs"),
-            ("user", "<system-reminder>"),
+            ("reminder", "<system-reminder>"),
             ("assistant", "Noted.")
         ]
     );
