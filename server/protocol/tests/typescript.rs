@@ -11,9 +11,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
-    CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
-    HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
-    PermissionParams, ProviderName, SendParams, SendResult, SessionInterruptParams, TargetParams,
+    CoderCapabilities, CommandInfo, CommandListParams, CommandListResult, CommandSource,
+    CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams, HistoryResult,
+    InitializationOptions, InterruptResult, ListParams, ListResult, PermissionParams, ProviderName,
+    SendParams, SendResult, SessionInterruptParams, SkillInfo, SkillListParams, SkillListResult,
+    TargetParams,
 };
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
@@ -124,7 +126,14 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 InterruptResult,
                 SessionInterruptParams,
                 EventParams,
-                PermissionParams
+                PermissionParams,
+                CommandListParams,
+                CommandListResult,
+                CommandInfo,
+                CommandSource,
+                SkillListParams,
+                SkillListResult,
+                SkillInfo
             ]
         ),
         section!(

@@ -28,6 +28,8 @@ pub(crate) struct TaskPlan {
     pub input: Vec<InputItem>,
     /// Replaces the conversation's base instructions for this task only.
     pub base_instructions_override: Option<String>,
+    /// The model for this task only (a custom command's `model`).
+    pub model_override: Option<String>,
     /// The pending tool call this task answers first (a continuation task).
     pub closure: Option<Closure>,
     /// How many interrupting conversation tools led to this task.
@@ -58,6 +60,7 @@ impl TaskPlan {
             conversation_id,
             input,
             base_instructions_override: None,
+            model_override: None,
             closure: None,
             depth,
             chain: ChainId::new(),

@@ -167,10 +167,15 @@ impl Session {
             }
         };
         let conversation = self.conversation(plan.conversation_id);
-        let model = conversation
-            .as_ref()
-            .ok()
-            .and_then(|conversation| lock(conversation).context.model.clone())
+        let model = plan
+            .model_override
+            .clone()
+            .or_else(|| {
+                conversation
+                    .as_ref()
+                    .ok()
+                    .and_then(|conversation| lock(conversation).context.model.clone())
+            })
             .unwrap_or_else(|| active.settings.model.clone());
         events.emit(EventMsg::TaskStarted {
             model: model.clone(),
@@ -246,6 +251,13 @@ impl Session {
             let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
             if built_in && hidden.iter().any(|name| name == "apply_patch") {
                 system.push_str(NO_APPLY_PATCH_NOTE);
+            }
+            // The skills section (until the prompt assembly has a slot for it).
+            if !hidden.iter().any(|name| name == "skill")
+                && let Some(section) = crate::skills::skills_section(&self.services.skills)
+            {
+                system.push_str("\n");
+                system.push_str(&section);
             }
             (system, hidden)
         };
