@@ -307,7 +307,7 @@ impl Driver {
                     handoffs: plan.handoffs,
                     control: control.clone(),
                 });
-                Next::Run(plan, control)
+                Next::Run(Box::new(plan), control)
             }
             None if reported_running => {
                 queue.running = None;
@@ -341,7 +341,7 @@ impl Driver {
                     }
                     let ids = (plan.conversation_id, plan.task_id);
                     let chain = (plan.depth, plan.chain, plan.handoffs);
-                    let outcome = self.runner.run(plan, control).await;
+                    let outcome = self.runner.run(*plan, control).await;
                     {
                         let mut state = lock(&self.state);
                         state.queue.last_task = Some(ids);
@@ -402,7 +402,7 @@ impl Driver {
 }
 
 enum Next {
-    Run(TaskPlan, TaskControl),
+    Run(Box<TaskPlan>, TaskControl),
     Idle(Option<(ConversationId, TaskId)>),
     Stop,
 }

@@ -256,7 +256,7 @@ impl Session {
             if !hidden.iter().any(|name| name == "skill")
                 && let Some(section) = crate::skills::skills_section(&self.services.skills)
             {
-                system.push_str("\n");
+                system.push('\n');
                 system.push_str(&section);
             }
             (system, hidden)
