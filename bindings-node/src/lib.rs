@@ -187,6 +187,18 @@ impl NativeEngine {
         to_json(self.engine.rules())
     }
 
+    /// The slash commands, built-in then custom, for completion.
+    #[napi(ts_return_type = "import('../ts/protocol').CommandInfo[]")]
+    pub fn commands(&self) -> Result<Value> {
+        to_json(self.engine.commands())
+    }
+
+    /// The skills the model is told about.
+    #[napi(ts_return_type = "import('../ts/protocol').SkillInfo[]")]
+    pub fn skills(&self) -> Result<Value> {
+        to_json(self.engine.skills())
+    }
+
     #[napi(ts_return_type = "import('../ts/protocol').HistoryEntry[]")]
     pub fn history(&self, conversation_id: String, limit: Option<u32>) -> Result<Value> {
         let entries = self

@@ -6,6 +6,7 @@ import { native, type NativeEngine } from "./native";
 import { TASK_END_EVENTS } from "./protocol";
 import type {
   ChatMessage,
+  CommandInfo,
   ConversationSummary,
   CreateParams,
   DestroyResult,
@@ -17,6 +18,7 @@ import type {
   ModelOptions,
   PermissionDecision,
   RuleInfo,
+  SkillInfo,
 } from "./protocol";
 
 // The option types are generated from the Rust definitions (`coder_protocol::options`).
@@ -95,6 +97,19 @@ export class Engine {
 
   list(): ConversationSummary[] {
     return this.#native.list();
+  }
+
+  /**
+   * The slash commands a person can type (`/name args`): the built-in ones, then the custom
+   * ones (`.coder/commands/<name>.md`), with descriptions and argument hints, for completion.
+   */
+  commands(): CommandInfo[] {
+    return this.#native.commands();
+  }
+
+  /** The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about. */
+  skills(): SkillInfo[] {
+    return this.#native.skills();
   }
 
   history(conversationId: string, limit?: number): HistoryEntry[] {

@@ -482,6 +482,17 @@ export const SESSION_INTERRUPT = "session/interrupt";
 export const RULE_LIST = "rule/list";
 
 /**
+ * The slash commands a person can type: the built-in ones, then the custom ones
+ * (`.coder/commands/<name>.md`), for completion.
+ */
+export const COMMAND_LIST = "command/list";
+
+/**
+ * The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about.
+ */
+export const SKILL_LIST = "skill/list";
+
+/**
  * Asks a person to approve a tool call.
  */
 export const PERMISSION_REQUEST = "permission/request";
@@ -503,6 +514,8 @@ export const METHODS = [
   CONVERSATION_INTERRUPT,
   SESSION_INTERRUPT,
   RULE_LIST,
+  COMMAND_LIST,
+  SKILL_LIST,
 ] as const;
 
 /**
@@ -706,6 +719,62 @@ export type PermissionParams = {
 };
 
 /**
+ * `command/list` params: an empty object.
+ */
+export type CommandListParams = Record<symbol, never>;
+
+export type CommandListResult = { commands: Array<CommandInfo> };
+
+/**
+ * One slash command a person can type as `/name args`.
+ */
+export type CommandInfo = {
+  /**
+   * Typed after the `/`.
+   */
+  name: string,
+  description: string,
+  /**
+   * What the arguments are, for a person (`<file> [focus]`).
+   */
+  argumentHint?: string,
+  /**
+   * The model the command's task uses instead of the conversation's.
+   */
+  model?: string,
+  source: CommandSource,
+  /**
+   * The file a custom command comes from.
+   */
+  path?: string,
+};
+
+/**
+ * Where a command or a skill is defined.
+ */
+export type CommandSource = "builtin" | "workspace" | "user";
+
+/**
+ * `skill/list` params: an empty object.
+ */
+export type SkillListParams = Record<symbol, never>;
+
+export type SkillListResult = { skills: Array<SkillInfo> };
+
+/**
+ * One skill: a folder with a `SKILL.md`, which the model loads with the `skill` tool.
+ */
+export type SkillInfo = {
+  name: string,
+  description: string,
+  /**
+   * The skill's `SKILL.md`.
+   */
+  path: string,
+  source: CommandSource,
+};
+
+/**
  * The client's answer to `permission/request`.
  */
 export type PermissionResult = PermissionDecision;
@@ -750,6 +819,15 @@ export type ClientRequests = {
    * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
    */
   "rule/list": { params: RuleListParams, result: RuleListResult },
+  /**
+   * The slash commands a person can type: the built-in ones, then the custom ones
+   * (`.coder/commands/<name>.md`), for completion.
+   */
+  "command/list": { params: CommandListParams, result: CommandListResult },
+  /**
+   * The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about.
+   */
+  "skill/list": { params: SkillListParams, result: SkillListResult },
 };
 
 /**
@@ -872,6 +950,7 @@ export const BUILTIN_TOOLS = [
   "glob",
   "grep",
   "read",
+  "skill",
   "todo_write",
   "write",
 ] as const;
@@ -898,6 +977,7 @@ export type ToolName =
   | "glob"
   | "grep"
   | "read"
+  | "skill"
   | "todo_write"
   | "write"
   | "conv_create"

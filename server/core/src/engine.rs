@@ -249,13 +249,25 @@ impl Engine {
         self.session.tools().specs().to_vec()
     }
 
-    /// Each MCP server's status, by name.
+    /// The slash commands a person can type: the built-in ones, then the custom ones
+    /// (`.coder/commands/<name>.md` of the workspace, then of the user-level folder; the
+    /// workspace's wins a name), read from disk now.
+    pub fn commands(&self) -> Vec<coder_protocol::methods::CommandInfo> {
+        self.session.commands()
+    }
+
+    /// The skills the model is told about, as found when the session started.
+    pub fn skills(&self) -> Vec<coder_protocol::methods::SkillInfo> {
+        self.session.skills()
+    }
+
     /// What the OS sandbox enforces for this session's commands; `None` when commands run
     /// unconfined (`sandbox.enabled: false`, or nothing on this kernel confines them).
     pub fn sandbox_enforcement(&self) -> Option<SandboxEnforcement> {
         self.session.sandbox_enforcement()
     }
 
+    /// Each MCP server's status, by name.
     pub fn mcp_status(&self) -> std::collections::BTreeMap<String, ServerStatus> {
         self.session.mcp().statuses()
     }

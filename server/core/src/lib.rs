@@ -5,6 +5,7 @@
 //! [`coder_protocol::Event`]s. It knows nothing of LSP, napi or terminals, and it never builds
 //! its own tokio runtime: it spawns onto the runtime it was created in.
 
+mod commands;
 pub mod config;
 pub mod control_chars;
 mod conversation;
@@ -13,6 +14,7 @@ mod engine;
 mod error;
 pub mod event_json;
 mod events;
+mod frontmatter;
 pub mod mcp;
 pub mod model;
 mod permissions;
@@ -22,6 +24,7 @@ mod references;
 mod reminders;
 mod sandbox;
 mod session;
+pub mod skills;
 mod snapshot;
 mod sync;
 pub mod tools;

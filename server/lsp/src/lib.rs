@@ -21,9 +21,9 @@ use std::sync::{Arc, OnceLock};
 use coder_core::Engine;
 use coder_protocol::EventMsg;
 use coder_protocol::methods::{
-    CoderCapabilities, ConversationCreate, ConversationDestroy, ConversationHistory,
+    CoderCapabilities, CommandList, ConversationCreate, ConversationDestroy, ConversationHistory,
     ConversationInterrupt, ConversationList, ConversationSend, InitializationOptions, METHODS,
-    PROTOCOL_VERSION, RuleList, SessionInterrupt,
+    PROTOCOL_VERSION, RuleList, SessionInterrupt, SkillList,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -245,6 +245,8 @@ pub async fn serve_until(
     builder = route::<ConversationInterrupt>(builder, Backend::interrupt);
     builder = route::<SessionInterrupt>(builder, Backend::interrupt_session);
     builder = route::<RuleList>(builder, Backend::rules);
+    builder = route::<CommandList>(builder, Backend::commands);
+    builder = route::<SkillList>(builder, Backend::skills);
     if std::env::var_os("CODER_LSP_TEST_HOOKS").is_some_and(|v| v == "1") {
         builder = builder.custom_method("coder/test/panic", Backend::test_panic);
     }

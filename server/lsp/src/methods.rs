@@ -9,11 +9,12 @@ use std::panic::AssertUnwindSafe;
 use coder_core::{ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
-    CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
-    CONVERSATION_LIST, CONVERSATION_SEND, CreateParams, CreateResult, DestroyResult, HistoryParams,
-    HistoryResult, InterruptResult, ListParams, ListResult, RULE_LIST, RuleListParams,
-    RuleListResult, SESSION_INTERRUPT, SendParams, SendResult, SessionInterruptParams,
-    TargetParams,
+    COMMAND_LIST, CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY,
+    CONVERSATION_INTERRUPT, CONVERSATION_LIST, CONVERSATION_SEND, CommandListParams,
+    CommandListResult, CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult,
+    InterruptResult, ListParams, ListResult, RULE_LIST, RuleListParams, RuleListResult,
+    SESSION_INTERRUPT, SKILL_LIST, SendParams, SendResult, SessionInterruptParams, SkillListParams,
+    SkillListResult, TargetParams,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -95,6 +96,26 @@ impl Backend {
         contained(CONVERSATION_LIST, async {
             Ok(ListResult {
                 conversations: self.engine()?.list_conversations(),
+            })
+        })
+        .await
+    }
+
+    /// The slash commands, built-in then custom, for completion.
+    pub(crate) async fn commands(&self, _: CommandListParams) -> Result<CommandListResult> {
+        contained(COMMAND_LIST, async {
+            Ok(CommandListResult {
+                commands: self.engine()?.commands(),
+            })
+        })
+        .await
+    }
+
+    /// The skills the model is told about.
+    pub(crate) async fn skills(&self, _: SkillListParams) -> Result<SkillListResult> {
+        contained(SKILL_LIST, async {
+            Ok(SkillListResult {
+                skills: self.engine()?.skills(),
             })
         })
         .await

@@ -43,6 +43,11 @@ method_table! {
         /// The rules files the system prompt holds now (user level, `.coder/rules/`, then
         /// `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
         RuleList, RULE_LIST = "rule/list": RuleListParams => RuleListResult;
+        /// The slash commands a person can type: the built-in ones, then the custom ones
+        /// (`.coder/commands/<name>.md`), for completion.
+        CommandList, COMMAND_LIST = "command/list": CommandListParams => CommandListResult;
+        /// The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about.
+        SkillList, SKILL_LIST = "skill/list": SkillListParams => SkillListResult;
     }
     server_requests {
         /// Asks a person to approve a tool call.
@@ -292,3 +297,66 @@ pub struct PermissionParams {
 
 /// The client's answer to `permission/request`.
 pub type PermissionResult = PermissionDecision;
+
+/// `command/list` params: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct CommandListParams {}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct CommandListResult {
+    pub commands: Vec<CommandInfo>,
+}
+
+/// One slash command a person can type as `/name args`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandInfo {
+    /// Typed after the `/`.
+    pub name: String,
+    pub description: String,
+    /// What the arguments are, for a person (`<file> [focus]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub argument_hint: Option<String>,
+    /// The model the command's task uses instead of the conversation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model: Option<String>,
+    pub source: CommandSource,
+    /// The file a custom command comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub path: Option<String>,
+}
+
+/// Where a command or a skill is defined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandSource {
+    /// Built into coder.
+    Builtin,
+    /// The workspace's `.coder/` folder.
+    Workspace,
+    /// The user-level folder beside the user configuration file.
+    User,
+}
+
+/// `skill/list` params: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct SkillListParams {}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct SkillListResult {
+    pub skills: Vec<SkillInfo>,
+}
+
+/// One skill: a folder with a `SKILL.md`, which the model loads with the `skill` tool.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: String,
+    /// The skill's `SKILL.md`.
+    pub path: String,
+    pub source: CommandSource,
+}

@@ -10,6 +10,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "glob",
     "grep",
     "read",
+    "skill",
     "todo_write",
     "write",
 ];

@@ -11,10 +11,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
-    CoderCapabilities, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
-    HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
-    PermissionParams, ProviderName, RuleInfo, RuleListParams, RuleListResult, SendParams,
-    SendResult, SessionInterruptParams, TargetParams,
+    CoderCapabilities, CommandInfo, CommandListParams, CommandListResult, CommandSource,
+    CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams, HistoryResult,
+    InitializationOptions, InterruptResult, ListParams, ListResult, PermissionParams, ProviderName,
+    RuleInfo, RuleListParams, RuleListResult, SendParams, SendResult, SessionInterruptParams,
+    SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
@@ -133,7 +134,14 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 RuleListResult,
                 RuleInfo,
                 EventParams,
-                PermissionParams
+                PermissionParams,
+                CommandListParams,
+                CommandListResult,
+                CommandInfo,
+                CommandSource,
+                SkillListParams,
+                SkillListResult,
+                SkillInfo
             ]
         ),
         section!(

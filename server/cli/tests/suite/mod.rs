@@ -1,4 +1,5 @@
 mod command_safety;
+mod commands_and_skills;
 mod exec;
 mod file_safety;
 mod grep;

@@ -28,6 +28,8 @@ pub(crate) struct TaskPlan {
     pub input: Vec<InputItem>,
     /// Replaces the conversation's base instructions for this task only.
     pub base_instructions_override: Option<String>,
+    /// The model for this task only (a custom command's `model`).
+    pub model_override: Option<String>,
     /// The pending tool call this task answers first (a continuation task).
     pub closure: Option<Closure>,
     /// How many interrupting conversation tools led to this task.
@@ -58,6 +60,7 @@ impl TaskPlan {
             conversation_id,
             input,
             base_instructions_override: None,
+            model_override: None,
             closure: None,
             depth,
             chain: ChainId::new(),
@@ -304,7 +307,7 @@ impl Driver {
                     handoffs: plan.handoffs,
                     control: control.clone(),
                 });
-                Next::Run(plan, control)
+                Next::Run(Box::new(plan), control)
             }
             None if reported_running => {
                 queue.running = None;
@@ -338,7 +341,7 @@ impl Driver {
                     }
                     let ids = (plan.conversation_id, plan.task_id);
                     let chain = (plan.depth, plan.chain, plan.handoffs);
-                    let outcome = self.runner.run(plan, control).await;
+                    let outcome = self.runner.run(*plan, control).await;
                     {
                         let mut state = lock(&self.state);
                         state.queue.last_task = Some(ids);
@@ -399,7 +402,7 @@ impl Driver {
 }
 
 enum Next {
-    Run(TaskPlan, TaskControl),
+    Run(Box<TaskPlan>, TaskControl),
     Idle(Option<(ConversationId, TaskId)>),
     Stop,
 }

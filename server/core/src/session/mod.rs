@@ -24,6 +24,7 @@
 mod calls;
 mod conversations;
 pub(crate) mod driver;
+mod extensions;
 mod input;
 mod services;
 mod state;
@@ -67,7 +68,7 @@ impl Session {
     /// runtime, whose handle the session keeps for its tasks.
     pub fn new(config: Config, extra: Vec<Arc<dyn Tool>>) -> Result<Arc<Self>, EngineError> {
         let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
-        let mut tools = ToolRegistry::builtin();
+        let mut tools = ToolRegistry::builtin_with_user_folder(extensions::user_folder(&config));
         tools.extend(extra);
         let tools =
             ToolRegistry::new(tools).map_err(|err| EngineError::invalid_tools(err.message()))?;
@@ -100,6 +101,8 @@ impl Session {
         state.model = model;
         state.sandbox_warning = sandbox_warning;
         state.config_warnings = config.warnings.clone();
+        let (skills, skill_warnings) = crate::skills::load(&extensions::folders(&config));
+        state.config_warnings.extend(skill_warnings);
         let state = Arc::new(Mutex::new(state));
         let services = Services {
             saver: Saver::new(&config.workspace, config.save_sessions),
@@ -111,6 +114,7 @@ impl Session {
             mcp,
             sandbox,
             prompt_shapes: PromptShapes::default(),
+            skills,
         };
         Ok(Arc::new_cyclic(|session| {
             let runner = Arc::new(task::SessionRunner::new(session.clone()));
@@ -220,10 +224,12 @@ impl Session {
     ) -> Result<coder_protocol::TaskId, EngineError> {
         self.conversation(conversation)?;
         check_not_empty(&items)?;
+        let (items, model) = self.expand_command(items)?;
         self.check_prompt_size(&items)?;
         self.require_model()?;
         let mut plan = TaskPlan::new(conversation, items, 0);
         plan.base_instructions_override = base_instructions;
+        plan.model_override = model;
         let task_id = plan.task_id;
         self.driver.enqueue(vec![plan]);
         Ok(task_id)

@@ -30,4 +30,6 @@ pub(crate) struct Services {
     pub(super) saver: Saver,
     /// The system prompt and tools conversations share.
     pub(super) prompt_shapes: PromptShapes,
+    /// The skills found when the session started, listed in the system prompt.
+    pub(super) skills: Vec<crate::skills::Skill>,
 }

@@ -168,10 +168,15 @@ impl Session {
             }
         };
         let conversation = self.conversation(plan.conversation_id);
-        let model = conversation
-            .as_ref()
-            .ok()
-            .and_then(|conversation| lock(conversation).context.model.clone())
+        let model = plan
+            .model_override
+            .clone()
+            .or_else(|| {
+                conversation
+                    .as_ref()
+                    .ok()
+                    .and_then(|conversation| lock(conversation).context.model.clone())
+            })
             .unwrap_or_else(|| active.settings.model.clone());
         events.emit(EventMsg::TaskStarted {
             model: model.clone(),
@@ -248,13 +253,16 @@ impl Session {
                 hidden.push("todo_write".to_owned());
             }
             let environment = Environment::current(&config.workspace, config.started_in.as_deref());
+            // Skills are named only to a conversation that may load them.
+            let skills = (!hidden.iter().any(|name| name == "skill"))
+                .then(|| crate::skills::skills_section(&self.services.skills))
+                .flatten();
             let mut system = system_prompt(&PromptInputs {
                 base,
                 environment: &environment,
                 mode: conv.mode,
                 rules: &rules.files,
-                // Filled by the skills loader once there is one.
-                skills: None,
+                skills: skills.as_deref(),
             });
             // Custom instructions are left as given, unless they include the built-in prompt.
             let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));

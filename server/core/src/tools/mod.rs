@@ -15,6 +15,7 @@ pub(crate) mod paths;
 pub(crate) mod protected_files;
 pub(crate) mod read;
 pub(crate) mod shell_safety;
+mod skill;
 mod todo_write;
 mod write;
 
@@ -39,6 +40,7 @@ pub use edit::EditTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use read::ReadTool;
+pub use skill::SkillTool;
 pub use todo_write::TodoWriteTool;
 pub use write::WriteTool;
 
@@ -242,6 +244,11 @@ impl ToolRegistry {
 
     /// The built-in tools.
     pub fn builtin() -> Vec<Arc<dyn Tool>> {
+        Self::builtin_with_user_folder(None)
+    }
+
+    /// The built-in tools, the `skill` tool reading the user-level folder's skills too.
+    pub fn builtin_with_user_folder(user_folder: Option<PathBuf>) -> Vec<Arc<dyn Tool>> {
         let mut tools: Vec<Arc<dyn Tool>> = ConversationTool::all();
         tools.extend::<Vec<Arc<dyn Tool>>>(vec![
             Arc::new(ApplyPatchTool),
@@ -250,6 +257,7 @@ impl ToolRegistry {
             Arc::new(GlobTool),
             Arc::new(GrepTool),
             Arc::new(ReadTool),
+            Arc::new(SkillTool::new(user_folder)),
             Arc::new(TodoWriteTool),
             Arc::new(WriteTool),
         ]);

@@ -138,6 +138,7 @@ async fn requests_carry_the_prompt_tools_and_credentials_of_each_format() {
                         "glob",
                         "grep",
                         "read",
+                        "skill",
                         "todo_write",
                         "write"
                     ]

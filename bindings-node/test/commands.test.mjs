@@ -1,0 +1,49 @@
+// Custom slash commands and skills through the SDK: listed for completion, a command
+// expanded before the model sees it, an unknown one refused.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+import { Engine } from "coder-agent-engine";
+import { startMock, text, workspace } from "./mock.mjs";
+
+function put(path, content) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content);
+}
+
+test("commands and skills are listed, a command expands, an unknown one is refused", async (t) => {
+  const { url, requests } = await startMock(t, [text("ok")]);
+  const dir = workspace();
+  put(join(dir, ".coder/commands/review.md"), "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $1 with care.\n");
+  put(join(dir, ".coder/skills/notes/SKILL.md"), "---\nname: notes\ndescription: Write release notes.\n---\nBody\n");
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" }, saveSessions: false });
+  t.after(async () => {
+    await engine.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const review = engine.commands().find((command) => command.name === "review");
+  assert.deepEqual(review, {
+    name: "review",
+    description: "Review a file",
+    argumentHint: "<file>",
+    source: "workspace",
+    path: join(dir, ".coder/commands/review.md"),
+  });
+  assert.deepEqual(
+    engine.skills().filter((skill) => skill.source === "workspace"),
+    [{ name: "notes", description: "Write release notes.", source: "workspace", path: join(dir, ".coder/skills/notes/SKILL.md") }],
+  );
+  assert.throws(() => engine.send(engine.rootConversation, "/nosuch"), {
+    code: "invalid_params",
+    message: /unknown command \/nosuch; known commands: .*\/review/,
+  });
+  const done = new Promise((resolve) => engine.onEvent((event) => event.type === "task_complete" && resolve()));
+  engine.send(engine.rootConversation, "/review lib.rs");
+  await done;
+  const sent = await requests();
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0].body.messages[1].content, "Review lib.rs with care.\n");
+});

@@ -1,0 +1,197 @@
+//! Custom slash commands and skills, as `coder exec` users meet them: the mock model's
+//! recorded requests show what the model was told.
+
+use std::path::Path;
+
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::exec::{SECRET, as_refs, coder, openai_env, text};
+
+fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+/// `coder exec` in `workspace` with `user` as the user-level folder (`CODER_HOME`).
+async fn exec(
+    workspace: &Path,
+    user: &Path,
+    server: &MockModelServer,
+    input: &str,
+) -> std::process::Output {
+    let mut env = openai_env(server);
+    env.push(("CODER_HOME", user.display().to_string()));
+    coder(workspace, &[input], &as_refs(&env)).await
+}
+
+#[tokio::test]
+async fn a_custom_command_expands_into_the_prompt_the_model_gets() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("ok")])])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".coder/commands/review.md"),
+        "---\ndescription: Review a file\nargument-hint: <file> <focus>\nmodel: review-model\n---\nReview $1, looking for $2.\nAll: $ARGUMENTS\n",
+    );
+    // The workspace's command wins over the person's of the same name.
+    write(&user.path().join("commands/review.md"), "User review $1\n");
+    let out = exec(
+        dir.path(),
+        user.path(),
+        &server,
+        "/review src/a.rs \"memory leaks\"",
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = &server.requests()[0].body;
+    assert_eq!(
+        sent["messages"][1]["content"],
+        "Review src/a.rs, looking for memory leaks.\nAll: src/a.rs \"memory leaks\"\n"
+    );
+    assert_eq!(sent["model"], "review-model");
+}
+
+#[tokio::test]
+async fn a_users_command_applies_in_every_workspace() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("ok")])])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    write(
+        &user.path().join("commands/greet.md"),
+        "Say hello to the team.\n",
+    );
+    let out = exec(dir.path(), user.path(), &server, "/greet  warmly").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = &server.requests()[0].body;
+    assert_eq!(
+        sent["messages"][1]["content"],
+        "Say hello to the team.\n\nARGUMENTS: warmly"
+    );
+    assert_eq!(sent["model"], "mock-model");
+}
+
+#[tokio::test]
+async fn an_unknown_slash_command_is_refused_before_the_model() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    write(&dir.path().join(".coder/commands/review.md"), "Review.\n");
+    let out = exec(dir.path(), user.path(), &server, "/nosuch thing").await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("unknown command /nosuch; known commands: /review"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty());
+    assert!(!stderr.contains(SECRET));
+}
+
+#[tokio::test]
+async fn a_path_is_not_a_slash_command() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("ok")])])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let out = exec(dir.path(), user.path(), &server, "/usr/bin/env is what?").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        server.requests()[0].body["messages"][1]["content"],
+        "/usr/bin/env is what?"
+    );
+}
+
+#[tokio::test]
+async fn the_model_sees_the_skills_and_loads_one_on_demand() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "skill", json!({"name": "pdf-forms"})),
+        MockResponse::tool_call(
+            "c2",
+            "skill",
+            json!({"name": "pdf-forms", "file": "reference/fields.md"}),
+        ),
+        MockResponse::tool_call("c3", "skill", json!({"name": "broken"})),
+        MockResponse::stream(vec![Chunk::text("done")]),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".coder/skills/pdf/SKILL.md"),
+        "---\nname: pdf-forms\ndescription: Fill in PDF forms.\n---\n# Filling forms\nUse the fields reference.\n",
+    );
+    write(
+        &dir.path().join(".coder/skills/pdf/reference/fields.md"),
+        "Field list\n",
+    );
+    write(
+        &user.path().join("skills/notes/SKILL.md"),
+        "---\nname: notes\ndescription: >\n  Write release\n  notes.\n---\nBody\n",
+    );
+    // No name: not offered, and a warning names the file.
+    write(
+        &dir.path().join(".coder/skills/broken/SKILL.md"),
+        "---\ndescription: lacks a name\n---\nBody\n",
+    );
+    let out = exec(dir.path(), user.path(), &server, "fill the form").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let broken = dir.path().join(".coder/skills/broken/SKILL.md");
+    assert!(
+        stderr.contains(&format!(
+            "warning: skill {} is not offered: the frontmatter has no `name`",
+            broken.display()
+        )),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("- notes: Write release notes.\n- pdf-forms: Fill in PDF forms.\n"),
+        "{system}"
+    );
+    assert!(!system.contains("lacks a name"), "{system}");
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"skill"), "{tools:?}");
+    let result = |i: usize| {
+        let messages = requests[i].body["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let loaded = result(1);
+    let skill_md = dir.path().join(".coder/skills/pdf/SKILL.md");
+    assert!(
+        loaded.starts_with(&format!(
+            "Skill pdf-forms ({})\n\n# Filling forms\nUse the fields reference.\n",
+            skill_md.display()
+        )),
+        "{loaded}"
+    );
+    assert!(loaded.ends_with("\n- reference/fields.md\n"), "{loaded}");
+    assert_eq!(result(2), "Field list\n");
+    let unknown = result(3);
+    assert!(
+        unknown.contains("no skill named broken; the skills are: notes, pdf-forms."),
+        "{unknown}"
+    );
+    assert!(
+        unknown.contains("the frontmatter has no `name`"),
+        "{unknown}"
+    );
+    assert_eq!(text(&out.stdout), "done\n");
+}

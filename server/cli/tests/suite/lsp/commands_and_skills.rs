@@ -1,0 +1,80 @@
+//! `command/list`, `skill/list` and a slash command sent through `conversation/send`.
+
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::Client;
+
+fn write(path: &std::path::Path, content: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+#[tokio::test]
+async fn commands_and_skills_are_listed_and_a_command_expands() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    write(
+        &ws.join(".coder/commands/review.md"),
+        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $1.\n",
+    );
+    // `HOME` is the workspace: the user-level folder is `.config/coder`.
+    write(&ws.join(".config/coder/commands/greet.md"), "Say hello.\n");
+    write(
+        &ws.join(".config/coder/skills/notes/SKILL.md"),
+        "---\nname: notes\ndescription: Write release notes.\n---\nBody\n",
+    );
+    let mut client = Client::start(ws, &server, "balanced");
+    let init = client.initialize(json!({})).await;
+    let methods = &init["result"]["capabilities"]["experimental"]["coder"]["methods"];
+    assert!(methods.as_array().unwrap().contains(&json!("command/list")));
+    let mut seen = Vec::new();
+
+    let commands = client.request("command/list", json!({}), &mut seen).await;
+    assert_eq!(
+        commands["result"],
+        json!({"commands": [
+            {"name": "greet", "description": "Say hello.", "source": "user",
+             "path": ws.join(".config/coder/commands/greet.md").display().to_string()},
+            {"name": "review", "description": "Review a file", "argumentHint": "<file>",
+             "source": "workspace",
+             "path": ws.join(".coder/commands/review.md").display().to_string()},
+        ]})
+    );
+    let skills = client.request("skill/list", json!({}), &mut seen).await;
+    assert_eq!(
+        skills["result"],
+        json!({"skills": [
+            {"name": "notes", "description": "Write release notes.", "source": "user",
+             "path": ws.join(".config/coder/skills/notes/SKILL.md").display().to_string()},
+        ]})
+    );
+
+    let root = client.root().await;
+    let refused = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "text": "/nosuch"}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown command /nosuch; known commands: /greet, /review"),
+        "{message}"
+    );
+    assert!(server.requests().is_empty());
+
+    client.send_text(&root, "/review lib.rs", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    assert_eq!(
+        server.requests()[0].body["messages"][1]["content"],
+        "Review lib.rs.\n"
+    );
+    client.stop().await;
+}

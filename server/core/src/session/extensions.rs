@@ -1,0 +1,74 @@
+//! What the workspace and the person add to a session as files: custom slash commands
+//! (expanded here, before input is queued) and skills (listed in the system prompt, loaded
+//! by the `skill` tool). Both are read from `.coder/` in the workspace, then from the folder
+//! of the user configuration file; the workspace's definition of a name wins.
+
+use std::path::PathBuf;
+
+use coder_protocol::InputItem;
+use coder_protocol::methods::{CommandInfo, CommandSource, SkillInfo};
+
+use super::Session;
+use crate::commands::{Commands, slash_command};
+use crate::config::Config;
+use crate::error::EngineError;
+
+/// The folders custom commands and skills are read from, first wins: the workspace's
+/// `.coder/`, then the folder holding the user configuration file.
+pub(super) fn folders(config: &Config) -> Vec<(CommandSource, PathBuf)> {
+    let mut folders = vec![(CommandSource::Workspace, config.workspace.join(".coder"))];
+    folders.extend(
+        user_folder(config)
+            .into_iter()
+            .map(|folder| (CommandSource::User, folder)),
+    );
+    folders
+}
+
+/// The folder holding the user configuration file.
+pub(super) fn user_folder(config: &Config) -> Option<PathBuf> {
+    config
+        .user_file
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map(std::path::Path::to_path_buf)
+}
+
+impl Session {
+    /// The input with a slash command expanded, and the model the command asks for. The
+    /// commands are read from disk now, so an edited command file applies at once. An input
+    /// whose first item is a slash command no one defined is refused (`invalid_params`,
+    /// with the known names): it never reaches the model.
+    pub(super) fn expand_command(
+        &self,
+        mut items: Vec<InputItem>,
+    ) -> Result<(Vec<InputItem>, Option<String>), EngineError> {
+        let Some(InputItem::Text { text }) = items.first_mut() else {
+            return Ok((items, None));
+        };
+        let Some((name, args)) = slash_command(text) else {
+            return Ok((items, None));
+        };
+        let commands = Commands::load(&folders(&self.services.config));
+        let Some(command) = commands.get(name) else {
+            return Err(EngineError::invalid_params(commands.refusal(name)));
+        };
+        let model = command.model.clone();
+        *text = crate::commands::expand(&command.body, args);
+        Ok((items, model))
+    }
+
+    /// The built-in commands, then the custom ones, read from disk now.
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        Commands::load(&folders(&self.services.config)).infos()
+    }
+
+    /// The skills the system prompt lists (read when the session started).
+    pub fn skills(&self) -> Vec<SkillInfo> {
+        self.services
+            .skills
+            .iter()
+            .map(|skill| skill.info())
+            .collect()
+    }
+}
