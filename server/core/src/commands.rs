@@ -62,7 +62,7 @@ impl Commands {
                 if !is_command_name(name) || found.knows(name) {
                     continue;
                 }
-                match read_command(name, *source, &path) {
+                match read_command(name, *source, folder, &path) {
                     Ok(command) => found.commands.push(command),
                     Err(problem) => found.broken.push(BrokenCommand {
                         name: name.to_owned(),
@@ -156,11 +156,13 @@ pub(crate) fn slash_command(text: &str) -> Option<(&str, &str)> {
 
 /// The prompt `/name args` becomes: `$ARGUMENTS` replaced by `args`, `$1`..`$9` by its
 /// words (split as a shell would; a word that is missing is empty). A body that uses
-/// neither gets the arguments appended as `ARGUMENTS: args`.
-pub(crate) fn expand(body: &str, args: &str) -> String {
+/// neither gets the arguments appended as `ARGUMENTS: args`. `None` as soon as the prompt
+/// passes `limit` bytes: a command file repeating `$ARGUMENTS` could otherwise make a
+/// prompt of gigabytes out of a short input.
+pub(crate) fn expand_within(body: &str, args: &str, limit: usize) -> Option<String> {
     let words =
         shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect());
-    let mut out = String::with_capacity(body.len() + args.len());
+    let mut out = String::with_capacity(body.len().min(limit) + args.len().min(limit));
     let mut used = false;
     let mut rest = body;
     while let Some(at) = rest.find('$') {
@@ -179,16 +181,30 @@ pub(crate) fn expand(body: &str, args: &str) -> String {
             out.push('$');
             rest = after;
         }
+        if out.len() > limit {
+            return None;
+        }
     }
     out.push_str(rest);
     if !used && !args.is_empty() {
         out = format!("{}\n\nARGUMENTS: {args}", out.trim_end());
     }
-    out
+    (out.len() <= limit).then_some(out)
 }
 
-fn read_command(name: &str, source: CommandSource, path: &Path) -> Result<CustomCommand, String> {
-    let text = std::fs::read_to_string(path).map_err(|err| err.to_string())?;
+/// [`expand_within`] without a limit.
+#[cfg(test)]
+fn expand(body: &str, args: &str) -> String {
+    expand_within(body, args, usize::MAX).unwrap_or_default()
+}
+
+fn read_command(
+    name: &str,
+    source: CommandSource,
+    folder: &Path,
+    path: &Path,
+) -> Result<CustomCommand, String> {
+    let text = crate::frontmatter::read_file(source, folder, path)?;
     let doc = crate::frontmatter::parse::<Frontmatter>(&text)?;
     let description = doc.meta.description.unwrap_or_else(|| {
         // Without one, the body's first line says what the command does.

@@ -1,7 +1,49 @@
 //! The YAML frontmatter of a markdown file (custom commands, `SKILL.md`): a first line
 //! `---`, YAML up to the next `---` line, then the body.
 
+use std::io::Read;
+use std::path::Path;
+
+use coder_protocol::methods::CommandSource;
 use serde::de::DeserializeOwned;
+
+use crate::tools::beneath::WorkspaceDir;
+
+/// The largest command or `SKILL.md` file read, in bytes.
+pub(crate) const MAX_FILE_BYTES: usize = 256 * 1024;
+
+/// The text of a command or `SKILL.md` file `path` below `folder` (the `.coder` folder it
+/// came from), at most [`MAX_FILE_BYTES`]. A workspace's file is opened through a handle on
+/// that folder with no link followed on the way, so a repository cannot point
+/// `.coder/commands/x.md` at the person's credentials and have them sent as a prompt; the
+/// person's own files are read as they are.
+pub(crate) fn read_file(
+    source: CommandSource,
+    folder: &Path,
+    path: &Path,
+) -> Result<String, String> {
+    let file = match source {
+        CommandSource::Workspace => {
+            let relative = path
+                .strip_prefix(folder)
+                .map_err(|_| format!("{} is not inside {}", path.display(), folder.display()))?;
+            WorkspaceDir::open(folder)?
+                .open_file(relative)
+                .map_err(|err| {
+                    format!("{err} (links are not followed in a workspace's .coder folder)")
+                })?
+        }
+        _ => std::fs::File::open(path).map_err(|err| err.to_string())?,
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| err.to_string())?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())
+}
 
 /// A markdown file split into its frontmatter, read as `T`, and its body. A file without
 /// frontmatter is all body, with `T::default()`.

@@ -15,6 +15,8 @@ mod error;
 pub mod event_json;
 mod events;
 mod frontmatter;
+#[cfg(test)]
+mod input_fuzz;
 pub mod mcp;
 pub mod model;
 mod permissions;

@@ -56,7 +56,7 @@ pub(crate) fn load(folders: &[(CommandSource, PathBuf)]) -> (Vec<Skill>, Vec<Str
     let mut warnings = Vec::new();
     for (source, folder) in folders {
         for path in skill_files(&folder.join("skills")) {
-            match read_skill(*source, &path) {
+            match read_skill(*source, folder, &path) {
                 Ok(skill) => {
                     if !skills.iter().any(|known| known.name == skill.name) {
                         skills.push(skill);
@@ -93,7 +93,9 @@ pub fn skills_section(skills: &[Skill]) -> Option<String> {
 
 /// A skill's instructions: the body of its `SKILL.md`, read now.
 pub(crate) fn body(skill: &Skill) -> Result<String, String> {
-    let text = std::fs::read_to_string(&skill.path).map_err(|err| err.to_string())?;
+    // `<.coder folder>/skills/<dir>/SKILL.md`.
+    let folder = skill.path.ancestors().nth(3).unwrap_or(&skill.path);
+    let text = crate::frontmatter::read_file(skill.source, folder, &skill.path)?;
     crate::frontmatter::parse::<Frontmatter>(&text).map(|doc| doc.body)
 }
 
@@ -123,8 +125,8 @@ pub(crate) fn files_beside(skill: &Skill) -> (Vec<String>, bool) {
     (files, more)
 }
 
-fn read_skill(source: CommandSource, path: &Path) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(path).map_err(|err| err.to_string())?;
+fn read_skill(source: CommandSource, folder: &Path, path: &Path) -> Result<Skill, String> {
+    let text = crate::frontmatter::read_file(source, folder, path)?;
     let doc = crate::frontmatter::parse::<Frontmatter>(&text)?;
     let name = doc
         .meta

@@ -195,3 +195,56 @@ async fn the_model_sees_the_skills_and_loads_one_on_demand() {
     );
     assert_eq!(text(&out.stdout), "done\n");
 }
+
+#[tokio::test]
+async fn a_repository_cannot_link_a_command_or_skill_to_the_persons_files() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("ok")])])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("credentials");
+    std::fs::write(&secret, format!("[default]\nkey = {SECRET}\n")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".coder/commands")).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join(".coder/commands/review.md")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".coder/skills/deploy")).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join(".coder/skills/deploy/SKILL.md")).unwrap();
+    let out = exec(dir.path(), user.path(), &server, "/review now").await;
+    // The linked command is not usable: the person is told, the model gets nothing.
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(server.requests().is_empty());
+    assert!(!text(&out.stderr).contains(SECRET));
+
+    let out = exec(dir.path(), user.path(), &server, "hello").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("skill") && stderr.contains("SKILL.md"),
+        "{stderr}"
+    );
+    let sent = server.requests()[0].body.to_string();
+    assert!(!sent.contains(SECRET) && !sent.contains("deploy"), "{sent}");
+}
+
+#[tokio::test]
+async fn a_command_that_would_expand_past_the_prompt_limit_is_refused_before_it_is_built() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("ok")])])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".coder/commands/boom.md"),
+        &"$ARGUMENTS".repeat(20_000),
+    );
+    let args = "x".repeat(1_000);
+    let out = exec(dir.path(), user.path(), &server, &format!("/boom {args}")).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("/boom expands to a prompt over the limit"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(server.requests().is_empty());
+}

@@ -6,7 +6,7 @@
 //! See `docs/references.md`.
 
 mod attach;
-mod parse;
+pub(crate) mod parse;
 
 use std::path::Path;
 

@@ -54,7 +54,15 @@ impl Session {
             return Err(EngineError::invalid_params(commands.refusal(name)));
         };
         let model = command.model.clone();
-        *text = crate::commands::expand(&command.body, args);
+        let limit = self.services.config.max_prompt_bytes;
+        *text = crate::commands::expand_within(&command.body, args, limit).ok_or_else(|| {
+            EngineError::new(
+                crate::error::ErrorKind::LimitExceeded,
+                format!(
+                    "/{name} expands to a prompt over the limit of {limit} bytes (maxPromptBytes)"
+                ),
+            )
+        })?;
         Ok((items, model))
     }
 

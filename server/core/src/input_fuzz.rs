@@ -1,0 +1,86 @@
+//! A seeded fuzz test of the parsers that read what a person types and what a repository
+//! ships as prompt text: `@` references, slash commands, `$ARGUMENTS` expansion and the
+//! frontmatter of command and skill files. Each must return, never panic, and stay bounded.
+//! The seed is printed; `CODER_FUZZ_SEED=<n>` replays a run.
+
+use crate::commands::{expand_within, slash_command};
+use crate::references::parse::references;
+
+/// xorshift64*: small, seeded, the same on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Pieces a hostile input is made of: the syntax the parsers look for, broken forms of it,
+/// multi-byte and control characters.
+const PIECES: [&str; 28] = [
+    "@",
+    "@\"",
+    "\"",
+    "#L",
+    "#L1-",
+    "-",
+    "99999999999999999999999",
+    "/",
+    "//",
+    " ",
+    "\n",
+    "\t",
+    "$",
+    "$ARGUMENTS",
+    "$1",
+    "$9",
+    "$0",
+    "---",
+    "---\n",
+    ":",
+    "name: x\n",
+    "é",
+    "漢",
+    "\u{202e}",
+    "\u{1b}[2J",
+    "a",
+    "../",
+    ".git/",
+];
+
+fn hostile(rng: &mut Rng) -> String {
+    (0..rng.below(40))
+        .map(|_| PIECES[rng.below(PIECES.len())])
+        .collect()
+}
+
+#[test]
+fn hostile_input_to_the_input_parsers_returns_bounded_results() {
+    let seed = std::env::var("CODER_FUZZ_SEED")
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or(0x5eed_cafe_u64);
+    println!("seed {seed} (CODER_FUZZ_SEED replays it)");
+    let mut rng = Rng(seed | 1);
+    for _ in 0..20_000 {
+        let text = hostile(&mut rng);
+        let found = references(&text);
+        assert!(found.len() <= text.matches('@').count(), "{text:?}");
+        if let Some((name, args)) = slash_command(&text) {
+            assert!(text.contains(name) && text.contains(args), "{text:?}");
+        }
+        let args = hostile(&mut rng);
+        let limit = 1 + rng.below(4096);
+        if let Some(prompt) = expand_within(&text, &args, limit) {
+            assert!(prompt.len() <= limit, "{text:?} {args:?}");
+        }
+        let _ = crate::frontmatter::parse::<serde_yaml_ng::Value>(&text);
+    }
+}
