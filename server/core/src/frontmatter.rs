@@ -7,7 +7,7 @@ use std::path::Path;
 use coder_protocol::methods::CommandSource;
 use serde::de::DeserializeOwned;
 
-use crate::tools::beneath::WorkspaceDir;
+use crate::beneath::WorkspaceDir;
 
 /// The largest command or `SKILL.md` file read, in bytes.
 pub(crate) const MAX_FILE_BYTES: usize = 256 * 1024;

@@ -5,6 +5,7 @@
 //! [`coder_protocol::Event`]s. It knows nothing of LSP, napi or terminals, and it never builds
 //! its own tokio runtime: it spawns onto the runtime it was created in.
 
+mod beneath;
 mod commands;
 pub mod config;
 pub mod control_chars;

@@ -5,7 +5,7 @@
 
 mod apply_patch;
 mod bash;
-pub(crate) mod beneath;
+pub(crate) use crate::beneath;
 pub(crate) mod conversation;
 mod diff;
 mod edit;

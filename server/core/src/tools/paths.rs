@@ -2,6 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::beneath::link_refused;
 use crate::documents::Documents;
 
 /// Resolves `requested` (absolute, or relative to `workspace`) to an existing path inside
@@ -87,15 +88,6 @@ pub(crate) fn resolve_for_write(workspace: &Path, requested: &str) -> Result<Pat
         }
     }
     Ok(joined)
-}
-
-/// The refusal of a path through a symbolic link inside the workspace.
-pub(crate) fn link_refused(link: &str, target: &Path) -> String {
-    format!(
-        "{link} is a symbolic link (to {}); the file tools do not follow links, use the path \
-         it points to",
-        target.display()
-    )
 }
 
 /// The path as people should see it: relative to the workspace when inside it.

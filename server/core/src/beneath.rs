@@ -13,8 +13,8 @@
 //!   `openat(dir, name, O_NOFOLLOW | O_DIRECTORY)` from the root handle. Each step opens a
 //!   single name relative to a directory already held, so no swap can redirect it.
 //!
-//! Paths are the absolute, normalized paths that [`super::paths`] resolves (no `.` or `..`,
-//! inside the workspace); any link in them is refused with a message naming the link and
+//! Paths are the absolute, normalized paths that the file tools' path resolver
+//! (`tools/paths.rs`) resolves (no `.` or `..`, inside the workspace); any link in them is refused with a message naming the link and
 //! where it points. Files are opened with `O_NONBLOCK` and must be regular files, so a FIFO
 //! planted in the workspace cannot hang a call. A file with more than one hard link is not
 //! written: another of its names may be outside the workspace (a link made by a command) or
@@ -28,8 +28,6 @@ use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
-
-use super::paths::link_refused;
 
 /// Files are created with these permissions, less the umask, as `std::fs::write` does.
 const NEW_FILE_MODE: u32 = 0o666;
@@ -286,6 +284,15 @@ fn regular(fd: OwnedFd) -> io::Result<File> {
              regular files",
         )),
     }
+}
+
+/// The refusal of a path through a symbolic link inside the workspace.
+pub(crate) fn link_refused(link: &str, target: &Path) -> String {
+    format!(
+        "{link} is a symbolic link (to {}); the file tools do not follow links, use the path \
+         it points to",
+        target.display()
+    )
 }
 
 #[cfg(test)]
