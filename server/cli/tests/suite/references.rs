@@ -106,13 +106,12 @@ async fn every_reference_form_is_attached_as_a_reminder_after_the_input() {
     );
     assert!(!reminders.contains("example.com"), "{reminders}");
     assert!(reminders.contains("the image @dot.png"), "{reminders}");
-    // The image goes as image input (after the reminders, as OpenAI takes images).
+    // The image goes as image input in the reminders' own message, after their text.
     assert!(
-        texts
-            .iter()
-            .any(|t| t.contains("data:image/png;base64,iVBORw==")),
-        "{texts:?}"
+        reminders.ends_with("|data:image/png;base64,iVBORw=="),
+        "{reminders}"
     );
+    assert_eq!(texts.len(), 2, "no other user message: {texts:?}");
     assert_eq!(
         file_references(&events),
         json!([

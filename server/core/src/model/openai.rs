@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
+use coder_protocol::{Attachment, ChatMessage, Role, TokenUsage, ToolCall};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -31,17 +31,26 @@ impl WireApi for OpenAiApi {
         if !request.system.is_empty() {
             messages.push(json!({"role": "system", "content": request.system}));
         }
+        // Images of tool results, waiting for the end of the run of tool messages.
         let mut images: Vec<Value> = Vec::new();
         for message in request.messages {
             if message.role != Role::Tool && !images.is_empty() {
                 messages.push(images_message(std::mem::take(&mut images)));
             }
-            messages.push(wire_message(message));
-            images.extend(
-                message.attachments.iter().map(
-                    |image| json!({"type": "image_url", "image_url": {"url": image.data_url()}}),
-                ),
-            );
+            let mut wire = wire_message(message);
+            if message.role == Role::Tool {
+                images.extend(message.attachments.iter().map(image_part));
+            } else if !message.attachments.is_empty() {
+                // The person's images (pasted, or attached by an `@` reference) go in their
+                // own message, after its text.
+                let mut parts = Vec::with_capacity(message.attachments.len() + 1);
+                if let Some(text) = message.content.as_deref().filter(|text| !text.is_empty()) {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                parts.extend(message.attachments.iter().map(image_part));
+                wire["content"] = Value::Array(parts);
+            }
+            messages.push(wire);
         }
         if !images.is_empty() {
             messages.push(images_message(images));
@@ -74,6 +83,11 @@ impl WireApi for OpenAiApi {
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<OpenAiParser>::default()
     }
+}
+
+/// One image as an OpenAI content part.
+fn image_part(image: &Attachment) -> Value {
+    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
 }
 
 /// OpenAI takes no images in tool results, so they follow the results in a user message.
@@ -315,6 +329,63 @@ mod tests {
             parser.feed(frame, &mut updates).unwrap();
         }
         (parser.response(), updates)
+    }
+
+    fn png() -> Attachment {
+        Attachment {
+            media_type: "image/png".into(),
+            data: "iVBORw==".into(),
+        }
+    }
+
+    fn wire_messages(history: &[ChatMessage]) -> Vec<Value> {
+        let api = OpenAiApi {
+            base_url: String::new(),
+            api_key: None,
+        };
+        let request = ModelRequest {
+            model: "m",
+            system: "",
+            messages: history,
+            tools: &[],
+            max_output_tokens: 100,
+            prompt_cache_key: None,
+        };
+        api.body(&request)["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_persons_images_go_in_their_own_message_and_tool_images_follow_the_results() {
+        let mut input = ChatMessage::user("look");
+        input.attachments = vec![png()];
+        let call = ToolCall::function("c".into(), "read".into(), "{}".into());
+        let mut result = ChatMessage::tool_result("c", "read", "an image");
+        result.attachments = vec![png()];
+        let messages = wire_messages(&[
+            input,
+            ChatMessage::assistant(String::new(), String::new(), vec![call]),
+            result,
+        ]);
+        let url = "data:image/png;base64,iVBORw==";
+        assert_eq!(
+            messages[0],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": url}},
+            ]})
+        );
+        assert_eq!(messages[2]["role"], "tool");
+        assert_eq!(
+            messages[3],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "Images returned by the tool calls above:"},
+                {"type": "image_url", "image_url": {"url": url}},
+            ]})
+        );
+        assert_eq!(messages.len(), 4);
     }
 
     #[test]
