@@ -85,3 +85,116 @@ async fn a_changed_rules_file_is_in_the_next_tasks_prompt_after_a_reload_event()
     assert!(!system.contains("OLD rule text."), "{system}");
     client.stop().await;
 }
+
+#[tokio::test]
+async fn a_broken_skill_keeps_its_last_good_version_until_fixed_and_new_skills_reach_the_prompt() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let skill = ws.join(".coder/skills/notes/SKILL.md");
+    write(
+        &skill,
+        "---\nname: notes\ndescription: Old notes.\n---\nBody\n",
+    );
+    let mut client = Client::start(ws, &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    let listed = |skills: &Value| -> Vec<String> {
+        skills["result"]["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|skill| {
+                format!(
+                    "{}: {}",
+                    skill["name"].as_str().unwrap(),
+                    skill["description"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+
+    write(&skill, "---\nname: [not closed\n---\nBody\n");
+    until_reloaded(&mut client, "skills", 1, &mut seen).await;
+    let warning = events(&seen)
+        .find(|event| event["type"] == "warning")
+        .unwrap_or_else(|| panic!("no warning in {seen:?}"));
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains("notes/SKILL.md"), "{message}");
+    assert!(
+        message.contains("its last good version is kept"),
+        "{message}"
+    );
+    let skills = client.request("skill/list", json!({}), &mut seen).await;
+    assert_eq!(listed(&skills), ["notes: Old notes."]);
+
+    write(
+        &skill,
+        "---\nname: notes\ndescription: Fixed notes.\n---\nBody\n",
+    );
+    write(
+        &ws.join(".coder/skills/pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Fill PDF forms.\n---\nBody\n",
+    );
+    // Both files may come in one batch or two: wait until the list says both.
+    let mut count = 2;
+    loop {
+        until_reloaded(&mut client, "skills", count, &mut seen).await;
+        let skills = client.request("skill/list", json!({}), &mut seen).await;
+        if listed(&skills) == ["notes: Fixed notes.", "pdf: Fill PDF forms."] {
+            break;
+        }
+        count += 1;
+    }
+    let root = client.root().await;
+    client.send_text(&root, "hi", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let system = system_of(&server, 0);
+    assert!(
+        system.contains("- notes: Fixed notes.\n- pdf: Fill PDF forms.\n"),
+        "{system}"
+    );
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn a_command_added_while_running_is_listed_and_the_engines_own_writes_reload_nothing() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let mut client = Client::start(ws, &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    let commands = client.request("command/list", json!({}), &mut seen).await;
+    assert_eq!(commands["result"], json!({"commands": []}));
+
+    // `.coder/commands/` does not exist yet: it is watched once it appears.
+    write(&ws.join(".coder/commands/deploy.md"), "Deploy $1.\n");
+    let mut count = 1;
+    loop {
+        until_reloaded(&mut client, "commands", count, &mut seen).await;
+        let commands = client.request("command/list", json!({}), &mut seen).await;
+        if commands["result"]["commands"][0]["name"] == "deploy" {
+            break;
+        }
+        count += 1;
+    }
+
+    // What the engine writes itself and build trees: then a rule, whose reload shows that
+    // the watcher has seen everything written before it.
+    let before = reloads(&seen).len();
+    write(&ws.join(".coder/sessions/other.json"), "{}");
+    write(&ws.join("target/debug/AGENTS.md"), "built");
+    write(&ws.join("node_modules/x/AGENTS.md"), "vendored");
+    write(&ws.join(".git/AGENTS.md"), "git");
+    write(&ws.join("AGENTS.md"), "A rule.");
+    until_reloaded(&mut client, "rules", 1, &mut seen).await;
+    let after: Vec<Value> = reloads(&seen)[before..].to_vec();
+    let agents = ws.canonicalize().unwrap().join("AGENTS.md");
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["what"], "rules");
+    assert_eq!(after[0]["paths"], json!([agents.display().to_string()]));
+    client.stop().await;
+}
