@@ -97,7 +97,7 @@ impl Session {
     }
 
     /// Reads again what one batch of changed paths touched, and announces it.
-    async fn reload(&self, paths: Vec<PathBuf>) {
+    fn reload(&self, paths: Vec<PathBuf>) {
         let hooks = lock(&self.files_changed).clone();
         for hook in hooks {
             hook(&paths);
@@ -113,15 +113,14 @@ impl Session {
             }
         }
         for (kind, paths) in by_kind {
-            let warnings = match kind {
+            let (warnings, reloaded) = match kind {
                 ReloadedKind::Rules | ReloadedKind::Skills | ReloadedKind::Commands => {
                     let current = lock(&self.services.files).clone();
                     let (next, warnings) = current.reload(kind, config);
                     *lock(&self.services.files) = Arc::new(next);
-                    warnings
+                    (warnings, true)
                 }
-                ReloadedKind::Config => self.reload_config(),
-                ReloadedKind::Mcp => self.reload_mcp().await,
+                ReloadedKind::Config | ReloadedKind::Mcp => (vec![needs_restart(&paths)], false),
             };
             let root = self.root();
             for message in warnings {
@@ -129,11 +128,13 @@ impl Session {
                     .hub
                     .emit(root, None, EventMsg::Warning { message });
             }
-            self.services.hub.emit(
-                root,
-                None,
-                EventMsg::WorkspaceReloaded { what: kind, paths },
-            );
+            if reloaded {
+                self.services.hub.emit(
+                    root,
+                    None,
+                    EventMsg::WorkspaceReloaded { what: kind, paths },
+                );
+            }
         }
     }
 }
@@ -150,18 +151,16 @@ async fn reload_loop(
         let Some(session) = session.upgrade() else {
             return;
         };
-        session.reload(paths).await;
+        session.reload(paths);
     }
 }
 
-impl Session {
-    /// Reads the configuration files again; see `docs/configuration` (TODO).
-    fn reload_config(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Restarts the MCP servers whose definitions changed (TODO).
-    async fn reload_mcp(&self) -> Vec<String> {
-        Vec::new()
-    }
+/// The warning for a changed configuration file or `.mcp.json`, which this session does not
+/// read again yet: the change applies from the next session.
+fn needs_restart(paths: &[String]) -> String {
+    format!(
+        "{} changed: configuration and MCP servers are read when a session starts, so the \
+         change applies after a restart",
+        paths.join(", ")
+    )
 }

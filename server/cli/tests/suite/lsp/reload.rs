@@ -198,3 +198,25 @@ async fn a_command_added_while_running_is_listed_and_the_engines_own_writes_relo
     assert_eq!(after[0]["paths"], json!([agents.display().to_string()]));
     client.stop().await;
 }
+
+#[tokio::test]
+async fn a_changed_configuration_file_says_it_needs_a_restart() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let mut client = Client::start(ws, &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    write(&ws.join(".coder/config.json"), r#"{"maxSteps": 3}"#);
+    while !events(&seen).any(|event| event["type"] == "warning") {
+        seen.push(client.read().await);
+    }
+    let warning = events(&seen)
+        .find(|event| event["type"] == "warning")
+        .unwrap();
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains(".coder/config.json changed"), "{message}");
+    assert!(message.contains("applies after a restart"), "{message}");
+    assert_eq!(reloads(&seen), Vec::<Value>::new());
+    client.stop().await;
+}
