@@ -172,6 +172,7 @@ export type EventMsg =
   | { "type": "todo_updated", todos: Array<TodoItem> }
   | { "type": "file_reference", references: Array<FileReference> }
   | { "type": "warning", message: string }
+  | { "type": "workspace_reloaded", what: ReloadedKind, paths: Array<string> }
   | { "type": "error", message: string, kind: ErrorKind };
 
 /**
@@ -195,6 +196,11 @@ export type AbortReason = "replaced" | "interrupted";
  * Why a queued task was dropped before it ran.
  */
 export type DropReason = "interrupted" | "conversation_destroyed" | "session_ended";
+
+/**
+ * Which of the files a session keeps was read again ([`EventMsg::WorkspaceReloaded`]).
+ */
+export type ReloadedKind = "rules" | "skills" | "commands" | "config" | "mcp";
 
 /**
  * What the session is doing.

@@ -458,6 +458,10 @@ export class CoderEngine {
       case "warning":
         this.#log("warn", event.message);
         break;
+      case "workspace_reloaded":
+        // No SemaCore event says this: it passes through under the engine's own name.
+        this.#emit("workspace:reloaded", { what: event.what, paths: event.paths });
+        break;
       case "agent_message":
       case "agent_reasoning":
       case "tool_calls_requested":

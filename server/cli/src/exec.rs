@@ -553,6 +553,9 @@ impl Printer for TextPrinter {
                 ..
             } => self.note(&format!("✗ {tool_name} {summary} ({duration_ms} ms)"))?,
             EventMsg::Warning { message } => self.note(&format!("warning: {message}"))?,
+            EventMsg::WorkspaceReloaded { what, paths } => {
+                self.note(&format!("reloaded {}: {}", what.as_str(), paths.join(", ")))?
+            }
             EventMsg::Error { message, .. } => self.note(&format!("error: {message}"))?,
             // A handoff: the conversation's turn goes on after the other one's reply.
             EventMsg::TurnAborted {

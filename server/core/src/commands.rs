@@ -35,7 +35,7 @@ pub(crate) struct BrokenCommand {
 }
 
 /// The custom commands found, the first of each name winning.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Commands {
     pub commands: Vec<CustomCommand>,
     pub broken: Vec<BrokenCommand>,
@@ -51,8 +51,10 @@ struct Frontmatter {
 
 impl Commands {
     /// Reads `<folder>/commands/*.md` of each folder, in order: a name found in an earlier
-    /// folder hides the same name in later ones. Missing folders are skipped.
-    pub fn load(folders: &[(CommandSource, PathBuf)]) -> Self {
+    /// folder hides the same name in later ones. Missing folders are skipped. A file that
+    /// cannot be used keeps the command `previous` read from it (its last good version); it
+    /// is still listed in `broken`, for the warning.
+    pub fn load_keeping(folders: &[(CommandSource, PathBuf)], previous: &Self) -> Self {
         let mut found = Self::default();
         for (source, folder) in folders {
             for path in markdown_files(&folder.join("commands")) {
@@ -64,11 +66,18 @@ impl Commands {
                 }
                 match read_command(name, *source, folder, &path) {
                     Ok(command) => found.commands.push(command),
-                    Err(problem) => found.broken.push(BrokenCommand {
-                        name: name.to_owned(),
-                        path,
-                        problem,
-                    }),
+                    Err(problem) => {
+                        let kept = previous
+                            .commands
+                            .iter()
+                            .find(|command| command.path == path);
+                        found.commands.extend(kept.cloned());
+                        found.broken.push(BrokenCommand {
+                            name: name.to_owned(),
+                            path,
+                            problem,
+                        });
+                    }
                 }
             }
         }

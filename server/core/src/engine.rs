@@ -95,23 +95,19 @@ impl Engine {
         self.session.save(Save::Again).await
     }
 
-    /// The rules files the system prompt holds, read now as a task would read them, in the
-    /// order the prompt tells them (the nearest last).
+    /// The rules files the system prompt holds, as the session holds them (read again when
+    /// they change on disk), in the order the prompt tells them (the nearest last).
     pub fn rules(&self) -> Vec<coder_protocol::methods::RuleInfo> {
-        let config = self.session.config();
-        crate::prompt::rules::load_rules(
-            &config.workspace,
-            config.started_in.as_deref(),
-            config.user_rules_file().as_deref(),
-        )
-        .files
-        .into_iter()
-        .map(|file| coder_protocol::methods::RuleInfo {
-            path: file.path.display().to_string(),
-            size: file.size,
-            truncated: file.truncated,
-        })
-        .collect()
+        self.session.rules()
+    }
+
+    /// Calls `hook` with the paths of each batch of changes the session's watcher sees
+    /// (rules, skills, commands, configuration, `.mcp.json` and the folders holding them;
+    /// see `docs/architecture.md`, "Watching the workspace"), on the reload loop, before the
+    /// session reloads them. It must be quick. An index of the workspace's files can drop
+    /// what it knows of these paths here.
+    pub fn on_files_changed(&self, hook: impl Fn(&[std::path::PathBuf]) + Send + Sync + 'static) {
+        self.session.on_files_changed(Arc::new(hook));
     }
 
     /// The conversation every session starts with; it cannot be destroyed.

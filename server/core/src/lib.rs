@@ -33,6 +33,7 @@ mod sync;
 pub mod tools;
 pub mod trust;
 mod turn;
+mod watch;
 
 pub use config::{
     ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, Door, DoorNames, Overrides,

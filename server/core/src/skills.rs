@@ -52,20 +52,40 @@ struct Frontmatter {
 /// earlier folder hides the same name in later ones), sorted by name, and a warning for
 /// each `SKILL.md` that cannot be used, naming the file.
 pub(crate) fn load(folders: &[(CommandSource, PathBuf)]) -> (Vec<Skill>, Vec<String>) {
+    load_keeping(folders, &[])
+}
+
+/// [`load`], where a `SKILL.md` that cannot be used keeps the skill `previous` read from
+/// the same file (its last good version), with a warning saying so.
+pub(crate) fn load_keeping(
+    folders: &[(CommandSource, PathBuf)],
+    previous: &[Skill],
+) -> (Vec<Skill>, Vec<String>) {
     let mut skills: Vec<Skill> = Vec::new();
     let mut warnings = Vec::new();
     for (source, folder) in folders {
         for path in skill_files(&folder.join("skills")) {
-            match read_skill(*source, folder, &path) {
-                Ok(skill) => {
-                    if !skills.iter().any(|known| known.name == skill.name) {
-                        skills.push(skill);
+            let skill = match read_skill(*source, folder, &path) {
+                Ok(skill) => skill,
+                Err(problem) => match previous.iter().find(|skill| skill.path == path) {
+                    Some(kept) => {
+                        warnings.push(format!(
+                            "skill {}: {problem}; its last good version is kept",
+                            path.display()
+                        ));
+                        kept.clone()
                     }
-                }
-                Err(problem) => warnings.push(format!(
-                    "skill {} is not offered: {problem}",
-                    path.display()
-                )),
+                    None => {
+                        warnings.push(format!(
+                            "skill {} is not offered: {problem}",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                },
+            };
+            if !skills.iter().any(|known| known.name == skill.name) {
+                skills.push(skill);
             }
         }
     }

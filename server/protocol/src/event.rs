@@ -196,6 +196,13 @@ pub enum EventMsg {
     FileReference { references: Vec<FileReference> },
     /// Something went wrong but the task goes on (a retry, a skipped malformed chunk).
     Warning { message: String },
+    /// Files the session keeps changed on disk and were read again; the next task sees
+    /// them. A session-level event: it names the root conversation and no task. `paths` are
+    /// the changed files (or folders) that caused it.
+    WorkspaceReloaded {
+        what: ReloadedKind,
+        paths: Vec<String>,
+    },
     /// The task cannot go on; a `task_complete` follows, carrying the same `kind`.
     Error { message: String, kind: ErrorKind },
 }
@@ -280,6 +287,37 @@ pub enum DropReason {
     ConversationDestroyed,
     /// The session ended.
     SessionEnded,
+}
+
+/// Which of the files a session keeps was read again ([`EventMsg::WorkspaceReloaded`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ReloadedKind {
+    /// Rules files (`AGENTS.md`, `CLAUDE.md`, `.coder/rules/*.md`, the user rules file).
+    Rules,
+    /// Skills (`.coder/skills/*/SKILL.md`).
+    Skills,
+    /// Custom commands (`.coder/commands/*.md`).
+    Commands,
+    /// The configuration files (`.coder/config.json`, the user-level file).
+    Config,
+    /// The workspace's `.mcp.json`.
+    Mcp,
+}
+
+impl ReloadedKind {
+    /// The name on the wire (`rules`, `skills`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rules => "rules",
+            Self::Skills => "skills",
+            Self::Commands => "commands",
+            Self::Config => "config",
+            Self::Mcp => "mcp",
+        }
+    }
 }
 
 /// What the session is doing.

@@ -23,8 +23,8 @@ use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
     EngineState, ErrorKind, Event, EventMsg, FileReference, FileReferenceKind, FunctionCall,
     HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, PermissionDecision,
-    PolicyDecision, Preset, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
-    TokenUsage, ToolCall, ToolsPrefs, methods, tools,
+    PolicyDecision, Preset, ReloadedKind, RequestedToolCall, Role, SessionId, TaskId, TodoItem,
+    TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -84,6 +84,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 RequestedToolCall,
                 AbortReason,
                 DropReason,
+                ReloadedKind,
                 EngineState
             ]
         ),

@@ -13,8 +13,9 @@
 //! link is refused, so a link cannot smuggle a file from outside the workspace into the
 //! prompt. Each file is cut at [`MAX_FILE_BYTES`] and all of them together at
 //! [`MAX_TOTAL_BYTES`]; what is cut or refused is reported as a warning. Rules are prompt
-//! text, not commands: they are read whether or not the folder is trusted. They are read
-//! again for every task (a few small reads), so an edit applies from the next task on.
+//! text, not commands: they are read whether or not the folder is trusted. A session keeps
+//! them and reads them again when they change on disk (`session/files.rs`); a file that
+//! cannot be read then keeps its last good text ([`load_rules_keeping`]).
 
 use std::path::{Path, PathBuf};
 
@@ -42,18 +43,20 @@ pub(crate) struct RuleFile {
 }
 
 /// The rules files found, and a warning for each one cut or refused.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct LoadedRules {
     pub files: Vec<RuleFile>,
     pub warnings: Vec<String>,
 }
 
 /// Reads the rules of a session in `workspace`, started in `started_in`, with the user-level
-/// file `user_file`.
-pub(crate) fn load_rules(
+/// file `user_file`. A file that exists but cannot be read keeps its text of `previous`
+/// (the last good read), with a warning saying so.
+pub(crate) fn load_rules_keeping(
     workspace: &Path,
     started_in: Option<&Path>,
     user_file: Option<&Path>,
+    previous: &[RuleFile],
 ) -> LoadedRules {
     let mut loaded = LoadedRules::default();
     let mut budget = MAX_TOTAL_BYTES;
@@ -61,7 +64,7 @@ pub(crate) fn load_rules(
         match std::fs::read(path) {
             Ok(bytes) => loaded.add(path, &bytes, &mut budget),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => loaded.refuse(path, &err.to_string()),
+            Err(err) => loaded.refuse(path, &err.to_string(), previous),
         }
     }
     let dir = match WorkspaceDir::open(workspace) {
@@ -73,28 +76,39 @@ pub(crate) fn load_rules(
     };
     let root = dir.root().to_path_buf();
     for path in rules_folder(&root) {
-        loaded.read(&dir, &path, &mut budget);
+        loaded.read(&dir, &path, &mut budget, previous);
     }
     for folder in folders_down_to(&root, workspace, started_in) {
         for name in DIRECTORY_FILES {
-            loaded.read(&dir, &folder.join(name), &mut budget);
+            loaded.read(&dir, &folder.join(name), &mut budget, previous);
         }
     }
     loaded
 }
 
 impl LoadedRules {
-    fn read(&mut self, dir: &WorkspaceDir, path: &Path, budget: &mut usize) {
+    fn read(&mut self, dir: &WorkspaceDir, path: &Path, budget: &mut usize, previous: &[RuleFile]) {
         match dir.read(path) {
             Ok(Some(bytes)) => self.add(path, &bytes, budget),
             Ok(None) => {}
-            Err(err) => self.refuse(path, &err.to_string()),
+            Err(err) => self.refuse(path, &err.to_string(), previous),
         }
     }
 
-    fn refuse(&mut self, path: &Path, why: &str) {
-        self.warnings
-            .push(format!("rules file {} not read: {why}", path.display()));
+    /// Reports a file that cannot be read; its last good text stays, when there is one.
+    fn refuse(&mut self, path: &Path, why: &str, previous: &[RuleFile]) {
+        match previous.iter().find(|file| file.path == path) {
+            Some(kept) => {
+                self.warnings.push(format!(
+                    "rules file {} not read: {why}; its last good version is kept",
+                    path.display()
+                ));
+                self.files.push(kept.clone());
+            }
+            None => self
+                .warnings
+                .push(format!("rules file {} not read: {why}", path.display())),
+        }
     }
 
     fn add(&mut self, path: &Path, bytes: &[u8], budget: &mut usize) {
@@ -134,6 +148,12 @@ impl LoadedRules {
             truncated,
         });
     }
+}
+
+/// The directories whose `AGENTS.md` and `CLAUDE.md` are rules: the workspace root, then
+/// each directory down to `started_in`.
+pub(crate) fn folders_down_to_start(workspace: &Path, started_in: Option<&Path>) -> Vec<PathBuf> {
+    folders_down_to(workspace, workspace, started_in)
 }
 
 /// `.coder/rules/*.md` under `root`, sorted by name (links are refused when read).

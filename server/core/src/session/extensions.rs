@@ -9,7 +9,7 @@ use coder_protocol::InputItem;
 use coder_protocol::methods::{CommandInfo, CommandSource, SkillInfo};
 
 use super::Session;
-use crate::commands::{Commands, slash_command};
+use crate::commands::slash_command;
 use crate::config::Config;
 use crate::error::EngineError;
 
@@ -35,8 +35,8 @@ pub(super) fn user_folder(config: &Config) -> Option<PathBuf> {
 }
 
 impl Session {
-    /// The input with a slash command expanded, and the model the command asks for. The
-    /// commands are read from disk now, so an edited command file applies at once. An input
+    /// The input with a slash command expanded, and the model the command asks for, from
+    /// the commands the session holds (read again when their files change). An input
     /// whose first item is a slash command no one defined is refused (`invalid_params`,
     /// with the known names): it never reaches the model.
     pub(super) fn expand_command(
@@ -49,7 +49,8 @@ impl Session {
         let Some((name, args)) = slash_command(text) else {
             return Ok((items, None));
         };
-        let commands = Commands::load(&folders(&self.services.config));
+        let files = self.workspace_files();
+        let commands = &files.commands;
         let Some(command) = commands.get(name) else {
             return Err(EngineError::invalid_params(commands.refusal(name)));
         };
@@ -66,14 +67,28 @@ impl Session {
         Ok((items, model))
     }
 
-    /// The built-in commands, then the custom ones, read from disk now.
+    /// The built-in commands, then the custom ones, as the session holds them.
     pub fn commands(&self) -> Vec<CommandInfo> {
-        Commands::load(&folders(&self.services.config)).infos()
+        self.workspace_files().commands.infos()
     }
 
-    /// The skills the system prompt lists (read when the session started).
+    /// The rules files the system prompt holds, as the session holds them.
+    pub fn rules(&self) -> Vec<coder_protocol::methods::RuleInfo> {
+        self.workspace_files()
+            .rules
+            .files
+            .iter()
+            .map(|file| coder_protocol::methods::RuleInfo {
+                path: file.path.display().to_string(),
+                size: file.size,
+                truncated: file.truncated,
+            })
+            .collect()
+    }
+
+    /// The skills the system prompt lists, as the session holds them.
     pub fn skills(&self) -> Vec<SkillInfo> {
-        self.services
+        self.workspace_files()
             .skills
             .iter()
             .map(|skill| skill.info())

@@ -25,7 +25,9 @@ mod calls;
 mod conversations;
 pub(crate) mod driver;
 mod extensions;
+mod files;
 mod input;
+mod reload;
 mod services;
 mod state;
 mod task;
@@ -50,6 +52,7 @@ use crate::tools::{Tool, ToolRegistry};
 
 pub(crate) use conversations::Opener;
 pub(crate) use driver::{Driver, TaskPlan};
+pub use reload::FilesChanged;
 use services::Services;
 use state::State;
 
@@ -61,6 +64,11 @@ pub(crate) struct Session {
     /// Held for the whole of [`Session::shutdown`]; `true` once it has run. A second caller
     /// waits here for the first to finish, then returns.
     ended: tokio::sync::Mutex<bool>,
+    /// The workspace watcher and its reload loop; `None` when the platform's watcher could
+    /// not start, or once the session ended.
+    watching: Mutex<Option<reload::Watching>>,
+    /// Told of every batch of changed paths ([`Session::on_files_changed`]).
+    files_changed: Mutex<Vec<FilesChanged>>,
 }
 
 impl Session {
@@ -101,8 +109,8 @@ impl Session {
         state.model = model;
         state.sandbox_warning = sandbox_warning;
         state.config_warnings = config.warnings.clone();
-        let (skills, skill_warnings) = crate::skills::load(&extensions::folders(&config));
-        state.config_warnings.extend(skill_warnings);
+        let (files, file_warnings) = files::WorkspaceFiles::load(&config);
+        state.config_warnings.extend(file_warnings);
         let state = Arc::new(Mutex::new(state));
         let services = Services {
             saver: Saver::new(&config.workspace, config.save_sessions),
@@ -114,9 +122,10 @@ impl Session {
             mcp,
             sandbox,
             prompt_shapes: PromptShapes::default(),
-            skills,
+            files: Mutex::new(Arc::new(files)),
         };
-        Ok(Arc::new_cyclic(|session| {
+        let watcher_runtime = runtime.clone();
+        let session = Arc::new_cyclic(|session| {
             let runner = Arc::new(task::SessionRunner::new(session.clone()));
             let driver = Driver::new(state.clone(), hub, runtime, runner);
             Self {
@@ -124,8 +133,12 @@ impl Session {
                 state,
                 driver: Arc::new(driver),
                 ended: tokio::sync::Mutex::new(false),
+                watching: Mutex::new(None),
+                files_changed: Mutex::new(Vec::new()),
             }
-        }))
+        });
+        session.start_watching(&watcher_runtime);
+        Ok(session)
     }
 
     /// The session state, locked (see the lock order above).
@@ -274,6 +287,7 @@ impl Session {
         if let Err(err) = self.save(crate::snapshot::Save::Last).await {
             tracing::warn!("{err}");
         }
+        self.stop_watching().await;
         self.services.mcp.shutdown().await;
         // The process may exit without dropping the session: remove its temporary directory
         // now.
@@ -290,6 +304,7 @@ impl Session {
         self.driver.stop_all();
         crate::process::end_cancelled_calls();
         self.close_saver();
+        self.stop_watching_now();
         self.services.mcp.kill_now();
         self.remove_temp_dir();
     }

@@ -30,6 +30,7 @@ pub(crate) struct Services {
     pub(super) saver: Saver,
     /// The system prompt and tools conversations share.
     pub(super) prompt_shapes: PromptShapes,
-    /// The skills found when the session started, listed in the system prompt.
-    pub(super) skills: Vec<crate::skills::Skill>,
+    /// The rules, skills and custom commands, read again when they change on disk (a leaf
+    /// lock: held only to take or replace the `Arc`).
+    pub(super) files: super::files::SharedFiles,
 }

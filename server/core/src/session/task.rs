@@ -13,7 +13,6 @@ use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::ActiveModel;
 use crate::process::ToolEnv;
-use crate::prompt::rules::load_rules;
 use crate::prompt::{Environment, PromptInputs, system_prompt};
 use crate::sync::lock;
 use crate::tools::{ToolContext, ToolRegistry};
@@ -231,13 +230,10 @@ impl Session {
                 output,
             )]);
         }
-        let rules = load_rules(
-            &config.workspace,
-            config.started_in.as_deref(),
-            config.user_rules_file().as_deref(),
-        );
-        for warning in rules.warnings {
-            events.warning(warning);
+        let files = self.workspace_files();
+        let rules = &files.rules;
+        for warning in &rules.warnings {
+            events.warning(warning.clone());
         }
         let (system, hidden) = {
             let conv = lock(conversation);
@@ -255,7 +251,7 @@ impl Session {
             let environment = Environment::current(&config.workspace, config.started_in.as_deref());
             // Skills are named only to a conversation that may load them.
             let skills = (!hidden.iter().any(|name| name == "skill"))
-                .then(|| crate::skills::skills_section(&self.services.skills))
+                .then(|| crate::skills::skills_section(&files.skills))
                 .flatten();
             let mut system = system_prompt(&PromptInputs {
                 base,

@@ -8,6 +8,7 @@ mod faults;
 mod fuzz;
 mod permissions;
 mod protocol;
+mod reload;
 mod sessions;
 mod setup;
 mod trust;
