@@ -171,6 +171,7 @@ export type EventMsg =
   | { "type": "state_changed", state: EngineState }
   | { "type": "todo_updated", todos: Array<TodoItem> }
   | { "type": "file_reference", references: Array<FileReference> }
+  | { "type": "mode_changed", mode: Mode, previous: Mode, reason: ModeChangeReason }
   | { "type": "warning", message: string }
   | { "type": "error", message: string, kind: ErrorKind };
 
@@ -195,6 +196,11 @@ export type AbortReason = "replaced" | "interrupted";
  * Why a queued task was dropped before it ran.
  */
 export type DropReason = "interrupted" | "conversation_destroyed" | "session_ended";
+
+/**
+ * Why a conversation's mode changed.
+ */
+export type ModeChangeReason = "exit_plan_mode" | "set_mode";
 
 /**
  * What the session is doing.
@@ -408,6 +414,17 @@ export type HistoryAttachment = {
 // permission.rs
 
 /**
+ * The options of an `exit_plan_mode` request (`permission_requested.options`), in the
+ * order a client shows them. A client that knows only `allow_once` and `deny` may answer
+ * with those: they mean `start_editing` and `keep_planning`.
+ */
+export const PLAN_EXIT_OPTIONS = [
+  "start_editing",
+  "clear_context_and_start",
+  "keep_planning",
+] as const;
+
+/**
  * How much the agent may do on its own (seed 004 section 2).
  */
 export type Mode = "plan" | "default" | "auto-edit" | "yolo";
@@ -428,7 +445,10 @@ export type PolicyDecision = "allow" | "ask" | "deny";
 export type PermissionDecision =
   | { "decision": "allow_once" }
   | { "decision": "allow_always" }
-  | { "decision": "deny", message?: string };
+  | { "decision": "deny", message?: string }
+  | { "decision": "start_editing" }
+  | { "decision": "clear_context_and_start" }
+  | { "decision": "keep_planning", message?: string };
 
 // methods.rs
 
@@ -947,6 +967,7 @@ export const BUILTIN_TOOLS = [
   "apply_patch",
   "bash",
   "edit",
+  "exit_plan_mode",
   "glob",
   "grep",
   "read",
@@ -974,6 +995,7 @@ export type ToolName =
   | "apply_patch"
   | "bash"
   | "edit"
+  | "exit_plan_mode"
   | "glob"
   | "grep"
   | "read"

@@ -22,7 +22,7 @@ use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, 
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
     EngineState, ErrorKind, Event, EventMsg, FileReference, FileReferenceKind, FunctionCall,
-    HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, PermissionDecision,
+    HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, ModeChangeReason, PermissionDecision,
     PolicyDecision, Preset, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
     TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
@@ -84,6 +84,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 RequestedToolCall,
                 AbortReason,
                 DropReason,
+                ModeChangeReason,
                 EngineState
             ]
         ),
@@ -183,6 +184,10 @@ fn name_lists(file: &str) -> Vec<(&'static str, &'static [&'static str])> {
             ("CONVERSATION_TOOLS", tools::CONVERSATION_TOOLS),
         ],
         "event.rs" => vec![("TASK_END_EVENTS", coder_protocol::TASK_END_EVENTS)],
+        "permission.rs" => vec![(
+            "PLAN_EXIT_OPTIONS",
+            coder_protocol::PLAN_EXIT_OPTIONS.as_slice(),
+        )],
         _ => Vec::new(),
     }
 }
@@ -510,7 +515,7 @@ fn every_protocol_type_is_listed() {
         .map(|(name, _)| name.to_owned())
         .filter(|name| *name == "PROTOCOL_VERSION")
         .chain(
-            ["tools.rs", "event.rs"]
+            ["tools.rs", "event.rs", "permission.rs"]
                 .into_iter()
                 .flat_map(name_lists)
                 .map(|(name, _)| name.to_owned()),
