@@ -15,6 +15,7 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
+use coder_core::tools::EXIT_PLAN_MODE;
 use coder_core::{
     Config, ConfigError, Door, DoorNames, Engine, ErrorKind, Overrides, ProviderNeed,
 };
@@ -22,7 +23,6 @@ use coder_protocol::{
     AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, ModeChangeReason,
     PermissionDecision, Preset, TaskEnd, TodoStatus,
 };
-use coder_core::tools::EXIT_PLAN_MODE;
 
 use crate::signals::Stop;
 
@@ -375,10 +375,7 @@ async fn answer_permission(
 
 /// Asks `prompt` on the terminal and returns the answer, trimmed and lowercased; empty when
 /// a signal came first or the terminal cannot be read.
-async fn read_answer(
-    prompt: String,
-    stop: &tokio::sync::watch::Receiver<Option<Stop>>,
-) -> String {
+async fn read_answer(prompt: String, stop: &tokio::sync::watch::Receiver<Option<Stop>>) -> String {
     let read = tokio::task::spawn_blocking(move || {
         eprint!("{prompt}");
         let mut line = String::new();

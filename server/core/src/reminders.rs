@@ -144,7 +144,10 @@ mod tests {
 
     #[test]
     fn the_first_input_names_the_rules_files_after_the_todo_reminder() {
-        let rules = vec![PathBuf::from("/w/AGENTS.md"), PathBuf::from("/w/app/CLAUDE.md")];
+        let rules = vec![
+            PathBuf::from("/w/AGENTS.md"),
+            PathBuf::from("/w/app/CLAUDE.md"),
+        ];
         let first = InputReminders {
             first_input: true,
             todo_offered: true,
@@ -153,9 +156,15 @@ mod tests {
         };
         let text = first.message().and_then(|m| m.content).unwrap_or_default();
         let rules_text = rules_reminder(&rules).unwrap_or_default();
-        assert!(rules_text.ends_with("\n- /w/AGENTS.md\n- /w/app/CLAUDE.md"), "{rules_text}");
+        assert!(
+            rules_text.ends_with("\n- /w/AGENTS.md\n- /w/app/CLAUDE.md"),
+            "{rules_text}"
+        );
         assert!(rules_text.contains("take precedence over your default behaviour"));
-        assert_eq!(text, format!("{}\n{}", wrap(TODO_REMINDER), wrap(&rules_text)));
+        assert_eq!(
+            text,
+            format!("{}\n{}", wrap(TODO_REMINDER), wrap(&rules_text))
+        );
         let later = InputReminders {
             rules,
             ..InputReminders::default()
@@ -171,7 +180,10 @@ mod tests {
             plan_entered: true,
             ..InputReminders::default()
         };
-        let text = entered.message().and_then(|m| m.content).unwrap_or_default();
+        let text = entered
+            .message()
+            .and_then(|m| m.content)
+            .unwrap_or_default();
         assert_eq!(text, format!("{}\n{}", wrap("ref"), wrap(PLAN_REMINDER)));
         let not_entered = InputReminders::default();
         assert!(not_entered.message().is_none());

@@ -43,8 +43,7 @@ pub use conversation::{
 pub use error::ErrorKind;
 pub use event::{
     AbortReason, DropReason, EngineState, Event, EventMsg, ModeChangeReason, RequestedToolCall,
-    TASK_END_EVENTS,
-    TaskEnd,
+    TASK_END_EVENTS, TaskEnd,
 };
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};

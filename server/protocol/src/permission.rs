@@ -85,7 +85,8 @@ pub enum PermissionDecision {
 /// The options of an `exit_plan_mode` request (`permission_requested.options`), in the
 /// order a client shows them. A client that knows only `allow_once` and `deny` may answer
 /// with those: they mean `start_editing` and `keep_planning`.
-pub const PLAN_EXIT_OPTIONS: [&str; 3] = ["start_editing", "clear_context_and_start", "keep_planning"];
+pub const PLAN_EXIT_OPTIONS: [&str; 3] =
+    ["start_editing", "clear_context_and_start", "keep_planning"];
 
 impl PermissionDecision {
     /// Reads a client's answer strictly: an object with a known `decision`, and for `deny`

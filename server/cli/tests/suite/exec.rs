@@ -678,11 +678,19 @@ async fn without_a_terminal_a_plan_is_not_approved_and_is_the_answer() {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("AGENTS.md"), "Use tabs.").unwrap();
     let env = openai_env(&server);
-    let out = coder(workspace.path(), &["--mode", "plan", "plan it"], &as_refs(&env)).await;
+    let out = coder(
+        workspace.path(),
+        &["--mode", "plan", "plan it"],
+        &as_refs(&env),
+    )
+    .await;
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(text(&out.stdout), format!("{plan}\n"));
-    assert!(stderr.contains("permission needed: exit_plan_mode"), "{stderr}");
+    assert!(
+        stderr.contains("permission needed: exit_plan_mode"),
+        "{stderr}"
+    );
     assert!(stderr.contains("  │ 2. Test it."), "{stderr}");
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "the model is not asked again");

@@ -15,11 +15,11 @@ use crate::conversation::Conversation;
 use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::ActiveModel;
-use crate::process::ToolEnv;
 use crate::model::ToolSpec;
+use crate::process::ToolEnv;
 use crate::prompt::rules::{RuleFile, load_rules};
-use crate::reminders::{first_input_reminders, wrap};
 use crate::prompt::{Environment, PromptInputs, system_prompt};
+use crate::reminders::{first_input_reminders, wrap};
 use crate::sync::lock;
 use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
 use crate::turn::{

@@ -14,7 +14,8 @@ use std::sync::Mutex;
 use coder_protocol::{AbortReason, Mode, PolicyDecision};
 
 use super::{
-    CallAnswer, ControlSignal, ConversationHost, Handoff, TaskControl, TurnTools, plan_exit, summary,
+    CallAnswer, ControlSignal, ConversationHost, Handoff, TaskControl, TurnTools, plan_exit,
+    summary,
 };
 use crate::events::TaskEvents;
 use crate::permissions::{Answer, Request, check};

@@ -158,7 +158,11 @@ async fn start_editing_returns_to_the_earlier_mode_with_the_todo_list_and_no_pla
     assert!(after.contains("\n# Mode\nAuto-edit mode:"), "{after}");
     let msgs = messages(&server, 1);
     assert_eq!(msgs[1], "user: plan a greeting");
-    assert!(msgs.last().unwrap().starts_with("tool: The user approved the plan."));
+    assert!(
+        msgs.last()
+            .unwrap()
+            .starts_with("tool: The user approved the plan.")
+    );
     assert_eq!(
         mode_changes(&events),
         [(Mode::AutoEdit, Mode::Plan, ModeChangeReason::ExitPlanMode)]
@@ -180,9 +184,15 @@ async fn clear_and_start_sends_only_the_plan_with_the_first_input_reminders() {
     assert_eq!(msgs.len(), 2, "{msgs:#?}");
     assert!(msgs[0].starts_with("system: "));
     let only = &msgs[1];
-    assert!(only.starts_with("user: The user approved this plan"), "{only}");
+    assert!(
+        only.starts_with("user: The user approved this plan"),
+        "{only}"
+    );
     assert!(only.contains(PLAN), "{only}");
-    assert!(only.contains("<system-reminder>\nYour todo list is empty."), "{only}");
+    assert!(
+        only.contains("<system-reminder>\nYour todo list is empty."),
+        "{only}"
+    );
     assert!(!system(&server, 1).contains("You are in plan mode."));
     assert!(tool_names(&server, 1).contains(&"todo_write".to_owned()));
     assert_eq!(
@@ -201,7 +211,10 @@ async fn keep_planning_passes_the_feedback_and_stays_in_plan_mode() {
     .await;
     let last = messages(&server, 1).last().cloned().unwrap();
     assert!(last.contains("plan mode stays on"), "{last}");
-    assert!(last.contains("The user's feedback: test the edge cases too"), "{last}");
+    assert!(
+        last.contains("The user's feedback: test the edge cases too"),
+        "{last}"
+    );
     assert!(tool_names(&server, 1).contains(&"exit_plan_mode".to_owned()));
     assert!(system(&server, 1).contains("You are in plan mode."));
     assert_eq!(mode_changes(&events), []);
@@ -212,7 +225,10 @@ async fn keep_planning_passes_the_feedback_and_stays_in_plan_mode() {
 async fn allow_always_is_not_an_answer_to_a_plan() {
     let (server, h, _) = exit_with(PermissionDecision::AllowAlways).await;
     let last = messages(&server, 1).last().cloned().unwrap();
-    assert!(last.contains("allow_always, which does not answer a plan"), "{last}");
+    assert!(
+        last.contains("allow_always, which does not answer a plan"),
+        "{last}"
+    );
     assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Plan);
 }
 
