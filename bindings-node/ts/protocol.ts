@@ -171,6 +171,7 @@ export type EventMsg =
   | { "type": "state_changed", state: EngineState }
   | { "type": "todo_updated", todos: Array<TodoItem> }
   | { "type": "file_reference", references: Array<FileReference> }
+  | { "type": "mode_changed", mode: Mode, previous: Mode, reason: ModeChangeReason }
   | { "type": "warning", message: string }
   | { "type": "workspace_reloaded", what: ReloadedKind, paths: Array<string> }
   | { "type": "error", message: string, kind: ErrorKind };
@@ -201,6 +202,11 @@ export type DropReason = "interrupted" | "conversation_destroyed" | "session_end
  * Which of the files a session keeps was read again ([`EventMsg::WorkspaceReloaded`]).
  */
 export type ReloadedKind = "rules" | "skills" | "commands" | "config" | "mcp";
+
+/**
+ * Why a conversation's mode changed.
+ */
+export type ModeChangeReason = "exit_plan_mode" | "set_mode";
 
 /**
  * What the session is doing.
@@ -414,6 +420,17 @@ export type HistoryAttachment = {
 // permission.rs
 
 /**
+ * The options of an `exit_plan_mode` request (`permission_requested.options`), in the
+ * order a client shows them. A client that knows only `allow_once` and `deny` may answer
+ * with those: they mean `start_editing` and `keep_planning`.
+ */
+export const PLAN_EXIT_OPTIONS = [
+  "start_editing",
+  "clear_context_and_start",
+  "keep_planning",
+] as const;
+
+/**
  * How much the agent may do on its own (seed 004 section 2).
  */
 export type Mode = "plan" | "default" | "auto-edit" | "yolo";
@@ -434,7 +451,10 @@ export type PolicyDecision = "allow" | "ask" | "deny";
 export type PermissionDecision =
   | { "decision": "allow_once" }
   | { "decision": "allow_always" }
-  | { "decision": "deny", message?: string };
+  | { "decision": "deny", message?: string }
+  | { "decision": "start_editing" }
+  | { "decision": "clear_context_and_start" }
+  | { "decision": "keep_planning", message?: string };
 
 // methods.rs
 
@@ -953,6 +973,7 @@ export const BUILTIN_TOOLS = [
   "apply_patch",
   "bash",
   "edit",
+  "exit_plan_mode",
   "glob",
   "grep",
   "read",
@@ -980,6 +1001,7 @@ export type ToolName =
   | "apply_patch"
   | "bash"
   | "edit"
+  | "exit_plan_mode"
   | "glob"
   | "grep"
   | "read"

@@ -15,12 +15,13 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::DeltaEnvelope;
+use coder_core::tools::EXIT_PLAN_MODE;
 use coder_core::{
     Config, ConfigError, Door, DoorNames, Engine, ErrorKind, Overrides, ProviderNeed,
 };
 use coder_protocol::{
-    AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
-    TaskEnd, TodoStatus,
+    AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, ModeChangeReason,
+    PermissionDecision, Preset, TaskEnd, TodoStatus,
 };
 
 use crate::signals::Stop;
@@ -318,7 +319,25 @@ async fn answer_permission(
     else {
         return Ok(());
     };
-    let decision = if interactive {
+    let plan = tool_name == EXIT_PLAN_MODE;
+    if plan && !interactive {
+        // Nobody to approve the plan: it is not carried out, and is the task's answer.
+        engine.withdraw_permission(
+            request_id,
+            "coder exec has no terminal to ask the user whether to carry out this plan; it \
+             was not approved and plan mode stays on. The plan is this task's answer.",
+        )?;
+        return Ok(());
+    }
+    let decision = if plan {
+        let prompt = "? carry out this plan? [y]es / [c]lear the context and start from it / \
+                      [n]o, keep planning: ";
+        match read_answer(prompt.to_owned(), stop).await.as_str() {
+            "y" | "yes" => PermissionDecision::StartEditing,
+            "c" | "clear" => PermissionDecision::ClearContextAndStart,
+            _ => PermissionDecision::KeepPlanning { message: None },
+        }
+    } else if interactive {
         // The request, with the whole command or diff, was printed just before.
         let always = !human_required;
         let tool = neutralize(tool_name);
@@ -327,18 +346,7 @@ async fn answer_permission(
         } else {
             format!("? allow this {tool} call? [y]es / [n]o: ")
         };
-        let read = tokio::task::spawn_blocking(move || {
-            eprint!("{prompt}");
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).map(|_| line)
-        });
-        let mut stop = stop.clone();
-        let line = tokio::select! {
-            line = read => line.ok().and_then(Result::ok).unwrap_or_default(),
-            // The blocked read is left behind; the runtime does not wait for it at exit.
-            _ = crate::signals::stopped(&mut stop) => String::new(),
-        };
-        match line.trim().to_lowercase().as_str() {
+        match read_answer(prompt, stop).await.as_str() {
             "y" | "yes" => PermissionDecision::AllowOnce,
             "a" | "always" if always => PermissionDecision::AllowAlways,
             _ => PermissionDecision::Deny { message: None },
@@ -363,6 +371,23 @@ async fn answer_permission(
     };
     engine.respond_permission(request_id, decision)?;
     Ok(())
+}
+
+/// Asks `prompt` on the terminal and returns the answer, trimmed and lowercased; empty when
+/// a signal came first or the terminal cannot be read.
+async fn read_answer(prompt: String, stop: &tokio::sync::watch::Receiver<Option<Stop>>) -> String {
+    let read = tokio::task::spawn_blocking(move || {
+        eprint!("{prompt}");
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    });
+    let mut stop = stop.clone();
+    let line = tokio::select! {
+        line = read => line.ok().and_then(Result::ok).unwrap_or_default(),
+        // The blocked read is left behind; the runtime does not wait for it at exit.
+        _ = crate::signals::stopped(&mut stop) => String::new(),
+    };
+    line.trim().to_lowercase()
 }
 
 enum Outcome {
@@ -588,12 +613,18 @@ impl Printer for TextPrinter {
                 summary,
                 command,
                 diff,
+                tool_name,
+                arguments,
                 ..
             } => {
-                // What would run, whole: every line of the command, marked so that no line
-                // of it can pass for coder's own, and the diff of a change.
+                // What would run, whole: every line of the command (or of a plan to
+                // approve), marked so that no line of it can pass for coder's own, and the
+                // diff of a change.
                 let mut text = format!("permission needed: {}", first_line(summary));
-                if let Some(command) = command {
+                let plan = (tool_name == EXIT_PLAN_MODE)
+                    .then(|| arguments["plan"].as_str())
+                    .flatten();
+                if let Some(command) = command.as_deref().or(plan) {
                     for line in command.lines() {
                         text.push_str("\n  │ ");
                         text.push_str(line);
@@ -605,6 +636,19 @@ impl Printer for TextPrinter {
                 }
                 self.note(&text)?;
             }
+            EventMsg::ModeChanged {
+                mode,
+                previous,
+                reason,
+            } => self.note(&format!(
+                "mode: {} -> {} ({})",
+                previous.as_str(),
+                mode.as_str(),
+                match reason {
+                    ModeChangeReason::ExitPlanMode => "plan approved",
+                    ModeChangeReason::SetMode => "switched",
+                }
+            ))?,
             EventMsg::TaskStarted { .. }
             | EventMsg::AgentMessage { .. }
             | EventMsg::ToolCallStarted { .. }

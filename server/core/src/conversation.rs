@@ -160,6 +160,13 @@ pub(crate) struct Conversation {
     pub context_tokens: u64,
     pub last_active_at: SystemTime,
     pub mode: Mode,
+    /// The mode the conversation had when it entered plan mode, which leaving plan mode
+    /// through `exit_plan_mode` returns to; `None` when it was created in plan mode (it then
+    /// returns to `default`).
+    pub mode_before_plan: Option<Mode>,
+    /// The plan reminder is due at the next input: set on each entry into plan mode,
+    /// cleared when the reminder is recorded or plan mode is left.
+    pub plan_reminder_due: bool,
     /// Shared with the `todo_write` tool while a task runs.
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
     /// The MCP tools this conversation sees: a snapshot, built at its first task after the
@@ -189,10 +196,35 @@ impl Conversation {
             context_tokens: 0,
             last_active_at: SystemTime::now(),
             mode,
+            mode_before_plan: None,
+            plan_reminder_due: mode == Mode::Plan,
             todos: Arc::default(),
             mcp_view: None,
             prompt: None,
         }
+    }
+
+    /// Switches to `mode` and returns the mode it had, keeping the plan-mode bookkeeping:
+    /// entering plan mode remembers the mode left and makes the plan reminder due; leaving it
+    /// drops both.
+    pub fn switch_mode(&mut self, mode: Mode) -> Mode {
+        let previous = self.mode;
+        if mode == Mode::Plan && previous != Mode::Plan {
+            self.mode_before_plan = Some(previous);
+            self.plan_reminder_due = true;
+        } else if mode != Mode::Plan {
+            self.mode_before_plan = None;
+            self.plan_reminder_due = false;
+        }
+        self.mode = mode;
+        previous
+    }
+
+    /// The mode leaving plan mode returns to.
+    pub fn mode_after_plan(&self) -> Mode {
+        self.mode_before_plan
+            .filter(|mode| *mode != Mode::Plan)
+            .unwrap_or(Mode::Default)
     }
 
     pub fn record(&mut self, messages: impl IntoIterator<Item = ChatMessage>) {

@@ -315,6 +315,17 @@ impl Engine {
         }
     }
 
+    /// Withdraws a `permission_requested` event for a front door with nobody to ask (`coder
+    /// exec` without a terminal): the call is not run and the model reads `reason`. A plan of
+    /// `exit_plan_mode` withdrawn so is not approved, and becomes the task's answer.
+    pub fn withdraw_permission(&self, request_id: &str, reason: &str) -> Result<(), EngineError> {
+        if self.session.permissions().withdraw(request_id, reason) {
+            Ok(())
+        } else {
+            Err(EngineError::unknown_permission_request(request_id))
+        }
+    }
+
     /// Denies every open permission request, for a front door whose person went away while
     /// the session goes on ([`Engine::shutdown`] denies them itself).
     pub fn deny_pending_permissions(&self) {

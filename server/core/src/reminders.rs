@@ -5,9 +5,15 @@
 //!
 //! Which reminders an input gets:
 //! - the `@` references' attachments, on every input ([`crate::references`]);
-//! - on the first input of a conversation: the todo reminder when `todo_write` is offered;
-//!   the rules reminder belongs here too (not written yet);
-//! - in plan mode, once per entry into it: the plan reminder (not written yet).
+//! - on the first input of a conversation: the todo reminder when `todo_write` is offered,
+//!   and the rules reminder when rules files apply (their text is in the system prompt; the
+//!   reminder names them and says they come before the model's defaults);
+//! - in plan mode, once per entry into it: the plan reminder. Whether it is due is a flag on
+//!   the conversation (`Conversation::plan_reminder_due`), set when
+//!   the conversation is created in plan mode or switched into it and saved in the session
+//!   snapshot, so a resumed conversation neither repeats nor loses it.
+
+use std::path::PathBuf;
 
 use coder_protocol::{Attachment, ChatMessage, Role};
 
@@ -21,6 +27,30 @@ pub(crate) const TODO_REMINDER: &str = "Your todo list is empty. For work of sev
      in_progress at a time and each completed as soon as it is done. For a single, simple step, \
      skip the list. Do not mention this reminder to the user.";
 
+/// The plan reminder, on the first input after the conversation entered plan mode.
+pub(crate) const PLAN_REMINDER: &str = "Plan mode is on. Research with read-only tools and do \
+     not change anything: edits, new files and commands that modify the workspace are refused. \
+     When the plan is ready, call the exit_plan_mode tool with the whole plan (markdown) to ask \
+     the user to approve it; do not ask for approval in a message. Do not mention this reminder \
+     to the user.";
+
+/// The rules reminder: the rules files' paths, one a line.
+pub(crate) fn rules_reminder(paths: &[PathBuf]) -> Option<String> {
+    if paths.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = paths
+        .iter()
+        .map(|path| format!("- {}", path.display()))
+        .collect();
+    Some(format!(
+        "These rules files apply to this workspace; their text is in the system prompt under \
+         # Rules. Their instructions take precedence over your default behaviour (the user's \
+         own requests still come first):\n{}",
+        list.join("\n")
+    ))
+}
+
 /// What one input's reminders are made from.
 #[derive(Debug, Default)]
 pub(crate) struct InputReminders {
@@ -32,17 +62,23 @@ pub(crate) struct InputReminders {
     pub first_input: bool,
     /// `todo_write` is offered to this task.
     pub todo_offered: bool,
+    /// The rules files that apply (told on the first input).
+    pub rules: Vec<PathBuf>,
+    /// The conversation entered plan mode since its last input.
+    pub plan_entered: bool,
 }
 
 impl InputReminders {
     /// The user message holding every reminder, in the seed's order (references, then the
-    /// first input's); `None` when there are none.
+    /// first input's, then plan mode's); `None` when there are none.
     pub fn message(self) -> Option<ChatMessage> {
         let mut parts: Vec<String> = self.references;
-        if self.first_input && self.todo_offered {
-            parts.push(TODO_REMINDER.to_owned());
+        if self.first_input {
+            parts.extend(first_input_reminders(self.todo_offered, &self.rules));
         }
-        // The rules reminder (first input) and the plan reminder (plan mode) go here.
+        if self.plan_entered {
+            parts.push(PLAN_REMINDER.to_owned());
+        }
         if parts.is_empty() && self.images.is_empty() {
             return None;
         }
@@ -51,6 +87,18 @@ impl InputReminders {
         message.attachments = self.images;
         Some(message)
     }
+}
+
+/// The first input's reminders: the todo reminder when `todo_write` is offered, then the
+/// rules reminder when rules files apply. Also what a plan carried into a cleared context
+/// gets (the turn's `ControlSignal::RebuildContext`).
+pub(crate) fn first_input_reminders(todo_offered: bool, rules: &[PathBuf]) -> Vec<String> {
+    let mut parts = Vec::new();
+    if todo_offered {
+        parts.push(TODO_REMINDER.to_owned());
+    }
+    parts.extend(rules_reminder(rules));
+    parts
 }
 
 /// `text` as one reminder.
@@ -92,6 +140,53 @@ mod tests {
             ..InputReminders::default()
         };
         assert!(not_offered.message().is_none());
+    }
+
+    #[test]
+    fn the_first_input_names_the_rules_files_after_the_todo_reminder() {
+        let rules = vec![
+            PathBuf::from("/w/AGENTS.md"),
+            PathBuf::from("/w/app/CLAUDE.md"),
+        ];
+        let first = InputReminders {
+            first_input: true,
+            todo_offered: true,
+            rules: rules.clone(),
+            ..InputReminders::default()
+        };
+        let text = first.message().and_then(|m| m.content).unwrap_or_default();
+        let rules_text = rules_reminder(&rules).unwrap_or_default();
+        assert!(
+            rules_text.ends_with("\n- /w/AGENTS.md\n- /w/app/CLAUDE.md"),
+            "{rules_text}"
+        );
+        assert!(rules_text.contains("take precedence over your default behaviour"));
+        assert_eq!(
+            text,
+            format!("{}\n{}", wrap(TODO_REMINDER), wrap(&rules_text))
+        );
+        let later = InputReminders {
+            rules,
+            ..InputReminders::default()
+        };
+        assert!(later.message().is_none());
+        assert_eq!(rules_reminder(&[]), None);
+    }
+
+    #[test]
+    fn the_plan_reminder_comes_last_and_only_when_plan_mode_was_entered() {
+        let entered = InputReminders {
+            references: vec!["ref".into()],
+            plan_entered: true,
+            ..InputReminders::default()
+        };
+        let text = entered
+            .message()
+            .and_then(|m| m.content)
+            .unwrap_or_default();
+        assert_eq!(text, format!("{}\n{}", wrap("ref"), wrap(PLAN_REMINDER)));
+        let not_entered = InputReminders::default();
+        assert!(not_entered.message().is_none());
     }
 
     #[test]

@@ -99,6 +99,12 @@ pub struct ConversationSnapshot {
     pub tools_prefs: ToolsPrefs,
     #[serde(default)]
     pub mode: Mode,
+    /// In plan mode: the mode it entered plan mode from (absent when created in plan mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_before_plan: Option<Mode>,
+    /// In plan mode: the plan reminder is still due at the next input.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_reminder_due: bool,
     #[serde(default)]
     pub total_usage: TokenUsage,
     /// The context's size after the last reply, in tokens (0 in older snapshots).
@@ -173,6 +179,8 @@ impl ConversationSnapshot {
             mcp_allowlist: context.mcp_allowlist.clone(),
             tools_prefs: context.tools_prefs,
             mode: conversation.mode,
+            mode_before_plan: conversation.mode_before_plan,
+            plan_reminder_due: conversation.plan_reminder_due,
             total_usage: conversation.total_usage,
             context_tokens: conversation.context_tokens,
             todos: lock(&conversation.todos).clone(),
@@ -198,6 +206,8 @@ impl ConversationSnapshot {
             .into_iter()
             .filter(|message| message.role != Role::System)
             .collect();
+        conversation.mode_before_plan = self.mode_before_plan;
+        conversation.plan_reminder_due = self.plan_reminder_due && self.mode == Mode::Plan;
         conversation.total_usage = self.total_usage;
         conversation.context_tokens = self.context_tokens;
         conversation.todos = Arc::new(Mutex::new(self.todos));

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::{ConversationId, ErrorKind, FileReference, TaskId, TodoItem, TokenUsage};
+use crate::{ConversationId, ErrorKind, FileReference, Mode, TaskId, TodoItem, TokenUsage};
 
 /// One engine event with its envelope.
 ///
@@ -194,6 +194,14 @@ pub enum EventMsg {
     /// as system reminders after the input). Comes after `task_started`, before the first
     /// reply; absent when the input has none.
     FileReference { references: Vec<FileReference> },
+    /// The conversation's mode changed: through `set_mode` (outside any task), or when the
+    /// person approved a plan through `exit_plan_mode` (inside the task, which goes on in
+    /// `mode` with the tools and system prompt rebuilt for it).
+    ModeChanged {
+        mode: Mode,
+        previous: Mode,
+        reason: ModeChangeReason,
+    },
     /// Something went wrong but the task goes on (a retry, a skipped malformed chunk).
     Warning { message: String },
     /// Files the session keeps changed on disk and were read again; the next task sees
@@ -274,6 +282,16 @@ pub enum AbortReason {
     Replaced,
     /// A person or client interrupted it.
     Interrupted,
+}
+
+/// Why a conversation's mode changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeChangeReason {
+    /// The person approved the plan of an `exit_plan_mode` call.
+    ExitPlanMode,
+    /// A client switched it (`set_mode`, `coder/setMode`, the SDK's `setMode`).
+    SetMode,
 }
 
 /// Why a queued task was dropped before it ran.

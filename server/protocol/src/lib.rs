@@ -42,12 +42,12 @@ pub use conversation::{
 };
 pub use error::ErrorKind;
 pub use event::{
-    AbortReason, DropReason, EngineState, Event, EventMsg, ReloadedKind, RequestedToolCall,
-    TASK_END_EVENTS, TaskEnd,
+    AbortReason, DropReason, EngineState, Event, EventMsg, ModeChangeReason, ReloadedKind,
+    RequestedToolCall, TASK_END_EVENTS, TaskEnd,
 };
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
-pub use permission::{Mode, PermissionDecision, PolicyDecision, Preset};
+pub use permission::{Mode, PLAN_EXIT_OPTIONS, PermissionDecision, PolicyDecision, Preset};
 pub use reference::{FileReference, FileReferenceKind, LineRange};
 pub use todo::{TodoItem, TodoStatus};
 pub use usage::TokenUsage;

@@ -67,7 +67,26 @@ pub enum PermissionDecision {
         #[ts(optional)]
         message: Option<String>,
     },
+    /// For an `exit_plan_mode` request: leave plan mode and start the work, keeping the
+    /// history (`allow_once` means the same).
+    StartEditing,
+    /// For an `exit_plan_mode` request: leave plan mode, replace the history with the plan,
+    /// and start the work from it.
+    ClearContextAndStart,
+    /// For an `exit_plan_mode` request: stay in plan mode; `message` is the person's
+    /// feedback, passed to the model (`deny` means the same).
+    KeepPlanning {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        message: Option<String>,
+    },
 }
+
+/// The options of an `exit_plan_mode` request (`permission_requested.options`), in the
+/// order a client shows them. A client that knows only `allow_once` and `deny` may answer
+/// with those: they mean `start_editing` and `keep_planning`.
+pub const PLAN_EXIT_OPTIONS: [&str; 3] =
+    ["start_editing", "clear_context_and_start", "keep_planning"];
 
 impl PermissionDecision {
     /// Reads a client's answer strictly: an object with a known `decision`, and for `deny`
@@ -100,23 +119,27 @@ impl PermissionDecision {
             None => return Err("no `decision`".to_owned()),
         };
         let allowed: &[&str] = match decision {
-            "allow_once" | "allow_always" => &["decision"],
-            "deny" => &["decision", "message"],
+            "allow_once" | "allow_always" | "start_editing" | "clear_context_and_start" => {
+                &["decision"]
+            }
+            "deny" | "keep_planning" => &["decision", "message"],
             other => return Err(format!("unknown decision `{}`", shorten(other))),
         };
         if let Some(extra) = object.keys().find(|key| !allowed.contains(&key.as_str())) {
             return Err(format!("unexpected field `{}`", shorten(extra)));
         }
+        let message = match object.get("message") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(message)) => Some(message.clone()),
+            Some(_) => return Err("`message` is not a string".to_owned()),
+        };
         match decision {
             "allow_once" => Ok(PermissionDecision::AllowOnce),
             "allow_always" => Ok(PermissionDecision::AllowAlways),
-            _ => match object.get("message") {
-                None | Some(Value::Null) => Ok(PermissionDecision::Deny { message: None }),
-                Some(Value::String(message)) => Ok(PermissionDecision::Deny {
-                    message: Some(message.clone()),
-                }),
-                Some(_) => Err("`message` is not a string".to_owned()),
-            },
+            "start_editing" => Ok(PermissionDecision::StartEditing),
+            "clear_context_and_start" => Ok(PermissionDecision::ClearContextAndStart),
+            "keep_planning" => Ok(PermissionDecision::KeepPlanning { message }),
+            _ => Ok(PermissionDecision::Deny { message }),
         }
     }
 }
@@ -188,6 +211,24 @@ mod tests {
                     message: Some("not now".into()),
                 },
             ),
+            (
+                json!({"decision": "start_editing"}),
+                PermissionDecision::StartEditing,
+            ),
+            (
+                json!({"decision": "clear_context_and_start"}),
+                PermissionDecision::ClearContextAndStart,
+            ),
+            (
+                json!({"decision": "keep_planning"}),
+                PermissionDecision::KeepPlanning { message: None },
+            ),
+            (
+                json!({"decision": "keep_planning", "message": "split step 2"}),
+                PermissionDecision::KeepPlanning {
+                    message: Some("split step 2".into()),
+                },
+            ),
         ];
         for (answer, decision) in cases {
             assert_eq!(
@@ -221,6 +262,18 @@ mod tests {
             (
                 json!({"decision": "deny", "message": 7}),
                 "`message` is not a string",
+            ),
+            (
+                json!({"decision": "start_editing", "message": "x"}),
+                "unexpected field `message`",
+            ),
+            (
+                json!({"decision": "keep_planning", "message": ["x"]}),
+                "`message` is not a string",
+            ),
+            (
+                json!({"decision": "keep_planning", "plan": "x"}),
+                "unexpected field `plan`",
             ),
         ];
         for (answer, problem) in cases {

@@ -7,6 +7,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "apply_patch",
     "bash",
     "edit",
+    "exit_plan_mode",
     "glob",
     "grep",
     "read",

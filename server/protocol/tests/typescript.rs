@@ -22,9 +22,9 @@ use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, 
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
     EngineState, ErrorKind, Event, EventMsg, FileReference, FileReferenceKind, FunctionCall,
-    HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, PermissionDecision,
-    PolicyDecision, Preset, ReloadedKind, RequestedToolCall, Role, SessionId, TaskId, TodoItem,
-    TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
+    HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, ModeChangeReason,
+    PermissionDecision, PolicyDecision, Preset, ReloadedKind, RequestedToolCall, Role, SessionId,
+    TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -85,6 +85,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 AbortReason,
                 DropReason,
                 ReloadedKind,
+                ModeChangeReason,
                 EngineState
             ]
         ),
@@ -184,6 +185,10 @@ fn name_lists(file: &str) -> Vec<(&'static str, &'static [&'static str])> {
             ("CONVERSATION_TOOLS", tools::CONVERSATION_TOOLS),
         ],
         "event.rs" => vec![("TASK_END_EVENTS", coder_protocol::TASK_END_EVENTS)],
+        "permission.rs" => vec![(
+            "PLAN_EXIT_OPTIONS",
+            coder_protocol::PLAN_EXIT_OPTIONS.as_slice(),
+        )],
         _ => Vec::new(),
     }
 }
@@ -511,7 +516,7 @@ fn every_protocol_type_is_listed() {
         .map(|(name, _)| name.to_owned())
         .filter(|name| *name == "PROTOCOL_VERSION")
         .chain(
-            ["tools.rs", "event.rs"]
+            ["tools.rs", "event.rs", "permission.rs"]
                 .into_iter()
                 .flat_map(name_lists)
                 .map(|(name, _)| name.to_owned()),

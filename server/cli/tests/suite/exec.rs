@@ -664,3 +664,37 @@ async fn handoffs_from_one_input_stop_at_max_handoffs_per_input() {
         .to_owned();
     assert!(refused.contains("maxHandoffsPerInput"), "{refused}");
 }
+
+#[tokio::test]
+async fn without_a_terminal_a_plan_is_not_approved_and_is_the_answer() {
+    let plan = "1. Add greet.\n2. Test it.";
+    let server = MockModelServer::start(vec![MockResponse::tool_call(
+        "p1",
+        "exit_plan_mode",
+        json!({"plan": plan}),
+    )])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("AGENTS.md"), "Use tabs.").unwrap();
+    let env = openai_env(&server);
+    let out = coder(
+        workspace.path(),
+        &["--mode", "plan", "plan it"],
+        &as_refs(&env),
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), format!("{plan}\n"));
+    assert!(
+        stderr.contains("permission needed: exit_plan_mode"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("  │ 2. Test it."), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "the model is not asked again");
+    let reminders = requests[0].body["messages"][2]["content"].as_str().unwrap();
+    assert!(reminders.contains("AGENTS.md"), "{reminders}");
+    assert!(reminders.contains("Plan mode is on."), "{reminders}");
+}

@@ -10,4 +10,4 @@ mod requests;
 
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};
 pub(crate) use matrix::{check, describe};
-pub(crate) use requests::{Answer, Permissions, Request, SESSION_ENDED};
+pub(crate) use requests::{Answer, Permissions, PlanAnswer, Request, SESSION_ENDED};

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use coder_protocol::{EngineState, EventMsg, PermissionDecision, Preset};
+use coder_protocol::{EngineState, EventMsg, PLAN_EXIT_OPTIONS, PermissionDecision, Preset};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -67,12 +67,42 @@ enum Reply {
 pub(crate) const SESSION_ENDED: &str =
     "The session ended before anyone answered this permission request; the call was not run.";
 
+/// What the model reads for a call whose request lost its asker.
+const UNANSWERED: &str =
+    "The permission request went unanswered (its asker went away); the call was not run.";
+
 /// How a request ended.
 pub(crate) enum Answer {
     Allowed,
     Denied(String),
     /// The task was interrupted while waiting.
     Cancelled,
+}
+
+/// How the person answered an `exit_plan_mode` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PlanAnswer {
+    StartEditing,
+    ClearContextAndStart,
+    /// Plan mode stays on; the person's feedback, if any.
+    KeepPlanning(Option<String>),
+    /// Nobody could answer (no person in this session, the asker went away, the session
+    /// ended): the reason.
+    Unanswered(String),
+    /// The task was interrupted while waiting.
+    Cancelled,
+}
+
+/// The wire name of a decision, for a message.
+fn decision_name(decision: &PermissionDecision) -> &'static str {
+    match decision {
+        PermissionDecision::AllowOnce => "allow_once",
+        PermissionDecision::AllowAlways => "allow_always",
+        PermissionDecision::Deny { .. } => "deny",
+        PermissionDecision::StartEditing => "start_editing",
+        PermissionDecision::ClearContextAndStart => "clear_context_and_start",
+        PermissionDecision::KeepPlanning { .. } => "keep_planning",
+    }
 }
 
 impl Permissions {
@@ -125,15 +155,12 @@ impl Permissions {
         events: &TaskEvents,
         cancel: &CancellationToken,
     ) -> Answer {
-        let Request {
-            call_id,
-            tool,
-            input,
-            summary,
-            diff,
-            human_required,
-            line,
-        } = request;
+        let (tool, summary, human_required, line) = (
+            request.tool,
+            request.summary,
+            request.human_required,
+            request.line,
+        );
         if !human_required && (self.auto_approve || self.always_allowed(tool, line)) {
             return Answer::Allowed;
         }
@@ -144,9 +171,6 @@ impl Permissions {
                  and why."
             ));
         }
-        let request_id = Uuid::now_v7().to_string();
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(request_id.clone(), tx);
         let mut options = vec!["allow_once".to_owned()];
         let mut summary = summary.to_owned();
         if !human_required {
@@ -156,35 +180,13 @@ impl Permissions {
             }
         }
         options.push("deny".to_owned());
-        events.emit(EventMsg::PermissionRequested {
-            request_id: request_id.clone(),
-            call_id: call_id.to_owned(),
-            tool_name: tool.to_owned(),
-            arguments: input.clone(),
-            summary,
-            options,
-            human_required,
-            command: (tool == "bash")
-                .then(|| input["command"].as_str().map(str::to_owned))
-                .flatten(),
-            diff,
-        });
-        events.emit(EventMsg::StateChanged {
-            state: EngineState::WaitingForPermission,
-        });
-        let answer = tokio::select! {
-            // An answer given together with the task's interruption (shutdown denies open
-            // requests, then interrupts) is what the model reads.
-            biased;
-            answer = rx => answer.ok(),
-            () = cancel.cancelled() => {
-                lock(&self.pending).remove(&request_id);
-                return Answer::Cancelled;
-            }
+        let answer = match self
+            .ask_person(&request, summary, options, events, cancel)
+            .await
+        {
+            Some(answer) => answer,
+            None => return Answer::Cancelled,
         };
-        events.emit(EventMsg::StateChanged {
-            state: EngineState::Running,
-        });
         let answer = match answer {
             Some(Reply::Withdrawn(reason)) => return Answer::Denied(reason),
             Some(Reply::Person(decision)) => Some(decision),
@@ -201,14 +203,121 @@ impl Permissions {
                 Some(message) => format!("The user denied this call: {message}"),
                 None => "The user denied this call.".to_owned(),
             }),
-            None => Answer::Denied("The permission request went unanswered (its asker went away); the call was not run.".to_owned()),
+            Some(
+                decision @ (PermissionDecision::StartEditing
+                | PermissionDecision::ClearContextAndStart
+                | PermissionDecision::KeepPlanning { .. }),
+            ) => Answer::Denied(format!(
+                "The answer to the permission request ({}) answers only a plan; the call was denied.",
+                decision_name(&decision)
+            )),
+            None => Answer::Denied(UNANSWERED.to_owned()),
         }
+    }
+
+    /// Puts the plan of an `exit_plan_mode` call to a person, with the three answers of
+    /// [`PLAN_EXIT_OPTIONS`]. Only a person answers it: a session that approves
+    /// automatically has nobody to ask, and `allow_always` is not an answer to a plan.
+    pub async fn ask_plan_exit(
+        &self,
+        request: Request<'_>,
+        events: &TaskEvents,
+        cancel: &CancellationToken,
+    ) -> PlanAnswer {
+        if self.auto_approve {
+            return PlanAnswer::Unanswered(
+                "Nobody can approve the plan: this session approves calls automatically and \
+                 has no person to ask. Plan mode stays on; the plan is the task's answer."
+                    .to_owned(),
+            );
+        }
+        let options = PLAN_EXIT_OPTIONS.iter().map(|o| (*o).to_owned()).collect();
+        let summary = request.summary.to_owned();
+        let answer = match self
+            .ask_person(&request, summary, options, events, cancel)
+            .await
+        {
+            Some(answer) => answer,
+            None => return PlanAnswer::Cancelled,
+        };
+        match answer {
+            Some(Reply::Person(PermissionDecision::AllowOnce | PermissionDecision::StartEditing)) => {
+                PlanAnswer::StartEditing
+            }
+            Some(Reply::Person(PermissionDecision::ClearContextAndStart)) => {
+                PlanAnswer::ClearContextAndStart
+            }
+            Some(Reply::Person(
+                PermissionDecision::Deny { message } | PermissionDecision::KeepPlanning { message },
+            )) => PlanAnswer::KeepPlanning(message),
+            Some(Reply::Person(PermissionDecision::AllowAlways)) => PlanAnswer::KeepPlanning(Some(
+                "the answer was allow_always, which does not answer a plan; the plan was not approved"
+                    .to_owned(),
+            )),
+            Some(Reply::Withdrawn(reason)) => PlanAnswer::Unanswered(reason),
+            None => PlanAnswer::Unanswered(UNANSWERED.to_owned()),
+        }
+    }
+
+    /// Emits `permission_requested` for `request` and waits for the answer: `None` when the
+    /// task was interrupted meanwhile, `Some(None)` when the asker went away.
+    async fn ask_person(
+        &self,
+        request: &Request<'_>,
+        summary: String,
+        options: Vec<String>,
+        events: &TaskEvents,
+        cancel: &CancellationToken,
+    ) -> Option<Option<Reply>> {
+        let request_id = Uuid::now_v7().to_string();
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(request_id.clone(), tx);
+        let input = request.input;
+        events.emit(EventMsg::PermissionRequested {
+            request_id: request_id.clone(),
+            call_id: request.call_id.to_owned(),
+            tool_name: request.tool.to_owned(),
+            arguments: input.clone(),
+            summary,
+            options,
+            human_required: request.human_required,
+            command: (request.tool == "bash")
+                .then(|| input["command"].as_str().map(str::to_owned))
+                .flatten(),
+            diff: request.diff.clone(),
+        });
+        events.emit(EventMsg::StateChanged {
+            state: EngineState::WaitingForPermission,
+        });
+        let answer = tokio::select! {
+            // An answer given together with the task's interruption (shutdown denies open
+            // requests, then interrupts) is what the model reads.
+            biased;
+            answer = rx => answer.ok(),
+            () = cancel.cancelled() => {
+                lock(&self.pending).remove(&request_id);
+                return None;
+            }
+        };
+        events.emit(EventMsg::StateChanged {
+            state: EngineState::Running,
+        });
+        Some(answer)
     }
 
     /// Delivers a person's answer. Returns false for an unknown or already answered id.
     pub fn respond(&self, request_id: &str, decision: PermissionDecision) -> bool {
         match lock(&self.pending).remove(request_id) {
             Some(tx) => tx.send(Reply::Person(decision)).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Ends an open request with `reason`, which the model reads: nobody could answer it.
+    /// Returns false for an unknown or already answered id.
+    pub fn withdraw(&self, request_id: &str, reason: &str) -> bool {
+        match lock(&self.pending).remove(request_id) {
+            Some(tx) => tx.send(Reply::Withdrawn(reason.to_owned())).is_ok(),
             None => false,
         }
     }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use coder_protocol::{
     AbortReason, ChatMessage, ConversationId, ConversationSummary, EventMsg, HistoryEntry, Mode,
-    SessionId,
+    ModeChangeReason, SessionId,
 };
 
 use super::{Session, narrower};
@@ -207,7 +207,7 @@ impl Session {
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
         let mode = narrower(wanted, self.services.config.mode);
-        lock(&conv).mode = mode;
+        let previous = lock(&conv).switch_mode(mode);
         {
             let mut state = self.state();
             if state.root == id {
@@ -215,6 +215,17 @@ impl Session {
             }
         }
         self.warn_if_clamped(id, wanted, mode);
+        if previous != mode {
+            self.services.hub.emit(
+                id,
+                None,
+                EventMsg::ModeChanged {
+                    mode,
+                    previous,
+                    reason: ModeChangeReason::SetMode,
+                },
+            );
+        }
         Ok(())
     }
 
@@ -267,7 +278,7 @@ impl Session {
             let mode = narrower(conversation.mode, ceiling);
             if mode != conversation.mode {
                 clamped.push((conversation.id, conversation.mode));
-                conversation.mode = mode;
+                conversation.switch_mode(mode);
             }
             conversation
         };

@@ -1,9 +1,11 @@
 //! Recording a task's input: the user's message, then the system reminders it brings
-//! (`@` references, the first input's reminders), with a `file_reference` event.
+//! (`@` references, the first input's reminders, plan mode's), with a `file_reference`
+//! event.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use coder_protocol::{EventMsg, InputItem};
+use coder_protocol::{EventMsg, InputItem, Mode};
 
 use super::Session;
 use crate::conversation::{Conversation, user_message};
@@ -19,12 +21,19 @@ impl Session {
         conversation: &Arc<Mutex<Conversation>>,
         input: &[InputItem],
         todo_offered: bool,
+        rules: Vec<PathBuf>,
         events: &TaskEvents,
     ) {
         let Some(message) = user_message(input) else {
             return;
         };
-        let first_input = is_first_input(&lock(conversation).history);
+        let (first_input, plan_entered) = {
+            let conversation = lock(conversation);
+            (
+                is_first_input(&conversation.history),
+                conversation.plan_reminder_due && conversation.mode == Mode::Plan,
+            )
+        };
         let workspace = self.services.config.workspace.clone();
         let documents = self.state().documents.clone();
         let items = input.to_vec();
@@ -38,8 +47,13 @@ impl Session {
             images: expanded.images,
             first_input,
             todo_offered,
+            rules,
+            plan_entered,
         };
         let mut conversation = lock(conversation);
+        if plan_entered {
+            conversation.plan_reminder_due = false;
+        }
         conversation.record([message]);
         conversation.record(reminders.message());
         drop(conversation);

@@ -1,9 +1,12 @@
 //! The session's task runner: turns a [`TaskPlan`] into a [`TurnContext`], runs the turn,
 //! and reports how the task ended (`task_started` ... `task_complete` or `turn_aborted`).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
-use coder_protocol::{AbortReason, ChatMessage, ConversationId, EventMsg, Mode, TokenUsage};
+use coder_protocol::{
+    AbortReason, ChatMessage, ConversationId, EventMsg, Mode, ModeChangeReason, TokenUsage,
+};
 use futures::future::BoxFuture;
 
 use super::Session;
@@ -12,13 +15,16 @@ use crate::conversation::Conversation;
 use crate::error::EngineError;
 use crate::events::TaskEvents;
 use crate::model::ActiveModel;
+use crate::model::ToolSpec;
 use crate::process::ToolEnv;
+use crate::prompt::rules::RuleFile;
 use crate::prompt::{Environment, PromptInputs, system_prompt};
+use crate::reminders::{first_input_reminders, wrap};
 use crate::sync::lock;
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
 use crate::turn::{
-    INTERRUPT_MESSAGE, Recorder, TaskControl, TurnContext, TurnModel, TurnOutcome, TurnTools,
-    UsageNow, interrupted, run_turn,
+    ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
+    TurnOutcome, TurnTools, UsageNow, interrupted, run_turn,
 };
 
 /// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
@@ -235,51 +241,23 @@ impl Session {
         for warning in &rules.warnings {
             events.warning(warning.clone());
         }
-        let (system, hidden) = {
-            let conv = lock(conversation);
-            let base = plan
-                .base_instructions_override
-                .as_deref()
-                .or(conv.context.base_instructions.as_deref());
-            let mut hidden: Vec<String> = config.disabled_tools.clone();
-            if !conv.context.tools_prefs.include_apply_patch_tool {
-                hidden.push("apply_patch".to_owned());
-            }
-            if !conv.context.tools_prefs.include_plan_tool {
-                hidden.push("todo_write".to_owned());
-            }
-            let environment = Environment::current(&config.workspace, config.started_in.as_deref());
-            // Skills are named only to a conversation that may load them.
-            let skills = (!hidden.iter().any(|name| name == "skill"))
-                .then(|| crate::skills::skills_section(&files.skills))
-                .flatten();
-            let mut system = system_prompt(&PromptInputs {
-                base,
-                environment: &environment,
-                mode: conv.mode,
-                rules: &rules.files,
-                skills: skills.as_deref(),
-            });
-            // Custom instructions are left as given, unless they include the built-in prompt.
-            let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
-            if built_in && hidden.iter().any(|name| name == "apply_patch") {
-                system.push_str(NO_APPLY_PATCH_NOTE);
-            }
-            (system, hidden)
-        };
-        let todo_offered = !hidden.iter().any(|name| name == "todo_write")
-            && self.services.tools.get("todo_write").is_some();
-        self.record_input(conversation, &plan.input, todo_offered, events)
-            .await;
+        let base_override = plan.base_instructions_override.clone();
+        let (system, hidden) =
+            self.prompt_and_hidden(&lock(conversation), base_override.as_deref(), &rules.files);
+        let rule_paths: Vec<PathBuf> = rules.files.iter().map(|rule| rule.path.clone()).collect();
+        self.record_input(
+            conversation,
+            &plan.input,
+            self.todo_offered(&hidden),
+            rule_paths,
+            events,
+        )
+        .await;
         let Some(mcp_view) = self.mcp_view(conversation, &control, events).await else {
             lock(conversation).record([ChatMessage::user(INTERRUPT_MESSAGE)]);
             return interrupted(conversation.as_ref(), events, context_window);
         };
-        let hidden_names: Vec<&str> = hidden.iter().map(String::as_str).collect();
-        let mut offered = self.services.tools.offered(&hidden_names);
-        offered.extend(mcp_view.specs().iter().cloned());
-        offered.sort_by(|a, b| a.name.cmp(&b.name));
-        lock(conversation).prompt = Some(self.services.prompt_shapes.share(&system, &offered));
+        let offered = self.offered_tools(conversation, &system, &hidden, &mcp_view);
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
@@ -300,6 +278,7 @@ impl Session {
             documents: self.state().documents.clone(),
             approved_diff: None,
         };
+        let model_name = model.clone();
         let ctx = TurnContext {
             model: TurnModel {
                 name: model,
@@ -324,8 +303,80 @@ impl Session {
             events: events.clone(),
             recorder: conversation.clone(),
             conversations: self.clone(),
+            context: Arc::new(TaskRebuilder {
+                session: self.clone(),
+                conversation: conversation.clone(),
+                base_override,
+                rules: rules.files.clone(),
+                model: model_name,
+            }),
         };
         run_turn(ctx).await
+    }
+
+    /// The system prompt of a task of `conv`, and the tools hidden from it: the one place
+    /// that decides both, at a task's start and when an approved plan rebuilds them.
+    fn prompt_and_hidden(
+        &self,
+        conv: &Conversation,
+        base_override: Option<&str>,
+        rules: &[RuleFile],
+    ) -> (String, Vec<String>) {
+        let config = &self.services.config;
+        let base = base_override.or(conv.context.base_instructions.as_deref());
+        let mut hidden: Vec<String> = config.disabled_tools.clone();
+        if !conv.context.tools_prefs.include_apply_patch_tool {
+            hidden.push("apply_patch".to_owned());
+        }
+        // Plan mode plans in the plan it hands to exit_plan_mode, not in a todo list; the
+        // todo list comes back with the mode the plan leads to.
+        if !conv.context.tools_prefs.include_plan_tool || conv.mode == Mode::Plan {
+            hidden.push("todo_write".to_owned());
+        }
+        if conv.mode != Mode::Plan {
+            hidden.push(EXIT_PLAN_MODE.to_owned());
+        }
+        let environment = Environment::current(&config.workspace, config.started_in.as_deref());
+        // Skills are named only to a conversation that may load them.
+        let skills = (!hidden.iter().any(|name| name == "skill"))
+            .then(|| crate::skills::skills_section(&self.workspace_files().skills))
+            .flatten();
+        let mut system = system_prompt(&PromptInputs {
+            base,
+            environment: &environment,
+            mode: conv.mode,
+            rules,
+            skills: skills.as_deref(),
+        });
+        // Custom instructions are left as given, unless they include the built-in prompt.
+        let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
+        if built_in && hidden.iter().any(|name| name == "apply_patch") {
+            system.push_str(NO_APPLY_PATCH_NOTE);
+        }
+        (system, hidden)
+    }
+
+    /// Whether `todo_write` is offered when `hidden` is hidden.
+    fn todo_offered(&self, hidden: &[String]) -> bool {
+        !hidden.iter().any(|name| name == "todo_write")
+            && self.services.tools.get("todo_write").is_some()
+    }
+
+    /// The tools offered (built-in and MCP, sorted by name), kept as the conversation's
+    /// prompt shape for the session snapshot.
+    fn offered_tools(
+        &self,
+        conversation: &Mutex<Conversation>,
+        system: &str,
+        hidden: &[String],
+        mcp_view: &ToolRegistry,
+    ) -> Vec<ToolSpec> {
+        let hidden_names: Vec<&str> = hidden.iter().map(String::as_str).collect();
+        let mut offered = self.services.tools.offered(&hidden_names);
+        offered.extend(mcp_view.specs().iter().cloned());
+        offered.sort_by(|a, b| a.name.cmp(&b.name));
+        lock(conversation).prompt = Some(self.services.prompt_shapes.share(system, &offered));
+        offered
     }
 
     /// The conversation's MCP view, built once the servers settled (problems become
@@ -352,6 +403,72 @@ impl Session {
         let view = Arc::new(view);
         lock(conversation).mcp_view = Some(view.clone());
         Some(view)
+    }
+}
+
+/// Rebuilds a running task's context when the person approves a plan, with the code that
+/// built it when the task started ([`Session::prompt_and_hidden`], [`Session::offered_tools`]).
+struct TaskRebuilder {
+    session: Arc<Session>,
+    conversation: Arc<Mutex<Conversation>>,
+    /// The task's own base instructions, when its plan overrides the conversation's.
+    base_override: Option<String>,
+    /// The rules files the task started with.
+    rules: Vec<RuleFile>,
+    model: String,
+}
+
+impl ContextBuilder for TaskRebuilder {
+    fn rebuild(
+        &self,
+        reason: ModeChangeReason,
+        rebuild_message: Option<&str>,
+        events: &TaskEvents,
+    ) -> Rebuilt {
+        let session = &self.session;
+        let conversation = &self.conversation;
+        let (mode, previous, system, hidden, mcp_view) = {
+            let mut conv = lock(conversation);
+            let mode = conv.mode_after_plan();
+            let previous = conv.switch_mode(mode);
+            let (system, hidden) =
+                session.prompt_and_hidden(&conv, self.base_override.as_deref(), &self.rules);
+            let mcp_view = conv.mcp_view.clone();
+            (mode, previous, system, hidden, mcp_view)
+        };
+        events.emit(EventMsg::ModeChanged {
+            mode,
+            previous,
+            reason,
+        });
+        let mcp_view = mcp_view.unwrap_or_else(|| Arc::new(ToolRegistry::empty()));
+        let offered = session.offered_tools(conversation, &system, &hidden, &mcp_view);
+        let history = rebuild_message.map(|plan| {
+            let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
+            let mut text = format!(
+                "The user approved this plan and cleared the context to carry it out. Implement \
+                 it now.\n\n{plan}"
+            );
+            for reminder in first_input_reminders(session.todo_offered(&hidden), &rules) {
+                text.push('\n');
+                text.push_str(&wrap(&reminder));
+            }
+            let history = vec![ChatMessage::user(text)];
+            lock(conversation).history = history.clone();
+            history
+        });
+        let prompt_cache_key = session
+            .services
+            .config
+            .prompt_cache_key
+            .then(|| prompt_cache_key(&system, &offered, &self.model));
+        Rebuilt {
+            system,
+            offered,
+            hidden,
+            prompt_cache_key,
+            history,
+        }
     }
 }
 

@@ -9,6 +9,7 @@ pub(crate) use crate::beneath;
 pub(crate) mod conversation;
 mod diff;
 mod edit;
+mod exit_plan_mode;
 mod glob;
 mod grep;
 pub(crate) mod paths;
@@ -37,6 +38,7 @@ pub(crate) use apply_patch::patch_paths;
 pub use bash::BashTool;
 pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;
+pub use exit_plan_mode::{EXIT_PLAN_MODE, ExitPlanModeTool};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use read::ReadTool;
@@ -254,6 +256,7 @@ impl ToolRegistry {
             Arc::new(ApplyPatchTool),
             Arc::new(BashTool),
             Arc::new(EditTool),
+            Arc::new(ExitPlanModeTool),
             Arc::new(GlobTool),
             Arc::new(GrepTool),
             Arc::new(ReadTool),

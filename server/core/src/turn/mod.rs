@@ -8,14 +8,15 @@
 //! a valid request: every assistant tool call has a result, except the one a handover leaves
 //! for the continuation task to answer.
 
+mod plan_exit;
 pub(crate) mod summary;
 mod tool_calls;
 
 use std::sync::{Arc, Mutex};
 
 use coder_protocol::{
-    AbortReason, ChatMessage, ConversationId, EventMsg, InputItem, Mode, RequestedToolCall, TaskId,
-    TokenUsage,
+    AbortReason, ChatMessage, ConversationId, EventMsg, InputItem, Mode, ModeChangeReason,
+    RequestedToolCall, TaskId, TokenUsage,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -52,6 +53,45 @@ pub(crate) struct TurnContext {
     pub recorder: Arc<dyn Recorder>,
     /// Answers the conversation tools.
     pub conversations: Arc<dyn ConversationHost>,
+    /// Rebuilds the context when a call changes it (an approved plan).
+    pub context: Arc<dyn ContextBuilder>,
+}
+
+/// What a tool call asks the turn to do before the next model call (seed 001
+/// `controlSignal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ControlSignal {
+    /// The conversation leaves plan mode: the session switches its mode and rebuilds the
+    /// tools and the system prompt; with `rebuild_message` (the plan), the history is
+    /// replaced by one message holding it. The turn goes on with the new context.
+    RebuildContext {
+        reason: ModeChangeReason,
+        rebuild_message: Option<String>,
+    },
+    /// The turn ends now, `answer` being the task's answer (a plan nobody could approve).
+    EndTurn { answer: String },
+}
+
+/// The context a turn goes on with after a [`ControlSignal::RebuildContext`].
+pub(crate) struct Rebuilt {
+    pub system: String,
+    pub offered: Vec<ToolSpec>,
+    pub hidden: Vec<String>,
+    pub prompt_cache_key: Option<String>,
+    /// The history, when it was replaced.
+    pub history: Option<Vec<ChatMessage>>,
+}
+
+/// Builds a task's context again, from the same code that built it when the task started.
+pub(crate) trait ContextBuilder: Send + Sync {
+    /// Leaves plan mode as `reason` says (emitting `mode_changed`), replaces the history by
+    /// `rebuild_message` when given, and returns the context for the next model call.
+    fn rebuild(
+        &self,
+        reason: ModeChangeReason,
+        rebuild_message: Option<&str>,
+        events: &TaskEvents,
+    ) -> Rebuilt;
 }
 
 /// The model a task talks to.
@@ -195,16 +235,17 @@ impl TaskControl {
 /// Runs a task's turns to their end.
 pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
     let TurnContext {
-        model,
-        system,
-        offered,
+        mut model,
+        mut system,
+        mut offered,
         mut history,
         max_steps,
-        tools,
+        mut tools,
         control,
         events,
         recorder,
         conversations,
+        context,
     } = ctx;
     let cancel = &control.cancel;
     let record = |history: &mut Vec<ChatMessage>, messages: Vec<ChatMessage>| {
@@ -298,6 +339,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             control: &control,
             events: &events,
             handoff: Mutex::new(None),
+            signal: Mutex::new(None),
         };
         let results = tool_calls::run_tool_calls(&tool_calls, &run).await;
         record(&mut history, results.into_iter().flatten().collect());
@@ -307,9 +349,44 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         if let Some(handoff) = run.handoff.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return TurnOutcome::HandedOver(handoff);
         }
+        let signal = run.signal.into_inner().unwrap_or_else(|p| p.into_inner());
         if cancel.is_cancelled() {
             recorder.append_to_last(&format!("\n{INTERRUPT_MESSAGE}"));
             return interrupted(recorder.as_ref(), &events, model.context_window);
+        }
+        match signal {
+            None => {}
+            Some(ControlSignal::EndTurn { answer }) => {
+                // The answer is shown and recorded as the agent's, like a reply.
+                events.emit(EventMsg::AgentMessageDelta {
+                    delta: answer.clone(),
+                });
+                events.emit(EventMsg::AgentMessage {
+                    message: answer.clone(),
+                });
+                recorder.record(vec![ChatMessage::assistant(
+                    answer.clone(),
+                    String::new(),
+                    Vec::new(),
+                )]);
+                return TurnOutcome::Completed {
+                    last_agent_message: Some(answer),
+                    step_limit: None,
+                };
+            }
+            Some(ControlSignal::RebuildContext {
+                reason,
+                rebuild_message,
+            }) => {
+                let rebuilt = context.rebuild(reason, rebuild_message.as_deref(), &events);
+                system = rebuilt.system;
+                offered = rebuilt.offered;
+                tools.hidden = rebuilt.hidden;
+                model.prompt_cache_key = rebuilt.prompt_cache_key;
+                if let Some(replaced) = rebuilt.history {
+                    history = replaced;
+                }
+            }
         }
     }
     events.warning(format!(

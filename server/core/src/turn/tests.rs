@@ -60,7 +60,25 @@ impl ModelStream for ScriptedModel {
 }
 
 /// Answers the conversation tools: `conv_send` hands over, the others answer "listed".
+/// Rebuilds no context: these turns never leave plan mode.
 struct Host;
+
+impl ContextBuilder for Host {
+    fn rebuild(
+        &self,
+        _reason: coder_protocol::ModeChangeReason,
+        _rebuild_message: Option<&str>,
+        _events: &TaskEvents,
+    ) -> Rebuilt {
+        Rebuilt {
+            system: String::new(),
+            offered: Vec::new(),
+            hidden: Vec::new(),
+            prompt_cache_key: None,
+            history: None,
+        }
+    }
+}
 
 impl ConversationHost for Host {
     fn handle(
@@ -174,6 +192,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
         },
         recorder: conversation.clone(),
         conversations: Arc::new(Host),
+        context: Arc::new(Host),
     };
     Turn {
         conversation,

@@ -13,13 +13,16 @@ use std::sync::Mutex;
 
 use coder_protocol::{AbortReason, Mode, PolicyDecision};
 
-use super::{CallAnswer, ConversationHost, Handoff, TaskControl, TurnTools, summary};
+use super::{
+    CallAnswer, ControlSignal, ConversationHost, Handoff, TaskControl, TurnTools, plan_exit,
+    summary,
+};
 use crate::events::TaskEvents;
 use crate::permissions::{Answer, Request, check};
 use crate::sync::lock;
 use crate::tools::conversation::ConversationCall;
 use crate::tools::shell_safety::SafetyContext;
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::{EXIT_PLAN_MODE, Tool, ToolContext, ToolOutput};
 
 /// The result of a call that the interrupt reached before it started (checkpoint 3).
 pub(crate) const CANCELLED_BEFORE_START: &str =
@@ -42,6 +45,8 @@ pub(super) struct ToolRun<'a> {
     pub events: &'a TaskEvents,
     /// Set by the conversation tool that handed the turn over.
     pub handoff: Mutex<Option<Handoff>>,
+    /// Set by a call that changes the turn's context (an approved plan).
+    pub signal: Mutex<Option<ControlSignal>>,
 }
 
 impl ToolRun<'_> {
@@ -149,6 +154,10 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     };
     if let Err(reason) = entry.tool.validate_input(&input, &ctx) {
         return fail(format!("Error: {reason}"));
+    }
+    // Only a person answers a plan: no mode or preset decides it.
+    if name == EXIT_PLAN_MODE {
+        return Some(plan_exit::exit_plan_mode(call, &input, run, started).await);
     }
     let permissions = &run.tools.permissions;
     let safety = SafetyContext::new(&ctx.workspace, run.tools.home.as_deref());
@@ -406,6 +415,6 @@ fn summarize(tool: &str, input: &Value, reason: &str) -> String {
     format!("{what} ({reason})")
 }
 
-fn elapsed_ms(started: Instant) -> u64 {
+pub(super) fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

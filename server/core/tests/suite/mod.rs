@@ -7,6 +7,7 @@ mod interrupts;
 mod limits;
 mod mcp;
 mod permissions;
+mod plan_mode;
 mod races;
 mod sandbox;
 mod sessions;

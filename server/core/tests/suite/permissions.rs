@@ -158,9 +158,9 @@ async fn plan_mode_refuses_writes_without_asking() {
 }
 
 #[tokio::test]
-async fn the_todo_list_is_kept_without_asking_even_in_plan_mode() {
+async fn plan_mode_offers_exit_plan_mode_and_no_todo_list() {
     let todos = json!({"todos": [{"content": "read the code", "status": "in_progress"}]});
-    let (_server, mut h) = calling("todo_write", todos, |c| {
+    let (server, mut h) = calling("todo_write", todos, |c| {
         c.mode = Mode::Plan;
         c.preset = Preset::Strict;
     })
@@ -168,10 +168,19 @@ async fn the_todo_list_is_kept_without_asking_even_in_plan_mode() {
     let requests = answer_with(&h.engine, PermissionDecision::AllowOnce);
     let events = h.run("plan it").await;
     assert!(requests.lock().unwrap().is_empty(), "nobody was asked");
+    let tools: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(tools.contains(&"exit_plan_mode".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"todo_write".to_owned()), "{tools:?}");
+    assert!(tool_result(&server).contains("there is no tool named `todo_write`"));
     assert!(
-        events
+        !events
             .iter()
-            .any(|e| matches!(&e.msg, EventMsg::TodoUpdated { todos } if todos.len() == 1)),
+            .any(|e| matches!(&e.msg, EventMsg::TodoUpdated { .. })),
         "{:?}",
         kinds(&events)
     );

@@ -1,0 +1,106 @@
+//! The `exit_plan_mode` call: the plan is put to the person through the permission path,
+//! and their answer becomes the call's result and, when they approved it, a
+//! [`ControlSignal`] the turn acts on before the next model call.
+
+use std::time::Instant;
+
+use coder_protocol::{ChatMessage, EventMsg, Mode, ModeChangeReason, ToolCall};
+use serde_json::Value;
+
+use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, elapsed_ms};
+use super::{ControlSignal, summary};
+use crate::permissions::{PlanAnswer, Request};
+use crate::sync::lock;
+use crate::tools::EXIT_PLAN_MODE;
+
+/// What the person is shown besides the plan (which comes whole in `arguments.plan`).
+const SUMMARY: &str = "exit_plan_mode: the plan is ready; approve it to leave plan mode";
+
+/// Runs one `exit_plan_mode` call, its arguments already checked against the schema.
+pub(super) async fn exit_plan_mode(
+    call: &ToolCall,
+    input: &Value,
+    run: &ToolRun<'_>,
+    started: Instant,
+) -> ChatMessage {
+    let events = run.events;
+    let plan = input["plan"].as_str().unwrap_or_default().to_owned();
+    let finish = |output: String, failed: bool| {
+        if failed {
+            events.emit(EventMsg::ToolCallFailed {
+                call_id: call.id.clone(),
+                tool_name: EXIT_PLAN_MODE.to_owned(),
+                summary: summary::failed("", &output),
+                error: output.clone(),
+                duration_ms: elapsed_ms(started),
+            });
+        } else {
+            events.emit(EventMsg::ToolCallCompleted {
+                call_id: call.id.clone(),
+                tool_name: EXIT_PLAN_MODE.to_owned(),
+                summary: summary::completed("", &output),
+                output: output.clone(),
+                duration_ms: elapsed_ms(started),
+                diff: None,
+            });
+        }
+        ChatMessage::tool_result(&call.id, EXIT_PLAN_MODE, output)
+    };
+    // Offered only in plan mode, but the mode may have been switched during the reply.
+    if run.mode != Mode::Plan {
+        return finish(
+            "Error: plan mode is not on, so there is no plan to approve; go on with the work."
+                .to_owned(),
+            true,
+        );
+    }
+    let request = Request {
+        call_id: &call.id,
+        tool: EXIT_PLAN_MODE,
+        input,
+        summary: SUMMARY,
+        diff: None,
+        human_required: true,
+        line: None,
+    };
+    let answer = run
+        .tools
+        .permissions
+        .ask_plan_exit(request, events, &run.control.cancel)
+        .await;
+    let (signal, output) = match answer {
+        PlanAnswer::StartEditing => (
+            Some(ControlSignal::RebuildContext {
+                reason: ModeChangeReason::ExitPlanMode,
+                rebuild_message: None,
+            }),
+            "The user approved the plan. Plan mode is off: carry out the plan now, step by step."
+                .to_owned(),
+        ),
+        PlanAnswer::ClearContextAndStart => (
+            Some(ControlSignal::RebuildContext {
+                reason: ModeChangeReason::ExitPlanMode,
+                rebuild_message: Some(plan),
+            }),
+            "The user approved the plan and cleared the context.".to_owned(),
+        ),
+        PlanAnswer::KeepPlanning(feedback) => {
+            let mut output = "The user did not approve the plan yet; plan mode stays on. Revise \
+                              the plan and call exit_plan_mode again when it is ready."
+                .to_owned();
+            if let Some(feedback) = feedback.filter(|text| !text.trim().is_empty()) {
+                output.push_str(&format!("\nThe user's feedback: {feedback}"));
+            }
+            (None, output)
+        }
+        PlanAnswer::Unanswered(reason) => (Some(ControlSignal::EndTurn { answer: plan }), reason),
+        PlanAnswer::Cancelled => return finish(CANCELLED_BEFORE_START.to_owned(), true),
+    };
+    events.emit(EventMsg::ToolCallStarted {
+        call_id: call.id.clone(),
+        tool_name: EXIT_PLAN_MODE.to_owned(),
+        arguments: input.clone(),
+    });
+    *lock(&run.signal) = signal;
+    finish(output, false)
+}
