@@ -9,6 +9,7 @@ use std::panic::AssertUnwindSafe;
 use coder_core::{ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
+    CompletePathsParams, CompletePathsResult, WORKSPACE_COMPLETE_PATHS,
     COMMAND_LIST, CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY,
     CONVERSATION_INTERRUPT, CONVERSATION_LIST, CONVERSATION_SEND, CommandListParams,
     CommandListResult, CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult,
@@ -106,6 +107,22 @@ impl Backend {
         contained(COMMAND_LIST, async {
             Ok(CommandListResult {
                 commands: self.engine()?.commands(),
+            })
+        })
+        .await
+    }
+
+    /// Workspace paths for an `@` completion menu, best first.
+    pub(crate) async fn complete_paths(
+        &self,
+        params: CompletePathsParams,
+    ) -> Result<CompletePathsResult> {
+        contained(WORKSPACE_COMPLETE_PATHS, async {
+            let limit = params
+                .limit
+                .map_or(coder_core::completion::DEFAULT_LIMIT, |limit| limit as usize);
+            Ok(CompletePathsResult {
+                matches: self.engine()?.complete_paths(&params.query, limit),
             })
         })
         .await

@@ -22,6 +22,7 @@
 //! may call back into the engine). Conversation locks are never held across an `.await`.
 
 mod calls;
+mod completion;
 mod conversations;
 pub(crate) mod driver;
 mod extensions;
@@ -115,6 +116,7 @@ impl Session {
             sandbox,
             prompt_shapes: PromptShapes::default(),
             skills,
+            paths: crate::completion::PathIndex::default(),
         };
         Ok(Arc::new_cyclic(|session| {
             let runner = Arc::new(task::SessionRunner::new(session.clone()));

@@ -32,4 +32,7 @@ pub(crate) struct Services {
     pub(super) prompt_shapes: PromptShapes,
     /// The skills found when the session started, listed in the system prompt.
     pub(super) skills: Vec<crate::skills::Skill>,
+    /// The walked workspace paths `@` completion matches against (rebuilt when stale; a
+    /// watcher may call [`crate::completion::PathIndex::invalidate`]).
+    pub(super) paths: crate::completion::PathIndex,
 }
