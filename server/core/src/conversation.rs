@@ -162,6 +162,8 @@ pub(crate) struct Conversation {
     pub mode: Mode,
     /// Shared with the `todo_write` tool while a task runs.
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
+    /// What its agent last saw of each file, shared with the file tools while a task runs.
+    pub seen: Arc<crate::tools::seen::SeenFiles>,
     /// The MCP tools this conversation sees: a snapshot, built at its first task after the
     /// servers settled, rebuilt on refresh.
     pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
@@ -190,6 +192,7 @@ impl Conversation {
             last_active_at: SystemTime::now(),
             mode,
             todos: Arc::default(),
+            seen: Arc::default(),
             mcp_view: None,
             prompt: None,
         }

@@ -10,6 +10,7 @@ mod fuzz;
 mod permissions;
 mod protocol;
 mod sessions;
+mod stale_writes;
 mod setup;
 mod trust;
 
