@@ -90,7 +90,10 @@ fn hostile_input_to_the_input_parsers_returns_bounded_results() {
         let found = crate::completion::complete(&paths, workspace.path(), &text, limit);
         assert!(found.len() <= limit, "{text:?}");
         for found in found {
-            assert!(["a/", "a/é/", "a/é/漢.rs"].contains(&found.path.as_str()), "{text:?}");
+            assert!(
+                ["a/", "a/é/", "a/é/漢.rs"].contains(&found.path.as_str()),
+                "{text:?}"
+            );
         }
     }
 }

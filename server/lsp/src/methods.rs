@@ -9,13 +9,13 @@ use std::panic::AssertUnwindSafe;
 use coder_core::{ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
-    CompletePathsParams, CompletePathsResult, WORKSPACE_COMPLETE_PATHS,
     COMMAND_LIST, CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY,
     CONVERSATION_INTERRUPT, CONVERSATION_LIST, CONVERSATION_SEND, CommandListParams,
-    CommandListResult, CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult,
-    InterruptResult, ListParams, ListResult, RULE_LIST, RuleListParams, RuleListResult,
-    SESSION_INTERRUPT, SKILL_LIST, SendParams, SendResult, SessionInterruptParams, SkillListParams,
-    SkillListResult, TargetParams,
+    CommandListResult, CompletePathsParams, CompletePathsResult, CreateParams, CreateResult,
+    DestroyResult, HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult,
+    RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT, SKILL_LIST, SendParams,
+    SendResult, SessionInterruptParams, SkillListParams, SkillListResult, TargetParams,
+    WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -120,7 +120,9 @@ impl Backend {
         contained(WORKSPACE_COMPLETE_PATHS, async {
             let limit = params
                 .limit
-                .map_or(coder_core::completion::DEFAULT_LIMIT, |limit| limit as usize);
+                .map_or(coder_core::completion::DEFAULT_LIMIT, |limit| {
+                    limit as usize
+                });
             Ok(CompletePathsResult {
                 matches: self.engine()?.complete_paths(&params.query, limit),
             })

@@ -99,7 +99,9 @@ pub fn walk(root: &Path) -> Snapshot {
                 WalkState::Continue
             })
         });
-    let mut entries = found.into_inner().unwrap_or_else(|poison| poison.into_inner());
+    let mut entries = found
+        .into_inner()
+        .unwrap_or_else(|poison| poison.into_inner());
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     Snapshot { entries }
 }

@@ -68,13 +68,18 @@ fn gitignored_and_hidden_paths_are_left_out_and_git_is_never_offered() {
     assert_eq!(paths(dir.path(), "app"), vec!["src/app.rs"]);
     assert_eq!(paths(dir.path(), "log"), Vec::<String>::new());
     // Hidden paths come when asked for by a leading dot; `.git` never does.
-    assert_eq!(
-        paths(dir.path(), ".github/"),
-        vec![".github/workflows/"]
-    );
+    assert_eq!(paths(dir.path(), ".github/"), vec![".github/workflows/"]);
     assert_eq!(paths(dir.path(), ".env"), vec![".env"]);
-    assert!(!paths(dir.path(), ".git").iter().any(|p| p.starts_with(".git/")));
-    assert!(!paths(dir.path(), ".gi co").iter().any(|p| p.contains("config")));
+    assert!(
+        !paths(dir.path(), ".git")
+            .iter()
+            .any(|p| p.starts_with(".git/"))
+    );
+    assert!(
+        !paths(dir.path(), ".gi co")
+            .iter()
+            .any(|p| p.contains("config"))
+    );
 }
 
 #[test]
@@ -85,7 +90,10 @@ fn a_folder_prefix_narrows_to_that_folder() {
         "client/lib.rs",
         "server/core/src/",
     ]);
-    assert_eq!(paths(dir.path(), "server/core/li"), vec!["server/core/lib.rs"]);
+    assert_eq!(
+        paths(dir.path(), "server/core/li"),
+        vec!["server/core/lib.rs"]
+    );
     // An empty rest lists the folder, folders first.
     assert_eq!(
         paths(dir.path(), "server/core/"),
@@ -109,7 +117,10 @@ fn a_quoted_query_matches_spaces() {
         paths(dir.path(), "\"my notes"),
         vec!["docs/my notes.txt", "docs/my/other notes.md"]
     );
-    assert_eq!(paths(dir.path(), "\"my notes\""), paths(dir.path(), "\"my notes"));
+    assert_eq!(
+        paths(dir.path(), "\"my notes\""),
+        paths(dir.path(), "\"my notes")
+    );
     // Unquoted, the words match anywhere, each on its own.
     assert!(paths(dir.path(), "notes my").contains(&"mynotes.rs".to_owned()));
 }
@@ -132,7 +143,10 @@ fn hostile_queries_answer_from_inside_the_workspace_only() {
         "..",
     ] {
         for found in paths(root, query) {
-            assert!(root.join(&found).starts_with(root), "{query:?} gave {found}");
+            assert!(
+                root.join(&found).starts_with(root),
+                "{query:?} gave {found}"
+            );
             assert!(!found.contains(".."), "{query:?} gave {found}");
         }
     }

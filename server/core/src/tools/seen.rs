@@ -107,7 +107,10 @@ mod tests {
         seen.saw(path, Some(content_hash(b"one")));
         assert!(seen.check(path, "a.txt", Some(b"one")).is_ok());
         let err = seen.check(path, "a.txt", Some(b"two")).unwrap_err();
-        assert!(err.starts_with("a.txt has changed since you last read it"), "{err}");
+        assert!(
+            err.starts_with("a.txt has changed since you last read it"),
+            "{err}"
+        );
         assert!(seen.check(path, "a.txt", None).is_err());
         seen.saw(path, None);
         assert!(seen.check(path, "a.txt", None).is_ok());

@@ -11,7 +11,11 @@ async fn completes_workspace_paths_fuzzily_and_answers_hostile_queries_with_noth
     let server = MockModelServer::start(vec![]).await.unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
-    for file in ["server/core/src/lib.rs", "server/core/src/main.rs", "build/out.rs"] {
+    for file in [
+        "server/core/src/lib.rs",
+        "server/core/src/main.rs",
+        "build/out.rs",
+    ] {
         std::fs::create_dir_all(ws.join(file).parent().unwrap()).unwrap();
         std::fs::write(ws.join(file), "").unwrap();
     }
@@ -54,13 +58,21 @@ async fn completes_workspace_paths_fuzzily_and_answers_hostile_queries_with_noth
     let long = "../".repeat(400_000);
     for query in ["out.rs", "../../etc/passwd", "/etc/passwd", long.as_str()] {
         let answer = client
-            .request("workspace/completePaths", json!({"query": query}), &mut seen)
+            .request(
+                "workspace/completePaths",
+                json!({"query": query}),
+                &mut seen,
+            )
             .await;
         assert_eq!(answer["result"], json!({"matches": []}), "{query:.40}");
     }
     // NULs are dropped: an empty query lists the top of the workspace (hidden files left out).
     let top = client
-        .request("workspace/completePaths", json!({"query": "\u{0}"}), &mut seen)
+        .request(
+            "workspace/completePaths",
+            json!({"query": "\u{0}"}),
+            &mut seen,
+        )
         .await;
     assert_eq!(
         top["result"],

@@ -10,8 +10,8 @@ mod fuzz;
 mod permissions;
 mod protocol;
 mod sessions;
-mod stale_writes;
 mod setup;
+mod stale_writes;
 mod trust;
 
 use std::process::Stdio;

@@ -79,11 +79,17 @@ async fn a_file_changed_on_disk_after_the_read_is_not_changed_until_read_again()
     client.until_events("task_complete", 2, &mut seen).await;
     let failed = failures(&seen);
     assert_eq!(
-        failed.iter().map(|(tool, _)| tool.as_str()).collect::<Vec<_>>(),
+        failed
+            .iter()
+            .map(|(tool, _)| tool.as_str())
+            .collect::<Vec<_>>(),
         ["edit", "write", "apply_patch"]
     );
     for (tool, error) in &failed {
-        assert!(error.contains(&format!("lib.rs {STALE}")), "{tool}: {error}");
+        assert!(
+            error.contains(&format!("lib.rs {STALE}")),
+            "{tool}: {error}"
+        );
         assert!(error.contains("Read the file again"), "{tool}: {error}");
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), outside);
@@ -115,9 +121,11 @@ async fn a_buffer_changed_in_the_editor_after_the_read_is_not_edited() {
     let mut client = Client::start(&root_dir, &server, "yolo");
     client.initialize(json!({})).await;
     client
-        .write(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        .write(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
             "textDocument": {"uri": uri(&file), "languageId": "rust", "version": 1,
-                             "text": "fn answer() {}\n"}}}))
+                             "text": "fn answer() {}\n"}}}),
+        )
         .await;
     let root = client.root().await;
     let mut seen = Vec::new();
@@ -125,9 +133,11 @@ async fn a_buffer_changed_in_the_editor_after_the_read_is_not_edited() {
     client.until_events("task_complete", 1, &mut seen).await;
     // The person types in the open buffer; the disk stays as it was.
     client
-        .write(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        .write(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri(&file), "version": 2},
-            "contentChanges": [{"text": "fn answer() {}\n// typed\n"}]}}))
+            "contentChanges": [{"text": "fn answer() {}\n// typed\n"}]}}),
+        )
         .await;
     client.send_text(&root, "rename answer", &mut seen).await;
     client.until_events("task_complete", 2, &mut seen).await;

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use super::apply::apply_hunks;
 use super::parser::{FileOp, Patch, parse_patch};
 use crate::documents::{Documents, IN_EDITOR_NOTE};
-use crate::tools::seen::{SeenFiles, content_hash};
 use crate::tools::beneath::WorkspaceDir;
 use crate::tools::diff::unified_diff;
 use crate::tools::paths::{display_path, resolve_for_write};
+use crate::tools::seen::{SeenFiles, content_hash};
 use crate::tools::{ToolContext, ToolOutput};
 
 /// Appended to every error found before writing.
@@ -264,7 +264,10 @@ impl StagedFiles {
             .files
             .iter()
             .map(|file| {
-                let hash = file.after.as_deref().map(|text| content_hash(text.as_bytes()));
+                let hash = file
+                    .after
+                    .as_deref()
+                    .map(|text| content_hash(text.as_bytes()));
                 (file.path.clone(), hash)
             })
             .collect();
