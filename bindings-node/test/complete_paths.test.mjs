@@ -19,7 +19,8 @@ test("completePaths ranks path-shaped queries, narrows to a folder and never lea
     put(join(dir, file), "");
   }
   put(join(dir, ".gitignore"), "target/\n");
-  const engine = Engine.create({ workingDir: dir, saveSessions: false });
+  // A model is required to create an engine; completion never calls it.
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: "http://127.0.0.1:9/v1", apiKey: "k" }, saveSessions: false });
   t.after(async () => {
     await engine.dispose();
     rmSync(dir, { recursive: true, force: true });
