@@ -193,6 +193,15 @@ impl NativeEngine {
         to_json(self.engine.commands())
     }
 
+    /// Workspace paths matching what a person typed after `@`, best first.
+    #[napi(ts_return_type = "import('../ts/protocol').PathMatch[]")]
+    pub fn complete_paths(&self, query: String, limit: Option<u32>) -> Result<Value> {
+        let limit = limit.map_or(coder_core::completion::DEFAULT_LIMIT, |limit| {
+            limit as usize
+        });
+        to_json(self.engine.complete_paths(&query, limit))
+    }
+
     /// The skills the model is told about.
     #[napi(ts_return_type = "import('../ts/protocol').SkillInfo[]")]
     pub fn skills(&self) -> Result<Value> {

@@ -16,6 +16,7 @@ import type {
   InputItem,
   Mode,
   ModelOptions,
+  PathMatch,
   PermissionDecision,
   RuleInfo,
   SkillInfo,
@@ -105,6 +106,18 @@ export class Engine {
    */
   commands(): CommandInfo[] {
     return this.#native.commands();
+  }
+
+  /**
+   * Workspace paths matching what a person typed after `@`, best first, for a completion
+   * menu: fuzzy and path-aware (`src/lib` finds `server/core/src/lib.rs`), `.gitignore`d
+   * and hidden paths left out (hidden ones come when the query starts a name with `.`), a
+   * `dir/` prefix narrows to that folder, an empty query lists the top of the workspace, a
+   * quoted query (`"my fi`) keeps its spaces. `indices` are the matched positions in code
+   * points (`Array.from(path)`), for highlighting. `limit` defaults to 50 (at most 1000).
+   */
+  completePaths(query: string, limit?: number): PathMatch[] {
+    return this.#native.completePaths(query, limit);
   }
 
   /** The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about. */

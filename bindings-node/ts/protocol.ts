@@ -519,6 +519,12 @@ export const COMMAND_LIST = "command/list";
 export const SKILL_LIST = "skill/list";
 
 /**
+ * Workspace paths matching what a person typed after `@`, best first, for a
+ * completion menu.
+ */
+export const WORKSPACE_COMPLETE_PATHS = "workspace/completePaths";
+
+/**
  * Asks a person to approve a tool call.
  */
 export const PERMISSION_REQUEST = "permission/request";
@@ -542,6 +548,7 @@ export const METHODS = [
   RULE_LIST,
   COMMAND_LIST,
   SKILL_LIST,
+  WORKSPACE_COMPLETE_PATHS,
 ] as const;
 
 /**
@@ -801,6 +808,50 @@ export type SkillInfo = {
 };
 
 /**
+ * `workspace/completePaths` params.
+ */
+export type CompletePathsParams = {
+  /**
+   * What the person typed after `@` (without the `@`), possibly quoted (`"my fi`). A
+   * `dir/` prefix naming a workspace folder narrows to that folder; empty lists the top
+   * of the workspace.
+   */
+  query: string,
+  /**
+   * At most this many matches (default 50, at most 1000).
+   */
+  limit?: number,
+};
+
+export type CompletePathsResult = {
+  /**
+   * Best first.
+   */
+  matches: Array<PathMatch>,
+};
+
+/**
+ * One workspace path offered for an `@` reference.
+ */
+export type PathMatch = {
+  /**
+   * Relative to the workspace, `/`-separated; a directory ends with `/`.
+   */
+  path: string,
+  kind: PathKind,
+  /**
+   * The positions in `path` that matched the query, counted in Unicode scalar values
+   * (code points, as `Array.from(path)` counts them), ascending, for highlighting.
+   */
+  indices: Array<number>,
+};
+
+/**
+ * What a completed path names.
+ */
+export type PathKind = "file" | "dir";
+
+/**
  * The client's answer to `permission/request`.
  */
 export type PermissionResult = PermissionDecision;
@@ -854,6 +905,11 @@ export type ClientRequests = {
    * The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about.
    */
   "skill/list": { params: SkillListParams, result: SkillListResult },
+  /**
+   * Workspace paths matching what a person typed after `@`, best first, for a
+   * completion menu.
+   */
+  "workspace/completePaths": { params: CompletePathsParams, result: CompletePathsResult },
 };
 
 /**

@@ -169,6 +169,8 @@ pub(crate) struct Conversation {
     pub plan_reminder_due: bool,
     /// Shared with the `todo_write` tool while a task runs.
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
+    /// What its agent last saw of each file, shared with the file tools while a task runs.
+    pub seen: Arc<crate::tools::seen::SeenFiles>,
     /// The MCP tools this conversation sees: a snapshot, built at its first task after the
     /// servers settled, rebuilt on refresh.
     pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
@@ -199,6 +201,7 @@ impl Conversation {
             mode_before_plan: None,
             plan_reminder_due: mode == Mode::Plan,
             todos: Arc::default(),
+            seen: Arc::default(),
             mcp_view: None,
             prompt: None,
         }

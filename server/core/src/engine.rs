@@ -257,6 +257,18 @@ impl Engine {
         self.session.skills()
     }
 
+    /// Workspace paths matching `query`, what a person typed after `@`, best first, at most
+    /// `limit` (clamped to 1..=1000), for a completion menu (see [`crate::completion`] for
+    /// the rules). Never fails: a query that matches nothing, or that names something
+    /// outside the workspace, gets no matches.
+    pub fn complete_paths(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Vec<coder_protocol::methods::PathMatch> {
+        self.session.complete_paths(query, limit)
+    }
+
     /// What the OS sandbox enforces for this session's commands; `None` when commands run
     /// unconfined (`sandbox.enabled: false`, or nothing on this kernel confines them).
     pub fn sandbox_enforcement(&self) -> Option<SandboxEnforcement> {

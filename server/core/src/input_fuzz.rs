@@ -1,6 +1,7 @@
 //! A seeded fuzz test of the parsers that read what a person types and what a repository
-//! ships as prompt text: `@` references, slash commands, `$ARGUMENTS` expansion and the
-//! frontmatter of command and skill files. Each must return, never panic, and stay bounded.
+//! ships as prompt text: `@` references, slash commands, `$ARGUMENTS` expansion, the
+//! frontmatter of command and skill files, and `@` path completion. Each must return, never
+//! panic, and stay bounded.
 //! The seed is printed; `CODER_FUZZ_SEED=<n>` replays a run.
 
 use crate::commands::{expand_within, slash_command};
@@ -69,6 +70,10 @@ fn hostile_input_to_the_input_parsers_returns_bounded_results() {
         .unwrap_or(0x5eed_cafe_u64);
     println!("seed {seed} (CODER_FUZZ_SEED replays it)");
     let mut rng = Rng(seed | 1);
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(workspace.path().join("a/é")).unwrap();
+    std::fs::write(workspace.path().join("a/é/漢.rs"), "").unwrap();
+    let paths = crate::completion::PathIndex::default();
     for _ in 0..20_000 {
         let text = hostile(&mut rng);
         let found = references(&text);
@@ -82,5 +87,13 @@ fn hostile_input_to_the_input_parsers_returns_bounded_results() {
             assert!(prompt.len() <= limit, "{text:?} {args:?}");
         }
         let _ = crate::frontmatter::parse::<serde_yaml_ng::Value>(&text);
+        let found = crate::completion::complete(&paths, workspace.path(), &text, limit);
+        assert!(found.len() <= limit, "{text:?}");
+        for found in found {
+            assert!(
+                ["a/", "a/é/", "a/é/漢.rs"].contains(&found.path.as_str()),
+                "{text:?}"
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@
 
 mod beneath;
 mod commands;
+pub mod completion;
 pub mod config;
 pub mod control_chars;
 mod conversation;

@@ -23,7 +23,7 @@ use coder_protocol::EventMsg;
 use coder_protocol::methods::{
     CoderCapabilities, CommandList, ConversationCreate, ConversationDestroy, ConversationHistory,
     ConversationInterrupt, ConversationList, ConversationSend, InitializationOptions, METHODS,
-    PROTOCOL_VERSION, RuleList, SessionInterrupt, SkillList,
+    PROTOCOL_VERSION, RuleList, SessionInterrupt, SkillList, WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -247,6 +247,7 @@ pub async fn serve_until(
     builder = route::<RuleList>(builder, Backend::rules);
     builder = route::<CommandList>(builder, Backend::commands);
     builder = route::<SkillList>(builder, Backend::skills);
+    builder = route::<WorkspaceCompletePaths>(builder, Backend::complete_paths);
     if std::env::var_os("CODER_LSP_TEST_HOOKS").is_some_and(|v| v == "1") {
         builder = builder.custom_method("coder/test/panic", Backend::test_panic);
     }

@@ -11,10 +11,11 @@ use coder_protocol::InputItem;
 use coder_protocol::methods::{
     COMMAND_LIST, CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY,
     CONVERSATION_INTERRUPT, CONVERSATION_LIST, CONVERSATION_SEND, CommandListParams,
-    CommandListResult, CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult,
-    InterruptResult, ListParams, ListResult, RULE_LIST, RuleListParams, RuleListResult,
-    SESSION_INTERRUPT, SKILL_LIST, SendParams, SendResult, SessionInterruptParams, SkillListParams,
-    SkillListResult, TargetParams,
+    CommandListResult, CompletePathsParams, CompletePathsResult, CreateParams, CreateResult,
+    DestroyResult, HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult,
+    RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT, SKILL_LIST, SendParams,
+    SendResult, SessionInterruptParams, SkillListParams, SkillListResult, TargetParams,
+    WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -106,6 +107,24 @@ impl Backend {
         contained(COMMAND_LIST, async {
             Ok(CommandListResult {
                 commands: self.engine()?.commands(),
+            })
+        })
+        .await
+    }
+
+    /// Workspace paths for an `@` completion menu, best first.
+    pub(crate) async fn complete_paths(
+        &self,
+        params: CompletePathsParams,
+    ) -> Result<CompletePathsResult> {
+        contained(WORKSPACE_COMPLETE_PATHS, async {
+            let limit = params
+                .limit
+                .map_or(coder_core::completion::DEFAULT_LIMIT, |limit| {
+                    limit as usize
+                });
+            Ok(CompletePathsResult {
+                matches: self.engine()?.complete_paths(&params.query, limit),
             })
         })
         .await

@@ -48,6 +48,10 @@ method_table! {
         CommandList, COMMAND_LIST = "command/list": CommandListParams => CommandListResult;
         /// The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about.
         SkillList, SKILL_LIST = "skill/list": SkillListParams => SkillListResult;
+        /// Workspace paths matching what a person typed after `@`, best first, for a
+        /// completion menu.
+        WorkspaceCompletePaths, WORKSPACE_COMPLETE_PATHS = "workspace/completePaths":
+            CompletePathsParams => CompletePathsResult;
     }
     server_requests {
         /// Asks a person to approve a tool call.
@@ -359,4 +363,45 @@ pub struct SkillInfo {
     /// The skill's `SKILL.md`.
     pub path: String,
     pub source: CommandSource,
+}
+
+/// `workspace/completePaths` params.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletePathsParams {
+    /// What the person typed after `@` (without the `@`), possibly quoted (`"my fi`). A
+    /// `dir/` prefix naming a workspace folder narrows to that folder; empty lists the top
+    /// of the workspace.
+    #[serde(default)]
+    pub query: String,
+    /// At most this many matches (default 50, at most 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct CompletePathsResult {
+    /// Best first.
+    pub matches: Vec<PathMatch>,
+}
+
+/// One workspace path offered for an `@` reference.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PathMatch {
+    /// Relative to the workspace, `/`-separated; a directory ends with `/`.
+    pub path: String,
+    pub kind: PathKind,
+    /// The positions in `path` that matched the query, counted in Unicode scalar values
+    /// (code points, as `Array.from(path)` counts them), ascending, for highlighting.
+    pub indices: Vec<u32>,
+}
+
+/// What a completed path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PathKind {
+    File,
+    Dir,
 }

@@ -17,6 +17,7 @@ use coder_protocol::methods::{
     RuleInfo, RuleListParams, RuleListResult, SendParams, SendResult, SessionInterruptParams,
     SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
+use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
@@ -143,7 +144,11 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 CommandSource,
                 SkillListParams,
                 SkillListResult,
-                SkillInfo
+                SkillInfo,
+                CompletePathsParams,
+                CompletePathsResult,
+                PathMatch,
+                PathKind
             ]
         ),
         section!(

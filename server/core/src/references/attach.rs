@@ -100,6 +100,7 @@ fn text_file(
         first,
         last,
         total,
+        ..
     } = numbered;
     let end_asked = wanted_end.unwrap_or(total).min(total);
     let truncated = last < end_asked;

@@ -22,6 +22,7 @@
 //! may call back into the engine). Conversation locks are never held across an `.await`.
 
 mod calls;
+mod completion;
 mod conversations;
 pub(crate) mod driver;
 mod extensions;
@@ -123,6 +124,7 @@ impl Session {
             sandbox,
             prompt_shapes: PromptShapes::default(),
             files: Mutex::new(Arc::new(files)),
+            paths: crate::completion::PathIndex::default(),
         };
         let watcher_runtime = runtime.clone();
         let session = Arc::new_cyclic(|session| {

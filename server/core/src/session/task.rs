@@ -261,9 +261,9 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        let (todos, history) = {
+        let (todos, seen, history) = {
             let conv = lock(conversation);
-            (conv.todos.clone(), conv.history.clone())
+            (conv.todos.clone(), conv.seen.clone(), conv.history.clone())
         };
         let base = ToolContext {
             workspace: config.workspace.clone(),
@@ -277,6 +277,7 @@ impl Session {
             todos,
             documents: self.state().documents.clone(),
             approved_diff: None,
+            seen,
         };
         let model_name = model.clone();
         let ctx = TurnContext {

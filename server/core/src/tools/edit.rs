@@ -67,7 +67,7 @@ impl Tool for EditTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let (pending, replaced) = pending_edit(input, ctx).await?;
         ctx.check_approved(&pending.diff())?;
-        let change = pending.commit().await?;
+        let change = pending.commit(&ctx.seen).await?;
         let times = if replaced == 1 {
             "once".to_owned()
         } else {
@@ -85,9 +85,10 @@ async fn pending_edit(input: Value, ctx: &ToolContext) -> Result<(PendingChange,
     let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
     let workspace = ctx.workspace.clone();
     let documents = ctx.documents.clone();
+    let seen = ctx.seen.clone();
     tokio::task::spawn_blocking(move || {
         let mut replaced = 0;
-        let pending = prepare_change(&workspace, documents.as_ref(), &args.path, |old| {
+        let pending = prepare_change(&workspace, documents.as_ref(), &seen, &args.path, |old| {
             let Some(old) = old else {
                 return Err(format!(
                     "{} does not exist; use `write` to create it",

@@ -15,6 +15,7 @@ mod grep;
 pub(crate) mod paths;
 pub(crate) mod protected_files;
 pub(crate) mod read;
+pub mod seen;
 pub(crate) mod shell_safety;
 mod skill;
 mod todo_write;
@@ -101,6 +102,9 @@ pub struct ToolContext {
     /// The change a person approved ([`Tool::preview`]): a tool that changes files makes
     /// exactly this change, or fails with nothing written when the files changed since.
     pub approved_diff: Option<String>,
+    /// What the conversation's agent last saw of each file it read or wrote: `edit`,
+    /// `write` and `apply_patch` refuse a file that changed since ([`seen`]).
+    pub seen: Arc<seen::SeenFiles>,
 }
 
 impl ToolContext {
@@ -117,6 +121,7 @@ impl ToolContext {
             todos: Arc::default(),
             documents: None,
             approved_diff: None,
+            seen: Arc::default(),
         }
     }
 

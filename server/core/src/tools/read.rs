@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::beneath::WorkspaceDir;
 use super::paths::{resolve_existing, resolve_readable};
+use super::seen::{HashingReader, content_hash};
 use super::{Tool, ToolContext, ToolOutput};
 use crate::documents::Documents;
 
@@ -77,9 +78,14 @@ impl Tool for ReadTool {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
         let workspace = ctx.workspace.clone();
         let documents = ctx.documents.clone();
+        let seen = ctx.seen.clone();
         tokio::task::spawn_blocking(move || match image_type(&args.path) {
             Some(media_type) => read_image(&workspace, &args.path, media_type),
-            None => read_file(&workspace, documents.as_deref(), &args).map(ToolOutput::text),
+            None => {
+                let numbered = read_numbered(&workspace, documents.as_deref(), &args)?;
+                seen.saw(&numbered.path, Some(numbered.content_hash));
+                Ok(ToolOutput::text(numbered.with_note()))
+            }
         })
         .await
         .map_err(|err| format!("read failed: {err}"))?
@@ -126,16 +132,6 @@ pub(crate) fn read_image(
     Ok(output)
 }
 
-/// The numbered lines of a text file, or of the editor's text when the file is open there,
-/// with a note when more lines exist.
-fn read_file(
-    workspace: &std::path::Path,
-    documents: Option<&dyn Documents>,
-    args: &Args,
-) -> Result<String, String> {
-    read_numbered(workspace, documents, args).map(Numbered::with_note)
-}
-
 /// Lines of a text file, numbered as `read` numbers them.
 #[derive(Debug)]
 pub(crate) struct Numbered {
@@ -146,9 +142,22 @@ pub(crate) struct Numbered {
     pub last: usize,
     /// The number of lines in the file.
     pub total: usize,
+    /// The file, resolved inside the workspace.
+    pub path: std::path::PathBuf,
+    /// The hash of the whole text read (the editor's when the file is open there), for
+    /// stale-write protection ([`super::seen`]), whatever range was shown.
+    pub content_hash: u64,
 }
 
 impl Numbered {
+    fn seen(self, path: std::path::PathBuf, content_hash: u64) -> Self {
+        Self {
+            path,
+            content_hash,
+            ..self
+        }
+    }
+
     /// The text, with a note saying which lines were shown when not all were.
     fn with_note(mut self) -> String {
         if self.total > 0 && (self.first > 1 || self.last < self.total) {
@@ -189,7 +198,8 @@ fn read_numbered(
     if let Some(text) = open {
         check_size(args, u64::try_from(text.len()).unwrap_or(u64::MAX))?;
         check_text(args, &text.as_bytes()[..text.len().min(SNIFF_BYTES)])?;
-        return number_lines(args, text.as_bytes());
+        let numbered = number_lines(args, text.as_bytes())?;
+        return Ok(numbered.seen(path, content_hash(text.as_bytes())));
     }
     let cannot = |err: std::io::Error| format!("cannot read {}: {err}", args.path);
     let mut file = open_checked(workspace, &path, &args.path)?;
@@ -198,7 +208,9 @@ fn read_numbered(
     let sniffed = file.read(&mut head).map_err(cannot)?;
     check_text(args, &head[..sniffed])?;
     file.rewind().map_err(cannot)?;
-    number_lines(args, BufReader::new(file))
+    let mut reader = BufReader::new(HashingReader::new(file));
+    let numbered = number_lines(args, &mut reader)?;
+    Ok(numbered.seen(path, reader.get_ref().hash()))
 }
 
 /// Opens the file at `path` (resolved and checked by path) through a handle on the
@@ -265,6 +277,8 @@ fn number_lines(args: &Args, reader: impl BufRead) -> Result<Numbered, String> {
             first: 1,
             last: 0,
             total,
+            path: std::path::PathBuf::new(),
+            content_hash: 0,
         });
     }
     if first > total {
@@ -278,12 +292,22 @@ fn number_lines(args: &Args, reader: impl BufRead) -> Result<Numbered, String> {
         first,
         last: (first + limit - 1).min(total),
         total,
+        path: std::path::PathBuf::new(),
+        content_hash: 0,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_file(
+        workspace: &std::path::Path,
+        documents: Option<&dyn Documents>,
+        args: &Args,
+    ) -> Result<String, String> {
+        read_numbered(workspace, documents, args).map(Numbered::with_note)
+    }
 
     fn args(path: &str, offset: Option<usize>, limit: Option<usize>) -> Args {
         Args {

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::beneath::WorkspaceDir;
 use super::diff::unified_diff;
 use super::paths::{display_path, resolve_for_write};
+use super::seen::{SeenFiles, content_hash};
 use super::{Tool, ToolContext, ToolOutput};
 use crate::documents::{Documents, IN_EDITOR_NOTE};
 
@@ -114,13 +115,14 @@ pub(crate) async fn replace_file(
 ) -> Result<FileChange, String> {
     let workspace = ctx.workspace.clone();
     let documents = ctx.documents.clone();
+    let seen = ctx.seen.clone();
     let pending = tokio::task::spawn_blocking(move || {
-        prepare_change(&workspace, documents.as_ref(), &requested, update)
+        prepare_change(&workspace, documents.as_ref(), &seen, &requested, update)
     })
     .await
     .map_err(|err| format!("write failed: {err}"))??;
     ctx.check_approved(&pending.diff())?;
-    pending.commit().await
+    pending.commit(&ctx.seen).await
 }
 
 /// The unified diff [`replace_file`] would make with the same arguments, changing nothing.
@@ -131,8 +133,9 @@ pub(crate) async fn preview_change(
 ) -> Result<String, String> {
     let workspace = ctx.workspace.clone();
     let documents = ctx.documents.clone();
+    let seen = ctx.seen.clone();
     tokio::task::spawn_blocking(move || {
-        prepare_change(&workspace, documents.as_ref(), &requested, update)
+        prepare_change(&workspace, documents.as_ref(), &seen, &requested, update)
             .map(|pending| pending.diff())
     })
     .await
@@ -140,10 +143,13 @@ pub(crate) async fn preview_change(
 }
 
 /// Reads the file at `requested` (from the editor when it is open there) and computes its
-/// new content with `update`, changing nothing yet.
+/// new content with `update`, changing nothing yet. Fails when the agent saw the file with
+/// other content than it has now ([`SeenFiles::check`]): the preview a person approves and
+/// the change made are both computed from the content checked here.
 pub(crate) fn prepare_change(
     workspace: &Path,
     documents: Option<&Arc<dyn Documents>>,
+    seen: &SeenFiles,
     requested: &str,
     update: impl FnOnce(Option<&str>) -> Result<String, String>,
 ) -> Result<PendingChange, String> {
@@ -161,6 +167,7 @@ pub(crate) fn prepare_change(
         Some((documents, text)) => (Some(text), Some(documents.clone())),
         None => (read_disk(&dir, &path, &label)?, None),
     };
+    seen.check(&path, &label, old.as_deref().map(str::as_bytes))?;
     let new = update(old.as_deref())?;
     Ok(PendingChange {
         dir,
@@ -191,8 +198,10 @@ impl PendingChange {
     }
 
     /// Makes the change: in the editor when the file is open there and the editor applies
-    /// edits, else on disk. An editor's refusal fails the call with nothing changed.
-    pub(crate) async fn commit(self) -> Result<FileChange, String> {
+    /// edits, else on disk. An editor's refusal fails the call with nothing changed. The new
+    /// content is recorded in `seen`: the agent's own write is what it last saw.
+    pub(crate) async fn commit(self, seen: &SeenFiles) -> Result<FileChange, String> {
+        let (path, written) = (self.path.clone(), content_hash(self.new.as_bytes()));
         let mut in_editor = false;
         if let (Some(editor), Some(old)) = (&self.editor, &self.old) {
             in_editor = editor
@@ -215,6 +224,7 @@ impl PendingChange {
                 .await
                 .map_err(|err| format!("cannot write: {err}"))??
         };
+        seen.saw(&path, Some(written));
         Ok(FileChange {
             label,
             created,

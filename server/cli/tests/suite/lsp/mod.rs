@@ -2,6 +2,7 @@
 
 mod backpressure;
 mod commands_and_skills;
+mod complete_paths;
 mod conversations;
 mod documents;
 mod faults;
@@ -11,6 +12,7 @@ mod protocol;
 mod reload;
 mod sessions;
 mod setup;
+mod stale_writes;
 mod trust;
 
 use std::process::Stdio;

@@ -14,6 +14,7 @@ use crate::documents::{Documents, IN_EDITOR_NOTE};
 use crate::tools::beneath::WorkspaceDir;
 use crate::tools::diff::unified_diff;
 use crate::tools::paths::{display_path, resolve_for_write};
+use crate::tools::seen::{SeenFiles, content_hash};
 use crate::tools::{ToolContext, ToolOutput};
 
 /// Appended to every error found before writing.
@@ -45,10 +46,11 @@ pub(super) async fn preview(ctx: &ToolContext, text: &str) -> Result<String, Str
 async fn staged(ctx: &ToolContext, text: &str) -> Result<Staged, String> {
     let workspace = ctx.workspace.clone();
     let documents = ctx.documents.clone();
+    let seen = ctx.seen.clone();
     let text = text.to_owned();
     tokio::task::spawn_blocking(move || {
         let patch = parse_patch(&text).map_err(not_applied)?;
-        stage(&workspace, documents, &patch).map_err(not_applied)
+        stage(&workspace, documents, seen, &patch).map_err(not_applied)
     })
     .await
     .map_err(|err| format!("apply_patch failed: {err}"))?
@@ -75,6 +77,8 @@ struct StagedFiles {
     dir: WorkspaceDir,
     /// The editor's open files, when there is an editor.
     documents: Option<Arc<dyn Documents>>,
+    /// What the agent last saw of each file; checked as each file is first read.
+    seen: Arc<SeenFiles>,
     files: Vec<StagedFile>,
 }
 
@@ -94,17 +98,20 @@ struct StagedFile {
     permissions: Option<u32>,
 }
 
-/// Applies every operation in memory, refusing escapes from the workspace, hunks that do
-/// not match, and operations that do not fit what exists.
+/// Applies every operation in memory, refusing escapes from the workspace, files that
+/// changed since the agent saw them ([`SeenFiles::check`]), hunks that do not match, and
+/// operations that do not fit what exists.
 fn stage(
     workspace: &Path,
     documents: Option<Arc<dyn Documents>>,
+    seen: Arc<SeenFiles>,
     patch: &Patch,
 ) -> Result<Staged, String> {
     let mut files = StagedFiles {
         workspace: workspace.to_path_buf(),
         dir: WorkspaceDir::open(workspace)?,
         documents,
+        seen,
         files: Vec::new(),
     };
     let mut summary = Vec::new();
@@ -209,6 +216,8 @@ impl StagedFiles {
             Some(text) => Some(text),
             None => read_text(&self.dir, &path, &label)?,
         };
+        self.seen
+            .check(&path, &label, before.as_deref().map(str::as_bytes))?;
         self.files.push(StagedFile {
             path,
             label,
@@ -249,11 +258,27 @@ impl StagedFiles {
             }
         }
         let changed_in_editor = in_editor.clone();
+        // What the agent will have seen of each file once the patch is applied.
+        let seen = self.seen.clone();
+        let written: Vec<_> = self
+            .files
+            .iter()
+            .map(|file| {
+                let hash = file
+                    .after
+                    .as_deref()
+                    .map(|text| content_hash(text.as_bytes()));
+                (file.path.clone(), hash)
+            })
+            .collect();
         tokio::task::spawn_blocking(move || self.write_disk(&changed_in_editor))
             .await
             .map_err(|err| {
                 partly_applied(&format!("apply_patch failed: {err}"), &in_editor, &[])
             })??;
+        for (path, hash) in written {
+            seen.saw(&path, hash);
+        }
         Ok(in_editor)
     }
 
