@@ -698,3 +698,19 @@ async fn without_a_terminal_a_plan_is_not_approved_and_is_the_answer() {
     assert!(reminders.contains("AGENTS.md"), "{reminders}");
     assert!(reminders.contains("Plan mode is on."), "{reminders}");
 }
+
+#[tokio::test]
+async fn a_broken_config_file_is_named_with_its_fault_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".coder")).unwrap();
+    std::fs::write(dir.path().join(".coder/config.json"), "{\"model\": ").unwrap();
+    let out = coder(dir.path(), &["hi"], &[("OPENAI_API_KEY", SECRET)]).await;
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("config.json is not valid configuration: "),
+        "{stderr}"
+    );
+    let fault = "EOF while parsing a value at line 1 column 10";
+    assert_eq!(stderr.matches(fault).count(), 1, "{stderr}");
+}

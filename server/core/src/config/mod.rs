@@ -281,15 +281,17 @@ impl fmt::Debug for ApiKey {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
+    // The cause is part of the message and not a `source`: printed with its chain (anyhow's
+    // `{:#}`), a source would repeat it.
+    #[error("cannot read {path}: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("{path} is not valid configuration: {source}")]
+    #[error("{path} is not valid configuration: {cause}")]
     Parse {
         path: PathBuf,
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     #[error(
         "no model provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) or ANTHROPIC_API_KEY, or set \"provider\" in .coder/config.json"
@@ -564,9 +566,9 @@ impl Config {
             merge(&mut merged, value);
         }
         let file: ConfigFile =
-            serde_json::from_value(merged).map_err(|source| ConfigError::Parse {
+            serde_json::from_value(merged).map_err(|cause| ConfigError::Parse {
                 path: workspace_file.clone(),
-                source,
+                cause,
             })?;
         let (mcp_json, ignored_mcp_servers) = if trusted {
             (
@@ -940,18 +942,18 @@ fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
+        Err(cause) => {
             return Err(ConfigError::Read {
                 path: path.to_path_buf(),
-                source,
+                cause,
             });
         }
     };
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|source| ConfigError::Parse {
+        .map_err(|cause| ConfigError::Parse {
             path: path.to_path_buf(),
-            source,
+            cause,
         })
 }
 
