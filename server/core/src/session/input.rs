@@ -25,7 +25,7 @@ impl Session {
             return;
         };
         let first_input = is_first_input(&lock(conversation).history);
-        let workspace = self.services.config.workspace.clone();
+        let workspace = self.config().workspace.clone();
         let documents = self.state().documents.clone();
         let items = input.to_vec();
         let expanded = tokio::task::spawn_blocking(move || {

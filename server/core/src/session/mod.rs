@@ -27,6 +27,7 @@ pub(crate) mod driver;
 mod extensions;
 mod files;
 mod input;
+mod live_config;
 mod reload;
 mod services;
 mod state;
@@ -115,7 +116,7 @@ impl Session {
         let services = Services {
             saver: Saver::new(&config.workspace, config.save_sessions),
             home: std::env::var_os("HOME").map(std::path::PathBuf::from),
-            config,
+            config: Mutex::new(Arc::new(config)),
             tools: Arc::new(tools),
             hub: hub.clone(),
             permissions: Arc::new(permissions),
@@ -146,8 +147,10 @@ impl Session {
         lock(&self.state)
     }
 
-    pub fn config(&self) -> &Config {
-        &self.services.config
+    /// The configuration as it applies now: read again when a file changes
+    /// (`session/live_config.rs`); a task takes it once, when it starts.
+    pub fn config(&self) -> Arc<Config> {
+        lock(&self.services.config).clone()
     }
 
     pub fn hub(&self) -> &EventHub {
@@ -198,7 +201,7 @@ impl Session {
     /// The session's model name: the active model's, else the configured one.
     pub fn model_name(&self) -> String {
         self.state().model.as_ref().map_or_else(
-            || self.services.config.model.clone(),
+            || self.config().model.clone(),
             |model| model.settings.model.clone(),
         )
     }
@@ -212,7 +215,7 @@ impl Session {
 
     /// Switches the session's model: tasks that start afterwards use it.
     pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
-        let active = ActiveModel::new(settings, &self.services.config)?;
+        let active = ActiveModel::new(settings, &self.config())?;
         self.state().model = Some(Arc::new(active));
         Ok(())
     }
@@ -257,7 +260,7 @@ impl Session {
                 InputItem::Image { .. } => 0,
             })
             .sum();
-        let limit = self.services.config.max_prompt_bytes;
+        let limit = self.config().max_prompt_bytes;
         if size > limit {
             return Err(EngineError::prompt_too_large(size, limit));
         }

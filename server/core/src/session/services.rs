@@ -1,5 +1,6 @@
-//! The session's immutable services: set up once, shared by every task, never locked as a
-//! whole.
+//! The session's services: set up once, shared by every task, never locked as a whole. The
+//! configuration and the workspace's files are swapped whole when they change on disk, each
+//! behind a leaf lock held only to take or replace its `Arc`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +17,9 @@ use crate::tools::ToolRegistry;
 /// What a session is built from; only `session/` reads the fields, other modules are handed
 /// what they need.
 pub(crate) struct Services {
-    pub(super) config: Config,
+    /// The configuration in force: only the keys that apply live change after start
+    /// (`session/live_config.rs`); a leaf lock, held only to take or replace the `Arc`.
+    pub(super) config: std::sync::Mutex<Arc<Config>>,
     /// The built-in tools and the embedder's.
     pub(super) tools: Arc<ToolRegistry>,
     pub(super) hub: EventHub,

@@ -211,7 +211,8 @@ impl Session {
         model: String,
         active: &Arc<ActiveModel>,
     ) -> TurnOutcome {
-        let config = &self.services.config;
+        let config = self.config();
+        let config = &*config;
         let context_window = active.settings.context_window;
         // A continuation first answers the tool call that handed the turn over.
         if let Some(closure) = &plan.closure {

@@ -9,6 +9,7 @@ mod fuzz;
 mod permissions;
 mod protocol;
 mod reload;
+mod reload_config;
 mod sessions;
 mod setup;
 mod trust;
