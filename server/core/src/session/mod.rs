@@ -77,7 +77,17 @@ impl Session {
     /// runtime, whose handle the session keeps for its tasks.
     pub fn new(config: Config, extra: Vec<Arc<dyn Tool>>) -> Result<Arc<Self>, EngineError> {
         let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
+        let (files, file_warnings) = files::WorkspaceFiles::load(&config);
+        let files: Arc<files::SharedFiles> = Arc::new(Mutex::new(Arc::new(files)));
         let mut tools = ToolRegistry::builtin_with_user_folder(extensions::user_folder(&config));
+        // The `skill` tool reads the session's skills, as `skill/list` does.
+        let skills = files.clone();
+        let cached: crate::tools::CachedSkills = Arc::new(move || lock(&skills).skills.clone());
+        for tool in &mut tools {
+            if tool.name() == "skill" {
+                *tool = Arc::new(crate::tools::SkillTool::cached(cached.clone()));
+            }
+        }
         tools.extend(extra);
         let tools =
             ToolRegistry::new(tools).map_err(|err| EngineError::invalid_tools(err.message()))?;
@@ -110,7 +120,6 @@ impl Session {
         state.model = model;
         state.sandbox_warning = sandbox_warning;
         state.config_warnings = config.warnings.clone();
-        let (files, file_warnings) = files::WorkspaceFiles::load(&config);
         state.config_warnings.extend(file_warnings);
         let state = Arc::new(Mutex::new(state));
         let services = Services {
@@ -123,7 +132,7 @@ impl Session {
             mcp,
             sandbox,
             prompt_shapes: PromptShapes::default(),
-            files: Mutex::new(Arc::new(files)),
+            files,
         };
         let watcher_runtime = runtime.clone();
         let session = Arc::new_cyclic(|session| {

@@ -35,5 +35,5 @@ pub(crate) struct Services {
     pub(super) prompt_shapes: PromptShapes,
     /// The rules, skills and custom commands, read again when they change on disk (a leaf
     /// lock: held only to take or replace the `Arc`).
-    pub(super) files: super::files::SharedFiles,
+    pub(super) files: Arc<super::files::SharedFiles>,
 }

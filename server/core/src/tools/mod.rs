@@ -40,7 +40,7 @@ pub use edit::EditTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use read::ReadTool;
-pub use skill::SkillTool;
+pub use skill::{CachedSkills, SkillTool};
 pub use todo_write::TodoWriteTool;
 pub use write::WriteTool;
 

@@ -223,3 +223,39 @@ async fn a_configuration_key_that_cannot_change_live_says_it_needs_a_restart() {
     assert_eq!(reloads(&seen), Vec::<Value>::new());
     client.stop().await;
 }
+
+#[tokio::test]
+async fn the_skill_tool_loads_the_last_good_body_of_a_broken_skill() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "skill", json!({"name": "notes"})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let skill = ws.join(".coder/skills/notes/SKILL.md");
+    write(
+        &skill,
+        "---\nname: notes\ndescription: Notes.\n---\nGOOD instructions.\n",
+    );
+    let mut client = Client::start(ws, &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    write(
+        &skill,
+        "---\nname: [not closed\n---\nBROKEN instructions.\n",
+    );
+    until_reloaded(&mut client, "skills", 1, &mut seen).await;
+
+    let root = client.root().await;
+    client.send_text(&root, "use notes", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let completed = events(&seen)
+        .find(|event| event["type"] == "tool_call_completed" && event["callId"] == "c1")
+        .unwrap_or_else(|| panic!("the skill call did not complete: {seen:?}"));
+    let output = completed["output"].as_str().unwrap();
+    assert!(output.contains("GOOD instructions."), "{output}");
+    assert!(!output.contains("BROKEN"), "{output}");
+    client.stop().await;
+}
