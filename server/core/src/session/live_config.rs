@@ -173,7 +173,8 @@ fn same_transport(current: &Config, next: &Config) -> bool {
 
 /// The keys that changed but only apply after a restart, by their names in the file.
 fn restart_keys(current: &Config, next: &Config) -> Vec<&'static str> {
-    let checks: [(&'static str, bool); 8] = [
+    // `mcpServers` apply live too, through `session/mcp_reload.rs`.
+    let checks: [(&'static str, bool); 7] = [
         ("mode", current.mode != next.mode),
         (
             "autoApproveAsk/approval",
@@ -193,7 +194,6 @@ fn restart_keys(current: &Config, next: &Config) -> Vec<&'static str> {
             current.writable_roots != next.writable_roots,
         ),
         ("saveSessions", current.save_sessions != next.save_sessions),
-        ("mcpServers", current.mcp_servers != next.mcp_servers),
     ];
     checks
         .into_iter()

@@ -28,6 +28,7 @@ mod extensions;
 mod files;
 mod input;
 mod live_config;
+mod mcp_reload;
 mod reload;
 mod services;
 mod state;

@@ -99,7 +99,7 @@ impl Session {
     }
 
     /// Reads again what one batch of changed paths touched, and announces it.
-    fn reload(&self, paths: Vec<PathBuf>) {
+    fn reload(self: &Arc<Self>, paths: Vec<PathBuf>) {
         let hooks = lock(&self.files_changed).clone();
         for hook in hooks {
             hook(&paths);
@@ -123,11 +123,15 @@ impl Session {
                     *lock(&self.services.files) = Arc::new(next);
                     (warnings, true)
                 }
+                // A change of servers is announced once they have started (or failed).
                 ReloadedKind::Config => {
-                    let reload = self.reload_config(&paths);
+                    let mut reload = self.reload_config(&paths);
+                    reload
+                        .warnings
+                        .extend(self.reload_mcp(paths.clone(), false));
                     (reload.warnings, reload.changed)
                 }
-                ReloadedKind::Mcp => (vec![needs_restart(&paths)], false),
+                ReloadedKind::Mcp => (self.reload_mcp(paths.clone(), true), false),
             };
             let root = self.root();
             for message in warnings {
@@ -160,14 +164,4 @@ async fn reload_loop(
         };
         session.reload(paths);
     }
-}
-
-/// The warning for a changed `.mcp.json`, which this session does not read again yet: the
-/// change applies from the next session.
-fn needs_restart(paths: &[String]) -> String {
-    format!(
-        "{} changed: MCP servers are read when a session starts, so the change applies \
-         after a restart",
-        paths.join(", ")
-    )
 }

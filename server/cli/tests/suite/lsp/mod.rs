@@ -10,6 +10,7 @@ mod permissions;
 mod protocol;
 mod reload;
 mod reload_config;
+mod reload_mcp;
 mod sessions;
 mod setup;
 mod trust;
