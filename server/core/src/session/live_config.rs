@@ -5,10 +5,11 @@
 //! model and its settings (`provider`, `model`, `baseUrl`, `apiKey`, `contextWindow`,
 //! `maxOutputTokens`, `maxReplyBytes`, `streamIdleTimeoutMs`, `retry`), `permissions`,
 //! `tools.disabled`, `maxSteps`, `maxPromptBytes`, `maxConversations`,
-//! `maxInterruptChainDepth`, `maxHandoffsPerInput` and `promptCacheKey` (the list in
-//! `docs/configuration.md` and [`with_live_keys`] must agree). The others only apply after a
-//! restart, with a warning naming them. Tasks take the configuration once, when they start: a running task keeps what it
-//! started with. A file that cannot be used keeps the last good configuration.
+//! `maxInterruptChainDepth`, `maxHandoffsPerInput` and `promptCacheKey` (the README's
+//! "Changing the configuration while coder runs" and [`with_live_keys`] must agree). The
+//! others only apply after a restart, with a warning naming them. Tasks take the
+//! configuration once, when they start: a running task keeps what it started with. A file
+//! that cannot be used keeps the last good configuration.
 
 use std::sync::Arc;
 
@@ -76,19 +77,17 @@ impl Session {
         }
         let applied = with_live_keys(&current, &next);
         let changed = live_changed(&current, &applied);
-        if changed {
-            if let Err(err) = self.apply_config(&current, &applied) {
-                warnings.push(format!(
-                    "{} changed but the model cannot be set up ({}); the last good \
+        if changed && let Err(err) = self.apply_config(&current, &applied) {
+            warnings.push(format!(
+                "{} changed but the model cannot be set up ({}); the last good \
                      configuration is kept",
-                    paths.join(", "),
-                    err.message()
-                ));
-                return ConfigReload {
-                    warnings,
-                    changed: false,
-                };
-            }
+                paths.join(", "),
+                err.message()
+            ));
+            return ConfigReload {
+                warnings,
+                changed: false,
+            };
         }
         ConfigReload { warnings, changed }
     }

@@ -1,8 +1,9 @@
 //! One session: its services, its one mutable state, and the driver that runs its tasks.
 //!
 //! [`Session`] is what [`crate::Engine`] delegates to. It is split three ways:
-//! - [`services`]: what never changes after start (configuration, tools, MCP manager, event
-//!   hub, permissions, sandbox policy, snapshot saver);
+//! - [`services`]: what is set up once (tools, MCP manager, event hub, permissions, sandbox
+//!   policy, snapshot saver), and the configuration and workspace files, each swapped whole
+//!   when it changes on disk;
 //! - [`state`]: what does, behind one lock (conversations, the task queue and the running
 //!   task's control, the model, the editor's documents, warnings not yet reported);
 //! - [`driver`]: the only code that enqueues or stops work; it hands each task to
