@@ -173,6 +173,13 @@ export type EventMsg =
   | { "type": "file_reference", references: Array<FileReference> }
   | { "type": "warning", message: string }
   | { "type": "workspace_reloaded", what: ReloadedKind, paths: Array<string> }
+  | {
+      "type": "mcp_server_status",
+      server: string,
+      state: McpServerState,
+      tools?: number,
+      error?: string,
+    }
   | { "type": "error", message: string, kind: ErrorKind };
 
 /**
@@ -201,6 +208,11 @@ export type DropReason = "interrupted" | "conversation_destroyed" | "session_end
  * Which of the files a session keeps was read again ([`EventMsg::WorkspaceReloaded`]).
  */
 export type ReloadedKind = "rules" | "skills" | "commands" | "config" | "mcp";
+
+/**
+ * Where an MCP server is ([`EventMsg::McpServerStatus`]).
+ */
+export type McpServerState = "ready" | "failed" | "disabled" | "stopped";
 
 /**
  * What the session is doing.

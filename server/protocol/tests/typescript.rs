@@ -22,9 +22,9 @@ use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, 
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
     EngineState, ErrorKind, Event, EventMsg, FileReference, FileReferenceKind, FunctionCall,
-    HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, PermissionDecision,
-    PolicyDecision, Preset, ReloadedKind, RequestedToolCall, Role, SessionId, TaskId, TodoItem,
-    TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
+    HistoryAttachment, HistoryEntry, InputItem, LineRange, McpServerState, Mode,
+    PermissionDecision, PolicyDecision, Preset, ReloadedKind, RequestedToolCall, Role, SessionId,
+    TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -85,6 +85,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 AbortReason,
                 DropReason,
                 ReloadedKind,
+                McpServerState,
                 EngineState
             ]
         ),

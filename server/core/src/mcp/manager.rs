@@ -294,15 +294,17 @@ impl McpManager {
 
     /// Brings the servers to `configs` (a changed `.mcp.json`): servers whose definition
     /// changed are restarted, removed ones stopped (their processes end before this
-    /// returns), new ones started; the others go on untouched. Returns whether anything
-    /// changed. Until the new servers have started or failed, [`McpManager::settled`] waits.
+    /// returns), new ones started; the others go on untouched. Returns each server it
+    /// touched with its status now (`None`: stopped), empty when nothing changed. Until the
+    /// new servers have started or failed, [`McpManager::settled`] waits.
     pub(crate) async fn apply(
         &self,
         configs: BTreeMap<String, McpServerConfig>,
         workspace: &Path,
         env: ToolEnv,
-    ) -> bool {
+    ) -> Vec<(String, Option<ServerStatus>)> {
         let _one_at_a_time = self.applying.lock().await;
+        let mut touched: Vec<String>;
         let (stopping, starting) = {
             let mut servers = lock(&self.servers);
             let gone: Vec<String> = servers
@@ -319,7 +321,7 @@ impl McpManager {
                 .filter(|(name, _)| !servers.contains_key(name))
                 .collect();
             if gone.is_empty() && starting.is_empty() {
-                return false;
+                return Vec::new();
             }
             for (name, config) in &starting {
                 servers.insert(
@@ -343,6 +345,10 @@ impl McpManager {
                 );
             }
             self.settled.send_replace(false);
+            touched = gone;
+            touched.extend(starting.iter().map(|(name, _)| name.clone()));
+            touched.sort();
+            touched.dedup();
             (stopping, starting)
         };
         futures::future::join_all(stopping.into_iter().map(|service| async move {
@@ -369,7 +375,14 @@ impl McpManager {
         }
         self.list_tools().await;
         self.settled.send_replace(true);
-        true
+        let servers = lock(&self.servers);
+        touched
+            .into_iter()
+            .map(|name| {
+                let status = servers.get(&name).map(|server| server.status.clone());
+                (name, status)
+            })
+            .collect()
     }
 
     /// Shuts every server down gracefully (close stdin, wait, SIGTERM, kill) and reaps it.

@@ -7,9 +7,10 @@
 
 use std::sync::Arc;
 
-use coder_protocol::{EventMsg, ReloadedKind};
+use coder_protocol::{EventMsg, McpServerState, ReloadedKind};
 
 use super::Session;
+use crate::mcp::ServerStatus;
 use crate::process::ToolEnv;
 use crate::sync::lock;
 
@@ -63,14 +64,21 @@ impl Session {
         tokio::spawn(async move {
             let workspace = current.workspace.clone();
             let env = ToolEnv::for_config(&current);
-            if !session.services.mcp.apply(servers, &workspace, env).await {
+            let touched = session.services.mcp.apply(servers, &workspace, env).await;
+            if touched.is_empty() {
                 return;
+            }
+            let root = session.root();
+            for (server, status) in touched {
+                session
+                    .services
+                    .hub
+                    .emit(root, None, status_event(server, status));
             }
             let conversations: Vec<_> = session.state().conversations.values().cloned().collect();
             for conversation in conversations {
                 lock(&conversation).mcp_view = None;
             }
-            let root = session.root();
             session.services.hub.emit(
                 root,
                 None,
@@ -81,5 +89,31 @@ impl Session {
             );
         });
         Vec::new()
+    }
+}
+
+/// The `mcp_server_status` event of a server the reload touched (`None`: stopped).
+fn status_event(server: String, status: Option<ServerStatus>) -> EventMsg {
+    let (state, tools, error) = match status {
+        None => (McpServerState::Stopped, None, None),
+        Some(ServerStatus::Ready { tools, .. }) => (
+            McpServerState::Ready,
+            Some(u32::try_from(tools).unwrap_or(u32::MAX)),
+            None,
+        ),
+        Some(ServerStatus::Failed { error, .. }) => (McpServerState::Failed, None, Some(error)),
+        Some(ServerStatus::Disabled) => (McpServerState::Disabled, None, None),
+        // Settled by then: a server still starting is one whose tools could not be listed.
+        Some(ServerStatus::Starting) => (
+            McpServerState::Failed,
+            None,
+            Some("it did not finish starting".to_owned()),
+        ),
+    };
+    EventMsg::McpServerStatus {
+        server,
+        state,
+        tools,
+        error,
     }
 }

@@ -117,6 +117,17 @@ async fn a_trusted_mcp_json_starts_added_servers_and_stops_removed_ones() {
         &json!({"mcpServers": {"ev": server_writing_its_pid(&pid_file)}}).to_string(),
     );
     until_reloaded(&mut client, "mcp", 1, &mut seen).await;
+    let statuses = |seen: &[Value]| -> Vec<Value> {
+        events(seen)
+            .filter(|event| event["type"] == "mcp_server_status")
+            .map(|event| json!([event["server"], event["state"], event.get("error")]))
+            .collect()
+    };
+    assert_eq!(statuses(&seen), [json!(["ev", "ready", null])]);
+    let ready = events(&seen)
+        .find(|event| event["type"] == "mcp_server_status")
+        .unwrap();
+    assert!(ready["tools"].as_u64().unwrap() > 0, "{ready}");
     run_task(&mut client, &root, "second", &mut seen).await;
     let offered = tool_names(&server, 1);
     assert!(offered.contains(&"ev__echo".to_owned()), "{offered:?}");
@@ -130,6 +141,10 @@ async fn a_trusted_mcp_json_starts_added_servers_and_stops_removed_ones() {
     write(&ws.join(".mcp.json"), r#"{"mcpServers": {}}"#);
     until_reloaded(&mut client, "mcp", 2, &mut seen).await;
     assert!(!alive(pid), "the removed server's process {pid} still runs");
+    assert_eq!(
+        statuses(&seen),
+        [json!(["ev", "ready", null]), json!(["ev", "stopped", null])]
+    );
     run_task(&mut client, &root, "third", &mut seen).await;
     let offered = tool_names(&server, 2);
     assert!(
