@@ -84,7 +84,10 @@ impl Session {
         let mut tools = ToolRegistry::builtin_with_user_folder(extensions::user_folder(&config));
         // The `skill` tool reads the session's skills, as `skill/list` does.
         let skills = files.clone();
-        let cached: crate::tools::CachedSkills = Arc::new(move || lock(&skills).skills.clone());
+        let cached: crate::tools::CachedSkills = Arc::new(move || {
+            let files = lock(&skills).clone();
+            (files.skills.clone(), files.skill_problems.clone())
+        });
         for tool in &mut tools {
             if tool.name() == "skill" {
                 *tool = Arc::new(crate::tools::SkillTool::cached(cached.clone()));

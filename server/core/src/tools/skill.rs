@@ -19,8 +19,9 @@ use crate::skills::{self, Skill};
 /// The largest file beside a skill the tool returns whole.
 const MAX_FILE_BYTES: usize = 256 * 1024;
 
-/// The skills a session holds now, for the `skill` tool.
-pub type CachedSkills = Arc<dyn Fn() -> Vec<Skill> + Send + Sync>;
+/// The skills a session holds now, and why each `SKILL.md` that is not offered (or kept at
+/// its last good version) is so, for the `skill` tool.
+pub type CachedSkills = Arc<dyn Fn() -> (Vec<Skill>, Vec<String>) + Send + Sync>;
 
 /// The `skill` tool; `user_folder` is the user-level folder (beside the user configuration
 /// file) whose `skills/` it reads after the workspace's.
@@ -95,8 +96,7 @@ impl Tool for SkillTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
         let (found, warnings) = match &self.cached {
-            // Their problems were reported when they were read.
-            Some(skills) => (skills(), Vec::new()),
+            Some(skills) => skills(),
             None => {
                 let mut folders = vec![(CommandSource::Workspace, ctx.workspace.join(".coder"))];
                 folders.extend(
