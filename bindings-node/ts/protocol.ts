@@ -174,6 +174,13 @@ export type EventMsg =
   | { "type": "mode_changed", mode: Mode, previous: Mode, reason: ModeChangeReason }
   | { "type": "warning", message: string }
   | { "type": "workspace_reloaded", what: ReloadedKind, paths: Array<string> }
+  | {
+      "type": "mcp_server_status",
+      server: string,
+      state: McpServerState,
+      tools?: number,
+      error?: string,
+    }
   | { "type": "error", message: string, kind: ErrorKind };
 
 /**
@@ -207,6 +214,11 @@ export type ReloadedKind = "rules" | "skills" | "commands" | "config" | "mcp";
  * Why a conversation's mode changed.
  */
 export type ModeChangeReason = "exit_plan_mode" | "set_mode";
+
+/**
+ * Where an MCP server is ([`EventMsg::McpServerStatus`]).
+ */
+export type McpServerState = "ready" | "failed" | "disabled" | "stopped";
 
 /**
  * What the session is doing.

@@ -462,6 +462,14 @@ export class CoderEngine {
         // No SemaCore event says this: it passes through under the engine's own name.
         this.#emit("workspace:reloaded", { what: event.what, paths: event.paths });
         break;
+      case "mcp_server_status":
+        this.#emit("mcp:server:status", {
+          name: event.server,
+          status: event.state,
+          toolCount: event.tools,
+          error: event.error,
+        });
+        break;
       case "agent_message":
       case "agent_reasoning":
       case "tool_calls_requested":

@@ -581,6 +581,18 @@ impl Printer for TextPrinter {
             EventMsg::WorkspaceReloaded { what, paths } => {
                 self.note(&format!("reloaded {}: {}", what.as_str(), paths.join(", ")))?
             }
+            EventMsg::McpServerStatus {
+                server,
+                state,
+                error,
+                ..
+            } => self.note(&format!(
+                "MCP server {server}: {}{}",
+                state.as_str(),
+                error
+                    .as_ref()
+                    .map_or(String::new(), |error| format!(" ({error})"))
+            ))?,
             EventMsg::Error { message, .. } => self.note(&format!("error: {message}"))?,
             // A handoff: the conversation's turn goes on after the other one's reply.
             EventMsg::TurnAborted {

@@ -372,7 +372,7 @@ impl Engine {
     ) -> Result<Vec<MatrixRow>, EngineError> {
         let mode = self.mode(conversation)?;
         let permissions = self.session.permissions();
-        Ok(describe(mode, permissions.preset(), &permissions.rules))
+        Ok(describe(mode, permissions.preset(), &permissions.rules()))
     }
 
     /// The conversation and task running now, if any.

@@ -24,6 +24,9 @@ pub struct Skill {
     pub source: CommandSource,
     /// The `SKILL.md` file.
     pub path: PathBuf,
+    /// The instructions: the file's body after the frontmatter, as read with it (a file
+    /// that breaks later keeps this, its last good version).
+    pub body: String,
 }
 
 impl Skill {
@@ -111,14 +114,6 @@ pub fn skills_section(skills: &[Skill]) -> Option<String> {
     Some(section)
 }
 
-/// A skill's instructions: the body of its `SKILL.md`, read now.
-pub(crate) fn body(skill: &Skill) -> Result<String, String> {
-    // `<.coder folder>/skills/<dir>/SKILL.md`.
-    let folder = skill.path.ancestors().nth(3).unwrap_or(&skill.path);
-    let text = crate::frontmatter::read_file(skill.source, folder, &skill.path)?;
-    crate::frontmatter::parse::<Frontmatter>(&text).map(|doc| doc.body)
-}
-
 /// The files beside a skill's `SKILL.md`, relative to its folder, sorted, at most
 /// [`MAX_LISTED_FILES`] (and whether there were more).
 pub(crate) fn files_beside(skill: &Skill) -> (Vec<String>, bool) {
@@ -175,6 +170,7 @@ fn read_skill(source: CommandSource, folder: &Path, path: &Path) -> Result<Skill
         description,
         source,
         path: path.to_path_buf(),
+        body: doc.body,
     })
 }
 
@@ -204,6 +200,7 @@ mod tests {
             description: "Fill PDF forms".to_owned(),
             source: CommandSource::User,
             path: PathBuf::from("/x/SKILL.md"),
+            body: String::new(),
         };
         let section = skills_section(&[skill]).unwrap();
         assert!(section.ends_with("- pdf: Fill PDF forms\n"), "{section}");

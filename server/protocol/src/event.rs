@@ -211,8 +211,47 @@ pub enum EventMsg {
         what: ReloadedKind,
         paths: Vec<String>,
     },
+    /// An MCP server changed state because the servers were read again (a changed
+    /// `.mcp.json` or `mcpServers`): started, failed, or stopped. A session-level event,
+    /// like [`EventMsg::WorkspaceReloaded`]. `tools` counts a ready server's tools; `error`
+    /// says why a server failed.
+    McpServerStatus {
+        server: String,
+        state: McpServerState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        tools: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        error: Option<String>,
+    },
     /// The task cannot go on; a `task_complete` follows, carrying the same `kind`.
     Error { message: String, kind: ErrorKind },
+}
+
+/// Where an MCP server is ([`EventMsg::McpServerStatus`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerState {
+    Ready,
+    Failed,
+    /// Switched off in its definition (`enabled: false`).
+    Disabled,
+    /// Removed from the configuration (or about to restart with a new definition): its
+    /// process has ended.
+    Stopped,
+}
+
+impl McpServerState {
+    /// The name on the wire (`ready`, `failed`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+            Self::Disabled => "disabled",
+            Self::Stopped => "stopped",
+        }
+    }
 }
 
 /// The `type` of each event that ends a task: every task id ends with exactly one of them.

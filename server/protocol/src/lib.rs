@@ -42,8 +42,8 @@ pub use conversation::{
 };
 pub use error::ErrorKind;
 pub use event::{
-    AbortReason, DropReason, EngineState, Event, EventMsg, ModeChangeReason, ReloadedKind,
-    RequestedToolCall, TASK_END_EVENTS, TaskEnd,
+    AbortReason, DropReason, EngineState, Event, EventMsg, McpServerState, ModeChangeReason,
+    ReloadedKind, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
 };
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};

@@ -23,7 +23,7 @@ use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, 
 use coder_protocol::{
     AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
     EngineState, ErrorKind, Event, EventMsg, FileReference, FileReferenceKind, FunctionCall,
-    HistoryAttachment, HistoryEntry, InputItem, LineRange, Mode, ModeChangeReason,
+    HistoryAttachment, HistoryEntry, InputItem, LineRange, McpServerState, Mode, ModeChangeReason,
     PermissionDecision, PolicyDecision, Preset, ReloadedKind, RequestedToolCall, Role, SessionId,
     TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
 };
@@ -87,6 +87,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 DropReason,
                 ReloadedKind,
                 ModeChangeReason,
+                McpServerState,
                 EngineState
             ]
         ),

@@ -6,7 +6,8 @@
 //! [`Overrides`]; the workspace rule ([`Workspace::open`]), the trust of the workspace's
 //! own files and the provider check are the core's.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::config::{
     Config, ConfigError, DoorNames, EnvLookup, Overrides, Workspace, WorkspaceTrust,
@@ -62,17 +63,68 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         let workspace = Workspace::open(requested, cwd)?;
         overrides.door = door.names;
+        let loaded_by = Arc::new(LoadedBy {
+            door: *door,
+            overrides,
+            user_file: user_file.map(Path::to_path_buf),
+        });
+        Self::load_for_door(&workspace, loaded_by, env)
+    }
+
+    /// This configuration loaded again from the files and the environment as its front
+    /// door loaded it at start ([`Config::for_door`]: the same function, so the same trust,
+    /// the same narrowing of an untrusted workspace's file, the door's settings over the
+    /// files). `None` for a configuration no door loaded (an embedder's [`Config::new`]).
+    pub fn reload(&self) -> Option<Result<Self, ConfigError>> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        self.reload_with(&env)
+    }
+
+    /// [`Config::reload`] with an explicit environment.
+    pub(crate) fn reload_with(&self, env: EnvLookup<'_>) -> Option<Result<Self, ConfigError>> {
+        let loaded_by = self.loaded_by.clone()?;
+        let workspace = Workspace {
+            root: self.workspace.clone(),
+            started_in: self.started_in.clone(),
+        };
+        Some(Self::load_for_door(&workspace, loaded_by, env))
+    }
+
+    /// The files and the environment of `workspace` trusted as the door's settings say,
+    /// those settings over them, and, for a door that needs one at start, the provider
+    /// checked.
+    fn load_for_door(
+        workspace: &Workspace,
+        loaded_by: Arc<LoadedBy>,
+        env: EnvLookup<'_>,
+    ) -> Result<Self, ConfigError> {
+        let LoadedBy {
+            door,
+            overrides,
+            user_file,
+        } = loaded_by.as_ref();
         let trust = WorkspaceTrust::from_flag(overrides.trust_workspace);
-        let mut config = Self::load_full(&workspace.root, user_file, env, &overrides, trust)?;
+        let mut config =
+            Self::load_full(&workspace.root, user_file.as_deref(), env, overrides, trust)?;
         if let Some(notice) = config.untrusted_notice(door.names.how_to_trust) {
             config.warnings.push(notice);
         }
-        config.started_in = workspace.started_in;
+        config.started_in = workspace.started_in.clone();
         if door.provider == ProviderNeed::AtStart {
             config.require_provider()?;
         }
+        config.loaded_by = Some(loaded_by);
         Ok(config)
     }
+}
+
+/// What a front door loaded its configuration with, kept to load it again.
+#[derive(Debug)]
+pub(crate) struct LoadedBy {
+    door: Door,
+    /// The door's settings, its names in [`Overrides::door`].
+    overrides: Overrides,
+    user_file: Option<PathBuf>,
 }
 
 #[cfg(test)]

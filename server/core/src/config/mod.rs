@@ -117,6 +117,10 @@ pub struct Config {
     pub ignored_mcp_servers: Vec<String>,
     /// The user-level configuration file, where trusted folders are recorded.
     pub user_file: Option<PathBuf>,
+    /// How a front door loaded this configuration ([`Config::for_door`]), so that a session
+    /// can load it again the same way when a file changes ([`Config::reload`]); `None` for
+    /// a configuration built otherwise, which is never read again.
+    pub(crate) loaded_by: Option<std::sync::Arc<door::LoadedBy>>,
 }
 
 /// Whether the workspace's own files are trusted, as a front door says.
@@ -220,7 +224,7 @@ fn last_path_segment(url: &str) -> &str {
 }
 
 /// How model requests are retried.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryConfig {
     /// Retries after the first attempt.
     pub max_retries: usize,
@@ -640,6 +644,7 @@ impl Config {
             ignored_settings: Vec::new(),
             ignored_mcp_servers: Vec::new(),
             user_file: None,
+            loaded_by: None,
             workspace: workspace.to_path_buf(),
             started_in: None,
             provider,
@@ -720,6 +725,7 @@ impl Config {
             ignored_settings: Vec::new(),
             ignored_mcp_servers: Vec::new(),
             user_file: None,
+            loaded_by: None,
             max_interrupt_chain_depth: 4,
             max_handoffs_per_input: DEFAULT_MAX_HANDOFFS_PER_INPUT,
             prompt_cache_key: false,

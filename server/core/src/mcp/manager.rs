@@ -52,6 +52,8 @@ pub enum ServerStatus {
 }
 
 struct Server {
+    /// What it was started from, to tell whether a reload changed it.
+    config: McpServerConfig,
     status: ServerStatus,
     pid: Option<u32>,
     peer: Option<Peer<RoleClient>>,
@@ -69,6 +71,8 @@ pub struct McpManager {
     servers: Mutex<BTreeMap<String, Server>>,
     settled: watch::Sender<bool>,
     report: Reporter,
+    /// Held by [`McpManager::apply`]: one reload of the servers at a time, in order.
+    applying: tokio::sync::Mutex<()>,
 }
 
 impl McpManager {
@@ -85,6 +89,7 @@ impl McpManager {
             servers: Mutex::new(BTreeMap::new()),
             settled,
             report,
+            applying: tokio::sync::Mutex::new(()),
         });
         let mut starts = Vec::new();
         for (name, config) in configs {
@@ -100,6 +105,7 @@ impl McpManager {
             lock(&manager.servers).insert(
                 name.clone(),
                 Server {
+                    config: config.clone(),
                     status,
                     pid: None,
                     peer: None,
@@ -284,6 +290,99 @@ impl McpManager {
         let stderr = tail(&server.stderr);
         drop(servers);
         (self.report)(failure_report(name, "it exited", &stderr));
+    }
+
+    /// Brings the servers to `configs` (a changed `.mcp.json`): servers whose definition
+    /// changed are restarted, removed ones stopped (their processes end before this
+    /// returns), new ones started; the others go on untouched. Returns each server it
+    /// touched with its status now (`None`: stopped), empty when nothing changed. Until the
+    /// new servers have started or failed, [`McpManager::settled`] waits.
+    pub(crate) async fn apply(
+        &self,
+        configs: BTreeMap<String, McpServerConfig>,
+        workspace: &Path,
+        env: ToolEnv,
+    ) -> Vec<(String, Option<ServerStatus>)> {
+        let _one_at_a_time = self.applying.lock().await;
+        let mut touched: Vec<String>;
+        let (stopping, starting) = {
+            let mut servers = lock(&self.servers);
+            let gone: Vec<String> = servers
+                .iter()
+                .filter(|(name, server)| configs.get(*name) != Some(&server.config))
+                .map(|(name, _)| name.clone())
+                .collect();
+            let stopping: Vec<RunningService<RoleClient, ()>> = gone
+                .iter()
+                .filter_map(|name| servers.remove(name)?.service)
+                .collect();
+            let starting: Vec<(String, McpServerConfig)> = configs
+                .into_iter()
+                .filter(|(name, _)| !servers.contains_key(name))
+                .collect();
+            if gone.is_empty() && starting.is_empty() {
+                return Vec::new();
+            }
+            for (name, config) in &starting {
+                servers.insert(
+                    name.clone(),
+                    Server {
+                        config: config.clone(),
+                        status: if config.enabled {
+                            ServerStatus::Starting
+                        } else {
+                            ServerStatus::Disabled
+                        },
+                        pid: None,
+                        peer: None,
+                        service: None,
+                        tools: Vec::new(),
+                        tool_timeout: config
+                            .tool_timeout_sec
+                            .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs_f64),
+                        stderr: Arc::new(Mutex::new(VecDeque::new())),
+                    },
+                );
+            }
+            self.settled.send_replace(false);
+            touched = gone;
+            touched.extend(starting.iter().map(|(name, _)| name.clone()));
+            touched.sort();
+            touched.dedup();
+            (stopping, starting)
+        };
+        futures::future::join_all(stopping.into_iter().map(|service| async move {
+            let _ = service.cancel().await;
+        }))
+        .await;
+        let env = Arc::new(env);
+        let starts = starting
+            .into_iter()
+            .filter(|(_, config)| config.enabled)
+            .filter_map(|(name, config)| {
+                let stderr = lock(&self.servers).get(&name)?.stderr.clone();
+                Some(start_one(
+                    name,
+                    config,
+                    workspace.to_path_buf(),
+                    env.clone(),
+                    stderr,
+                ))
+            });
+        let results = futures::future::join_all(starts).await;
+        for (name, result) in results {
+            self.settle(&name, result);
+        }
+        self.list_tools().await;
+        self.settled.send_replace(true);
+        let servers = lock(&self.servers);
+        touched
+            .into_iter()
+            .map(|name| {
+                let status = servers.get(&name).map(|server| server.status.clone());
+                (name, status)
+            })
+            .collect()
     }
 
     /// Shuts every server down gracefully (close stdin, wait, SIGTERM, kill) and reaps it.

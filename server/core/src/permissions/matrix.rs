@@ -17,7 +17,7 @@ const TODO_WRITE: &str = "todo_write";
 const BASH: &str = "bash";
 
 /// Rules from configuration (`permissions` in `.coder/config.json`), applied over the preset.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRules {
     /// The decision for a tool by name, replacing the preset's.
@@ -30,7 +30,7 @@ pub struct PermissionRules {
     pub commands: Vec<CommandRule>,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct CommandRule {
     pub pattern: String,
     pub decision: PolicyDecision,

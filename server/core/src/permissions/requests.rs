@@ -17,7 +17,8 @@ use crate::tools::shell_safety::CommandLine;
 /// The session's permission state.
 pub(crate) struct Permissions {
     pub preset: Mutex<Preset>,
-    pub rules: PermissionRules,
+    /// The configured rules, replaced whole when the configuration is read again.
+    rules: Mutex<std::sync::Arc<PermissionRules>>,
     /// Asks are approved without a person (`autoApproveAsk`, `approval.interactive=false`).
     pub auto_approve: bool,
     pending: Mutex<HashMap<String, oneshot::Sender<Reply>>>,
@@ -109,7 +110,7 @@ impl Permissions {
     pub fn new(preset: Preset, rules: PermissionRules, auto_approve: bool) -> Self {
         Self {
             preset: Mutex::new(preset),
-            rules,
+            rules: Mutex::new(std::sync::Arc::new(rules)),
             auto_approve,
             pending: Mutex::new(HashMap::new()),
             always: Mutex::new(Vec::new()),
@@ -119,6 +120,16 @@ impl Permissions {
 
     pub fn preset(&self) -> Preset {
         *lock(&self.preset)
+    }
+
+    /// The configured rules in force.
+    pub fn rules(&self) -> std::sync::Arc<PermissionRules> {
+        lock(&self.rules).clone()
+    }
+
+    /// Puts `rules` in force from the next permission check.
+    pub fn set_rules(&self, rules: PermissionRules) {
+        *lock(&self.rules) = std::sync::Arc::new(rules);
     }
 
     /// Whether an earlier "allow always" covers the call. For `bash`, every simple command

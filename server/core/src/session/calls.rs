@@ -19,7 +19,7 @@ impl ConversationHost for Session {
         call: ConversationCall,
         depth: u32,
     ) -> CallAnswer {
-        let limit = self.services.config.max_interrupt_chain_depth;
+        let limit = self.config().max_interrupt_chain_depth;
         if call.hands_over() && depth >= limit {
             return CallAnswer::Result(failure(
                 "success",
@@ -28,7 +28,7 @@ impl ConversationHost for Session {
                 ),
             ));
         }
-        let limit = self.services.config.max_handoffs_per_input;
+        let limit = self.config().max_handoffs_per_input;
         if call.hands_over() && self.driver.chain_handoffs() >= limit {
             // Each handoff queues its work ahead of later input: the bound keeps that input
             // from waiting without end.

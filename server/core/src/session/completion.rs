@@ -7,7 +7,7 @@ use super::Session;
 impl Session {
     /// Workspace paths matching `query`, best first (see [`crate::completion`]).
     pub fn complete_paths(&self, query: &str, limit: usize) -> Vec<PathMatch> {
-        let config = &self.services.config;
-        crate::completion::complete(&self.services.paths, &config.workspace, query, limit)
+        let workspace = self.config().workspace.clone();
+        crate::completion::complete(&self.services.paths, &workspace, query, limit)
     }
 }

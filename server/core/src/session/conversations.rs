@@ -63,7 +63,8 @@ impl Session {
         spec: ConversationSpec,
         opener: Opener,
     ) -> Result<ConversationId, EngineError> {
-        let config = &self.services.config;
+        let config = self.config();
+        let config = &*config;
         let ceiling = config.mode;
         let (spec, inherited_mode) = match opener {
             Opener::Conversation(parent) => {
@@ -118,7 +119,7 @@ impl Session {
         if mode == wanted {
             return;
         }
-        let ceiling = self.services.config.mode;
+        let ceiling = self.config().mode;
         self.services.hub.emit(
             id,
             None,
@@ -206,7 +207,7 @@ impl Session {
     /// (with the same `warning`): a client cannot loosen what configuration set.
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
-        let mode = narrower(wanted, self.services.config.mode);
+        let mode = narrower(wanted, self.config().mode);
         let previous = lock(&conv).switch_mode(mode);
         {
             let mut state = self.state();
@@ -264,7 +265,7 @@ impl Session {
         }
         // A snapshot is data, not configuration: a mode saved in it (or edited into it) never
         // raises a conversation above the session's, which trusted configuration set.
-        let ceiling = self.services.config.mode;
+        let ceiling = self.config().mode;
         let mut clamped = Vec::new();
         let mut repaired = Vec::new();
         let mut restore = |saved: ConversationSnapshot| {
@@ -341,7 +342,7 @@ impl Session {
             .get(&state.root)
             .map(|root| ConversationSnapshot::of(&lock(root), &model));
         let root = root.unwrap_or_else(|| {
-            let empty = Conversation::new(ConversationSpec::default(), self.services.config.mode);
+            let empty = Conversation::new(ConversationSpec::default(), self.config().mode);
             ConversationSnapshot::of(&empty, &model)
         });
         let others = LiveConversations {

@@ -55,7 +55,7 @@ impl Session {
             return Err(EngineError::invalid_params(commands.refusal(name)));
         };
         let model = command.model.clone();
-        let limit = self.services.config.max_prompt_bytes;
+        let limit = self.config().max_prompt_bytes;
         *text = crate::commands::expand_within(&command.body, args, limit).ok_or_else(|| {
             EngineError::new(
                 crate::error::ErrorKind::LimitExceeded,

@@ -23,6 +23,9 @@ pub(crate) struct WorkspaceFiles {
     /// The rules, with the warnings every task repeats (a file cut, a link refused).
     pub rules: LoadedRules,
     pub skills: Vec<Skill>,
+    /// Why each `SKILL.md` that is not offered (or kept at its last good version) is so:
+    /// the `skill` tool tells the model when it asks for one by name.
+    pub skill_problems: Vec<String>,
     pub commands: Commands,
 }
 
@@ -65,6 +68,7 @@ impl WorkspaceFiles {
                 let (skills, problems) =
                     crate::skills::load_keeping(&folders(config), &self.skills);
                 next.skills = skills;
+                next.skill_problems = problems.clone();
                 warnings = problems;
             }
             ReloadedKind::Commands => {

@@ -34,7 +34,7 @@ impl Session {
                 conversation.plan_reminder_due && conversation.mode == Mode::Plan,
             )
         };
-        let workspace = self.services.config.workspace.clone();
+        let workspace = self.config().workspace.clone();
         let documents = self.state().documents.clone();
         let items = input.to_vec();
         let expanded = tokio::task::spawn_blocking(move || {

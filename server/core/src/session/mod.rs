@@ -1,8 +1,9 @@
 //! One session: its services, its one mutable state, and the driver that runs its tasks.
 //!
 //! [`Session`] is what [`crate::Engine`] delegates to. It is split three ways:
-//! - [`services`]: what never changes after start (configuration, tools, MCP manager, event
-//!   hub, permissions, sandbox policy, snapshot saver);
+//! - [`services`]: what is set up once (tools, MCP manager, event hub, permissions, sandbox
+//!   policy, snapshot saver), and the configuration and workspace files, each swapped whole
+//!   when it changes on disk;
 //! - [`state`]: what does, behind one lock (conversations, the task queue and the running
 //!   task's control, the model, the editor's documents, warnings not yet reported);
 //! - [`driver`]: the only code that enqueues or stops work; it hands each task to
@@ -28,6 +29,8 @@ pub(crate) mod driver;
 mod extensions;
 mod files;
 mod input;
+mod live_config;
+mod mcp_reload;
 mod reload;
 mod services;
 mod state;
@@ -77,7 +80,20 @@ impl Session {
     /// runtime, whose handle the session keeps for its tasks.
     pub fn new(config: Config, extra: Vec<Arc<dyn Tool>>) -> Result<Arc<Self>, EngineError> {
         let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
+        let (files, file_warnings) = files::WorkspaceFiles::load(&config);
+        let files: Arc<files::SharedFiles> = Arc::new(Mutex::new(Arc::new(files)));
         let mut tools = ToolRegistry::builtin_with_user_folder(extensions::user_folder(&config));
+        // The `skill` tool reads the session's skills, as `skill/list` does.
+        let skills = files.clone();
+        let cached: crate::tools::CachedSkills = Arc::new(move || {
+            let files = lock(&skills).clone();
+            (files.skills.clone(), files.skill_problems.clone())
+        });
+        for tool in &mut tools {
+            if tool.name() == "skill" {
+                *tool = Arc::new(crate::tools::SkillTool::cached(cached.clone()));
+            }
+        }
         tools.extend(extra);
         let tools =
             ToolRegistry::new(tools).map_err(|err| EngineError::invalid_tools(err.message()))?;
@@ -110,20 +126,19 @@ impl Session {
         state.model = model;
         state.sandbox_warning = sandbox_warning;
         state.config_warnings = config.warnings.clone();
-        let (files, file_warnings) = files::WorkspaceFiles::load(&config);
         state.config_warnings.extend(file_warnings);
         let state = Arc::new(Mutex::new(state));
         let services = Services {
             saver: Saver::new(&config.workspace, config.save_sessions),
             home: std::env::var_os("HOME").map(std::path::PathBuf::from),
-            config,
+            config: Mutex::new(Arc::new(config)),
             tools: Arc::new(tools),
             hub: hub.clone(),
             permissions: Arc::new(permissions),
             mcp,
             sandbox,
             prompt_shapes: PromptShapes::default(),
-            files: Mutex::new(Arc::new(files)),
+            files,
             paths: crate::completion::PathIndex::default(),
         };
         let watcher_runtime = runtime.clone();
@@ -148,8 +163,10 @@ impl Session {
         lock(&self.state)
     }
 
-    pub fn config(&self) -> &Config {
-        &self.services.config
+    /// The configuration as it applies now: read again when a file changes
+    /// (`session/live_config.rs`); a task takes it once, when it starts.
+    pub fn config(&self) -> Arc<Config> {
+        lock(&self.services.config).clone()
     }
 
     pub fn hub(&self) -> &EventHub {
@@ -200,7 +217,7 @@ impl Session {
     /// The session's model name: the active model's, else the configured one.
     pub fn model_name(&self) -> String {
         self.state().model.as_ref().map_or_else(
-            || self.services.config.model.clone(),
+            || self.config().model.clone(),
             |model| model.settings.model.clone(),
         )
     }
@@ -214,7 +231,7 @@ impl Session {
 
     /// Switches the session's model: tasks that start afterwards use it.
     pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
-        let active = ActiveModel::new(settings, &self.services.config)?;
+        let active = ActiveModel::new(settings, &self.config())?;
         self.state().model = Some(Arc::new(active));
         Ok(())
     }
@@ -259,7 +276,7 @@ impl Session {
                 InputItem::Image { .. } => 0,
             })
             .sum();
-        let limit = self.services.config.max_prompt_bytes;
+        let limit = self.config().max_prompt_bytes;
         if size > limit {
             return Err(EngineError::prompt_too_large(size, limit));
         }

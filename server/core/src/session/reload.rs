@@ -30,7 +30,8 @@ impl Session {
     /// watcher cannot start, the session says so once (a `warning` at its first task) and
     /// reads the files at each task start instead.
     pub(super) fn start_watching(self: &Arc<Self>, runtime: &tokio::runtime::Handle) {
-        let config = &self.services.config;
+        let config = self.config();
+        let config = &*config;
         let (sender, batches) = tokio::sync::mpsc::unbounded_channel();
         let watcher = match Watcher::start(
             config.workspace.clone(),
@@ -81,7 +82,8 @@ impl Session {
         if lock(&self.watching).is_some() {
             return lock(&self.services.files).clone();
         }
-        let config = &self.services.config;
+        let config = self.config();
+        let config = &*config;
         let mut files = (*lock(&self.services.files).clone()).clone();
         for kind in [
             ReloadedKind::Rules,
@@ -97,12 +99,13 @@ impl Session {
     }
 
     /// Reads again what one batch of changed paths touched, and announces it.
-    fn reload(&self, paths: Vec<PathBuf>) {
+    fn reload(self: &Arc<Self>, paths: Vec<PathBuf>) {
         let hooks = lock(&self.files_changed).clone();
         for hook in hooks {
             hook(&paths);
         }
-        let config = &self.services.config;
+        let config = self.config();
+        let config = &*config;
         let mut by_kind: BTreeMap<ReloadedKind, Vec<String>> = BTreeMap::new();
         for path in &paths {
             if let Some(kind) = files::kind_of(path, config) {
@@ -120,7 +123,15 @@ impl Session {
                     *lock(&self.services.files) = Arc::new(next);
                     (warnings, true)
                 }
-                ReloadedKind::Config | ReloadedKind::Mcp => (vec![needs_restart(&paths)], false),
+                // A change of servers is announced once they have started (or failed).
+                ReloadedKind::Config => {
+                    let mut reload = self.reload_config(&paths);
+                    reload
+                        .warnings
+                        .extend(self.reload_mcp(paths.clone(), false));
+                    (reload.warnings, reload.changed)
+                }
+                ReloadedKind::Mcp => (self.reload_mcp(paths.clone(), true), false),
             };
             let root = self.root();
             for message in warnings {
@@ -153,14 +164,4 @@ async fn reload_loop(
         };
         session.reload(paths);
     }
-}
-
-/// The warning for a changed configuration file or `.mcp.json`, which this session does not
-/// read again yet: the change applies from the next session.
-fn needs_restart(paths: &[String]) -> String {
-    format!(
-        "{} changed: configuration and MCP servers are read when a session starts, so the \
-         change applies after a restart",
-        paths.join(", ")
-    )
 }

@@ -1,5 +1,6 @@
-//! The session's immutable services: set up once, shared by every task, never locked as a
-//! whole.
+//! The session's services: set up once, shared by every task, never locked as a whole. The
+//! configuration and the workspace's files are swapped whole when they change on disk, each
+//! behind a leaf lock held only to take or replace its `Arc`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +17,9 @@ use crate::tools::ToolRegistry;
 /// What a session is built from; only `session/` reads the fields, other modules are handed
 /// what they need.
 pub(crate) struct Services {
-    pub(super) config: Config,
+    /// The configuration in force: only the keys that apply live change after start
+    /// (`session/live_config.rs`); a leaf lock, held only to take or replace the `Arc`.
+    pub(super) config: std::sync::Mutex<Arc<Config>>,
     /// The built-in tools and the embedder's.
     pub(super) tools: Arc<ToolRegistry>,
     pub(super) hub: EventHub,
@@ -32,7 +35,7 @@ pub(crate) struct Services {
     pub(super) prompt_shapes: PromptShapes,
     /// The rules, skills and custom commands, read again when they change on disk (a leaf
     /// lock: held only to take or replace the `Arc`).
-    pub(super) files: super::files::SharedFiles,
+    pub(super) files: Arc<super::files::SharedFiles>,
     /// The walked workspace paths `@` completion matches against (rebuilt when stale; a
     /// watcher may call [`crate::completion::PathIndex::invalidate`]).
     pub(super) paths: crate::completion::PathIndex,

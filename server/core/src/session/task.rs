@@ -217,7 +217,8 @@ impl Session {
         model: String,
         active: &Arc<ActiveModel>,
     ) -> TurnOutcome {
-        let config = &self.services.config;
+        let config = self.config();
+        let config = &*config;
         let context_window = active.settings.context_window;
         // A continuation first answers the tool call that handed the turn over.
         if let Some(closure) = &plan.closure {
@@ -323,7 +324,7 @@ impl Session {
         base_override: Option<&str>,
         rules: &[RuleFile],
     ) -> (String, Vec<String>) {
-        let config = &self.services.config;
+        let config = self.config();
         let base = base_override.or(conv.context.base_instructions.as_deref());
         let mut hidden: Vec<String> = config.disabled_tools.clone();
         if !conv.context.tools_prefs.include_apply_patch_tool {
@@ -459,8 +460,7 @@ impl ContextBuilder for TaskRebuilder {
             history
         });
         let prompt_cache_key = session
-            .services
-            .config
+            .config()
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &self.model));
         Rebuilt {

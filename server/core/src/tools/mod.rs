@@ -43,7 +43,7 @@ pub use exit_plan_mode::{EXIT_PLAN_MODE, ExitPlanModeTool};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use read::ReadTool;
-pub use skill::SkillTool;
+pub use skill::{CachedSkills, SkillTool};
 pub use todo_write::TodoWriteTool;
 pub use write::WriteTool;
 

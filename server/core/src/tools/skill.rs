@@ -1,9 +1,12 @@
 //! `skill`: loads a skill's instructions (the body of its `SKILL.md`) by name, and names the
-//! files beside it; with `file`, returns one of those files. Read-only, never asks. The
-//! skills are read from disk at each call, from the workspace's `.coder/skills/` and the
-//! user-level folder's `skills/`, so the answer is what the files hold now.
+//! files beside it; with `file`, returns one of those files. Read-only, never asks. In a
+//! session the skills are the session's own ([`SkillTool::cached`]: read at start and again
+//! when they change on disk, a broken `SKILL.md` keeping its last good version, as
+//! `skill/list` shows them); on its own the tool reads them from disk at each call, from the
+//! workspace's `.coder/skills/` and the user-level folder's `skills/`.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use coder_protocol::methods::CommandSource;
@@ -16,16 +19,42 @@ use crate::skills::{self, Skill};
 /// The largest file beside a skill the tool returns whole.
 const MAX_FILE_BYTES: usize = 256 * 1024;
 
+/// The skills a session holds now, and why each `SKILL.md` that is not offered (or kept at
+/// its last good version) is so, for the `skill` tool.
+pub type CachedSkills = Arc<dyn Fn() -> (Vec<Skill>, Vec<String>) + Send + Sync>;
+
 /// The `skill` tool; `user_folder` is the user-level folder (beside the user configuration
 /// file) whose `skills/` it reads after the workspace's.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct SkillTool {
     user_folder: Option<PathBuf>,
+    /// The session's skills; `None` reads them from disk at each call.
+    cached: Option<CachedSkills>,
+}
+
+impl std::fmt::Debug for SkillTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillTool")
+            .field("user_folder", &self.user_folder)
+            .field("cached", &self.cached.is_some())
+            .finish()
+    }
 }
 
 impl SkillTool {
     pub fn new(user_folder: Option<PathBuf>) -> Self {
-        Self { user_folder }
+        Self {
+            user_folder,
+            cached: None,
+        }
+    }
+
+    /// The tool over a session's skills, as `skills` returns them at each call.
+    pub fn cached(skills: CachedSkills) -> Self {
+        Self {
+            user_folder: None,
+            cached: Some(skills),
+        }
     }
 }
 
@@ -66,37 +95,35 @@ impl Tool for SkillTool {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let args: Args = serde_json::from_value(input).map_err(|err| err.to_string())?;
-        let mut folders = vec![(CommandSource::Workspace, ctx.workspace.join(".coder"))];
-        folders.extend(
-            self.user_folder
-                .iter()
-                .map(|folder| (CommandSource::User, folder.clone())),
-        );
-        let (found, warnings) = skills::load(&folders);
+        let (found, warnings) = match &self.cached {
+            Some(skills) => skills(),
+            None => {
+                let mut folders = vec![(CommandSource::Workspace, ctx.workspace.join(".coder"))];
+                folders.extend(
+                    self.user_folder
+                        .iter()
+                        .map(|folder| (CommandSource::User, folder.clone())),
+                );
+                skills::load(&folders)
+            }
+        };
         let Some(skill) = found.iter().find(|skill| skill.name == args.name) else {
             return Err(unknown(&args.name, &found, &warnings));
         };
         match args.file {
             Some(file) => read_beside(skill, &file).map(ToolOutput::text),
-            None => loaded(skill).map(ToolOutput::text),
+            None => Ok(ToolOutput::text(loaded(skill))),
         }
     }
 }
 
 /// The skill's body, then the files beside it.
-fn loaded(skill: &Skill) -> Result<String, String> {
-    let body = skills::body(skill).map_err(|problem| {
-        format!(
-            "skill {} cannot be loaded ({}: {problem}); go on without it",
-            skill.name,
-            skill.path.display()
-        )
-    })?;
+fn loaded(skill: &Skill) -> String {
     let mut text = format!(
         "Skill {} ({})\n\n{}\n",
         skill.name,
         skill.path.display(),
-        body.trim()
+        skill.body.trim()
     );
     let (files, more) = skills::files_beside(skill);
     if !files.is_empty() {
@@ -114,7 +141,7 @@ fn loaded(skill: &Skill) -> Result<String, String> {
             ));
         }
     }
-    Ok(text)
+    text
 }
 
 /// One file of a skill's folder; the path may not leave the folder.

@@ -164,7 +164,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     let verdict = check(
         run.mode,
         permissions.preset(),
-        &permissions.rules,
+        &permissions.rules(),
         name,
         entry.tool.is_read_only(),
         &input,

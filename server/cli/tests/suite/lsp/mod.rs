@@ -10,6 +10,8 @@ mod fuzz;
 mod permissions;
 mod protocol;
 mod reload;
+mod reload_config;
+mod reload_mcp;
 mod sessions;
 mod setup;
 mod stale_writes;

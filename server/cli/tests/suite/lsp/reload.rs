@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 
 use super::{Client, events};
 
-fn write(path: &std::path::Path, content: &str) {
+pub(super) fn write(path: &std::path::Path, content: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, content).unwrap();
 }
 
 /// The `workspace_reloaded` events among `seen`.
-fn reloads(seen: &[Value]) -> Vec<Value> {
+pub(super) fn reloads(seen: &[Value]) -> Vec<Value> {
     events(seen)
         .filter(|event| event["type"] == "workspace_reloaded")
         .cloned()
@@ -26,7 +26,7 @@ fn reloads(seen: &[Value]) -> Vec<Value> {
 }
 
 /// Reads until `seen` holds `count` reloads of `what`; returns the last.
-async fn until_reloaded(
+pub(super) async fn until_reloaded(
     client: &mut Client,
     what: &str,
     count: usize,
@@ -200,14 +200,14 @@ async fn a_command_added_while_running_is_listed_and_the_engines_own_writes_relo
 }
 
 #[tokio::test]
-async fn a_changed_configuration_file_says_it_needs_a_restart() {
+async fn a_configuration_key_that_cannot_change_live_says_it_needs_a_restart() {
     let server = MockModelServer::start(vec![]).await.unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
     let mut client = Client::start(ws, &server, "balanced");
     client.initialize(json!({})).await;
     let mut seen = Vec::new();
-    write(&ws.join(".coder/config.json"), r#"{"maxSteps": 3}"#);
+    write(&ws.join(".coder/config.json"), r#"{"mode": "plan"}"#);
     while !events(&seen).any(|event| event["type"] == "warning") {
         seen.push(client.read().await);
     }
@@ -215,8 +215,47 @@ async fn a_changed_configuration_file_says_it_needs_a_restart() {
         .find(|event| event["type"] == "warning")
         .unwrap();
     let message = warning["message"].as_str().unwrap();
-    assert!(message.contains(".coder/config.json changed"), "{message}");
-    assert!(message.contains("applies after a restart"), "{message}");
+    assert!(
+        message.contains(".coder/config.json changed mode"),
+        "{message}"
+    );
+    assert!(message.contains("only apply after a restart"), "{message}");
     assert_eq!(reloads(&seen), Vec::<Value>::new());
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn the_skill_tool_loads_the_last_good_body_of_a_broken_skill() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "skill", json!({"name": "notes"})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let skill = ws.join(".coder/skills/notes/SKILL.md");
+    write(
+        &skill,
+        "---\nname: notes\ndescription: Notes.\n---\nGOOD instructions.\n",
+    );
+    let mut client = Client::start(ws, &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    write(
+        &skill,
+        "---\nname: [not closed\n---\nBROKEN instructions.\n",
+    );
+    until_reloaded(&mut client, "skills", 1, &mut seen).await;
+
+    let root = client.root().await;
+    client.send_text(&root, "use notes", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let completed = events(&seen)
+        .find(|event| event["type"] == "tool_call_completed" && event["callId"] == "c1")
+        .unwrap_or_else(|| panic!("the skill call did not complete: {seen:?}"));
+    let output = completed["output"].as_str().unwrap();
+    assert!(output.contains("GOOD instructions."), "{output}");
+    assert!(!output.contains("BROKEN"), "{output}");
     client.stop().await;
 }

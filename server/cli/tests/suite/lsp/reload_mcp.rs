@@ -1,0 +1,193 @@
+//! `.mcp.json` read again while `coder lsp` runs: in a trusted folder a server added is
+//! started and its tools offered from the next task, a server removed is stopped (its
+//! process ends); in an untrusted folder nothing starts.
+//!
+//! Every wait is for a message (each read is bounded by the client's timeout), never a
+//! sleep.
+
+use std::path::{Path, PathBuf};
+
+use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::{Value, json};
+
+use super::reload::{until_reloaded, write};
+use super::{Client, events};
+
+/// The reference MCP server from npm (installed by `scripts/setup-mcp-servers.sh`).
+fn everything_script() -> PathBuf {
+    let setup = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scripts/setup-mcp-servers.sh"
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        setup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    PathBuf::from(String::from_utf8(setup.stdout).unwrap().trim())
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// A `.mcp.json` server that writes its process id to `pid_file`, then is the reference
+/// server (the same process).
+fn server_writing_its_pid(pid_file: &Path) -> Value {
+    json!({
+        "command": "sh",
+        "args": ["-c", format!("echo $$ > '{}'; exec node '{}' stdio",
+            pid_file.display(), everything_script().display())],
+    })
+}
+
+/// The tool names offered in the model request `index`.
+fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
+    server.requests()[index].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Kills the process named by a pid file when the test ends, whatever happened.
+struct KillOnDrop(PathBuf);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.0) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", pid.trim()])
+                .status();
+        }
+    }
+}
+
+async fn run_task(client: &mut Client, root: &str, text: &str, seen: &mut Vec<Value>) {
+    let done = events(seen)
+        .filter(|event| event["type"] == "task_complete")
+        .count();
+    client.send_text(root, text, seen).await;
+    client.until_events("task_complete", done + 1, seen).await;
+}
+
+#[tokio::test]
+async fn a_trusted_mcp_json_starts_added_servers_and_stops_removed_ones() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("one"),
+        MockResponse::text("two"),
+        MockResponse::text("three"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let pid_file = ws.join("server.pid");
+    let _kill = KillOnDrop(pid_file.clone());
+    let mut client = Client::start(ws, &server, "balanced");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    run_task(&mut client, &root, "first", &mut seen).await;
+    assert!(
+        !tool_names(&server, 0)
+            .iter()
+            .any(|name| name.starts_with("ev__"))
+    );
+
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"ev": server_writing_its_pid(&pid_file)}}).to_string(),
+    );
+    until_reloaded(&mut client, "mcp", 1, &mut seen).await;
+    let statuses = |seen: &[Value]| -> Vec<Value> {
+        events(seen)
+            .filter(|event| event["type"] == "mcp_server_status")
+            .map(|event| json!([event["server"], event["state"], event.get("error")]))
+            .collect()
+    };
+    assert_eq!(statuses(&seen), [json!(["ev", "ready", null])]);
+    let ready = events(&seen)
+        .find(|event| event["type"] == "mcp_server_status")
+        .unwrap();
+    assert!(ready["tools"].as_u64().unwrap() > 0, "{ready}");
+    run_task(&mut client, &root, "second", &mut seen).await;
+    let offered = tool_names(&server, 1);
+    assert!(offered.contains(&"ev__echo".to_owned()), "{offered:?}");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(pid));
+
+    write(&ws.join(".mcp.json"), r#"{"mcpServers": {}}"#);
+    until_reloaded(&mut client, "mcp", 2, &mut seen).await;
+    assert!(!alive(pid), "the removed server's process {pid} still runs");
+    assert_eq!(
+        statuses(&seen),
+        [json!(["ev", "ready", null]), json!(["ev", "stopped", null])]
+    );
+    run_task(&mut client, &root, "third", &mut seen).await;
+    let offered = tool_names(&server, 2);
+    assert!(
+        !offered.iter().any(|name| name.starts_with("ev__")),
+        "{offered:?}"
+    );
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn an_untrusted_mcp_json_starts_nothing_when_it_changes() {
+    let server = MockModelServer::start(vec![MockResponse::text("one")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let marker = ws.join("ran");
+    let mut client = Client::start(ws, &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"planted": {"command": "sh",
+            "args": ["-c", format!("touch '{}'", marker.display())]}}})
+        .to_string(),
+    );
+    let warning = loop {
+        let found = events(&seen)
+            .filter(|event| event["type"] == "warning")
+            .find_map(|event| event["message"].as_str().map(str::to_owned));
+        if let Some(message) = found {
+            break message;
+        }
+        seen.push(client.read().await);
+    };
+    assert!(warning.contains(".mcp.json changed"), "{warning}");
+    assert!(warning.contains("not a trusted folder"), "{warning}");
+    let root = client.root().await;
+    run_task(&mut client, &root, "first", &mut seen).await;
+    assert!(!marker.exists(), "the planted server ran");
+    let reloads: Vec<&Value> = events(&seen)
+        .filter(|event| event["type"] == "workspace_reloaded")
+        .collect();
+    assert!(reloads.is_empty(), "{reloads:?}");
+    client.stop().await;
+}
