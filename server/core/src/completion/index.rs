@@ -31,7 +31,7 @@ pub const REFRESH_AFTER: Duration = Duration::from_secs(2);
 
 /// How long a call waits for the session's first walk before answering from the paths
 /// walked so far (the target of an answer is under 50 ms).
-pub const FIRST_WALK_WAIT: Duration = Duration::from_millis(40);
+pub const FIRST_WALK_WAIT: Duration = Duration::from_millis(25);
 
 /// At most this many paths are kept, so a huge tree cannot exhaust memory; the walk stops
 /// there.
@@ -54,7 +54,8 @@ pub struct Snapshot {
 }
 
 /// A session's path index of one workspace root. Every method takes a short lock; none
-/// walks on the caller's thread (unless no thread can be started).
+/// walks on the caller's thread (when no thread can be started, a warning is logged and the
+/// index stays as it is).
 #[derive(Debug)]
 pub struct PathIndex {
     shared: Arc<Shared>,
