@@ -73,7 +73,7 @@ fn hostile_input_to_the_input_parsers_returns_bounded_results() {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(workspace.path().join("a/é")).unwrap();
     std::fs::write(workspace.path().join("a/é/漢.rs"), "").unwrap();
-    let paths = crate::completion::PathIndex::default();
+    let paths = crate::completion::PathIndex::new(workspace.path().to_path_buf());
     for _ in 0..20_000 {
         let text = hostile(&mut rng);
         let found = references(&text);
@@ -87,7 +87,7 @@ fn hostile_input_to_the_input_parsers_returns_bounded_results() {
             assert!(prompt.len() <= limit, "{text:?} {args:?}");
         }
         let _ = crate::frontmatter::parse::<serde_yaml_ng::Value>(&text);
-        let found = crate::completion::complete(&paths, workspace.path(), &text, limit);
+        let found = crate::completion::complete(&paths, &text, limit);
         assert!(found.len() <= limit, "{text:?}");
         for found in found {
             assert!(

@@ -38,12 +38,13 @@ pub const DEFAULT_LIMIT: usize = 50;
 /// The most matches one answer holds.
 pub const MAX_LIMIT: usize = 1000;
 
-/// The workspace paths under `root` that match `query`, best first, at most `limit` (clamped
-/// to `1..=MAX_LIMIT`).
-pub fn complete(index: &PathIndex, root: &Path, query: &str, limit: usize) -> Vec<PathMatch> {
+/// The workspace paths of `index` that match `query`, best first, at most `limit` (clamped
+/// to `1..=MAX_LIMIT`). Never waits for a walk, except at most
+/// [`index::FIRST_WALK_WAIT`] for the index's first.
+pub fn complete(index: &PathIndex, query: &str, limit: usize) -> Vec<PathMatch> {
     let limit = limit.clamp(1, MAX_LIMIT);
-    let query = Query::parse(query, root);
-    let snapshot = index.snapshot(root);
+    let query = Query::parse(query, index.root());
+    let snapshot = index.snapshot();
     let (folder, rest) = narrow(&snapshot, &query.text);
     let candidates = snapshot.entries.iter().filter(|entry| {
         folder.is_none_or(|folder| inside(&entry.path, folder))

@@ -4,6 +4,20 @@ use pretty_assertions::assert_eq;
 
 use super::{MAX_LIMIT, PathIndex, complete};
 
+/// An index of `root` that trusts a walk for an hour (so no test depends on how fast it
+/// runs).
+fn index(root: &Path) -> PathIndex {
+    PathIndex::with_refresh_after(root.to_path_buf(), std::time::Duration::from_secs(3600))
+}
+
+/// [`index`], its first walk ended.
+fn walked(root: &Path) -> PathIndex {
+    let index = index(root);
+    index.refresh();
+    index.until_walked();
+    index
+}
+
 fn tree(files: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for file in files {
@@ -20,7 +34,7 @@ fn tree(files: &[&str]) -> tempfile::TempDir {
 
 /// The paths answered, best first.
 fn paths(root: &Path, query: &str) -> Vec<String> {
-    complete(&PathIndex::default(), root, query, 50)
+    complete(&walked(root), query, 50)
         .into_iter()
         .map(|m| m.path)
         .collect()
@@ -43,7 +57,7 @@ fn a_path_shaped_query_ranks_the_path_with_those_components_first() {
 #[test]
 fn a_file_name_fragment_finds_the_file_and_says_where_it_matched() {
     let dir = tree(&["a/b/main.rs", "a/maintenance/x.txt", "zzz.rs"]);
-    let found = complete(&PathIndex::default(), dir.path(), "main.rs", 10);
+    let found = complete(&walked(dir.path()), "main.rs", 10);
     assert_eq!(found[0].path, "a/b/main.rs");
     assert_eq!(found[0].kind, coder_protocol::methods::PathKind::File);
     // "main.rs" in "a/b/main.rs" is characters 4..=10.
@@ -155,18 +169,126 @@ fn hostile_queries_answer_from_inside_the_workspace_only() {
     let absolute = format!("{}/src/li", root.display());
     assert_eq!(paths(root, &absolute), vec!["src/lib.rs"]);
     assert_eq!(
-        complete(&PathIndex::default(), root, "", usize::MAX).len(),
+        complete(&walked(root), "", usize::MAX).len(),
         2.min(MAX_LIMIT)
     );
 }
 
+/// A walk that cannot end until [`Gate::open`]: the walker blocks opening the named pipe
+/// `gate/.gitignore` (as it reads every `.gitignore`) until a writer opens it.
+struct Gate(std::path::PathBuf);
+
+impl Gate {
+    fn new(root: &Path) -> Self {
+        std::fs::create_dir_all(root.join("gate")).unwrap();
+        let pipe = root.join("gate/.gitignore");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &pipe,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        Self(pipe)
+    }
+
+    /// Lets a walker waiting at the gate through (reading nothing); a walker that comes
+    /// later waits again. Opening for reading and writing never blocks.
+    fn open(&self) {
+        drop(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&self.0)
+                .unwrap(),
+        );
+    }
+}
+
+/// Calls `until` after each opening of `gate`, at most 2,000 times, 5 ms apart.
+fn open_until(gate: &Gate, mut until: impl FnMut() -> bool) -> bool {
+    for _ in 0..2_000 {
+        gate.open();
+        if until() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}
+
 #[test]
-fn the_index_is_kept_until_invalidated() {
+fn a_stale_index_answers_at_once_while_a_background_walk_finds_new_files() {
     let dir = tree(&["one.rs"]);
-    let index = PathIndex::default();
-    assert_eq!(complete(&index, dir.path(), "rs", 10).len(), 1);
+    let index = walked(dir.path());
+    let gate = Gate::new(dir.path());
     std::fs::write(dir.path().join("two.rs"), "").unwrap();
-    assert_eq!(complete(&index, dir.path(), "rs", 10).len(), 1);
-    index.invalidate();
-    assert_eq!(complete(&index, dir.path(), "rs", 10).len(), 2);
+    // Still fresh: the file is not known yet.
+    assert_eq!(complete(&index, "rs", 10).len(), 1);
+    // The watcher saw a change: a walk starts, which cannot end before the gate opens;
+    // the call answers from the last walk instead of waiting for it.
+    index.mark_stale();
+    assert_eq!(index.walks(), 2);
+    let answer: Vec<String> = complete(&index, "rs", 10)
+        .into_iter()
+        .map(|m| m.path)
+        .collect();
+    assert_eq!(answer, vec!["one.rs"]);
+    assert_eq!(index.walks(), 2, "a walk runs: no other starts");
+    // Once the walk ends, the new file is offered.
+    assert!(open_until(&gate, || complete(&index, "rs", 10).len() == 2));
+    assert_eq!(paths_of(&index, "two"), vec!["two.rs"]);
+}
+
+#[test]
+fn concurrent_first_calls_start_one_walk_and_answer_without_waiting_for_it() {
+    let dir = tree(&["a/one.rs", "b/two.rs", "three.rs"]);
+    let gate = Gate::new(dir.path());
+    let index = index(dir.path());
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..8)
+            .map(|_| scope.spawn(|| complete(&index, "rs", 10)))
+            .collect();
+        for call in calls {
+            // The walk is held at the gate: each answer holds what was walked so far.
+            let found = call.join().unwrap();
+            assert!(found.len() <= 3, "{found:?}");
+        }
+    });
+    assert_eq!(index.walks(), 1);
+    assert!(open_until(&gate, || complete(&index, "rs", 10).len() == 3));
+    assert_eq!(index.walks(), 1);
+}
+
+#[test]
+fn stopping_the_index_ends_a_walk_in_progress_and_starts_no_other() {
+    let dir = tree(&["one.rs", "two.rs"]);
+    let gate = Gate::new(dir.path());
+    let index = index(dir.path());
+    index.refresh();
+    std::thread::scope(|scope| {
+        let stopping = scope.spawn(|| index.stop());
+        // The walk may be held at the gate; let it through once the stop is asked for, so
+        // it sees the stop at its next path. `stop` returns once the walk's thread ended.
+        let mut rounds = 0;
+        while !stopping.is_finished() && rounds < 2_000 {
+            if index.is_stopped() {
+                gate.open();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            rounds += 1;
+        }
+        stopping.join().unwrap();
+    });
+    // The walk was not finished, so nothing was kept, and no call starts another.
+    assert_eq!(complete(&index, "rs", 10), Vec::new());
+    assert_eq!(index.walks(), 1);
+}
+
+fn paths_of(index: &PathIndex, query: &str) -> Vec<String> {
+    complete(index, query, 50)
+        .into_iter()
+        .map(|m| m.path)
+        .collect()
 }

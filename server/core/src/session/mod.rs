@@ -128,6 +128,7 @@ impl Session {
         state.config_warnings = config.warnings.clone();
         state.config_warnings.extend(file_warnings);
         let state = Arc::new(Mutex::new(state));
+        let paths = Arc::new(crate::completion::PathIndex::new(config.workspace.clone()));
         let services = Services {
             saver: Saver::new(&config.workspace, config.save_sessions),
             home: std::env::var_os("HOME").map(std::path::PathBuf::from),
@@ -139,7 +140,7 @@ impl Session {
             sandbox,
             prompt_shapes: PromptShapes::default(),
             files,
-            paths: crate::completion::PathIndex::default(),
+            paths,
         };
         let watcher_runtime = runtime.clone();
         let session = Arc::new_cyclic(|session| {
@@ -155,6 +156,7 @@ impl Session {
             }
         });
         session.start_watching(&watcher_runtime);
+        session.start_path_index();
         Ok(session)
     }
 
@@ -286,9 +288,10 @@ impl Session {
     /// Ends the session, in this order: every open permission request is denied (the model
     /// reads that the session ended), the running task is interrupted, queued ones are
     /// dropped (a pending handoff call gets a result saying so), the snapshot is saved a last
-    /// time, the MCP servers are shut down (their processes waited for) and the private
-    /// temporary directory is removed. Idempotent: a later or concurrent call waits until
-    /// the first has finished, then returns.
+    /// time, the watcher and a walk of the path index are stopped, the MCP servers are shut
+    /// down (their processes waited for) and the private temporary directory is removed.
+    /// Idempotent: a later or concurrent call waits until the first has finished, then
+    /// returns.
     pub async fn shutdown(&self) {
         let mut ended = self.ended.lock().await;
         if std::mem::replace(&mut *ended, true) {
@@ -307,6 +310,7 @@ impl Session {
             tracing::warn!("{err}");
         }
         self.stop_watching().await;
+        self.stop_path_index().await;
         self.services.mcp.shutdown().await;
         // The process may exit without dropping the session: remove its temporary directory
         // now.
@@ -324,6 +328,7 @@ impl Session {
         crate::process::end_cancelled_calls();
         self.close_saver();
         self.stop_watching_now();
+        self.stop_path_index_now();
         self.services.mcp.kill_now();
         self.remove_temp_dir();
     }

@@ -36,7 +36,7 @@ pub(crate) struct Services {
     /// The rules, skills and custom commands, read again when they change on disk (a leaf
     /// lock: held only to take or replace the `Arc`).
     pub(super) files: Arc<super::files::SharedFiles>,
-    /// The walked workspace paths `@` completion matches against (rebuilt when stale; a
-    /// watcher may call [`crate::completion::PathIndex::invalidate`]).
-    pub(super) paths: crate::completion::PathIndex,
+    /// The walked workspace paths `@` completion matches against (walked in the background
+    /// from the start, refreshed when stale or when the watcher sees a change).
+    pub(super) paths: Arc<crate::completion::PathIndex>,
 }
