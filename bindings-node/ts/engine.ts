@@ -27,6 +27,18 @@ export type { EngineOptions, McpServerOptions, ModelOptions } from "./protocol";
 
 export type EventListener = (event: Event) => void;
 
+/** The three answers to a plan (`exit_plan_mode`'s permission request). */
+export type PlanExitChoice = "start_editing" | "clear_context_and_start" | "keep_planning";
+
+/** An answer to a plan: `feedback` goes to the model with `keep_planning`. */
+export interface PlanExitAnswer {
+  selected: PlanExitChoice;
+  feedback?: string;
+}
+
+/** The mode change an `exit_plan_mode` answer or `setMode` made. */
+export type ModeChangedEvent = Extract<Event, { type: "mode_changed" }>;
+
 /** Disposes the native side of engines collected without `dispose`. */
 const collected = new FinalizationRegistry<NativeEngine>((native) => {
   native.dispose().catch(() => {});
@@ -156,6 +168,16 @@ export class Engine {
     this.#live().respondPermission(requestId, decision);
   }
 
+  /**
+   * Answers the permission request of an `exit_plan_mode` call (its `options` are
+   * `start_editing`, `clear_context_and_start`, `keep_planning`): start editing with the
+   * history kept, clear the history and start from the plan, or keep planning with
+   * optional `feedback` for the model. A `mode_changed` event follows when plan mode ends.
+   */
+  respondToPlanExit(requestId: string, answer: PlanExitAnswer): void {
+    this.#live().respondPermission(requestId, planDecision(answer));
+  }
+
   setModel(model: ModelOptions): void {
     this.#live().setModel({ ...model });
   }
@@ -274,6 +296,27 @@ export class Engine {
   #release(): void {
     if (this.#keepAlive) clearInterval(this.#keepAlive);
     this.#keepAlive = undefined;
+  }
+}
+
+/** A plan answer as the permission answer the engine takes; anything else than the three
+ * choices throws. */
+function planDecision(answer: PlanExitAnswer): PermissionDecision {
+  switch (answer?.selected) {
+    case "start_editing":
+      return { decision: "start_editing" };
+    case "clear_context_and_start":
+      return { decision: "clear_context_and_start" };
+    case "keep_planning":
+      return typeof answer.feedback === "string"
+        ? { decision: "keep_planning", message: answer.feedback }
+        : { decision: "keep_planning" };
+    default:
+      throw coded(
+        "invalid_params",
+        "respondToPlanExit: `selected` must be start_editing, clear_context_and_start or keep_planning",
+        TypeError,
+      );
   }
 }
 

@@ -6,11 +6,22 @@ export type {
   ModelConfig,
   ModelUpdateData,
   SemaCoreConfig,
+  PlanExitRequest,
+  PlanExitResponse,
+  PlanImplement,
   TaskConfig,
   ToolPermissionResponse,
 } from "./sema";
 export { Engine, endsTask } from "./engine";
 export { TASK_END_EVENTS } from "./protocol";
 export type { ErrorCode } from "./errors";
-export type { EngineOptions, EventListener, McpServerOptions, ModelOptions } from "./engine";
+export type {
+  EngineOptions,
+  EventListener,
+  McpServerOptions,
+  ModeChangedEvent,
+  ModelOptions,
+  PlanExitAnswer,
+  PlanExitChoice,
+} from "./engine";
 export type * from "./protocol";

@@ -508,6 +508,12 @@ export const CONVERSATION_DESTROY = "conversation/destroy";
 export const CONVERSATION_INTERRUPT = "conversation/interrupt";
 
 /**
+ * Switches a conversation's mode (`mode_changed` follows when it changed); the
+ * next model call has that mode's tools and system prompt.
+ */
+export const CONVERSATION_SET_MODE = "conversation/setMode";
+
+/**
  * Stops the session's running task, whatever conversation it is on, and drops the
  * continuations its handoffs queued (their calls get a result saying so).
  */
@@ -556,6 +562,7 @@ export const METHODS = [
   CONVERSATION_HISTORY,
   CONVERSATION_DESTROY,
   CONVERSATION_INTERRUPT,
+  CONVERSATION_SET_MODE,
   SESSION_INTERRUPT,
   RULE_LIST,
   COMMAND_LIST,
@@ -704,6 +711,16 @@ export type InterruptResult = Record<symbol, never>;
  * `session/interrupt` params: an empty object.
  */
 export type SessionInterruptParams = Record<symbol, never>;
+
+/**
+ * `conversation/setMode` params.
+ */
+export type SetModeParams = { conversationId: ConversationId, mode: Mode };
+
+/**
+ * `conversation/setMode` result: an empty object.
+ */
+export type SetModeResult = Record<symbol, never>;
 
 /**
  * `rule/list` params: an empty object.
@@ -898,6 +915,11 @@ export type ClientRequests = {
    * Stops the conversation's running task (`turn_aborted`).
    */
   "conversation/interrupt": { params: TargetParams, result: InterruptResult },
+  /**
+   * Switches a conversation's mode (`mode_changed` follows when it changed); the
+   * next model call has that mode's tools and system prompt.
+   */
+  "conversation/setMode": { params: SetModeParams, result: SetModeResult },
   /**
    * Stops the session's running task, whatever conversation it is on, and drops the
    * continuations its handoffs queued (their calls get a result saying so).

@@ -66,6 +66,40 @@ export interface ToolPermissionResponse {
   selected: string;
 }
 
+/** `plan:exit:request`: the model asks to leave plan mode with `planContent` (markdown).
+ * `planFilePath` is always `""`: the engine keeps the plan in the conversation and writes
+ * no plan file (plan mode writes nothing). */
+export interface PlanExitRequest {
+  agentId: string;
+  planFilePath: string;
+  planContent: string;
+  options: { startEditing: string; clearContextAndStart: string; keepPlanning: string };
+}
+
+/** The answer to `plan:exit:request` (echoed as `plan:exit:response`). */
+export interface PlanExitResponse {
+  /** The conversation asked (`main` for the root); left out, the oldest open plan. */
+  agentId?: string;
+  selected: "startEditing" | "clearContextAndStart" | "keepPlanning";
+  /** With `keepPlanning`: what the model should change. */
+  feedback?: string;
+}
+
+/** `plan:implement`: the context was cleared and the plan is the conversation's start. */
+export interface PlanImplement {
+  planFilePath: string;
+  planContent: string;
+}
+
+/** The engine's name of each SemaCore plan answer. */
+const PLAN_CHOICES = {
+  startEditing: "start_editing",
+  clearContextAndStart: "clear_context_and_start",
+  keepPlanning: "keep_planning",
+} as const;
+
+const EXIT_PLAN_MODE = "exit_plan_mode";
+
 interface Usage {
   useTokens: number;
   maxTokens: number;
@@ -89,11 +123,17 @@ export class CoderEngine {
   #root = "";
   readonly #replies = new Map<string, Reply>();
   /** Open permission requests, oldest first. */
-  readonly #asks: Array<{ requestId: string; toolName: string }> = [];
+  readonly #asks: Array<{ requestId: string; toolName: string; agentId: string; plan?: string }> = [];
+  /** Plans approved with a cleared context, by agent, until their `mode_changed`. */
+  readonly #clearing = new Map<string, string>();
+  #agentMode: "Agent" | "Plan";
   #usage: Usage = { useTokens: 0, maxTokens: 0, promptTokens: 0 };
 
   constructor(config: SemaCoreConfig = {}) {
     this.#config = { ...config };
+    this.#agentMode = (config.permissions?.mode ?? (config.agentMode === "Plan" ? "plan" : "default")) === "plan"
+      ? "Plan"
+      : "Agent";
     // Fails early on an unknown tool name, as SemaCore's own checks would.
     disabledTools(config.useTools);
   }
@@ -279,6 +319,41 @@ export class CoderEngine {
     this.#emit("tool:permission:response", response);
   }
 
+  /**
+   * Answers `plan:exit:request` (the oldest open one, or `agentId`'s): start editing with the
+   * history kept, clear the context and start from the plan (`plan:implement` follows), or
+   * keep planning with optional `feedback` for the model. `plan:exit:response` echoes it.
+   */
+  respondToPlanExit(response: PlanExitResponse): void {
+    const choice = PLAN_CHOICES[response?.selected as keyof typeof PLAN_CHOICES];
+    if (!choice) {
+      throw coded(
+        "invalid_params",
+        "respondToPlanExit: `selected` must be startEditing, clearContextAndStart or keepPlanning",
+        TypeError,
+      );
+    }
+    const index = this.#asks.findIndex(
+      (ask) => ask.toolName === EXIT_PLAN_MODE && (response.agentId === undefined || ask.agentId === response.agentId),
+    );
+    if (index < 0 || !this.#engine) return;
+    const [ask] = this.#asks.splice(index, 1);
+    if (choice === "clear_context_and_start") this.#clearing.set(ask.agentId, ask.plan ?? "");
+    this.#engine.respondToPlanExit(ask.requestId, { selected: choice, feedback: response.feedback });
+    this.#emit("plan:exit:response", { ...response, agentId: ask.agentId });
+  }
+
+  /** `Plan` while the main conversation is in plan mode, else `Agent`; follows the
+   * engine's mode changes (an approved plan, `updateAgentMode`). */
+  get agentMode(): "Agent" | "Plan" {
+    return this.#agentMode;
+  }
+
+  /** Switches the main conversation into or out of plan mode. */
+  updateAgentMode(mode: "Agent" | "Plan"): void {
+    this.#engine?.setMode(this.#root, mode === "Plan" ? "plan" : (this.#config.permissions?.mode ?? "default"));
+  }
+
   /** The low-level engine of the current session, for what the SemaCore API lacks. */
   get engine(): Engine | undefined {
     return this.#engine;
@@ -338,7 +413,9 @@ export class CoderEngine {
     const isMain = agentId === MAIN;
     switch (event.type) {
       case "state_changed":
-        this.#emit("state:update", { state: event.state === "running" ? "processing" : "idle" });
+        // Waiting for a person's answer is part of processing: SemaCore's own programs ask
+        // for the next input on `idle`.
+        this.#emit("state:update", { state: event.state === "idle" ? "idle" : "processing" });
         break;
       case "task_started":
         if (!isMain) {
@@ -385,7 +462,24 @@ export class CoderEngine {
         }
         break;
       case "permission_requested":
-        this.#asks.push({ requestId: event.requestId, toolName: event.toolName });
+        if (event.toolName === EXIT_PLAN_MODE) {
+          const args = event.arguments as { plan?: unknown } | null;
+          const plan = typeof args?.plan === "string" ? args.plan : "";
+          this.#asks.push({ requestId: event.requestId, toolName: event.toolName, agentId, plan });
+          const request: PlanExitRequest = {
+            agentId,
+            planFilePath: "",
+            planContent: plan,
+            options: {
+              startEditing: "Start editing",
+              clearContextAndStart: "Clear context and start",
+              keepPlanning: "Keep planning",
+            },
+          };
+          this.#emit("plan:exit:request", request);
+          break;
+        }
+        this.#asks.push({ requestId: event.requestId, toolName: event.toolName, agentId });
         this.#emit("tool:permission:request", {
           agentId,
           toolName: semaName(event.toolName),
@@ -470,6 +564,16 @@ export class CoderEngine {
           error: event.error,
         });
         break;
+      case "mode_changed": {
+        if (isMain) this.#agentMode = event.mode === "plan" ? "Plan" : "Agent";
+        const plan = this.#clearing.get(agentId);
+        if (plan !== undefined && event.reason === "exit_plan_mode") {
+          this.#clearing.delete(agentId);
+          const implement: PlanImplement = { planFilePath: "", planContent: plan };
+          this.#emit("plan:implement", implement);
+        }
+        break;
+      }
       case "agent_message":
       case "agent_reasoning":
       case "tool_calls_requested":

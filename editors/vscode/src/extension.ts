@@ -77,6 +77,7 @@ export async function deactivate(): Promise<void> {
 
 /** A modal quick pick over the request's options; dismissing it denies. */
 async function askPermission(request: PermissionParams): Promise<PermissionDecision> {
+  if (request.toolName === "exit_plan_mode") return askPlanExit(request);
   const choices: Array<vscode.QuickPickItem & { decision: PermissionDecision }> = [
     { label: "Allow once", decision: { decision: "allow_once" } },
     { label: "Always allow", decision: { decision: "allow_always" } },
@@ -89,4 +90,36 @@ async function askPermission(request: PermissionParams): Promise<PermissionDecis
     ignoreFocusOut: true,
   });
   return picked?.decision ?? { decision: "deny", message: "the user dismissed the request" };
+}
+
+/**
+ * The plan of an `exit_plan_mode` call, opened as a markdown document beside the editor,
+ * and its three answers; "Keep planning" asks for optional feedback for the model.
+ * Dismissing the pick keeps planning.
+ */
+async function askPlanExit(request: PermissionParams): Promise<PermissionDecision> {
+  const args = request.arguments as { plan?: unknown } | null;
+  const plan = typeof args?.plan === "string" ? args.plan : "";
+  const document = await vscode.workspace.openTextDocument({ language: "markdown", content: plan });
+  await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  const choices: Array<vscode.QuickPickItem & { decision: PermissionDecision["decision"] }> = [
+    { label: "Start editing", detail: "Leave plan mode and carry out the plan, keeping the conversation", decision: "start_editing" },
+    {
+      label: "Clear context and start",
+      detail: "Start over from the plan alone, with a fresh context",
+      decision: "clear_context_and_start",
+    },
+    { label: "Keep planning", detail: "Stay in plan mode, optionally telling the agent what to change", decision: "keep_planning" },
+  ];
+  const picked = await vscode.window.showQuickPick(choices, {
+    title: "coder has a plan: approve it?",
+    placeHolder: request.summary,
+    ignoreFocusOut: true,
+  });
+  if (picked?.decision === "start_editing") return { decision: "start_editing" };
+  if (picked?.decision === "clear_context_and_start") return { decision: "clear_context_and_start" };
+  const feedback = picked
+    ? await vscode.window.showInputBox({ prompt: "What should change in the plan? (optional)", ignoreFocusOut: true })
+    : undefined;
+  return feedback ? { decision: "keep_planning", message: feedback } : { decision: "keep_planning" };
 }

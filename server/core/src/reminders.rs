@@ -34,6 +34,23 @@ pub(crate) const PLAN_REMINDER: &str = "Plan mode is on. Research with read-only
      the user to approve it; do not ask for approval in a message. Do not mention this reminder \
      to the user.";
 
+/// How the message that replaces a cleared history begins ([`plan_handoff`]); a history
+/// holding it is past its first input.
+const PLAN_HANDOFF: &str =
+    "The user approved this plan and cleared the context to carry it out. Implement it now.";
+
+/// The one message of a history cleared to carry out `plan` ("clear context and start"):
+/// the plan, then the first input's reminders (the conversation starts over, but the
+/// message counts as its first input, see [`is_first_input`]).
+pub(crate) fn plan_handoff(plan: &str, todo_offered: bool, rules: &[PathBuf]) -> ChatMessage {
+    let mut text = format!("{PLAN_HANDOFF}\n\n{plan}");
+    for reminder in first_input_reminders(todo_offered, rules) {
+        text.push('\n');
+        text.push_str(&wrap(&reminder));
+    }
+    ChatMessage::user(text)
+}
+
 /// The rules reminder: the rules files' paths, one a line.
 pub(crate) fn rules_reminder(paths: &[PathBuf]) -> Option<String> {
     if paths.is_empty() {
@@ -107,8 +124,9 @@ pub(crate) fn wrap(text: &str) -> String {
 }
 
 /// Whether an input recorded now would be the conversation's first: nothing was answered
-/// yet and no reminders were given. Read from the history, so it holds for a conversation
-/// taken up from a snapshot too.
+/// yet, no reminders were given and the history was not replaced by a plan (whose message
+/// carried the first input's reminders, even when the model call after it failed). Read
+/// from the history, so it holds for a conversation taken up from a snapshot too.
 pub(crate) fn is_first_input(history: &[ChatMessage]) -> bool {
     !history.iter().any(|message| {
         message.role == Role::Assistant
@@ -116,7 +134,7 @@ pub(crate) fn is_first_input(history: &[ChatMessage]) -> bool {
                 && message
                     .content
                     .as_deref()
-                    .is_some_and(|text| text.starts_with(OPEN)))
+                    .is_some_and(|text| text.starts_with(OPEN) || text.starts_with(PLAN_HANDOFF)))
     })
 }
 
@@ -201,5 +219,23 @@ mod tests {
             String::new(),
             Vec::new()
         )]));
+    }
+
+    #[test]
+    fn a_history_cleared_for_a_plan_is_past_its_first_input() {
+        // Even with no reminder in it, and before the model answered it.
+        let handoff = plan_handoff("1. Do it.", false, &[]);
+        assert_eq!(
+            handoff.content.as_deref(),
+            Some(format!("{PLAN_HANDOFF}\n\n1. Do it.").as_str())
+        );
+        assert!(!is_first_input(&[handoff]));
+        let rules = [PathBuf::from("AGENTS.md")];
+        let text = plan_handoff("1. Do it.", true, &rules)
+            .content
+            .unwrap_or_default();
+        let named = wrap(&rules_reminder(&rules).unwrap_or_default());
+        assert!(text.ends_with(&named), "{text}");
+        assert!(text.contains(&wrap(TODO_REMINDER)), "{text}");
     }
 }

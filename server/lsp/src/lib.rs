@@ -22,8 +22,9 @@ use coder_core::Engine;
 use coder_protocol::EventMsg;
 use coder_protocol::methods::{
     CoderCapabilities, CommandList, ConversationCreate, ConversationDestroy, ConversationHistory,
-    ConversationInterrupt, ConversationList, ConversationSend, InitializationOptions, METHODS,
-    PROTOCOL_VERSION, RuleList, SessionInterrupt, SkillList, WorkspaceCompletePaths,
+    ConversationInterrupt, ConversationList, ConversationSend, ConversationSetMode,
+    InitializationOptions, METHODS, PROTOCOL_VERSION, RuleList, SessionInterrupt, SkillList,
+    WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -243,6 +244,7 @@ pub async fn serve_until(
     builder = route::<ConversationHistory>(builder, Backend::history);
     builder = route::<ConversationDestroy>(builder, Backend::destroy);
     builder = route::<ConversationInterrupt>(builder, Backend::interrupt);
+    builder = route::<ConversationSetMode>(builder, Backend::set_mode);
     builder = route::<SessionInterrupt>(builder, Backend::interrupt_session);
     builder = route::<RuleList>(builder, Backend::rules);
     builder = route::<CommandList>(builder, Backend::commands);

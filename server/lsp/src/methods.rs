@@ -10,12 +10,12 @@ use coder_core::{ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
     COMMAND_LIST, CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY,
-    CONVERSATION_INTERRUPT, CONVERSATION_LIST, CONVERSATION_SEND, CommandListParams,
-    CommandListResult, CompletePathsParams, CompletePathsResult, CreateParams, CreateResult,
-    DestroyResult, HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult,
-    RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT, SKILL_LIST, SendParams,
-    SendResult, SessionInterruptParams, SkillListParams, SkillListResult, TargetParams,
-    WORKSPACE_COMPLETE_PATHS,
+    CONVERSATION_INTERRUPT, CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_MODE,
+    CommandListParams, CommandListResult, CompletePathsParams, CompletePathsResult, CreateParams,
+    CreateResult, DestroyResult, HistoryParams, HistoryResult, InterruptResult, ListParams,
+    ListResult, RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT, SKILL_LIST,
+    SendParams, SendResult, SessionInterruptParams, SetModeParams, SetModeResult, SkillListParams,
+    SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -164,6 +164,16 @@ impl Backend {
                 .interrupt(params.conversation_id)
                 .map_err(engine_error)?;
             Ok(InterruptResult {})
+        })
+        .await
+    }
+
+    pub(crate) async fn set_mode(&self, params: SetModeParams) -> Result<SetModeResult> {
+        contained(CONVERSATION_SET_MODE, async {
+            self.engine()?
+                .set_mode(params.conversation_id, params.mode)
+                .map_err(engine_error)?;
+            Ok(SetModeResult {})
         })
         .await
     }

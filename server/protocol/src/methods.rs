@@ -36,6 +36,10 @@ method_table! {
         /// Stops the conversation's running task (`turn_aborted`).
         ConversationInterrupt, CONVERSATION_INTERRUPT = "conversation/interrupt":
             TargetParams => InterruptResult;
+        /// Switches a conversation's mode (`mode_changed` follows when it changed); the
+        /// next model call has that mode's tools and system prompt.
+        ConversationSetMode, CONVERSATION_SET_MODE = "conversation/setMode":
+            SetModeParams => SetModeResult;
         /// Stops the session's running task, whatever conversation it is on, and drops the
         /// continuations its handoffs queued (their calls get a result saying so).
         SessionInterrupt, SESSION_INTERRUPT = "session/interrupt":
@@ -203,6 +207,18 @@ pub struct SendResult {
 pub struct TargetParams {
     pub conversation_id: ConversationId,
 }
+
+/// `conversation/setMode` params.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetModeParams {
+    pub conversation_id: ConversationId,
+    pub mode: Mode,
+}
+
+/// `conversation/setMode` result: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct SetModeResult {}
 
 /// `conversation/list` params: an empty object.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]

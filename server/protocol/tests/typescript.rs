@@ -15,7 +15,7 @@ use coder_protocol::methods::{
     CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams, HistoryResult,
     InitializationOptions, InterruptResult, ListParams, ListResult, PermissionParams, ProviderName,
     RuleInfo, RuleListParams, RuleListResult, SendParams, SendResult, SessionInterruptParams,
-    SkillInfo, SkillListParams, SkillListResult, TargetParams,
+    SetModeParams, SetModeResult, SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
@@ -134,6 +134,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 DestroyResult,
                 InterruptResult,
                 SessionInterruptParams,
+                SetModeParams,
+                SetModeResult,
                 RuleListParams,
                 RuleListResult,
                 RuleInfo,

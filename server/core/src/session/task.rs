@@ -19,7 +19,7 @@ use crate::model::ToolSpec;
 use crate::process::ToolEnv;
 use crate::prompt::rules::RuleFile;
 use crate::prompt::{Environment, PromptInputs, system_prompt};
-use crate::reminders::{first_input_reminders, wrap};
+use crate::reminders::plan_handoff;
 use crate::sync::lock;
 use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
 use crate::turn::{
@@ -447,15 +447,7 @@ impl ContextBuilder for TaskRebuilder {
         let offered = session.offered_tools(conversation, &system, &hidden, &mcp_view);
         let history = rebuild_message.map(|plan| {
             let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
-            let mut text = format!(
-                "The user approved this plan and cleared the context to carry it out. Implement \
-                 it now.\n\n{plan}"
-            );
-            for reminder in first_input_reminders(session.todo_offered(&hidden), &rules) {
-                text.push('\n');
-                text.push_str(&wrap(&reminder));
-            }
-            let history = vec![ChatMessage::user(text)];
+            let history = vec![plan_handoff(plan, session.todo_offered(&hidden), &rules)];
             lock(conversation).history = history.clone();
             history
         });

@@ -251,3 +251,90 @@ async fn set_mode_reports_mode_changed() {
         json!({"type": "mode_changed", "mode": "plan", "previous": "default", "reason": "set_mode"})
     );
 }
+
+/// Sends `text` to `engine`'s root conversation and waits for the task's end.
+async fn send_and_wait(engine: &coder_core::Engine, text: &str) {
+    let mut events = engine.subscribe();
+    let task = engine.send(engine.root_conversation(), text).unwrap();
+    while let Some(event) = events.recv().await {
+        if event.task_id == Some(task) && matches!(event.msg, EventMsg::TaskComplete { .. }) {
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_session_gives_the_plan_reminder_once_whether_it_was_due_or_given() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("hi"),
+        MockResponse::text("planning"),
+        MockResponse::text("more"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.run("hello").await;
+    // Saved in plan mode with the reminder due: no input came since the switch.
+    h.engine.set_mode(h.root, Mode::Plan).unwrap();
+    h.engine.save().await.unwrap();
+    let session = h.engine.session_id();
+    let workspace = h.workspace.path().to_path_buf();
+    h.engine.shutdown().await;
+
+    let resumed = coder_core::Engine::new(super::support::config(
+        &server,
+        ProviderKind::OpenAi,
+        &workspace,
+    ))
+    .unwrap();
+    resumed.resume(session).unwrap();
+    assert_eq!(resumed.mode(h.root).unwrap(), Mode::Plan);
+    send_and_wait(&resumed, "plan it").await;
+    let after_resume = messages(&server, 1);
+    let reminder = after_resume.last().unwrap();
+    assert!(reminder.contains("Plan mode is on."), "{after_resume:#?}");
+    assert!(!reminder.contains("todo_write"), "{reminder}");
+    // Saved again after the reminder was given: the next resume does not repeat it.
+    resumed.shutdown().await;
+
+    let again = coder_core::Engine::new(super::support::config(
+        &server,
+        ProviderKind::OpenAi,
+        &workspace,
+    ))
+    .unwrap();
+    again.resume(session).unwrap();
+    send_and_wait(&again, "more").await;
+    let last = messages(&server, 2);
+    assert_eq!(last.last().unwrap(), "user: more", "{last:#?}");
+    let plan_reminders = last
+        .iter()
+        .filter(|m| m.contains("Plan mode is on."))
+        .count();
+    assert_eq!(plan_reminders, 1, "{last:#?}");
+    again.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_clear_and_start_a_failed_model_call_does_not_repeat_the_first_input_reminders() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("p1", "exit_plan_mode", json!({"plan": PLAN})),
+        // The call right after the history was replaced fails (a client error: no retry).
+        MockResponse::status(400),
+        MockResponse::text("on it"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.set_mode(h.root, Mode::Plan).unwrap();
+    let _asked = answer_with(&h.engine, PermissionDecision::ClearContextAndStart);
+    h.run("plan a greeting").await;
+    h.run("go on").await;
+    let msgs = messages(&server, 2);
+    assert_eq!(msgs.last().unwrap(), "user: go on", "{msgs:#?}");
+    let todo_reminders = msgs
+        .iter()
+        .filter(|m| m.contains("Your todo list is empty."))
+        .count();
+    assert_eq!(todo_reminders, 1, "{msgs:#?}");
+}

@@ -8,6 +8,7 @@ mod documents;
 mod faults;
 mod fuzz;
 mod permissions;
+mod plan_mode;
 mod protocol;
 mod reload;
 mod reload_config;
