@@ -714,3 +714,51 @@ async fn a_broken_config_file_is_named_with_its_fault_once() {
     let fault = "EOF while parsing a value at line 1 column 10";
     assert_eq!(stderr.matches(fault).count(), 1, "{stderr}");
 }
+
+/// The text deltas `coder exec --json` printed, in order.
+fn printed_deltas(stdout: &[u8]) -> Vec<String> {
+    text(stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["type"] == "agent_message_delta")
+        .map(|event| event["delta"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_burst_of_deltas_is_printed_joined_and_whole_while_a_trickle_is_printed_as_it_comes() {
+    let dir = tempfile::tempdir().unwrap();
+    // A reply written at once (a local server, a burst after a stall): what one read of the
+    // body brings is one event, and no text is lost or reordered.
+    let pieces: Vec<String> = (0..2000).map(|i| format!("{i} ")).collect();
+    let chunks: Vec<Chunk> = pieces.iter().map(|piece| Chunk::text(piece)).collect();
+    let server = MockModelServer::start(vec![MockResponse::prerendered(&chunks)])
+        .await
+        .unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["--json", "count"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let deltas = printed_deltas(&out.stdout);
+    assert_eq!(deltas.concat(), pieces.concat());
+    assert!(
+        deltas.len() < 200,
+        "{} delta events for 2,000 pieces",
+        deltas.len()
+    );
+
+    // A reply that trickles in is shown piece by piece: nothing waits for what follows.
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(vec![
+            Chunk::text("one "),
+            Chunk::text("two "),
+            Chunk::text("three"),
+        ])
+        .with_delay(150),
+    ])
+    .await
+    .unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["--json", "count slowly"], &as_refs(&env)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(printed_deltas(&out.stdout), ["one ", "two ", "three"]);
+}

@@ -6,7 +6,8 @@ use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Feed, ModelRequest, ModelResponse, StreamParser, StreamUpdate, WireApi};
+use super::shown::Shown;
+use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
 const API_VERSION: &str = "2023-06-01";
@@ -144,8 +145,9 @@ struct AnthropicParser {
     bytes: usize,
 }
 
-/// One event, after [`RawEvent::into_event`].
-enum StreamEvent {
+/// One event, after [`RawEvent::into_event`]; delta text is borrowed from the event's
+/// data when it holds no escapes.
+enum StreamEvent<'a> {
     MessageStart {
         message: MessageStart,
     },
@@ -155,7 +157,7 @@ enum StreamEvent {
     },
     ContentBlockDelta {
         index: u64,
-        delta: BlockDelta,
+        delta: BlockDelta<'a>,
     },
     MessageDelta {
         usage: Option<Usage>,
@@ -179,10 +181,10 @@ enum ContentBlock {
     Other,
 }
 
-enum BlockDelta {
-    TextDelta { text: String },
-    ThinkingDelta { thinking: String },
-    InputJsonDelta { partial_json: String },
+enum BlockDelta<'a> {
+    TextDelta { text: Cow<'a, str> },
+    ThinkingDelta { thinking: Cow<'a, str> },
+    InputJsonDelta { partial_json: Cow<'a, str> },
     Other,
 }
 
@@ -207,9 +209,12 @@ struct RawEvent<'a> {
 struct RawDelta<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Cow<'a, str>,
-    text: Option<String>,
-    thinking: Option<String>,
-    partial_json: Option<String>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -224,8 +229,8 @@ fn missing(kind: &str, field: &str) -> String {
     format!("malformed event ({kind} without {field})")
 }
 
-impl RawEvent<'_> {
-    fn into_event(self) -> Result<StreamEvent, String> {
+impl<'a> RawEvent<'a> {
+    fn into_event(self) -> Result<StreamEvent<'a>, String> {
         let kind = &*self.kind;
         Ok(match kind {
             "message_start" => StreamEvent::MessageStart {
@@ -248,7 +253,8 @@ impl RawEvent<'_> {
             }
             "content_block_delta" => {
                 let delta = self.delta.ok_or_else(|| missing(kind, "delta"))?;
-                let field = |value: Option<String>, name| value.ok_or_else(|| missing(kind, name));
+                let field =
+                    |value: Option<Cow<'a, str>>, name| value.ok_or_else(|| missing(kind, name));
                 StreamEvent::ContentBlockDelta {
                     index: self.index.ok_or_else(|| missing(kind, "index"))?,
                     delta: match &*delta.kind {
@@ -314,7 +320,7 @@ impl AnthropicParser {
 }
 
 impl StreamParser for AnthropicParser {
-    fn feed(&mut self, data: &str, updates: &mut Vec<StreamUpdate>) -> Result<Feed, String> {
+    fn feed(&mut self, data: &str, shown: &mut Shown) -> Result<Feed, String> {
         let event = serde_json::from_str::<RawEvent<'_>>(data)
             .map_err(|err| format!("malformed event ({err})"))?
             .into_event()?;
@@ -344,12 +350,12 @@ impl StreamParser for AnthropicParser {
                 BlockDelta::TextDelta { text } => {
                     self.bytes += text.len();
                     self.text.push_str(&text);
-                    updates.push(StreamUpdate::Text(text));
+                    shown.text(&text);
                 }
                 BlockDelta::ThinkingDelta { thinking } => {
                     self.bytes += thinking.len();
                     self.reasoning.push_str(&thinking);
-                    updates.push(StreamUpdate::Reasoning(thinking));
+                    shown.reasoning(&thinking);
                 }
                 BlockDelta::InputJsonDelta { partial_json } => {
                     self.bytes += partial_json.len();
@@ -458,7 +464,7 @@ mod tests {
         let feed = parser
             .feed(
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-                &mut Vec::new(),
+                &mut Shown::default(),
             )
             .unwrap();
         assert_eq!(

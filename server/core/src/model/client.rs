@@ -18,6 +18,7 @@ use super::hints::{Hints, refused_on_loopback};
 use super::limits::ReplyLimits;
 use super::openai::OpenAiApi;
 use super::redact::redact;
+use super::shown::Shown;
 use super::sse::{SseError, SseReader};
 use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
@@ -271,6 +272,27 @@ impl ModelClient {
             });
         }
 
+        // What the parser shows is joined per read of the body and reported before each
+        // wait; whatever is left when reading ends, however it ends, is reported here.
+        let mut shown = Shown::default();
+        let read = self
+            .read_body(response, call, cancel, &mut shown, on_update, emitted)
+            .await;
+        *emitted |= shown.report(on_update);
+        read
+    }
+
+    /// Reads the body of a successful answer: the SSE events, parsed into the reply, what
+    /// they show reported to `on_update` through `shown` before every wait for the body.
+    async fn read_body(
+        &self,
+        response: reqwest::Response,
+        call: &Call<'_>,
+        cancel: &CancellationToken,
+        shown: &mut Shown,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+        emitted: &mut bool,
+    ) -> Result<ModelResponse, AttemptError> {
         // The SSE reader walks each chunk once, so a reply that arrives in large chunks (a
         // local server, a burst after a stall) costs the same per event as one that trickles
         // in; each event's data is borrowed from its buffer.
@@ -279,7 +301,6 @@ impl ModelClient {
         let mut sse = SseReader::new(limits.max_pending());
         let mut parser = self.api.parser();
         let mut received: u64 = 0;
-        let mut updates = Vec::new();
         let mut cancelled = std::pin::pin!(cancel.cancelled());
         // One idle timer, re-armed only when the body has nothing ready: chunks and events
         // that are already there are taken without reading the clock or polling the
@@ -297,6 +318,7 @@ impl ModelClient {
                     if cancel.is_cancelled() {
                         return Err(AttemptError::Cancelled(parser.response()));
                     }
+                    *emitted |= shown.report(on_update);
                     tokio::task::yield_now().await;
                 }
                 let data = match sse.next_event() {
@@ -316,19 +338,13 @@ impl ModelClient {
                     continue;
                 }
                 received += 1;
-                let feed = match parser.feed(data, &mut updates) {
+                let feed = match parser.feed(data, shown) {
                     Ok(feed) => feed,
                     Err(problem) => {
-                        on_update(StreamUpdate::Warning(format!(
-                            "skipped a {problem} from the model"
-                        )));
+                        shown.warning(format!("skipped a {problem} from the model"));
                         Feed::Continue
                     }
                 };
-                for update in updates.drain(..) {
-                    *emitted = true;
-                    on_update(update);
-                }
                 if let Some(message) = limits.check(received, parser.reply_bytes()) {
                     return Err(AttemptError::Fatal(ErrorKind::LimitExceeded, message));
                 }
@@ -345,6 +361,8 @@ impl ModelClient {
                     }
                 }
             }
+            // Everything the body delivered so far is shown before waiting for more.
+            *emitted |= shown.report(on_update);
             let next = std::future::poll_fn(|cx| {
                 if let Poll::Ready(item) = body.poll_next_unpin(cx) {
                     rearm = true;

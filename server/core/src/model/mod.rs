@@ -13,6 +13,7 @@ mod hints;
 mod limits;
 mod openai;
 mod redact;
+mod shown;
 mod sse;
 
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
@@ -186,9 +187,9 @@ pub(crate) trait WireApi: Send + Sync {
 
 /// Reads one reply's SSE events, accumulating the reply.
 pub(crate) trait StreamParser: Send {
-    /// Handles one SSE event, pushing what should be shown now into `updates`.
+    /// Handles one SSE event, handing what should be shown to `shown`.
     /// An `Err` is a malformed event: it is reported and skipped.
-    fn feed(&mut self, data: &str, updates: &mut Vec<StreamUpdate>) -> Result<Feed, String>;
+    fn feed(&mut self, data: &str, shown: &mut shown::Shown) -> Result<Feed, String>;
     /// Whether the stream may end here without being called broken (some servers omit the
     /// final marker after a finish reason).
     fn may_end(&self) -> bool;

@@ -1,12 +1,14 @@
 //! OpenAI Chat Completions streaming, also spoken by llama.cpp, vLLM, Ollama and LM Studio.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use coder_protocol::{Attachment, ChatMessage, Role, TokenUsage, ToolCall};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Feed, ModelRequest, ModelResponse, StreamParser, StreamUpdate, WireApi};
+use super::shown::Shown;
+use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
 pub(crate) struct OpenAiApi {
@@ -131,25 +133,31 @@ struct OpenAiParser {
     bytes: usize,
 }
 
+/// One chunk. Text and thinking are borrowed from the event's data when they hold no
+/// escapes (the usual case), so a delta costs no allocation of its own.
 #[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    choices: Vec<Choice>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
     usage: Option<Usage>,
     error: Option<Value>,
 }
 
 #[derive(Deserialize)]
-struct Choice {
-    delta: Option<Delta>,
+struct Choice<'a> {
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
     finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct Delta {
-    content: Option<String>,
-    reasoning_content: Option<String>,
-    reasoning: Option<String>,
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
     tool_calls: Option<Vec<ToolCallDelta>>,
 }
 
@@ -236,7 +244,7 @@ impl OpenAiParser {
 }
 
 impl StreamParser for OpenAiParser {
-    fn feed(&mut self, data: &str, updates: &mut Vec<StreamUpdate>) -> Result<Feed, String> {
+    fn feed(&mut self, data: &str, shown: &mut Shown) -> Result<Feed, String> {
         if data.trim() == "[DONE]" {
             return Ok(Feed::Done);
         }
@@ -262,14 +270,14 @@ impl StreamParser for OpenAiParser {
                 {
                     self.bytes += text.len();
                     self.reasoning.push_str(&text);
-                    updates.push(StreamUpdate::Reasoning(text));
+                    shown.reasoning(&text);
                 }
                 if let Some(text) = delta.content
                     && !text.is_empty()
                 {
                     self.bytes += text.len();
                     self.text.push_str(&text);
-                    updates.push(StreamUpdate::Text(text));
+                    shown.text(&text);
                 }
                 for call in delta.tool_calls.into_iter().flatten() {
                     self.apply_tool_delta(call);
@@ -320,13 +328,16 @@ impl StreamParser for OpenAiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::StreamUpdate;
     use pretty_assertions::assert_eq;
 
     fn feed_all(frames: &[&str]) -> (ModelResponse, Vec<StreamUpdate>) {
         let mut parser = OpenAiParser::default();
         let mut updates = Vec::new();
         for frame in frames {
-            parser.feed(frame, &mut updates).unwrap();
+            let mut shown = Shown::default();
+            parser.feed(frame, &mut shown).unwrap();
+            updates.extend(shown.take());
         }
         (parser.response(), updates)
     }
