@@ -309,7 +309,7 @@ impl Session {
         if let Err(err) = self.save(crate::snapshot::Save::Last).await {
             tracing::warn!("{err}");
         }
-        self.stop_watching().await;
+        self.stop_watching();
         self.stop_path_index().await;
         self.services.mcp.shutdown().await;
         // The process may exit without dropping the session: remove its temporary directory
@@ -327,7 +327,7 @@ impl Session {
         self.driver.stop_all();
         crate::process::end_cancelled_calls();
         self.close_saver();
-        self.stop_watching_now();
+        self.stop_watching();
         self.stop_path_index_now();
         self.services.mcp.kill_now();
         self.remove_temp_dir();

@@ -52,18 +52,8 @@ impl Session {
         *lock(&self.watching) = Some(Watching { watcher, reloads });
     }
 
-    /// Stops the watcher and its loop; waits for the watcher's threads to end.
-    pub(super) async fn stop_watching(&self) {
-        let watching = lock(&self.watching).take();
-        if let Some(Watching { watcher, reloads }) = watching {
-            reloads.abort();
-            let _ = tokio::task::spawn_blocking(move || watcher.stop()).await;
-        }
-    }
-
-    /// [`Session::stop_watching`] without waiting for the loop (the watcher's threads are
-    /// still joined, which takes at most a few tens of milliseconds).
-    pub(super) fn stop_watching_now(&self) {
+    /// Stops the watcher and its loop ([`Watcher::stop`]: nothing waits for its threads).
+    pub(super) fn stop_watching(&self) {
         let watching = lock(&self.watching).take();
         if let Some(Watching { watcher, reloads }) = watching {
             reloads.abort();
