@@ -177,10 +177,27 @@ impl ToolOutput {
 
 pub(crate) struct Registered {
     pub tool: Arc<dyn Tool>,
-    pub validator: jsonschema::Validator,
+    /// Compiled at the tool's first call: compiling every tool's schema (each checked
+    /// against the JSON Schema meta-schema first) was more than half of the work of
+    /// starting a session, paid by every `coder exec` whether it called a tool or not.
+    validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
 }
 
-/// The tools offered to the model, sorted by name, each with its schema validator built once.
+impl Registered {
+    /// The tool's argument validator; `Err` names why its schema does not compile. Built-in
+    /// schemas are checked by a unit test, MCP schemas when their server lists them.
+    pub fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::validator_for(&self.tool.input_schema()).map_err(|err| err.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+/// The tools offered to the model, sorted by name, each with its schema validator built at
+/// its first call.
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
     by_name: HashMap<String, Registered>,
@@ -196,7 +213,7 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// Builds the registry; fails on an invalid name, a duplicate name or a broken schema.
+    /// Builds the registry; fails on an invalid name or a duplicate name.
     pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Result<Self, EngineError> {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         let mut by_name = HashMap::new();
@@ -212,12 +229,9 @@ impl ToolRegistry {
                     "tool name `{name}` must match ^[a-zA-Z0-9_-]{{1,64}}$"
                 )));
             }
-            let validator = jsonschema::validator_for(&tool.input_schema()).map_err(|err| {
-                EngineError::invalid_params(format!("tool `{name}` has an invalid schema: {err}"))
-            })?;
             let entry = Registered {
                 tool: tool.clone(),
-                validator,
+                validator: std::sync::OnceLock::new(),
             };
             if by_name.insert(name.to_owned(), entry).is_some() {
                 return Err(EngineError::invalid_params(format!(
@@ -291,5 +305,26 @@ impl ToolRegistry {
 
     pub(crate) fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|tool| tool.name()).collect()
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+
+    /// Validators are compiled at a tool's first call, so a broken built-in schema must
+    /// be caught here: each is checked against the JSON Schema meta-schema and compiled.
+    #[test]
+    fn every_built_in_schema_is_valid_and_compiles() {
+        let registry = ToolRegistry::new(ToolRegistry::builtin()).unwrap();
+        for spec in registry.specs() {
+            let registered = registry.by_name.get(&spec.name).unwrap();
+            assert!(
+                registered.validator().is_ok(),
+                "{}: {:?}",
+                spec.name,
+                registered.validator().err()
+            );
+        }
     }
 }

@@ -130,8 +130,15 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             ));
         }
     };
-    let problems: Vec<String> = entry
-        .validator
+    let validator = match entry.validator() {
+        Ok(validator) => validator,
+        Err(err) => {
+            return fail(format!(
+                "Error: `{name}` cannot be called: its schema is invalid ({err})"
+            ));
+        }
+    };
+    let problems: Vec<String> = validator
         .iter_errors(&input)
         .map(|err| {
             let at = err.instance_path().to_string();
