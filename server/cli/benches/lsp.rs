@@ -45,7 +45,7 @@ struct Lsp {
 
 impl Lsp {
     fn spawn(base_url: &str, workspace: &std::path::Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_coder"))
+        let mut child = Command::new(coder_binary())
             .args(["lsp", "--stdio"])
             .current_dir(workspace)
             .env("OPENAI_BASE_URL", base_url)
@@ -234,6 +234,8 @@ fn bare_read(addr: std::net::SocketAddr) -> usize {
 
 /// `coder lsp` read by a client that only reads and counts bytes until the task's end
 /// event; returns the time from `conversation/send` to that event.
+/// Sends "go" to `root` and reads every frame until the task's end; returns the time and
+/// the length of the reply's text.
 fn lsp_read(lsp: &mut Lsp, root: &Value) -> (Duration, usize) {
     let id = lsp.next_id;
     lsp.next_id += 1;
@@ -242,13 +244,19 @@ fn lsp_read(lsp: &mut Lsp, root: &Value) -> (Duration, usize) {
         &json!({"jsonrpc": "2.0", "id": id, "method": "conversation/send",
         "params": {"conversationId": root, "text": "go"}}),
     );
-    let mut bytes = 0;
     loop {
         let body = lsp.read();
-        bytes += body.len();
         // An event's type comes before its payload: look at the head of each frame only.
         if contains(&body[..body.len().min(256)], b"\"type\":\"task_complete\"") {
-            return (started.elapsed(), bytes);
+            let elapsed = started.elapsed();
+            // The task must have streamed the whole reply, not ended at a limit.
+            let end: Value = serde_json::from_slice(&body).unwrap();
+            let event = &end["params"]["event"];
+            assert!(event["error"].is_null(), "the task failed: {event}");
+            return (
+                elapsed,
+                event["lastAgentMessage"].as_str().map_or(0, str::len),
+            );
         }
     }
 }
@@ -256,8 +264,20 @@ fn lsp_read(lsp: &mut Lsp, root: &Value) -> (Duration, usize) {
 /// Deltas through `coder lsp` against a raw read of the same pre-rendered stream, at each
 /// size in one run: the ratio per size, and the per-delta cost `(t(n) - t(1)) / (n - 1)`.
 fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
+    // 80,000 one-token deltas are past the default maxOutputTokens (8192): without a higher
+    // limit the stream is cut at 16,448 events and the bench measures the error path.
+    std::fs::create_dir_all(workspace.join(".coder")).unwrap();
+    std::fs::write(
+        workspace.join(".coder/config.json"),
+        r#"{"maxOutputTokens": 100000}"#,
+    )
+    .unwrap();
     let mut lsp = Lsp::spawn(base_url, workspace);
-    lsp.initialize();
+    lsp.request(
+        "initialize",
+        json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+    );
+    lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
     let root = lsp.root();
     let mut rows = Vec::new();
     for deltas in SIZES {
@@ -269,7 +289,8 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
             bare_read(server.addr());
             let b = started.elapsed();
             server.push([reply(deltas)]);
-            let (o, _) = lsp_read(&mut lsp, &root);
+            let (o, text) = lsp_read(&mut lsp, &root);
+            assert_eq!(text, deltas * 4, "coder lsp streamed part of the reply");
             if sample > 0 {
                 ours.push(o);
                 bare.push(b);
@@ -372,4 +393,10 @@ fn resident_kib(pid: u32) -> u64 {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
+}
+
+/// The `coder` under test: this build's, or the binary `CODER_BIN` names (to compare two
+/// builds with the same bench).
+fn coder_binary() -> std::ffi::OsString {
+    std::env::var_os("CODER_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_coder").into())
 }
