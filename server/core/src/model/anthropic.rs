@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shown::Shown;
+use super::template::{DeltaTemplate, Piece, borrowed_str};
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
@@ -143,6 +144,8 @@ struct AnthropicParser {
     saw_usage: bool,
     /// Bytes of text, thinking and tool arguments so far.
     bytes: usize,
+    /// The shape of the last text or thinking delta event.
+    template: Option<DeltaTemplate>,
 }
 
 /// One event, after [`RawEvent::into_event`]; delta text is borrowed from the event's
@@ -209,11 +212,11 @@ struct RawEvent<'a> {
 struct RawDelta<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Cow<'a, str>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     thinking: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     partial_json: Option<Cow<'a, str>>,
 }
 
@@ -298,6 +301,21 @@ struct ApiError {
 }
 
 impl AnthropicParser {
+    /// Adds a piece of the reply, shown as it comes.
+    fn add(&mut self, piece: Piece, text: &str, shown: &mut Shown) {
+        self.bytes += text.len();
+        match piece {
+            Piece::Text => {
+                self.text.push_str(text);
+                shown.text(text);
+            }
+            Piece::Reasoning => {
+                self.reasoning.push_str(text);
+                shown.reasoning(text);
+            }
+        }
+    }
+
     fn add_usage(&mut self, usage: Usage) {
         self.saw_usage = true;
         // Anthropic counts cache reads and writes apart from `input_tokens`; coder's input
@@ -321,9 +339,30 @@ impl AnthropicParser {
 
 impl StreamParser for AnthropicParser {
     fn feed(&mut self, data: &str, shown: &mut Shown) -> Result<Feed, String> {
+        if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
+            self.add(piece, text, shown);
+            return Ok(Feed::Continue);
+        }
         let event = serde_json::from_str::<RawEvent<'_>>(data)
             .map_err(|err| format!("malformed event ({err})"))?
             .into_event()?;
+        self.template = match &event {
+            StreamEvent::ContentBlockDelta {
+                delta:
+                    BlockDelta::TextDelta {
+                        text: Cow::Borrowed(text),
+                    },
+                ..
+            } => DeltaTemplate::learn(data, text, Piece::Text),
+            StreamEvent::ContentBlockDelta {
+                delta:
+                    BlockDelta::ThinkingDelta {
+                        thinking: Cow::Borrowed(text),
+                    },
+                ..
+            } => DeltaTemplate::learn(data, text, Piece::Reasoning),
+            _ => None,
+        };
         match event {
             StreamEvent::MessageStart { message } => {
                 if let Some(usage) = message.usage {
@@ -347,15 +386,9 @@ impl StreamParser for AnthropicParser {
                 self.blocks.push((index, block));
             }
             StreamEvent::ContentBlockDelta { index, delta } => match delta {
-                BlockDelta::TextDelta { text } => {
-                    self.bytes += text.len();
-                    self.text.push_str(&text);
-                    shown.text(&text);
-                }
+                BlockDelta::TextDelta { text } => self.add(Piece::Text, &text, shown),
                 BlockDelta::ThinkingDelta { thinking } => {
-                    self.bytes += thinking.len();
-                    self.reasoning.push_str(&thinking);
-                    shown.reasoning(&thinking);
+                    self.add(Piece::Reasoning, &thinking, shown);
                 }
                 BlockDelta::InputJsonDelta { partial_json } => {
                     self.bytes += partial_json.len();
@@ -419,6 +452,12 @@ impl StreamParser for AnthropicParser {
             usage: self.saw_usage.then_some(self.usage),
         }
     }
+}
+
+/// A new parser of this wire format (tests).
+#[cfg(test)]
+pub(crate) fn parser() -> Box<dyn StreamParser> {
+    Box::<AnthropicParser>::default()
 }
 
 #[cfg(test)]

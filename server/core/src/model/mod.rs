@@ -15,6 +15,9 @@ mod openai;
 mod redact;
 mod shown;
 mod sse;
+#[cfg(test)]
+mod stream_fuzz;
+mod template;
 
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
 use serde_json::Value;

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shown::Shown;
+use super::template::{DeltaTemplate, Piece, borrowed_str};
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
@@ -131,6 +132,8 @@ struct OpenAiParser {
     finished: bool,
     /// Bytes of text, thinking and tool arguments so far.
     bytes: usize,
+    /// The shape of the last chunk that carried only a piece of text or thinking.
+    template: Option<DeltaTemplate>,
 }
 
 /// One chunk. Text and thinking are borrowed from the event's data when they hold no
@@ -152,11 +155,11 @@ struct Choice<'a> {
 
 #[derive(Deserialize)]
 struct Delta<'a> {
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     reasoning: Option<Cow<'a, str>>,
     tool_calls: Option<Vec<ToolCallDelta>>,
 }
@@ -217,7 +220,46 @@ impl From<Usage> for TokenUsage {
     }
 }
 
+/// The one piece a chunk carries when it carries nothing else: one choice whose delta holds
+/// only text or only thinking, no finish reason, usage or error. Such chunks are the ones a
+/// [`DeltaTemplate`] may stand for.
+fn only_a_piece<'c, 'a>(chunk: &'c Chunk<'a>) -> Option<(Piece, &'c Cow<'a, str>)> {
+    let [choice] = chunk.choices.as_slice() else {
+        return None;
+    };
+    if chunk.usage.is_some() || chunk.error.is_some() || choice.finish_reason.is_some() {
+        return None;
+    }
+    let delta = choice.delta.as_ref()?;
+    if delta.tool_calls.is_some() {
+        return None;
+    }
+    match (&delta.content, &delta.reasoning_content, &delta.reasoning) {
+        (Some(text), None, None) => Some((Piece::Text, text)),
+        (None, Some(text), None) | (None, None, Some(text)) => Some((Piece::Reasoning, text)),
+        _ => None,
+    }
+}
+
 impl OpenAiParser {
+    /// Adds a piece of the reply, shown as it comes.
+    fn add(&mut self, piece: Piece, text: &str, shown: &mut Shown) {
+        if text.is_empty() {
+            return;
+        }
+        self.bytes += text.len();
+        match piece {
+            Piece::Text => {
+                self.text.push_str(text);
+                shown.text(text);
+            }
+            Piece::Reasoning => {
+                self.reasoning.push_str(text);
+                shown.reasoning(text);
+            }
+        }
+    }
+
     fn apply_tool_delta(&mut self, delta: ToolCallDelta) {
         // Some servers omit `index`; a new id then opens a new call, anything else extends the last.
         let index = match (delta.index, &delta.id) {
@@ -248,8 +290,16 @@ impl StreamParser for OpenAiParser {
         if data.trim() == "[DONE]" {
             return Ok(Feed::Done);
         }
+        if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
+            self.add(piece, text, shown);
+            return Ok(Feed::Continue);
+        }
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|err| format!("malformed chunk ({err})"))?;
+        self.template = only_a_piece(&chunk).and_then(|(piece, text)| match text {
+            Cow::Borrowed(text) => DeltaTemplate::learn(data, text, piece),
+            Cow::Owned(_) => None,
+        });
         if let Some(error) = chunk.error {
             let message = error
                 .get("message")
@@ -265,19 +315,11 @@ impl StreamParser for OpenAiParser {
         }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
-                if let Some(text) = delta.reasoning_content.or(delta.reasoning)
-                    && !text.is_empty()
-                {
-                    self.bytes += text.len();
-                    self.reasoning.push_str(&text);
-                    shown.reasoning(&text);
+                if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
+                    self.add(Piece::Reasoning, &text, shown);
                 }
-                if let Some(text) = delta.content
-                    && !text.is_empty()
-                {
-                    self.bytes += text.len();
-                    self.text.push_str(&text);
-                    shown.text(&text);
+                if let Some(text) = delta.content {
+                    self.add(Piece::Text, &text, shown);
                 }
                 for call in delta.tool_calls.into_iter().flatten() {
                     self.apply_tool_delta(call);
@@ -323,6 +365,12 @@ impl StreamParser for OpenAiParser {
             usage: self.usage,
         }
     }
+}
+
+/// A new parser of this wire format (tests).
+#[cfg(test)]
+pub(crate) fn parser() -> Box<dyn StreamParser> {
+    Box::<OpenAiParser>::default()
 }
 
 #[cfg(test)]
