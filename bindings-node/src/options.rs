@@ -16,6 +16,7 @@ const DOOR: Door = Door {
         how_to_trust: "pass trustWorkspace: true to apply them",
     },
     provider: ProviderNeed::AtStart,
+    completes_paths: true,
 };
 
 /// The settings of `model` on its own (`setModel`, `checkModel`), or why they are unusable.

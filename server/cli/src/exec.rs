@@ -98,6 +98,7 @@ const DOOR: Door = Door {
         how_to_trust: "run with --trust to apply them",
     },
     provider: ProviderNeed::AtStart,
+    completes_paths: false,
 };
 
 impl ExecArgs {

@@ -57,6 +57,7 @@ const DOOR: Door = Door {
         how_to_trust: "pass initializationOptions.trustWorkspace: true to apply them",
     },
     provider: ProviderNeed::ForTasks,
+    completes_paths: true,
 };
 
 /// Loads the configuration of the workspace the client names (or of the repository around

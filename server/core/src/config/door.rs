@@ -21,6 +21,10 @@ pub struct Door {
     pub names: DoorNames,
     /// When the door needs a model provider.
     pub provider: ProviderNeed,
+    /// Whether the door offers `@` path completion ([`crate::Engine::complete_paths`]): its
+    /// sessions walk the workspace in the background from their start, so the first call
+    /// answers at once. A door that never completes (`coder exec`) spares that walk.
+    pub completes_paths: bool,
 }
 
 /// When a door needs a model provider.
@@ -36,6 +40,14 @@ pub enum ProviderNeed {
 }
 
 impl Config {
+    /// Whether sessions of this configuration walk the workspace for `@` path completion
+    /// from their start: yes unless the door that loaded it never completes paths.
+    pub(crate) fn walks_paths_at_start(&self) -> bool {
+        self.loaded_by
+            .as_ref()
+            .is_none_or(|loaded_by| loaded_by.door.completes_paths)
+    }
+
     /// Loads the configuration a door runs with: the workspace by the one rule of
     /// [`Workspace::open`] (`requested` is the folder the door names explicitly, `cwd` the
     /// directory it runs in), the files and the environment trusted as
@@ -138,6 +150,7 @@ mod tests {
             how_to_trust: "trust it in the test",
         },
         provider: ProviderNeed::ForTasks,
+        completes_paths: true,
     };
 
     #[test]

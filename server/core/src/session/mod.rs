@@ -81,6 +81,7 @@ impl Session {
     pub fn new(config: Config, extra: Vec<Arc<dyn Tool>>) -> Result<Arc<Self>, EngineError> {
         let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
         let (files, file_warnings) = files::WorkspaceFiles::load(&config);
+        let walks_paths = config.walks_paths_at_start();
         let files: Arc<files::SharedFiles> = Arc::new(Mutex::new(Arc::new(files)));
         let mut tools = ToolRegistry::builtin_with_user_folder(extensions::user_folder(&config));
         // The `skill` tool reads the session's skills, as `skill/list` does.
@@ -156,7 +157,9 @@ impl Session {
             }
         });
         session.start_watching(&watcher_runtime);
-        session.start_path_index();
+        if walks_paths {
+            session.start_path_index();
+        }
         Ok(session)
     }
 
