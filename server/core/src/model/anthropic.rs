@@ -6,7 +6,7 @@ use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::shown::Shown;
+use super::shown::{ReplyText, Shown};
 use super::template::{DeltaTemplate, Piece, borrowed_str};
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
@@ -137,12 +137,11 @@ enum Block {
 
 #[derive(Default)]
 struct AnthropicParser {
-    text: String,
-    reasoning: String,
+    reply: ReplyText,
     blocks: Vec<(u64, Block)>,
     usage: TokenUsage,
     saw_usage: bool,
-    /// Bytes of text, thinking and tool arguments so far.
+    /// Bytes of tool arguments so far (text and thinking are counted in `reply`).
     bytes: usize,
     /// The shape of the last text or thinking delta event.
     template: Option<DeltaTemplate>,
@@ -301,21 +300,6 @@ struct ApiError {
 }
 
 impl AnthropicParser {
-    /// Adds a piece of the reply, shown as it comes.
-    fn add(&mut self, piece: Piece, text: &str, shown: &mut Shown) {
-        self.bytes += text.len();
-        match piece {
-            Piece::Text => {
-                self.text.push_str(text);
-                shown.text(text);
-            }
-            Piece::Reasoning => {
-                self.reasoning.push_str(text);
-                shown.reasoning(text);
-            }
-        }
-    }
-
     fn add_usage(&mut self, usage: Usage) {
         self.saw_usage = true;
         // Anthropic counts cache reads and writes apart from `input_tokens`; coder's input
@@ -340,7 +324,7 @@ impl AnthropicParser {
 impl StreamParser for AnthropicParser {
     fn feed(&mut self, data: &str, shown: &mut Shown) -> Result<Feed, String> {
         if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
-            self.add(piece, text, shown);
+            self.reply.add(piece, text, shown);
             return Ok(Feed::Continue);
         }
         let event = serde_json::from_str::<RawEvent<'_>>(data)
@@ -386,9 +370,9 @@ impl StreamParser for AnthropicParser {
                 self.blocks.push((index, block));
             }
             StreamEvent::ContentBlockDelta { index, delta } => match delta {
-                BlockDelta::TextDelta { text } => self.add(Piece::Text, &text, shown),
+                BlockDelta::TextDelta { text } => self.reply.add(Piece::Text, &text, shown),
                 BlockDelta::ThinkingDelta { thinking } => {
-                    self.add(Piece::Reasoning, &thinking, shown);
+                    self.reply.add(Piece::Reasoning, &thinking, shown);
                 }
                 BlockDelta::InputJsonDelta { partial_json } => {
                     self.bytes += partial_json.len();
@@ -426,7 +410,7 @@ impl StreamParser for AnthropicParser {
     }
 
     fn reply_bytes(&self) -> usize {
-        self.bytes
+        self.bytes + self.reply.bytes
     }
 
     fn response(&self) -> ModelResponse {
@@ -446,8 +430,8 @@ impl StreamParser for AnthropicParser {
             })
             .collect();
         ModelResponse {
-            text: self.text.clone(),
-            reasoning: self.reasoning.clone(),
+            text: self.reply.text.clone(),
+            reasoning: self.reply.reasoning.clone(),
             tool_calls,
             usage: self.saw_usage.then_some(self.usage),
         }

@@ -7,7 +7,7 @@ use coder_protocol::{Attachment, ChatMessage, Role, TokenUsage, ToolCall};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::shown::Shown;
+use super::shown::{ReplyText, Shown};
 use super::template::{DeltaTemplate, Piece, borrowed_str};
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
@@ -125,12 +125,11 @@ struct PartialCall {
 
 #[derive(Default)]
 struct OpenAiParser {
-    text: String,
-    reasoning: String,
+    reply: ReplyText,
     calls: BTreeMap<u32, PartialCall>,
     usage: Option<TokenUsage>,
     finished: bool,
-    /// Bytes of text, thinking and tool arguments so far.
+    /// Bytes of tool arguments so far (text and thinking are counted in `reply`).
     bytes: usize,
     /// The shape of the last chunk that carried only a piece of text or thinking.
     template: Option<DeltaTemplate>,
@@ -242,24 +241,6 @@ fn only_a_piece<'c, 'a>(chunk: &'c Chunk<'a>) -> Option<(Piece, &'c Cow<'a, str>
 }
 
 impl OpenAiParser {
-    /// Adds a piece of the reply, shown as it comes.
-    fn add(&mut self, piece: Piece, text: &str, shown: &mut Shown) {
-        if text.is_empty() {
-            return;
-        }
-        self.bytes += text.len();
-        match piece {
-            Piece::Text => {
-                self.text.push_str(text);
-                shown.text(text);
-            }
-            Piece::Reasoning => {
-                self.reasoning.push_str(text);
-                shown.reasoning(text);
-            }
-        }
-    }
-
     fn apply_tool_delta(&mut self, delta: ToolCallDelta) {
         // Some servers omit `index`; a new id then opens a new call, anything else extends the last.
         let index = match (delta.index, &delta.id) {
@@ -291,7 +272,7 @@ impl StreamParser for OpenAiParser {
             return Ok(Feed::Done);
         }
         if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
-            self.add(piece, text, shown);
+            self.reply.add(piece, text, shown);
             return Ok(Feed::Continue);
         }
         let chunk: Chunk =
@@ -316,10 +297,10 @@ impl StreamParser for OpenAiParser {
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
                 if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
-                    self.add(Piece::Reasoning, &text, shown);
+                    self.reply.add(Piece::Reasoning, &text, shown);
                 }
                 if let Some(text) = delta.content {
-                    self.add(Piece::Text, &text, shown);
+                    self.reply.add(Piece::Text, &text, shown);
                 }
                 for call in delta.tool_calls.into_iter().flatten() {
                     self.apply_tool_delta(call);
@@ -337,13 +318,13 @@ impl StreamParser for OpenAiParser {
     }
 
     fn reply_bytes(&self) -> usize {
-        self.bytes
+        self.bytes + self.reply.bytes
     }
 
     fn response(&self) -> ModelResponse {
         ModelResponse {
-            text: self.text.clone(),
-            reasoning: self.reasoning.clone(),
+            text: self.reply.text.clone(),
+            reasoning: self.reply.reasoning.clone(),
             tool_calls: self
                 .calls
                 .iter()

@@ -12,6 +12,7 @@
 //! read, not per token; see docs/benchmarks.md.
 
 use super::StreamUpdate;
+use super::template::Piece;
 
 /// A joined piece stops growing once it holds this much; the next piece starts a new one,
 /// so no single event grows without bound.
@@ -73,6 +74,35 @@ impl Shown {
     #[cfg(test)]
     pub fn take(&mut self) -> Vec<StreamUpdate> {
         std::mem::take(&mut self.pending)
+    }
+}
+
+/// The text and thinking of a reply so far, as a parser accumulates them.
+#[derive(Debug, Default)]
+pub(crate) struct ReplyText {
+    pub text: String,
+    pub reasoning: String,
+    /// Bytes of text and thinking so far (tool arguments are counted by the parser).
+    pub bytes: usize,
+}
+
+impl ReplyText {
+    /// Adds a piece of the reply and hands it to `shown`.
+    pub fn add(&mut self, piece: Piece, text: &str, shown: &mut Shown) {
+        if text.is_empty() {
+            return;
+        }
+        self.bytes += text.len();
+        match piece {
+            Piece::Text => {
+                self.text.push_str(text);
+                shown.text(text);
+            }
+            Piece::Reasoning => {
+                self.reasoning.push_str(text);
+                shown.reasoning(text);
+            }
+        }
     }
 }
 
