@@ -133,7 +133,7 @@ async function floor(deltas, { url }) {
 
 async function onEvent(deltas, { baseUrl }) {
   const model = { provider: "openai", model: "mock", baseUrl, apiKey: "bench", maxOutputTokens: MAX_OUTPUT_TOKENS };
-  const engine = Engine.create({ workingDir: workspace(), model, saveSessions: false });
+  const engine = Engine.create({ workingDir: workspace(), model, saveSessions: false, trustWorkspace: true });
   const text = textCounter(deltas);
   engine.onEvent((event) => {
     if (event.type === "agent_message_delta") text.add(event.delta);
@@ -148,7 +148,7 @@ async function onEvent(deltas, { baseUrl }) {
 }
 
 async function semaCore(deltas, { baseUrl }) {
-  const core = new CoderEngine({ workingDir: workspace(), logLevel: "error", saveSessions: false });
+  const core = new CoderEngine({ workingDir: workspace(), logLevel: "error", saveSessions: false, trustWorkspace: true });
   await core.addModel(
     { provider: "openai", modelName: "mock", baseURL: baseUrl, apiKey: "bench", maxTokens: MAX_OUTPUT_TOKENS, contextLength: 1_000_000 },
     true,

@@ -268,7 +268,8 @@ impl OpenAiParser {
 
 impl StreamParser for OpenAiParser {
     fn feed(&mut self, data: &str, shown: &mut Shown) -> Result<Feed, String> {
-        if data.trim() == "[DONE]" {
+        // The end marker is short: a delta event is not trimmed to be compared with it.
+        if data.len() <= 32 && data.trim() == "[DONE]" {
             return Ok(Feed::Done);
         }
         if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
