@@ -8,9 +8,20 @@ use crate::commands::{expand_within, slash_command};
 use crate::references::parse::references;
 
 /// xorshift64*: small, seeded, the same on every machine.
-pub(crate) struct Rng(pub(crate) u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
+    /// The generator of a seeded fuzz test: `CODER_FUZZ_SEED` when set, else `default`;
+    /// the seed is printed so a failing run can be replayed.
+    pub(crate) fn seeded(default: u64) -> Self {
+        let seed = std::env::var("CODER_FUZZ_SEED")
+            .ok()
+            .and_then(|seed| seed.parse().ok())
+            .unwrap_or(default);
+        println!("seed {seed} (CODER_FUZZ_SEED replays it)");
+        Self(seed | 1)
+    }
+
     pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -64,12 +75,7 @@ fn hostile(rng: &mut Rng) -> String {
 
 #[test]
 fn hostile_input_to_the_input_parsers_returns_bounded_results() {
-    let seed = std::env::var("CODER_FUZZ_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or(0x5eed_cafe_u64);
-    println!("seed {seed} (CODER_FUZZ_SEED replays it)");
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::seeded(0x5eed_cafe_u64);
     let workspace = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(workspace.path().join("a/é")).unwrap();
     std::fs::write(workspace.path().join("a/é/漢.rs"), "").unwrap();

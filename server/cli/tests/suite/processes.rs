@@ -206,7 +206,14 @@ async fn a_command_cannot_push_keystrokes_into_coders_terminal() {
         .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
         .stderr(Stdio::from(pty.slave))
         .stdout(Stdio::piped());
-    let out = output(in_terminal).await;
+    // Spawned, not `output()`: tokio's `output()` sets stderr to a pipe whatever was asked,
+    // and the terminal must be coder's stderr as well as its stdin.
+    let child = in_terminal.spawn().unwrap();
+    drop(in_terminal);
+    let out = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output())
+        .await
+        .expect("coder exec did not finish in 180 s")
+        .unwrap();
     let terminal = reader.join().unwrap();
     let results = tool_results(&server.requests());
     assert_eq!(results.len(), 1, "{}", String::from_utf8_lossy(&out.stdout));
