@@ -322,11 +322,12 @@ impl AnthropicParser {
 }
 
 impl StreamParser for AnthropicParser {
-    fn feed(&mut self, data: &str, shown: &mut Shown) -> Result<Feed, String> {
+    fn feed(&mut self, data: &[u8], shown: &mut Shown) -> Result<Feed, String> {
         if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
             self.reply.add(piece, text, shown);
             return Ok(Feed::Continue);
         }
+        let data = std::str::from_utf8(data).map_err(|_| "event that is not UTF-8".to_owned())?;
         let event = serde_json::from_str::<RawEvent<'_>>(data)
             .map_err(|err| format!("malformed event ({err})"))?
             .into_event()?;
@@ -486,7 +487,7 @@ mod tests {
         let mut parser = AnthropicParser::default();
         let feed = parser
             .feed(
-                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
                 &mut Shown::default(),
             )
             .unwrap();

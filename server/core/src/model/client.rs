@@ -330,9 +330,6 @@ impl ModelClient {
                             limits.transport_message(),
                         ));
                     }
-                    Some(Err(err @ SseError::NotUtf8)) => {
-                        return Err(retryable(format!("the model stream broke: {err}")));
-                    }
                 };
                 if data.is_empty() {
                     continue;

@@ -190,9 +190,9 @@ pub(crate) trait WireApi: Send + Sync {
 
 /// Reads one reply's SSE events, accumulating the reply.
 pub(crate) trait StreamParser: Send {
-    /// Handles one SSE event, handing what should be shown to `shown`.
-    /// An `Err` is a malformed event: it is reported and skipped.
-    fn feed(&mut self, data: &str, shown: &mut shown::Shown) -> Result<Feed, String>;
+    /// Handles one SSE event's data, handing what should be shown to `shown`.
+    /// An `Err` is a malformed event (not JSON, not UTF-8): it is reported and skipped.
+    fn feed(&mut self, data: &[u8], shown: &mut shown::Shown) -> Result<Feed, String>;
     /// Whether the stream may end here without being called broken (some servers omit the
     /// final marker after a finish reason).
     fn may_end(&self) -> bool;

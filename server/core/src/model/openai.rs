@@ -267,15 +267,16 @@ impl OpenAiParser {
 }
 
 impl StreamParser for OpenAiParser {
-    fn feed(&mut self, data: &str, shown: &mut Shown) -> Result<Feed, String> {
+    fn feed(&mut self, data: &[u8], shown: &mut Shown) -> Result<Feed, String> {
         // The end marker is short: a delta event is not trimmed to be compared with it.
-        if data.len() <= 32 && data.trim() == "[DONE]" {
+        if data.len() <= 32 && data.trim_ascii() == b"[DONE]" {
             return Ok(Feed::Done);
         }
         if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
             self.reply.add(piece, text, shown);
             return Ok(Feed::Continue);
         }
+        let data = std::str::from_utf8(data).map_err(|_| "chunk that is not UTF-8".to_owned())?;
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|err| format!("malformed chunk ({err})"))?;
         self.template = only_a_piece(&chunk).and_then(|(piece, text)| match text {
@@ -361,12 +362,29 @@ mod tests {
     use crate::model::StreamUpdate;
     use pretty_assertions::assert_eq;
 
+    #[test]
+    fn a_chunk_that_is_not_utf8_is_refused_and_the_next_one_read() {
+        let mut parser = OpenAiParser::default();
+        let mut shown = Shown::default();
+        let chunk = |text: &[u8]| {
+            let mut chunk = br#"{"choices":[{"index":0,"delta":{"content":""#.to_vec();
+            chunk.extend_from_slice(text);
+            chunk.extend_from_slice(br#""},"finish_reason":null}]}"#);
+            chunk
+        };
+        parser.feed(&chunk(b"one "), &mut shown).unwrap();
+        let err = parser.feed(&chunk(b"\xFF"), &mut shown).unwrap_err();
+        assert_eq!(err, "chunk that is not UTF-8");
+        parser.feed(&chunk(b"two"), &mut shown).unwrap();
+        assert_eq!(parser.response().text, "one two");
+    }
+
     fn feed_all(frames: &[&str]) -> (ModelResponse, Vec<StreamUpdate>) {
         let mut parser = OpenAiParser::default();
         let mut updates = Vec::new();
         for frame in frames {
             let mut shown = Shown::default();
-            parser.feed(frame, &mut shown).unwrap();
+            parser.feed(frame.as_bytes(), &mut shown).unwrap();
             updates.extend(shown.take());
         }
         (parser.response(), updates)

@@ -79,7 +79,7 @@ fn anthropic_event(rng: &mut Rng) -> Value {
 fn read(parser: &mut dyn StreamParser, events: &[String]) -> (Vec<StreamUpdate>, String, String) {
     let mut shown = Shown::default();
     for event in events {
-        let _ = parser.feed(event, &mut shown);
+        let _ = parser.feed(event.as_bytes(), &mut shown);
     }
     let reply = parser.response();
     (shown.take(), reply.text, reply.reasoning)

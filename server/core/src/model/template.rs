@@ -48,15 +48,19 @@ impl DeltaTemplate {
         })
     }
 
-    /// The piece `data` carries when it has this shape.
-    pub fn matches<'a>(&self, data: &'a str) -> Option<(Piece, &'a str)> {
+    /// The piece `data` carries when it has this shape. Only the text is checked as UTF-8:
+    /// the bytes around it are those of an event that was.
+    pub fn matches<'a>(&self, data: &'a [u8]) -> Option<(Piece, &'a str)> {
         let middle = data
-            .strip_prefix(self.prefix.as_str())?
-            .strip_suffix(self.suffix.as_str())?;
+            .strip_prefix(self.prefix.as_bytes())?
+            .strip_suffix(self.suffix.as_bytes())?;
         let plain = middle
-            .bytes()
-            .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
-        plain.then_some((self.piece, middle))
+            .iter()
+            .all(|&byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
+        if !plain {
+            return None;
+        }
+        Some((self.piece, std::str::from_utf8(middle).ok()?))
     }
 }
 
@@ -92,9 +96,12 @@ mod tests {
     fn an_event_of_the_same_shape_gives_its_text() {
         let template = learned();
         let next = CHUNK.replace("tok ", "héllo wörld");
-        assert_eq!(template.matches(&next), Some((Piece::Text, "héllo wörld")));
+        assert_eq!(
+            template.matches(next.as_bytes()),
+            Some((Piece::Text, "héllo wörld"))
+        );
         let empty = CHUNK.replace("tok ", "");
-        assert_eq!(template.matches(&empty), Some((Piece::Text, "")));
+        assert_eq!(template.matches(empty.as_bytes()), Some((Piece::Text, "")));
     }
 
     #[test]
@@ -110,7 +117,7 @@ mod tests {
             format!("{CHUNK} "),
             "[DONE]".to_owned(),
         ] {
-            assert_eq!(template.matches(&other), None, "{other}");
+            assert_eq!(template.matches(other.as_bytes()), None, "{other}");
         }
     }
 
@@ -130,6 +137,15 @@ mod tests {
         assert!(missing.content.is_none());
         let null: Delta = serde_json::from_str(r#"{"content":null}"#).unwrap();
         assert!(null.content.is_none());
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_left_to_the_full_parse() {
+        let template = learned();
+        let at = CHUNK.find("tok ").unwrap();
+        let mut bytes = CHUNK.as_bytes().to_vec();
+        bytes[at] = 0xFF;
+        assert_eq!(template.matches(&bytes), None);
     }
 
     #[test]
