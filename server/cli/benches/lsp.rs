@@ -210,8 +210,15 @@ fn cold_start(base_url: &str, workspace: &std::path::Path) {
 /// Reply sizes of the throughput measure, in deltas; a reply of one delta gives the fixed
 /// cost of a task (an empty reply is a broken stream to the engine, which retries it).
 const SIZES: [usize; 4] = [1, 5_000, 20_000, 80_000];
-/// Samples per size (after one warm-up); the median is reported.
-const SAMPLES: usize = 5;
+/// Samples per size (after one warm-up); the median is reported. `BENCH_RUNS=N` asks for
+/// more: the floor (a raw read of 1 to 14 MB on loopback) moves by 2x from one sample to
+/// the next.
+fn samples() -> usize {
+    std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
+}
 
 /// One reply of `deltas` text deltas, rendered before the request and written at once.
 fn reply(deltas: usize) -> MockResponse {
@@ -279,11 +286,12 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     );
     lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
     let root = lsp.root();
+    let samples = samples();
     let mut rows = Vec::new();
     for deltas in SIZES {
         let mut ours = Vec::new();
         let mut bare = Vec::new();
-        for sample in 0..=SAMPLES {
+        for sample in 0..=samples {
             server.push([reply(deltas)]);
             let started = Instant::now();
             bare_read(server.addr());
@@ -300,7 +308,7 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     }
     lsp.stop();
     let (_, ours_1, bare_1) = rows[0];
-    println!("throughput (pre-rendered reply written at once; median of {SAMPLES}):");
+    println!("throughput (pre-rendered reply written at once; median of {samples}):");
     println!(
         "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms",
         ms(ours_1),
