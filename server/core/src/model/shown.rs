@@ -26,32 +26,36 @@ pub(crate) struct Shown {
 }
 
 impl Shown {
-    /// Adds reply text.
-    pub fn text(&mut self, text: &str) {
+    /// Adds a piece of reply text or thinking, joined to the last one when it is of the
+    /// same kind and under its cap.
+    pub fn add(&mut self, piece: Piece, text: &str) {
         if text.is_empty() {
             return;
         }
-        if let Some(StreamUpdate::Text(last)) = self.pending.last_mut()
-            && last.len() < JOINED_MAX
-        {
-            last.push_str(text);
-        } else {
-            self.pending.push(StreamUpdate::Text(text.to_owned()));
+        let last = match (piece, self.pending.last_mut()) {
+            (Piece::Text, Some(StreamUpdate::Text(last)))
+            | (Piece::Reasoning, Some(StreamUpdate::Reasoning(last))) => Some(last),
+            _ => None,
+        };
+        match last {
+            Some(last) if last.len() < JOINED_MAX => last.push_str(text),
+            _ => self.pending.push(match piece {
+                Piece::Text => StreamUpdate::Text(text.to_owned()),
+                Piece::Reasoning => StreamUpdate::Reasoning(text.to_owned()),
+            }),
         }
     }
 
+    /// Adds reply text.
+    #[cfg(test)]
+    pub fn text(&mut self, text: &str) {
+        self.add(Piece::Text, text);
+    }
+
     /// Adds thinking.
+    #[cfg(test)]
     pub fn reasoning(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        if let Some(StreamUpdate::Reasoning(last)) = self.pending.last_mut()
-            && last.len() < JOINED_MAX
-        {
-            last.push_str(text);
-        } else {
-            self.pending.push(StreamUpdate::Reasoning(text.to_owned()));
-        }
+        self.add(Piece::Reasoning, text);
     }
 
     /// Adds a warning (it ends the piece before it).
@@ -94,15 +98,10 @@ impl ReplyText {
         }
         self.bytes += text.len();
         match piece {
-            Piece::Text => {
-                self.text.push_str(text);
-                shown.text(text);
-            }
-            Piece::Reasoning => {
-                self.reasoning.push_str(text);
-                shown.reasoning(text);
-            }
+            Piece::Text => self.text.push_str(text),
+            Piece::Reasoning => self.reasoning.push_str(text),
         }
+        shown.add(piece, text);
     }
 }
 
