@@ -23,3 +23,31 @@ pub fn kept_env() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
         .into_iter()
         .filter_map(|name| Some((name, std::env::var_os(name)?)))
 }
+
+/// Reads the terminal whose other side is `master` until every holder of that side has
+/// closed it; when `answer` is given, types its second part once its first shows. Returns
+/// what the terminal showed.
+pub fn read_terminal(
+    master: std::fs::File,
+    answer: Option<(&'static str, String)>,
+) -> std::thread::JoinHandle<String> {
+    use std::io::{Read, Write};
+    let mut typing = master.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut master = master;
+        let (mut seen, mut buf, mut answer) = (Vec::new(), [0; 4096], answer);
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if let Some((prompt, typed)) = &answer
+                && String::from_utf8_lossy(&seen).contains(prompt)
+            {
+                typing.write_all(typed.as_bytes()).unwrap();
+                answer = None;
+            }
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    })
+}

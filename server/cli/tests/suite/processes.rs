@@ -184,21 +184,7 @@ async fn a_command_cannot_push_keystrokes_into_coders_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let (workspace, home, tmp) = dirs(dir.path());
     let pty = nix::pty::openpty(None, None).unwrap();
-    let master = std::fs::File::from(pty.master);
-    // The terminal reader ends when every holder of the other side has closed it.
-    let reader = std::thread::spawn(move || {
-        use std::io::Read;
-        let mut master = master;
-        let mut seen = Vec::new();
-        let mut buf = [0; 4096];
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&seen).into_owned()
-    });
+    let reader = crate::suite::read_terminal(std::fs::File::from(pty.master), None);
     // `setsid --ctty` makes the terminal coder's controlling terminal, as a shell does.
     let mut in_terminal = exec_through("setsid", &["--ctty"], (&workspace, &home, &tmp), &server);
     in_terminal

@@ -45,7 +45,6 @@ async fn the_log_through_a_pipe_has_no_colour_codes() {
 /// answered by typing `answer` at the prompt; returns the requests the model received.
 async fn plan_answered_at_the_terminal(answer: &str) -> Vec<serde_json::Value> {
     use coder_testkit::{MockModelServer, MockResponse};
-    use std::io::{Read, Write};
     let server = MockModelServer::start(vec![
         MockResponse::tool_call(
             "p1",
@@ -58,24 +57,10 @@ async fn plan_answered_at_the_terminal(answer: &str) -> Vec<serde_json::Value> {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let pty = nix::pty::openpty(None, None).unwrap();
-    let mut master = std::fs::File::from(pty.master);
-    let mut typing = master.try_clone().unwrap();
-    let answer = format!("{answer}\n");
-    // Reads the terminal; types the answer once the plan's prompt shows.
-    let terminal = std::thread::spawn(move || {
-        let (mut seen, mut buf, mut typed) = (Vec::new(), [0; 4096], false);
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-            if !typed && String::from_utf8_lossy(&seen).contains("carry out this plan?") {
-                typing.write_all(answer.as_bytes()).unwrap();
-                typed = true;
-            }
-        }
-        String::from_utf8_lossy(&seen).into_owned()
-    });
+    let terminal = crate::suite::read_terminal(
+        std::fs::File::from(pty.master),
+        Some(("carry out this plan?", format!("{answer}\n"))),
+    );
     let home = dir.path().join(".home");
     let mut command = tokio::process::Command::new("setsid");
     command
