@@ -72,9 +72,18 @@ impl Lsp {
     }
 
     fn read(&mut self) -> Vec<u8> {
+        let mut body = Vec::new();
+        self.read_into(&mut body);
+        body
+    }
+
+    /// Reads the next frame's body into `body`, reusing its allocation (the throughput
+    /// client allocates nothing per frame, as the floor's reader does not).
+    fn read_into(&mut self, body: &mut Vec<u8>) {
         let mut length = 0;
+        let mut line = String::new();
         loop {
-            let mut line = String::new();
+            line.clear();
             self.stdout.read_line(&mut line).unwrap();
             let line = line.trim_end();
             if line.is_empty() {
@@ -84,9 +93,8 @@ impl Lsp {
                 length = value.parse().unwrap();
             }
         }
-        let mut body = vec![0; length];
-        self.stdout.read_exact(&mut body).unwrap();
-        body
+        body.resize(length, 0);
+        self.stdout.read_exact(body).unwrap();
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -104,11 +112,6 @@ impl Lsp {
     fn initialize(&mut self) {
         self.request("initialize", json!({"capabilities": {}}));
         self.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    }
-
-    fn root(&mut self) -> Value {
-        let list = self.request("conversation/list", json!({}));
-        list["result"]["conversations"][0]["id"].clone()
     }
 
     /// Reads until `count` task completions have been seen.
@@ -227,32 +230,38 @@ fn reply(deltas: usize) -> MockResponse {
 }
 
 /// The floor: one POST over a raw TCP connection, the reply read to its end.
-fn bare_read(addr: std::net::SocketAddr) -> usize {
+fn bare_read(addr: std::net::SocketAddr, buffer: &mut [u8]) -> usize {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
         stream,
         "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
     )
     .unwrap();
-    let mut body = Vec::new();
-    stream.read_to_end(&mut body).unwrap();
-    body.len()
+    // Read into one buffer and count: the cheapest reader there is.
+    let mut total = 0;
+    loop {
+        match stream.read(buffer).unwrap() {
+            0 => return total,
+            n => total += n,
+        }
+    }
 }
 
 /// `coder lsp` read by a client that only reads and counts bytes until the task's end
 /// event; returns the time from `conversation/send` to that event.
-/// Sends "go" to `root` and reads every frame until the task's end; returns the time and
+/// Sends "go" to `conversation` and reads every frame until the task's end; returns the time and
 /// the length of the reply's text.
-fn lsp_read(lsp: &mut Lsp, root: &Value) -> (Duration, usize) {
+fn lsp_read(lsp: &mut Lsp, conversation: &Value) -> (Duration, usize) {
     let id = lsp.next_id;
     lsp.next_id += 1;
     let started = Instant::now();
     lsp.send(
         &json!({"jsonrpc": "2.0", "id": id, "method": "conversation/send",
-        "params": {"conversationId": root, "text": "go"}}),
+        "params": {"conversationId": conversation, "text": "go"}}),
     );
+    let mut body = Vec::with_capacity(1 << 20);
     loop {
-        let body = lsp.read();
+        lsp.read_into(&mut body);
         // An event's type comes before its payload: look at the head of each frame only.
         if contains(&body[..body.len().min(256)], b"\"type\":\"task_complete\"") {
             let elapsed = started.elapsed();
@@ -285,19 +294,28 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
     );
     lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    let root = lsp.root();
     let samples = samples();
     let mut rows = Vec::new();
+    let mut buffer = vec![0; 1 << 20];
     for deltas in SIZES {
         let mut ours = Vec::new();
         let mut bare = Vec::new();
         for sample in 0..=samples {
             server.push([reply(deltas)]);
             let started = Instant::now();
-            bare_read(server.addr());
+            bare_read(server.addr(), &mut buffer);
             let b = started.elapsed();
             server.push([reply(deltas)]);
-            let (o, text) = lsp_read(&mut lsp, &root);
+            // A conversation per sample, destroyed after it: one conversation holding every
+            // earlier reply (megabytes at 80,000 deltas) would make each request, and the
+            // snapshot saved after each task, grow with the sample's index.
+            let created = lsp.request("conversation/create", json!({}));
+            let conversation = created["result"]["conversationId"].clone();
+            let (o, text) = lsp_read(&mut lsp, &conversation);
+            lsp.request(
+                "conversation/destroy",
+                json!({"conversationId": conversation}),
+            );
             assert_eq!(text, deltas * 4, "coder lsp streamed part of the reply");
             if sample > 0 {
                 ours.push(o);
