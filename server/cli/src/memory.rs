@@ -6,10 +6,16 @@
 //! what was freed: 20,000 hostile messages left it 30 to 45 MB above where it started (see
 //! the fuzz test in `tests/suite/lsp/fuzz.rs`). Setting the threshold once fixes it where
 //! it is, so large blocks always go back to the system when freed.
+//!
+//! The threshold is 1 MiB, not glibc's initial 128 KiB: a streamed reply's buffers (its
+//! text, the joined deltas, a batch of output frames) are a few hundred kilobytes, and at
+//! 128 KiB each was mapped and unmapped again for every reply, its pages faulted in anew
+//! (12% of `coder lsp`'s time streaming 80,000 deltas; 10 to 15% faster at 1 MiB, with the
+//! fuzz test's memory where it was, docs/benchmarks.md).
 
-/// glibc's initial threshold, kept for the life of the process.
+/// Blocks this large or larger are mapped on their own and unmapped when freed.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MMAP_THRESHOLD: libc::c_int = 128 * 1024;
+const MMAP_THRESHOLD: libc::c_int = 1024 * 1024;
 
 /// Keeps large allocations returning to the system when freed (glibc only; other
 /// allocators do not raise a threshold).
