@@ -17,6 +17,7 @@ const DOOR: Door = Door {
     },
     provider: ProviderNeed::AtStart,
     completes_paths: true,
+    watches_files: true,
 };
 
 /// The settings of `model` on its own (`setModel`, `checkModel`), or why they are unusable.

@@ -99,6 +99,7 @@ const DOOR: Door = Door {
     },
     provider: ProviderNeed::AtStart,
     completes_paths: false,
+    watches_files: false,
 };
 
 impl ExecArgs {

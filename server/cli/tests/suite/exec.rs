@@ -762,3 +762,59 @@ async fn a_burst_of_deltas_is_printed_joined_and_whole_while_a_trickle_is_printe
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(printed_deltas(&out.stdout), ["one ", "two ", "three"]);
 }
+
+/// The inotify instances `pid` holds (links in `/proc/<pid>/fd`).
+fn inotify_instances(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .filter(|target| target.to_string_lossy().contains("inotify"))
+        .count()
+}
+
+/// `coder exec` runs one task: it reads the rules at that task's start and watches
+/// nothing, so its exit is not held by the kernel releasing an inotify instance (4 to 20 ms
+/// a run, docs/benchmarks.md).
+#[tokio::test]
+async fn exec_reads_the_rules_at_its_task_and_watches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "Always answer in haiku.").unwrap();
+    let server = MockModelServer::start(vec![MockResponse::text("done").with_delay(1_000)])
+        .await
+        .unwrap();
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
+        .args(["exec", "hello"])
+        .current_dir(dir.path())
+        .env_clear()
+        .envs(crate::suite::kept_env())
+        .env("HOME", dir.path().join(".home"))
+        .env("OPENAI_BASE_URL", server.openai_base_url())
+        .env("OPENAI_API_KEY", SECRET)
+        .env("CODER_MODEL", "mock-model")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    assert!(
+        server
+            .wait_for(std::time::Duration::from_secs(30), |requests| requests
+                .len()
+                == 1)
+            .await,
+        "no request reached the model"
+    );
+    let watching = inotify_instances(pid);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("coder exec did not finish")
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(watching, 0, "coder exec holds an inotify instance");
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("Always answer in haiku."), "{system}");
+}

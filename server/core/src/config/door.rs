@@ -25,6 +25,12 @@ pub struct Door {
     /// sessions walk the workspace in the background from their start, so the first call
     /// answers at once. A door that never completes (`coder exec`) spares that walk.
     pub completes_paths: bool,
+    /// Whether the door's sessions watch the rules, skills, commands and configuration for
+    /// changes, reloading them as they change (`workspace_reloaded` events). A door whose
+    /// session runs one task (`coder exec`) reads them at that task's start instead: a
+    /// watcher would change nothing it does, and releasing its inotify instance holds the
+    /// process's exit for 4 to 20 ms (the kernel waits for a grace period, in ticks).
+    pub watches_files: bool,
 }
 
 /// When a door needs a model provider.
@@ -46,6 +52,14 @@ impl Config {
         self.loaded_by
             .as_ref()
             .is_none_or(|loaded_by| loaded_by.door.completes_paths)
+    }
+
+    /// Whether sessions of this configuration watch the files they keep: yes unless the
+    /// door that loaded it runs one task ([`Door::watches_files`]).
+    pub(crate) fn watches_files(&self) -> bool {
+        self.loaded_by
+            .as_ref()
+            .is_none_or(|loaded_by| loaded_by.door.watches_files)
     }
 
     /// Loads the configuration a door runs with: the workspace by the one rule of
@@ -151,6 +165,7 @@ mod tests {
         },
         provider: ProviderNeed::ForTasks,
         completes_paths: true,
+        watches_files: true,
     };
 
     #[test]

@@ -82,6 +82,7 @@ impl Session {
         let runtime = Handle::try_current().map_err(|_| EngineError::no_runtime())?;
         let (files, file_warnings) = files::WorkspaceFiles::load(&config);
         let walks_paths = config.walks_paths_at_start();
+        let watches_files = config.watches_files();
         let files: Arc<files::SharedFiles> = Arc::new(Mutex::new(Arc::new(files)));
         let mut tools = ToolRegistry::builtin_with_user_folder(extensions::user_folder(&config));
         // The `skill` tool reads the session's skills, as `skill/list` does.
@@ -156,7 +157,9 @@ impl Session {
                 files_changed: Mutex::new(Vec::new()),
             }
         });
-        session.start_watching(&watcher_runtime);
+        if watches_files {
+            session.start_watching(&watcher_runtime);
+        }
         if walks_paths {
             session.start_path_index();
         }
