@@ -141,6 +141,10 @@ export type EventMsg =
        * `contextWindow`; `total` counts every request and only grows.
        */
       contextTokens: number,
+      /**
+       * The model's context window: configured (`contextWindow`), else the model's own
+       * from coder's table of known models, else a guess (32,768, with a `warning`).
+       */
       contextWindow: number | null,
     }
   | {

@@ -176,6 +176,9 @@ pub(crate) struct Conversation {
     pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
     /// The system prompt and tools of its last task, for the session snapshot.
     pub prompt: Option<Arc<crate::prompt::PromptShape>>,
+    /// Opened by another conversation's `conv_create`: a worker (seed 001's subagent). It
+    /// reports no `token_count`; only the conversations a person or client opened do.
+    pub worker: bool,
 }
 
 impl Conversation {
@@ -204,6 +207,7 @@ impl Conversation {
             seen: Arc::default(),
             mcp_view: None,
             prompt: None,
+            worker: false,
         }
     }
 

@@ -117,6 +117,9 @@ pub struct ConversationSnapshot {
     /// at the resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_active_at: Option<String>,
+    /// Opened by another conversation's `conv_create` (it reports no `token_count`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub worker: bool,
 }
 
 /// One entry of OpenAI's `tools`.
@@ -187,6 +190,7 @@ impl ConversationSnapshot {
             last_active_at: Some(
                 humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
             ),
+            worker: conversation.worker,
         }
     }
 
@@ -210,6 +214,7 @@ impl ConversationSnapshot {
         conversation.plan_reminder_due = self.plan_reminder_due && self.mode == Mode::Plan;
         conversation.total_usage = self.total_usage;
         conversation.context_tokens = self.context_tokens;
+        conversation.worker = self.worker;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
             .last_active_at

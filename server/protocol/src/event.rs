@@ -150,7 +150,9 @@ pub enum EventMsg {
         #[ts(optional)]
         diff: Option<String>,
     },
-    /// Usage of the last model response and the conversation's running total.
+    /// Usage of the last model response and the conversation's running total, after every
+    /// model response and after an interruption. Only conversations a person or client
+    /// opened report it; a worker opened by `conv_create` does not (seed 001's subagents).
     TokenCount {
         last: TokenUsage,
         total: TokenUsage,
@@ -158,6 +160,8 @@ pub enum EventMsg {
         /// sent plus the reply it got (what the next request starts from). Compare it with
         /// `contextWindow`; `total` counts every request and only grows.
         context_tokens: u64,
+        /// The model's context window: configured (`contextWindow`), else the model's own
+        /// from coder's table of known models, else a guess (32,768, with a `warning`).
         context_window: Option<u64>,
     },
     /// The task ended normally (or after an `error`).

@@ -94,7 +94,9 @@ async fn json_mode_prints_every_event_as_a_line() {
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let env = openai_env(&server);
+    let mut env = openai_env(&server);
+    // A model coder knows: its window comes from the table, and no warning says it guessed.
+    env.push(("CODER_MODEL", "gpt-4o-mini".to_owned()));
     let out = coder(dir.path(), &["--json", "hi"], &as_refs(&env)).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let events: Vec<Value> = text(&out.stdout)
@@ -125,6 +127,7 @@ async fn json_mode_prints_every_event_as_a_line() {
     assert_eq!(events[5]["text"], "ab");
     assert_eq!(events[6]["total"]["inputTokens"], 5);
     assert_eq!(events[6]["contextTokens"], 7);
+    assert_eq!(events[6]["contextWindow"], 128_000);
     assert_eq!(events[7]["lastAgentMessage"], "ab");
     assert_eq!(events[8]["state"], "idle");
     assert!(!text(&out.stdout).contains(SECRET));
@@ -348,7 +351,8 @@ async fn a_closed_stdout_ends_quietly() {
             .envs(crate::suite::kept_env())
             .env("HOME", dir.path().join(".home"))
             .env("OPENAI_BASE_URL", server.openai_base_url())
-            .env("CODER_MODEL", "mock-model")
+            // A model coder knows, so stderr holds no warning that it guessed a window.
+            .env("CODER_MODEL", "gpt-4o-mini")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);

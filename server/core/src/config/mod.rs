@@ -57,9 +57,12 @@ pub struct Config {
     pub model: String,
     /// Model calls per task before the task stops.
     pub max_steps: u32,
-    /// The model's context window in tokens, reported in `token_count`.
+    /// The model's context window in tokens, reported in `token_count`; `None`: the
+    /// model's own, from the table of known models (`model/known.rs`).
     pub context_window: Option<u64>,
-    pub max_output_tokens: u32,
+    /// The most tokens one reply may have; `None`: the model's own limit from the same
+    /// table ([`DEFAULT_MAX_OUTPUT_TOKENS`] for a model it does not know).
+    pub max_output_tokens: Option<u32>,
     /// The most bytes of text, thinking and tool arguments one model reply may stream
     /// before it is dropped (see [`DEFAULT_MAX_REPLY_BYTES`]).
     pub max_reply_bytes: usize,
@@ -656,7 +659,7 @@ impl Config {
                 .unwrap_or_else(|| default_model.to_owned()),
             max_steps: file.max_steps.unwrap_or(50),
             context_window: file.context_window,
-            max_output_tokens: file.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
+            max_output_tokens: file.max_output_tokens,
             max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
@@ -703,7 +706,7 @@ impl Config {
             model: model.to_owned(),
             max_steps: 50,
             context_window: None,
-            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            max_output_tokens: None,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),

@@ -148,7 +148,7 @@ impl Overrides {
             config.context_window = Some(window);
         }
         if let Some(tokens) = self.max_output_tokens {
-            config.max_output_tokens = tokens;
+            config.max_output_tokens = Some(tokens);
         }
         if let Some(mode) = self.mode {
             config.mode = mode;
@@ -231,7 +231,7 @@ mod tests {
         let config = load(workspace.path(), &overrides);
         assert_eq!(config.model, "m");
         assert_eq!(config.context_window, Some(2000));
-        assert_eq!(config.max_output_tokens, 200);
+        assert_eq!(config.max_output_tokens, Some(200));
         assert_eq!(
             (config.mode, config.preset),
             (Mode::AutoEdit, Preset::AutoEdit)
@@ -263,7 +263,7 @@ mod tests {
                 ..Overrides::default()
             },
         );
-        assert_eq!((config.max_steps, config.max_output_tokens), (7, 100));
+        assert_eq!((config.max_steps, config.max_output_tokens), (7, Some(100)));
         assert_eq!(config.disabled_tools, ["grep"]);
     }
 

@@ -10,6 +10,7 @@ mod check;
 mod client;
 mod estimate;
 mod hints;
+mod known;
 mod limits;
 mod openai;
 mod redact;
@@ -26,6 +27,7 @@ use serde_json::Value;
 pub use crate::tools::ToolSpec;
 pub use check::check_connection;
 pub use client::ModelClient;
+pub use known::{ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits};
 
 use coder_protocol::options::ModelOptions;
 
@@ -37,12 +39,28 @@ use crate::config::{Config, ConfigError, DoorNames, EnvLookup, Overrides, Provid
 pub struct ModelSettings {
     pub model: String,
     pub provider: ProviderConfig,
-    /// The model's context window in tokens, reported in `token_count`.
+    /// The model's context window in tokens, when configured (else the table's, see
+    /// [`ModelSettings::limits_of`]).
     pub context_window: Option<u64>,
-    pub max_output_tokens: u32,
+    /// The most tokens one reply may have, when configured.
+    pub max_output_tokens: Option<u32>,
 }
 
 impl ModelSettings {
+    /// The limits a task on `model` runs with: the configured ones, else the model's own
+    /// from the table of known models, else [`UNKNOWN_MODEL_LIMITS`]; and whether that
+    /// last guess was needed for the context window (the session then warns once).
+    pub fn limits_of(&self, model: &str) -> (ModelLimits, bool) {
+        let known = known_limits(model);
+        let guessed = self.context_window.is_none() && known.is_none();
+        let table = known.unwrap_or(UNKNOWN_MODEL_LIMITS);
+        let limits = ModelLimits {
+            context_window: self.context_window.unwrap_or(table.context_window),
+            max_output_tokens: self.max_output_tokens.unwrap_or(table.max_output_tokens),
+        };
+        (limits, guessed)
+    }
+
     /// The model the configuration names; `None` when it names no provider.
     pub fn from_config(config: &Config) -> Option<Self> {
         Some(Self {
@@ -299,10 +317,7 @@ mod tests {
                 defaults.provider.base_url.as_str(),
                 defaults.max_output_tokens
             ),
-            (
-                "http://127.0.0.1:9",
-                crate::config::DEFAULT_MAX_OUTPUT_TOKENS
-            )
+            ("http://127.0.0.1:9", None)
         );
     }
 

@@ -80,6 +80,7 @@ impl Session {
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
         let mut conversation = Conversation::new(spec, mode);
+        conversation.worker = matches!(opener, Opener::Conversation(_));
         let mut state = self.state();
         if opener == Opener::FrontDoor && state.untouched() {
             // The first conversation a front door creates is the root, shaped by its spec.

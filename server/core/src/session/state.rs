@@ -1,6 +1,6 @@
 //! The session's one mutable state, behind one lock ([`super::Session`] documents the order).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use coder_protocol::{ConversationId, SessionId};
@@ -35,6 +35,9 @@ pub(crate) struct State {
     /// Configuration mistakes not reported yet: the first task reports them, when every
     /// front door is listening (events before a subscription are not kept).
     pub config_warnings: Vec<String>,
+    /// Models whose context window was guessed (not configured, not in the table of known
+    /// models) and said so: each is warned about once.
+    pub guessed_windows: HashSet<String>,
 }
 
 impl State {
@@ -51,6 +54,7 @@ impl State {
             documents: None,
             sandbox_warning: None,
             config_warnings: Vec::new(),
+            guessed_windows: HashSet::new(),
         }
     }
 

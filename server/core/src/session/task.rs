@@ -93,6 +93,7 @@ impl Recorder for Mutex<Conversation> {
         UsageNow {
             total: conversation.total_usage,
             context_tokens: conversation.context_tokens,
+            reported: !conversation.worker,
         }
     }
 
@@ -101,6 +102,7 @@ impl Recorder for Mutex<Conversation> {
         UsageNow {
             total: conversation.total_usage,
             context_tokens: conversation.context_tokens,
+            reported: !conversation.worker,
         }
     }
 }
@@ -219,7 +221,16 @@ impl Session {
     ) -> TurnOutcome {
         let config = self.config();
         let config = &*config;
-        let context_window = active.settings.context_window;
+        let (limits, guessed) = active.settings.limits_of(&model);
+        if guessed && self.state().guessed_windows.insert(model.clone()) {
+            events.warning(format!(
+                "the context window of model `{model}` is not known: coder assumes {} tokens \
+                 and replies of up to {} tokens; set `contextWindow` (and `maxOutputTokens`) \
+                 in .coder/config.json to its real limits",
+                limits.context_window, limits.max_output_tokens
+            ));
+        }
+        let context_window = Some(limits.context_window);
         // A continuation first answers the tool call that handed the turn over.
         if let Some(closure) = &plan.closure {
             let output = self.closure_payload(closure);
@@ -286,7 +297,7 @@ impl Session {
                 name: model,
                 client: active.clone(),
                 context_window,
-                max_output_tokens: active.settings.max_output_tokens,
+                max_output_tokens: limits.max_output_tokens,
                 prompt_cache_key,
             },
             system,

@@ -157,6 +157,9 @@ pub(crate) struct UsageNow {
     pub total: TokenUsage,
     /// The size of the context now: the last request's input plus its reply.
     pub context_tokens: u64,
+    /// Whether the conversation reports its usage (`token_count`): not a worker's, as
+    /// seed 001 says of subagents.
+    pub reported: bool,
 }
 
 /// What the session does with a conversation tool call.
@@ -459,6 +462,9 @@ pub(crate) fn emit_usage(
     now: UsageNow,
     context_window: Option<u64>,
 ) {
+    if !now.reported {
+        return;
+    }
     events.emit(EventMsg::TokenCount {
         last,
         total: now.total,

@@ -70,7 +70,8 @@ async fn a_reply_past_max_reply_bytes_is_dropped_with_an_error_naming_the_settin
 async fn a_reply_past_max_output_tokens_is_dropped_with_an_error_naming_the_setting() {
     for kind in BOTH {
         let reply = MockResponse::endless(Vec::new(), Chunk::text("a"));
-        let (error, ..) = cut_with(kind, reply, |config| config.max_output_tokens = 100).await;
+        let (error, ..) =
+            cut_with(kind, reply, |config| config.max_output_tokens = Some(100)).await;
         assert!(
             error.contains("maxOutputTokens (100 tokens)")
                 && error.contains("raise \"maxOutputTokens\""),
@@ -97,7 +98,12 @@ async fn a_provider_that_honours_max_output_tokens_is_never_cut() {
         ])
         .await
         .unwrap();
-        let mut h = Harness::with(&server, kind, |c| c.max_output_tokens = 100, Vec::new());
+        let mut h = Harness::with(
+            &server,
+            kind,
+            |c| c.max_output_tokens = Some(100),
+            Vec::new(),
+        );
         let events = h.run("hi").await;
         assert_eq!(errors(&events), Vec::<String>::new(), "{kind:?}");
         assert_eq!(server.requests().len(), 2);

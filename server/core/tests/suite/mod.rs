@@ -6,6 +6,7 @@ mod input_limits;
 mod interrupts;
 mod limits;
 mod mcp;
+mod models;
 mod permissions;
 mod plan_mode;
 mod races;

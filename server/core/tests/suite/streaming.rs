@@ -75,7 +75,7 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
                     ..TokenUsage::default()
                 },
                 context_tokens: 15,
-                context_window: None,
+                context_window: Some(32_000),
             }
         );
         assert_eq!(

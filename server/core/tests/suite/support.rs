@@ -34,6 +34,9 @@ pub fn config(server: &MockModelServer, kind: ProviderKind, workspace: &Path) ->
     config.stream_idle_timeout = Duration::from_millis(500);
     // Tests outside permissions.rs are about the loop, not about asking.
     config.preset = coder_protocol::Preset::Yolo;
+    // The mock model is not in the table of known models: its window is configured, as a
+    // person running an unknown model would (models.rs tests the warning without it).
+    config.context_window = Some(32_000);
     config
 }
 
