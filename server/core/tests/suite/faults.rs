@@ -7,17 +7,7 @@ use coder_protocol::EventMsg;
 use coder_testkit::{Chunk, MockModelServer, MockResponse, StreamFault};
 use pretty_assertions::assert_eq;
 
-use super::support::{BOTH, Harness, text_deltas};
-
-fn warnings(events: &[coder_protocol::Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match &e.msg {
-            EventMsg::Warning { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
-}
+use super::support::{BOTH, Harness, text_deltas, warnings};
 
 fn completed_with(events: &[coder_protocol::Event]) -> Option<String> {
     match &events.last()?.msg {

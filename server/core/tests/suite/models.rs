@@ -6,20 +6,10 @@ use coder_protocol::EventMsg;
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 
-use super::support::Harness;
+use super::support::{Harness, warnings};
 
 fn reply() -> MockResponse {
     MockResponse::stream(vec![Chunk::text("ok"), Chunk::usage(10, 2)])
-}
-
-fn warnings(events: &[coder_protocol::Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|event| match &event.msg {
-            EventMsg::Warning { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn window(events: &[coder_protocol::Event]) -> Option<u64> {

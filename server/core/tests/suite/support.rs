@@ -138,6 +138,17 @@ pub fn text_deltas(events: &[Event]) -> String {
         .collect()
 }
 
+/// The messages of the `warning` events among `events`.
+pub fn warnings(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::Warning { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Every assistant tool call in `history` has a matching tool result after it.
 pub fn assert_history_valid(history: &[coder_protocol::ChatMessage]) {
     for (index, message) in history.iter().enumerate() {
