@@ -122,9 +122,7 @@ async fn allow_always_covers_each_simple_command_not_whatever_follows_it() {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let conversation = client.root().await;
+    let (mut client, conversation) = Client::ready(workspace.path(), &server, "balanced").await;
 
     let mut seen = Vec::new();
     client.send_text(&conversation, "test", &mut seen).await;

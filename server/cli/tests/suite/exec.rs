@@ -44,6 +44,30 @@ pub(crate) async fn coder_on(
     coder(workspace, args, &env).await
 }
 
+/// Starts `coder exec args` in `workspace` against the mock model `server`, its output
+/// piped, for a test that watches the running process.
+pub(crate) fn spawn_on(
+    workspace: &Path,
+    server: &MockModelServer,
+    args: &[&str],
+) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
+        .arg("exec")
+        .args(args)
+        .current_dir(workspace)
+        .env_clear()
+        .envs(crate::suite::kept_env())
+        .env("HOME", workspace.join(".home"))
+        .env("OPENAI_BASE_URL", server.openai_base_url())
+        .env("OPENAI_API_KEY", SECRET)
+        .env("CODER_MODEL", "mock-model")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 pub(crate) fn openai_env(server: &MockModelServer) -> Vec<(&'static str, String)> {
     vec![
         ("OPENAI_BASE_URL", server.openai_base_url()),
@@ -786,20 +810,7 @@ async fn exec_reads_the_rules_at_its_task_and_watches_nothing() {
     let server = MockModelServer::start(vec![MockResponse::text("done").with_delay(1_000)])
         .await
         .unwrap();
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
-        .args(["exec", "hello"])
-        .current_dir(dir.path())
-        .env_clear()
-        .envs(crate::suite::kept_env())
-        .env("HOME", dir.path().join(".home"))
-        .env("OPENAI_BASE_URL", server.openai_base_url())
-        .env("OPENAI_API_KEY", SECRET)
-        .env("CODER_MODEL", "mock-model")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let child = spawn_on(dir.path(), &server, &["hello"]);
     let pid = child.id().unwrap();
     assert!(
         server

@@ -48,19 +48,8 @@ async fn content_grep_with_a_head_limit_stays_small_on_huge_files() {
     ])
     .await
     .unwrap();
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
-        .args(["exec", "--auto-approve", "find the needles"])
-        .current_dir(dir.path())
-        .env_clear()
-        .envs(crate::suite::kept_env())
-        .env("HOME", dir.path().join(".home"))
-        .env("OPENAI_BASE_URL", server.openai_base_url())
-        .env("CODER_MODEL", "mock-model")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let child =
+        crate::suite::exec::spawn_on(dir.path(), &server, &["--auto-approve", "find the needles"]);
     let pid = child.id().unwrap();
     // The second request carries the grep result: the search is over.
     assert!(

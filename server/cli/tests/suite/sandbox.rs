@@ -284,9 +284,7 @@ async fn an_editor_is_asked_before_a_command_reruns_with_network() {
     ])
     .await
     .unwrap();
-    let mut client = Client::start(workspace.path(), &server, "yolo");
-    client.initialize(json!({})).await;
-    let conversation = client.root().await;
+    let (mut client, conversation) = Client::ready(workspace.path(), &server, "yolo").await;
     let mut seen = Vec::new();
     client.send_text(&conversation, "go", &mut seen).await;
     // The command itself may need an approval first, depending on the workspace's trust.

@@ -132,9 +132,7 @@ async fn history_list_and_destroy_over_the_wire() {
         .await
         .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     let created = client
         .request(
@@ -243,9 +241,7 @@ async fn input_sent_while_a_task_runs_is_queued_and_runs_next() {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     let first = client.send_text(&root, "one", &mut seen).await;
     let second = client.send_text(&root, "two", &mut seen).await;
@@ -299,9 +295,7 @@ async fn interrupt_ends_the_task_and_kills_its_command() {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "yolo");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "yolo").await;
     let mut seen = Vec::new();
     let task = client.send_text(&root, "wait", &mut seen).await;
     client.until_events("tool_call_started", 1, &mut seen).await;
@@ -365,9 +359,7 @@ async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     client.send_text(&root, "delegate", &mut seen).await;
     client.until_events("task_complete", 2, &mut seen).await;
@@ -440,9 +432,7 @@ async fn conv_send_to_a_conversation_waiting_for_its_handoff_is_refused() {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
     server.push([
         MockResponse::tool_call(
             "s1",
@@ -507,9 +497,7 @@ async fn session_interrupt_stops_the_conversation_a_handoff_moved_to() {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "yolo");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "yolo").await;
     let mut seen = Vec::new();
     client.send_text(&root, "delegate", &mut seen).await;
     // The root's turn was replaced; the other conversation's command runs.
@@ -571,9 +559,7 @@ async fn input_queued_for_a_conversation_destroyed_before_it_ran_ends_with_task_
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     client.send_text(&root, "talk", &mut seen).await;
     let created = client

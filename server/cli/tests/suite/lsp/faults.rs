@@ -259,9 +259,7 @@ async fn a_panic_inside_a_request_fails_only_that_request() {
 async fn cancel_request_for_a_finished_or_unknown_request_changes_nothing() {
     let server = MockModelServer::start(Vec::new()).await.unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let root = client.root().await;
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
     // `$/cancelRequest` is a notification: no answer, and the next request is served.
     for id in [json!(1), json!(9999), json!("not-a-request")] {
         client

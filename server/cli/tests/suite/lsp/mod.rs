@@ -182,6 +182,18 @@ impl Client {
     }
 
     /// The root conversation's id.
+    /// [`Client::start`], `initialize` without options, and the root conversation's id.
+    pub async fn ready(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+    ) -> (Self, String) {
+        let mut client = Self::start(workspace, server, preset);
+        client.initialize(json!({})).await;
+        let root = client.root().await;
+        (client, root)
+    }
+
     pub async fn root(&mut self) -> String {
         let list = self
             .request("conversation/list", json!({}), &mut Vec::new())

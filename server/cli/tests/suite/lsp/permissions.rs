@@ -42,9 +42,7 @@ async fn the_editor_is_shown_the_diff_of_an_edit_before_it_is_made() {
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("app.txt"), "one\ntwo\nthree\n").unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let conversation = client.root().await;
+    let (mut client, conversation) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     client.send_text(&conversation, "edit it", &mut seen).await;
     let ask = next_ask(&mut client, &mut seen).await;
@@ -79,9 +77,7 @@ async fn a_malformed_answer_is_a_denial_and_the_task_goes_on() {
     };
     let server = MockModelServer::start(Vec::new()).await.unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let conversation = client.root().await;
+    let (mut client, conversation) = Client::ready(workspace.path(), &server, "balanced").await;
     let allow = json!({"decision": "allow_once"});
     let error = json!({"code": 1, "message": "m"});
     // Each answer as the whole response body but the id.

@@ -68,9 +68,7 @@ async fn exit_with(answer: Value) -> (MockModelServer, Vec<Value>) {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let conversation = client.root().await;
+    let (mut client, conversation) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     set_mode(&mut client, &conversation, "plan", &mut seen).await;
     // Their notifications may follow the answers; only the task's are wanted below.
@@ -114,9 +112,7 @@ async fn set_mode_switches_the_mode_and_reports_it() {
         .await
         .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut client = Client::start(workspace.path(), &server, "balanced");
-    client.initialize(json!({})).await;
-    let conversation = client.root().await;
+    let (mut client, conversation) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     set_mode(&mut client, &conversation, "plan", &mut seen).await;
     client.until_events("mode_changed", 1, &mut seen).await;
