@@ -85,29 +85,40 @@ async fn coder_exec_writes_cannot_be_raced_out_of_the_workspace() {
             Chunk::tool_call(&format!("w{i}"), "write", arguments)
         })
         .collect();
-    let server =
-        MockModelServer::start(vec![MockResponse::stream(calls), MockResponse::text("ok")])
-            .await
-            .unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    let racer = Racer::start(workspace.path(), outside.path());
-    let out = coder(workspace.path(), &server, &["--mode", "yolo", "write them"]).await;
-    drop(racer);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let escaped: Vec<_> = std::fs::read_dir(outside.path())
-        .unwrap()
-        .flatten()
-        .map(|entry| entry.file_name())
-        .collect();
-    let written = (0..WRITES)
-        .filter(|i| tool_result(&server, &format!("w{i}")).starts_with("Created"))
-        .count();
-    assert!(
-        escaped.is_empty(),
-        "{} of {WRITES} writes landed outside the workspace: {escaped:?}",
-        escaped.len()
-    );
+    // On a loaded machine the racer can be descheduled in its swapped state for a whole
+    // run, so that no write gets through and the run proves nothing: such a run is tried
+    // again (up to three runs); none may ever let a write out.
+    let mut written = 0;
+    for _ in 0..3 {
+        let server = MockModelServer::start(vec![
+            MockResponse::stream(calls.clone()),
+            MockResponse::text("ok"),
+        ])
+        .await
+        .unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let racer = Racer::start(workspace.path(), outside.path());
+        let out = coder(workspace.path(), &server, &["--mode", "yolo", "write them"]).await;
+        drop(racer);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let escaped: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.file_name())
+            .collect();
+        written = (0..WRITES)
+            .filter(|i| tool_result(&server, &format!("w{i}")).starts_with("Created"))
+            .count();
+        assert!(
+            escaped.is_empty(),
+            "{} of {WRITES} writes landed outside the workspace: {escaped:?}",
+            escaped.len()
+        );
+        if written > 0 {
+            break;
+        }
+    }
     assert!(written > 0, "no write got through the racer at all");
 }
 
