@@ -57,7 +57,10 @@ function render(deltas) {
   const frame = (choices) =>
     `data: {"choices":${choices},"id":"chatcmpl-mock","model":"mock-model","object":"chat.completion.chunk"}\n\n`;
   const delta = frame(`[{"delta":{"content":${JSON.stringify(PIECE)}},"finish_reason":null,"index":0}]`);
-  return delta.repeat(deltas) + frame(`[{"delta":{},"finish_reason":"stop","index":0}]`) + "data: [DONE]\n\n";
+  // The usage ends it, as OpenAI's reply does when asked (`include_usage`): coder then counts
+  // no tokens itself.
+  const usage = `data: {"choices":[],"id":"chatcmpl-mock","model":"mock-model","object":"chat.completion.chunk","usage":{"prompt_tokens":20,"completion_tokens":${deltas},"total_tokens":${20 + deltas}}}\n\n`;
+  return delta.repeat(deltas) + frame(`[{"delta":{},"finish_reason":"stop","index":0}]`) + usage + "data: [DONE]\n\n";
 }
 
 // The script goes to the mock as a file at start (its script endpoint takes small bodies

@@ -141,6 +141,12 @@ impl NativeEngine {
         self.engine.session_id().to_string()
     }
 
+    /// The sessions saved in the workspace, newest first.
+    #[napi(ts_return_type = "import('../ts/protocol').SessionInfo[]")]
+    pub fn saved_sessions(&self) -> Result<Value> {
+        to_json(self.engine.saved_sessions())
+    }
+
     /// Takes up a saved session; returns how many messages came back.
     #[napi]
     pub fn resume(&self, session_id: String) -> Result<u32> {
@@ -236,6 +242,26 @@ impl NativeEngine {
     pub fn destroy(&self, conversation_id: String) -> Result<Value> {
         let conversation = parse_conversation(&conversation_id)?;
         to_json(self.engine.conversation_destroy(conversation))
+    }
+
+    /// Queues a task that compacts the conversation's history now; returns its id.
+    #[napi]
+    pub fn compact(&self, conversation_id: String) -> Result<String> {
+        let task = self
+            .engine
+            .compact(parse_conversation(&conversation_id)?)
+            .map_err(error)?;
+        Ok(task.to_string())
+    }
+
+    /// What compactions of the conversation replaced, one segment per compaction.
+    #[napi(ts_return_type = "import('../ts/protocol').ArchivedSegment[]")]
+    pub fn archive(&self, conversation_id: String) -> Result<Value> {
+        let segments = self
+            .engine
+            .archive(parse_conversation(&conversation_id)?)
+            .map_err(error)?;
+        to_json(segments)
     }
 
     /// Interrupts the conversation's running task; returns whether one was running.

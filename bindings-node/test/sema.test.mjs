@@ -141,6 +141,11 @@ test("a saved session comes back with createSession(sessionId)", async (t) => {
   assert.ok(existsSync(join(dir, ".coder/sessions", `${ready.sessionId}.json`)));
   const again = await session(t, url, { workingDir: dir });
   assert.equal(again.ready.historyLoaded, false);
+  const saved = again.core.engine.savedSessions();
+  assert.equal(saved.length, 1);
+  assert.equal(saved[0].sessionId, ready.sessionId);
+  assert.equal(saved[0].title, "remember this");
+  assert.equal(saved[0].conversations, 1);
   const readyAgain = next(again.core, "session:ready");
   await again.core.createSession(ready.sessionId);
   const resumed = await readyAgain;
@@ -376,4 +381,40 @@ test("Engine.resume throws with the engine's code and leaves the engine usable",
   }
   // The input, the first input's todo reminder and the reply.
   assert.equal(engine.messages(engine.rootConversation).length, 3);
+});
+
+test("compact() summarises the main conversation: compact:exec, then the archive holds what it replaced", async (t) => {
+  const { url } = await startMock(t, [text("first answer"), text("second answer"), text("They asked twice."), text("third answer")]);
+  const { core } = await session(t, url);
+  for (const input of ["first question", "second question"]) {
+    const idle = next(core, "state:update", (d) => d.state === "idle");
+    core.processUserInput(input);
+    await idle;
+  }
+  const seen = [];
+  for (const name of ["compact:exec", "conversation:usage"]) core.on(name, (data) => seen.push([name, data]));
+  const idle = next(core, "state:update", (d) => d.state === "idle");
+  core.compact();
+  await idle;
+  assert.deepEqual(seen.map(([name]) => name), ["compact:exec", "conversation:usage"]);
+  const compacted = seen[0][1];
+  assert.equal(compacted.agentId, "main");
+  assert.equal(compacted.trigger, "manual");
+  assert.equal(compacted.summary, "They asked twice.");
+  assert.ok(compacted.tokenCompact < compacted.tokenBefore, JSON.stringify(compacted));
+  assert.equal(compacted.compactRate, Math.round((compacted.tokenCompact / compacted.tokenBefore) * 1000) / 1000);
+  assert.equal(seen[1][1].usage.useTokens, compacted.tokenCompact);
+
+  const root = core.engine.rootConversation;
+  const archive = core.engine.archive(root);
+  assert.equal(archive.length, 1);
+  assert.equal(archive[0].messages.length, compacted.archivedMessages);
+  // The first input's todo reminder went with it.
+  const said = archive[0].messages.map((m) => m.content).filter((c) => !c.startsWith("<system-reminder>"));
+  assert.deepEqual(said, ["first question", "first answer"]);
+  assert.ok(core.engine.messages(root)[0].content.startsWith("<conversation-summary>"));
+
+  const done = next(core, "message:complete", (d) => d.content === "third answer");
+  core.processUserInput("third question");
+  await done;
 });

@@ -5,7 +5,9 @@ import { coded } from "./errors";
 import { native, type NativeEngine } from "./native";
 import { TASK_END_EVENTS } from "./protocol";
 import type {
+  ArchivedSegment,
   ChatMessage,
+  SessionInfo,
   CommandInfo,
   ConversationSummary,
   CreateParams,
@@ -90,6 +92,14 @@ export class Engine {
     return this.#native.rootConversation();
   }
 
+  /**
+   * The sessions saved in the workspace (`.coder/sessions/`), newest first: id, when saved,
+   * model, conversation and message counts, and the first thing asked (`title`).
+   */
+  savedSessions(): SessionInfo[] {
+    return this.#native.savedSessions();
+  }
+
   /** Takes up a saved session (`.coder/sessions/<id>.json`); returns the messages loaded. */
   resume(sessionId: string): number {
     return this.#live().resume(sessionId);
@@ -148,6 +158,23 @@ export class Engine {
 
   destroy(conversationId: string): DestroyResult {
     return this.#live().destroy(conversationId);
+  }
+
+  /**
+   * Compacts the conversation's history now: the model summarises its older part, which is
+   * archived (`archive`). Returns the task id at once; `compacted` and `token_count` events
+   * report it.
+   */
+  compact(conversationId: string): string {
+    const task = this.#live().compact(conversationId);
+    this.#pending.add(task);
+    this.#hold();
+    return task;
+  }
+
+  /** What compactions replaced, one segment per compaction, oldest first. */
+  archive(conversationId: string): ArchivedSegment[] {
+    return this.#native.archive(conversationId);
   }
 
   /** Interrupts the conversation's running task; returns whether one was running. */

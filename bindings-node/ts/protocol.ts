@@ -148,6 +148,38 @@ export type EventMsg =
       contextWindow: number | null,
     }
   | {
+      "type": "compacted",
+      /**
+       * What started it: the context passed `compactThreshold` of the window before a
+       * model call, or a person asked (`conversation/compact`).
+       */
+      trigger: CompactTrigger,
+      /**
+       * The context's size before, in tokens.
+       */
+      tokenBefore: number,
+      /**
+       * The context's size after: the summary and the turns kept.
+       */
+      tokenCompact: number,
+      /**
+       * `tokenCompact / tokenBefore`, between 0 and 1: the share of the context left.
+       */
+      compactRate: number,
+      /**
+       * The summary that now opens the history.
+       */
+      summary: string,
+      /**
+       * How many messages were replaced (and archived).
+       */
+      archivedMessages: number,
+      /**
+       * The archived segment's index in `conversation/archive`.
+       */
+      segment: number,
+    }
+  | {
       "type": "task_complete",
       lastAgentMessage: string | null,
       /**
@@ -203,6 +235,11 @@ export type RequestedToolCall = {
  * Why a task ended early.
  */
 export type AbortReason = "replaced" | "interrupted";
+
+/**
+ * What started a compaction.
+ */
+export type CompactTrigger = "auto" | "manual";
 
 /**
  * Why a queued task was dropped before it ran.
@@ -433,6 +470,31 @@ export type HistoryAttachment = {
   image_url: string,
 };
 
+/**
+ * Messages a compaction replaced by its summary, kept so nothing is lost: the
+ * conversation's archive (`conversation/archive`) holds one segment per compaction, oldest
+ * first, and the session snapshot keeps them.
+ */
+export type ArchivedSegment = {
+  /**
+   * Its place in the archive, from 0.
+   */
+  index: number,
+  /**
+   * When it was archived (RFC 3339).
+   */
+  archivedAt: string,
+  trigger: CompactTrigger,
+  /**
+   * The summary that replaced it.
+   */
+  summary: string,
+  /**
+   * The replaced messages, in OpenAI Chat Completions form.
+   */
+  messages: Array<ChatMessage>,
+};
+
 // permission.rs
 
 /**
@@ -518,10 +580,33 @@ export const CONVERSATION_INTERRUPT = "conversation/interrupt";
 export const CONVERSATION_SET_MODE = "conversation/setMode";
 
 /**
+ * Compacts a conversation's history now: queues a task that summarises its older
+ * part (`compacted`, then `token_count`); returns the task's id.
+ */
+export const CONVERSATION_COMPACT = "conversation/compact";
+
+/**
+ * The messages compactions replaced, one segment per compaction, oldest first.
+ */
+export const CONVERSATION_ARCHIVE = "conversation/archive";
+
+/**
  * Stops the session's running task, whatever conversation it is on, and drops the
  * continuations its handoffs queued (their calls get a result saying so).
  */
 export const SESSION_INTERRUPT = "session/interrupt";
+
+/**
+ * The sessions saved in the workspace (`.coder/sessions/`), newest first.
+ */
+export const SESSION_LIST = "session/list";
+
+/**
+ * Takes up a saved session: its conversations, histories, todos and modes replace
+ * this session's. Only a session not used yet (nothing sent, no conversation
+ * created) can resume; an unknown id is `-32602` with `data.kind` `not_found`.
+ */
+export const SESSION_RESUME = "session/resume";
 
 /**
  * The rules files the system prompt holds now (user level, `.coder/rules/`, then
@@ -567,7 +652,11 @@ export const METHODS = [
   CONVERSATION_DESTROY,
   CONVERSATION_INTERRUPT,
   CONVERSATION_SET_MODE,
+  CONVERSATION_COMPACT,
+  CONVERSATION_ARCHIVE,
   SESSION_INTERRUPT,
+  SESSION_LIST,
+  SESSION_RESUME,
   RULE_LIST,
   COMMAND_LIST,
   SKILL_LIST,
@@ -699,6 +788,55 @@ export type HistoryParams = {
 };
 
 export type HistoryResult = { entries: Array<HistoryEntry> };
+
+/**
+ * `conversation/archive` result.
+ */
+export type ArchiveResult = { segments: Array<ArchivedSegment> };
+
+/**
+ * `session/list` params: an empty object.
+ */
+export type SessionListParams = Record<symbol, never>;
+
+/**
+ * `session/list` result.
+ */
+export type SessionListResult = { sessions: Array<SessionInfo> };
+
+/**
+ * A saved session, as a picker shows it.
+ */
+export type SessionInfo = {
+  sessionId: SessionId,
+  /**
+   * When it was last saved (RFC 3339).
+   */
+  savedAt: string,
+  /**
+   * The model of its root conversation.
+   */
+  model: string,
+  conversations: number,
+  /**
+   * Messages in all its conversations.
+   */
+  messages: number,
+  /**
+   * The first thing a person asked in its root conversation, cut to 100 characters.
+   */
+  title?: string,
+};
+
+/**
+ * `session/resume` params.
+ */
+export type SessionResumeParams = { sessionId: SessionId };
+
+/**
+ * `session/resume` result: how many messages came back.
+ */
+export type SessionResumeResult = { sessionId: SessionId, messages: number };
 
 /**
  * `conversation/destroy` result: `ok: false` with a reason for the root conversation or
@@ -925,10 +1063,29 @@ export type ClientRequests = {
    */
   "conversation/setMode": { params: SetModeParams, result: SetModeResult },
   /**
+   * Compacts a conversation's history now: queues a task that summarises its older
+   * part (`compacted`, then `token_count`); returns the task's id.
+   */
+  "conversation/compact": { params: TargetParams, result: SendResult },
+  /**
+   * The messages compactions replaced, one segment per compaction, oldest first.
+   */
+  "conversation/archive": { params: TargetParams, result: ArchiveResult },
+  /**
    * Stops the session's running task, whatever conversation it is on, and drops the
    * continuations its handoffs queued (their calls get a result saying so).
    */
   "session/interrupt": { params: SessionInterruptParams, result: InterruptResult },
+  /**
+   * The sessions saved in the workspace (`.coder/sessions/`), newest first.
+   */
+  "session/list": { params: SessionListParams, result: SessionListResult },
+  /**
+   * Takes up a saved session: its conversations, histories, todos and modes replace
+   * this session's. Only a session not used yet (nothing sent, no conversation
+   * created) can resume; an unknown id is `-32602` with `data.kind` `not_found`.
+   */
+  "session/resume": { params: SessionResumeParams, result: SessionResumeResult },
   /**
    * The rules files the system prompt holds now (user level, `.coder/rules/`, then
    * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).

@@ -277,6 +277,23 @@ export class CoderEngine {
   }
 
   /**
+   * Compacts the main conversation now (what `/compact` does): the model summarises its
+   * older history, which stays readable through the engine's `archive`; `compact:exec`
+   * reports it. Returns at once.
+   */
+  compact(): void {
+    if (!this.#engine) {
+      this.#sessionError("fatal_error", coded("invalid_params", "no session: call createSession() first"));
+      return;
+    }
+    try {
+      this.#engine.compact(this.#root);
+    } catch (err) {
+      this.#sessionError("fatal_error", err);
+    }
+  }
+
+  /**
    * Interrupts whatever runs, on any conversation, and drops the continuations its
    * handoffs queued; `session:interrupted` follows.
    */
@@ -460,6 +477,17 @@ export class CoderEngine {
           };
           this.#emit("conversation:usage", { usage: { ...this.#usage } });
         }
+        break;
+      case "compacted":
+        this.#emit("compact:exec", {
+          agentId,
+          trigger: event.trigger,
+          tokenBefore: event.tokenBefore,
+          tokenCompact: event.tokenCompact,
+          compactRate: event.compactRate,
+          summary: event.summary,
+          archivedMessages: event.archivedMessages,
+        });
         break;
       case "permission_requested":
         if (event.toolName === EXIT_PLAN_MODE) {

@@ -43,7 +43,10 @@ impl Format {
     }
 
     fn reply(self, deltas: usize) -> MockResponse {
-        let chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text(PIECE)).collect();
+        // The reply ends with its usage, as OpenAI's does when asked (`include_usage`) and
+        // Anthropic's always: coder then counts no tokens itself.
+        let mut chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text(PIECE)).collect();
+        chunks.push(Chunk::usage(20, deltas as u64));
         match self {
             Self::OpenAi => MockResponse::prerendered(&chunks),
             Self::Anthropic => MockResponse::prerendered_anthropic(&chunks),

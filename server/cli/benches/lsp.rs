@@ -225,7 +225,10 @@ fn samples() -> usize {
 
 /// One reply of `deltas` text deltas, rendered before the request and written at once.
 fn reply(deltas: usize) -> MockResponse {
-    let chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text("tok ")).collect();
+    // It ends with its usage, as OpenAI's does when asked (`include_usage`): coder then
+    // counts no tokens itself.
+    let mut chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text("tok ")).collect();
+    chunks.push(Chunk::usage(20, deltas as u64));
     MockResponse::prerendered(&chunks)
 }
 

@@ -596,6 +596,14 @@ impl Printer for TextPrinter {
                     .map_or(String::new(), |error| format!(" ({error})"))
             ))?,
             EventMsg::Error { message, .. } => self.note(&format!("error: {message}"))?,
+            EventMsg::Compacted {
+                token_before,
+                token_compact,
+                archived_messages,
+                ..
+            } => self.note(&format!(
+                "compacted the conversation: {token_before} -> {token_compact} tokens ({archived_messages} messages summarised and archived)"
+            ))?,
             // A handoff: the conversation's turn goes on after the other one's reply.
             EventMsg::TurnAborted {
                 reason: AbortReason::Replaced,

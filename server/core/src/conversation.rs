@@ -6,8 +6,8 @@ use std::time::SystemTime;
 
 use crate::error::EngineError;
 use coder_protocol::{
-    Attachment, ChatMessage, ConversationId, HistoryAttachment, HistoryEntry, InputItem, Mode,
-    Role, TodoItem, TokenUsage, ToolsPrefs,
+    ArchivedSegment, Attachment, ChatMessage, ConversationId, HistoryAttachment, HistoryEntry,
+    InputItem, Mode, Role, TodoItem, TokenUsage, ToolsPrefs,
 };
 
 /// What a new conversation should be. Fields left `None` take the defaults (engine API) or
@@ -155,9 +155,10 @@ pub(crate) struct Conversation {
     pub context: ConversationContext,
     pub history: Vec<ChatMessage>,
     pub total_usage: TokenUsage,
-    /// The size of the context after the last reply, in tokens: its request's input plus
-    /// the reply.
-    pub context_tokens: u64,
+    /// The size of the context as last measured (the last request and its reply).
+    pub size: crate::tokens::ContextSize,
+    /// What compactions replaced, one segment per compaction, oldest first.
+    pub archive: Vec<ArchivedSegment>,
     pub last_active_at: SystemTime,
     pub mode: Mode,
     /// The mode the conversation had when it entered plan mode, which leaving plan mode
@@ -198,7 +199,8 @@ impl Conversation {
             },
             history,
             total_usage: TokenUsage::default(),
-            context_tokens: 0,
+            size: Default::default(),
+            archive: Vec::new(),
             last_active_at: SystemTime::now(),
             mode,
             mode_before_plan: None,

@@ -55,6 +55,13 @@ impl Engine {
         self.session.snapshot_path()
     }
 
+    /// The sessions saved in the workspace (`.coder/sessions/`), newest first, for a picker:
+    /// id, when saved, model, conversation and message counts, and the first thing asked.
+    /// Files that are not snapshots are left out.
+    pub fn saved_sessions(&self) -> Vec<coder_protocol::methods::SessionInfo> {
+        self.session.saved_sessions()
+    }
+
     /// Takes up a saved session: its id, its conversations and their histories, modes,
     /// todos and token totals replace this session's. Only a session that has not been used
     /// yet (nothing sent, no conversation created) can resume; returns how many messages
@@ -214,6 +221,22 @@ impl Engine {
     ) -> Result<TaskId, EngineError> {
         self.session
             .send(conversation, items, Some(base_instructions))
+    }
+
+    /// Queues a task that compacts `conversation`'s history now (seed 001): the model
+    /// summarises its older part, which is archived; `compacted` and `token_count` report
+    /// it. Returns the task's id; the task waits for the tasks queued before it.
+    pub fn compact(&self, conversation: ConversationId) -> Result<TaskId, EngineError> {
+        self.session.compact(conversation)
+    }
+
+    /// What compactions of `conversation` replaced, one segment per compaction, oldest
+    /// first: nothing a compaction removes from the history is lost.
+    pub fn archive(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<coder_protocol::ArchivedSegment>, EngineError> {
+        self.session.archive(conversation)
     }
 
     /// Interrupts the task running on `conversation`, if any. It ends at its next checkpoint

@@ -31,6 +31,7 @@ mod session;
 pub mod skills;
 mod snapshot;
 mod sync;
+mod tokens;
 pub mod tools;
 pub mod trust;
 mod turn;

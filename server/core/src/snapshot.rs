@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use coder_protocol::{
-    ChatMessage, ConversationId, Mode, Role, SessionId, TodoItem, TokenUsage, ToolsPrefs,
+    ArchivedSegment, ChatMessage, ConversationId, Mode, Role, SessionId, TodoItem, TokenUsage,
+    ToolsPrefs,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -110,6 +111,9 @@ pub struct ConversationSnapshot {
     /// The context's size after the last reply, in tokens (0 in older snapshots).
     #[serde(default)]
     pub context_tokens: u64,
+    /// What compactions replaced, oldest first (`conversation/archive`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub archived: Vec<ArchivedSegment>,
     #[serde(default)]
     pub todos: Vec<TodoItem>,
     /// When the conversation last recorded history or finished a task (RFC 3339, in
@@ -185,7 +189,8 @@ impl ConversationSnapshot {
             mode_before_plan: conversation.mode_before_plan,
             plan_reminder_due: conversation.plan_reminder_due,
             total_usage: conversation.total_usage,
-            context_tokens: conversation.context_tokens,
+            context_tokens: conversation.size.tokens,
+            archived: conversation.archive.clone(),
             todos: lock(&conversation.todos).clone(),
             last_active_at: Some(
                 humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
@@ -213,7 +218,11 @@ impl ConversationSnapshot {
         conversation.mode_before_plan = self.mode_before_plan;
         conversation.plan_reminder_due = self.plan_reminder_due && self.mode == Mode::Plan;
         conversation.total_usage = self.total_usage;
-        conversation.context_tokens = self.context_tokens;
+        conversation.size = crate::tokens::ContextSize {
+            tokens: self.context_tokens,
+            through: conversation.history.len(),
+        };
+        conversation.archive = self.archived;
         conversation.worker = self.worker;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
@@ -271,6 +280,11 @@ impl Saver {
         self.dir
             .as_ref()
             .map(|dir| dir.join(format!("{session}.json")))
+    }
+
+    /// The sessions saved in the workspace, newest first (none when saving is off).
+    pub fn list(&self) -> Vec<coder_protocol::methods::SessionInfo> {
+        self.dir.as_deref().map(list).unwrap_or_default()
     }
 
     /// Whether a busy session should save now.
@@ -367,6 +381,77 @@ fn make_sessions_dir(dir: &Path) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The sessions saved in `dir`, newest first. A file that is not a snapshot (a temporary
+/// file, a corrupt or foreign one) is left out.
+pub(crate) fn list(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
+    /// What a listing reads of a message.
+    #[derive(Deserialize)]
+    struct Message {
+        role: Role,
+        #[serde(default)]
+        content: Option<String>,
+    }
+    /// What a listing reads of a conversation: its messages, lightly.
+    #[derive(Deserialize)]
+    struct Listed {
+        #[serde(default)]
+        messages: Vec<Message>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Head {
+        session_id: SessionId,
+        saved_at: String,
+        model: String,
+        #[serde(default)]
+        messages: Vec<Message>,
+        #[serde(default)]
+        conversations: Vec<Listed>,
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut sessions: Vec<coder_protocol::methods::SessionInfo> = entries
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "json"))
+        .filter_map(|entry| {
+            let bytes = std::fs::read(entry.path()).ok()?;
+            let head: Head = serde_json::from_slice(&bytes).ok()?;
+            let title = head
+                .messages
+                .iter()
+                .find(|m| {
+                    m.role == Role::User
+                        && m.content.as_deref().is_some_and(|text| {
+                            !text.starts_with(crate::reminders::OPEN)
+                                && !text.starts_with(crate::prompt::SUMMARY_OPEN)
+                        })
+                })
+                .and_then(|m| m.content.as_deref())
+                .map(|text| text.chars().take(100).collect::<String>());
+            Some(coder_protocol::methods::SessionInfo {
+                session_id: head.session_id,
+                saved_at: head.saved_at,
+                model: head.model,
+                conversations: 1 + head.conversations.len(),
+                messages: head
+                    .messages
+                    .iter()
+                    .filter(|m| m.role != Role::System)
+                    .count()
+                    + head
+                        .conversations
+                        .iter()
+                        .map(|c| c.messages.iter().filter(|m| m.role != Role::System).count())
+                        .sum::<usize>(),
+                title,
+            })
+        })
+        .collect();
+    sessions.sort_by(|a, b| b.saved_at.cmp(&a.saved_at));
+    sessions
 }
 
 /// Reads the snapshot of `session` from `path`.

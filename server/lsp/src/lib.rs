@@ -21,10 +21,10 @@ use std::sync::{Arc, OnceLock};
 use coder_core::Engine;
 use coder_protocol::EventMsg;
 use coder_protocol::methods::{
-    CoderCapabilities, CommandList, ConversationCreate, ConversationDestroy, ConversationHistory,
-    ConversationInterrupt, ConversationList, ConversationSend, ConversationSetMode,
-    InitializationOptions, METHODS, PROTOCOL_VERSION, RuleList, SessionInterrupt, SkillList,
-    WorkspaceCompletePaths,
+    CoderCapabilities, CommandList, ConversationArchive, ConversationCompact, ConversationCreate,
+    ConversationDestroy, ConversationHistory, ConversationInterrupt, ConversationList,
+    ConversationSend, ConversationSetMode, InitializationOptions, METHODS, PROTOCOL_VERSION,
+    RuleList, SessionInterrupt, SessionList, SessionResume, SkillList, WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -245,7 +245,11 @@ pub async fn serve_until(
     builder = route::<ConversationDestroy>(builder, Backend::destroy);
     builder = route::<ConversationInterrupt>(builder, Backend::interrupt);
     builder = route::<ConversationSetMode>(builder, Backend::set_mode);
+    builder = route::<ConversationCompact>(builder, Backend::compact);
+    builder = route::<ConversationArchive>(builder, Backend::archive);
     builder = route::<SessionInterrupt>(builder, Backend::interrupt_session);
+    builder = route::<SessionList>(builder, Backend::sessions);
+    builder = route::<SessionResume>(builder, Backend::resume);
     builder = route::<RuleList>(builder, Backend::rules);
     builder = route::<CommandList>(builder, Backend::commands);
     builder = route::<SkillList>(builder, Backend::skills);

@@ -9,12 +9,14 @@ use std::panic::AssertUnwindSafe;
 use coder_core::{ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
-    COMMAND_LIST, CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY,
-    CONVERSATION_INTERRUPT, CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_MODE,
-    CommandListParams, CommandListResult, CompletePathsParams, CompletePathsResult, CreateParams,
-    CreateResult, DestroyResult, HistoryParams, HistoryResult, InterruptResult, ListParams,
-    ListResult, RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT, SKILL_LIST,
-    SendParams, SendResult, SessionInterruptParams, SetModeParams, SetModeResult, SkillListParams,
+    ArchiveResult, COMMAND_LIST, CONVERSATION_ARCHIVE, CONVERSATION_COMPACT, CONVERSATION_CREATE,
+    CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT, CONVERSATION_LIST,
+    CONVERSATION_SEND, CONVERSATION_SET_MODE, CommandListParams, CommandListResult,
+    CompletePathsParams, CompletePathsResult, CreateParams, CreateResult, DestroyResult,
+    HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult, RULE_LIST,
+    RuleListParams, RuleListResult, SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST,
+    SendParams, SendResult, SessionInterruptParams, SessionListParams, SessionListResult,
+    SessionResumeParams, SessionResumeResult, SetModeParams, SetModeResult, SkillListParams,
     SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
@@ -147,6 +149,51 @@ impl Backend {
                 .conversation_history(params.conversation_id, params.limit)
                 .map_err(engine_error)?;
             Ok(HistoryResult { entries })
+        })
+        .await
+    }
+
+    pub(crate) async fn compact(&self, params: TargetParams) -> Result<SendResult> {
+        contained(CONVERSATION_COMPACT, async {
+            let task_id = self
+                .engine()?
+                .compact(params.conversation_id)
+                .map_err(engine_error)?;
+            Ok(SendResult { task_id })
+        })
+        .await
+    }
+
+    pub(crate) async fn archive(&self, params: TargetParams) -> Result<ArchiveResult> {
+        contained(CONVERSATION_ARCHIVE, async {
+            let segments = self
+                .engine()?
+                .archive(params.conversation_id)
+                .map_err(engine_error)?;
+            Ok(ArchiveResult { segments })
+        })
+        .await
+    }
+
+    pub(crate) async fn sessions(&self, _: SessionListParams) -> Result<SessionListResult> {
+        contained(SESSION_LIST, async {
+            Ok(SessionListResult {
+                sessions: self.engine()?.saved_sessions(),
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn resume(&self, params: SessionResumeParams) -> Result<SessionResumeResult> {
+        contained(SESSION_RESUME, async {
+            let messages = self
+                .engine()?
+                .resume(params.session_id)
+                .map_err(engine_error)?;
+            Ok(SessionResumeResult {
+                session_id: params.session_id,
+                messages,
+            })
         })
         .await
     }

@@ -80,3 +80,20 @@ pub struct HistoryAttachment {
     pub kind: String,
     pub image_url: String,
 }
+
+/// Messages a compaction replaced by its summary, kept so nothing is lost: the
+/// conversation's archive (`conversation/archive`) holds one segment per compaction, oldest
+/// first, and the session snapshot keeps them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedSegment {
+    /// Its place in the archive, from 0.
+    pub index: usize,
+    /// When it was archived (RFC 3339).
+    pub archived_at: String,
+    pub trigger: crate::CompactTrigger,
+    /// The summary that replaced it.
+    pub summary: String,
+    /// The replaced messages, in OpenAI Chat Completions form.
+    pub messages: Vec<crate::ChatMessage>,
+}

@@ -164,6 +164,27 @@ pub enum EventMsg {
         /// from coder's table of known models, else a guess (32,768, with a `warning`).
         context_window: Option<u64>,
     },
+    /// The conversation's history was compacted (seed 001 `compact:exec`): the model
+    /// summarised its older part, which was replaced by the summary; the most recent turns
+    /// stay whole. The replaced messages are kept as an archived segment of the
+    /// conversation (`conversation/archive`), never lost.
+    Compacted {
+        /// What started it: the context passed `compactThreshold` of the window before a
+        /// model call, or a person asked (`conversation/compact`).
+        trigger: CompactTrigger,
+        /// The context's size before, in tokens.
+        token_before: u64,
+        /// The context's size after: the summary and the turns kept.
+        token_compact: u64,
+        /// `tokenCompact / tokenBefore`, between 0 and 1: the share of the context left.
+        compact_rate: f64,
+        /// The summary that now opens the history.
+        summary: String,
+        /// How many messages were replaced (and archived).
+        archived_messages: usize,
+        /// The archived segment's index in `conversation/archive`.
+        segment: usize,
+    },
     /// The task ended normally (or after an `error`).
     TaskComplete {
         last_agent_message: Option<String>,
@@ -315,6 +336,16 @@ pub struct RequestedToolCall {
     pub tool_name: String,
     /// The arguments as JSON; arguments that are not valid JSON come as a string.
     pub arguments: Value,
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactTrigger {
+    /// The next request would have passed `compactThreshold` of the context window.
+    Auto,
+    /// Asked for (`conversation/compact`, `/compact`, the SDK's `compact`).
+    Manual,
 }
 
 /// Why a task ended early.

@@ -38,12 +38,12 @@ pub mod tools;
 mod usage;
 
 pub use conversation::{
-    ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
+    ArchivedSegment, ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
 };
 pub use error::ErrorKind;
 pub use event::{
-    AbortReason, DropReason, EngineState, Event, EventMsg, McpServerState, ModeChangeReason,
-    ReloadedKind, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
+    AbortReason, CompactTrigger, DropReason, EngineState, Event, EventMsg, McpServerState,
+    ModeChangeReason, ReloadedKind, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
 };
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};

@@ -40,10 +40,24 @@ method_table! {
         /// next model call has that mode's tools and system prompt.
         ConversationSetMode, CONVERSATION_SET_MODE = "conversation/setMode":
             SetModeParams => SetModeResult;
+        /// Compacts a conversation's history now: queues a task that summarises its older
+        /// part (`compacted`, then `token_count`); returns the task's id.
+        ConversationCompact, CONVERSATION_COMPACT = "conversation/compact":
+            TargetParams => SendResult;
+        /// The messages compactions replaced, one segment per compaction, oldest first.
+        ConversationArchive, CONVERSATION_ARCHIVE = "conversation/archive":
+            TargetParams => ArchiveResult;
         /// Stops the session's running task, whatever conversation it is on, and drops the
         /// continuations its handoffs queued (their calls get a result saying so).
         SessionInterrupt, SESSION_INTERRUPT = "session/interrupt":
             SessionInterruptParams => InterruptResult;
+        /// The sessions saved in the workspace (`.coder/sessions/`), newest first.
+        SessionList, SESSION_LIST = "session/list": SessionListParams => SessionListResult;
+        /// Takes up a saved session: its conversations, histories, todos and modes replace
+        /// this session's. Only a session not used yet (nothing sent, no conversation
+        /// created) can resume; an unknown id is `-32602` with `data.kind` `not_found`.
+        SessionResume, SESSION_RESUME = "session/resume":
+            SessionResumeParams => SessionResumeResult;
         /// The rules files the system prompt holds now (user level, `.coder/rules/`, then
         /// `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
         RuleList, RULE_LIST = "rule/list": RuleListParams => RuleListResult;
@@ -252,6 +266,55 @@ pub struct DestroyResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub reason: Option<String>,
+}
+
+/// `conversation/archive` result.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct ArchiveResult {
+    pub segments: Vec<crate::ArchivedSegment>,
+}
+
+/// `session/list` params: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct SessionListParams {}
+
+/// `session/list` result.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct SessionListResult {
+    pub sessions: Vec<SessionInfo>,
+}
+
+/// A saved session, as a picker shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub session_id: SessionId,
+    /// When it was last saved (RFC 3339).
+    pub saved_at: String,
+    /// The model of its root conversation.
+    pub model: String,
+    pub conversations: usize,
+    /// Messages in all its conversations.
+    pub messages: usize,
+    /// The first thing a person asked in its root conversation, cut to 100 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+}
+
+/// `session/resume` params.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionResumeParams {
+    pub session_id: SessionId,
+}
+
+/// `session/resume` result: how many messages came back.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionResumeResult {
+    pub session_id: SessionId,
+    pub messages: usize,
 }
 
 /// `rule/list` params: an empty object.

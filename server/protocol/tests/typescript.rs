@@ -11,21 +11,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
-    CoderCapabilities, CommandInfo, CommandListParams, CommandListResult, CommandSource,
-    CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams, HistoryResult,
-    InitializationOptions, InterruptResult, ListParams, ListResult, PermissionParams, ProviderName,
-    RuleInfo, RuleListParams, RuleListResult, SendParams, SendResult, SessionInterruptParams,
-    SetModeParams, SetModeResult, SkillInfo, SkillListParams, SkillListResult, TargetParams,
+    ArchiveResult, CoderCapabilities, CommandInfo, CommandListParams, CommandListResult,
+    CommandSource, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
+    HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
+    PermissionParams, ProviderName, RuleInfo, RuleListParams, RuleListResult, SendParams,
+    SendResult, SessionInfo, SessionInterruptParams, SessionListParams, SessionListResult,
+    SessionResumeParams, SessionResumeResult, SetModeParams, SetModeResult, SkillInfo,
+    SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
-    AbortReason, Attachment, ChatMessage, ConversationId, ConversationSummary, DropReason,
-    EngineState, ErrorKind, Event, EventMsg, FileReference, FileReferenceKind, FunctionCall,
-    HistoryAttachment, HistoryEntry, InputItem, LineRange, McpServerState, Mode, ModeChangeReason,
-    PermissionDecision, PolicyDecision, Preset, ReloadedKind, RequestedToolCall, Role, SessionId,
-    TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolsPrefs, methods, tools,
+    AbortReason, ArchivedSegment, Attachment, ChatMessage, CompactTrigger, ConversationId,
+    ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
+    FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
+    McpServerState, Mode, ModeChangeReason, PermissionDecision, PolicyDecision, Preset,
+    ReloadedKind, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus, TokenUsage,
+    ToolCall, ToolsPrefs, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -84,6 +87,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 EventMsg,
                 RequestedToolCall,
                 AbortReason,
+                CompactTrigger,
                 DropReason,
                 ReloadedKind,
                 ModeChangeReason,
@@ -109,7 +113,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 ToolsPrefs,
                 ConversationSummary,
                 HistoryEntry,
-                HistoryAttachment
+                HistoryAttachment,
+                ArchivedSegment
             ]
         ),
         section!(
@@ -131,6 +136,12 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 ListResult,
                 HistoryParams,
                 HistoryResult,
+                ArchiveResult,
+                SessionListParams,
+                SessionListResult,
+                SessionInfo,
+                SessionResumeParams,
+                SessionResumeResult,
                 DestroyResult,
                 InterruptResult,
                 SessionInterruptParams,

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use coder_testkit::{MockModelServer, MockResponse};
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::json;
 
 /// Writes `total` bytes of `line` repeated into `path`.
@@ -38,11 +38,16 @@ async fn content_grep_with_a_head_limit_stays_small_on_huge_files() {
     // It sorts first, so it is searched whatever the output holds already.
     std::fs::write(dir.path().join("a-giant.min.js"), giant).unwrap();
     let server = MockModelServer::start(vec![
-        MockResponse::tool_call(
-            "g1",
-            "grep",
-            json!({"pattern": "needle", "output_mode": "content", "head_limit": 5}),
-        ),
+        // With its usage, as most providers report it: coder then loads no tokenizer, whose
+        // tables would be counted here as if they were the search's.
+        MockResponse::stream(vec![
+            Chunk::tool_call(
+                "g1",
+                "grep",
+                json!({"pattern": "needle", "output_mode": "content", "head_limit": 5}),
+            ),
+            Chunk::usage(100, 10),
+        ]),
         // Slow to answer, so the process is sampled after the search.
         MockResponse::text("done").with_delay(1_000),
     ])

@@ -63,6 +63,9 @@ pub struct Config {
     /// The most tokens one reply may have; `None`: the model's own limit from the same
     /// table ([`DEFAULT_MAX_OUTPUT_TOKENS`] for a model it does not know).
     pub max_output_tokens: Option<u32>,
+    /// The share of the context window past which a conversation's history is compacted
+    /// before the next model call (seed 001); [`DEFAULT_COMPACT_THRESHOLD`] unless set.
+    pub compact_threshold: f64,
     /// The most bytes of text, thinking and tool arguments one model reply may stream
     /// before it is dropped (see [`DEFAULT_MAX_REPLY_BYTES`]).
     pub max_reply_bytes: usize,
@@ -151,6 +154,24 @@ impl WorkspaceTrust {
 }
 
 /// The default ceiling on one reply's text, thinking and tool arguments together: 4 MiB.
+/// Compaction starts when the next request would pass this share of the context window.
+pub const DEFAULT_COMPACT_THRESHOLD: f64 = 0.8;
+
+/// `compactThreshold` when it is a share between 0.1 and 1, else the default and a warning.
+fn compact_threshold(value: Option<f64>, warnings: &mut Vec<String>) -> f64 {
+    match value {
+        None => DEFAULT_COMPACT_THRESHOLD,
+        Some(share) if (0.1..=1.0).contains(&share) => share,
+        Some(share) => {
+            warnings.push(format!(
+                "compactThreshold {share} is not a share of the context window between 0.1 and 1; \
+                 using {DEFAULT_COMPACT_THRESHOLD}"
+            ));
+            DEFAULT_COMPACT_THRESHOLD
+        }
+    }
+}
+
 /// A reply of 128,000 tokens (more than any model writes in one turn today) is about
 /// 512 KB, so only a provider gone wrong reaches it; it bounds what a reply can cost in
 /// memory whatever the provider sends.
@@ -344,6 +365,7 @@ struct ConfigFile {
     max_steps: Option<u32>,
     context_window: Option<u64>,
     max_output_tokens: Option<u32>,
+    compact_threshold: Option<f64>,
     max_reply_bytes: Option<usize>,
     stream_idle_timeout_ms: Option<u64>,
     #[serde(default)]
@@ -619,6 +641,7 @@ impl Config {
         let mode = file.mode.unwrap_or_default();
         let mut mcp_servers = mcp_json;
         mcp_servers.extend(file.mcp_servers);
+        let compact_threshold = compact_threshold(file.compact_threshold, &mut warnings);
         Ok(Self {
             mode,
             preset: file.permissions.preset.unwrap_or_else(|| preset_for(mode)),
@@ -660,6 +683,7 @@ impl Config {
             max_steps: file.max_steps.unwrap_or(50),
             context_window: file.context_window,
             max_output_tokens: file.max_output_tokens,
+            compact_threshold,
             max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
@@ -707,6 +731,7 @@ impl Config {
             max_steps: 50,
             context_window: None,
             max_output_tokens: None,
+            compact_threshold: DEFAULT_COMPACT_THRESHOLD,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),

@@ -58,6 +58,8 @@ const IGNORED: &[&str] = &[
     "baseUrl",
     "apiKey",
     "mcpServers",
+    // Lower, it spends a model call on every request; higher, it lets the context overflow.
+    "compactThreshold",
     crate::trust::TRUSTED_FOLDERS,
 ];
 

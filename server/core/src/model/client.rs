@@ -13,7 +13,6 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic::AnthropicApi;
-use super::estimate::estimate_usage;
 use super::hints::{Hints, refused_on_loopback};
 use super::limits::ReplyLimits;
 use super::openai::OpenAiApi;
@@ -130,7 +129,8 @@ impl ModelClient {
     }
 
     /// Streams one reply. Text and thinking reach `on_update` as they arrive; a retry is
-    /// reported there as a warning. When the provider reports no usage, it is estimated.
+    /// reported there as a warning. When the provider reports no usage, `usage` is `None`
+    /// (a turn then counts the tokens itself).
     /// Cancelling `cancel` drops the HTTP stream at once. A reply that passes its limits
     /// (`maxOutputTokens`, `maxReplyBytes`, see `limits.rs`) is dropped and fails.
     /// A provider's `Retry-After` is honoured up to `retry.maxDelayMs`, never longer, and
@@ -161,12 +161,7 @@ impl ModelClient {
             let mut emitted = false;
             let (message, retry_after) =
                 match self.attempt(&call, cancel, on_update, &mut emitted).await {
-                    Ok(mut response) => {
-                        if response.usage.is_none() {
-                            response.usage = Some(estimate_usage(request, &response));
-                        }
-                        return Ok(response);
-                    }
+                    Ok(response) => return Ok(response),
                     Err(AttemptError::Cancelled(partial)) => {
                         return Err(StreamError::Cancelled { partial });
                     }

@@ -8,7 +8,6 @@
 mod anthropic;
 mod check;
 mod client;
-mod estimate;
 mod hints;
 mod known;
 mod limits;

@@ -17,6 +17,16 @@ pub(crate) use shapes::{PromptShape, PromptShapes};
 
 const BUILT_IN_PROMPT: &str = include_str!("built_in.md");
 
+/// The instructions of a compaction's summary request: a per-turn override of the system
+/// prompt (seed 003), never written back to the conversation.
+pub(crate) const COMPACT_PROMPT: &str = include_str!("compact.md");
+
+/// Opens the user message that holds a compaction's summary, in place of the history's
+/// older part.
+pub(crate) const SUMMARY_OPEN: &str = "<conversation-summary>\nThe earlier part of this conversation was compacted into the summary below; the messages after it are the most recent, kept as they were.\n\n";
+/// Closes it.
+pub(crate) const SUMMARY_CLOSE: &str = "\n</conversation-summary>";
+
 /// The built-in prompt, for front doors that put their own instructions before or after it
 /// (a conversation's base instructions replace it).
 pub fn built_in_prompt() -> &'static str {

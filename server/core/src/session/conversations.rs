@@ -244,6 +244,11 @@ impl Session {
         Ok(())
     }
 
+    /// The sessions saved in the workspace, newest first.
+    pub fn saved_sessions(&self) -> Vec<coder_protocol::methods::SessionInfo> {
+        self.services.saver.list()
+    }
+
     /// Takes up a saved session (see [`crate::Engine::resume`]).
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
         let fail = |kind, reason: &str| EngineError::resume(session, kind, reason);

@@ -39,6 +39,8 @@ pub(crate) struct TaskPlan {
     pub chain: ChainId,
     /// How many handoffs its chain made before this task.
     pub handoffs: u32,
+    /// The task compacts the conversation's history (asked for; no input, no turn).
+    pub compact: bool,
 }
 
 /// Names the chain of tasks one user input started (its handoffs' targets and
@@ -65,6 +67,7 @@ impl TaskPlan {
             depth,
             chain: ChainId::new(),
             handoffs: 0,
+            compact: false,
         }
     }
 }

@@ -275,6 +275,29 @@ impl Session {
         Ok(task_id)
     }
 
+    /// Queues a task that compacts `conversation`'s history.
+    pub fn compact(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<coder_protocol::TaskId, EngineError> {
+        self.conversation(conversation)?;
+        self.require_model()?;
+        let mut plan = TaskPlan::new(conversation, Vec::new(), 0);
+        plan.compact = true;
+        let task_id = plan.task_id;
+        self.driver.enqueue(vec![plan]);
+        Ok(task_id)
+    }
+
+    /// What compactions of `conversation` replaced, oldest first.
+    pub fn archive(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<coder_protocol::ArchivedSegment>, EngineError> {
+        let conversation = self.conversation(conversation)?;
+        Ok(lock(&conversation).archive.clone())
+    }
+
     /// Refuses an input whose text items together exceed `maxPromptBytes`.
     fn check_prompt_size(&self, items: &[InputItem]) -> Result<(), EngineError> {
         let size = items

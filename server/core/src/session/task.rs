@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
 use coder_protocol::{
-    AbortReason, ChatMessage, ConversationId, EventMsg, Mode, ModeChangeReason, TokenUsage,
+    AbortReason, ChatMessage, CompactTrigger, ConversationId, EventMsg, Mode, ModeChangeReason,
+    TokenUsage,
 };
 use futures::future::BoxFuture;
 
@@ -21,7 +22,9 @@ use crate::prompt::rules::RuleFile;
 use crate::prompt::{Environment, PromptInputs, system_prompt};
 use crate::reminders::plan_handoff;
 use crate::sync::lock;
+use crate::tokens::{ContextSize, Encoding};
 use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
+use crate::turn::compact::{CompactError, Compaction, compact_and_record};
 use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
     TurnOutcome, TurnTools, UsageNow, interrupted, run_turn,
@@ -86,24 +89,43 @@ impl Recorder for Mutex<Conversation> {
         lock(self).mode
     }
 
-    fn add_usage(&self, usage: &TokenUsage) -> UsageNow {
+    fn add_usage(&self, usage: &TokenUsage, size: ContextSize) -> UsageNow {
         let mut conversation = lock(self);
         conversation.total_usage.add(usage);
-        conversation.context_tokens = usage.input_tokens + usage.output_tokens;
-        UsageNow {
-            total: conversation.total_usage,
-            context_tokens: conversation.context_tokens,
-            reported: !conversation.worker,
-        }
+        conversation.size = size;
+        usage_now(&conversation)
     }
 
     fn usage(&self) -> UsageNow {
-        let conversation = lock(self);
-        UsageNow {
-            total: conversation.total_usage,
-            context_tokens: conversation.context_tokens,
-            reported: !conversation.worker,
+        usage_now(&lock(self))
+    }
+
+    fn compacted(
+        &self,
+        compaction: Compaction,
+        trigger: CompactTrigger,
+        size: ContextSize,
+    ) -> (usize, UsageNow) {
+        let mut conversation = lock(self);
+        if let Some(usage) = &compaction.usage {
+            conversation.total_usage.add(usage);
         }
+        conversation.history = compaction.history.clone();
+        conversation.size = size;
+        conversation.last_active_at = std::time::SystemTime::now();
+        let index = conversation.archive.len();
+        conversation
+            .archive
+            .push(crate::turn::compact::segment(index, compaction, trigger));
+        (index, usage_now(&conversation))
+    }
+}
+
+fn usage_now(conversation: &Conversation) -> UsageNow {
+    UsageNow {
+        total: conversation.total_usage,
+        context_tokens: conversation.size.tokens,
+        reported: !conversation.worker,
     }
 }
 
@@ -200,6 +222,10 @@ impl Session {
             events.warning(warning);
         }
         match conversation {
+            Ok(conversation) if plan.compact => {
+                self.compact_now(&conversation, control, events, model, &active)
+                    .await
+            }
             Ok(conversation) => {
                 self.prepare_and_run(&conversation, plan, control, events, model, &active)
                     .await
@@ -273,9 +299,15 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        let (todos, seen, history) = {
+        let (todos, seen, history, size, worker) = {
             let conv = lock(conversation);
-            (conv.todos.clone(), conv.seen.clone(), conv.history.clone())
+            (
+                conv.todos.clone(),
+                conv.seen.clone(),
+                conv.history.clone(),
+                conv.size,
+                conv.worker,
+            )
         };
         let base = ToolContext {
             workspace: config.workspace.clone(),
@@ -294,15 +326,18 @@ impl Session {
         let model_name = model.clone();
         let ctx = TurnContext {
             model: TurnModel {
+                encoding: Encoding::of(&model),
                 name: model,
                 client: active.clone(),
                 context_window,
                 max_output_tokens: limits.max_output_tokens,
                 prompt_cache_key,
+                compact_threshold: (!worker).then_some(config.compact_threshold),
             },
             system,
             offered,
             history,
+            size,
             max_steps: config.max_steps,
             tools: TurnTools {
                 registry: self.services.tools.clone(),
@@ -325,6 +360,64 @@ impl Session {
             }),
         };
         run_turn(ctx).await
+    }
+
+    /// A compaction task: summarises the conversation's older history now (`compacted`,
+    /// `token_count`). A history with nothing older than its last turn is left as it is,
+    /// with a `warning`.
+    async fn compact_now(
+        &self,
+        conversation: &Arc<Mutex<Conversation>>,
+        control: TaskControl,
+        events: &TaskEvents,
+        model: String,
+        active: &Arc<ActiveModel>,
+    ) -> TurnOutcome {
+        let (limits, _) = active.settings.limits_of(&model);
+        let turn_model = TurnModel {
+            encoding: Encoding::of(&model),
+            name: model,
+            client: active.clone(),
+            context_window: Some(limits.context_window),
+            max_output_tokens: limits.max_output_tokens,
+            prompt_cache_key: None,
+            compact_threshold: None,
+        };
+        let (mut history, mut size, shape) = {
+            let conv = lock(conversation);
+            (conv.history.clone(), conv.size, conv.prompt.clone())
+        };
+        let (system, tools) = shape
+            .as_deref()
+            .map_or((String::new(), Vec::new()), |shape| {
+                (shape.system.clone(), shape.tools.clone())
+            });
+        let before = size
+            .count(turn_model.encoding, &system, &tools, &history)
+            .await;
+        let compacted = compact_and_record(
+            &turn_model,
+            &mut history,
+            &mut size,
+            before,
+            CompactTrigger::Manual,
+            conversation.as_ref(),
+            events,
+            &control.cancel,
+        )
+        .await;
+        match compacted {
+            Ok(()) => {}
+            Err(CompactError::Nothing(why)) => events.warning(why),
+            Err(CompactError::Cancelled) => {
+                return TurnOutcome::Aborted(AbortReason::Interrupted);
+            }
+            Err(CompactError::Failed(error)) => return failed(events, error),
+        }
+        TurnOutcome::Completed {
+            last_agent_message: None,
+            step_limit: None,
+        }
     }
 
     /// The system prompt of a task of `conv`, and the tools hidden from it: the one place

@@ -8,6 +8,7 @@
 //! a valid request: every assistant tool call has a result, except the one a handover leaves
 //! for the continuation task to answer.
 
+pub(crate) mod compact;
 mod plan_exit;
 pub(crate) mod summary;
 mod tool_calls;
@@ -15,8 +16,8 @@ mod tool_calls;
 use std::sync::{Arc, Mutex};
 
 use coder_protocol::{
-    AbortReason, ChatMessage, ConversationId, EventMsg, InputItem, Mode, ModeChangeReason,
-    RequestedToolCall, TaskId, TokenUsage,
+    AbortReason, ChatMessage, CompactTrigger, ConversationId, ErrorKind, EventMsg, InputItem, Mode,
+    ModeChangeReason, RequestedToolCall, TaskId, TokenUsage,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +26,7 @@ use crate::events::TaskEvents;
 use crate::model::{ModelRequest, ModelResponse, ModelStream, StreamError, StreamUpdate, ToolSpec};
 use crate::permissions::Permissions;
 use crate::sync::lock;
+use crate::tokens::{ContextSize, Encoding};
 use crate::tools::conversation::ConversationCall;
 use crate::tools::{ToolContext, ToolRegistry};
 
@@ -43,6 +45,8 @@ pub(crate) struct TurnContext {
     /// The conversation's history when the turn starts; the turn keeps its own copy up to
     /// date with what it records.
     pub history: Vec<ChatMessage>,
+    /// The conversation's context size as last measured.
+    pub size: ContextSize,
     pub max_steps: u32,
     /// The tools the calls may use.
     pub tools: TurnTools,
@@ -101,6 +105,11 @@ pub(crate) struct TurnModel {
     pub context_window: Option<u64>,
     pub max_output_tokens: u32,
     pub prompt_cache_key: Option<String>,
+    /// The tokenizer that counts what the provider does not report.
+    pub encoding: Encoding,
+    /// The share of the context window past which the history is compacted before a model
+    /// call; `None` for a worker (seed 001), which fails instead when it overflows.
+    pub compact_threshold: Option<f64>,
 }
 
 /// The tools one task may call, and what a call runs with.
@@ -145,9 +154,18 @@ pub(crate) trait Recorder: Send + Sync {
     fn append_to_last(&self, text: &str);
     /// The conversation's mode now: a switch applies from the next tool call.
     fn mode(&self) -> Mode;
-    /// Adds a reply's usage; returns the conversation's usage after it.
-    fn add_usage(&self, usage: &TokenUsage) -> UsageNow;
+    /// Adds a reply's usage and the context's size after it; returns the conversation's
+    /// usage after it.
+    fn add_usage(&self, usage: &TokenUsage, size: ContextSize) -> UsageNow;
     fn usage(&self) -> UsageNow;
+    /// Replaces the history by a compaction's, archiving what it replaced; returns the
+    /// archived segment's index and the usage after the summary request.
+    fn compacted(
+        &self,
+        compaction: compact::Compaction,
+        trigger: CompactTrigger,
+        size: ContextSize,
+    ) -> (usize, UsageNow);
 }
 
 /// A conversation's usage at one moment.
@@ -242,6 +260,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         mut system,
         mut offered,
         mut history,
+        mut size,
         max_steps,
         mut tools,
         control,
@@ -256,7 +275,25 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         recorder.record(messages);
     };
     let mut last_agent_message = None;
+    // Set when the provider refused a request as too long: the next one is compacted.
+    let mut overflowed: Option<EngineError> = None;
+    let mut refused_once = false;
     for _step in 0..max_steps {
+        let fitting = Fitting {
+            model: &model,
+            system: &system,
+            offered: &offered,
+            recorder: recorder.as_ref(),
+            events: &events,
+            cancel,
+        };
+        let next = match fitting
+            .fit(&mut history, &mut size, overflowed.take())
+            .await
+        {
+            Ok(next) => next,
+            Err(outcome) => return outcome,
+        };
         let request = ModelRequest {
             model: &model.name,
             system: &system,
@@ -295,6 +332,21 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 recorder.record(records);
                 return interrupted(recorder.as_ref(), &events, model.context_window);
             }
+            Err(StreamError::Failed(error))
+                if error.kind() == ErrorKind::ContextLengthExceeded
+                    && model.compact_threshold.is_some()
+                    && model.context_window.is_some()
+                    && !refused_once =>
+            {
+                // The count said it fits; the provider says not: compact and ask again,
+                // once.
+                events.warning(format!(
+                    "{error}; compacting the conversation and trying again"
+                ));
+                refused_once = true;
+                overflowed = Some(error);
+                continue;
+            }
             Err(StreamError::Failed(error)) => {
                 events.emit(EventMsg::Error {
                     message: error.to_string(),
@@ -306,15 +358,35 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 };
             }
         };
+        refused_once = false;
         let tool_calls = response.tool_calls.clone();
+        let reported = response.usage;
         let reply = record_reply(
             recorder.as_ref(),
             response,
             &events,
-            model.context_window,
             &mut last_agent_message,
         );
+        let (reply, usage) = match reported {
+            Some(usage) => (reply, usage),
+            None => {
+                let input = match next {
+                    Some(next) => next,
+                    None => {
+                        size.count(model.encoding, &system, &offered, &history)
+                            .await
+                    }
+                };
+                counted_usage(model.encoding, input, reply).await
+            }
+        };
         history.push(reply);
+        size = ContextSize {
+            tokens: usage.input_tokens + usage.output_tokens,
+            through: history.len(),
+        };
+        let now = recorder.add_usage(&usage, size);
+        emit_usage(&events, usage, now, model.context_window);
         if tool_calls.is_empty() {
             return TurnOutcome::Completed {
                 last_agent_message,
@@ -401,20 +473,19 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
     }
 }
 
-/// Records a finished reply and reports it: whole reasoning, whole text, token usage.
-/// Returns the assistant message recorded.
+/// Records a finished reply and reports it: whole reasoning, whole text. Returns the
+/// assistant message recorded.
 fn record_reply(
     recorder: &dyn Recorder,
     response: ModelResponse,
     events: &TaskEvents,
-    context_window: Option<u64>,
     last_agent_message: &mut Option<String>,
 ) -> ChatMessage {
     let ModelResponse {
         text,
         reasoning,
         tool_calls,
-        usage,
+        usage: _,
     } = response;
     if !reasoning.is_empty() {
         events.emit(EventMsg::AgentReasoning {
@@ -449,11 +520,144 @@ fn record_reply(
     });
     let reply = ChatMessage::assistant(text, reasoning, tool_calls);
     recorder.record(vec![reply.clone()]);
-    if let Some(usage) = usage {
-        let now = recorder.add_usage(&usage);
-        emit_usage(events, usage, now, context_window);
-    }
     reply
+}
+
+/// The usage of a reply the provider did not report: `input` tokens sent (as counted before
+/// the call) and the reply's own, counted off the async threads. Returns the reply with it.
+async fn counted_usage(
+    encoding: Encoding,
+    input: u64,
+    reply: ChatMessage,
+) -> (ChatMessage, TokenUsage) {
+    // Shared with the counting thread, not copied: a reply may be megabytes.
+    let shared = Arc::new(reply);
+    let counting = shared.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        encoding.count_reply(
+            counting.content.as_deref().unwrap_or_default(),
+            counting.reasoning.as_deref().unwrap_or_default(),
+            &counting.tool_calls,
+        )
+    })
+    .await;
+    let reply = Arc::unwrap_or_clone(shared);
+    let output = output.unwrap_or_else(|_| crate::tokens::bound_message(&reply));
+    let usage = TokenUsage {
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: input + output,
+        estimated: true,
+        ..TokenUsage::default()
+    };
+    (reply, usage)
+}
+
+/// What deciding whether the next request fits needs.
+struct Fitting<'a> {
+    model: &'a TurnModel,
+    system: &'a str,
+    offered: &'a [ToolSpec],
+    recorder: &'a dyn Recorder,
+    events: &'a TaskEvents,
+    cancel: &'a CancellationToken,
+}
+
+impl Fitting<'_> {
+    /// Before a model call: compacts the history when the request would pass the
+    /// conversation's threshold (or the provider refused the last one as too long:
+    /// `overflowed`, its error), and stops a worker whose request would pass the window.
+    /// Returns the request's size when it had to be counted.
+    async fn fit(
+        &self,
+        history: &mut Vec<ChatMessage>,
+        size: &mut ContextSize,
+        overflowed: Option<EngineError>,
+    ) -> Result<Option<u64>, TurnOutcome> {
+        let Self {
+            model,
+            system,
+            offered,
+            ..
+        } = *self;
+        let Some(window) = model.context_window else {
+            return Ok(None);
+        };
+        let limit = model
+            .compact_threshold
+            .map_or(window, |share| (window as f64 * share) as u64);
+        if overflowed.is_none() && size.bound(system, offered, history) <= limit {
+            return Ok(None);
+        }
+        let next = size.count(model.encoding, system, offered, history).await;
+        if overflowed.is_none() && next <= limit {
+            return Ok(Some(next));
+        }
+        if model.compact_threshold.is_none() {
+            return Err(self.fail(EngineError::new(
+                ErrorKind::ContextLengthExceeded,
+                format!(
+                    "this conversation's next request holds {next} tokens, more than the model's context window of {window}; a conversation opened by conv_create does not compact: give it a smaller task"
+                ),
+            )));
+        }
+        let compacted = compact::compact_and_record(
+            model,
+            history,
+            size,
+            next,
+            CompactTrigger::Auto,
+            self.recorder,
+            self.events,
+            self.cancel,
+        )
+        .await;
+        if let (
+            Err(compact::CompactError::Nothing(_) | compact::CompactError::Failed(_)),
+            Some(refusal),
+        ) = (&compacted, overflowed)
+        {
+            // The provider refused the request: its word stands.
+            return Err(self.fail(refusal));
+        }
+        match compacted {
+            Ok(()) => Ok(None),
+            Err(compact::CompactError::Cancelled) => {
+                self.recorder.record(vec![ChatMessage::user(INTERRUPT_MESSAGE)]);
+                Err(interrupted(self.recorder, self.events, model.context_window))
+            }
+            Err(compact::CompactError::Nothing(why)) if next <= window => {
+                Ok(Some(self.unfit(next, &why)))
+            }
+            Err(compact::CompactError::Failed(error)) if next <= window => {
+                Ok(Some(self.unfit(next, &error.to_string())))
+            }
+            Err(compact::CompactError::Nothing(why)) => Err(self.fail(EngineError::new(
+                ErrorKind::ContextLengthExceeded,
+                format!("the next request holds {next} tokens, more than the context window of {window}, and {why}"),
+            ))),
+            Err(compact::CompactError::Failed(error)) => Err(self.fail(error)),
+        }
+    }
+
+    /// Goes on without compacting, which failed for `why`, while the request still fits.
+    fn unfit(&self, next: u64, why: &str) -> u64 {
+        self.events.warning(format!(
+            "the conversation could not be compacted ({why}); the request still fits the context window, so it is sent as it is"
+        ));
+        next
+    }
+
+    fn fail(&self, error: EngineError) -> TurnOutcome {
+        self.events.emit(EventMsg::Error {
+            message: error.to_string(),
+            kind: error.kind(),
+        });
+        TurnOutcome::Failed {
+            error,
+            last_agent_message: None,
+        }
+    }
 }
 
 pub(crate) fn emit_usage(

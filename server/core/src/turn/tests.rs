@@ -163,10 +163,13 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
             context_window: None,
             max_output_tokens: 100,
             prompt_cache_key: None,
+            encoding: crate::tokens::Encoding::Cl100k,
+            compact_threshold: Some(0.8),
         },
         system: "You are a test.".into(),
         offered: Vec::new(),
         history,
+        size: Default::default(),
         max_steps,
         tools: TurnTools {
             registry: Arc::new(ToolRegistry::new(ConversationTool::all()).unwrap()),

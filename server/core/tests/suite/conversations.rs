@@ -2,35 +2,15 @@
 //! event order, closures, nesting, the depth limit; seed 003's conversation-scoped context.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use coder_core::{ConversationSpec, ProviderKind};
 use coder_protocol::methods::DestroyResult;
-use coder_protocol::{ConversationId, EngineState, Event, EventMsg, Mode};
+use coder_protocol::{ConversationId, Event, EventMsg, Mode};
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{Harness, assert_history_valid, kinds};
-
-/// Events until the session is idle again.
-async fn until_idle(h: &mut Harness) -> Vec<Event> {
-    let mut seen = Vec::new();
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), h.events.recv())
-            .await
-            .expect("the session did not go idle within 20 s")
-            .unwrap();
-        let idle = event.msg
-            == EventMsg::StateChanged {
-                state: EngineState::Idle,
-            };
-        seen.push(event);
-        if idle {
-            return seen;
-        }
-    }
-}
+use super::support::{Harness, assert_history_valid, kinds, until_idle};
 
 /// `(conversation label, event type)`, naming conversations A, B, C by first appearance.
 fn trace(events: &[Event]) -> Vec<(String, String)> {

@@ -1,4 +1,5 @@
 mod architecture;
+mod compaction;
 mod conversations;
 mod documents;
 mod faults;

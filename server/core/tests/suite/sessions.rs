@@ -7,25 +7,7 @@ use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{Harness, config};
-
-/// Waits until the session reports `idle` (the snapshot is written just before).
-async fn until_idle(h: &mut Harness) {
-    loop {
-        let event = tokio::time::timeout(std::time::Duration::from_secs(10), h.events.recv())
-            .await
-            .expect("no idle within 10 s")
-            .expect("event stream ended");
-        if matches!(
-            event.msg,
-            EventMsg::StateChanged {
-                state: coder_protocol::EngineState::Idle
-            }
-        ) {
-            return;
-        }
-    }
-}
+use super::support::{Harness, config, until_idle};
 
 fn read_snapshot(engine: &Engine) -> SessionSnapshot {
     let path = engine.snapshot_path().expect("saving is on");

@@ -9,7 +9,7 @@ use coder_core::{
     ApiKey, Config, Engine, EventReceiver, ProviderConfig, ProviderKind, RetryConfig, Tool,
     ToolContext, ToolOutput,
 };
-use coder_protocol::{ConversationId, Event, EventMsg, PermissionDecision, TaskId};
+use coder_protocol::{ConversationId, EngineState, Event, EventMsg, PermissionDecision, TaskId};
 use coder_testkit::MockModelServer;
 use serde_json::{Value, json};
 
@@ -103,6 +103,25 @@ impl Harness {
             if ended {
                 return seen;
             }
+        }
+    }
+}
+
+/// Events until the session is idle again (the snapshot is written just before).
+pub async fn until_idle(h: &mut Harness) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("the session did not go idle within 20 s")
+            .unwrap();
+        let idle = event.msg
+            == EventMsg::StateChanged {
+                state: EngineState::Idle,
+            };
+        seen.push(event);
+        if idle {
+            return seen;
         }
     }
 }

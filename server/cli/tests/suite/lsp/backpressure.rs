@@ -36,7 +36,10 @@ fn delta(index: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_pauses_reading_gets_every_byte_in_order_and_memory_stays_bounded() {
-    let chunks: Vec<Chunk> = (0..DELTAS).map(|i| Chunk::text(&delta(i))).collect();
+    // The reply ends with its usage, as a provider that reports it does: what is measured
+    // is the stream, not the tokenizer coder loads for one that does not (24 MB, once).
+    let mut chunks: Vec<Chunk> = (0..DELTAS).map(|i| Chunk::text(&delta(i))).collect();
+    chunks.push(Chunk::usage(20, DELTAS as u64));
     let expected: String = (0..DELTAS).map(delta).collect();
     let server = MockModelServer::start(vec![MockResponse::prerendered(&chunks)])
         .await

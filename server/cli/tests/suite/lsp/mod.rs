@@ -2,6 +2,7 @@
 
 mod backpressure;
 mod commands_and_skills;
+mod compaction;
 mod complete_paths;
 mod conversations;
 mod documents;

@@ -303,3 +303,84 @@ async fn a_resume_that_fails_fails_initialize_with_its_kind_and_a_fresh_initiali
     client.until_events("task_complete", 1, &mut seen).await;
     client.stop().await;
 }
+
+#[tokio::test]
+async fn session_list_names_saved_sessions_and_session_resume_takes_one_up() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("Saved answer."),
+        MockResponse::text("Resumed answer."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut first, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    first
+        .send_text(&root, "Remember the number 7", &mut seen)
+        .await;
+    first.until_events("state_changed", 2, &mut seen).await;
+    first.stop().await;
+    // Not a snapshot: left out of the listing.
+    std::fs::write(
+        workspace.path().join(".coder/sessions/broken.json"),
+        "{not json",
+    )
+    .unwrap();
+
+    let (mut second, fresh_root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    let listed = second
+        .request("session/list", json!({}), &mut seen)
+        .await;
+    let sessions = listed["result"]["sessions"].as_array().unwrap();
+    // The first session; this one has saved nothing yet.
+    assert_eq!(sessions.len(), 1, "{listed}");
+    let saved = &sessions[0];
+    assert_eq!(saved["title"], "Remember the number 7");
+    assert_eq!(saved["conversations"], 1);
+    assert!(saved["messages"].as_u64().unwrap() >= 2, "{saved}");
+    assert_eq!(saved["model"], "gpt-5");
+    assert!(saved["savedAt"].as_str().unwrap().contains('T'));
+    let id = saved["sessionId"].as_str().unwrap().to_owned();
+
+    let resumed = second
+        .request("session/resume", json!({"sessionId": id}), &mut seen)
+        .await;
+    assert_eq!(resumed["result"]["sessionId"], id.as_str(), "{resumed}");
+    assert!(resumed["result"]["messages"].as_u64().unwrap() >= 2);
+    // The resumed root is the saved one, with its history.
+    let root = second.root().await;
+    assert_ne!(root, fresh_root);
+    second.send_text(&root, "Which number?", &mut seen).await;
+    second.until_events("task_complete", 1, &mut seen).await;
+    let sent = server.requests()[1].body["messages"].clone();
+    assert!(
+        sent.as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["content"] == "Remember the number 7"),
+        "{sent}"
+    );
+
+    // A used session cannot resume another; an unknown id is not found. The server goes on.
+    let busy = second
+        .request("session/resume", json!({"sessionId": id}), &mut seen)
+        .await;
+    assert_eq!(busy["error"]["data"]["kind"], "busy", "{busy}");
+    second.stop().await;
+    let (mut third, _) = Client::ready(workspace.path(), &server, "balanced").await;
+    let unknown = third
+        .request(
+            "session/resume",
+            json!({"sessionId": "0192f0c4-0000-7000-8000-000000000000"}),
+            &mut Vec::new(),
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(unknown["error"]["data"]["kind"], "not_found", "{unknown}");
+    let bad = third
+        .request("session/resume", json!({"sessionId": 5}), &mut Vec::new())
+        .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    third.stop().await;
+}
