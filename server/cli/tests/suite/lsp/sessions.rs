@@ -329,9 +329,7 @@ async fn session_list_names_saved_sessions_and_session_resume_takes_one_up() {
 
     let (mut second, fresh_root) = Client::ready(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
-    let listed = second
-        .request("session/list", json!({}), &mut seen)
-        .await;
+    let listed = second.request("session/list", json!({}), &mut seen).await;
     let sessions = listed["result"]["sessions"].as_array().unwrap();
     // The first session; this one has saved nothing yet.
     assert_eq!(sessions.len(), 1, "{listed}");
