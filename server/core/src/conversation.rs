@@ -159,6 +159,11 @@ pub(crate) struct Conversation {
     pub size: crate::tokens::ContextSize,
     /// What compactions replaced, one segment per compaction, oldest first.
     pub archive: Vec<ArchivedSegment>,
+    /// The first history index the session journal has not written since it changed
+    /// (the history's length when all of it is written).
+    pub unjournaled_from: usize,
+    /// How many archived segments the journal has written.
+    pub archive_journaled: usize,
     pub last_active_at: SystemTime,
     pub mode: Mode,
     /// The mode the conversation had when it entered plan mode, which leaving plan mode
@@ -201,6 +206,8 @@ impl Conversation {
             total_usage: TokenUsage::default(),
             size: Default::default(),
             archive: Vec::new(),
+            unjournaled_from: 0,
+            archive_journaled: 0,
             last_active_at: SystemTime::now(),
             mode,
             mode_before_plan: None,
@@ -237,7 +244,27 @@ impl Conversation {
     }
 
     pub fn record(&mut self, messages: impl IntoIterator<Item = ChatMessage>) {
+        self.unjournaled_from = self.unjournaled_from.min(self.history.len());
         self.history.extend(messages);
+        self.last_active_at = SystemTime::now();
+    }
+
+    /// Appends `text` to the content of the last message.
+    pub fn append_to_last(&mut self, text: &str) {
+        let last = self.history.len().saturating_sub(1);
+        if let Some(message) = self.history.last_mut() {
+            message
+                .content
+                .get_or_insert_with(String::new)
+                .push_str(text);
+            self.unjournaled_from = self.unjournaled_from.min(last);
+        }
+    }
+
+    /// Replaces the whole history (a compaction, a plan approved with a cleared context).
+    pub fn replace_history(&mut self, history: Vec<ChatMessage>) {
+        self.history = history;
+        self.unjournaled_from = 0;
         self.last_active_at = SystemTime::now();
     }
 

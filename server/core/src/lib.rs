@@ -19,6 +19,7 @@ mod events;
 mod frontmatter;
 #[cfg(test)]
 mod input_fuzz;
+mod journal;
 pub mod mcp;
 pub mod model;
 mod permissions;

@@ -54,6 +54,14 @@ pub struct SessionSnapshot<Others = Vec<ConversationSnapshot>> {
     /// The other conversations, oldest first.
     #[serde(default)]
     pub conversations: Others,
+    /// The last line of the session journal (`<session_id>.jsonl`) this snapshot holds; a
+    /// resume replays the lines after it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub journal_through: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// The session's other conversations as they are written: each is copied into its
@@ -167,14 +175,12 @@ impl ConversationSnapshot {
             name: None,
             attachments: Vec::new(),
         });
-        let context = &conversation.context;
         Self {
-            conversation_id: conversation.id,
-            model: context
+            model: conversation
+                .context
                 .model
                 .clone()
                 .unwrap_or_else(|| session_model.to_owned()),
-            model_override: context.model.clone(),
             messages: system
                 .into_iter()
                 .chain(conversation.history.iter().cloned())
@@ -182,6 +188,21 @@ impl ConversationSnapshot {
             tools: shape
                 .map(|shape| shape.tools.iter().map(ToolDefinition::from).collect())
                 .unwrap_or_default(),
+            archived: conversation.archive.clone(),
+            ..Self::state_of(conversation)
+        }
+    }
+
+    /// Everything of the conversation but its messages, tools and archive (the session
+    /// journal's state of a conversation; `model` is its own model or empty).
+    pub(crate) fn state_of(conversation: &Conversation) -> Self {
+        let context = &conversation.context;
+        Self {
+            conversation_id: conversation.id,
+            model: context.model.clone().unwrap_or_default(),
+            model_override: context.model.clone(),
+            messages: Vec::new(),
+            tools: Vec::new(),
             base_instructions: context.base_instructions.clone(),
             mcp_allowlist: context.mcp_allowlist.clone(),
             tools_prefs: context.tools_prefs,
@@ -190,7 +211,7 @@ impl ConversationSnapshot {
             plan_reminder_due: conversation.plan_reminder_due,
             total_usage: conversation.total_usage,
             context_tokens: conversation.size.tokens,
-            archived: conversation.archive.clone(),
+            archived: Vec::new(),
             todos: lock(&conversation.todos).clone(),
             last_active_at: Some(
                 humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
@@ -223,6 +244,9 @@ impl ConversationSnapshot {
             through: conversation.history.len(),
         };
         conversation.archive = self.archived;
+        // Everything restored is on disk already.
+        conversation.unjournaled_from = conversation.history.len();
+        conversation.archive_journaled = conversation.archive.len();
         conversation.worker = self.worker;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
@@ -282,6 +306,11 @@ impl Saver {
             .map(|dir| dir.join(format!("{session}.json")))
     }
 
+    /// Where snapshots and journals are kept, when saving is on.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
     /// The sessions saved in the workspace, newest first (none when saving is off).
     pub fn list(&self) -> Vec<coder_protocol::methods::SessionInfo> {
         self.dir.as_deref().map(list).unwrap_or_default()
@@ -306,29 +335,30 @@ impl Saver {
 
     /// Writes `snapshot` (numbered `ticket`) atomically, off the async threads; an older
     /// snapshot never replaces a newer one, and nothing follows the [`Save::Last`] one.
+    /// Returns whether it was written.
     pub async fn write(
         &self,
         ticket: u64,
         snapshot: SessionSnapshot<LiveConversations>,
         save: Save,
-    ) -> Result<(), EngineError> {
+    ) -> Result<bool, EngineError> {
         let Some(path) = self.path(snapshot.session_id) else {
-            return Ok(());
+            return Ok(false);
         };
         *lock(&self.last_saved) = Some(Instant::now());
         let on_disk = self.on_disk.clone();
         tokio::task::spawn_blocking(move || {
             let mut on_disk = lock(&on_disk);
             if on_disk.closed {
-                return Ok(());
+                return Ok(false);
             }
             on_disk.closed = save == Save::Last;
             if on_disk.number > ticket {
-                return Ok(());
+                return Ok(false);
             }
             write_atomic(&path, &snapshot)?;
             on_disk.number = ticket;
-            Ok::<(), String>(())
+            Ok::<bool, String>(true)
         })
         .await
         .map_err(|err| EngineError::internal(format!("the snapshot writer failed: {err}")))?
@@ -348,6 +378,7 @@ pub(crate) fn snapshot<Others>(
         saved_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
         root,
         conversations,
+        journal_through: 0,
     }
 }
 
@@ -356,8 +387,13 @@ fn write_atomic(path: &Path, snapshot: &impl Serialize) -> Result<(), String> {
     let fail = |err: std::io::Error| format!("cannot save {}: {err}", path.display());
     make_sessions_dir(dir).map_err(fail)?;
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    serde_json::to_writer(std::io::BufWriter::new(file.as_file_mut()), snapshot)
+    let mut writer = std::io::BufWriter::new(file.as_file_mut());
+    serde_json::to_writer(&mut writer, snapshot)
         .map_err(|err| format!("cannot save {}: {err}", path.display()))?;
+    std::io::Write::flush(&mut writer).map_err(fail)?;
+    drop(writer);
+    // On disk before it replaces the old one: the journal it folds in is removed after.
+    file.as_file().sync_data().map_err(fail)?;
     file.persist(path).map_err(|err| fail(err.error))?;
     Ok(())
 }
@@ -365,7 +401,7 @@ fn write_atomic(path: &Path, snapshot: &impl Serialize) -> Result<(), String> {
 /// Makes `.coder/sessions` in the workspace, with a `.gitignore` that keeps its files out of
 /// git, so running coder in a repository leaves `git status` clean. The workspace itself is
 /// never made: a session whose workspace was removed saves nothing.
-fn make_sessions_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn make_sessions_dir(dir: &Path) -> std::io::Result<()> {
     let coder_dir = dir.parent().unwrap_or(Path::new("."));
     for dir in [coder_dir, dir] {
         match std::fs::create_dir(dir) {
@@ -419,18 +455,8 @@ pub(crate) fn list(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
         .filter_map(|entry| {
             let bytes = std::fs::read(entry.path()).ok()?;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
-            let title = head
-                .messages
-                .iter()
-                .find(|m| {
-                    m.role == Role::User
-                        && m.content.as_deref().is_some_and(|text| {
-                            !text.starts_with(crate::reminders::OPEN)
-                                && !text.starts_with(crate::prompt::SUMMARY_OPEN)
-                        })
-                })
-                .and_then(|m| m.content.as_deref())
-                .map(|text| text.chars().take(100).collect::<String>());
+            let title =
+                first_question(head.messages.iter().map(|m| (m.role, m.content.as_deref())));
             Some(coder_protocol::methods::SessionInfo {
                 session_id: head.session_id,
                 saved_at: head.saved_at,
@@ -452,6 +478,26 @@ pub(crate) fn list(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
         .collect();
     sessions.sort_by(|a, b| b.saved_at.cmp(&a.saved_at));
     sessions
+}
+
+/// What a listing calls a session: the first thing a person asked in `messages`, cut to
+/// 100 characters (reminders and compaction summaries are not questions).
+pub(crate) fn title(messages: &[ChatMessage]) -> Option<String> {
+    first_question(messages.iter().map(|m| (m.role, m.content.as_deref())))
+}
+
+fn first_question<'a>(
+    mut messages: impl Iterator<Item = (Role, Option<&'a str>)>,
+) -> Option<String> {
+    messages
+        .find_map(|(role, content)| {
+            content.filter(|text| {
+                role == Role::User
+                    && !text.starts_with(crate::reminders::OPEN)
+                    && !text.starts_with(crate::prompt::SUMMARY_OPEN)
+            })
+        })
+        .map(|text| text.chars().take(100).collect())
 }
 
 /// Reads the snapshot of `session` from `path`.

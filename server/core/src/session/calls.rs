@@ -179,11 +179,13 @@ impl Session {
             "reason": why,
         })
         .to_string();
-        lock(&conversation).record([ChatMessage::tool_result(
-            &closure.call_id,
-            &closure.tool_name,
-            output,
-        )]);
+        self.change(&conversation, |conversation| {
+            conversation.record([ChatMessage::tool_result(
+                &closure.call_id,
+                &closure.tool_name,
+                output,
+            )])
+        });
     }
 
     /// The result a continuation task injects for its closure: the target's last assistant

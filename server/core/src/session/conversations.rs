@@ -199,6 +199,7 @@ impl Session {
         if self.state().conversations.remove(&id).is_none() {
             return Err(EngineError::unknown_conversation(id));
         }
+        self.services.journal.destroyed(id);
         self.driver.forget(id);
         self.driver.stop(id, AbortReason::Interrupted);
         Ok(())
@@ -209,7 +210,7 @@ impl Session {
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
         let mode = narrower(wanted, self.config().mode);
-        let previous = lock(&conv).switch_mode(mode);
+        let previous = self.change(&conv, |conversation| conversation.switch_mode(mode));
         {
             let mut state = self.state();
             if state.root == id {
@@ -246,7 +247,12 @@ impl Session {
 
     /// The sessions saved in the workspace, newest first.
     pub fn saved_sessions(&self) -> Vec<coder_protocol::methods::SessionInfo> {
-        self.services.saver.list()
+        let mut sessions = self.services.saver.list();
+        if let Some(dir) = self.services.saver.dir() {
+            sessions.extend(crate::journal::unsaved_sessions(dir));
+            sessions.sort_by(|a, b| b.saved_at.cmp(&a.saved_at));
+        }
+        sessions
     }
 
     /// Takes up a saved session (see [`crate::Engine::resume`]).
@@ -261,8 +267,7 @@ impl Session {
             .saver
             .path(session)
             .ok_or_else(|| fail(ErrorKind::InvalidParams, "saving sessions is switched off"))?;
-        let saved =
-            snapshot::read(&path).map_err(|err| EngineError::resume(session, err.kind(), err))?;
+        let (root_id, mut conversations, seq) = Self::read_saved(session, &path)?;
         // Nothing of the file is taken before it was read whole; checked again under the
         // lock that takes it, in case something was sent meanwhile.
         let mut state = self.state();
@@ -281,6 +286,8 @@ impl Session {
             let closed = close_unanswered_calls(&mut conversation.history);
             if closed > 0 {
                 repaired.push((conversation.id, closed));
+                // The results went in among the messages: the journal writes them all again.
+                conversation.unjournaled_from = 0;
             }
             let mode = narrower(conversation.mode, ceiling);
             if mode != conversation.mode {
@@ -289,13 +296,22 @@ impl Session {
             }
             conversation
         };
-        let root = restore(saved.root);
+        let at = conversations
+            .iter()
+            .position(|conversation| conversation.conversation_id == root_id)
+            .ok_or_else(|| {
+                fail(
+                    ErrorKind::InvalidParams,
+                    "its root conversation is missing from the saved files",
+                )
+            })?;
+        let root = restore(conversations.remove(at));
         let mut loaded = root.history.len();
-        state.session_id = saved.session_id;
+        state.session_id = session;
         state.root = root.id;
         state.root_taken = true;
         state.conversations = HashMap::from([(root.id, Arc::new(Mutex::new(root)))]);
-        for other in saved.conversations {
+        for other in conversations {
             let other = restore(other);
             loaded += other.history.len();
             state
@@ -303,6 +319,7 @@ impl Session {
                 .insert(other.id, Arc::new(Mutex::new(other)));
         }
         drop(state);
+        self.services.journal.resume(session, root_id, seq);
         for (conversation, closed) in repaired {
             self.services.hub.emit(
                 conversation,
@@ -331,22 +348,77 @@ impl Session {
         Ok(loaded)
     }
 
+    /// What `session` left on disk: its snapshot, when it saved one, with the lines of its
+    /// journal after it replayed; the root's id, every conversation (the root among them,
+    /// histories without the system prompt) and the journal's last line.
+    fn read_saved(
+        session: SessionId,
+        path: &std::path::Path,
+    ) -> Result<(ConversationId, Vec<ConversationSnapshot>, u64), EngineError> {
+        let fail = |err: EngineError| EngineError::resume(session, err.kind(), err);
+        let (saved, missing) = match snapshot::read(path) {
+            Ok(saved) => (Some(saved), None),
+            Err(err) if err.kind() == ErrorKind::NotFound => (None, Some(err)),
+            Err(err) => return Err(fail(err)),
+        };
+        let (mut root, mut conversations, through) = match saved {
+            Some(saved) => {
+                let mut all = vec![saved.root];
+                all.extend(saved.conversations);
+                (Some(all[0].conversation_id), all, saved.journal_through)
+            }
+            None => (None, Vec::new(), 0),
+        };
+        for conversation in &mut conversations {
+            conversation.messages =
+                crate::journal::without_system(std::mem::take(&mut conversation.messages));
+        }
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let replayed =
+            crate::journal::replay(dir, session, through, &mut conversations).map_err(|err| {
+                fail(EngineError::io(format!(
+                    "cannot read the journal of session {session}: {err}"
+                )))
+            })?;
+        let seq = replayed
+            .as_ref()
+            .map_or(0, |replayed| replayed.seq)
+            .max(through);
+        if root.is_none() {
+            root = replayed.and_then(|replayed| replayed.root);
+        }
+        match (root, missing) {
+            (Some(root), _) => Ok((root, conversations, seq)),
+            (None, Some(missing)) => Err(fail(missing)),
+            (None, None) => Err(fail(EngineError::invalid_params(
+                "its journal has no header and there is no snapshot",
+            ))),
+        }
+    }
+
     /// The session as a snapshot: the root conversation and the others, oldest first. The
     /// others are serialized from the live conversations when the snapshot is written.
     fn snapshot(&self) -> (u64, SessionSnapshot<LiveConversations>) {
         let model = self.model_name();
-        let state = self.state();
-        let ticket = self.services.saver.ticket();
-        let mut others: Vec<_> = state
-            .conversations
-            .iter()
-            .filter(|(id, _)| **id != state.root)
-            .collect();
-        others.sort_by_key(|(id, _)| **id);
-        let root = state
-            .conversations
-            .get(&state.root)
-            .map(|root| ConversationSnapshot::of(&lock(root), &model));
+        // Under the session's lock only what names the conversations: each is copied under
+        // its own lock, the root here, the others while the file is written.
+        let (ticket, session_id, root, mut others) = {
+            let state = self.state();
+            let others: Vec<_> = state
+                .conversations
+                .iter()
+                .filter(|(id, _)| **id != state.root)
+                .map(|(id, conversation)| (*id, conversation.clone()))
+                .collect();
+            (
+                self.services.saver.ticket(),
+                state.session_id,
+                state.conversations.get(&state.root).cloned(),
+                others,
+            )
+        };
+        others.sort_by_key(|(id, _)| *id);
+        let root = root.map(|root| ConversationSnapshot::of(&lock(&root), &model));
         let root = root.unwrap_or_else(|| {
             let empty = Conversation::new(ConversationSpec::default(), self.config().mode);
             ConversationSnapshot::of(&empty, &model)
@@ -355,10 +427,10 @@ impl Session {
             model,
             conversations: others
                 .into_iter()
-                .map(|(_, conversation)| conversation.clone())
+                .map(|(_, conversation)| conversation)
                 .collect(),
         };
-        let snapshot = snapshot::snapshot(state.session_id, root, others);
+        let snapshot = snapshot::snapshot(session_id, root, others);
         (ticket, snapshot)
     }
 
@@ -367,8 +439,13 @@ impl Session {
         if self.snapshot_path().is_none() {
             return Ok(());
         }
-        let (ticket, snapshot) = self.snapshot();
-        self.services.saver.write(ticket, snapshot, save).await
+        let through = self.services.journal.through();
+        let (ticket, mut snapshot) = self.snapshot();
+        snapshot.journal_through = through;
+        if self.services.saver.write(ticket, snapshot, save).await? {
+            self.services.journal.fold(through);
+        }
+        Ok(())
     }
 
     /// Saves after a task when the last save is old enough (always when `force`), and

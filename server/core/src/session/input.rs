@@ -50,13 +50,13 @@ impl Session {
             rules,
             plan_entered,
         };
-        let mut conversation = lock(conversation);
-        if plan_entered {
-            conversation.plan_reminder_due = false;
-        }
-        conversation.record([message]);
-        conversation.record(reminders.message());
-        drop(conversation);
+        self.change(conversation, |conversation| {
+            if plan_entered {
+                conversation.plan_reminder_due = false;
+            }
+            conversation.record([message]);
+            conversation.record(reminders.message());
+        });
         if !expanded.references.is_empty() {
             events.emit(EventMsg::FileReference {
                 references: expanded.references,

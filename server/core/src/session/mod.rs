@@ -15,7 +15,7 @@
 //!
 //! 1. the session state ([`state::State`]);
 //! 2. one conversation's lock (`Arc<Mutex<Conversation>>` in the state's table);
-//! 3. the leaf locks of services: the permissions' open requests, the saver's, the prompt
+//! 3. the leaf locks of services: the permissions' open requests, the saver's, the journal's, the prompt
 //!    shapes', a task control's abort reason;
 //! 4. the event hub (taken inside `emit`).
 //!
@@ -131,8 +131,16 @@ impl Session {
         state.config_warnings.extend(file_warnings);
         let state = Arc::new(Mutex::new(state));
         let paths = Arc::new(crate::completion::PathIndex::new(config.workspace.clone()));
+        let saver = Saver::new(&config.workspace, config.save_sessions);
+        let journal = crate::journal::Journal::new(
+            saver.dir().map(std::path::Path::to_path_buf),
+            lock(&state).session_id,
+            root_id,
+        );
+        journal.set_model(&config.model);
         let services = Services {
-            saver: Saver::new(&config.workspace, config.save_sessions),
+            saver,
+            journal,
             home: std::env::var_os("HOME").map(std::path::PathBuf::from),
             config: Mutex::new(Arc::new(config)),
             tools: Arc::new(tools),
@@ -273,6 +281,27 @@ impl Session {
         let task_id = plan.task_id;
         self.driver.enqueue(vec![plan]);
         Ok(task_id)
+    }
+
+    /// Changes a conversation and writes the change to the session journal, synced,
+    /// before returning; a journal that cannot be written is reported once, as a warning.
+    pub(crate) fn change<R>(
+        &self,
+        conversation: &Mutex<Conversation>,
+        change: impl FnOnce(&mut Conversation) -> R,
+    ) -> R {
+        let (result, id) = {
+            let mut conversation = lock(conversation);
+            let result = change(&mut conversation);
+            self.services.journal.persist(&mut conversation);
+            (result, conversation.id)
+        };
+        if let Some(message) = self.services.journal.take_warning() {
+            self.services
+                .hub
+                .emit(id, None, EventMsg::Warning { message });
+        }
+        result
     }
 
     /// Queues a task that compacts `conversation`'s history.

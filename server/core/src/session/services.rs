@@ -31,6 +31,8 @@ pub(crate) struct Services {
     pub(super) home: Option<PathBuf>,
     /// Saves the session snapshot.
     pub(super) saver: Saver,
+    /// Appends every change of a conversation as it happens (see `journal.rs`).
+    pub(super) journal: crate::journal::Journal,
     /// The system prompt and tools conversations share.
     pub(super) prompt_shapes: PromptShapes,
     /// The rules, skills and custom commands, read again when they change on disk (a leaf

@@ -73,31 +73,42 @@ impl TaskRunner for SessionRunner {
     }
 }
 
-/// A conversation records a turn's history as it happens.
-impl Recorder for Mutex<Conversation> {
+/// A conversation records a turn's history as it happens, each change written to the
+/// session journal before the turn goes on.
+pub(super) struct Recording {
+    pub conversation: Arc<Mutex<Conversation>>,
+    pub session: Arc<Session>,
+}
+
+impl Recording {
+    fn change<R>(&self, change: impl FnOnce(&mut Conversation) -> R) -> R {
+        self.session.change(&self.conversation, change)
+    }
+}
+
+impl Recorder for Recording {
     fn record(&self, messages: Vec<ChatMessage>) {
-        lock(self).record(messages);
+        self.change(|conversation| conversation.record(messages));
     }
 
     fn append_to_last(&self, text: &str) {
-        if let Some(last) = lock(self).history.last_mut() {
-            last.content.get_or_insert_with(String::new).push_str(text);
-        }
+        self.change(|conversation| conversation.append_to_last(text));
     }
 
     fn mode(&self) -> Mode {
-        lock(self).mode
+        lock(&self.conversation).mode
     }
 
     fn add_usage(&self, usage: &TokenUsage, size: ContextSize) -> UsageNow {
-        let mut conversation = lock(self);
-        conversation.total_usage.add(usage);
-        conversation.size = size;
-        usage_now(&conversation)
+        self.change(|conversation| {
+            conversation.total_usage.add(usage);
+            conversation.size = size;
+            usage_now(conversation)
+        })
     }
 
     fn usage(&self) -> UsageNow {
-        usage_now(&lock(self))
+        usage_now(&lock(&self.conversation))
     }
 
     fn compacted(
@@ -106,18 +117,18 @@ impl Recorder for Mutex<Conversation> {
         trigger: CompactTrigger,
         size: ContextSize,
     ) -> (usize, UsageNow) {
-        let mut conversation = lock(self);
-        if let Some(usage) = &compaction.usage {
-            conversation.total_usage.add(usage);
-        }
-        conversation.history = compaction.history.clone();
-        conversation.size = size;
-        conversation.last_active_at = std::time::SystemTime::now();
-        let index = conversation.archive.len();
-        conversation
-            .archive
-            .push(crate::turn::compact::segment(index, compaction, trigger));
-        (index, usage_now(&conversation))
+        self.change(|conversation| {
+            if let Some(usage) = &compaction.usage {
+                conversation.total_usage.add(usage);
+            }
+            conversation.replace_history(compaction.history.clone());
+            conversation.size = size;
+            let index = conversation.archive.len();
+            conversation
+                .archive
+                .push(crate::turn::compact::segment(index, compaction, trigger));
+            (index, usage_now(conversation))
+        })
     }
 }
 
@@ -268,11 +279,13 @@ impl Session {
                 duration_ms: 0,
                 diff: None,
             });
-            lock(conversation).record([ChatMessage::tool_result(
-                &closure.call_id,
-                &closure.tool_name,
-                output,
-            )]);
+            self.change(conversation, |conversation| {
+                conversation.record([ChatMessage::tool_result(
+                    &closure.call_id,
+                    &closure.tool_name,
+                    output,
+                )])
+            });
         }
         let files = self.workspace_files();
         let rules = &files.rules;
@@ -292,8 +305,12 @@ impl Session {
         )
         .await;
         let Some(mcp_view) = self.mcp_view(conversation, &control, events).await else {
-            lock(conversation).record([ChatMessage::user(INTERRUPT_MESSAGE)]);
-            return interrupted(conversation.as_ref(), events, context_window);
+            let recording = Recording {
+                conversation: conversation.clone(),
+                session: self.clone(),
+            };
+            recording.record(vec![ChatMessage::user(INTERRUPT_MESSAGE)]);
+            return interrupted(&recording, events, context_window);
         };
         let offered = self.offered_tools(conversation, &system, &hidden, &mcp_view);
         let prompt_cache_key = config
@@ -349,7 +366,10 @@ impl Session {
             },
             control,
             events: events.clone(),
-            recorder: conversation.clone(),
+            recorder: Arc::new(Recording {
+                conversation: conversation.clone(),
+                session: self.clone(),
+            }),
             conversations: self.clone(),
             context: Arc::new(TaskRebuilder {
                 session: self.clone(),
@@ -366,7 +386,7 @@ impl Session {
     /// `token_count`). A history with nothing older than its last turn is left as it is,
     /// with a `warning`.
     async fn compact_now(
-        &self,
+        self: &Arc<Self>,
         conversation: &Arc<Mutex<Conversation>>,
         control: TaskControl,
         events: &TaskEvents,
@@ -401,7 +421,10 @@ impl Session {
             &mut size,
             before,
             CompactTrigger::Manual,
-            conversation.as_ref(),
+            &Recording {
+                conversation: conversation.clone(),
+                session: self.clone(),
+            },
             events,
             &control.cancel,
         )
@@ -552,7 +575,9 @@ impl ContextBuilder for TaskRebuilder {
         let history = rebuild_message.map(|plan| {
             let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
             let history = vec![plan_handoff(plan, session.todo_offered(&hidden), &rules)];
-            lock(conversation).history = history.clone();
+            session.change(conversation, |conversation| {
+                conversation.replace_history(history.clone())
+            });
             history
         });
         let prompt_cache_key = session

@@ -63,6 +63,54 @@ impl ModelStream for ScriptedModel {
 /// Rebuilds no context: these turns never leave plan mode.
 struct Host;
 
+/// A conversation records straight into itself (the session's recorder also journals).
+impl Recorder for Mutex<Conversation> {
+    fn record(&self, messages: Vec<ChatMessage>) {
+        lock(self).record(messages);
+    }
+
+    fn append_to_last(&self, text: &str) {
+        lock(self).append_to_last(text);
+    }
+
+    fn mode(&self) -> Mode {
+        lock(self).mode
+    }
+
+    fn add_usage(&self, usage: &TokenUsage, size: ContextSize) -> UsageNow {
+        let mut conversation = lock(self);
+        conversation.total_usage.add(usage);
+        conversation.size = size;
+        UsageNow {
+            total: conversation.total_usage,
+            context_tokens: size.tokens,
+            reported: true,
+        }
+    }
+
+    fn usage(&self) -> UsageNow {
+        let conversation = lock(self);
+        UsageNow {
+            total: conversation.total_usage,
+            context_tokens: conversation.size.tokens,
+            reported: true,
+        }
+    }
+
+    fn compacted(
+        &self,
+        compaction: compact::Compaction,
+        _: CompactTrigger,
+        size: ContextSize,
+    ) -> (usize, UsageNow) {
+        let mut conversation = lock(self);
+        conversation.replace_history(compaction.history);
+        conversation.size = size;
+        drop(conversation);
+        (0, self.usage())
+    }
+}
+
 impl ContextBuilder for Host {
     fn rebuild(
         &self,

@@ -382,3 +382,161 @@ async fn session_list_names_saved_sessions_and_session_resume_takes_one_up() {
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     third.stop().await;
 }
+
+/// The saved files of `session` in `workspace`: whether its snapshot and journal exist.
+fn saved_files(workspace: &std::path::Path, session: &str) -> (bool, bool) {
+    let dir = workspace.join(".coder/sessions");
+    (
+        dir.join(format!("{session}.json")).exists(),
+        dir.join(format!("{session}.jsonl")).exists(),
+    )
+}
+
+/// The non-system messages of the model's last request, as `[role, tool_call_id, content]`.
+fn last_request(server: &MockModelServer) -> Vec<serde_json::Value> {
+    server.requests().pop().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| json!([m["role"], m["tool_call_id"], m["content"]]))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_session_killed_during_a_tool_of_its_first_task_resumes_from_its_journal() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("slow", "bash", json!({"command": "sleep 3"})),
+        MockResponse::text("Resumed fine."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut first = Client::start(workspace.path(), &server, "yolo");
+    let init = first.initialize(json!({})).await;
+    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let root = first.root().await;
+    let mut seen = Vec::new();
+    first
+        .send_text(&root, "Run the slow thing.", &mut seen)
+        .await;
+    first.until_events("tool_call_started", 1, &mut seen).await;
+    first.child.kill().await.unwrap();
+    // No snapshot was ever written; the journal holds what the task recorded.
+    assert_eq!(saved_files(workspace.path(), &session), (false, true));
+
+    let mut resumed = Client::start(workspace.path(), &server, "yolo");
+    let mut seen = Vec::new();
+    let init = resumed
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+        )
+        .await;
+    assert!(
+        init["result"]["capabilities"]["experimental"]["coder"]["historyLoaded"]
+            .as_u64()
+            .unwrap()
+            >= 3,
+        "{init}"
+    );
+    assert_eq!(resumed.root().await, root);
+    // A session with a journal and no snapshot is listed too.
+    let listed = resumed.request("session/list", json!({}), &mut seen).await;
+    let ours = listed["result"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|saved| saved["sessionId"] == session.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(ours["title"], "Run the slow thing.");
+    resumed.send_text(&root, "Go on.", &mut seen).await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    let messages = last_request(&server);
+    assert_eq!(messages[0], json!(["user", null, "Run the slow thing."]));
+    let call = messages
+        .iter()
+        .position(|m| m[0] == "assistant")
+        .expect("the tool call was kept");
+    assert_eq!(
+        messages[call + 1],
+        json!([
+            "tool",
+            "slow",
+            "the session ended before this call finished; it has no result"
+        ])
+    );
+    assert_eq!(messages.last().unwrap(), &json!(["user", null, "Go on."]));
+    resumed.stop().await;
+    // Saved whole at the end, the journal folded in.
+    assert_eq!(saved_files(workspace.path(), &session), (true, false));
+}
+
+#[tokio::test]
+async fn a_session_killed_while_a_reply_streams_keeps_every_finished_turn() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("First answer."),
+        MockResponse::stream(vec![
+            coder_testkit::Chunk::text("Half a"),
+            coder_testkit::Chunk::text(" reply that never ends"),
+        ])
+        .with_delay(5_000),
+        MockResponse::text("Resumed fine."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut first = Client::start(workspace.path(), &server, "balanced");
+    let init = first.initialize(json!({})).await;
+    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let root = first.root().await;
+    let mut seen = Vec::new();
+    first.send_text(&root, "First question.", &mut seen).await;
+    first.until_events("state_changed", 2, &mut seen).await;
+    // Idle: the snapshot holds the first task, the journal is folded in.
+    assert_eq!(saved_files(workspace.path(), &session), (true, false));
+    first.send_text(&root, "Second question.", &mut seen).await;
+    assert!(
+        server
+            .wait_for(std::time::Duration::from_secs(10), |requests| requests
+                .len()
+                == 2)
+            .await
+    );
+    first.child.kill().await.unwrap();
+    assert_eq!(saved_files(workspace.path(), &session), (true, true));
+
+    let mut resumed = Client::start(workspace.path(), &server, "balanced");
+    let mut seen = Vec::new();
+    resumed
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+        )
+        .await;
+    resumed.send_text(&root, "Go on.", &mut seen).await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    let said: Vec<serde_json::Value> = last_request(&server)
+        .into_iter()
+        .filter(|m| {
+            !m[2]
+                .as_str()
+                .is_some_and(|text| text.starts_with("<system-reminder>"))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            json!(["user", null, "First question."]),
+            json!(["assistant", null, "First answer."]),
+            json!(["user", null, "Second question."]),
+            json!(["user", null, "Go on."]),
+        ]
+    );
+    resumed.stop().await;
+}

@@ -1,0 +1,502 @@
+//! The session journal: `.coder/sessions/<session_id>.jsonl`, beside the snapshot, so
+//! nothing a session finished is lost whenever its process dies.
+//!
+//! Every change to a conversation is appended as one JSON line and synced to disk before
+//! the session goes on: the messages from the first one that changed (`from`: the history is
+//! cut there, then these follow), the conversation's small state (mode, todos, usage, its
+//! context) and the archived segments new since the last line. A line holds only what
+//! changed, so what persisting a turn costs does not grow with the history. Applying a line
+//! twice gives the same conversation, so replaying the journal over a snapshot that already
+//! holds some of its lines is safe.
+//!
+//! When the session saves its snapshot (idle, every few seconds while busy, at the end), the
+//! snapshot records the last line it holds (`journalThrough`) and the journal, when nothing
+//! was appended meanwhile, is removed: it is folded in. Resuming reads the snapshot, when
+//! there is one, and replays the lines after `journalThrough`; a session that died before
+//! its first snapshot resumes from its journal alone. A last line cut short by the crash is
+//! left out.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use coder_protocol::{ArchivedSegment, ChatMessage, ConversationId, Role, SessionId};
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::Conversation;
+use crate::snapshot::ConversationSnapshot;
+use crate::sync::lock;
+
+/// The journal format's version.
+const VERSION: u32 = 1;
+
+/// The first line of a journal.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Header {
+    journal: u32,
+    session_id: SessionId,
+    root: ConversationId,
+    model: String,
+}
+
+/// One change, as written.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Change<'a> {
+    seq: u64,
+    conversation: ConversationId,
+    from: usize,
+    messages: &'a [ChatMessage],
+    state: ConversationSnapshot,
+    archived_from: usize,
+    archived: &'a [ArchivedSegment],
+}
+
+/// One line, as read back.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Line {
+    seq: u64,
+    #[serde(default)]
+    conversation: Option<ConversationId>,
+    #[serde(default)]
+    from: usize,
+    #[serde(default)]
+    messages: Vec<ChatMessage>,
+    #[serde(default)]
+    state: Option<ConversationSnapshot>,
+    #[serde(default)]
+    archived_from: usize,
+    #[serde(default)]
+    archived: Vec<ArchivedSegment>,
+    /// Set on the line that says a conversation was destroyed.
+    #[serde(default)]
+    destroyed: Option<ConversationId>,
+}
+
+/// The journal of the session, when saving is on.
+pub(crate) struct Journal {
+    dir: Option<PathBuf>,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    session: SessionId,
+    root: ConversationId,
+    model: String,
+    file: Option<std::fs::File>,
+    /// The number of the last line written.
+    seq: u64,
+    /// Set once a write failed: the failure is reported once, not at every change.
+    failed: bool,
+    /// The failure not yet reported.
+    warning: Option<String>,
+}
+
+impl Journal {
+    pub fn new(dir: Option<PathBuf>, session: SessionId, root: ConversationId) -> Self {
+        Self {
+            dir,
+            inner: Mutex::new(Inner {
+                session,
+                root,
+                model: String::new(),
+                file: None,
+                seq: 0,
+                failed: false,
+                warning: None,
+            }),
+        }
+    }
+
+    fn path_of(dir: &Path, session: SessionId) -> PathBuf {
+        dir.join(format!("{session}.jsonl"))
+    }
+
+    /// Names the model the header records (for a session that dies before its snapshot).
+    pub fn set_model(&self, model: &str) {
+        let mut inner = lock(&self.inner);
+        if inner.model != model {
+            inner.model = model.to_owned();
+        }
+    }
+
+    /// Appends what changed in `conversation` since its last line, synced to disk, and
+    /// marks it written. The first failure is kept for [`Journal::take_warning`] (the
+    /// snapshot still saves what it can).
+    pub fn persist(&self, conversation: &mut Conversation) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+
+        let len = conversation.history.len();
+        let from = conversation.unjournaled_from.min(len);
+        let archived_from = conversation
+            .archive_journaled
+            .min(conversation.archive.len());
+        let mut inner = lock(&self.inner);
+        inner.seq += 1;
+        let change = Change {
+            seq: inner.seq,
+            conversation: conversation.id,
+            from,
+            messages: &conversation.history[from..],
+            state: ConversationSnapshot::state_of(conversation),
+            archived_from,
+            archived: &conversation.archive[archived_from..],
+        };
+        let written = serde_json::to_vec(&change)
+            .map_err(|err| err.to_string())
+            .and_then(|line| inner.write_line(dir, &line));
+        match written {
+            Ok(()) => {
+                conversation.unjournaled_from = len;
+                conversation.archive_journaled = conversation.archive.len();
+            }
+            Err(err) if !std::mem::replace(&mut inner.failed, true) => {
+                inner.warning = Some(format!(
+                    "cannot write the session journal in {}: {err}; a crash now would lose the session's latest changes",
+                    dir.display()
+                ));
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// A write failure not yet reported.
+    pub fn take_warning(&self) -> Option<String> {
+        lock(&self.inner).warning.take()
+    }
+
+    /// Records that a conversation was destroyed, so a replay does not bring it back.
+    pub fn destroyed(&self, conversation: ConversationId) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        let mut inner = lock(&self.inner);
+        inner.seq += 1;
+        let line = serde_json::json!({"seq": inner.seq, "destroyed": conversation}).to_string();
+        let _ = inner.write_line(dir, line.as_bytes());
+    }
+
+    /// The number of the last line written: a snapshot taken from now holds every line up
+    /// to it.
+    pub fn through(&self) -> u64 {
+        lock(&self.inner).seq
+    }
+
+    /// Folds the journal into the snapshot that holds its lines up to `through`: removes it
+    /// when nothing was written since.
+    pub fn fold(&self, through: u64) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        let mut inner = lock(&self.inner);
+        if inner.seq != through || inner.file.is_none() {
+            return;
+        }
+        inner.file = None;
+        let _ = std::fs::remove_file(Self::path_of(dir, inner.session));
+    }
+
+    /// Goes on with a resumed session's journal: its id, root and last line.
+    pub fn resume(&self, session: SessionId, root: ConversationId, seq: u64) {
+        let mut inner = lock(&self.inner);
+        inner.session = session;
+        inner.root = root;
+        inner.seq = inner.seq.max(seq);
+        inner.file = None;
+    }
+}
+
+impl Inner {
+    /// Writes `line` and syncs it, opening the file (and writing its header) first if needed.
+    fn write_line(&mut self, dir: &Path, line: &[u8]) -> Result<(), String> {
+        if self.file.is_none() {
+            let path = Journal::path_of(dir, self.session);
+            crate::snapshot::make_sessions_dir(dir).map_err(|err| err.to_string())?;
+            let fresh = !path.exists();
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|err| err.to_string())?;
+            if fresh {
+                let header = Header {
+                    journal: VERSION,
+                    session_id: self.session,
+                    root: self.root,
+                    model: self.model.clone(),
+                };
+                let mut bytes = serde_json::to_vec(&header).map_err(|err| err.to_string())?;
+                bytes.push(b'\n');
+                file.write_all(&bytes).map_err(|err| err.to_string())?;
+            }
+            self.file = Some(file);
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+        let result = file
+            .write_all(&bytes)
+            .and_then(|()| file.sync_data())
+            .map_err(|err| err.to_string());
+        if result.is_err() {
+            // Opened again at the next line, which then starts on a line of its own.
+            self.file = None;
+        }
+        result
+    }
+}
+
+/// A session as a journal leaves it: the conversations it changed, in the order they first
+/// changed, and the lines it holds.
+#[derive(Debug, Default)]
+pub(crate) struct Replayed {
+    pub session: Option<SessionId>,
+    pub root: Option<ConversationId>,
+    pub model: String,
+    /// The number of the last line read.
+    pub seq: u64,
+}
+
+/// Replays the journal of `session` in `dir` over `conversations` (the snapshot's, each
+/// with its history without the system prompt), from the line after `through`. A
+/// conversation the journal opened is added at the end; one it destroyed is removed. A line
+/// that cannot be read ends the replay there (a crash cuts at most the last one short).
+pub(crate) fn replay(
+    dir: &Path,
+    session: SessionId,
+    through: u64,
+    conversations: &mut Vec<ConversationSnapshot>,
+) -> std::io::Result<Option<Replayed>> {
+    let path = Journal::path_of(dir, session);
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let mut lines = std::io::BufReader::new(file).lines();
+    let mut replayed = Replayed::default();
+    if let Some(Ok(first)) = lines.next()
+        && let Ok(header) = serde_json::from_str::<Header>(&first)
+    {
+        replayed.session = Some(header.session_id);
+        replayed.root = Some(header.root);
+        replayed.model = header.model;
+    } else {
+        return Ok(Some(replayed));
+    }
+    let mut index: HashMap<ConversationId, usize> = conversations
+        .iter()
+        .enumerate()
+        .map(|(at, conversation)| (conversation.conversation_id, at))
+        .collect();
+    for line in lines {
+        let Ok(line) = line else { break };
+        let Ok(line) = serde_json::from_str::<Line>(&line) else {
+            break;
+        };
+        replayed.seq = line.seq;
+        if line.seq <= through {
+            continue;
+        }
+        if let Some(gone) = line.destroyed {
+            if let Some(at) = index.remove(&gone) {
+                conversations.remove(at);
+                index = conversations
+                    .iter()
+                    .enumerate()
+                    .map(|(at, conversation)| (conversation.conversation_id, at))
+                    .collect();
+            }
+            continue;
+        }
+        let (Some(id), Some(state)) = (line.conversation, line.state) else {
+            continue;
+        };
+        let at = *index.entry(id).or_insert_with(|| {
+            conversations.push(ConversationSnapshot {
+                messages: Vec::new(),
+                ..state.clone()
+            });
+            conversations.len() - 1
+        });
+        let conversation = &mut conversations[at];
+        let mut messages = std::mem::take(&mut conversation.messages);
+        let mut archived = std::mem::take(&mut conversation.archived);
+        messages.truncate(line.from);
+        messages.extend(line.messages);
+        archived.truncate(line.archived_from);
+        archived.extend(line.archived);
+        *conversation = ConversationSnapshot {
+            conversation_id: id,
+            messages,
+            archived,
+            tools: std::mem::take(&mut conversation.tools),
+            ..state
+        };
+    }
+    Ok(Some(replayed))
+}
+
+/// The sessions in `dir` that have a journal and no snapshot (they died before their
+/// first save), as a listing shows them.
+pub(crate) fn unsaved_sessions(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let path = entry.path();
+            if path.extension()? != "jsonl" || path.with_extension("json").exists() {
+                return None;
+            }
+            let session: SessionId = path.file_stem()?.to_str()?.parse().ok()?;
+            let mut conversations = Vec::new();
+            let replayed = replay(dir, session, 0, &mut conversations).ok()??;
+            let root = replayed.root?;
+            let saved_at = entry.metadata().ok()?.modified().ok()?;
+            let title = conversations
+                .iter()
+                .find(|c| c.conversation_id == root)
+                .and_then(|c| crate::snapshot::title(&c.messages));
+            Some(coder_protocol::methods::SessionInfo {
+                session_id: session,
+                saved_at: humantime::format_rfc3339_millis(saved_at).to_string(),
+                model: replayed.model,
+                conversations: conversations.len().max(1),
+                messages: conversations.iter().map(|c| c.messages.len()).sum(),
+                title,
+            })
+        })
+        .collect()
+}
+
+/// The snapshot's messages without its system prompt: the history a journal line's `from`
+/// counts in.
+pub(crate) fn without_system(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    messages
+        .into_iter()
+        .filter(|message| message.role != Role::System)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coder_protocol::{CompactTrigger, Mode};
+    use pretty_assertions::assert_eq;
+
+    fn conversation() -> Conversation {
+        Conversation::new(Default::default(), Mode::Default)
+    }
+
+    fn texts(snapshot: &ConversationSnapshot) -> Vec<String> {
+        snapshot
+            .messages
+            .iter()
+            .map(|m| m.content.clone().unwrap_or_default())
+            .collect()
+    }
+
+    fn replayed(dir: &Path, session: SessionId, through: u64) -> Vec<ConversationSnapshot> {
+        let mut conversations = Vec::new();
+        replay(dir, session, through, &mut conversations).unwrap();
+        conversations
+    }
+
+    #[test]
+    fn every_change_comes_back_in_order_and_a_destroyed_conversation_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = SessionId::new();
+        let mut root = conversation();
+        let mut other = conversation();
+        let journal = Journal::new(Some(dir.path().to_path_buf()), session, root.id);
+        root.record([ChatMessage::user("one")]);
+        journal.persist(&mut root);
+        other.record([ChatMessage::user("elsewhere")]);
+        journal.persist(&mut other);
+        root.record([ChatMessage::assistant(
+            "two".into(),
+            String::new(),
+            Vec::new(),
+        )]);
+        journal.persist(&mut root);
+        root.append_to_last(" and more");
+        root.switch_mode(Mode::Plan);
+        journal.persist(&mut root);
+        journal.destroyed(other.id);
+        let back = replayed(dir.path(), session, 0);
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].conversation_id, root.id);
+        assert_eq!(texts(&back[0]), ["one", "two and more"]);
+        assert_eq!(back[0].mode, Mode::Plan);
+
+        // A compaction replaces the history and archives what it replaced.
+        root.archive.push(ArchivedSegment {
+            index: 0,
+            archived_at: "2026-11-25T00:00:00.000Z".into(),
+            trigger: CompactTrigger::Manual,
+            summary: "s".into(),
+            messages: root.history.clone(),
+        });
+        root.replace_history(vec![ChatMessage::user("summary")]);
+        journal.persist(&mut root);
+        let back = replayed(dir.path(), session, 0);
+        assert_eq!(texts(&back[0]), ["summary"]);
+        assert_eq!(back[0].archived.len(), 1);
+        assert_eq!(back[0].archived[0].messages.len(), 2);
+    }
+
+    #[test]
+    fn a_line_cut_short_by_a_crash_is_left_out_and_replaying_twice_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = SessionId::new();
+        let mut root = conversation();
+        let journal = Journal::new(Some(dir.path().to_path_buf()), session, root.id);
+        for text in ["a", "b", "c"] {
+            root.record([ChatMessage::user(text)]);
+            journal.persist(&mut root);
+        }
+        let path = Journal::path_of(dir.path(), session);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(b"{\"seq\":4,\"conversation\":\"");
+        std::fs::write(&path, bytes).unwrap();
+        let back = replayed(dir.path(), session, 0);
+        assert_eq!(texts(&back[0]), ["a", "b", "c"]);
+
+        // Over a snapshot that already holds the lines after `through` (taken later than
+        // it said), the replay gives the same history.
+        let mut over = back.clone();
+        replay(dir.path(), session, 1, &mut over).unwrap();
+        assert_eq!(texts(&over[0]), ["a", "b", "c"]);
+        // Folding removes the journal only when nothing was written since the snapshot.
+        journal.fold(2);
+        assert!(path.exists());
+        journal.fold(journal.through());
+        assert!(!path.exists());
+        // The next change starts a new journal, with its header.
+        root.record([ChatMessage::user("d")]);
+        journal.persist(&mut root);
+        let mut after = back;
+        let replayed = replay(dir.path(), session, 3, &mut after).unwrap().unwrap();
+        assert_eq!(replayed.root, Some(root.id));
+        assert_eq!(texts(&after[0]), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn nothing_is_written_when_saving_is_off() {
+        let journal = Journal::new(None, SessionId::new(), ConversationId::new());
+        let mut root = conversation();
+        root.record([ChatMessage::user("a")]);
+        journal.persist(&mut root);
+        assert_eq!(journal.through(), 0);
+    }
+}
