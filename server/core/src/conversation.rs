@@ -355,7 +355,7 @@ pub(crate) fn user_message(items: &[InputItem]) -> Option<ChatMessage> {
     Some(message)
 }
 
-fn parse_data_url(url: &str) -> Option<Attachment> {
+pub(crate) fn parse_data_url(url: &str) -> Option<Attachment> {
     let rest = url.strip_prefix("data:")?;
     let (media_type, data) = rest.split_once(";base64,")?;
     Some(Attachment {

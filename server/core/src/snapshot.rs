@@ -95,6 +95,10 @@ pub struct ConversationSnapshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_override: Option<String>,
     /// OpenAI Chat Completions messages; the first is the system prompt once a task ran.
+    /// On disk they are exactly what a Chat Completions request takes: images as
+    /// `image_url` content parts (a tool's in the user message after its results), missing
+    /// content as `""` (see [`openai_form`]).
+    #[serde(with = "openai_form", default)]
     pub messages: Vec<ChatMessage>,
     /// OpenAI `tools`: `[{type: "function", function: {name, description, parameters}}]`.
     #[serde(default)]
@@ -132,6 +136,94 @@ pub struct ConversationSnapshot {
     /// Opened by another conversation's `conv_create` (it reports no `token_count`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub worker: bool,
+}
+
+/// Messages on disk in the form a Chat Completions request takes, and back.
+mod openai_form {
+    use coder_protocol::{Attachment, ChatMessage, Role, ToolCall};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    pub fn serialize<S: Serializer>(
+        messages: &[ChatMessage],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        crate::model::chat_messages(messages, true).serialize(serializer)
+    }
+
+    /// A message as written (older snapshots kept images in `attachments`).
+    #[derive(Deserialize)]
+    struct Written {
+        role: Role,
+        #[serde(default)]
+        content: Value,
+        #[serde(default)]
+        reasoning: Option<String>,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+        #[serde(default)]
+        tool_call_id: Option<String>,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        attachments: Vec<Attachment>,
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<ChatMessage>, D::Error> {
+        let written = Vec::<Written>::deserialize(deserializer)?;
+        let mut messages: Vec<ChatMessage> = Vec::with_capacity(written.len());
+        for message in written {
+            let (text, mut images) = content(message.content);
+            images.extend(message.attachments);
+            // The images of tool results go back to the last result they followed.
+            if message.role == Role::User
+                && text.as_deref() == Some(crate::model::TOOL_IMAGES)
+                && let Some(result) = messages.last_mut().filter(|m| m.role == Role::Tool)
+            {
+                result.attachments.extend(images);
+                continue;
+            }
+            // An empty text beside tool calls was a missing one.
+            let text = text.filter(|text| !text.is_empty() || message.tool_calls.is_empty());
+            messages.push(ChatMessage {
+                role: message.role,
+                content: text,
+                reasoning: message.reasoning,
+                tool_calls: message.tool_calls,
+                tool_call_id: message.tool_call_id,
+                name: message.name,
+                attachments: images,
+            });
+        }
+        Ok(messages)
+    }
+
+    /// The text of a content (a string, or the text parts of an array, joined by blank
+    /// lines) and its images (`data:` URLs of `image_url` parts).
+    fn content(content: Value) -> (Option<String>, Vec<Attachment>) {
+        match content {
+            Value::String(text) => (Some(text), Vec::new()),
+            Value::Array(parts) => {
+                let mut texts = Vec::new();
+                let mut images = Vec::new();
+                for part in parts {
+                    match part["type"].as_str() {
+                        Some("text") => texts.extend(part["text"].as_str().map(str::to_owned)),
+                        Some("image_url") => images.extend(
+                            part["image_url"]["url"]
+                                .as_str()
+                                .and_then(crate::conversation::parse_data_url),
+                        ),
+                        _ => {}
+                    }
+                }
+                ((!texts.is_empty()).then(|| texts.join("\n\n")), images)
+            }
+            _ => (None, Vec::new()),
+        }
+    }
 }
 
 /// One entry of OpenAI's `tools`.
@@ -588,6 +680,46 @@ mod tests {
         let restored = back.root.restore();
         assert_eq!(restored.id, conversation.id);
         assert_eq!(restored.history, conversation.history);
+    }
+
+    #[test]
+    fn images_are_content_parts_on_disk_and_come_back_where_they_were() {
+        let png = coder_protocol::Attachment {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let mut pasted = ChatMessage::user("what is in this picture?");
+        pasted.attachments = vec![png.clone()];
+        let call = ToolCall::function("call_1".into(), "read".into(), "{}".into());
+        let mut read = ChatMessage::tool_result("call_1", "read", "an image, 1x1");
+        read.attachments = vec![png.clone()];
+        let mut conversation = Conversation::new(Default::default(), Mode::Default);
+        conversation.record([
+            pasted,
+            ChatMessage::assistant(String::new(), "look first".into(), vec![call]),
+            read,
+            ChatMessage::assistant("A single pixel.".into(), String::new(), Vec::new()),
+        ]);
+        let value = serde_json::to_value(ConversationSnapshot::of(&conversation, "m")).unwrap();
+        let text = value.to_string();
+        assert!(!text.contains("attachments"), "{text}");
+        let messages = value["messages"].as_array().unwrap();
+        let url = "data:image/png;base64,iVBORw0KGgo=";
+        assert_eq!(
+            messages[0]["content"],
+            json!([{"type": "text", "text": "what is in this picture?"},
+                   {"type": "image_url", "image_url": {"url": url}}])
+        );
+        // Content is never null (llama.cpp refuses it); thinking is kept for people.
+        assert_eq!(messages[1]["content"], "");
+        assert_eq!(messages[1]["reasoning"], "look first");
+        assert_eq!(messages[2]["content"], "an image, 1x1");
+        assert_eq!(messages[3]["role"], "user");
+        assert_eq!(messages[3]["content"][1]["image_url"]["url"], url);
+        assert_eq!(messages.len(), 5);
+
+        let back: ConversationSnapshot = serde_json::from_value(value).unwrap();
+        assert_eq!(back.messages, conversation.history);
     }
 
     #[tokio::test]

@@ -27,6 +27,7 @@ pub use crate::tools::ToolSpec;
 pub use check::check_connection;
 pub use client::ModelClient;
 pub use known::{ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits};
+pub(crate) use openai::{TOOL_IMAGES, chat_messages};
 
 use coder_protocol::options::ModelOptions;
 

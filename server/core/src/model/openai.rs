@@ -34,30 +34,7 @@ impl WireApi for OpenAiApi {
         if !request.system.is_empty() {
             messages.push(json!({"role": "system", "content": request.system}));
         }
-        // Images of tool results, waiting for the end of the run of tool messages.
-        let mut images: Vec<Value> = Vec::new();
-        for message in request.messages {
-            if message.role != Role::Tool && !images.is_empty() {
-                messages.push(images_message(std::mem::take(&mut images)));
-            }
-            let mut wire = wire_message(message);
-            if message.role == Role::Tool {
-                images.extend(message.attachments.iter().map(image_part));
-            } else if !message.attachments.is_empty() {
-                // The person's images (pasted, or attached by an `@` reference) go in their
-                // own message, after its text.
-                let mut parts = Vec::with_capacity(message.attachments.len() + 1);
-                if let Some(text) = message.content.as_deref().filter(|text| !text.is_empty()) {
-                    parts.push(json!({"type": "text", "text": text}));
-                }
-                parts.extend(message.attachments.iter().map(image_part));
-                wire["content"] = Value::Array(parts);
-            }
-            messages.push(wire);
-        }
-        if !images.is_empty() {
-            messages.push(images_message(images));
-        }
+        messages.extend(chat_messages(request.messages, false));
         let mut body = json!({
             "model": request.model,
             "messages": messages,
@@ -88,6 +65,43 @@ impl WireApi for OpenAiApi {
     }
 }
 
+/// The history as OpenAI Chat Completions messages: images as content parts (a person's
+/// after the text of their message; a tool's in a user message after the run of tool
+/// results, since OpenAI takes no images in tool results), missing content as `""`. The
+/// thinking is kept only when `keep_reasoning` (a session snapshot); providers are never
+/// sent it back.
+pub(crate) fn chat_messages(history: &[ChatMessage], keep_reasoning: bool) -> Vec<Value> {
+    let mut messages = Vec::with_capacity(history.len());
+    // Images of tool results, waiting for the end of the run of tool messages.
+    let mut images: Vec<Value> = Vec::new();
+    for message in history {
+        if message.role != Role::Tool && !images.is_empty() {
+            messages.push(images_message(std::mem::take(&mut images)));
+        }
+        let mut wire = wire_message(message, keep_reasoning);
+        if message.role == Role::Tool {
+            images.extend(message.attachments.iter().map(image_part));
+        } else if !message.attachments.is_empty() {
+            // The person's images (pasted, or attached by an `@` reference) go in their
+            // own message, after its text.
+            let mut parts = Vec::with_capacity(message.attachments.len() + 1);
+            if let Some(text) = message.content.as_deref().filter(|text| !text.is_empty()) {
+                parts.push(json!({"type": "text", "text": text}));
+            }
+            parts.extend(message.attachments.iter().map(image_part));
+            wire["content"] = Value::Array(parts);
+        }
+        messages.push(wire);
+    }
+    if !images.is_empty() {
+        messages.push(images_message(images));
+    }
+    messages
+}
+
+/// Opens the user message that carries the images of tool results.
+pub(crate) const TOOL_IMAGES: &str = "Images returned by the tool calls above:";
+
 /// One image as an OpenAI content part.
 fn image_part(image: &Attachment) -> Value {
     json!({"type": "image_url", "image_url": {"url": image.data_url()}})
@@ -95,8 +109,7 @@ fn image_part(image: &Attachment) -> Value {
 
 /// OpenAI takes no images in tool results, so they follow the results in a user message.
 fn images_message(images: Vec<Value>) -> Value {
-    let mut content =
-        vec![json!({"type": "text", "text": "Images returned by the tool calls above:"})];
+    let mut content = vec![json!({"type": "text", "text": TOOL_IMAGES})];
     content.extend(images);
     json!({"role": "user", "content": content})
 }
@@ -104,10 +117,12 @@ fn images_message(images: Vec<Value>) -> Value {
 /// A history message as OpenAI expects it: thinking is not sent back, and missing content
 /// is sent as `""` (OpenAI accepts `null` next to tool calls, llama.cpp's server answers
 /// 500 to it).
-fn wire_message(message: &ChatMessage) -> Value {
+fn wire_message(message: &ChatMessage, keep_reasoning: bool) -> Value {
     let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
     if let Some(object) = value.as_object_mut() {
-        object.remove("reasoning");
+        if !keep_reasoning {
+            object.remove("reasoning");
+        }
         object.remove("attachments");
         if object.get("content").is_none_or(Value::is_null) {
             object.insert("content".to_owned(), Value::String(String::new()));
@@ -502,13 +517,13 @@ mod tests {
             String::new(),
             vec![ToolCall::function("a".into(), "read".into(), "{}".into())],
         );
-        assert_eq!(wire_message(&message)["content"], "");
+        assert_eq!(wire_message(&message, false)["content"], "");
     }
 
     #[test]
     fn reasoning_is_not_sent_back() {
         let mut message = ChatMessage::assistant("a".into(), "secret thoughts".into(), vec![]);
         message.reasoning = Some("secret thoughts".into());
-        assert!(wire_message(&message).get("reasoning").is_none());
+        assert!(wire_message(&message, false).get("reasoning").is_none());
     }
 }
