@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 prompt="${1:-Read README.md and say in two sentences what this project is.}"
 
 cargo build --release --locked -p coder >&2
-coder="$PWD/target/release/coder"
+coder="${CARGO_TARGET_DIR:-$PWD/target}/release/coder"
 
 if [ -n "${OPENAI_API_KEY:-}${OPENAI_BASE_URL:-}${ANTHROPIC_API_KEY:-}${ANTHROPIC_BASE_URL:-}" ] \
     || [ -f "${CODER_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/coder}/config.json" ]; then

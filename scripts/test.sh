@@ -60,7 +60,7 @@ TMPDIR="$tests_tmp" bash tests/neovim/run.sh
 nothing_left_by "the Neovim test"
 
 step "end-to-end against a real local model"
-CODER_LOCAL_MODEL_CTX=8192 bash scripts/with-local-model.sh \
+bash scripts/with-local-model.sh \
     cargo test -p coder --locked --features local-model-tests --test local_model
 
 step "all checks passed"

@@ -19,7 +19,8 @@
 # Environment:
 #   CODER_CACHE_DIR              cache root (see setup-local-model.sh)
 #   CODER_LOCAL_MODEL_TIMEOUT    seconds to wait for readiness (default 120)
-#   CODER_LOCAL_MODEL_CTX        context size in tokens (default 2048)
+#   CODER_LOCAL_MODEL_CTX        context size in tokens (default 8192: the system prompt and
+#                                the tools described in it take about 2,500)
 #   CODER_LOCAL_MODEL_LOG        keep the server log at this path instead of
 #                                a temp file that is deleted on exit
 set -euo pipefail
@@ -33,7 +34,7 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE_DIR="${CODER_CACHE_DIR:-$HOME/.cache/coder}"
 VENV_PY="$CACHE_DIR/llama-venv/bin/python"
 TIMEOUT="${CODER_LOCAL_MODEL_TIMEOUT:-120}"
-N_CTX="${CODER_LOCAL_MODEL_CTX:-2048}"
+N_CTX="${CODER_LOCAL_MODEL_CTX:-8192}"
 MODEL_ALIAS="smollm2"
 
 log() { printf '[with-local-model] %s\n' "$*" >&2; }

@@ -164,6 +164,8 @@ pub(crate) struct Conversation {
     pub unjournaled_from: usize,
     /// How many archived segments the journal has written.
     pub archive_journaled: usize,
+    /// Its tools, when they are described in the prompt (seed 002).
+    pub prompted_tools: Option<crate::tool_prompt::PromptedTools>,
     pub last_active_at: SystemTime,
     pub mode: Mode,
     /// The mode the conversation had when it entered plan mode, which leaving plan mode
@@ -208,6 +210,7 @@ impl Conversation {
             archive: Vec::new(),
             unjournaled_from: 0,
             archive_journaled: 0,
+            prompted_tools: None,
             last_active_at: SystemTime::now(),
             mode,
             mode_before_plan: None,

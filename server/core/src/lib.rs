@@ -33,6 +33,7 @@ pub mod skills;
 mod snapshot;
 mod sync;
 mod tokens;
+mod tool_prompt;
 pub mod tools;
 pub mod trust;
 mod turn;
@@ -40,8 +41,8 @@ mod watch;
 
 pub use config::{
     ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, Door, DoorNames, Overrides,
-    ProviderConfig, ProviderKind, ProviderNeed, RetryConfig, Workspace, WorkspaceTrust,
-    check_base_url, preset_for, user_config_path,
+    ProviderConfig, ProviderKind, ProviderNeed, RetryConfig, ToolCalling, Workspace,
+    WorkspaceTrust, check_base_url, preset_for, user_config_path,
 };
 pub use conversation::ConversationSpec;
 pub use documents::Documents;

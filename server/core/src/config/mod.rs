@@ -36,6 +36,17 @@ pub const DEFAULT_MAX_PROMPT_BYTES: usize = 1 << 20;
 /// The default of `maxOutputTokens`.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
+/// How tools reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCalling {
+    /// The provider's own tool calling (`tools` in the request, calls in the reply).
+    Native,
+    /// Described in a system message, calls read from the reply's text (seed 002, see
+    /// `tool_prompt.rs`): for models that take tools only as text.
+    Prompt,
+}
+
 /// The default of `maxHandoffsPerInput`.
 pub const DEFAULT_MAX_HANDOFFS_PER_INPUT: u32 = 16;
 
@@ -66,6 +77,9 @@ pub struct Config {
     /// The share of the context window past which a conversation's history is compacted
     /// before the next model call (seed 001); [`DEFAULT_COMPACT_THRESHOLD`] unless set.
     pub compact_threshold: f64,
+    /// How tools reach the model; `None`: the model's own way (`model/known.rs`: prompt for
+    /// the small local models that ignore native tools, native for the rest).
+    pub tool_calling: Option<ToolCalling>,
     /// The most bytes of text, thinking and tool arguments one model reply may stream
     /// before it is dropped (see [`DEFAULT_MAX_REPLY_BYTES`]).
     pub max_reply_bytes: usize,
@@ -366,6 +380,7 @@ struct ConfigFile {
     context_window: Option<u64>,
     max_output_tokens: Option<u32>,
     compact_threshold: Option<f64>,
+    tool_calling: Option<ToolCalling>,
     max_reply_bytes: Option<usize>,
     stream_idle_timeout_ms: Option<u64>,
     #[serde(default)]
@@ -684,6 +699,7 @@ impl Config {
             context_window: file.context_window,
             max_output_tokens: file.max_output_tokens,
             compact_threshold,
+            tool_calling: file.tool_calling,
             max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
@@ -732,6 +748,7 @@ impl Config {
             context_window: None,
             max_output_tokens: None,
             compact_threshold: DEFAULT_COMPACT_THRESHOLD,
+            tool_calling: None,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),

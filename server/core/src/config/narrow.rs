@@ -20,7 +20,13 @@
 use serde_json::{Map, Value, json};
 
 /// Top-level keys that change nothing about what coder may do.
-const FREE: &[&str] = &["model", "contextWindow", "promptCacheKey", "saveSessions"];
+const FREE: &[&str] = &[
+    "model",
+    "contextWindow",
+    "promptCacheKey",
+    "saveSessions",
+    "toolCalling",
+];
 
 /// Limits, with the value that applies when the person sets none: an untrusted workspace may
 /// lower them (a smaller budget only hinders a run), never raise them (a provider's

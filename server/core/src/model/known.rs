@@ -61,6 +61,9 @@ const TABLE: &[(&str, ModelLimits)] = &[
     ("gemini-2.0-flash", limits(1_048_576, 8_192)),
     ("kimi-k2", limits(131_072, 16_384)),
     ("qwen3-coder", limits(262_144, 65_536)),
+    // Hugging Face's small models (the local model `scripts/run.sh` sets up serves SmolLM2
+    // with its whole 8,192-token window).
+    ("smollm2", limits(8_192, 2_048)),
 ];
 
 /// The limits of `model`, when the table knows it.
@@ -75,6 +78,20 @@ pub fn known_limits(model: &str) -> Option<ModelLimits> {
         .filter(|(prefix, _)| name.starts_with(prefix))
         .max_by_key(|(prefix, _)| prefix.len())
         .map(|(_, limits)| *limits)
+}
+
+/// Models that take tools only as text: small local models whose servers ignore native
+/// `tools` (llama.cpp's Python server with SmolLM2, the model `scripts/run.sh` sets up).
+const PROMPT_TOOLS: &[&str] = &["smollm"];
+
+/// Whether `model` is called with tools described in the prompt by default.
+pub fn prompt_tool_calling(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    PROMPT_TOOLS.iter().any(|prefix| name.starts_with(prefix))
 }
 
 #[cfg(test)]
@@ -106,11 +123,23 @@ mod tests {
         );
         assert_eq!(known_limits("o1-mini"), Some(limits(128_000, 65_536)));
         assert_eq!(known_limits("gpt-4"), Some(limits(8_192, 8_192)));
+        assert_eq!(
+            known_limits("SmolLM2-135M-Instruct"),
+            Some(limits(8_192, 2_048))
+        );
+    }
+
+    #[test]
+    fn only_the_small_local_models_take_tools_through_the_prompt() {
+        assert!(prompt_tool_calling("smollm2"));
+        assert!(prompt_tool_calling("HuggingFaceTB/SmolLM2-135M-Instruct"));
+        assert!(!prompt_tool_calling("gpt-4o"));
+        assert!(!prompt_tool_calling("qwen3-coder"));
     }
 
     #[test]
     fn a_model_the_table_does_not_know_is_none() {
-        assert_eq!(known_limits("SmolLM2-135M-Instruct"), None);
+        assert_eq!(known_limits("my-local-model"), None);
         assert_eq!(known_limits("mock-model"), None);
         assert_eq!(known_limits(""), None);
     }

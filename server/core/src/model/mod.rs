@@ -26,7 +26,7 @@ use serde_json::Value;
 pub use crate::tools::ToolSpec;
 pub use check::check_connection;
 pub use client::ModelClient;
-pub use known::{ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits};
+pub use known::{ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits, prompt_tool_calling};
 pub(crate) use openai::{TOOL_IMAGES, chat_messages};
 
 use coder_protocol::options::ModelOptions;
@@ -44,6 +44,8 @@ pub struct ModelSettings {
     pub context_window: Option<u64>,
     /// The most tokens one reply may have, when configured.
     pub max_output_tokens: Option<u32>,
+    /// How tools reach the model, when configured (else [`ModelSettings::tool_calling_of`]).
+    pub tool_calling: Option<crate::config::ToolCalling>,
 }
 
 impl ModelSettings {
@@ -61,6 +63,16 @@ impl ModelSettings {
         (limits, guessed)
     }
 
+    /// How tools reach `model`: configured (`toolCalling`), else through the prompt for the
+    /// models that take tools only as text ([`prompt_tool_calling`]), else natively.
+    pub fn tool_calling_of(&self, model: &str) -> crate::config::ToolCalling {
+        self.tool_calling.unwrap_or(if prompt_tool_calling(model) {
+            crate::config::ToolCalling::Prompt
+        } else {
+            crate::config::ToolCalling::Native
+        })
+    }
+
     /// The model the configuration names; `None` when it names no provider.
     pub fn from_config(config: &Config) -> Option<Self> {
         Some(Self {
@@ -68,6 +80,7 @@ impl ModelSettings {
             provider: config.provider.clone()?,
             context_window: config.context_window,
             max_output_tokens: config.max_output_tokens,
+            tool_calling: config.tool_calling,
         })
     }
 

@@ -3,7 +3,7 @@
 //! at start (same trust, same narrowing of an untrusted workspace's file, the door's own
 //! settings still over the files), and the keys that apply live take the new values: the
 //! model and its settings (`provider`, `model`, `baseUrl`, `apiKey`, `contextWindow`,
-//! `maxOutputTokens`, `maxReplyBytes`, `streamIdleTimeoutMs`, `retry`), `permissions`,
+//! `maxOutputTokens`, `toolCalling`, `maxReplyBytes`, `streamIdleTimeoutMs`, `retry`), `permissions`,
 //! `tools.disabled`, `maxSteps`, `compactThreshold`, `maxPromptBytes`, `maxConversations`,
 //! `maxInterruptChainDepth`, `maxHandoffsPerInput` and `promptCacheKey` (the README's
 //! "Changing the configuration while coder runs" and [`with_live_keys`] must agree). The
@@ -131,6 +131,7 @@ fn with_live_keys(current: &Config, next: &Config) -> Config {
         context_window: next.context_window,
         max_output_tokens: next.max_output_tokens,
         compact_threshold: next.compact_threshold,
+        tool_calling: next.tool_calling,
         max_reply_bytes: next.max_reply_bytes,
         stream_idle_timeout: next.stream_idle_timeout,
         retry: next.retry,

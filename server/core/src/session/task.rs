@@ -12,6 +12,7 @@ use futures::future::BoxFuture;
 
 use super::Session;
 use super::driver::{TaskPlan, TaskRunner};
+use crate::config::ToolCalling;
 use crate::conversation::Conversation;
 use crate::error::EngineError;
 use crate::events::TaskEvents;
@@ -23,6 +24,7 @@ use crate::prompt::{Environment, PromptInputs, system_prompt};
 use crate::reminders::plan_handoff;
 use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
+use crate::tool_prompt::PromptedTools;
 use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
 use crate::turn::compact::{CompactError, Compaction, compact_and_record};
 use crate::turn::{
@@ -316,6 +318,23 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
+        // Tools described in the prompt (seed 002): the first task's are the initial ones, a
+        // later task's new ones are announced in the history.
+        let prompted =
+            (active.settings.tool_calling_of(&model) == ToolCalling::Prompt).then(|| {
+                self.change(conversation, |conversation| {
+                    if let Some(announcement) =
+                        PromptedTools::update(&mut conversation.prompted_tools, &offered)
+                    {
+                        conversation.record([announcement]);
+                    }
+                    conversation
+                        .prompted_tools
+                        .as_ref()
+                        .map(|known| known.initial(&offered))
+                        .unwrap_or_default()
+                })
+            });
         let (todos, seen, history, size, worker) = {
             let conv = lock(conversation);
             (
@@ -355,6 +374,7 @@ impl Session {
             offered,
             history,
             size,
+            prompted,
             max_steps: config.max_steps,
             tools: TurnTools {
                 registry: self.services.tools.clone(),

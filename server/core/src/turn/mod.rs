@@ -47,6 +47,9 @@ pub(crate) struct TurnContext {
     pub history: Vec<ChatMessage>,
     /// The conversation's context size as last measured.
     pub size: ContextSize,
+    /// Set when tools are described in the prompt (seed 002): the initial tools, which the
+    /// description names; the offered tools are then not sent as `tools`.
+    pub prompted: Option<Vec<ToolSpec>>,
     pub max_steps: u32,
     /// The tools the calls may use.
     pub tools: TurnTools,
@@ -261,6 +264,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         mut offered,
         mut history,
         mut size,
+        prompted,
         max_steps,
         mut tools,
         control,
@@ -294,22 +298,41 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             Ok(next) => next,
             Err(outcome) => return outcome,
         };
+        let as_text = prompted
+            .as_deref()
+            .map(|initial| crate::tool_prompt::request_messages(initial, &history));
         let request = ModelRequest {
             model: &model.name,
             system: &system,
-            messages: &history,
-            tools: &offered,
+            messages: as_text.as_deref().unwrap_or(&history),
+            tools: if as_text.is_some() { &[] } else { &offered },
             prompt_cache_key: model.prompt_cache_key.as_deref(),
             max_output_tokens: model.max_output_tokens,
         };
-        let mut on_update = |update: StreamUpdate| {
-            events.emit(match update {
-                StreamUpdate::Text(delta) => EventMsg::AgentMessageDelta { delta },
-                StreamUpdate::Reasoning(delta) => EventMsg::AgentReasoningDelta { delta },
-                StreamUpdate::Warning(message) => EventMsg::Warning { message },
-            });
+        // Calls written in the text are never shown as text.
+        let mut blocks = prompted
+            .as_ref()
+            .map(|_| crate::tool_prompt::DeltaFilter::default());
+        let mut on_update = |update: StreamUpdate| match update {
+            StreamUpdate::Text(delta) => {
+                let delta = match &mut blocks {
+                    Some(filter) => filter.push(&delta),
+                    None => delta,
+                };
+                if !delta.is_empty() {
+                    events.emit(EventMsg::AgentMessageDelta { delta });
+                }
+            }
+            StreamUpdate::Reasoning(delta) => events.emit(EventMsg::AgentReasoningDelta { delta }),
+            StreamUpdate::Warning(message) => events.emit(EventMsg::Warning { message }),
         };
-        let response = match model.client.stream(&request, cancel, &mut on_update).await {
+        let streamed = model.client.stream(&request, cancel, &mut on_update).await;
+        if let Some(rest) = blocks.as_mut().map(crate::tool_prompt::DeltaFilter::finish)
+            && !rest.is_empty()
+        {
+            events.emit(EventMsg::AgentMessageDelta { delta: rest });
+        }
+        let response = match streamed.map(|response| read_calls(response, prompted.is_some())) {
             Ok(response) => response,
             Err(StreamError::Cancelled { partial }) => {
                 // Interrupted while streaming: keep the text that was shown, drop unfinished
@@ -471,6 +494,21 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         last_agent_message,
         step_limit: Some(max_steps),
     }
+}
+
+/// A reply with the calls written in its text (prompt tool calling) taken out of the text.
+fn read_calls(mut response: ModelResponse, prompted: bool) -> ModelResponse {
+    if prompted {
+        let (text, calls) = crate::tool_prompt::parse_calls(&response.text, || {
+            format!(
+                "call_{}",
+                coder_protocol::TaskId::new().to_string().replace('-', "")
+            )
+        });
+        response.text = text;
+        response.tool_calls.extend(calls);
+    }
+    response
 }
 
 /// Records a finished reply and reports it: whole reasoning, whole text. Returns the

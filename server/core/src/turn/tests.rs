@@ -218,6 +218,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
         offered: Vec::new(),
         history,
         size: Default::default(),
+        prompted: None,
         max_steps,
         tools: TurnTools {
             registry: Arc::new(ToolRegistry::new(ConversationTool::all()).unwrap()),

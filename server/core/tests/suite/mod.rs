@@ -10,6 +10,7 @@ mod mcp;
 mod models;
 mod permissions;
 mod plan_mode;
+mod prompt_tools;
 mod races;
 mod sandbox;
 mod sessions;

@@ -1,0 +1,557 @@
+//! Tool calling through the prompt (seed 002), for models that take tools only as text:
+//! the tools are described in a system message, the model writes each call as
+//!
+//! ```text
+//! <tool_call>
+//! {"name": "read", "arguments": {"path": "README.md"}}
+//! </tool_call>
+//! ```
+//!
+//! and the calls are read back from its reply. The history is sent as text too: a call as
+//! the block the model wrote, a result as a user message in `<tool_response>` tags.
+//!
+//! Which tools are described follows seed 002's batches ([`Batches`]): the conversation's
+//! initial tools are described by one system message that every batch holds, never twice; a
+//! context `clear` starts a new batch (keeping the system messages or not) and the
+//! description comes back with it; tools added later (an MCP server's refresh) are ordinary
+//! messages of the batch they arrive in; without initial tools there is no description.
+
+use coder_protocol::{ChatMessage, Role, ToolCall};
+use serde_json::Value;
+
+use crate::model::ToolSpec;
+
+/// Opens the system message that describes the initial tools.
+pub(crate) const TOOLS_HEADER: &str = "Available tools:";
+
+/// Opens a message that announces tools added during the conversation.
+pub(crate) const NEW_TOOLS_HEADER: &str = "New tools available:";
+
+const OPEN: &str = "<tool_call>";
+const CLOSE: &str = "</tool_call>";
+
+/// How to call a tool, after the list.
+const HOW_TO_CALL: &str = "To call a tool, reply with one block per call, each on lines of its own, and nothing after the last block:\n<tool_call>\n{\"name\": \"TOOL_NAME\", \"arguments\": {\"ARGUMENT\": \"VALUE\"}}\n</tool_call>\nThe result comes back in a <tool_response> message. Reply without a block when no tool is needed.";
+
+/// One line per tool: its name, its arguments (`name: type`, `?` when optional) and the
+/// first line of its description.
+fn tool_lines(tools: &[ToolSpec]) -> String {
+    tools
+        .iter()
+        .map(|tool| {
+            let description = tool.description.lines().next().unwrap_or_default();
+            format!(
+                "- {}({}): {description}",
+                tool.name,
+                arguments(&tool.parameters)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The arguments of a schema: the required ones first, in their order, then the others.
+fn arguments(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema["properties"].as_object() else {
+        return String::new();
+    };
+    let kind = |name: &str| {
+        properties[name]["type"]
+            .as_str()
+            .unwrap_or("any")
+            .to_owned()
+    };
+    required
+        .iter()
+        .filter(|name| properties.contains_key(**name))
+        .map(|name| format!("{name}: {}", kind(name)))
+        .chain(
+            properties
+                .keys()
+                .filter(|name| !required.contains(&name.as_str()))
+                .map(|name| format!("{name}?: {}", kind(name))),
+        )
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The system message describing `tools`; `None` when there are none.
+pub(crate) fn description(tools: &[ToolSpec]) -> Option<ChatMessage> {
+    (!tools.is_empty()).then(|| ChatMessage {
+        role: Role::System,
+        content: Some(format!(
+            "{TOOLS_HEADER}\n{}\n\n{HOW_TO_CALL}",
+            tool_lines(tools)
+        )),
+        ..ChatMessage::user("")
+    })
+}
+
+/// An ordinary message announcing tools added during the conversation.
+pub(crate) fn announcement(tools: &[ToolSpec]) -> ChatMessage {
+    ChatMessage::user(format!("{NEW_TOOLS_HEADER}\n{}", tool_lines(tools)))
+}
+
+/// What a conversation called through the prompt remembers of its tools: the initial ones
+/// (described in every batch) and the ones announced since.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct PromptedTools {
+    initial: Vec<String>,
+    announced: Vec<String>,
+}
+
+impl PromptedTools {
+    /// At a task's start, with the tools it offers: the first task's become the initial
+    /// tools; a later task's that were never seen are announced by the message returned.
+    pub fn update(known: &mut Option<Self>, offered: &[ToolSpec]) -> Option<ChatMessage> {
+        let names = || offered.iter().map(|tool| tool.name.clone()).collect();
+        let Some(known) = known else {
+            *known = Some(Self {
+                initial: names(),
+                announced: Vec::new(),
+            });
+            return None;
+        };
+        let new: Vec<ToolSpec> = offered
+            .iter()
+            .filter(|tool| {
+                !known.initial.contains(&tool.name) && !known.announced.contains(&tool.name)
+            })
+            .cloned()
+            .collect();
+        if new.is_empty() {
+            return None;
+        }
+        known
+            .announced
+            .extend(new.iter().map(|tool| tool.name.clone()));
+        Some(announcement(&new))
+    }
+
+    /// The initial tools among `offered` (a tool no longer offered is not described).
+    pub fn initial(&self, offered: &[ToolSpec]) -> Vec<ToolSpec> {
+        offered
+            .iter()
+            .filter(|tool| self.initial.contains(&tool.name))
+            .cloned()
+            .collect()
+    }
+}
+
+/// The messages of a request in prompt form: the batch of `history` (as text), which opens
+/// with the description of the `initial` tools.
+pub(crate) fn request_messages(initial: &[ToolSpec], history: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut batch = Batches::new(initial.to_vec());
+    for message in as_text(history) {
+        batch.add(message);
+    }
+    batch.visible().into_iter().cloned().collect()
+}
+
+fn is_description(message: &ChatMessage) -> bool {
+    message.role == Role::System
+        && message
+            .content
+            .as_deref()
+            .is_some_and(|text| text.starts_with(TOOLS_HEADER))
+}
+
+/// Seed 002's conversation messages in batches: every message is kept, a batch shows the
+/// messages from its boundary on plus the ones a `clear` kept, and the initial tools'
+/// description is in every batch exactly once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Batches {
+    messages: Vec<ChatMessage>,
+    /// Indices of messages before the boundary that stay visible (kept system messages).
+    kept: Vec<usize>,
+    /// Where the current batch starts.
+    boundary: usize,
+    /// The tools the conversation started with.
+    initial: Vec<ToolSpec>,
+}
+
+impl Batches {
+    /// A conversation with `initial` tools: its first batch starts with their description.
+    pub fn new(initial: Vec<ToolSpec>) -> Self {
+        let mut batches = Self {
+            initial,
+            ..Self::default()
+        };
+        batches.start_batch(0);
+        batches
+    }
+
+    pub fn add(&mut self, message: ChatMessage) {
+        self.messages.push(message);
+    }
+
+    /// The messages of the current batch, in order.
+    pub fn visible(&self) -> Vec<&ChatMessage> {
+        self.visible_indices()
+            .into_iter()
+            .filter_map(|index| self.messages.get(index))
+            .collect()
+    }
+
+    /// Seed 002's `handleClearOperation`: a new batch that keeps the system messages (with
+    /// `keep_system_message`) or nothing, and holds the initial tools' description either
+    /// way. coder builds each request's batch anew from the history
+    /// ([`request_messages`]), so a history a compaction or an approved plan replaced is a
+    /// new batch by construction; this operation is kept to check the batch rules the seed
+    /// states against a batch that lives on.
+    #[cfg(test)]
+    pub fn clear(&mut self, keep_system_message: bool) {
+        let systems: Vec<usize> = if keep_system_message {
+            self.visible_indices()
+                .into_iter()
+                .filter(|index| self.messages[*index].role == Role::System)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.kept = systems;
+        self.start_batch(self.messages.len());
+    }
+
+    fn visible_indices(&self) -> Vec<usize> {
+        self.kept
+            .iter()
+            .copied()
+            .filter(|index| *index < self.boundary)
+            .chain(self.boundary..self.messages.len())
+            .collect()
+    }
+
+    /// Starts a batch at `boundary` and adds the initial tools' description when the batch
+    /// has none.
+    fn start_batch(&mut self, boundary: usize) {
+        self.boundary = boundary;
+        if !self.visible().into_iter().any(is_description)
+            && let Some(description) = description(&self.initial)
+        {
+            self.messages.push(description);
+        }
+    }
+}
+
+/// A request's history in prompt form: the calls of assistant messages as the blocks a
+/// model writes, tool results as user messages in `<tool_response>` tags.
+pub(crate) fn as_text(history: &[ChatMessage]) -> Vec<ChatMessage> {
+    history
+        .iter()
+        .map(|message| match message.role {
+            Role::Assistant if !message.tool_calls.is_empty() => {
+                let mut text = message.content.clone().unwrap_or_default();
+                for call in &message.tool_calls {
+                    let arguments: Value = serde_json::from_str(&call.function.arguments)
+                        .unwrap_or_else(|_| Value::String(call.function.arguments.clone()));
+                    let block =
+                        serde_json::json!({"name": call.function.name, "arguments": arguments});
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&format!("{OPEN}\n{block}\n{CLOSE}"));
+                }
+                ChatMessage {
+                    content: Some(text),
+                    tool_calls: Vec::new(),
+                    ..message.clone()
+                }
+            }
+            Role::Tool => {
+                let name = message.name.as_deref().unwrap_or("tool");
+                let mut response = ChatMessage::user(format!(
+                    "<tool_response name=\"{name}\">\n{}\n</tool_response>",
+                    message.content.as_deref().unwrap_or_default()
+                ));
+                response.attachments = message.attachments.clone();
+                response
+            }
+            _ => message.clone(),
+        })
+        .collect()
+}
+
+/// The calls written in a reply, and its text without them. A block whose JSON is not a
+/// call (`{"name": ..., "arguments": {...}}`) stays in the text. `ids` names each call.
+pub(crate) fn parse_calls(text: &str, mut ids: impl FnMut() -> String) -> (String, Vec<ToolCall>) {
+    let mut visible = String::with_capacity(text.len());
+    let mut calls = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        let after = &rest[start + OPEN.len()..];
+        let Some(end) = after.find(CLOSE) else {
+            break;
+        };
+        let block = after[..end].trim();
+        let call = serde_json::from_str::<Value>(block).ok().and_then(|value| {
+            let name = value["name"].as_str()?.to_owned();
+            let arguments = match &value["arguments"] {
+                Value::Null => "{}".to_owned(),
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            Some(ToolCall::function(ids(), name, arguments))
+        });
+        match call {
+            Some(call) => {
+                visible.push_str(&rest[..start]);
+                calls.push(call);
+            }
+            None => visible.push_str(&rest[..start + OPEN.len() + end + CLOSE.len()]),
+        }
+        rest = &after[end + CLOSE.len()..];
+    }
+    visible.push_str(rest);
+    (visible.trim().to_owned(), calls)
+}
+
+/// Holds back streamed text that may be a tool call block, so people see the reply's text,
+/// not the calls: text before `<tool_call>` goes out at once, a block never does.
+#[derive(Debug, Default)]
+pub(crate) struct DeltaFilter {
+    held: String,
+    in_block: bool,
+}
+
+impl DeltaFilter {
+    /// The part of `delta` that can be shown now.
+    pub fn push(&mut self, delta: &str) -> String {
+        self.held.push_str(delta);
+        let mut shown = String::new();
+        loop {
+            if self.in_block {
+                match self.held.find(CLOSE) {
+                    Some(end) => {
+                        self.held.drain(..end + CLOSE.len());
+                        self.in_block = false;
+                    }
+                    None => return shown,
+                }
+            } else {
+                match self.held.find(OPEN) {
+                    Some(start) => {
+                        shown.push_str(&self.held[..start]);
+                        self.held.drain(..start + OPEN.len());
+                        self.in_block = true;
+                    }
+                    None => {
+                        // Keep a tail that could be the start of `<tool_call>`.
+                        let keep = (1..OPEN.len())
+                            .rev()
+                            .find(|n| {
+                                self.held.len() >= *n
+                                    && self.held.is_char_boundary(self.held.len() - n)
+                                    && OPEN.starts_with(&self.held[self.held.len() - n..])
+                            })
+                            .unwrap_or(0);
+                        let cut = self.held.len() - keep;
+                        shown.push_str(&self.held[..cut]);
+                        self.held.drain(..cut);
+                        return shown;
+                    }
+                }
+            }
+        }
+    }
+
+    /// What is left at the end of the reply that is not inside a block.
+    pub fn finish(&mut self) -> String {
+        if self.in_block {
+            // An unclosed block: the model's text, shown as it is.
+            return format!("{OPEN}{}", std::mem::take(&mut self.held));
+        }
+        std::mem::take(&mut self.held)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn tool(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: format!("Does {name}.\nMore detail."),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"},
+                "limit": {"type": "integer"}}, "required": ["path"]}),
+        }
+    }
+
+    fn descriptions(batches: &Batches) -> usize {
+        batches
+            .visible()
+            .into_iter()
+            .filter(|m| is_description(m))
+            .count()
+    }
+
+    fn texts(batches: &Batches) -> Vec<String> {
+        batches
+            .visible()
+            .iter()
+            .map(|m| m.content.clone().unwrap_or_default())
+            .map(|text| text.lines().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    // The six scenarios of seed 002's "测试场景".
+
+    #[test]
+    fn scenario_1_a_conversation_starts_with_its_initial_tools_described() {
+        let batches = Batches::new(vec![tool("read"), tool("grep")]);
+        let visible = batches.visible();
+        assert_eq!(visible.len(), 1);
+        let text = visible[0].content.as_deref().unwrap();
+        assert!(
+            text.starts_with(
+                "Available tools:\n- read(path: string, limit?: integer): Does read.\n- grep("
+            ),
+            "{text}"
+        );
+        assert!(text.contains("<tool_call>"));
+        assert!(!text.contains("More detail."));
+    }
+
+    #[test]
+    fn scenario_2_a_clear_that_keeps_system_messages_keeps_the_description_once() {
+        let mut batches = Batches::new(vec![tool("read")]);
+        batches.add(ChatMessage {
+            role: Role::System,
+            ..ChatMessage::user("Project rules.")
+        });
+        batches.add(ChatMessage::user("question"));
+        batches.clear(true);
+        assert_eq!(texts(&batches), ["Available tools:", "Project rules."]);
+        assert_eq!(descriptions(&batches), 1);
+    }
+
+    #[test]
+    fn scenario_3_a_clear_that_keeps_nothing_describes_the_tools_again() {
+        let mut batches = Batches::new(vec![tool("read")]);
+        batches.add(ChatMessage::user("question"));
+        batches.clear(false);
+        assert_eq!(texts(&batches), ["Available tools:"]);
+        batches.add(ChatMessage::user("next"));
+        assert_eq!(texts(&batches), ["Available tools:", "next"]);
+    }
+
+    #[test]
+    fn scenario_4_many_batches_never_duplicate_the_description() {
+        let mut batches = Batches::new(vec![tool("read")]);
+        for round in 0..5 {
+            batches.add(ChatMessage::user(format!("round {round}")));
+            batches.clear(round % 2 == 0);
+            assert_eq!(descriptions(&batches), 1, "after clear {round}");
+        }
+        batches.clear(true);
+        batches.clear(true);
+        assert_eq!(descriptions(&batches), 1);
+    }
+
+    #[test]
+    fn scenario_5_without_initial_tools_there_is_no_description() {
+        let mut batches = Batches::new(Vec::new());
+        assert!(batches.visible().is_empty());
+        batches.add(ChatMessage::user("hi"));
+        batches.clear(false);
+        assert!(batches.visible().is_empty());
+    }
+
+    #[test]
+    fn scenario_6_tools_added_later_are_ordinary_messages_and_leave_the_description_alone() {
+        let mut batches = Batches::new(vec![tool("read")]);
+        batches.add(announcement(&[tool("docs__search")]));
+        assert_eq!(
+            texts(&batches),
+            ["Available tools:", "New tools available:"]
+        );
+        assert_eq!(descriptions(&batches), 1);
+        // Like any message, the announcement goes with its batch; the initial tools stay.
+        batches.clear(false);
+        assert_eq!(texts(&batches), ["Available tools:"]);
+        let described = batches.visible()[0].content.clone().unwrap();
+        assert!(!described.contains("docs__search"));
+    }
+
+    #[test]
+    fn a_later_task_announces_the_tools_it_gains_once_and_describes_only_the_initial_ones() {
+        let mut known = None;
+        assert_eq!(PromptedTools::update(&mut known, &[tool("read")]), None);
+        let gained = [tool("read"), tool("docs__search")];
+        let announced = PromptedTools::update(&mut known, &gained).unwrap();
+        assert!(
+            announced
+                .content
+                .unwrap()
+                .starts_with("New tools available:\n- docs__search(")
+        );
+        assert_eq!(PromptedTools::update(&mut known, &gained), None);
+        let initial = known.unwrap().initial(&gained);
+        assert_eq!(initial.len(), 1);
+        assert_eq!(initial[0].name, "read");
+    }
+
+    #[test]
+    fn calls_are_read_from_the_reply_and_the_text_around_them_is_kept() {
+        let mut n = 0;
+        let reply = "Let me look.\n<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.rs\"}}\n</tool_call>\n<tool_call>{\"name\": \"ls\"}</tool_call>";
+        let (text, calls) = parse_calls(reply, || {
+            n += 1;
+            format!("call_{n}")
+        });
+        assert_eq!(text, "Let me look.");
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].id, "call_1");
+        assert_eq!(calls[0].function.name, "read");
+        assert_eq!(calls[0].function.arguments, r#"{"path":"a.rs"}"#);
+        assert_eq!(calls[1].function.arguments, "{}");
+        // Not a call: left as text.
+        let (text, calls) = parse_calls("<tool_call>not json</tool_call> ok", String::new);
+        assert!(calls.is_empty());
+        assert_eq!(text, "<tool_call>not json</tool_call> ok");
+    }
+
+    #[test]
+    fn streamed_blocks_are_never_shown_whatever_the_pieces() {
+        let reply = "Sure.\n<tool_call>\n{\"name\": \"read\"}\n</tool_call>\nDone <b>.";
+        for size in 1..reply.len() {
+            let mut filter = DeltaFilter::default();
+            let mut shown = String::new();
+            let chars: Vec<char> = reply.chars().collect();
+            for piece in chars.chunks(size) {
+                shown.push_str(&filter.push(&piece.iter().collect::<String>()));
+            }
+            shown.push_str(&filter.finish());
+            assert_eq!(shown, "Sure.\n\nDone <b>.", "pieces of {size}");
+        }
+    }
+
+    #[test]
+    fn the_history_goes_as_text() {
+        let call = ToolCall::function("c1".into(), "read".into(), r#"{"path":"a"}"#.into());
+        let history = vec![
+            ChatMessage::assistant("Looking.".into(), String::new(), vec![call]),
+            ChatMessage::tool_result("c1", "read", "contents"),
+        ];
+        let text = as_text(&history);
+        assert_eq!(
+            text[0].content.as_deref(),
+            Some(
+                "Looking.\n<tool_call>\n{\"arguments\":{\"path\":\"a\"},\"name\":\"read\"}\n</tool_call>"
+            )
+        );
+        assert!(text[0].tool_calls.is_empty());
+        assert_eq!(text[1].role, Role::User);
+        assert_eq!(
+            text[1].content.as_deref(),
+            Some("<tool_response name=\"read\">\ncontents\n</tool_response>")
+        );
+    }
+}
