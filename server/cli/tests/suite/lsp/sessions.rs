@@ -540,3 +540,90 @@ async fn a_session_killed_while_a_reply_streams_keeps_every_finished_turn() {
     );
     resumed.stop().await;
 }
+
+#[tokio::test]
+async fn a_session_killed_while_a_handoffs_target_runs_resumes_with_the_call_closed() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "handoff-1",
+            "conv_create",
+            json!({"user_instruction": "Summarise the notes."}),
+        ),
+        // The target's reply, which the kill interrupts.
+        MockResponse::stream(vec![coder_testkit::Chunk::text("Working on it")]).with_delay(5_000),
+        MockResponse::text("Carrying on."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut first = Client::start(workspace.path(), &server, "balanced");
+    let init = first.initialize(json!({})).await;
+    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let root = first.root().await;
+    let mut seen = Vec::new();
+    first.send_text(&root, "Delegate this.", &mut seen).await;
+    // The target's model call is under way: between T_target and T_cont.
+    assert!(
+        server
+            .wait_for(std::time::Duration::from_secs(10), |requests| requests
+                .len()
+                == 2)
+            .await
+    );
+    first.child.kill().await.unwrap();
+    // The handoff saved a snapshot as its task ended; the target's task is in the journal.
+    assert_eq!(saved_files(workspace.path(), &session), (true, true));
+
+    let mut resumed = Client::start(workspace.path(), &server, "balanced");
+    // The repair's warning may come before the answer to `initialize`: kept in `seen`.
+    let mut seen = Vec::new();
+    resumed
+        .request(
+            "initialize",
+            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+            &mut seen,
+        )
+        .await;
+    resumed
+        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+    let listed = resumed
+        .request("conversation/list", json!({}), &mut seen)
+        .await;
+    let conversations = listed["result"]["conversations"].as_array().unwrap();
+    assert_eq!(conversations.len(), 2, "the target came back too: {listed}");
+    resumed.send_text(&root, "Go on.", &mut seen).await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    let said: Vec<serde_json::Value> = last_request(&server)
+        .into_iter()
+        .filter(|m| {
+            !m[2]
+                .as_str()
+                .is_some_and(|text| text.starts_with("<system-reminder>"))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            json!(["user", null, "Delegate this."]),
+            json!(["assistant", null, ""]),
+            json!([
+                "tool",
+                "handoff-1",
+                "the session ended before this call finished; it has no result"
+            ]),
+            json!(["user", null, "Go on."]),
+        ]
+    );
+    assert!(
+        events(&seen).any(|e| e["type"] == "warning"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("ended during 1 tool call"))),
+        "the repair is reported"
+    );
+    resumed.stop().await;
+}
