@@ -10,31 +10,43 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+/// `coder exec ARGS` in `workspace` against the server at `base_url`, as model `smollm2`,
+/// with no key and the workspace as home.
+async fn exec(workspace: &std::path::Path, base_url: &str, args: &[&str]) -> std::process::Output {
+    tokio::time::timeout(
+        Duration::from_secs(300),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
+            .arg("exec")
+            .args(args)
+            .current_dir(workspace)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("HOME", workspace)
+            .env("OPENAI_BASE_URL", base_url)
+            .env("CODER_MODEL", "smollm2")
+            .output(),
+    )
+    .await
+    .expect("coder exec took over 5 minutes")
+    .unwrap()
+}
+
 #[tokio::test]
 async fn a_real_model_streams_reports_usage_and_completes() {
     let base_url = std::env::var("OPENAI_BASE_URL")
         .expect("OPENAI_BASE_URL is not set: run this test through scripts/with-local-model.sh");
     let workspace = tempfile::tempdir().unwrap();
-    let output = tokio::time::timeout(
-        Duration::from_secs(300),
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
-            .args([
-                "exec",
-                "--json",
-                "--max-steps",
-                "3",
-                "Say hello in one short sentence.",
-            ])
-            .current_dir(workspace.path())
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env("HOME", workspace.path())
-            .env("OPENAI_BASE_URL", &base_url)
-            .output(),
+    let output = exec(
+        workspace.path(),
+        &base_url,
+        &[
+            "--json",
+            "--max-steps",
+            "3",
+            "Say hello in one short sentence.",
+        ],
     )
-    .await
-    .expect("coder exec against the local model took over 5 minutes")
-    .unwrap();
+    .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "coder exec failed: {stderr}");
 
@@ -113,17 +125,12 @@ async fn a_saved_session_replays_against_the_local_server_and_the_mock() {
         serde_json::json!({"tools": {"disabled": disabled}}).to_string(),
     )
     .unwrap();
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
-        .args(["exec", "--auto-approve", "What do the notes say?"])
-        .current_dir(workspace.path())
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("HOME", workspace.path())
-        .env("OPENAI_BASE_URL", mock.openai_base_url())
-        .env("CODER_MODEL", "smollm2")
-        .output()
-        .await
-        .unwrap();
+    let output = exec(
+        workspace.path(),
+        &mock.openai_base_url(),
+        &["--auto-approve", "What do the notes say?"],
+    )
+    .await;
     assert!(
         output.status.success(),
         "{}",
@@ -273,27 +280,12 @@ async fn the_real_model_calls_a_tool_through_the_prompt() {
         "The meeting is at noon.\n",
     )
     .unwrap();
-    let output = tokio::time::timeout(
-        Duration::from_secs(300),
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
-            .args([
-                "exec",
-                "--json",
-                "--max-steps",
-                "2",
-                "What do the notes say?",
-            ])
-            .current_dir(workspace.path())
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env("HOME", workspace.path())
-            .env("OPENAI_BASE_URL", &relay_url)
-            .env("CODER_MODEL", "smollm2")
-            .output(),
+    let output = exec(
+        workspace.path(),
+        &relay_url,
+        &["--json", "--max-steps", "2", "What do the notes say?"],
     )
-    .await
-    .expect("coder exec against the local model took over 5 minutes")
-    .unwrap();
+    .await;
     relaying.abort();
     let stderr = String::from_utf8_lossy(&output.stderr);
     let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)

@@ -26,7 +26,7 @@ use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
 use crate::tool_prompt::PromptedTools;
 use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
-use crate::turn::compact::{CompactError, Compaction, compact_and_record};
+use crate::turn::compact::{CompactError, Compaction, Compactor};
 use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
     TurnOutcome, TurnTools, UsageNow, interrupted, run_turn,
@@ -435,20 +435,19 @@ impl Session {
         let before = size
             .count(turn_model.encoding, &system, &tools, &history)
             .await;
-        let compacted = compact_and_record(
-            &turn_model,
-            &mut history,
-            &mut size,
-            before,
-            CompactTrigger::Manual,
-            &Recording {
-                conversation: conversation.clone(),
-                session: self.clone(),
-            },
+        let recording = Recording {
+            conversation: conversation.clone(),
+            session: self.clone(),
+        };
+        let compactor = Compactor {
+            model: &turn_model,
+            recorder: &recording,
             events,
-            &control.cancel,
-        )
-        .await;
+            cancel: &control.cancel,
+        };
+        let compacted = compactor
+            .run(&mut history, &mut size, before, CompactTrigger::Manual)
+            .await;
         match compacted {
             Ok(()) => {}
             Err(CompactError::Nothing(why)) => events.warning(why),

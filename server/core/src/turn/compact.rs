@@ -158,41 +158,49 @@ pub(crate) async fn compact(
     })
 }
 
-/// Compacts `history`, records the result and reports it (`compacted`, then
-/// `token_count`); `history` and `size` become the compacted history and its size.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn compact_and_record(
-    model: &TurnModel,
-    history: &mut Vec<ChatMessage>,
-    size: &mut ContextSize,
-    token_before: u64,
-    trigger: CompactTrigger,
-    recorder: &dyn Recorder,
-    events: &TaskEvents,
-    cancel: &CancellationToken,
-) -> Result<(), CompactError> {
-    let compaction = compact(model, history, token_before, cancel).await?;
-    *size = ContextSize {
-        tokens: compaction.token_compact,
-        through: compaction.history.len(),
-    };
-    *history = compaction.history.clone();
-    let archived_messages = compaction.archived.len();
-    let summary = compaction.summary.clone();
-    let (token_before, token_compact) = (compaction.token_before, compaction.token_compact);
-    let usage = compaction.usage.unwrap_or_default();
-    let (segment, now) = recorder.compacted(compaction, trigger, *size);
-    events.emit(EventMsg::Compacted {
-        trigger,
-        token_before,
-        token_compact,
-        compact_rate: rate(token_compact, token_before),
-        summary,
-        archived_messages,
-        segment,
-    });
-    emit_usage(events, usage, now, model.context_window);
-    Ok(())
+/// Where a compaction runs: the model that summarises, where it records and reports, and
+/// what stops it.
+pub(crate) struct Compactor<'a> {
+    pub model: &'a TurnModel,
+    pub recorder: &'a dyn Recorder,
+    pub events: &'a TaskEvents,
+    pub cancel: &'a CancellationToken,
+}
+
+impl Compactor<'_> {
+    /// Compacts `history` (of `token_before` tokens with the prompt), records the result
+    /// and reports it (`compacted`, then `token_count`); `history` and `size` become the
+    /// compacted history and its size.
+    pub async fn run(
+        &self,
+        history: &mut Vec<ChatMessage>,
+        size: &mut ContextSize,
+        token_before: u64,
+        trigger: CompactTrigger,
+    ) -> Result<(), CompactError> {
+        let compaction = compact(self.model, history, token_before, self.cancel).await?;
+        *size = ContextSize {
+            tokens: compaction.token_compact,
+            through: compaction.history.len(),
+        };
+        *history = compaction.history.clone();
+        let archived_messages = compaction.archived.len();
+        let summary = compaction.summary.clone();
+        let (token_before, token_compact) = (compaction.token_before, compaction.token_compact);
+        let usage = compaction.usage.unwrap_or_default();
+        let (segment, now) = self.recorder.compacted(compaction, trigger, *size);
+        self.events.emit(EventMsg::Compacted {
+            trigger,
+            token_before,
+            token_compact,
+            compact_rate: rate(token_compact, token_before),
+            summary,
+            archived_messages,
+            segment,
+        });
+        emit_usage(self.events, usage, now, self.model.context_window);
+        Ok(())
+    }
 }
 
 /// `after / before`, to three decimals.

@@ -639,17 +639,15 @@ impl Fitting<'_> {
                 ),
             )));
         }
-        let compacted = compact::compact_and_record(
+        let compactor = compact::Compactor {
             model,
-            history,
-            size,
-            next,
-            CompactTrigger::Auto,
-            self.recorder,
-            self.events,
-            self.cancel,
-        )
-        .await;
+            recorder: self.recorder,
+            events: self.events,
+            cancel: self.cancel,
+        };
+        let compacted = compactor
+            .run(history, size, next, CompactTrigger::Auto)
+            .await;
         if let (
             Err(compact::CompactError::Nothing(_) | compact::CompactError::Failed(_)),
             Some(refusal),

@@ -195,6 +195,45 @@ impl Client {
         (client, root)
     }
 
+    /// [`Client::start`], `initialize` without options, and the new session's id and root
+    /// conversation.
+    pub async fn session(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+    ) -> (Self, String, String) {
+        let mut client = Self::start(workspace, server, preset);
+        let init = client.initialize(json!({})).await;
+        let session = session_id(&init);
+        let root = client.root().await;
+        (client, session, root)
+    }
+
+    /// [`Client::start`] and an `initialize` that resumes `session`; what arrives before its
+    /// answer (a resume's warnings) goes to `seen`.
+    pub async fn resuming(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+        session: &str,
+        seen: &mut Vec<Value>,
+    ) -> (Self, Value) {
+        let mut client = Self::start(workspace, server, preset);
+        let init = client
+            .request(
+                "initialize",
+                json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+                seen,
+            )
+            .await;
+        if init.get("result").is_some() {
+            client
+                .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+                .await;
+        }
+        (client, init)
+    }
+
     pub async fn root(&mut self) -> String {
         let list = self
             .request("conversation/list", json!({}), &mut Vec::new())
@@ -239,6 +278,14 @@ impl Client {
             .unwrap();
         assert!(status.success(), "{status:?}");
     }
+}
+
+/// The session id an `initialize` answer names.
+pub(super) fn session_id(init: &Value) -> String {
+    init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session id in {init}"))
+        .to_owned()
 }
 
 /// The `type` of every `conversation/event` notification among `messages`, in order.

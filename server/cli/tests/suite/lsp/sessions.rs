@@ -179,13 +179,7 @@ async fn a_session_killed_during_a_handoff_resumes_with_the_pending_call_closed(
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut first = Client::start(workspace.path(), &server, "balanced");
-    let init = first.initialize(json!({})).await;
-    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let root = first.root().await;
+    let (mut first, session, root) = Client::session(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     first.send_text(&root, "Delegate this.", &mut seen).await;
     first.until_events("state_changed", 2, &mut seen).await;
@@ -412,13 +406,7 @@ async fn a_session_killed_during_a_tool_of_its_first_task_resumes_from_its_journ
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut first = Client::start(workspace.path(), &server, "yolo");
-    let init = first.initialize(json!({})).await;
-    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let root = first.root().await;
+    let (mut first, session, root) = Client::session(workspace.path(), &server, "yolo").await;
     let mut seen = Vec::new();
     first
         .send_text(&root, "Run the slow thing.", &mut seen)
@@ -428,13 +416,9 @@ async fn a_session_killed_during_a_tool_of_its_first_task_resumes_from_its_journ
     // No snapshot was ever written; the journal holds what the task recorded.
     assert_eq!(saved_files(workspace.path(), &session), (false, true));
 
-    let mut resumed = Client::start(workspace.path(), &server, "yolo");
     let mut seen = Vec::new();
-    let init = resumed
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
-        )
-        .await;
+    let (mut resumed, init) =
+        Client::resuming(workspace.path(), &server, "yolo", &session, &mut seen).await;
     assert!(
         init["result"]["capabilities"]["experimental"]["coder"]["historyLoaded"]
             .as_u64()
@@ -489,13 +473,7 @@ async fn a_session_killed_while_a_reply_streams_keeps_every_finished_turn() {
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut first = Client::start(workspace.path(), &server, "balanced");
-    let init = first.initialize(json!({})).await;
-    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let root = first.root().await;
+    let (mut first, session, root) = Client::session(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     first.send_text(&root, "First question.", &mut seen).await;
     first.until_events("state_changed", 2, &mut seen).await;
@@ -512,13 +490,9 @@ async fn a_session_killed_while_a_reply_streams_keeps_every_finished_turn() {
     first.child.kill().await.unwrap();
     assert_eq!(saved_files(workspace.path(), &session), (true, true));
 
-    let mut resumed = Client::start(workspace.path(), &server, "balanced");
     let mut seen = Vec::new();
-    resumed
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
-        )
-        .await;
+    let (mut resumed, _) =
+        Client::resuming(workspace.path(), &server, "balanced", &session, &mut seen).await;
     resumed.send_text(&root, "Go on.", &mut seen).await;
     resumed.until_events("task_complete", 1, &mut seen).await;
     let said: Vec<serde_json::Value> = last_request(&server)
@@ -556,13 +530,7 @@ async fn a_session_killed_while_a_handoffs_target_runs_resumes_with_the_call_clo
     .await
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut first = Client::start(workspace.path(), &server, "balanced");
-    let init = first.initialize(json!({})).await;
-    let session = init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let root = first.root().await;
+    let (mut first, session, root) = Client::session(workspace.path(), &server, "balanced").await;
     let mut seen = Vec::new();
     first.send_text(&root, "Delegate this.", &mut seen).await;
     // The target's model call is under way: between T_target and T_cont.
@@ -577,19 +545,10 @@ async fn a_session_killed_while_a_handoffs_target_runs_resumes_with_the_call_clo
     // The handoff saved a snapshot as its task ended; the target's task is in the journal.
     assert_eq!(saved_files(workspace.path(), &session), (true, true));
 
-    let mut resumed = Client::start(workspace.path(), &server, "balanced");
     // The repair's warning may come before the answer to `initialize`: kept in `seen`.
     let mut seen = Vec::new();
-    resumed
-        .request(
-            "initialize",
-            json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
-            &mut seen,
-        )
-        .await;
-    resumed
-        .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        .await;
+    let (mut resumed, _) =
+        Client::resuming(workspace.path(), &server, "balanced", &session, &mut seen).await;
     let listed = resumed
         .request("conversation/list", json!({}), &mut seen)
         .await;
