@@ -8,6 +8,7 @@
 mod beneath;
 mod commands;
 pub mod completion;
+mod complexity;
 pub mod config;
 pub mod control_chars;
 mod conversation;

@@ -83,7 +83,12 @@ pub(crate) struct InputReminders {
     pub rules: Vec<PathBuf>,
     /// The conversation entered plan mode since its last input.
     pub plan_entered: bool,
+    /// The input is a complex task that started a todo list (`requireTodoForComplex`).
+    pub complex_task: bool,
 }
+
+/// Told when a complex request started a todo list.
+pub(crate) const COMPLEX_TASK_REMINDER: &str = "This request has several parts, so a todo list was started with the request as its one item, in progress. Before you begin, replace it with the request's steps using todo_write, and keep the list current as you work.";
 
 impl InputReminders {
     /// The user message holding every reminder, in the seed's order (references, then the
@@ -95,6 +100,9 @@ impl InputReminders {
         }
         if self.plan_entered {
             parts.push(PLAN_REMINDER.to_owned());
+        }
+        if self.complex_task {
+            parts.push(COMPLEX_TASK_REMINDER.to_owned());
         }
         if parts.is_empty() && self.images.is_empty() {
             return None;

@@ -80,6 +80,9 @@ pub struct Config {
     /// How tools reach the model; `None`: the model's own way (`model/known.rs`: prompt for
     /// the small local models that ignore native tools, native for the rest).
     pub tool_calling: Option<ToolCalling>,
+    /// A complex request (seed 004 section 7, `complexity.rs`) in a conversation without
+    /// unfinished todos starts a todo list.
+    pub require_todo_for_complex: bool,
     /// The most bytes of text, thinking and tool arguments one model reply may stream
     /// before it is dropped (see [`DEFAULT_MAX_REPLY_BYTES`]).
     pub max_reply_bytes: usize,
@@ -381,6 +384,7 @@ struct ConfigFile {
     max_output_tokens: Option<u32>,
     compact_threshold: Option<f64>,
     tool_calling: Option<ToolCalling>,
+    require_todo_for_complex: Option<bool>,
     max_reply_bytes: Option<usize>,
     stream_idle_timeout_ms: Option<u64>,
     #[serde(default)]
@@ -700,6 +704,7 @@ impl Config {
             max_output_tokens: file.max_output_tokens,
             compact_threshold,
             tool_calling: file.tool_calling,
+            require_todo_for_complex: file.require_todo_for_complex.unwrap_or(false),
             max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
@@ -749,6 +754,7 @@ impl Config {
             max_output_tokens: None,
             compact_threshold: DEFAULT_COMPACT_THRESHOLD,
             tool_calling: None,
+            require_todo_for_complex: false,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),
@@ -1000,12 +1006,68 @@ fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
             });
         }
     };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|cause| ConfigError::Parse {
-            path: path.to_path_buf(),
-            cause,
-        })
+    let mut value: Value = serde_json::from_str(&text).map_err(|cause| ConfigError::Parse {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    camel_case_keys(&mut value);
+    Ok(Some(value))
+}
+
+/// Seed 004 names the settings in snake_case (`auto_approve_ask`, `approval.interactive`,
+/// `require_todo_for_complex`): a snake_case key whose camelCase form is a setting is read as
+/// that setting, at the top level and in its sections. Other keys (server names, command
+/// patterns) are left as written.
+fn camel_case_keys(value: &mut Value) {
+    use crate::config::keys::fields_of;
+    fn rename(object: &mut serde_json::Map<String, Value>, fields: &[&str]) {
+        let snake: Vec<String> = object
+            .keys()
+            .filter(|key| key.contains('_'))
+            .cloned()
+            .collect();
+        for key in snake {
+            let camel = to_camel(&key);
+            if fields.contains(&camel.as_str())
+                && !object.contains_key(&camel)
+                && let Some(setting) = object.remove(&key)
+            {
+                object.insert(camel, setting);
+            }
+        }
+    }
+    let Some(top) = value.as_object_mut() else {
+        return;
+    };
+    rename(top, fields_of::<ConfigFile>());
+    let sections: [(&str, &[&str]); 5] = [
+        ("retry", fields_of::<RetryFile>()),
+        ("approval", fields_of::<ApprovalFile>()),
+        ("permissions", fields_of::<PermissionsFile>()),
+        ("tools", fields_of::<ToolsFile>()),
+        ("sandbox", fields_of::<SandboxFile>()),
+    ];
+    for (name, fields) in sections {
+        if let Some(section) = top.get_mut(name).and_then(Value::as_object_mut) {
+            rename(section, fields);
+        }
+    }
+}
+
+fn to_camel(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A warning for each key of the config file at `path` that the schema does not know.
@@ -1288,6 +1350,42 @@ mod tests {
         let env = env_of(&[("ANTHROPIC_API_KEY", "k"), ("CODER_MODEL", "env-model")]);
         let config = Config::load_with(workspace.path(), Some(&user_file), &env).unwrap();
         assert_eq!(config.model, "env-model");
+    }
+
+    #[test]
+    fn the_seeds_snake_case_keys_are_read_as_their_settings() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".coder")).unwrap();
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{
+                "auto_approve_ask": true,
+                "require_todo_for_complex": true,
+                "max_steps": 7,
+                "retry": {"max_retries": 1},
+                "mcpServers": {"my_server": {"command": "true"}},
+                "permissions": {"commands": [{"pattern": "cargo_x *", "decision": "allow"}]}
+            }"#,
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let config = trusted(workspace.path(), &env);
+        assert!(config.auto_approve);
+        assert!(config.require_todo_for_complex);
+        assert_eq!(config.max_steps, 7);
+        assert_eq!(config.retry.max_retries, 1);
+        // Names chosen by people are left as written.
+        assert!(config.mcp_servers.contains_key("my_server"));
+        assert_eq!(config.permission_rules.commands[0].pattern, "cargo_x *");
+        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+        // A key that is no setting in either form is still reported.
+        std::fs::write(
+            workspace.path().join(".coder/config.json"),
+            r#"{"auto_approve_always": true}"#,
+        )
+        .unwrap();
+        let config = trusted(workspace.path(), &env);
+        assert_eq!(config.warnings.len(), 1, "{:?}", config.warnings);
     }
 
     #[test]

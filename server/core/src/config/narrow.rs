@@ -26,6 +26,7 @@ const FREE: &[&str] = &[
     "promptCacheKey",
     "saveSessions",
     "toolCalling",
+    "requireTodoForComplex",
 ];
 
 /// Limits, with the value that applies when the person sets none: an untrusted workspace may

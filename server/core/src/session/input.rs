@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use coder_protocol::{EventMsg, InputItem, Mode};
+use coder_protocol::{EventMsg, InputItem, Mode, TodoItem, TodoStatus};
 
 use super::Session;
 use crate::conversation::{Conversation, user_message};
@@ -14,6 +14,40 @@ use crate::reminders::{InputReminders, is_first_input};
 use crate::sync::lock;
 
 impl Session {
+    /// Seed 004 section 7: with `requireTodoForComplex`, a complex request (`complexity.rs`)
+    /// in a conversation whose todos are all done (or that has none) starts a todo list with
+    /// the request as its one item, in progress. Returns the list it started.
+    fn todos_for_complex_task(
+        &self,
+        conversation: &Mutex<Conversation>,
+        input: &[InputItem],
+        todo_offered: bool,
+    ) -> Option<Vec<TodoItem>> {
+        if !self.config().require_todo_for_complex || !todo_offered {
+            return None;
+        }
+        let text = crate::conversation::input_text(input)?;
+        crate::complexity::complexity(&text)?;
+        let todos = lock(conversation).todos.clone();
+        let mut todos = lock(&todos);
+        if todos
+            .iter()
+            .any(|todo| todo.status != TodoStatus::Completed)
+        {
+            return None;
+        }
+        let first = text.trim().lines().next().unwrap_or_default();
+        let mut content: String = first.chars().take(120).collect();
+        if content.len() < first.len() {
+            content.push('…');
+        }
+        *todos = vec![TodoItem {
+            content,
+            status: TodoStatus::InProgress,
+        }];
+        Some(todos.clone())
+    }
+
     /// Records `input` as the user's message and, right after it, its reminders. Nothing
     /// is recorded for an empty input (a continuation).
     pub(super) async fn record_input(
@@ -42,6 +76,7 @@ impl Session {
         })
         .await
         .unwrap_or_default();
+        let started = self.todos_for_complex_task(conversation, input, todo_offered);
         let reminders = InputReminders {
             references: expanded.reminders,
             images: expanded.images,
@@ -49,6 +84,7 @@ impl Session {
             todo_offered,
             rules,
             plan_entered,
+            complex_task: started.is_some(),
         };
         self.change(conversation, |conversation| {
             if plan_entered {
@@ -57,6 +93,9 @@ impl Session {
             conversation.record([message]);
             conversation.record(reminders.message());
         });
+        if let Some(todos) = started {
+            events.emit(EventMsg::TodoUpdated { todos });
+        }
         if !expanded.references.is_empty() {
             events.emit(EventMsg::FileReference {
                 references: expanded.references,

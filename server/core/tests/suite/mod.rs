@@ -19,3 +19,4 @@ mod streaming;
 mod support;
 mod tool_names;
 mod tools;
+mod workflow;
