@@ -244,6 +244,17 @@ impl NativeEngine {
         to_json(self.engine.conversation_destroy(conversation))
     }
 
+    /// Runs a slash command in the conversation: its text, and the task or conversation
+    /// it started.
+    #[napi(ts_return_type = "import('../ts/protocol').CommandResult")]
+    pub fn command(&self, conversation_id: String, command: String) -> Result<Value> {
+        let result = self
+            .engine
+            .command(parse_conversation(&conversation_id)?, &command)
+            .map_err(error)?;
+        to_json(result)
+    }
+
     /// Queues a task that compacts the conversation's history now; returns its id.
     #[napi]
     pub fn compact(&self, conversation_id: String) -> Result<String> {

@@ -47,3 +47,31 @@ test("commands and skills are listed, a command expands, an unknown one is refus
   assert.equal(sent.length, 1);
   assert.equal(sent[0].body.messages[1].content, "Review lib.rs with care.\n");
 });
+
+test("command() runs built-in commands: text, a task to follow, a refusal for an unknown one", async (t) => {
+  const { url, requests } = await startMock(t, [text("one"), text("two"), text("Summary.")]);
+  const dir = workspace();
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" }, saveSessions: false });
+  t.after(async () => {
+    await engine.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const root = engine.rootConversation;
+  assert.ok(engine.command(root, "/help").text.includes("/compact"));
+  assert.deepEqual(engine.command(root, "/plan"), { text: "mode: plan" });
+  assert.equal(engine.command(root, "/default").text, "mode: default");
+  assert.equal(engine.command(root, "/todos").text, "No todos.");
+  assert.throws(() => engine.command(root, "/nosuch"), { code: "invalid_params" });
+  assert.equal((await requests()).length, 0);
+  for (const input of ["first", "second"]) {
+    const done = new Promise((resolve) => engine.onEvent((event) => event.type === "task_complete" && resolve()));
+    engine.send(root, input);
+    await done;
+  }
+  const compacted = new Promise((resolve) => engine.onEvent((event) => event.type === "compacted" && resolve(event)));
+  const started = engine.command(root, "/compact");
+  assert.equal(typeof started.taskId, "string");
+  const event = await compacted;
+  assert.equal(event.taskId, started.taskId);
+  assert.equal(event.summary, "Summary.");
+});

@@ -7,6 +7,7 @@ import { TASK_END_EVENTS } from "./protocol";
 import type {
   ArchivedSegment,
   ChatMessage,
+  CommandResult,
   SessionInfo,
   CommandInfo,
   ConversationSummary,
@@ -170,6 +171,20 @@ export class Engine {
     this.#pending.add(task);
     this.#hold();
     return task;
+  }
+
+  /**
+   * Runs a slash command (`/help`, `/model name`, `/mode plan`, `/compact`, `/diff`, a custom
+   * command, ...) in the conversation: `text` for people, and the `taskId` or
+   * `conversationId` it started. An unknown command throws (`invalid_params`).
+   */
+  command(conversationId: string, command: string): CommandResult {
+    const result = this.#live().command(conversationId, command);
+    if (result.taskId) {
+      this.#pending.add(result.taskId);
+      this.#hold();
+    }
+    return result;
   }
 
   /** What compactions replaced, one segment per compaction, oldest first. */

@@ -591,6 +591,13 @@ export const CONVERSATION_COMPACT = "conversation/compact";
 export const CONVERSATION_ARCHIVE = "conversation/archive";
 
 /**
+ * Runs a slash command in a conversation (`/help`, `/model`, `/mode`, `/compact`,
+ * ..., or a custom command): its text for people, and the task it started, if any.
+ * An unknown command is an error and never reaches the model.
+ */
+export const CONVERSATION_COMMAND = "conversation/command";
+
+/**
  * Stops the session's running task, whatever conversation it is on, and drops the
  * continuations its handoffs queued (their calls get a result saying so).
  */
@@ -654,6 +661,7 @@ export const METHODS = [
   CONVERSATION_SET_MODE,
   CONVERSATION_COMPACT,
   CONVERSATION_ARCHIVE,
+  CONVERSATION_COMMAND,
   SESSION_INTERRUPT,
   SESSION_LIST,
   SESSION_RESUME,
@@ -793,6 +801,35 @@ export type HistoryResult = { entries: Array<HistoryEntry> };
  * `conversation/archive` result.
  */
 export type ArchiveResult = { segments: Array<ArchivedSegment> };
+
+/**
+ * `conversation/command` params.
+ */
+export type CommandParams = {
+  conversationId: ConversationId,
+  /**
+   * The command as typed, `/name` and its arguments.
+   */
+  command: string,
+};
+
+/**
+ * `conversation/command` result.
+ */
+export type CommandResult = {
+  /**
+   * What the command says, for people (may be several lines).
+   */
+  text: string,
+  /**
+   * The task it started (`/compact`, a custom command): follow it by its events.
+   */
+  taskId?: TaskId,
+  /**
+   * The conversation to go on in, when the command made one (`/new`).
+   */
+  conversationId?: ConversationId,
+};
 
 /**
  * `session/list` params: an empty object.
@@ -1071,6 +1108,12 @@ export type ClientRequests = {
    * The messages compactions replaced, one segment per compaction, oldest first.
    */
   "conversation/archive": { params: TargetParams, result: ArchiveResult },
+  /**
+   * Runs a slash command in a conversation (`/help`, `/model`, `/mode`, `/compact`,
+   * ..., or a custom command): its text for people, and the task it started, if any.
+   * An unknown command is an error and never reaches the model.
+   */
+  "conversation/command": { params: CommandParams, result: CommandResult },
   /**
    * Stops the session's running task, whatever conversation it is on, and drops the
    * continuations its handoffs queued (their calls get a result saying so).

@@ -10,9 +10,56 @@ use std::path::{Path, PathBuf};
 use coder_protocol::methods::{CommandInfo, CommandSource};
 use serde::Deserialize;
 
-/// The built-in commands (`/help`, `/model`, ...). None yet: the interactive terminal adds
-/// them; every door already lists them first and refuses to send them to the model.
-pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str)] = &[];
+/// The built-in commands (seed 004 section 4): name, argument hint, description. The
+/// session runs them (`session/slash.rs`); every door lists them first.
+pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
+    ("help", "", "the commands and how input works"),
+    (
+        "model",
+        "[name]",
+        "the model; with a name, switch to it and save it in .coder/config.json",
+    ),
+    (
+        "permissions",
+        "[preset]",
+        "the permission matrix; with a preset (strict, balanced, auto-edit, yolo), switch to it",
+    ),
+    (
+        "mode",
+        "[name]",
+        "the conversation's mode; with a name (plan, default, auto-edit, yolo), switch to it",
+    ),
+    ("plan", "", "switch to plan mode"),
+    ("default", "", "switch to default mode"),
+    ("auto-edit", "", "switch to auto-edit mode"),
+    ("yolo", "", "switch to yolo mode"),
+    ("tools", "", "the tools the model may call"),
+    ("skills", "", "the skills the model is told about"),
+    ("todos", "", "the conversation's todo list"),
+    ("new", "", "a new conversation with an empty context"),
+    (
+        "resume",
+        "[session-id]",
+        "the saved sessions; with an id (or its start), take one up",
+    ),
+    (
+        "compact",
+        "",
+        "summarise the conversation's older history now",
+    ),
+    (
+        "diff",
+        "[full]",
+        "the working tree's changes (git); full shows the whole diff",
+    ),
+];
+
+/// Whether `name` is a built-in command.
+pub(crate) fn is_built_in(name: &str) -> bool {
+    BUILT_IN_COMMANDS
+        .iter()
+        .any(|(built_in, _, _)| *built_in == name)
+}
 
 /// One custom command, read from its file.
 #[derive(Debug, Clone)]
@@ -61,7 +108,7 @@ impl Commands {
                 let Some(name) = path.file_stem().and_then(|stem| stem.to_str()) else {
                     continue;
                 };
-                if !is_command_name(name) || found.knows(name) {
+                if !is_command_name(name) || found.knows(name) || is_built_in(name) {
                     continue;
                 }
                 match read_command(name, *source, folder, &path) {
@@ -98,10 +145,10 @@ impl Commands {
     pub fn infos(&self) -> Vec<CommandInfo> {
         let built_in = BUILT_IN_COMMANDS
             .iter()
-            .map(|(name, description)| CommandInfo {
+            .map(|(name, hint, description)| CommandInfo {
                 name: (*name).to_owned(),
                 description: (*description).to_owned(),
-                argument_hint: None,
+                argument_hint: (!hint.is_empty()).then(|| (*hint).to_owned()),
                 model: None,
                 source: CommandSource::Builtin,
                 path: None,

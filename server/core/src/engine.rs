@@ -223,6 +223,19 @@ impl Engine {
             .send(conversation, items, Some(base_instructions))
     }
 
+    /// Runs a slash command in `conversation` (seed 004 section 4): `/help`, `/model`,
+    /// `/permissions`, `/mode` (and `/plan`, `/default`, `/auto-edit`, `/yolo`), `/tools`,
+    /// `/skills`, `/todos`, `/new`, `/resume`, `/compact`, `/diff`, or a custom command,
+    /// which becomes the conversation's input. Returns the text for people and the task or
+    /// conversation it started; an unknown command is an error and reaches no model.
+    pub fn command(
+        &self,
+        conversation: ConversationId,
+        command: &str,
+    ) -> Result<coder_protocol::methods::CommandResult, EngineError> {
+        self.session.command(conversation, command)
+    }
+
     /// Queues a task that compacts `conversation`'s history now (seed 001): the model
     /// summarises its older part, which is archived; `compacted` and `token_count` report
     /// it. Returns the task's id; the task waits for the tasks queued before it.

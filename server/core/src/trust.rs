@@ -107,7 +107,9 @@ pub fn trust_folder(user_file: &Path, folder: &Path) -> Result<PathBuf, TrustErr
     Ok(folder)
 }
 
-fn write_atomically(path: &Path, value: &Value) -> Result<(), TrustError> {
+/// Writes `value` to `path` as pretty JSON, atomically (a temporary file synced, then
+/// renamed over it).
+pub(crate) fn write_atomically(path: &Path, value: &Value) -> Result<(), TrustError> {
     let fail = |source| TrustError::Write {
         path: path.to_path_buf(),
         source,

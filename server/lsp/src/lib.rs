@@ -21,10 +21,11 @@ use std::sync::{Arc, OnceLock};
 use coder_core::Engine;
 use coder_protocol::EventMsg;
 use coder_protocol::methods::{
-    CoderCapabilities, CommandList, ConversationArchive, ConversationCompact, ConversationCreate,
-    ConversationDestroy, ConversationHistory, ConversationInterrupt, ConversationList,
-    ConversationSend, ConversationSetMode, InitializationOptions, METHODS, PROTOCOL_VERSION,
-    RuleList, SessionInterrupt, SessionList, SessionResume, SkillList, WorkspaceCompletePaths,
+    CoderCapabilities, CommandList, ConversationArchive, ConversationCommand, ConversationCompact,
+    ConversationCreate, ConversationDestroy, ConversationHistory, ConversationInterrupt,
+    ConversationList, ConversationSend, ConversationSetMode, InitializationOptions, METHODS,
+    PROTOCOL_VERSION, RuleList, SessionInterrupt, SessionList, SessionResume, SkillList,
+    WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -246,6 +247,7 @@ pub async fn serve_until(
     builder = route::<ConversationInterrupt>(builder, Backend::interrupt);
     builder = route::<ConversationSetMode>(builder, Backend::set_mode);
     builder = route::<ConversationCompact>(builder, Backend::compact);
+    builder = route::<ConversationCommand>(builder, Backend::command);
     builder = route::<ConversationArchive>(builder, Backend::archive);
     builder = route::<SessionInterrupt>(builder, Backend::interrupt_session);
     builder = route::<SessionList>(builder, Backend::sessions);

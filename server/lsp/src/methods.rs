@@ -9,15 +9,15 @@ use std::panic::AssertUnwindSafe;
 use coder_core::{ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
-    ArchiveResult, COMMAND_LIST, CONVERSATION_ARCHIVE, CONVERSATION_COMPACT, CONVERSATION_CREATE,
-    CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT, CONVERSATION_LIST,
-    CONVERSATION_SEND, CONVERSATION_SET_MODE, CommandListParams, CommandListResult,
-    CompletePathsParams, CompletePathsResult, CreateParams, CreateResult, DestroyResult,
-    HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult, RULE_LIST,
-    RuleListParams, RuleListResult, SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST,
-    SendParams, SendResult, SessionInterruptParams, SessionListParams, SessionListResult,
-    SessionResumeParams, SessionResumeResult, SetModeParams, SetModeResult, SkillListParams,
-    SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
+    ArchiveResult, COMMAND_LIST, CONVERSATION_ARCHIVE, CONVERSATION_COMMAND, CONVERSATION_COMPACT,
+    CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
+    CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_MODE, CommandListParams,
+    CommandListResult, CommandParams, CommandResult, CompletePathsParams, CompletePathsResult,
+    CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult, InterruptResult,
+    ListParams, ListResult, RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT,
+    SESSION_LIST, SESSION_RESUME, SKILL_LIST, SendParams, SendResult, SessionInterruptParams,
+    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult, SetModeParams,
+    SetModeResult, SkillListParams, SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -149,6 +149,15 @@ impl Backend {
                 .conversation_history(params.conversation_id, params.limit)
                 .map_err(engine_error)?;
             Ok(HistoryResult { entries })
+        })
+        .await
+    }
+
+    pub(crate) async fn command(&self, params: CommandParams) -> Result<CommandResult> {
+        contained(CONVERSATION_COMMAND, async {
+            self.engine()?
+                .command(params.conversation_id, &params.command)
+                .map_err(engine_error)
         })
         .await
     }

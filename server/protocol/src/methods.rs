@@ -47,6 +47,11 @@ method_table! {
         /// The messages compactions replaced, one segment per compaction, oldest first.
         ConversationArchive, CONVERSATION_ARCHIVE = "conversation/archive":
             TargetParams => ArchiveResult;
+        /// Runs a slash command in a conversation (`/help`, `/model`, `/mode`, `/compact`,
+        /// ..., or a custom command): its text for people, and the task it started, if any.
+        /// An unknown command is an error and never reaches the model.
+        ConversationCommand, CONVERSATION_COMMAND = "conversation/command":
+            CommandParams => CommandResult;
         /// Stops the session's running task, whatever conversation it is on, and drops the
         /// continuations its handoffs queued (their calls get a result saying so).
         SessionInterrupt, SESSION_INTERRUPT = "session/interrupt":
@@ -315,6 +320,31 @@ pub struct SessionResumeParams {
 pub struct SessionResumeResult {
     pub session_id: SessionId,
     pub messages: usize,
+}
+
+/// `conversation/command` params.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandParams {
+    pub conversation_id: ConversationId,
+    /// The command as typed, `/name` and its arguments.
+    pub command: String,
+}
+
+/// `conversation/command` result.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandResult {
+    /// What the command says, for people (may be several lines).
+    pub text: String,
+    /// The task it started (`/compact`, a custom command): follow it by its events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub task_id: Option<TaskId>,
+    /// The conversation to go on in, when the command made one (`/new`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub conversation_id: Option<ConversationId>,
 }
 
 /// `rule/list` params: an empty object.

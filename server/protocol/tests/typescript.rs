@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
     ArchiveResult, CoderCapabilities, CommandInfo, CommandListParams, CommandListResult,
-    CommandSource, CreateParams, CreateResult, DestroyResult, EventParams, HistoryParams,
-    HistoryResult, InitializationOptions, InterruptResult, ListParams, ListResult,
-    PermissionParams, ProviderName, RuleInfo, RuleListParams, RuleListResult, SendParams,
-    SendResult, SessionInfo, SessionInterruptParams, SessionListParams, SessionListResult,
-    SessionResumeParams, SessionResumeResult, SetModeParams, SetModeResult, SkillInfo,
-    SkillListParams, SkillListResult, TargetParams,
+    CommandParams, CommandResult, CommandSource, CreateParams, CreateResult, DestroyResult,
+    EventParams, HistoryParams, HistoryResult, InitializationOptions, InterruptResult, ListParams,
+    ListResult, PermissionParams, ProviderName, RuleInfo, RuleListParams, RuleListResult,
+    SendParams, SendResult, SessionInfo, SessionInterruptParams, SessionListParams,
+    SessionListResult, SessionResumeParams, SessionResumeResult, SetModeParams, SetModeResult,
+    SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
@@ -137,6 +137,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 HistoryParams,
                 HistoryResult,
                 ArchiveResult,
+                CommandParams,
+                CommandResult,
                 SessionListParams,
                 SessionListResult,
                 SessionInfo,

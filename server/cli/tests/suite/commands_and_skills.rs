@@ -86,7 +86,8 @@ async fn an_unknown_slash_command_is_refused_before_the_model() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("unknown command /nosuch; known commands: /review"),
+        stderr.contains("unknown command /nosuch; known commands: /help, /model,")
+            && stderr.contains(", /review"),
         "{stderr}"
     );
     assert!(server.requests().is_empty());

@@ -49,6 +49,11 @@ impl Session {
         let Some((name, args)) = slash_command(text) else {
             return Ok((items, None));
         };
+        if crate::commands::is_built_in(name) {
+            return Err(EngineError::invalid_params(format!(
+                "/{name} is a built-in command: run it as a command (conversation/command, the SDK's command()), not as input"
+            )));
+        }
         let files = self.workspace_files();
         let commands = &files.commands;
         let Some(command) = commands.get(name) else {

@@ -1,4 +1,5 @@
 mod architecture;
+mod commands;
 mod compaction;
 mod conversations;
 mod documents;

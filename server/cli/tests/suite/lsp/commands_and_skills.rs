@@ -35,15 +35,18 @@ async fn commands_and_skills_are_listed_and_a_command_expands() {
     let mut seen = Vec::new();
 
     let commands = client.request("command/list", json!({}), &mut seen).await;
+    // The built-in commands first, then the custom ones.
+    assert_eq!(commands["result"]["commands"][0]["name"], "help");
+    assert_eq!(commands["result"]["commands"][0]["source"], "builtin");
     assert_eq!(
-        commands["result"],
-        json!({"commands": [
+        super::custom_commands(&commands),
+        json!([
             {"name": "greet", "description": "Say hello.", "source": "user",
              "path": ws.join(".config/coder/commands/greet.md").display().to_string()},
             {"name": "review", "description": "Review a file", "argumentHint": "<file>",
              "source": "workspace",
              "path": ws.join(".coder/commands/review.md").display().to_string()},
-        ]})
+        ])
     );
     let skills = client.request("skill/list", json!({}), &mut seen).await;
     assert_eq!(
@@ -65,7 +68,8 @@ async fn commands_and_skills_are_listed_and_a_command_expands() {
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("unknown command /nosuch; known commands: /greet, /review"),
+        message.contains("unknown command /nosuch; known commands: /help,")
+            && message.ends_with("/diff, /greet, /review"),
         "{message}"
     );
     assert!(server.requests().is_empty());
@@ -76,5 +80,41 @@ async fn commands_and_skills_are_listed_and_a_command_expands() {
         server.requests()[0].body["messages"][1]["content"],
         "Review lib.rs.\n"
     );
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn conversation_command_runs_built_in_commands_and_refuses_unknown_ones() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    let command = |text: &'static str| json!({"conversationId": root, "command": text});
+    let help = client
+        .request("conversation/command", command("/help"), &mut seen)
+        .await;
+    assert!(
+        help["result"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("/compact"),
+        "{help}"
+    );
+    let plan = client
+        .request("conversation/command", command("/plan"), &mut seen)
+        .await;
+    assert_eq!(plan["result"], json!({"text": "mode: plan"}));
+    // The mode changed on the wire too.
+    client.until_events("mode_changed", 1, &mut seen).await;
+    let made = client
+        .request("conversation/command", command("/new"), &mut seen)
+        .await;
+    assert!(made["result"]["conversationId"].is_string(), "{made}");
+    let unknown = client
+        .request("conversation/command", command("/nosuch"), &mut seen)
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(unknown["error"]["data"]["kind"], "invalid_params");
+    assert!(server.requests().is_empty());
     client.stop().await;
 }

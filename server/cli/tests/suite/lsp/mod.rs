@@ -280,6 +280,20 @@ impl Client {
     }
 }
 
+/// The custom commands of a `command/list` answer (the built-in ones come first).
+pub(super) fn custom_commands(answer: &Value) -> Value {
+    let commands = answer["result"]["commands"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    Value::Array(
+        commands
+            .into_iter()
+            .filter(|command| command["source"] != "builtin")
+            .collect(),
+    )
+}
+
 /// The session id an `initialize` answer names.
 pub(super) fn session_id(init: &Value) -> String {
     init["result"]["capabilities"]["experimental"]["coder"]["sessionId"]

@@ -1,0 +1,335 @@
+//! The built-in slash commands (seed 004 section 4), run by the engine for every door
+//! (`Engine::command`, `conversation/command`, the SDK's `command`): each answers with text
+//! for people and, for some, a task or a conversation to follow. A custom command
+//! (`.coder/commands/<name>.md`) in the same namespace becomes a task's input; an unknown
+//! command is an error and never reaches the model.
+
+use coder_protocol::methods::CommandResult;
+use coder_protocol::{ConversationId, InputItem, Mode, Preset, TodoStatus};
+
+use super::Session;
+use crate::commands::slash_command;
+use crate::conversation::ConversationSpec;
+use crate::error::EngineError;
+use crate::sync::lock;
+
+/// How the terminal and the other doors take input, for `/help`.
+const INPUT_HELP: &str = "Enter sends; a line ending in \\ continues on the next line. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
+
+fn text(text: impl Into<String>) -> CommandResult {
+    CommandResult {
+        text: text.into(),
+        task_id: None,
+        conversation_id: None,
+    }
+}
+
+impl Session {
+    /// Runs `/name args` in `conversation`.
+    pub fn command(
+        &self,
+        conversation: ConversationId,
+        input: &str,
+    ) -> Result<CommandResult, EngineError> {
+        self.conversation(conversation)?;
+        let (name, args) = slash_command(input).ok_or_else(|| {
+            EngineError::invalid_params(format!(
+                "`{}` is not a command: commands start with / and a name",
+                input.trim()
+            ))
+        })?;
+        match name {
+            "help" => Ok(self.help()),
+            "model" => self.model_command(args),
+            "permissions" => self.permissions_command(conversation, args),
+            "mode" => self.mode_command(conversation, args),
+            "plan" | "default" | "auto-edit" | "yolo" => self.mode_command(conversation, name),
+            "tools" => Ok(self.tools_command()),
+            "skills" => Ok(self.skills_command()),
+            "todos" => self.todos_command(conversation),
+            "new" => self.new_command(),
+            "resume" => self.resume_command(args),
+            "compact" => {
+                let task = self.compact(conversation)?;
+                Ok(CommandResult {
+                    task_id: Some(task),
+                    ..text("compacting the conversation")
+                })
+            }
+            "diff" => self.diff_command(args),
+            _ => {
+                // A custom command: its prompt becomes the conversation's input.
+                let task = self.send(
+                    conversation,
+                    vec![InputItem::Text {
+                        text: input.to_owned(),
+                    }],
+                    None,
+                )?;
+                Ok(CommandResult {
+                    task_id: Some(task),
+                    ..text(format!("/{name} sent"))
+                })
+            }
+        }
+    }
+
+    fn help(&self) -> CommandResult {
+        let mut lines = vec!["Commands:".to_owned()];
+        for info in self.commands() {
+            let hint = info
+                .argument_hint
+                .map(|hint| format!(" {hint}"))
+                .unwrap_or_default();
+            lines.push(format!("  /{}{hint}  {}", info.name, info.description));
+        }
+        lines.push(String::new());
+        lines.push(INPUT_HELP.to_owned());
+        text(lines.join("\n"))
+    }
+
+    /// `/model`: the model now; `/model <name>`: switch at once and write it to the
+    /// workspace's `.coder/config.json` (seed 004 section 9; a failed write keeps the switch).
+    fn model_command(&self, args: &str) -> Result<CommandResult, EngineError> {
+        let current = self.model_settings().ok_or_else(EngineError::no_provider)?;
+        if args.is_empty() {
+            return Ok(text(format!("model: {}", current.model)));
+        }
+        let name = args.split_whitespace().next().unwrap_or(args);
+        self.set_model(crate::model::ModelSettings {
+            model: name.to_owned(),
+            ..current
+        })?;
+        let path = self.config().workspace.join(".coder/config.json");
+        let persisted = persist_model(&path, name);
+        Ok(text(match persisted {
+            Ok(()) => format!("model: {name} (saved in {})", path.display()),
+            Err(err) => format!(
+                "model: {name} for this session; it could not be saved in {}: {err}",
+                path.display()
+            ),
+        }))
+    }
+
+    fn permissions_command(
+        &self,
+        conversation: ConversationId,
+        args: &str,
+    ) -> Result<CommandResult, EngineError> {
+        if !args.is_empty() {
+            let preset: Preset = serde_json::from_value(serde_json::Value::String(args.to_owned()))
+                .map_err(|_| {
+                    EngineError::invalid_params(format!(
+                        "unknown preset `{args}`: strict, balanced, auto-edit or yolo"
+                    ))
+                })?;
+            *lock(&self.permissions().preset) = preset;
+        }
+        let mode = self.mode(conversation)?;
+        let permissions = self.permissions();
+        let rows = crate::permissions::describe(mode, permissions.preset(), &permissions.rules());
+        let mut lines = vec![format!(
+            "preset: {}, mode: {}",
+            permissions.preset().as_str(),
+            mode.as_str()
+        )];
+        lines.extend(rows.iter().map(|row| {
+            format!(
+                "  {:<24} {:<5} ({})",
+                row.subject,
+                serde_json::to_value(row.decision)
+                    .ok()
+                    .and_then(|value| value.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                row.source
+            )
+        }));
+        Ok(text(lines.join("\n")))
+    }
+
+    fn mode_command(
+        &self,
+        conversation: ConversationId,
+        args: &str,
+    ) -> Result<CommandResult, EngineError> {
+        if args.is_empty() {
+            return Ok(text(format!("mode: {}", self.mode(conversation)?.as_str())));
+        }
+        let mode: Mode = serde_json::from_value(serde_json::Value::String(args.to_owned()))
+            .map_err(|_| {
+                EngineError::invalid_params(format!(
+                    "unknown mode `{args}`: plan, default, auto-edit or yolo"
+                ))
+            })?;
+        self.set_mode(conversation, mode)?;
+        Ok(text(format!("mode: {}", self.mode(conversation)?.as_str())))
+    }
+
+    fn tools_command(&self) -> CommandResult {
+        let disabled = self.config().disabled_tools.clone();
+        let lines: Vec<String> = self
+            .tools()
+            .specs()
+            .iter()
+            .filter(|spec| !disabled.contains(&spec.name))
+            .map(|spec| {
+                let first = spec.description.lines().next().unwrap_or_default();
+                format!("  {:<16} {first}", spec.name)
+            })
+            .collect();
+        text(format!("Tools:\n{}", lines.join("\n")))
+    }
+
+    fn skills_command(&self) -> CommandResult {
+        let skills = self.skills();
+        if skills.is_empty() {
+            return text("No skills (.coder/skills/<name>/SKILL.md).");
+        }
+        let lines: Vec<String> = skills
+            .iter()
+            .map(|skill| format!("  {:<16} {}", skill.name, skill.description))
+            .collect();
+        text(format!("Skills:\n{}", lines.join("\n")))
+    }
+
+    fn todos_command(&self, conversation: ConversationId) -> Result<CommandResult, EngineError> {
+        let conversation = self.conversation(conversation)?;
+        let todos = lock(&conversation).todos.clone();
+        let todos = lock(&todos).clone();
+        if todos.is_empty() {
+            return Ok(text("No todos."));
+        }
+        let lines: Vec<String> = todos
+            .iter()
+            .map(|todo| {
+                let mark = match todo.status {
+                    TodoStatus::Completed => "[x]",
+                    TodoStatus::InProgress => "[>]",
+                    TodoStatus::Pending => "[ ]",
+                };
+                format!("  {mark} {}", todo.content)
+            })
+            .collect();
+        Ok(text(format!("Todos:\n{}", lines.join("\n"))))
+    }
+
+    fn new_command(&self) -> Result<CommandResult, EngineError> {
+        let id = self.open_conversation(
+            ConversationSpec::default(),
+            super::conversations::Opener::FrontDoor,
+        )?;
+        Ok(CommandResult {
+            conversation_id: Some(id),
+            ..text("a new conversation, with an empty context")
+        })
+    }
+
+    /// `/resume`: the saved sessions, newest first; `/resume <id or prefix>` takes one up.
+    fn resume_command(&self, args: &str) -> Result<CommandResult, EngineError> {
+        let saved = self.saved_sessions();
+        if args.is_empty() {
+            if saved.is_empty() {
+                return Ok(text("No saved sessions."));
+            }
+            let lines: Vec<String> = saved
+                .iter()
+                .take(20)
+                .map(|session| {
+                    format!(
+                        "  {}  {}  {} messages  {}",
+                        session.session_id,
+                        session.saved_at,
+                        session.messages,
+                        session.title.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            return Ok(text(format!("Saved sessions:\n{}", lines.join("\n"))));
+        }
+        let matching: Vec<_> = saved
+            .iter()
+            .filter(|session| session.session_id.to_string().starts_with(args))
+            .collect();
+        let session = match matching.as_slice() {
+            [one] => one.session_id,
+            [] => {
+                return Err(EngineError::new(
+                    crate::error::ErrorKind::NotFound,
+                    format!("no saved session starts with `{args}`; /resume lists them"),
+                ));
+            }
+            _ => {
+                return Err(EngineError::invalid_params(format!(
+                    "`{args}` starts {} saved sessions; give more of the id",
+                    matching.len()
+                )));
+            }
+        };
+        let loaded = self.resume(session)?;
+        Ok(text(format!(
+            "resumed session {session}: {loaded} messages"
+        )))
+    }
+
+    /// `/diff`: the working tree's changes against git's index and HEAD, summarised;
+    /// `/diff full` shows the whole diff.
+    fn diff_command(&self, args: &str) -> Result<CommandResult, EngineError> {
+        let workspace = self.config().workspace.clone();
+        let git = |arguments: &[&str]| -> Result<String, EngineError> {
+            let output = std::process::Command::new("git")
+                .args(arguments)
+                .current_dir(&workspace)
+                .output()
+                .map_err(|err| EngineError::io(format!("cannot run git: {err}")))?;
+            if !output.status.success() {
+                return Err(EngineError::invalid_params(format!(
+                    "/diff needs a git repository: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )));
+            }
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        };
+        let full = args == "full";
+        let changed = git(&["status", "--porcelain", "--untracked-files=all"])?;
+        if changed.trim().is_empty() {
+            return Ok(text("No changes."));
+        }
+        let shown = if full {
+            git(&["--no-pager", "diff", "HEAD", "--no-color"])
+                .or_else(|_| git(&["--no-pager", "diff", "--no-color"]))?
+        } else {
+            git(&["--no-pager", "diff", "HEAD", "--stat", "--no-color"])
+                .or_else(|_| git(&["--no-pager", "diff", "--stat", "--no-color"]))?
+        };
+        let untracked: Vec<&str> = changed
+            .lines()
+            .filter_map(|line| line.strip_prefix("?? "))
+            .collect();
+        let mut out = shown.trim_end().to_owned();
+        if !untracked.is_empty() {
+            out.push_str(&format!("\nNew files: {}", untracked.join(", ")));
+        }
+        if !full {
+            out.push_str("\n(/diff full shows the whole diff)");
+        }
+        Ok(text(out.trim_start().to_owned()))
+    }
+}
+
+/// Writes `model` into the config file at `path`, keeping the rest of it.
+fn persist_model(path: &std::path::Path, model: &str) -> Result<(), String> {
+    let mut config = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
+            .map_err(|err| format!("it is not valid JSON ({err})"))?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(err) => return Err(err.to_string()),
+    };
+    let object = config
+        .as_object_mut()
+        .ok_or_else(|| "it is not a JSON object".to_owned())?;
+    object.insert(
+        "model".to_owned(),
+        serde_json::Value::String(model.to_owned()),
+    );
+    crate::trust::write_atomically(path, &config).map_err(|err| err.to_string())
+}

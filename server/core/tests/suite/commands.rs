@@ -1,0 +1,129 @@
+//! The built-in slash commands (seed 004 section 4) through the engine: each answers with
+//! text, some start a task or a conversation, `/model` is saved for the next session, and a
+//! command that does not exist never reaches the model.
+
+use coder_core::{ErrorKind, ProviderKind};
+use coder_protocol::Mode;
+use coder_testkit::{MockModelServer, MockResponse};
+use pretty_assertions::assert_eq;
+
+use super::support::Harness;
+
+#[tokio::test]
+async fn every_built_in_command_answers_and_none_reaches_the_model() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("first answer"),
+        MockResponse::text("second answer"),
+        MockResponse::text("Summary."),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let root = h.root;
+    let run = |command: &str| h.engine.command(root, command).unwrap();
+
+    let help = run("/help").text;
+    for name in [
+        "/help",
+        "/model",
+        "/permissions",
+        "/mode",
+        "/plan",
+        "/tools",
+        "/skills",
+        "/todos",
+        "/new",
+        "/resume",
+        "/compact",
+        "/diff",
+    ] {
+        assert!(help.contains(name), "{name} missing from {help}");
+    }
+    assert!(help.contains("Ctrl+C"), "{help}");
+    assert_eq!(run("/model").text, "model: mock-model");
+    assert!(run("/tools").text.contains("read"));
+    assert!(run("/skills").text.contains("No skills"));
+    assert_eq!(run("/todos").text, "No todos.");
+    assert_eq!(run("/mode").text, "mode: default");
+    assert_eq!(run("/plan").text, "mode: plan");
+    assert_eq!(h.engine.mode(root).unwrap(), Mode::Plan);
+    assert_eq!(run("/mode default").text, "mode: default");
+    let matrix = run("/permissions strict").text;
+    assert!(
+        matrix.starts_with("preset: strict, mode: default"),
+        "{matrix}"
+    );
+    assert!(matrix.contains("bash"), "{matrix}");
+    // Not a git repository: said, not failed silently.
+    let diff = h.engine.command(root, "/diff").unwrap_err();
+    assert!(diff.to_string().contains("git repository"), "{diff}");
+
+    let made = run("/new");
+    let other = made.conversation_id.expect("/new names its conversation");
+    assert_ne!(other, root);
+    assert!(h.engine.history(other).unwrap().is_empty());
+
+    // Nothing was sent to the model so far.
+    assert!(server.requests().is_empty());
+    for (bad, kind) in [
+        ("/nope", ErrorKind::InvalidParams),
+        ("/mode sideways", ErrorKind::InvalidParams),
+        ("/permissions open", ErrorKind::InvalidParams),
+        ("/resume 0000", ErrorKind::NotFound),
+        ("no slash", ErrorKind::InvalidParams),
+    ] {
+        let err = h.engine.command(root, bad).unwrap_err();
+        assert_eq!(err.kind(), kind, "{bad}: {err}");
+    }
+    // A built-in sent as input is refused, not sent.
+    let refused = h.engine.send(root, "/help").unwrap_err();
+    assert!(
+        refused.to_string().contains("built-in command"),
+        "{refused}"
+    );
+    assert!(server.requests().is_empty());
+
+    // `/compact` starts a task.
+    h.run("one").await;
+    h.run("two").await;
+    let compact = h.engine.command(root, "/compact").unwrap();
+    let task = compact.task_id.expect("/compact starts a task");
+    let events = h.until_end(task).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.msg, coder_protocol::EventMsg::Compacted { .. }))
+    );
+}
+
+#[tokio::test]
+async fn a_model_switched_by_command_is_saved_and_the_next_session_starts_with_it() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let h = Harness::new(&server, ProviderKind::OpenAi);
+    let said = h.engine.command(h.root, "/model gpt-4o-mini").unwrap().text;
+    assert!(said.starts_with("model: gpt-4o-mini (saved in"), "{said}");
+    assert_eq!(h.engine.model(), "gpt-4o-mini");
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(h.workspace.path().join(".coder/config.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["model"], "gpt-4o-mini");
+    // The next session in this workspace reads it.
+    let env = |name: &str| match name {
+        "OPENAI_API_KEY" => Some("k".to_owned()),
+        _ => None,
+    };
+    let loaded = coder_core::Config::load_with(h.workspace.path(), None, &env);
+    assert_eq!(
+        loaded.map(|config| config.model).ok(),
+        Some("gpt-4o-mini".to_owned())
+    );
+
+    // A file that cannot hold it keeps the switch and says so.
+    std::fs::write(h.workspace.path().join(".coder/config.json"), "[1, 2]").unwrap();
+    let said = h.engine.command(h.root, "/model gpt-4.1").unwrap().text;
+    assert!(said.contains("could not be saved"), "{said}");
+    assert_eq!(h.engine.model(), "gpt-4.1");
+}
