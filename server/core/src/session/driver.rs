@@ -41,6 +41,8 @@ pub(crate) struct TaskPlan {
     pub handoffs: u32,
     /// The task compacts the conversation's history (asked for; no input, no turn).
     pub compact: bool,
+    /// The task runs a person's `!command` (no model, no turn).
+    pub shell: Option<String>,
 }
 
 /// Names the chain of tasks one user input started (its handoffs' targets and
@@ -68,6 +70,7 @@ impl TaskPlan {
             chain: ChainId::new(),
             handoffs: 0,
             compact: false,
+            shell: None,
         }
     }
 }

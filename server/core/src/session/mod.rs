@@ -33,6 +33,7 @@ mod live_config;
 mod mcp_reload;
 mod reload;
 mod services;
+mod shell;
 mod slash;
 mod state;
 mod task;

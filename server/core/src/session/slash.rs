@@ -1,4 +1,5 @@
-//! The built-in slash commands (seed 004 section 4), run by the engine for every door
+//! The built-in slash commands (seed 004 section 4) and `!command` (section 3), run by the
+//! engine for every door
 //! (`Engine::command`, `conversation/command`, the SDK's `command`): each answers with text
 //! for people and, for some, a task or a conversation to follow. A custom command
 //! (`.coder/commands/<name>.md`) in the same namespace becomes a task's input; an unknown
@@ -32,6 +33,9 @@ impl Session {
         input: &str,
     ) -> Result<CommandResult, EngineError> {
         self.conversation(conversation)?;
+        if let Some(command) = input.trim_start().strip_prefix('!') {
+            return self.shell_command(conversation, command.trim());
+        }
         let (name, args) = slash_command(input).ok_or_else(|| {
             EngineError::invalid_params(format!(
                 "`{}` is not a command: commands start with / and a name",
@@ -72,6 +76,27 @@ impl Session {
                 })
             }
         }
+    }
+
+    /// Queues a person's `!command` as a task of its own (`session/shell.rs`).
+    fn shell_command(
+        &self,
+        conversation: ConversationId,
+        command: &str,
+    ) -> Result<CommandResult, EngineError> {
+        if command.is_empty() {
+            return Err(EngineError::invalid_params(
+                "give a command after `!`, as in `!ls`",
+            ));
+        }
+        let mut plan = super::driver::TaskPlan::new(conversation, Vec::new(), 0);
+        plan.shell = Some(command.to_owned());
+        let task_id = plan.task_id;
+        self.driver.enqueue(vec![plan]);
+        Ok(CommandResult {
+            task_id: Some(task_id),
+            ..text(format!("running `{command}`"))
+        })
     }
 
     fn help(&self) -> CommandResult {

@@ -198,6 +198,20 @@ impl Session {
         events: &TaskEvents,
     ) -> TurnOutcome {
         let input = crate::conversation::input_text(&plan.input);
+        if let Some(command) = &plan.shell {
+            // A person's `!command`: no model.
+            events.emit(EventMsg::TaskStarted {
+                model: String::new(),
+                input: Some(format!("!{command}")),
+            });
+            return match self.conversation(plan.conversation_id) {
+                Ok(conversation) => {
+                    self.shell_now(&conversation, command, control, events)
+                        .await
+                }
+                Err(err) => failed(events, err),
+            };
+        }
         // The task keeps the model it starts with, whatever is switched meanwhile.
         let active = match self.require_model() {
             Ok(active) => active,

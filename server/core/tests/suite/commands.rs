@@ -127,3 +127,67 @@ async fn a_model_switched_by_command_is_saved_and_the_next_session_starts_with_i
     assert!(said.contains("could not be saved"), "{said}");
     assert_eq!(h.engine.model(), "gpt-4.1");
 }
+
+#[tokio::test]
+async fn a_persons_shell_command_runs_unasked_and_the_model_sees_its_result() {
+    let server = MockModelServer::start(vec![MockResponse::text("noted")])
+        .await
+        .unwrap();
+    // Strict: a model's `rm -rf` would be asked about; a person's is theirs to run.
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.preset = coder_protocol::Preset::Strict,
+        Vec::new(),
+    );
+    let root = h.root;
+    let started = h
+        .engine
+        .command(
+            root,
+            "!mkdir scratch && rm -rf scratch && echo hi; echo oops >&2; exit 3",
+        )
+        .unwrap();
+    let task = started.task_id.expect("a shell command is a task");
+    let events = h.until_end(task).await;
+    let kinds: Vec<String> = super::support::kinds(&events)
+        .into_iter()
+        .filter(|kind| kind != "state_changed")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "task_started",
+            "tool_call_started",
+            "tool_call_completed",
+            "task_complete"
+        ]
+    );
+    let output = events
+        .iter()
+        .find_map(|event| match &event.msg {
+            coder_protocol::EventMsg::ToolCallCompleted { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        output.contains("Exit code: 3") && output.contains("hi") && output.contains("oops"),
+        "{output}"
+    );
+    assert!(server.requests().is_empty(), "no model call");
+    let history = h.engine.history(root).unwrap();
+    let recorded = history[0].content.clone().unwrap();
+    assert!(recorded.starts_with("<shell-command>"), "{recorded}");
+    assert!(
+        recorded.contains("$ mkdir scratch && rm -rf scratch"),
+        "{recorded}"
+    );
+    assert!(recorded.contains("Exit code: 3"), "{recorded}");
+    // The model reads it with the next input.
+    h.run("what happened?").await;
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("<shell-command>"), "{sent}");
+
+    let empty = h.engine.command(root, "!  ").unwrap_err();
+    assert_eq!(empty.kind(), ErrorKind::InvalidParams);
+}
