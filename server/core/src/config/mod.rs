@@ -1040,18 +1040,23 @@ fn camel_case_keys(value: &mut Value) {
         return;
     };
     rename(top, fields_of::<ConfigFile>());
-    let sections: [(&str, &[&str]); 5] = [
+    for (name, fields) in section_fields() {
+        if let Some(section) = top.get_mut(name).and_then(Value::as_object_mut) {
+            rename(section, fields);
+        }
+    }
+}
+
+/// The config file's sections and their keys.
+fn section_fields() -> [(&'static str, &'static [&'static str]); 5] {
+    use crate::config::keys::fields_of;
+    [
         ("retry", fields_of::<RetryFile>()),
         ("approval", fields_of::<ApprovalFile>()),
         ("permissions", fields_of::<PermissionsFile>()),
         ("tools", fields_of::<ToolsFile>()),
         ("sandbox", fields_of::<SandboxFile>()),
-    ];
-    for (name, fields) in sections {
-        if let Some(section) = top.get_mut(name).and_then(Value::as_object_mut) {
-            rename(section, fields);
-        }
-    }
+    ]
 }
 
 fn to_camel(key: &str) -> String {
@@ -1803,14 +1808,7 @@ mod tests {
                 "`{key}` is not classified in config/narrow.rs"
             );
         }
-        let sections: [(&str, &[&str]); 5] = [
-            ("retry", fields_of::<RetryFile>()),
-            ("approval", fields_of::<ApprovalFile>()),
-            ("permissions", fields_of::<PermissionsFile>()),
-            ("tools", fields_of::<ToolsFile>()),
-            ("sandbox", fields_of::<SandboxFile>()),
-        ];
-        for (section, keys) in sections {
+        for (section, keys) in section_fields() {
             let (_, classified) = CLASSIFIED_SECTIONS
                 .iter()
                 .find(|(name, _)| *name == section)

@@ -386,6 +386,18 @@ fn saved_files(workspace: &std::path::Path, session: &str) -> (bool, bool) {
     )
 }
 
+/// [`last_request`] without the reminders coder adds after an input.
+fn said_without_reminders(server: &MockModelServer) -> Vec<serde_json::Value> {
+    last_request(server)
+        .into_iter()
+        .filter(|m| {
+            !m[2]
+                .as_str()
+                .is_some_and(|text| text.starts_with("<system-reminder>"))
+        })
+        .collect()
+}
+
 /// The non-system messages of the model's last request, as `[role, tool_call_id, content]`.
 fn last_request(server: &MockModelServer) -> Vec<serde_json::Value> {
     server.requests().pop().unwrap().body["messages"]
@@ -495,14 +507,7 @@ async fn a_session_killed_while_a_reply_streams_keeps_every_finished_turn() {
         Client::resuming(workspace.path(), &server, "balanced", &session, &mut seen).await;
     resumed.send_text(&root, "Go on.", &mut seen).await;
     resumed.until_events("task_complete", 1, &mut seen).await;
-    let said: Vec<serde_json::Value> = last_request(&server)
-        .into_iter()
-        .filter(|m| {
-            !m[2]
-                .as_str()
-                .is_some_and(|text| text.starts_with("<system-reminder>"))
-        })
-        .collect();
+    let said = said_without_reminders(&server);
     assert_eq!(
         said,
         [
@@ -556,14 +561,7 @@ async fn a_session_killed_while_a_handoffs_target_runs_resumes_with_the_call_clo
     assert_eq!(conversations.len(), 2, "the target came back too: {listed}");
     resumed.send_text(&root, "Go on.", &mut seen).await;
     resumed.until_events("task_complete", 1, &mut seen).await;
-    let said: Vec<serde_json::Value> = last_request(&server)
-        .into_iter()
-        .filter(|m| {
-            !m[2]
-                .as_str()
-                .is_some_and(|text| text.starts_with("<system-reminder>"))
-        })
-        .collect();
+    let said = said_without_reminders(&server);
     assert_eq!(
         said,
         [
