@@ -38,6 +38,7 @@ mod tool_prompt;
 pub mod tools;
 pub mod trust;
 mod turn;
+mod undo;
 mod watch;
 
 pub use config::{

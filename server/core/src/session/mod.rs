@@ -140,9 +140,14 @@ impl Session {
             root_id,
         );
         journal.set_model(&config.model);
+        let checkpoints = Arc::new(crate::undo::Checkpoints::new(
+            &config.workspace,
+            lock(&state).session_id,
+        ));
         let services = Services {
             saver,
             journal,
+            checkpoints,
             home: std::env::var_os("HOME").map(std::path::PathBuf::from),
             config: Mutex::new(Arc::new(config)),
             tools: Arc::new(tools),

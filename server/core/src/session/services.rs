@@ -33,6 +33,8 @@ pub(crate) struct Services {
     pub(super) saver: Saver,
     /// Appends every change of a conversation as it happens (see `journal.rs`).
     pub(super) journal: crate::journal::Journal,
+    /// The working tree at the start of each turn, for `/undo` (see `undo.rs`).
+    pub(super) checkpoints: Arc<crate::undo::Checkpoints>,
     /// The system prompt and tools conversations share.
     pub(super) prompt_shapes: PromptShapes,
     /// The rules, skills and custom commands, read again when they change on disk (a leaf

@@ -61,6 +61,19 @@ impl Session {
                 })
             }
             "diff" => self.diff_command(args),
+            "undo" => {
+                if self.driver.running().is_some() {
+                    return Err(EngineError::new(
+                        crate::error::ErrorKind::Busy,
+                        "a task is running: /undo after it ends, or interrupt it first",
+                    ));
+                }
+                self.services
+                    .checkpoints
+                    .undo()
+                    .map(text)
+                    .map_err(EngineError::invalid_params)
+            }
             _ => {
                 // A custom command: its prompt becomes the conversation's input.
                 let task = self.send(
@@ -301,9 +314,8 @@ impl Session {
     fn diff_command(&self, args: &str) -> Result<CommandResult, EngineError> {
         let workspace = self.config().workspace.clone();
         let git = |arguments: &[&str]| -> Result<String, EngineError> {
-            let output = std::process::Command::new("git")
+            let output = crate::undo::safe_git(&workspace)
                 .args(arguments)
-                .current_dir(&workspace)
                 .output()
                 .map_err(|err| EngineError::io(format!("cannot run git: {err}")))?;
             if !output.status.success() {
@@ -320,11 +332,43 @@ impl Session {
             return Ok(text("No changes."));
         }
         let shown = if full {
-            git(&["--no-pager", "diff", "HEAD", "--no-color"])
-                .or_else(|_| git(&["--no-pager", "diff", "--no-color"]))?
+            git(&[
+                "--no-pager",
+                "diff",
+                "HEAD",
+                "--no-color",
+                "--no-textconv",
+                "--no-ext-diff",
+            ])
+            .or_else(|_| {
+                git(&[
+                    "--no-pager",
+                    "diff",
+                    "--no-color",
+                    "--no-textconv",
+                    "--no-ext-diff",
+                ])
+            })?
         } else {
-            git(&["--no-pager", "diff", "HEAD", "--stat", "--no-color"])
-                .or_else(|_| git(&["--no-pager", "diff", "--stat", "--no-color"]))?
+            git(&[
+                "--no-pager",
+                "diff",
+                "HEAD",
+                "--stat",
+                "--no-color",
+                "--no-textconv",
+                "--no-ext-diff",
+            ])
+            .or_else(|_| {
+                git(&[
+                    "--no-pager",
+                    "diff",
+                    "--stat",
+                    "--no-color",
+                    "--no-textconv",
+                    "--no-ext-diff",
+                ])
+            })?
         };
         let untracked: Vec<&str> = changed
             .lines()

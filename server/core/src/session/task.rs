@@ -303,6 +303,16 @@ impl Session {
                 )])
             });
         }
+        // A person's input starts a turn: the working tree is recorded for `/undo`.
+        if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
+            let checkpoints = self.services.checkpoints.clone();
+            let recorded = tokio::task::spawn_blocking(move || checkpoints.record()).await;
+            if let Ok(Err(problem)) = recorded {
+                events.warning(format!(
+                    "the working tree could not be recorded for /undo: {problem}"
+                ));
+            }
+        }
         let files = self.workspace_files();
         let rules = &files.rules;
         for warning in &rules.warnings {

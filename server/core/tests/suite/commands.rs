@@ -191,3 +191,111 @@ async fn a_persons_shell_command_runs_unasked_and_the_model_sees_its_result() {
     let empty = h.engine.command(root, "!  ").unwrap_err();
     assert_eq!(empty.kind(), ErrorKind::InvalidParams);
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[tokio::test]
+async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "w1",
+            "write",
+            serde_json::json!({"path": "made.txt", "content": "new\n"}),
+        ),
+        MockResponse::tool_call(
+            "b1",
+            "bash",
+            serde_json::json!({"command": "printf changed > tracked.txt && printf also > notes.txt"}),
+        ),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let dir = h.workspace.path().to_path_buf();
+    git(&dir, &["init", "-q"]);
+    std::fs::write(dir.join("tracked.txt"), "original").unwrap();
+    git(&dir, &["add", "tracked.txt"]);
+    git(&dir, &["commit", "-q", "-m", "first"]);
+    // Untracked, not ignored: recorded too.
+    std::fs::write(dir.join("notes.txt"), "my notes").unwrap();
+    let index_before = std::fs::read(dir.join(".git/index")).unwrap();
+
+    h.run("change things").await;
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracked.txt")).unwrap(),
+        "changed"
+    );
+    assert!(dir.join("made.txt").exists());
+
+    let said = h.engine.command(h.root, "/undo").unwrap().text;
+    assert!(said.starts_with("undid the last turn"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracked.txt")).unwrap(),
+        "original"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "my notes"
+    );
+    assert!(!dir.join("made.txt").exists());
+    // The person's index is untouched.
+    assert_eq!(std::fs::read(dir.join(".git/index")).unwrap(), index_before);
+    let again = h.engine.command(h.root, "/undo").unwrap_err();
+    assert!(again.to_string().contains("nothing to undo"), "{again}");
+}
+
+#[tokio::test]
+async fn undo_outside_a_git_repository_says_so() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.run("hi").await;
+    let refused = h.engine.command(h.root, "/undo").unwrap_err();
+    assert!(refused.to_string().contains("git repository"), "{refused}");
+}
+
+#[tokio::test]
+async fn a_repository_whose_config_names_programs_never_runs_them_for_checkpoints() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let dir = h.workspace.path().to_path_buf();
+    git(&dir, &["init", "-q"]);
+    std::fs::write(dir.join(".gitattributes"), "*.txt filter=evil\n").unwrap();
+    std::fs::write(dir.join("a.txt"), "alpha\n").unwrap();
+    let ran = dir.join("ran");
+    let config = std::fs::read_to_string(dir.join(".git/config")).unwrap();
+    std::fs::write(
+        dir.join(".git/config"),
+        format!(
+            "{config}[core]\n\tfsmonitor = touch {0}-fsmonitor\n[filter \"evil\"]\n\tclean = touch {0}-clean; cat\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    let events = h.run("hi").await;
+    let warned = super::support::warnings(&events);
+    assert!(
+        warned.iter().any(|w| w.contains("filter programs")),
+        "{warned:?}"
+    );
+    let refused = h.engine.command(h.root, "/undo").unwrap_err();
+    assert!(refused.to_string().contains("filter programs"), "{refused}");
+    let _ = h.engine.command(h.root, "/diff");
+    assert!(!dir.join("ran-fsmonitor").exists(), "the fsmonitor ran");
+    assert!(!dir.join("ran-clean").exists(), "the clean filter ran");
+}

@@ -1,0 +1,205 @@
+//! `/undo` (seed 004 section 4): every file change of the last user turn is reverted, the
+//! model's writes and patches, files the turn created and what its commands changed.
+//!
+//! At the start of each task that brings a person's input, the working tree is recorded as a
+//! git commit on a private ref, `refs/coder/checkpoints/<session>/<n>`, built through a
+//! private copy of the index (`GIT_INDEX_FILE`): the person's index, branches, stash and
+//! working tree are never touched. `/undo` compares the tree now with the last checkpoint
+//! and puts back what differs: changed and deleted files get their recorded content, files
+//! created since are removed. Files git ignores are not recorded, so changes to them stay.
+//! Only in a git repository; elsewhere `/undo` says so.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use crate::sync::lock;
+
+/// git in `dir`, run so that nothing the repository configures runs a program: no
+/// filesystem monitor, no hooks, no signing, no external diff or text conversion, and
+/// neither the system's nor the person's global configuration (a repository's own
+/// configuration still applies; its filter programs are refused by the callers).
+pub(crate) fn safe_git(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        // Checkpoints are coder's commits, whoever the person is.
+        .env("GIT_AUTHOR_NAME", "coder")
+        .env("GIT_AUTHOR_EMAIL", "coder@localhost")
+        .env("GIT_COMMITTER_NAME", "coder")
+        .env("GIT_COMMITTER_EMAIL", "coder@localhost")
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "commit.gpgSign=false",
+            "-c",
+            "diff.external=",
+        ]);
+    command
+}
+
+/// The checkpoints of one session, newest last.
+pub(crate) struct Checkpoints {
+    workspace: PathBuf,
+    /// The ref prefix of this session's checkpoints.
+    prefix: String,
+    stack: Mutex<Vec<String>>,
+}
+
+impl Checkpoints {
+    pub fn new(workspace: &Path, session: impl std::fmt::Display) -> Self {
+        Self {
+            workspace: workspace.to_path_buf(),
+            prefix: format!("refs/coder/checkpoints/{session}"),
+            stack: Mutex::default(),
+        }
+    }
+
+    /// Runs git in the workspace with `index` as its index file, when given.
+    fn git(&self, args: &[&str], index: Option<&Path>) -> Result<String, String> {
+        self.git_in(&self.workspace, args, index)
+    }
+
+    fn git_in(&self, dir: &Path, args: &[&str], index: Option<&Path>) -> Result<String, String> {
+        let mut command = safe_git(dir);
+        command.args(args);
+        if let Some(index) = index {
+            command.env("GIT_INDEX_FILE", index);
+        }
+        let output = command
+            .output()
+            .map_err(|err| format!("cannot run git: {err}"))?;
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).trim().to_owned());
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+
+    /// Refuses a repository whose configuration names filter programs: recording or
+    /// restoring files would run them (a shipped `.git/config` is the repository author's).
+    fn check_filters(&self) -> Result<(), String> {
+        match self.git(&["config", "--get-regexp", r"^filter\."], None) {
+            Ok(found) if !found.is_empty() => Err(
+                "this repository's git configuration names filter programs, which recording the working tree would run; /undo is off here"
+                    .to_owned(),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the workspace is inside a git work tree.
+    fn in_repository(&self) -> bool {
+        self.git(&["rev-parse", "--is-inside-work-tree"], None)
+            .is_ok_and(|answer| answer == "true")
+    }
+
+    /// The tree of the working tree now (tracked and untracked files git does not ignore),
+    /// through a private copy of the person's index (so unchanged files are not hashed
+    /// again).
+    fn tree_now(&self) -> Result<String, String> {
+        let git_dir = PathBuf::from(self.git(&["rev-parse", "--absolute-git-dir"], None)?);
+        let private = tempfile::NamedTempFile::new().map_err(|err| err.to_string())?;
+        match std::fs::copy(git_dir.join("index"), private.path()) {
+            Ok(_) => {}
+            // A repository without commits or an index yet: an empty one.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::remove_file(private.path()).map_err(|err| err.to_string())?;
+            }
+            Err(err) => return Err(err.to_string()),
+        }
+        self.git(&["add", "--all", "--", "."], Some(private.path()))?;
+        self.git(&["write-tree"], Some(private.path()))
+    }
+
+    /// Records the working tree as the start of a turn. Nothing outside a git repository.
+    pub fn record(&self) -> Result<(), String> {
+        if !self.in_repository() {
+            return Ok(());
+        }
+        self.check_filters()?;
+        let tree = self.tree_now()?;
+        let commit = self.git(&["commit-tree", &tree, "-m", "coder checkpoint"], None)?;
+        let mut stack = lock(&self.stack);
+        let name = format!("{}/{}", self.prefix, stack.len());
+        self.git(&["update-ref", &name, &commit], None)?;
+        stack.push(tree);
+        Ok(())
+    }
+
+    /// Puts the working tree back as the last checkpoint recorded it; returns what was done,
+    /// for people.
+    pub fn undo(&self) -> Result<String, String> {
+        if !self.in_repository() {
+            return Err(
+                "/undo works in a git repository, and this workspace is not one".to_owned(),
+            );
+        }
+        self.check_filters()?;
+        let Some(tree) = lock(&self.stack).last().cloned() else {
+            return Err("nothing to undo: no turn has started in this session".to_owned());
+        };
+        // Paths in trees are the repository's; the workspace may be a folder inside it.
+        let top = PathBuf::from(self.git(&["rev-parse", "--show-toplevel"], None)?);
+        let now = self.tree_now()?;
+        let changes = self.git(
+            &[
+                "diff-tree",
+                "-r",
+                "--no-renames",
+                "--name-status",
+                &now,
+                &tree,
+            ],
+            None,
+        )?;
+        let mut restore = Vec::new();
+        let mut remove = Vec::new();
+        for line in changes.lines() {
+            let Some((status, path)) = line.split_once('\t') else {
+                continue;
+            };
+            // From the tree now to the checkpoint: `D`, the file did not exist then.
+            if status == "D" {
+                remove.push(path.to_owned());
+            } else {
+                restore.push(path.to_owned());
+            }
+        }
+        if !restore.is_empty() {
+            let private = tempfile::NamedTempFile::new().map_err(|err| err.to_string())?;
+            std::fs::remove_file(private.path()).map_err(|err| err.to_string())?;
+            self.git_in(&top, &["read-tree", &tree], Some(private.path()))?;
+            let mut args = vec!["checkout-index", "--force", "--"];
+            args.extend(restore.iter().map(String::as_str));
+            self.git_in(&top, &args, Some(private.path()))?;
+        }
+        for path in &remove {
+            let full = top.join(path);
+            std::fs::remove_file(&full).map_err(|err| format!("cannot remove {path}: {err}"))?;
+        }
+        // Done: the checkpoint goes, so a second /undo reverts the turn before.
+        let mut stack = lock(&self.stack);
+        stack.pop();
+        let name = format!("{}/{}", self.prefix, stack.len());
+        drop(stack);
+        let _ = self.git(&["update-ref", "-d", &name], None);
+        if restore.is_empty() && remove.is_empty() {
+            return Ok("the last turn changed no file".to_owned());
+        }
+        let mut said = Vec::new();
+        if !restore.is_empty() {
+            said.push(format!("restored {}", restore.join(", ")));
+        }
+        if !remove.is_empty() {
+            said.push(format!("removed {}", remove.join(", ")));
+        }
+        Ok(format!("undid the last turn: {}", said.join("; ")))
+    }
+}
