@@ -52,6 +52,11 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
         "[full]",
         "the working tree's changes (git); full shows the whole diff",
     ),
+    (
+        "undo",
+        "",
+        "revert every file change of the last turn (git)",
+    ),
 ];
 
 /// Whether `name` is a built-in command.

@@ -36,6 +36,7 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
         "/resume",
         "/compact",
         "/diff",
+        "/undo",
     ] {
         assert!(help.contains(name), "{name} missing from {help}");
     }
@@ -298,4 +299,52 @@ async fn a_repository_whose_config_names_programs_never_runs_them_for_checkpoint
     let _ = h.engine.command(h.root, "/diff");
     assert!(!dir.join("ran-fsmonitor").exists(), "the fsmonitor ran");
     assert!(!dir.join("ran-clean").exists(), "the clean filter ran");
+}
+
+#[tokio::test]
+async fn seeded_garbage_commands_get_answers_or_errors_and_the_engine_goes_on() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let h = Harness::new(&server, ProviderKind::OpenAi);
+    // A fixed seed: the same inputs on every run.
+    let mut state: u64 = 0x5eed_c0de;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let names = [
+        "help",
+        "model",
+        "permissions",
+        "mode",
+        "plan",
+        "yolo",
+        "tools",
+        "skills",
+        "todos",
+        "new",
+        "resume",
+        "diff",
+        "undo",
+        "nosuch",
+        "",
+        "/",
+        "!",
+    ];
+    let pieces = [
+        "", " ", "x", "strict", "plan", "full", "é", "\u{0}", "--", "0192", "a b c", "\n",
+    ];
+    for _ in 0..2_000 {
+        let name = names[(next() % names.len() as u64) as usize];
+        let mut command = format!("/{name}");
+        for _ in 0..next() % 4 {
+            command.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+        }
+        // Any answer is fine; a panic or a hang is not.
+        let _ = h.engine.command(h.root, &command);
+    }
+    let help = h.engine.command(h.root, "/help").unwrap().text;
+    assert!(help.contains("/undo"), "{help}");
+    assert!(server.requests().is_empty(), "no garbage reached the model");
 }

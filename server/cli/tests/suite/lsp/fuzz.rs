@@ -55,6 +55,11 @@ const METHODS: &[&str] = &[
     "conversation/history",
     "conversation/destroy",
     "conversation/interrupt",
+    "conversation/compact",
+    "conversation/archive",
+    "conversation/command",
+    "session/list",
+    "session/resume",
     "initialize",
     "initialized",
     "textDocument/didChange",
@@ -107,6 +112,8 @@ fn value(rng: &mut Rng, depth: u32) -> Value {
         _ => {
             let keys = [
                 "conversationId",
+                "sessionId",
+                "command",
                 "text",
                 "id",
                 "uri",
