@@ -258,15 +258,7 @@ impl ConversationSnapshot {
     /// `session_model` is the session's model, used unless the conversation has its own.
     pub(crate) fn of(conversation: &Conversation, session_model: &str) -> Self {
         let shape = conversation.prompt.as_deref();
-        let system = shape.map(|shape| ChatMessage {
-            role: Role::System,
-            content: Some(shape.system.clone()),
-            reasoning: None,
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            name: None,
-            attachments: Vec::new(),
-        });
+        let system = shape.map(|shape| ChatMessage::system(shape.system.clone()));
         Self {
             model: conversation
                 .context

@@ -81,13 +81,11 @@ fn arguments(schema: &Value) -> String {
 
 /// The system message describing `tools`; `None` when there are none.
 pub(crate) fn description(tools: &[ToolSpec]) -> Option<ChatMessage> {
-    (!tools.is_empty()).then(|| ChatMessage {
-        role: Role::System,
-        content: Some(format!(
+    (!tools.is_empty()).then(|| {
+        ChatMessage::system(format!(
             "{TOOLS_HEADER}\n{}\n\n{HOW_TO_CALL}",
             tool_lines(tools)
-        )),
-        ..ChatMessage::user("")
+        ))
     })
 }
 
@@ -422,10 +420,7 @@ mod tests {
     #[test]
     fn scenario_2_a_clear_that_keeps_system_messages_keeps_the_description_once() {
         let mut batches = Batches::new(vec![tool("read")]);
-        batches.add(ChatMessage {
-            role: Role::System,
-            ..ChatMessage::user("Project rules.")
-        });
+        batches.add(ChatMessage::system("Project rules."));
         batches.add(ChatMessage::user("question"));
         batches.clear(true);
         assert_eq!(texts(&batches), ["Available tools:", "Project rules."]);

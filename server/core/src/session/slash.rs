@@ -175,10 +175,7 @@ impl Session {
             format!(
                 "  {:<24} {:<5} ({})",
                 row.subject,
-                serde_json::to_value(row.decision)
-                    .ok()
-                    .and_then(|value| value.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                row.decision.as_str(),
                 row.source
             )
         }));
@@ -331,45 +328,24 @@ impl Session {
         if changed.trim().is_empty() {
             return Ok(text("No changes."));
         }
-        let shown = if full {
-            git(&[
+        // Against HEAD, or against the index in a repository without commits.
+        let diff = |against_head: bool| {
+            let mut args = vec![
                 "--no-pager",
                 "diff",
-                "HEAD",
                 "--no-color",
                 "--no-textconv",
                 "--no-ext-diff",
-            ])
-            .or_else(|_| {
-                git(&[
-                    "--no-pager",
-                    "diff",
-                    "--no-color",
-                    "--no-textconv",
-                    "--no-ext-diff",
-                ])
-            })?
-        } else {
-            git(&[
-                "--no-pager",
-                "diff",
-                "HEAD",
-                "--stat",
-                "--no-color",
-                "--no-textconv",
-                "--no-ext-diff",
-            ])
-            .or_else(|_| {
-                git(&[
-                    "--no-pager",
-                    "diff",
-                    "--stat",
-                    "--no-color",
-                    "--no-textconv",
-                    "--no-ext-diff",
-                ])
-            })?
+            ];
+            if !full {
+                args.push("--stat");
+            }
+            if against_head {
+                args.push("HEAD");
+            }
+            git(&args)
         };
+        let shown = diff(true).or_else(|_| diff(false))?;
         let untracked: Vec<&str> = changed
             .lines()
             .filter_map(|line| line.strip_prefix("?? "))

@@ -240,6 +240,16 @@ async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
     );
     assert!(dir.join("made.txt").exists());
 
+    let summary = h.engine.command(h.root, "/diff").unwrap().text;
+    assert!(
+        summary.contains("tracked.txt") && summary.contains("New files: made.txt"),
+        "{summary}"
+    );
+    let full = h.engine.command(h.root, "/diff full").unwrap().text;
+    assert!(
+        full.contains("-original") && full.contains("+changed"),
+        "{full}"
+    );
     let said = h.engine.command(h.root, "/undo").unwrap().text;
     assert!(said.starts_with("undid the last turn"), "{said}");
     assert_eq!(
