@@ -47,7 +47,7 @@ fn exchange(turn: usize) -> [Value; 4] {
         json!({"role": "user", "content": format!("Turn {turn}: {}", "please look at the parser again. ".repeat(6))}),
         json!({"role": "assistant", "content": null, "tool_calls": [{"id": call, "type": "function",
             "function": {"name": "read", "arguments": format!("{{\"path\":\"src/parser_{turn}.rs\"}}")}}]}),
-        json!({"role": "tool", "tool_call_id": call, "name": "read", "content": "fn parse(input: &str) -> Result<Ast, Error> { todo!() }\n".repeat(10)}),
+        json!({"role": "tool", "tool_call_id": call, "name": "read", "content": "fn parse(input: &str) -> Result<Ast, Error> { Ok(Ast::new(input)) }\n".repeat(10)}),
         json!({"role": "assistant", "content": format!("Turn {turn}: {}", "The parser handles that case now. ".repeat(5))}),
     ]
 }
