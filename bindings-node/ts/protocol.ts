@@ -180,6 +180,28 @@ export type EventMsg =
       segment: number,
     }
   | {
+      "type": "verification",
+      status: VerificationStatus,
+      /**
+       * The allowlisted command, when one was chosen.
+       */
+      command?: string,
+      /**
+       * Which run of this task's verification it was, from 1; 0 when none ran.
+       */
+      attempt: number,
+      /**
+       * How many times a failed verification may send the model back to fix it
+       * (`maxVerifyAttempts`).
+       */
+      maxRetries: number,
+      /**
+       * The command's exit code, when it ran to an exit.
+       */
+      exitCode?: number,
+      message: string,
+    }
+  | {
       "type": "task_complete",
       lastAgentMessage: string | null,
       /**
@@ -240,6 +262,11 @@ export type AbortReason = "replaced" | "interrupted";
  * What started a compaction.
  */
 export type CompactTrigger = "auto" | "manual";
+
+/**
+ * How an automatic verification went.
+ */
+export type VerificationStatus = "passed" | "retrying" | "failed" | "environment" | "not_run";
 
 /**
  * Why a queued task was dropped before it ran.

@@ -584,6 +584,18 @@ export class CoderEngine {
         // No SemaCore event says this: it passes through under the engine's own name.
         this.#emit("workspace:reloaded", { what: event.what, paths: event.paths });
         break;
+      case "verification":
+        // Seed 004's auto-verify loop has no SemaCore event: it passes through under the
+        // engine's own name.
+        this.#emit("verification", {
+          status: event.status,
+          command: event.command,
+          attempt: event.attempt,
+          maxRetries: event.maxRetries,
+          exitCode: event.exitCode,
+          message: event.message,
+        });
+        break;
       case "mcp_server_status":
         this.#emit("mcp:server:status", {
           name: event.server,

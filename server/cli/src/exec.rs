@@ -596,6 +596,7 @@ impl Printer for TextPrinter {
                     .map_or(String::new(), |error| format!(" ({error})"))
             ))?,
             EventMsg::Error { message, .. } => self.note(&format!("error: {message}"))?,
+            EventMsg::Verification { message, .. } => self.note(message)?,
             EventMsg::Compacted {
                 token_before,
                 token_compact,

@@ -39,6 +39,7 @@ pub mod tools;
 pub mod trust;
 mod turn;
 mod undo;
+pub mod verify;
 mod watch;
 
 pub use config::{

@@ -185,6 +185,27 @@ pub enum EventMsg {
         /// The archived segment's index in `conversation/archive`.
         segment: usize,
     },
+    /// Automatic verification after the model's edits (seed 004 section 6): one of the
+    /// nine allowlisted test commands ran (as a `bash` call: `tool_call_started`, then
+    /// `tool_call_completed` or `tool_call_failed`, call id `verify_…`), or did not run and
+    /// says why. `message` says it in a sentence for people.
+    Verification {
+        status: VerificationStatus,
+        /// The allowlisted command, when one was chosen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        command: Option<String>,
+        /// Which run of this task's verification it was, from 1; 0 when none ran.
+        attempt: u32,
+        /// How many times a failed verification may send the model back to fix it
+        /// (`maxVerifyAttempts`).
+        max_retries: u32,
+        /// The command's exit code, when it ran to an exit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        exit_code: Option<i32>,
+        message: String,
+    },
     /// The task ended normally (or after an `error`).
     TaskComplete {
         last_agent_message: Option<String>,
@@ -336,6 +357,24 @@ pub struct RequestedToolCall {
     pub tool_name: String,
     /// The arguments as JSON; arguments that are not valid JSON come as a string.
     pub arguments: Value,
+}
+
+/// How an automatic verification went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VerificationStatus {
+    /// The command exited 0.
+    Passed,
+    /// The command failed; the model was told to fix it and verify again.
+    Retrying,
+    /// The command failed and no retry is left; the task ends with the failure reported.
+    Failed,
+    /// The command could not do its job (not installed, killed, timed out): a best-effort
+    /// warning, and verification stops.
+    Environment,
+    /// Verification applied but did not run (no allowlisted command fits, the permissions
+    /// do not allow it, `bash` is not available); `message` says why.
+    NotRun,
 }
 
 /// What started a compaction.

@@ -44,6 +44,7 @@ pub use error::ErrorKind;
 pub use event::{
     AbortReason, CompactTrigger, DropReason, EngineState, Event, EventMsg, McpServerState,
     ModeChangeReason, ReloadedKind, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
+    VerificationStatus,
 };
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};

@@ -28,7 +28,7 @@ use coder_protocol::{
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
     McpServerState, Mode, ModeChangeReason, PermissionDecision, PolicyDecision, Preset,
     ReloadedKind, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus, TokenUsage,
-    ToolCall, ToolsPrefs, methods, tools,
+    ToolCall, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -88,6 +88,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 RequestedToolCall,
                 AbortReason,
                 CompactTrigger,
+                VerificationStatus,
                 DropReason,
                 ReloadedKind,
                 ModeChangeReason,

@@ -83,6 +83,9 @@ pub struct Config {
     /// A complex request (seed 004 section 7, `complexity.rs`) in a conversation without
     /// unfinished todos starts a todo list.
     pub require_todo_for_complex: bool,
+    /// Automatic verification after edits (seed 004 section 6, `crate::verify`):
+    /// `workflow.autoVerifyAfterEdit`, `workflow.verifyCommands`, `maxVerifyAttempts`.
+    pub workflow: crate::verify::Workflow,
     /// The most bytes of text, thinking and tool arguments one model reply may stream
     /// before it is dropped (see [`DEFAULT_MAX_REPLY_BYTES`]).
     pub max_reply_bytes: usize,
@@ -385,6 +388,9 @@ struct ConfigFile {
     compact_threshold: Option<f64>,
     tool_calling: Option<ToolCalling>,
     require_todo_for_complex: Option<bool>,
+    #[serde(default)]
+    workflow: WorkflowFile,
+    max_verify_attempts: Option<u32>,
     max_reply_bytes: Option<usize>,
     stream_idle_timeout_ms: Option<u64>,
     #[serde(default)]
@@ -432,6 +438,13 @@ struct PermissionsFile {
     tools: BTreeMap<String, coder_protocol::PolicyDecision>,
     #[serde(default)]
     commands: Vec<crate::permissions::CommandRule>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkflowFile {
+    auto_verify_after_edit: Option<bool>,
+    verify_commands: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -661,7 +674,14 @@ impl Config {
         let mut mcp_servers = mcp_json;
         mcp_servers.extend(file.mcp_servers);
         let compact_threshold = compact_threshold(file.compact_threshold, &mut warnings);
+        let workflow = crate::verify::Workflow::from_settings(
+            file.workflow.auto_verify_after_edit,
+            file.workflow.verify_commands,
+            file.max_verify_attempts,
+            &mut warnings,
+        );
         Ok(Self {
+            workflow,
             mode,
             preset: file.permissions.preset.unwrap_or_else(|| preset_for(mode)),
             permission_rules: PermissionRules {
@@ -755,6 +775,7 @@ impl Config {
             compact_threshold: DEFAULT_COMPACT_THRESHOLD,
             tool_calling: None,
             require_todo_for_complex: false,
+            workflow: crate::verify::Workflow::default(),
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),
             stream_idle_timeout: Duration::from_secs(300),
@@ -1048,9 +1069,10 @@ fn camel_case_keys(value: &mut Value) {
 }
 
 /// The config file's sections and their keys.
-fn section_fields() -> [(&'static str, &'static [&'static str]); 5] {
+fn section_fields() -> [(&'static str, &'static [&'static str]); 6] {
     use crate::config::keys::fields_of;
     [
+        ("workflow", fields_of::<WorkflowFile>()),
         ("retry", fields_of::<RetryFile>()),
         ("approval", fields_of::<ApprovalFile>()),
         ("permissions", fields_of::<PermissionsFile>()),
@@ -1088,6 +1110,7 @@ fn unknown_keys(path: &Path, value: &Value) -> Vec<String> {
                     "retry" => fields_of::<RetryFile>(),
                     "permissions" => fields_of::<PermissionsFile>(),
                     "approval" => fields_of::<ApprovalFile>(),
+                    "workflow" => fields_of::<WorkflowFile>(),
                     "tools" => fields_of::<ToolsFile>(),
                     "sandbox" => fields_of::<SandboxFile>(),
                     _ => &[],
@@ -1366,6 +1389,8 @@ mod tests {
             r#"{
                 "auto_approve_ask": true,
                 "require_todo_for_complex": true,
+                "workflow": {"auto_verify_after_edit": false, "verify_commands": ["pytest -q"]},
+                "max_verify_attempts": 1,
                 "max_steps": 7,
                 "retry": {"max_retries": 1},
                 "mcpServers": {"my_server": {"command": "true"}},
@@ -1377,6 +1402,9 @@ mod tests {
         let config = trusted(workspace.path(), &env);
         assert!(config.auto_approve);
         assert!(config.require_todo_for_complex);
+        assert!(!config.workflow.auto_verify_after_edit);
+        assert_eq!(config.workflow.verify_commands, ["pytest -q"]);
+        assert_eq!(config.workflow.max_verify_attempts, 1);
         assert_eq!(config.max_steps, 7);
         assert_eq!(config.retry.max_retries, 1);
         // Names chosen by people are left as written.

@@ -9,9 +9,11 @@
 //!   narrowest first: mode `plan < default < auto-edit < yolo`; preset
 //!   `strict < balanced < auto-edit < yolo`; `sandbox.enabled` `true < false`;
 //!   `sandbox.network` `off < on`; `autoApproveAsk` `false < true`;
-//!   `approval.interactive` `true < false`; a tool rule `deny < ask < allow`. Command rules
+//!   `approval.interactive` `true < false`; `workflow.autoVerifyAfterEdit` `false < true`
+//!   (verification runs the repository's tests); a tool rule `deny < ask < allow`. Command rules
 //!   and disabled tools are added to the person's, never replace them, and only `deny` and
-//!   `ask` command rules are taken. Writable roots apply only when the person's own
+//!   `ask` command rules are taken. `workflow.verifyCommands` (which test command runs) is
+//!   the person's to choose, never the repository's. Writable roots apply only when the person's own
 //!   configuration lists each of them already.
 //!
 //! A key that is not classified (an unknown key, or a new setting nobody classified yet)
@@ -52,6 +54,10 @@ const LIMITS: &[(&[&str], u64)] = &[
     (
         &["maxConversations"],
         crate::config::DEFAULT_MAX_CONVERSATIONS as u64,
+    ),
+    (
+        &["maxVerifyAttempts"],
+        crate::verify::MAX_VERIFY_RETRIES as u64,
     ),
     (&["retry", "maxRetries"], 4),
     (&["retry", "initialDelayMs"], 500),
@@ -110,6 +116,7 @@ pub(crate) fn narrow(trusted: &Value, workspace: Value) -> Narrowed {
                 out.ordered_values(&[key], value, &[json!(false), json!(true)], &trusted);
             }
             "approval" => out.approval(trusted, value),
+            "workflow" => out.workflow(trusted, value),
             "permissions" => out.permissions(trusted, trusted_mode, value),
             "tools" => out.tools(trusted, value),
             "sandbox" => out.sandbox(trusted, value),
@@ -191,6 +198,28 @@ impl Narrowed {
                 &[json!(true), json!(false)],
                 &trusted,
             );
+        }
+    }
+
+    fn workflow(&mut self, trusted: &Value, value: Value) {
+        for (key, value) in entries(value) {
+            match key.as_str() {
+                "autoVerifyAfterEdit" => {
+                    let trusted = at(trusted, &["workflow", "autoVerifyAfterEdit"])
+                        .cloned()
+                        .unwrap_or(json!(
+                            crate::verify::Workflow::default().auto_verify_after_edit
+                        ));
+                    self.ordered_values(
+                        &["workflow", "autoVerifyAfterEdit"],
+                        value,
+                        &[json!(false), json!(true)],
+                        &trusted,
+                    );
+                }
+                "verifyCommands" => self.ignore(&["workflow", "verifyCommands"]),
+                _ => {}
+            }
         }
     }
 
@@ -307,12 +336,14 @@ pub(crate) const CLASSIFIED_SECTIONS: &[(&str, &[&str])] = &[
             "mode",
             "autoApproveAsk",
             "approval",
+            "workflow",
             "permissions",
             "tools",
             "sandbox",
         ],
     ),
     ("approval", &["interactive"]),
+    ("workflow", &["autoVerifyAfterEdit", "verifyCommands"]),
     ("permissions", &["preset", "tools", "commands"]),
     ("tools", &["disabled", "env"]),
     ("sandbox", &["enabled", "network", "writableRoots"]),
@@ -416,6 +447,29 @@ mod tests {
         );
         // A value outside the order is dropped, not guessed.
         check(json!({}), json!({"mode": "YOLO"}), json!({}), &["mode"]);
+    }
+
+    #[test]
+    fn a_repository_may_turn_verification_off_never_choose_its_command() {
+        // Verification runs the repository's tests: off narrows, on does not, and which
+        // command runs is the person's choice.
+        check(
+            json!({"workflow": {"autoVerifyAfterEdit": false}}),
+            json!({"workflow": {"autoVerifyAfterEdit": true, "verifyCommands": ["cargo test"]},
+                   "maxVerifyAttempts": 5}),
+            json!({}),
+            &[
+                "maxVerifyAttempts",
+                "workflow.autoVerifyAfterEdit",
+                "workflow.verifyCommands",
+            ],
+        );
+        check(
+            json!({}),
+            json!({"workflow": {"autoVerifyAfterEdit": false}, "maxVerifyAttempts": 1}),
+            json!({"workflow": {"autoVerifyAfterEdit": false}, "maxVerifyAttempts": 1}),
+            &[],
+        );
     }
 
     #[test]

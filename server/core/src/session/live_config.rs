@@ -4,7 +4,7 @@
 //! settings still over the files), and the keys that apply live take the new values: the
 //! model and its settings (`provider`, `model`, `baseUrl`, `apiKey`, `contextWindow`,
 //! `maxOutputTokens`, `toolCalling`, `maxReplyBytes`, `streamIdleTimeoutMs`, `retry`), `permissions`,
-//! `tools.disabled`, `maxSteps`, `compactThreshold`, `requireTodoForComplex`, `maxPromptBytes`, `maxConversations`,
+//! `tools.disabled`, `maxSteps`, `compactThreshold`, `requireTodoForComplex`, `workflow`, `maxVerifyAttempts`, `maxPromptBytes`, `maxConversations`,
 //! `maxInterruptChainDepth`, `maxHandoffsPerInput` and `promptCacheKey` (the README's
 //! "Changing the configuration while coder runs" and [`with_live_keys`] must agree). The
 //! others only apply after a restart, with a warning naming them. Tasks take the
@@ -133,6 +133,7 @@ fn with_live_keys(current: &Config, next: &Config) -> Config {
         compact_threshold: next.compact_threshold,
         tool_calling: next.tool_calling,
         require_todo_for_complex: next.require_todo_for_complex,
+        workflow: next.workflow.clone(),
         max_reply_bytes: next.max_reply_bytes,
         stream_idle_timeout: next.stream_idle_timeout,
         retry: next.retry,
@@ -161,6 +162,7 @@ fn live_changed(current: &Config, next: &Config) -> bool {
         || current.max_steps != next.max_steps
         || current.compact_threshold != next.compact_threshold
         || current.require_todo_for_complex != next.require_todo_for_complex
+        || current.workflow != next.workflow
         || current.max_prompt_bytes != next.max_prompt_bytes
         || current.max_conversations != next.max_conversations
         || current.max_interrupt_chain_depth != next.max_interrupt_chain_depth

@@ -29,7 +29,7 @@ use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
 use crate::turn::compact::{CompactError, Compaction, Compactor};
 use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
-    TurnOutcome, TurnTools, UsageNow, interrupted, run_turn,
+    TurnOutcome, TurnTools, UsageNow, Verifier, interrupted, run_turn,
 };
 
 /// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
@@ -384,6 +384,11 @@ impl Session {
             seen,
         };
         let model_name = model.clone();
+        // What the person asked decides whether `default` mode verifies, and with what.
+        let verifier = (!worker).then(|| {
+            let input = crate::conversation::input_text(&plan.input).unwrap_or_default();
+            Verifier::new(config.workflow.clone(), crate::verify::requested(&input))
+        });
         let ctx = TurnContext {
             model: TurnModel {
                 encoding: Encoding::of(&model),
@@ -422,6 +427,7 @@ impl Session {
                 rules: rules.files.clone(),
                 model: model_name,
             }),
+            verifier,
         };
         run_turn(ctx).await
     }

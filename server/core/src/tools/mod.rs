@@ -7,7 +7,7 @@ mod apply_patch;
 mod bash;
 pub(crate) use crate::beneath;
 pub(crate) mod conversation;
-mod diff;
+pub(crate) mod diff;
 mod edit;
 mod exit_plan_mode;
 mod glob;

@@ -12,6 +12,7 @@ pub(crate) mod compact;
 mod plan_exit;
 pub(crate) mod summary;
 mod tool_calls;
+mod verify;
 
 use std::sync::{Arc, Mutex};
 
@@ -31,6 +32,7 @@ use crate::tools::conversation::ConversationCall;
 use crate::tools::{ToolContext, ToolRegistry};
 
 pub(crate) use tool_calls::CANCELLED_BEFORE_START;
+pub(crate) use verify::Verifier;
 
 /// Added to the history when a task is interrupted.
 pub(crate) const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
@@ -62,6 +64,9 @@ pub(crate) struct TurnContext {
     pub conversations: Arc<dyn ConversationHost>,
     /// Rebuilds the context when a call changes it (an approved plan).
     pub context: Arc<dyn ContextBuilder>,
+    /// Verifies the task's edits when its replies end (seed 004 section 6); `None` for a
+    /// worker.
+    pub verifier: Option<Verifier>,
 }
 
 /// What a tool call asks the turn to do before the next model call (seed 001
@@ -272,6 +277,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         recorder,
         conversations,
         context,
+        mut verifier,
     } = ctx;
     let cancel = &control.cancel;
     let record = |history: &mut Vec<ChatMessage>, messages: Vec<ChatMessage>| {
@@ -411,6 +417,26 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         let now = recorder.add_usage(&usage, size);
         emit_usage(&events, usage, now, model.context_window);
         if tool_calls.is_empty() {
+            let next = match verifier.as_mut() {
+                Some(verifier) => {
+                    verifier
+                        .after_reply(&tools, recorder.mode(), &events, &control)
+                        .await
+                }
+                None => verify::Next::Done,
+            };
+            match next {
+                verify::Next::Done => {}
+                verify::Next::DoneWith(message) => record(&mut history, vec![message]),
+                verify::Next::Again(message) => {
+                    record(&mut history, vec![message]);
+                    continue;
+                }
+                verify::Next::Interrupted => {
+                    recorder.record(vec![ChatMessage::user(INTERRUPT_MESSAGE)]);
+                    return interrupted(recorder.as_ref(), &events, model.context_window);
+                }
+            }
             return TurnOutcome::Completed {
                 last_agent_message,
                 step_limit: None,
@@ -438,9 +464,13 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             events: &events,
             handoff: Mutex::new(None),
             signal: Mutex::new(None),
+            edited: Mutex::new(Vec::new()),
         };
         let results = tool_calls::run_tool_calls(&tool_calls, &run).await;
         record(&mut history, results.into_iter().flatten().collect());
+        if let Some(verifier) = verifier.as_mut() {
+            verifier.edited(std::mem::take(&mut *lock(&run.edited)));
+        }
 
         // Checkpoint 2: every tool has finished and the model is not yet asked again. A
         // conversation tool that handed the turn over ends the task as replaced.

@@ -245,6 +245,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
         recorder: conversation.clone(),
         conversations: Arc::new(Host),
         context: Arc::new(Host),
+        verifier: None,
     };
     Turn {
         conversation,

@@ -47,6 +47,8 @@ pub(super) struct ToolRun<'a> {
     pub handoff: Mutex<Option<Handoff>>,
     /// Set by a call that changes the turn's context (an approved plan).
     pub signal: Mutex<Option<ControlSignal>>,
+    /// The files the calls changed (read from their diffs), for verification.
+    pub edited: Mutex<Vec<String>>,
 }
 
 impl ToolRun<'_> {
@@ -288,6 +290,9 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 events.emit(event);
             }
             let summary = summary::completed(&key, &output.content);
+            if let Some(diff) = &output.diff {
+                lock(&run.edited).extend(super::verify::diff_paths(diff));
+            }
             // The model sees the change too, so it can check what it did.
             let content = match &output.diff {
                 Some(diff) => format!("{}\n\n{diff}", output.content),
