@@ -1,4 +1,4 @@
-//! Whether to colour what goes to stderr: only on a terminal, and never when `NO_COLOR` is
+//! Whether to colour what goes to stderr or stdout: only on a terminal, and never when `NO_COLOR` is
 //! set to a non-empty value (<https://no-color.org>).
 
 use std::io::IsTerminal;
@@ -6,6 +6,11 @@ use std::io::IsTerminal;
 /// True when stderr is a terminal and `NO_COLOR` is unset or empty.
 pub fn stderr_wants_color() -> bool {
     std::io::stderr().is_terminal() && !no_color(std::env::var_os("NO_COLOR").as_deref())
+}
+
+/// True when stdout is a terminal and `NO_COLOR` is unset or empty.
+pub fn stdout_wants_color() -> bool {
+    std::io::stdout().is_terminal() && !no_color(std::env::var_os("NO_COLOR").as_deref())
 }
 
 fn no_color(value: Option<&std::ffi::OsStr>) -> bool {

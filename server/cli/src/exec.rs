@@ -20,10 +20,10 @@ use coder_core::{
     Config, ConfigError, Door, DoorNames, Engine, ErrorKind, Overrides, ProviderNeed,
 };
 use coder_protocol::{
-    AbortReason, ConversationId, EngineState, Event, EventMsg, Mode, ModeChangeReason,
-    PermissionDecision, Preset, TaskEnd, TodoStatus,
+    ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TaskEnd,
 };
 
+use crate::render::{Human, Style};
 use crate::signals::Stop;
 
 /// What each exit code of `coder exec` means, for `--help` and the README.
@@ -76,14 +76,14 @@ pub struct ExecArgs {
     trust: bool,
 }
 
-fn parse_mode(text: &str) -> Result<Mode, String> {
+pub(crate) fn parse_mode(text: &str) -> Result<Mode, String> {
     Mode::ALL
         .into_iter()
         .find(|mode| mode.as_str() == text)
         .ok_or_else(|| format!("unknown mode `{text}`; one of plan, default, auto-edit, yolo"))
 }
 
-fn parse_preset(text: &str) -> Result<Preset, String> {
+pub(crate) fn parse_preset(text: &str) -> Result<Preset, String> {
     Preset::ALL
         .into_iter()
         .find(|preset| preset.as_str() == text)
@@ -186,7 +186,18 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let printer: Box<dyn Printer> = if args.json {
         Box::new(JsonPrinter::new())
     } else {
-        Box::new(TextPrinter::new(conversation))
+        let style = Style {
+            color: crate::color::stderr_wants_color(),
+            markdown: crate::color::stdout_wants_color(),
+            live: crate::color::stderr_wants_color(),
+            command_output: false,
+        };
+        Box::new(Human::new(
+            Box::new(std::io::BufWriter::new(std::io::stdout())),
+            Box::new(std::io::stderr()),
+            style,
+            conversation,
+        ))
     };
     let mut sink = Sink {
         printer,
@@ -196,8 +207,13 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let mut outcome = Outcome::Complete;
     let mut stopped = None;
     loop {
+        let spinner = sink.printer.spinner_due();
         let event = tokio::select! {
             event = events.recv() => event,
+            () = sleep_until(spinner), if spinner.is_some() => {
+                sink.write(&engine, |printer| printer.tick())?;
+                continue;
+            }
             signal = crate::signals::stopped(&mut stop), if stopped.is_none() => {
                 // The task ends at its next checkpoint; streams and tools stop at once.
                 stopped = Some(signal);
@@ -260,6 +276,14 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         }
         Outcome::Interrupted => Stop::Interrupt.exit_code(),
     })
+}
+
+/// Sleeps until `at` (never, without one).
+pub(crate) async fn sleep_until(at: Option<std::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Reports a usage error the way clap does: one line on stderr, exit code 2.
@@ -430,6 +454,13 @@ trait Printer {
     fn print(&mut self, event: &Event) -> std::io::Result<()>;
     fn flush(&mut self) -> std::io::Result<()>;
     fn finish(&mut self) -> std::io::Result<()>;
+    /// When a running tool's spinner should be drawn next (a terminal only).
+    fn spinner_due(&self) -> Option<std::time::Instant> {
+        None
+    }
+    fn tick(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Every event as one JSON line.
@@ -468,257 +499,24 @@ impl Printer for JsonPrinter {
     }
 }
 
-/// Text for people: the root conversation's reply on stdout, everything else on stderr.
-/// The replies of conversations the model handed work to (`conv_create`, `conv_send`) are
-/// shown on stderr under a `[conversation <id>]` label, so stdout stays the answer.
-struct TextPrinter {
-    out: std::io::BufWriter<std::io::Stdout>,
-    /// The last byte written to stdout, to end the reply with a newline.
-    ended_line: bool,
-    dim: bool,
-    root: ConversationId,
-    /// The other conversation whose reply is being shown on stderr, once labelled.
-    side: Option<ConversationId>,
-    /// The side reply's last byte was a newline.
-    side_ended_line: bool,
-}
-
-impl TextPrinter {
-    fn new(root: ConversationId) -> Self {
-        Self {
-            out: std::io::BufWriter::new(std::io::stdout()),
-            ended_line: true,
-            dim: crate::color::stderr_wants_color(),
-            root,
-            side: None,
-            side_ended_line: true,
-        }
-    }
-
-    /// Writes a delta of another conversation's reply on stderr, labelled first.
-    fn side_delta(&mut self, conversation: ConversationId, delta: &str) -> std::io::Result<()> {
-        if self.side != Some(conversation) {
-            self.end_side()?;
-            self.note(&format!("[conversation {conversation}]"))?;
-            self.side = Some(conversation);
-        }
-        self.stderr_dimmed(delta)?;
-        self.side_ended_line = delta.ends_with('\n');
-        Ok(())
-    }
-
-    /// Writes `text` on stderr as it streams (no line end added), its control characters
-    /// neutralised, then dimmed when stderr is a colour terminal; stdout is flushed first so
-    /// the two keep their order on one terminal.
-    fn stderr_dimmed(&mut self, text: &str) -> std::io::Result<()> {
-        let text = neutralize(text);
-        self.out.flush()?;
-        let mut err = std::io::stderr().lock();
-        if self.dim {
-            write!(err, "\x1b[2m{text}\x1b[0m")
-        } else {
-            write!(err, "{text}")
-        }
-    }
-
-    /// Ends the side reply's line, when one is shown.
-    fn end_side(&mut self) -> std::io::Result<()> {
-        if self.side.take().is_some() && !std::mem::replace(&mut self.side_ended_line, true) {
-            std::io::stderr().write_all(b"\n")?;
-        }
-        Ok(())
-    }
-
-    /// Writes `text` as a line on stderr, its control characters neutralised and then
-    /// dimmed when stderr is a colour terminal.
-    fn note(&mut self, text: &str) -> std::io::Result<()> {
-        let text = neutralize(text);
-        self.out.flush()?;
-        if !self.ended_line {
-            self.out.write_all(b"\n")?;
-            self.out.flush()?;
-            self.ended_line = true;
-        }
-        let mut err = std::io::stderr().lock();
-        if self.dim {
-            writeln!(err, "\x1b[2m{text}\x1b[0m")
-        } else {
-            writeln!(err, "{text}")
-        }
-    }
-}
-
-impl Printer for TextPrinter {
+impl Printer for Human {
     fn print(&mut self, event: &Event) -> std::io::Result<()> {
-        match &event.msg {
-            EventMsg::AgentMessageDelta { delta } if event.conversation_id != self.root => {
-                self.side_delta(event.conversation_id, delta)?;
-            }
-            EventMsg::AgentMessageDelta { delta } => {
-                self.end_side()?;
-                self.out.write_all(neutralize(delta).as_bytes())?;
-                self.ended_line = delta.ends_with('\n');
-            }
-            EventMsg::AgentReasoningDelta { delta } => self.stderr_dimmed(delta)?,
-            EventMsg::AgentReasoning { .. } => std::io::stderr().write_all(b"\n")?,
-            EventMsg::ToolCallCompleted {
-                tool_name,
-                summary,
-                duration_ms,
-                diff,
-                ..
-            } => {
-                self.note(&format!("• {tool_name} {summary} ({duration_ms} ms)"))?;
-                if let Some(diff) = diff {
-                    self.note(diff.trim_end())?;
-                }
-            }
-            EventMsg::ToolCallFailed {
-                tool_name,
-                summary,
-                duration_ms,
-                ..
-            } => self.note(&format!("✗ {tool_name} {summary} ({duration_ms} ms)"))?,
-            EventMsg::Warning { message } => self.note(&format!("warning: {message}"))?,
-            EventMsg::WorkspaceReloaded { what, paths } => {
-                self.note(&format!("reloaded {}: {}", what.as_str(), paths.join(", ")))?
-            }
-            EventMsg::McpServerStatus {
-                server,
-                state,
-                error,
-                ..
-            } => self.note(&format!(
-                "MCP server {server}: {}{}",
-                state.as_str(),
-                error
-                    .as_ref()
-                    .map_or(String::new(), |error| format!(" ({error})"))
-            ))?,
-            EventMsg::Error { message, .. } => self.note(&format!("error: {message}"))?,
-            EventMsg::Verification { message, .. } => self.note(message)?,
-            EventMsg::Compacted {
-                token_before,
-                token_compact,
-                archived_messages,
-                ..
-            } => self.note(&format!(
-                "compacted the conversation: {token_before} -> {token_compact} tokens ({archived_messages} messages summarised and archived)"
-            ))?,
-            // A handoff: the conversation's turn goes on after the other one's reply.
-            EventMsg::TurnAborted {
-                reason: AbortReason::Replaced,
-                ..
-            } => self.end_side()?,
-            EventMsg::TurnAborted { .. } => {
-                self.end_side()?;
-                self.note("interrupted")?;
-            }
-            EventMsg::TaskComplete { .. } => self.end_side()?,
-            EventMsg::FileReference { references } => {
-                for reference in references {
-                    self.note(&reference_line(reference))?;
-                }
-            }
-            EventMsg::TodoUpdated { todos } => {
-                let mut list = String::from("todos:");
-                for todo in todos {
-                    let mark = match todo.status {
-                        TodoStatus::Completed => "[x]",
-                        TodoStatus::InProgress => "[>]",
-                        TodoStatus::Pending => "[ ]",
-                    };
-                    list.push_str(&format!("\n  {mark} {}", todo.content));
-                }
-                self.note(&list)?;
-            }
-            EventMsg::PermissionRequested {
-                summary,
-                command,
-                diff,
-                tool_name,
-                arguments,
-                ..
-            } => {
-                // What would run, whole: every line of the command (or of a plan to
-                // approve), marked so that no line of it can pass for coder's own, and the
-                // diff of a change.
-                let mut text = format!("permission needed: {}", first_line(summary));
-                let plan = (tool_name == EXIT_PLAN_MODE)
-                    .then(|| arguments["plan"].as_str())
-                    .flatten();
-                if let Some(command) = command.as_deref().or(plan) {
-                    for line in command.lines() {
-                        text.push_str("\n  │ ");
-                        text.push_str(line);
-                    }
-                }
-                if let Some(diff) = diff {
-                    text.push('\n');
-                    text.push_str(diff.trim_end());
-                }
-                self.note(&text)?;
-            }
-            EventMsg::ModeChanged {
-                mode,
-                previous,
-                reason,
-            } => self.note(&format!(
-                "mode: {} -> {} ({})",
-                previous.as_str(),
-                mode.as_str(),
-                match reason {
-                    ModeChangeReason::ExitPlanMode => "plan approved",
-                    ModeChangeReason::SetMode => "switched",
-                }
-            ))?,
-            EventMsg::TaskStarted { .. }
-            | EventMsg::AgentMessage { .. }
-            | EventMsg::ToolCallStarted { .. }
-            | EventMsg::ToolCallsRequested { .. }
-            | EventMsg::ReplyComplete { .. }
-            | EventMsg::TaskDropped { .. }
-            | EventMsg::TokenCount { .. }
-            | EventMsg::StateChanged { .. } => {}
-        }
-        Ok(())
+        Human::print(self, event)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
+        Human::flush(self)
     }
 
     fn finish(&mut self) -> std::io::Result<()> {
-        if !self.ended_line {
-            self.out.write_all(b"\n")?;
-        }
-        self.out.flush()
+        Human::finish(self)
     }
-}
 
-/// The first line of `text`, with `…` when there is more.
-fn first_line(text: &str) -> String {
-    match text.split_once('\n') {
-        Some((first, _)) => format!("{first}…"),
-        None => text.to_owned(),
+    fn spinner_due(&self) -> Option<std::time::Instant> {
+        Human::spinner_due(self)
     }
-}
 
-/// One `@` reference as `coder exec` shows it: what was attached, or why nothing was.
-fn reference_line(reference: &coder_protocol::FileReference) -> String {
-    use coder_protocol::FileReferenceKind;
-    let path = &reference.path;
-    let what = match (reference.kind, reference.lines, &reference.error) {
-        (FileReferenceKind::Refused, _, error) => {
-            return format!("@{path}: not attached: {}", error.as_deref().unwrap_or(""));
-        }
-        (FileReferenceKind::File, Some(lines), _) => {
-            format!("lines {}-{}", lines.start, lines.end)
-        }
-        (FileReferenceKind::File, None, _) => "empty file".to_owned(),
-        (FileReferenceKind::Directory, _, _) => "directory listing".to_owned(),
-        (FileReferenceKind::Image, _, _) => "image".to_owned(),
-    };
-    let cut = if reference.truncated { ", cut" } else { "" };
-    format!("@{path}: attached {what}{cut}")
+    fn tick(&mut self) -> std::io::Result<()> {
+        Human::tick(self)
+    }
 }

@@ -1,24 +1,35 @@
 //! `coder`: the command line front door.
 //!
-//! `coder exec "prompt"` runs one task in the current directory and prints its progress.
+//! `coder` alone is the interactive terminal (`terminal/`); `coder exec "prompt"` runs one
+//! task in the current directory and prints its progress; `coder lsp` serves editors.
 //! Logs go to stderr (`CODER_LOG=debug`), never to stdout, coloured only on a terminal and
 //! never when `NO_COLOR` is set.
 
 mod color;
 mod exec;
 mod hardening;
+mod markdown;
 mod memory;
+mod render;
 mod signals;
+mod terminal;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "coder", version, about = "An engine for AI coding agents")]
+#[command(
+    name = "coder",
+    version,
+    about = "An engine for AI coding agents. Without a command: the interactive terminal.",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    terminal: terminal::TerminalArgs,
 }
 
 #[derive(Subcommand)]
@@ -74,7 +85,7 @@ fn main() -> ExitCode {
             "cannot become a child subreaper: {err}; a command's processes that leave its session may outlive it"
         );
     }
-    if let Command::Lsp { .. } = cli.command {
+    if let Some(Command::Lsp { .. }) = cli.command {
         // A long-lived server meets messages of any size.
         memory::return_large_blocks();
     }
@@ -82,8 +93,8 @@ fn main() -> ExitCode {
     // the same thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
     // `lsp` handles requests while tasks run, so it gets worker threads.
     let runtime = match &cli.command {
-        Command::Exec(_) => tokio::runtime::Builder::new_current_thread(),
-        Command::Lsp { .. } => tokio::runtime::Builder::new_multi_thread(),
+        Some(Command::Exec(_)) | None => tokio::runtime::Builder::new_current_thread(),
+        Some(Command::Lsp { .. }) => tokio::runtime::Builder::new_multi_thread(),
     }
     .enable_all()
     .build();
@@ -96,8 +107,9 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Exec(args) => exec::run(args).await,
-            Command::Lsp { stdio: _ } => lsp().await,
+            Some(Command::Exec(args)) => exec::run(args).await,
+            Some(Command::Lsp { stdio: _ }) => lsp().await,
+            None => terminal::run(cli.terminal).await,
         }
     });
     // A read of stdin may still be parked on a blocking thread (the client kept stdin open

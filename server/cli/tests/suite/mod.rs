@@ -4,6 +4,7 @@ mod exec;
 mod file_safety;
 mod grep;
 mod hostile_output;
+mod interactive;
 mod lsp;
 mod processes;
 mod provider_errors;

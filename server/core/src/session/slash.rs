@@ -15,7 +15,7 @@ use crate::error::EngineError;
 use crate::sync::lock;
 
 /// How the terminal and the other doors take input, for `/help`.
-const INPUT_HELP: &str = "Enter sends; a line ending in \\ continues on the next line. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
+const INPUT_HELP: &str = "Enter sends; Alt+Enter or Ctrl+J (or a line ending in \\) starts a new line; Tab completes /commands and @paths; Up and Down recall earlier input. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
 
 fn text(text: impl Into<String>) -> CommandResult {
     CommandResult {

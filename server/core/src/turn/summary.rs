@@ -34,8 +34,26 @@ pub(crate) fn key_of_raw(arguments: &str) -> String {
 }
 
 /// A finished call: `key → result`, where the result is its one line, or how many lines it
-/// has.
+/// has; for a command's report (`Exit code: N` first), its exit code and how many lines it
+/// printed.
 pub(crate) fn completed(key: &str, output: &str) -> String {
+    if let Some(rest) = output.strip_prefix("Exit code: ") {
+        let (code, report) = rest.split_once('\n').unwrap_or((rest, ""));
+        let printed = report
+            .lines()
+            .filter(|line| !line.starts_with("Wall time: "))
+            .filter(|line| *line != "Output:" && *line != "Stderr:")
+            .count();
+        let code = one_line(code);
+        return join(
+            key,
+            &match printed {
+                0 => format!("exit {code}"),
+                1 => format!("exit {code}, 1 line"),
+                n => format!("exit {code}, {n} lines"),
+            },
+        );
+    }
     let lines = output.lines().count();
     let result = match lines {
         0 => "no output".to_owned(),
@@ -80,6 +98,14 @@ mod tests {
         assert_eq!(completed(&key, "a\nb\nc\n"), "src/main.rs → 3 lines");
         assert_eq!(completed(&key, "  ok  "), "src/main.rs → ok");
         assert_eq!(completed(&key, ""), "src/main.rs → no output");
+        assert_eq!(
+            completed("ls", "Exit code: 0\nWall time: 0.0s\nOutput:\na\nb\n"),
+            "ls → exit 0, 2 lines"
+        );
+        assert_eq!(
+            completed("touch x", "Exit code: 0\nWall time: 0.0s\n"),
+            "touch x → exit 0"
+        );
         assert_eq!(
             failed(&key_of_raw(r#"{"path": "../x"}"#), "Error: outside\nmore"),
             "../x → Error: outside"

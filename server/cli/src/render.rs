@@ -1,0 +1,598 @@
+//! Events as people read them, for `coder exec` and the interactive terminal.
+//!
+//! Two streams: the root conversation's answer, and notes (thinking, one line per tool call
+//! with its key argument, result and duration, diffs, warnings, todos, verification). `coder
+//! exec` writes the answer to stdout and notes to stderr; the terminal writes both to
+//! stdout. Text coder did not write itself (the model's, tools', files') is printed with its
+//! control characters shown, not obeyed ([`coder_core::control_chars::neutralize`]), then
+//! styled. On a colour terminal the answer is styled as Markdown while it streams, a tool
+//! that runs longer than a moment gets a spinner with its elapsed time, and each task ends
+//! with a closing line (how it ended, its time and tokens).
+//!
+//! The replies of conversations the model handed work to (`conv_create`, `conv_send`) are
+//! shown among the notes under a `[conversation <id>]` label, so the answer stays the
+//! root's.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use coder_core::control_chars::neutralize;
+use coder_core::tools::EXIT_PLAN_MODE;
+use coder_protocol::{
+    AbortReason, ConversationId, Event, EventMsg, ModeChangeReason, TodoStatus, VerificationStatus,
+};
+
+use crate::markdown::Markdown;
+
+const RESET: &str = "\x1b[0m";
+const DIM: &str = "\x1b[2m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const CYAN: &str = "\x1b[36m";
+const BOLD: &str = "\x1b[1m";
+
+/// How long a tool runs before its spinner shows.
+pub const SPINNER_AFTER: Duration = Duration::from_millis(300);
+/// How often the spinner is redrawn.
+pub const SPINNER_EVERY: Duration = Duration::from_millis(100);
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// The most lines of a command's output shown under its summary; the rest is counted.
+const OUTPUT_LINES: usize = 200;
+
+/// What the printer does beyond plain lines.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Style {
+    /// Colours in the notes (they go to a terminal, `NO_COLOR` unset).
+    pub color: bool,
+    /// The answer styled as Markdown (it goes to a terminal, `NO_COLOR` unset).
+    pub markdown: bool,
+    /// A spinner on a running tool and a closing line per task (the notes go to a
+    /// terminal).
+    pub live: bool,
+    /// Show a command's output under its summary (the terminal; `coder exec` keeps its
+    /// notes to one line per call).
+    pub command_output: bool,
+}
+
+/// The events of one session, printed.
+pub struct Human {
+    answer: Box<dyn Write + Send>,
+    notes: Box<dyn Write + Send>,
+    style: Style,
+    /// The answer's last byte was a newline.
+    ended_line: bool,
+    markdown: Markdown,
+    root: ConversationId,
+    /// The other conversation whose reply is being shown, once labelled.
+    side: Option<ConversationId>,
+    side_ended_line: bool,
+    /// Running tool calls: their summary line and start.
+    running: BTreeMap<String, (String, Instant)>,
+    /// The spinner's line is on screen.
+    spinner_shown: bool,
+    spinner_frame: usize,
+    /// The root's task: when it started and the tokens it used so far.
+    task: Option<(Instant, u64)>,
+    /// The root conversation's context, as last reported: tokens and window.
+    pub context: (u64, Option<u64>),
+}
+
+impl Human {
+    pub fn new(
+        answer: Box<dyn Write + Send>,
+        notes: Box<dyn Write + Send>,
+        style: Style,
+        root: ConversationId,
+    ) -> Self {
+        Self {
+            answer,
+            notes,
+            style,
+            ended_line: true,
+            markdown: Markdown::default(),
+            root,
+            side: None,
+            side_ended_line: true,
+            running: BTreeMap::new(),
+            spinner_shown: false,
+            spinner_frame: 0,
+            task: None,
+            context: (0, None),
+        }
+    }
+
+    /// The conversation whose reply is the answer (after `/new`, another one).
+    pub fn set_root(&mut self, root: ConversationId) {
+        self.root = root;
+    }
+
+    /// When the spinner should be drawn next, if a tool is running.
+    pub fn spinner_due(&self) -> Option<Instant> {
+        if !self.style.live {
+            return None;
+        }
+        let started = self.running.values().map(|(_, at)| *at).min()?;
+        let first = started + SPINNER_AFTER;
+        let now = Instant::now();
+        Some(if now < first {
+            first
+        } else {
+            now + SPINNER_EVERY
+        })
+    }
+
+    /// Draws the spinner for the longest-running tool.
+    pub fn tick(&mut self) -> std::io::Result<()> {
+        let Some((line, started)) = self.running.values().min_by_key(|(_, at)| *at).cloned() else {
+            return Ok(());
+        };
+        if started.elapsed() < SPINNER_AFTER {
+            return Ok(());
+        }
+        self.end_answer_line()?;
+        self.spinner_frame = (self.spinner_frame + 1) % SPINNER.len();
+        let frame = SPINNER[self.spinner_frame];
+        let elapsed = started.elapsed().as_secs_f64();
+        let (on, off) = self.colors(CYAN);
+        write!(
+            self.notes,
+            "\r\x1b[K{on}{frame}{off} {line} {}{elapsed:.1}s{}",
+            self.dim_on(),
+            self.dim_off()
+        )?;
+        self.notes.flush()?;
+        self.spinner_shown = true;
+        Ok(())
+    }
+
+    fn colors(&self, color: &'static str) -> (&'static str, &'static str) {
+        if self.style.color {
+            (color, RESET)
+        } else {
+            ("", "")
+        }
+    }
+
+    fn dim_on(&self) -> &'static str {
+        if self.style.color { DIM } else { "" }
+    }
+
+    fn dim_off(&self) -> &'static str {
+        if self.style.color { RESET } else { "" }
+    }
+
+    /// Takes the spinner's line off the screen.
+    fn clear_spinner(&mut self) -> std::io::Result<()> {
+        if std::mem::take(&mut self.spinner_shown) {
+            self.notes.write_all(b"\r\x1b[K")?;
+        }
+        Ok(())
+    }
+
+    /// Before a note: the answer is flushed and its line ended, the spinner cleared.
+    fn end_answer_line(&mut self) -> std::io::Result<()> {
+        let mut rest = String::new();
+        self.markdown.finish(&mut rest);
+        self.answer.write_all(rest.as_bytes())?;
+        self.answer.flush()?;
+        if !self.ended_line {
+            self.answer.write_all(b"\n")?;
+            self.answer.flush()?;
+            self.ended_line = true;
+        }
+        Ok(())
+    }
+
+    /// Writes `text` as a line of notes in `color` (dim when none), its control characters
+    /// neutralised.
+    fn note_in(&mut self, color: Option<&'static str>, text: &str) -> std::io::Result<()> {
+        let text = neutralize(text);
+        self.end_answer_line()?;
+        self.clear_spinner()?;
+        if self.style.color {
+            writeln!(self.notes, "{}{text}{RESET}", color.unwrap_or(DIM))
+        } else {
+            writeln!(self.notes, "{text}")
+        }
+    }
+
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        self.note_in(None, text)
+    }
+
+    /// Writes streamed text among the notes (thinking, another conversation's reply), dim.
+    fn notes_dimmed(&mut self, text: &str) -> std::io::Result<()> {
+        let text = neutralize(text);
+        self.answer.flush()?;
+        self.clear_spinner()?;
+        let (on, off) = (self.dim_on(), self.dim_off());
+        write!(self.notes, "{on}{text}{off}")
+    }
+
+    fn side_delta(&mut self, conversation: ConversationId, delta: &str) -> std::io::Result<()> {
+        if self.side != Some(conversation) {
+            self.end_side()?;
+            self.note(&format!("[conversation {conversation}]"))?;
+            self.side = Some(conversation);
+        }
+        self.notes_dimmed(delta)?;
+        self.side_ended_line = delta.ends_with('\n');
+        Ok(())
+    }
+
+    fn end_side(&mut self) -> std::io::Result<()> {
+        if self.side.take().is_some() && !std::mem::replace(&mut self.side_ended_line, true) {
+            self.notes.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    fn answer_delta(&mut self, delta: &str) -> std::io::Result<()> {
+        self.end_side()?;
+        self.clear_spinner()?;
+        let text = neutralize(delta);
+        if self.style.markdown {
+            let mut styled = String::with_capacity(text.len() + 16);
+            self.markdown.push(&text, &mut styled);
+            self.answer.write_all(styled.as_bytes())?;
+        } else {
+            self.answer.write_all(text.as_bytes())?;
+        }
+        if !delta.is_empty() {
+            self.ended_line = delta.ends_with('\n');
+        }
+        Ok(())
+    }
+
+    /// A diff, its lines coloured on a colour terminal.
+    fn diff(&mut self, diff: &str) -> std::io::Result<()> {
+        if !self.style.color {
+            return self.note(diff.trim_end());
+        }
+        self.end_answer_line()?;
+        self.clear_spinner()?;
+        for line in neutralize(diff.trim_end()).lines() {
+            let color = if line.starts_with("+++") || line.starts_with("---") {
+                BOLD
+            } else if line.starts_with('+') {
+                GREEN
+            } else if line.starts_with('-') {
+                RED
+            } else if line.starts_with("@@") {
+                CYAN
+            } else {
+                DIM
+            };
+            writeln!(self.notes, "{color}{line}{RESET}")?;
+        }
+        Ok(())
+    }
+
+    /// A command's output under its summary, from the `bash` report (after its `Wall
+    /// time` line), at most [`OUTPUT_LINES`] lines.
+    fn command_output(&mut self, report: &str) -> std::io::Result<()> {
+        let body = report
+            .split_once("Wall time: ")
+            .and_then(|(_, rest)| rest.split_once('\n'))
+            .map_or(report, |(_, body)| body);
+        let body = body.strip_prefix("Output:\n").unwrap_or(body);
+        let lines: Vec<&str> = body.trim_end().lines().collect();
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let shown = lines.len().min(OUTPUT_LINES);
+        let mut text = String::new();
+        for line in &lines[..shown] {
+            text.push_str("  │ ");
+            text.push_str(line);
+            text.push('\n');
+        }
+        if lines.len() > shown {
+            text.push_str(&format!("  │ … {} more lines\n", lines.len() - shown));
+        }
+        self.note(text.trim_end())
+    }
+
+    /// The closing line of the root's task.
+    fn closing(&mut self, how: &str, color: Option<&'static str>) -> std::io::Result<()> {
+        let Some((started, tokens)) = self.task.take() else {
+            return Ok(());
+        };
+        if !self.style.live {
+            return Ok(());
+        }
+        let mut line = format!("── {how} · {}", seconds(started.elapsed()));
+        if tokens > 0 {
+            line.push_str(&format!(" · {} tokens", compact_number(tokens)));
+        }
+        self.note_in(color, &line)
+    }
+
+    /// Prints one event.
+    pub fn print(&mut self, event: &Event) -> std::io::Result<()> {
+        let root = event.conversation_id == self.root;
+        match &event.msg {
+            EventMsg::AgentMessageDelta { delta } if !root => {
+                self.side_delta(event.conversation_id, delta)?;
+            }
+            EventMsg::AgentMessageDelta { delta } => self.answer_delta(delta)?,
+            EventMsg::AgentReasoningDelta { delta } => self.notes_dimmed(delta)?,
+            EventMsg::AgentReasoning { .. } => self.notes.write_all(b"\n")?,
+            EventMsg::TaskStarted { .. } if root => {
+                self.task = Some((Instant::now(), 0));
+            }
+            EventMsg::ToolCallStarted {
+                call_id,
+                tool_name,
+                arguments,
+            } => {
+                let key = match arguments["command"].as_str() {
+                    Some(command) => command.lines().next().unwrap_or_default().to_owned(),
+                    None => arguments["path"]
+                        .as_str()
+                        .or(arguments["pattern"].as_str())
+                        .unwrap_or_default()
+                        .to_owned(),
+                };
+                let line = neutralize(&format!("{tool_name} {key}")).into_owned();
+                self.running
+                    .insert(call_id.clone(), (line, Instant::now()));
+            }
+            EventMsg::ToolCallCompleted {
+                call_id,
+                tool_name,
+                summary,
+                duration_ms,
+                diff,
+                output,
+            } => {
+                self.running.remove(call_id);
+                self.note(&format!("• {tool_name} {summary} ({duration_ms} ms)"))?;
+                if let Some(diff) = diff {
+                    self.diff(diff)?;
+                } else if self.style.command_output && tool_name == "bash" {
+                    self.command_output(output)?;
+                }
+            }
+            EventMsg::ToolCallFailed {
+                call_id,
+                tool_name,
+                summary,
+                duration_ms,
+                ..
+            } => {
+                self.running.remove(call_id);
+                self.note_in(
+                    Some(RED),
+                    &format!("✗ {tool_name} {summary} ({duration_ms} ms)"),
+                )?;
+            }
+            EventMsg::Warning { message } => {
+                self.note_in(Some(YELLOW), &format!("warning: {message}"))?
+            }
+            EventMsg::WorkspaceReloaded { what, paths } => {
+                self.note(&format!("reloaded {}: {}", what.as_str(), paths.join(", ")))?
+            }
+            EventMsg::McpServerStatus {
+                server,
+                state,
+                error,
+                ..
+            } => self.note(&format!(
+                "MCP server {server}: {}{}",
+                state.as_str(),
+                error
+                    .as_ref()
+                    .map_or(String::new(), |error| format!(" ({error})"))
+            ))?,
+            EventMsg::Error { message, .. } => {
+                self.note_in(Some(RED), &format!("error: {message}"))?
+            }
+            EventMsg::Verification {
+                status, message, ..
+            } => {
+                let color = match status {
+                    VerificationStatus::Passed => GREEN,
+                    VerificationStatus::Retrying | VerificationStatus::NotRun => YELLOW,
+                    VerificationStatus::Failed | VerificationStatus::Environment => RED,
+                };
+                self.note_in(Some(color), message)?
+            }
+            EventMsg::Compacted {
+                token_before,
+                token_compact,
+                archived_messages,
+                ..
+            } => self.note(&format!(
+                "compacted the conversation: {token_before} -> {token_compact} tokens ({archived_messages} messages summarised and archived)"
+            ))?,
+            EventMsg::TokenCount {
+                last,
+                context_tokens,
+                context_window,
+                ..
+            } if root => {
+                if let Some((_, tokens)) = &mut self.task {
+                    *tokens += last.total_tokens;
+                }
+                self.context = (*context_tokens, *context_window);
+            }
+            // A handoff: the conversation's turn goes on after the other one's reply.
+            EventMsg::TurnAborted {
+                reason: AbortReason::Replaced,
+                ..
+            } => self.end_side()?,
+            EventMsg::TurnAborted { .. } => {
+                self.end_side()?;
+                self.running.clear();
+                self.note("interrupted")?;
+                if root {
+                    self.closing("interrupted", Some(YELLOW))?;
+                }
+            }
+            EventMsg::TaskComplete {
+                step_limit, error, ..
+            } => {
+                self.end_side()?;
+                self.running.clear();
+                if root {
+                    match (step_limit, error) {
+                        (Some(limit), _) => self.closing(
+                            &format!("stopped at the step limit ({limit} model calls)"),
+                            Some(YELLOW),
+                        )?,
+                        (None, Some(_)) => self.closing("failed", Some(RED))?,
+                        (None, None) => self.closing("done", None)?,
+                    }
+                }
+            }
+            EventMsg::FileReference { references } => {
+                for reference in references {
+                    self.note(&reference_line(reference))?;
+                }
+            }
+            EventMsg::TodoUpdated { todos } => {
+                let mut list = String::from("todos:");
+                for todo in todos {
+                    let mark = match todo.status {
+                        TodoStatus::Completed => "[x]",
+                        TodoStatus::InProgress => "[>]",
+                        TodoStatus::Pending => "[ ]",
+                    };
+                    list.push_str(&format!("\n  {mark} {}", todo.content));
+                }
+                self.note(&list)?;
+            }
+            EventMsg::PermissionRequested {
+                summary,
+                command,
+                diff,
+                tool_name,
+                arguments,
+                ..
+            } => {
+                // What would run, whole: every line of the command (or of a plan to
+                // approve), marked so that no line of it can pass for coder's own, and the
+                // diff of a change.
+                let mut text = format!("permission needed: {}", first_line(summary));
+                let plan = (tool_name == EXIT_PLAN_MODE)
+                    .then(|| arguments["plan"].as_str())
+                    .flatten();
+                if let Some(command) = command.as_deref().or(plan) {
+                    for line in command.lines() {
+                        text.push_str("\n  │ ");
+                        text.push_str(line);
+                    }
+                }
+                self.note_in(Some(YELLOW), &text)?;
+                if let Some(diff) = diff {
+                    self.diff(diff)?;
+                }
+            }
+            EventMsg::ModeChanged {
+                mode,
+                previous,
+                reason,
+            } => self.note(&format!(
+                "mode: {} -> {} ({})",
+                previous.as_str(),
+                mode.as_str(),
+                match reason {
+                    ModeChangeReason::ExitPlanMode => "plan approved",
+                    ModeChangeReason::SetMode => "switched",
+                }
+            ))?,
+            EventMsg::TaskStarted { .. }
+            | EventMsg::TokenCount { .. }
+            | EventMsg::AgentMessage { .. }
+            | EventMsg::ToolCallsRequested { .. }
+            | EventMsg::ReplyComplete { .. }
+            | EventMsg::TaskDropped { .. }
+            | EventMsg::StateChanged { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Writes a line of coder's own among the notes (a command's text, a question).
+    pub fn say(&mut self, text: &str) -> std::io::Result<()> {
+        self.end_answer_line()?;
+        self.clear_spinner()?;
+        writeln!(self.notes, "{text}")?;
+        self.notes.flush()
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.answer.flush()?;
+        self.notes.flush()
+    }
+
+    /// Ends the output: the answer's last line, the spinner's.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        self.end_answer_line()?;
+        self.clear_spinner()?;
+        self.notes.flush()
+    }
+}
+
+/// `1.2s`, or `2m 5s` past a minute.
+fn seconds(elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        format!("{}m {}s", elapsed.as_secs() / 60, elapsed.as_secs() % 60)
+    }
+}
+
+/// `950`, `12.3k`, `1.2M`.
+pub fn compact_number(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// The first line of `text`, with `…` when there is more.
+fn first_line(text: &str) -> String {
+    match text.split_once('\n') {
+        Some((first, _)) => format!("{first}…"),
+        None => text.to_owned(),
+    }
+}
+
+/// One `@` reference as people see it: what was attached, or why nothing was.
+fn reference_line(reference: &coder_protocol::FileReference) -> String {
+    use coder_protocol::FileReferenceKind;
+    let path = &reference.path;
+    let what = match (reference.kind, reference.lines, &reference.error) {
+        (FileReferenceKind::Refused, _, error) => {
+            return format!("@{path}: not attached: {}", error.as_deref().unwrap_or(""));
+        }
+        (FileReferenceKind::File, Some(lines), _) => {
+            format!("lines {}-{}", lines.start, lines.end)
+        }
+        (FileReferenceKind::File, None, _) => "empty file".to_owned(),
+        (FileReferenceKind::Directory, _, _) => "directory listing".to_owned(),
+        (FileReferenceKind::Image, _, _) => "image".to_owned(),
+    };
+    let cut = if reference.truncated { ", cut" } else { "" };
+    format!("@{path}: attached {what}{cut}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_times_are_short() {
+        assert_eq!(compact_number(950), "950");
+        assert_eq!(compact_number(12_345), "12.3k");
+        assert_eq!(compact_number(1_234_567), "1.2M");
+        assert_eq!(seconds(Duration::from_millis(1234)), "1.2s");
+        assert_eq!(seconds(Duration::from_secs(125)), "2m 5s");
+    }
+}

@@ -1,0 +1,205 @@
+//! The terminal's line editor: one thread owns it (rustyline reads the terminal in raw mode
+//! while a line is edited), and the async side asks it for lines, the prompt's and the
+//! approvals' alike, so two readers never race for the same keys.
+//!
+//! Keys: Enter sends; Alt+Enter (or Ctrl+J, or `\` at the end of a line) inserts a newline; Ctrl+C clears a line being
+//! typed and, at an empty prompt, is reported as [`Answer::Interrupted`]; Ctrl+D at an
+//! empty prompt is [`Answer::Eof`]; Tab completes `/` commands and `@` paths; Up and Down
+//! walk the history, which is saved per workspace as each line is entered.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+use coder_core::Engine;
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+use rustyline::{
+    Cmd, CompletionType, ConditionalEventHandler, Context, EditMode, Editor, Event, EventContext,
+    EventHandler, KeyCode, KeyEvent, Modifiers, Movement, RepeatCount,
+};
+
+/// What reading a line gave.
+#[derive(Debug)]
+pub enum Answer {
+    Line(String),
+    /// Ctrl+C at an empty line.
+    Interrupted,
+    /// Ctrl+D at an empty line, or the terminal is gone.
+    Eof,
+}
+
+struct Ask {
+    prompt: String,
+    /// Whether the line goes into the history (the prompt's do, approvals' do not).
+    history: bool,
+    reply: tokio::sync::oneshot::Sender<Answer>,
+}
+
+/// The line editor's thread.
+pub struct Input {
+    asks: mpsc::Sender<Ask>,
+}
+
+impl Input {
+    /// Starts the editor with the history at `history` (created when missing).
+    pub fn start(engine: Engine, history: Option<PathBuf>) -> anyhow::Result<Self> {
+        let config = rustyline::Config::builder()
+            .edit_mode(EditMode::Emacs)
+            .completion_type(CompletionType::List)
+            .auto_add_history(false)
+            .max_history_size(5_000)?
+            .build();
+        let mut editor: Editor<Helper, DefaultHistory> = Editor::with_config(config)?;
+        editor.set_helper(Some(Helper { engine }));
+        editor.bind_sequence(
+            KeyEvent(KeyCode::Enter, Modifiers::ALT),
+            EventHandler::Simple(Cmd::Newline),
+        );
+        editor.bind_sequence(KeyEvent::ctrl('J'), EventHandler::Simple(Cmd::Newline));
+        editor.bind_sequence(
+            KeyEvent::ctrl('C'),
+            EventHandler::Conditional(Box::new(ClearOrInterrupt)),
+        );
+        if let Some(path) = &history {
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            // A missing file is a first session; an unreadable one starts empty.
+            let _ = editor.load_history(path);
+        }
+        let (asks, receiver) = mpsc::channel::<Ask>();
+        std::thread::Builder::new()
+            .name("coder-input".to_owned())
+            .spawn(move || {
+                for ask in receiver {
+                    let answer = match editor.readline(&ask.prompt) {
+                        Ok(line) => {
+                            if ask.history && !line.trim().is_empty() {
+                                let _ = editor.add_history_entry(line.as_str());
+                                if let Some(path) = &history {
+                                    let _ = editor.append_history(path);
+                                }
+                            }
+                            Answer::Line(line)
+                        }
+                        Err(ReadlineError::Interrupted) => Answer::Interrupted,
+                        Err(_) => Answer::Eof,
+                    };
+                    let _ = ask.reply.send(answer);
+                }
+            })?;
+        Ok(Self { asks })
+    }
+
+    /// Reads one line after `prompt`.
+    pub async fn read(&self, prompt: String, history: bool) -> Answer {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        if self
+            .asks
+            .send(Ask {
+                prompt,
+                history,
+                reply,
+            })
+            .is_err()
+        {
+            return Answer::Eof;
+        }
+        answer.await.unwrap_or(Answer::Eof)
+    }
+}
+
+/// Ctrl+C: clears the line being typed; at an empty line, interrupts.
+struct ClearOrInterrupt;
+
+impl ConditionalEventHandler for ClearOrInterrupt {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        Some(if ctx.line().is_empty() {
+            Cmd::Interrupt
+        } else {
+            Cmd::Kill(Movement::WholeBuffer)
+        })
+    }
+}
+
+/// Completes `/` commands (built-in and custom) at the start of the line and `@` paths
+/// anywhere.
+struct Helper {
+    engine: Engine,
+}
+
+impl Completer for Helper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = &line[..pos];
+        let start = before.rfind(char::is_whitespace).map_or(0, |at| {
+            at + before[at..].chars().next().map_or(1, char::len_utf8)
+        });
+        let word = &before[start..];
+        if let Some(name) = word.strip_prefix('/')
+            && start == 0
+        {
+            let candidates = self
+                .engine
+                .commands()
+                .into_iter()
+                .filter(|command| command.name.starts_with(name))
+                .map(|command| Pair {
+                    display: format!("/{} — {}", command.name, command.description),
+                    replacement: format!("/{} ", command.name),
+                })
+                .collect();
+            return Ok((0, candidates));
+        }
+        if let Some(query) = word.strip_prefix('@') {
+            let candidates = self
+                .engine
+                .complete_paths(query, 50)
+                .into_iter()
+                .map(|found| Pair {
+                    display: found.path.clone(),
+                    replacement: format!("@{}", found.path),
+                })
+                .collect();
+            return Ok((start, candidates));
+        }
+        Ok((pos, Vec::new()))
+    }
+}
+
+impl Hinter for Helper {
+    type Hint = String;
+}
+
+impl Highlighter for Helper {}
+
+/// A line ending in `\` goes on to the next line instead of being sent.
+impl Validator for Helper {
+    fn validate(
+        &self,
+        ctx: &mut rustyline::validate::ValidationContext<'_>,
+    ) -> rustyline::Result<rustyline::validate::ValidationResult> {
+        Ok(if ctx.input().ends_with('\\') {
+            rustyline::validate::ValidationResult::Incomplete
+        } else {
+            rustyline::validate::ValidationResult::Valid(None)
+        })
+    }
+}
+
+/// The text a person entered, without the `\` that continued its lines.
+pub fn joined(line: &str) -> String {
+    line.replace("\\\n", "\n")
+}
+
+impl rustyline::Helper for Helper {}

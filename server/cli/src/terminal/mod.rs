@@ -1,0 +1,484 @@
+//! `coder`: the interactive terminal (seed 004). History scrolls in the terminal; there is
+//! no full-screen view. Before each prompt, line one shows the context's size in tokens,
+//! the model and the mode; line two is the prompt, with the working directory.
+//!
+//! What a person types goes to the engine as it is: `/name` and `!command` through
+//! [`Engine::command`] (the core knows every command), anything else as input. The door
+//! only reads lines, prints events ([`crate::render`]) and asks for approvals.
+//!
+//! Ctrl+C interrupts the running task; at an empty prompt, a second Ctrl+C in a row exits,
+//! as Ctrl+D does. SIGTERM and SIGHUP end the session (the task interrupted, the session
+//! saved) and exit with 143 or 129.
+
+mod input;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use coder_core::control_chars::neutralize;
+use coder_core::tools::EXIT_PLAN_MODE;
+use coder_core::{Config, ConfigError, Door, DoorNames, Engine, Overrides, ProviderNeed};
+use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset};
+
+use crate::render::{Human, Style, compact_number};
+use input::{Answer, Input};
+
+#[derive(Args, Default)]
+pub struct TerminalArgs {
+    /// The model to use, overriding configuration.
+    #[arg(short, long)]
+    model: Option<String>,
+    /// Run as if started in DIR: the workspace is its enclosing git repository, else DIR.
+    #[arg(short = 'C', long = "cd")]
+    cd: Option<PathBuf>,
+    /// The mode to start in: plan, default, auto-edit or yolo.
+    #[arg(long, value_parser = crate::exec::parse_mode)]
+    mode: Option<Mode>,
+    /// The permission preset: strict, balanced, auto-edit or yolo.
+    #[arg(long, value_parser = crate::exec::parse_preset)]
+    permissions: Option<Preset>,
+}
+
+/// The terminal as the core knows it: it needs a model to be of use, completes `@` paths
+/// and follows file changes for as long as it runs.
+const DOOR: Door = Door {
+    names: DoorNames {
+        settings: "the command line",
+        base_url: "the command line",
+        how_to_trust: "answer yes when coder asks whether to trust the folder, or list it in \"trustedFolders\"",
+    },
+    provider: ProviderNeed::AtStart,
+    completes_paths: true,
+    watches_files: true,
+};
+
+pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "error: the interactive terminal needs a terminal on stdin and stdout; for one task without one, use `coder exec \"…\"`"
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let start = match &args.cd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let overrides = |trust: Option<bool>| Overrides {
+        model: args.model.clone(),
+        mode: args.mode,
+        preset: args.permissions,
+        trust_workspace: trust,
+        ..Overrides::default()
+    };
+    let mut config = load(&start, overrides(None))?;
+    // Asked once, at the start: the workspace's own files asked for what only a trusted
+    // folder gets.
+    if let Some(notice) = config.untrusted_notice("") {
+        config = ask_trust(&start, config, &notice, overrides(Some(true))).await?;
+    }
+    for warning in std::mem::take(&mut config.warnings) {
+        eprintln!("warning: {}", neutralize(&warning));
+    }
+    let history = history_path(&config.workspace);
+    let engine = Engine::new(config)?;
+    let input = Input::start(engine.clone(), history)?;
+    let color = crate::color::stdout_wants_color();
+    let style = Style {
+        color,
+        markdown: color,
+        live: true,
+        command_output: true,
+    };
+    let mut conversation = engine.root_conversation();
+    let mut printer = Human::new(
+        Box::new(std::io::stdout()),
+        Box::new(std::io::stdout()),
+        style,
+        conversation,
+    );
+    let mut signals = Signals::listen()?;
+    let mut events = engine.subscribe();
+    let cwd = display_dir(&start);
+    let mut interrupted_once = false;
+    printer.say(&format!(
+        "coder {} · {} · /help for commands, Ctrl+D to exit",
+        env!("CARGO_PKG_VERSION"),
+        neutralize(&engine.model())
+    ))?;
+    let code = loop {
+        let (tokens, window) = printer.context;
+        let mode = engine.mode(conversation).unwrap_or_default();
+        let context = match window {
+            Some(window) => format!(
+                "{} / {} tokens",
+                compact_number(tokens),
+                compact_number(window)
+            ),
+            None => format!("{} tokens", compact_number(tokens)),
+        };
+        let status = format!(
+            "{context} · {} · {}",
+            neutralize(&engine.model()),
+            mode.as_str()
+        );
+        printer.say(&if color {
+            format!("\x1b[2m{status}\x1b[0m")
+        } else {
+            status
+        })?;
+        let line = tokio::select! {
+            line = input.read(format!("{cwd} › "), true) => line,
+            stop = signals.ended() => break stop.exit_code(),
+        };
+        let line = match line {
+            Answer::Line(line) => line,
+            Answer::Interrupted if interrupted_once => break ExitCode::SUCCESS,
+            Answer::Interrupted => {
+                interrupted_once = true;
+                printer.say("(Ctrl+C again to exit, or Ctrl+D)")?;
+                continue;
+            }
+            Answer::Eof => break ExitCode::SUCCESS,
+        };
+        interrupted_once = false;
+        let line = input::joined(&line);
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let task = if text.starts_with('/') || text.starts_with('!') {
+            match engine.command(conversation, text) {
+                Ok(result) => {
+                    if !result.text.is_empty() && !text.starts_with('!') {
+                        printer.say(&neutralize(&result.text))?;
+                    }
+                    if let Some(next) = result.conversation_id {
+                        conversation = next;
+                        printer.set_root(next);
+                        printer.context = (0, None);
+                    } else if text.starts_with("/resume ") {
+                        conversation = engine.root_conversation();
+                        printer.set_root(conversation);
+                    }
+                    // What the command changed (a mode, a warning) is said now, not with
+                    // the next task.
+                    while let Ok(event) = events.try_recv() {
+                        printer.print(&event)?;
+                    }
+                    printer.flush()?;
+                    result.task_id
+                }
+                Err(err) => {
+                    printer.say(&format!("error: {}", neutralize(&err.to_string())))?;
+                    None
+                }
+            }
+        } else {
+            match engine.send(conversation, line.as_str()) {
+                Ok(task) => Some(task),
+                Err(err) => {
+                    printer.say(&format!("error: {}", neutralize(&err.to_string())))?;
+                    None
+                }
+            }
+        };
+        if task.is_some()
+            && let Some(stop) =
+                follow(&engine, &mut events, &mut printer, &input, &mut signals).await?
+        {
+            break stop.exit_code();
+        }
+    };
+    printer.finish()?;
+    engine.shutdown().await;
+    Ok(code)
+}
+
+/// Loads the configuration, printing what a missing provider's error needs.
+fn load(start: &Path, overrides: Overrides) -> anyhow::Result<Config> {
+    match Config::for_door(&DOOR, None, start, overrides) {
+        Ok(config) => Ok(config),
+        Err(ConfigError::NoProvider { warnings }) => {
+            for warning in &warnings {
+                eprintln!("warning: {}", neutralize(warning));
+            }
+            Err(ConfigError::NoProvider { warnings }.into())
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Asks whether to trust the workspace; on yes, records it in the user-level configuration
+/// and loads the configuration again, trusted.
+async fn ask_trust(
+    start: &Path,
+    config: Config,
+    notice: &str,
+    trusted: Overrides,
+) -> anyhow::Result<Config> {
+    let notice = neutralize(notice);
+    let notice = notice.trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+    println!("{notice}.");
+    print!(
+        "Trust this folder? Its .coder/config.json and .mcp.json then apply whole (MCP servers, provider endpoint, looser modes). [y/N] "
+    );
+    std::io::Write::flush(&mut std::io::stdout())?;
+    let answer = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .unwrap_or_default();
+    if !matches!(answer.trim().to_lowercase().as_str(), "y" | "yes") {
+        println!("Not trusted: its files only narrow your settings.");
+        return Ok(config);
+    }
+    let Some(user_file) = config.user_file.clone() else {
+        println!(
+            "Cannot record the folder: no user-level configuration file (set HOME or CODER_HOME)."
+        );
+        return Ok(config);
+    };
+    match coder_core::trust::trust_folder(&user_file, &config.workspace) {
+        Ok(folder) => println!(
+            "Trusted {} (recorded in {}).",
+            folder.display(),
+            user_file.display()
+        ),
+        Err(err) => {
+            println!("Cannot record the folder: {err}");
+            return Ok(config);
+        }
+    }
+    load(start, trusted)
+}
+
+/// Prints the task's events until the session is idle again, answering approvals. Returns
+/// the signal that ends the session, if one came.
+async fn follow(
+    engine: &Engine,
+    events: &mut coder_core::EventReceiver,
+    printer: &mut Human,
+    input: &Input,
+    signals: &mut Signals,
+) -> anyhow::Result<Option<crate::signals::Stop>> {
+    loop {
+        let spinner = printer.spinner_due();
+        let event = tokio::select! {
+            event = events.recv() => event,
+            () = crate::exec::sleep_until(spinner), if spinner.is_some() => {
+                printer.tick()?;
+                continue;
+            }
+            signal = signals.next() => {
+                engine.interrupt_session();
+                match signal {
+                    Some(stop) => return Ok(Some(stop)),
+                    None => continue,
+                }
+            }
+        };
+        let Some(event) = event else {
+            return Ok(None);
+        };
+        printer.print(&event)?;
+        if let EventMsg::PermissionRequested { .. } = &event.msg {
+            printer.flush()?;
+            approve(engine, &event, input).await?;
+        }
+        if matches!(
+            event.msg,
+            EventMsg::StateChanged {
+                state: EngineState::Idle
+            }
+        ) {
+            printer.flush()?;
+            return Ok(None);
+        }
+        if events.is_empty() {
+            printer.flush()?;
+        }
+    }
+}
+
+/// Asks the person about a permission request until they answer `y`, `n` (with a reason
+/// for the model after it, if they like) or `always`. Ctrl+C or Ctrl+D denies and
+/// interrupts the task.
+async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Result<()> {
+    let EventMsg::PermissionRequested {
+        request_id,
+        tool_name,
+        human_required,
+        ..
+    } = &event.msg
+    else {
+        return Ok(());
+    };
+    let plan = tool_name == EXIT_PLAN_MODE;
+    let always = !human_required && !plan;
+    let prompt = if plan {
+        "? carry out this plan? [y]es / [c]lear the context and start from it / [n]o, keep planning (n <feedback>): ".to_owned()
+    } else if always {
+        format!(
+            "? allow this {} call? [y]es / [n]o (n <reason>) / [a]lways: ",
+            neutralize(tool_name)
+        )
+    } else {
+        format!(
+            "? allow this {} call? [y]es / [n]o (n <reason>): ",
+            neutralize(tool_name)
+        )
+    };
+    let decision = loop {
+        let line = match input.read(prompt.clone(), false).await {
+            Answer::Line(line) => line,
+            Answer::Interrupted | Answer::Eof => {
+                engine.respond_permission(
+                    request_id,
+                    PermissionDecision::Deny {
+                        message: Some("the user interrupted".to_owned()),
+                    },
+                )?;
+                engine.interrupt_session();
+                return Ok(());
+            }
+        };
+        let answer = line.trim();
+        let (word, reason) = match answer.split_once(char::is_whitespace) {
+            Some((word, reason)) => (word.to_lowercase(), Some(reason.trim().to_owned())),
+            None => (answer.to_lowercase(), None),
+        };
+        let reason = reason.filter(|reason| !reason.is_empty());
+        match word.as_str() {
+            "y" | "yes" if reason.is_none() => {
+                break if plan {
+                    PermissionDecision::StartEditing
+                } else {
+                    PermissionDecision::AllowOnce
+                };
+            }
+            "c" | "clear" if plan && reason.is_none() => {
+                break PermissionDecision::ClearContextAndStart;
+            }
+            "a" | "always" if always && reason.is_none() => {
+                break PermissionDecision::AllowAlways;
+            }
+            "n" | "no" if plan => break PermissionDecision::KeepPlanning { message: reason },
+            "n" | "no" => break PermissionDecision::Deny { message: reason },
+            _ => {}
+        }
+    };
+    engine.respond_permission(request_id, decision)?;
+    Ok(())
+}
+
+/// The signals while the terminal runs: SIGINT interrupts the task (at the prompt, the
+/// line editor sees Ctrl+C as a key instead); SIGTERM and SIGHUP end the session.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn listen() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next signal: `None` for SIGINT, else the one that ends the session.
+    async fn next(&mut self) -> Option<crate::signals::Stop> {
+        tokio::select! {
+            _ = self.interrupt.recv() => None,
+            _ = self.terminate.recv() => Some(crate::signals::Stop::Terminate),
+            _ = self.hangup.recv() => Some(crate::signals::Stop::Hangup),
+        }
+    }
+
+    async fn ended(&mut self) -> crate::signals::Stop {
+        tokio::select! {
+            _ = self.terminate.recv() => crate::signals::Stop::Terminate,
+            _ = self.hangup.recv() => crate::signals::Stop::Hangup,
+        }
+    }
+}
+
+/// The working directory as the prompt shows it: under the home directory as `~/…`.
+fn display_dir(dir: &Path) -> String {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
+        && let Ok(rest) = dir.strip_prefix(&home)
+    {
+        return if rest.as_os_str().is_empty() {
+            "~".to_owned()
+        } else {
+            format!("~/{}", rest.display())
+        };
+    }
+    neutralize(&dir.display().to_string()).into_owned()
+}
+
+/// Where the input history of `workspace` is kept: `$CODER_HOME/history/`, else
+/// `$XDG_STATE_HOME/coder/history/`, else `~/.local/state/coder/history/`, one file per
+/// workspace named after it and a hash of its path (outside the repository, so it never
+/// dirties `git status` and a repository cannot ship one).
+fn history_path(workspace: &Path) -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    let dir = match var("CODER_HOME") {
+        Some(home) => PathBuf::from(home).join("history"),
+        None => var("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".local/state")))?
+            .join("coder/history"),
+    };
+    let name: String = workspace
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    Some(dir.join(format!(
+        "{name}-{:016x}",
+        fnv1a(workspace.as_os_str().as_encoded_bytes())
+    )))
+}
+
+/// FNV-1a, 64 bits: a stable name for a path, the same on every run.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_workspace_has_its_own_stable_history_file() {
+        let a = history_path(Path::new("/work/a b")).unwrap();
+        assert_eq!(a, history_path(Path::new("/work/a b")).unwrap());
+        assert_ne!(a, history_path(Path::new("/other/a b")).unwrap());
+        assert!(
+            a.file_name().unwrap().to_str().unwrap().starts_with("a_b-"),
+            "{a:?}"
+        );
+    }
+}

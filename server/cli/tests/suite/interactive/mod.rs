@@ -1,0 +1,11 @@
+//! The interactive terminal (`coder` alone), driven through a pseudo-terminal as a person
+//! would drive it: keys typed, Ctrl+C as the terminal delivers it (SIGINT to the
+//! foreground process group), the screen read back through a terminal emulator and
+//! compared as text snapshots (`snapshots/`, reviewed with `cargo insta review` or
+//! rewritten with `INSTA_UPDATE=always`).
+
+mod screen;
+pub mod session;
+mod workflow;
+
+pub use screen::Screen;

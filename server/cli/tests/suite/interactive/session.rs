@@ -1,0 +1,357 @@
+//! A session at the terminal: answers, approvals, `!command`, the `/` commands, Ctrl+C and
+//! Ctrl+D, line editing, history and completion.
+
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
+use serde_json::json;
+
+use std::process::Command;
+
+use super::Screen;
+use super::screen::{env, normalized};
+
+/// A fresh workspace and home.
+pub struct Place {
+    pub workspace: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+impl Place {
+    pub fn new() -> Self {
+        let place = Self {
+            workspace: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        };
+        let user = place.home.path().join(".config/coder");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(
+            user.join("config.json"),
+            r#"{"model": "mock-model", "contextWindow": 32000}"#,
+        )
+        .unwrap();
+        place
+    }
+
+    pub fn write(&self, name: &str, content: &str) {
+        let path = self.workspace.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    pub fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.workspace.path().join(name)).ok()
+    }
+
+    pub fn start(&self, server: &MockModelServer, args: &[&str]) -> Screen {
+        self.start_with(server, args, &[])
+    }
+
+    pub fn start_with(
+        &self,
+        server: &MockModelServer,
+        args: &[&str],
+        extra: &[(&str, String)],
+    ) -> Screen {
+        let mut env = env(self.home.path(), server);
+        env.extend(extra.iter().cloned());
+        Screen::start(self.workspace.path(), args, &env)
+    }
+
+    pub fn normalized(&self, text: &str) -> String {
+        let workspace = self.workspace.path().canonicalize().unwrap();
+        normalized(&normalized(text, &workspace), self.workspace.path())
+    }
+}
+
+/// The user messages of the last request the model got.
+fn last_user_message(server: &MockModelServer) -> String {
+    let requests = server.requests();
+    requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .find(|text| !text.starts_with("<system-reminder>"))
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_answer_is_rendered_and_closed_with_a_line() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![
+        Chunk::text("# Plan\n"),
+        Chunk::text("Use **bold** and `code`.\n"),
+        Chunk::text("- first\n- second"),
+        Chunk::usage(1200, 34),
+    ])])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("make a plan");
+    screen.wait_for("── done");
+    let text = screen.prompt(2);
+    insta::assert_snapshot!("streamed_answer", place.normalized(&text));
+    // The Markdown was styled, not printed raw.
+    assert!(!text.contains("**bold**"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    assert_eq!(last_user_message(&server), "make a plan");
+}
+
+/// The last tool result the model got.
+fn last_tool_result(server: &MockModelServer) -> String {
+    let requests = server.requests();
+    requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .unwrap()
+}
+
+fn bash(id: &str, command: &str) -> MockResponse {
+    MockResponse::tool_call(id, "bash", json!({ "command": command }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_take_yes_no_with_a_reason_and_always() {
+    let server = MockModelServer::start(vec![
+        bash("c1", "touch one.txt"),
+        MockResponse::text("made one"),
+        bash("c2", "touch two.txt"),
+        MockResponse::text("did not make two"),
+        bash("c3", "touch three.txt"),
+        bash("c4", "touch three.txt"),
+        MockResponse::text("made three twice"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("make one");
+    screen.wait_for("? allow this bash call?");
+    // Anything but an answer asks again.
+    screen.line("maybe");
+    screen.wait_for_count("? allow this bash call?", 2);
+    screen.line("y");
+    screen.prompt(2);
+    assert!(place.read("one.txt").is_some());
+
+    screen.line("make two");
+    screen.wait_for_count("? allow this bash call?", 3);
+    screen.line("n not in this folder");
+    screen.prompt(3);
+    assert!(place.read("two.txt").is_none());
+    let result = last_tool_result(&server);
+    assert!(result.contains("not in this folder"), "{result}");
+
+    screen.line("make three");
+    screen.wait_for_count("? allow this bash call?", 4);
+    screen.line("always");
+    let text = screen.prompt(4);
+    // The second identical call was not asked about.
+    assert_eq!(text.matches("? allow this bash call?").count(), 4);
+    assert!(text.contains("made three twice"));
+    insta::assert_snapshot!("approvals", place.normalized(&text));
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bang_command_runs_without_the_model_and_enters_the_conversation() {
+    let server = MockModelServer::start(vec![MockResponse::text("I see the files")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    place.write("alpha.txt", "a");
+    place.write("beta.txt", "b");
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("!ls");
+    let text = screen.prompt(2);
+    insta::assert_snapshot!("bang_ls", place.normalized(&text));
+    assert!(server.requests().is_empty(), "the model was called for !ls");
+    screen.line("what did you see?");
+    screen.prompt(3);
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains("<shell-command>") && sent.contains("alpha.txt"),
+        "{sent}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_slash_command_answers_at_the_prompt() {
+    let server = MockModelServer::start(vec![MockResponse::text("a summary")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    let commands = [
+        "/help",
+        "/permissions",
+        "/permissions strict",
+        "/mode plan",
+        "/default",
+        "/plan",
+        "/auto-edit",
+        "/yolo",
+        "/tools",
+        "/skills",
+        "/todos",
+        "/diff",
+        "/undo",
+        "/compact",
+        "/resume",
+        "/resume nope",
+        "/new",
+        "/nonsense",
+        "/model other-model",
+    ];
+    for (i, command) in commands.iter().enumerate() {
+        screen.line(command);
+        screen.prompt(i + 2);
+    }
+    let text = screen.text();
+    insta::assert_snapshot!("slash_commands", place.normalized(&text));
+    assert!(
+        server.requests().len() <= 1,
+        "only /compact may call the model"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_interrupts_a_stream_and_twice_at_an_empty_prompt_exits() {
+    // A reply paced over 30 s: it is still streaming when Ctrl+C comes.
+    let server = MockModelServer::start(vec![
+        MockResponse::text_deltas(3000, "more ").with_delay(10),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("talk forever");
+    screen.wait_for("more more");
+    screen.send("\x03");
+    screen.wait_for("── interrupted");
+    screen.prompt(2);
+    // Ctrl+C clears a line being typed, without the exit hint.
+    screen.send("half a thought");
+    screen.wait_for("› half a thought");
+    screen.send("\x03");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!screen.text().contains("Ctrl+C again"));
+    screen.send("\x03");
+    screen.wait_for("(Ctrl+C again to exit, or Ctrl+D)");
+    screen.send("\x03");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_persists_completion_completes_and_alt_enter_adds_a_line() {
+    let server = MockModelServer::start(vec![MockResponse::text("one"), MockResponse::text("two")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    place.write("src/main.rs", "fn main() {}\n");
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.send("first line\x1b\rsecond line\r");
+    screen.prompt(2);
+    assert_eq!(last_user_message(&server), "first line\nsecond line");
+    // `/` completes commands.
+    screen.send("/hel\t");
+    screen.wait_for("› /help");
+    screen.send("\x15");
+    // `@` completes paths.
+    screen.send("look at @mai\t");
+    screen.wait_for("› look at @src/main.rs");
+    screen.send("\r");
+    screen.prompt(3);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+
+    // The next session in the same workspace has the history.
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.send("\x1b[A");
+    screen.wait_for("› look at @src/main.rs");
+    screen.send("\x1b[A");
+    screen.wait_for("› first line");
+    // Ctrl+C clears the recalled lines, Ctrl+D at the empty prompt exits.
+    screen.send("\x03\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switched_model_is_written_and_the_next_session_inherits_it() {
+    let server = MockModelServer::start(vec![MockResponse::text("hi")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("/model other-model");
+    screen.prompt(2);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    let written = place.read(".coder/config.json").unwrap();
+    assert!(written.contains("other-model"), "{written}");
+
+    let mut screen = place.start(&server, &[]);
+    let text = screen.prompt(1);
+    assert!(text.contains("· other-model ·"), "{text}");
+    screen.line("hello");
+    screen.prompt(2);
+    assert_eq!(server.requests()[0].body["model"], "other-model");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_folder_that_asks_for_more_is_asked_about_once() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let place = Place::new();
+    place.write(".coder/config.json", r#"{"mode": "yolo"}"#);
+    let mut screen = place.start(&server, &[]);
+    screen.wait_for("Trust this folder?");
+    screen.line("y");
+    let text = screen.prompt(1);
+    assert!(text.contains("· yolo"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    // Trusted now: no question the next time.
+    let mut screen = place.start(&server, &[]);
+    let text = screen.prompt(1);
+    assert!(!text.contains("Trust this folder?"), "{text}");
+    assert!(text.contains("· yolo"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_terminal_coder_points_to_coder_exec() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_coder"))
+        .current_dir(dir.path())
+        .env_clear()
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("coder exec"), "{stderr}");
+}
