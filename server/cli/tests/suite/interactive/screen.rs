@@ -192,6 +192,10 @@ pub fn normalized(text: &str, workspace: &Path) -> String {
         (r"\(\d+ ms\)", "(N ms)"),
         (r"\d+(\.\d+)?s\b", "N.Ns"),
         (r"Wall time: \S+", "Wall time: N"),
+        // Token figures: the workspace's random temporary name is in every request, and
+        // the tokenizer splits each such name into a different number of tokens.
+        (r"(── .*· )\d+(\.\d)?k? tokens", "${1}N tokens"),
+        (r"(?m)^\d+\.\dk / ", "N.Nk / "),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "<time>"),
         (
             r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",

@@ -96,6 +96,11 @@ async fn a_streamed_answer_is_rendered_and_closed_with_a_line() {
     insta::assert_snapshot!("streamed_answer", place.normalized(&text));
     // The Markdown was styled, not printed raw.
     assert!(!text.contains("**bold**"), "{text}");
+    // The provider's usage is what the closing line and the next status line count.
+    assert!(
+        text.contains("· 1.2k tokens\n1.2k / 32.0k tokens"),
+        "{text}"
+    );
     screen.send("\x04");
     assert!(screen.exit().success());
     assert_eq!(last_user_message(&server), "make a plan");
@@ -354,4 +359,45 @@ async fn without_a_terminal_coder_points_to_coder_exec() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("coder exec"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_takes_up_a_saved_session_by_the_start_of_its_id() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted"),
+        MockResponse::text("you said the word is heron"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("the word is heron");
+    screen.prompt(2);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    let saved: Vec<String> = std::fs::read_dir(place.workspace.path().join(".coder/sessions"))
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("/resume");
+    screen.wait_for(&saved[0]);
+    screen.prompt(2);
+    screen.line(&format!("/resume {}", &saved[0][..8]));
+    screen.wait_for("resumed session");
+    screen.prompt(3);
+    screen.line("what was the word?");
+    screen.prompt(4);
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(sent.contains("the word is heron"), "{sent}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
 }
