@@ -36,7 +36,7 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ("tools", "", "the tools the model may call"),
     ("skills", "", "the skills the model is told about"),
     ("todos", "", "the conversation's todo list"),
-    ("new", "", "a new conversation with an empty context"),
+    ("new", "", "start again with an empty context"),
     (
         "resume",
         "[session-id]",

@@ -8,7 +8,7 @@
 //! walk the history, which is saved per workspace as each line is entered.
 
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 
 use coder_core::Engine;
 use rustyline::completion::{Completer, Pair};
@@ -45,8 +45,10 @@ pub struct Input {
 }
 
 impl Input {
-    /// Starts the editor with the history at `history` (created when missing).
-    pub fn start(engine: Engine, history: Option<PathBuf>) -> anyhow::Result<Self> {
+    /// Starts the editor with the history at `history` (created when missing). Completion
+    /// asks whichever engine `engine` holds when Tab is pressed (`/new` and `/resume` put
+    /// another session's engine there).
+    pub fn start(engine: Arc<Mutex<Engine>>, history: Option<PathBuf>) -> anyhow::Result<Self> {
         let config = rustyline::Config::builder()
             .edit_mode(EditMode::Emacs)
             .completion_type(CompletionType::List)
@@ -129,7 +131,16 @@ impl ConditionalEventHandler for ClearOrInterrupt {
 /// Completes `/` commands (built-in and custom) at the start of the line and `@` paths
 /// anywhere.
 struct Helper {
-    engine: Engine,
+    engine: Arc<Mutex<Engine>>,
+}
+
+impl Helper {
+    fn engine(&self) -> Engine {
+        self.engine
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl Completer for Helper {
@@ -150,7 +161,7 @@ impl Completer for Helper {
             && start == 0
         {
             let candidates = self
-                .engine
+                .engine()
                 .commands()
                 .into_iter()
                 .filter(|command| command.name.starts_with(name))
@@ -163,7 +174,7 @@ impl Completer for Helper {
         }
         if let Some(query) = word.strip_prefix('@') {
             let candidates = self
-                .engine
+                .engine()
                 .complete_paths(query, 50)
                 .into_iter()
                 .map(|found| Pair {

@@ -15,6 +15,7 @@ mod input;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use clap::Args;
@@ -76,15 +77,17 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     let mut config = load(&start, overrides(None))?;
     // Asked once, at the start: the workspace's own files asked for what only a trusted
     // folder gets.
+    let mut trusted = None;
     if let Some(notice) = config.untrusted_notice("") {
-        config = ask_trust(&start, config, &notice, overrides(Some(true))).await?;
+        (config, trusted) = ask_trust(&start, config, &notice, overrides(Some(true))).await?;
     }
     for warning in std::mem::take(&mut config.warnings) {
         eprintln!("warning: {}", neutralize(&warning));
     }
     let history = history_path(&config.workspace);
-    let engine = Engine::new(config)?;
-    let input = Input::start(engine.clone(), history)?;
+    let mut engine = Engine::new(config)?;
+    let current = Arc::new(Mutex::new(engine.clone()));
+    let input = Input::start(current.clone(), history)?;
     let color = crate::color::stdout_wants_color();
     let style = Style {
         color,
@@ -149,6 +152,29 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         if text.is_empty() {
             continue;
         }
+        if let Some(switch) = session_switch(text) {
+            // `/new` and `/resume` take up another session: the engine is one session, so
+            // the terminal starts a new engine and lets the old one save and end.
+            let carry = Overrides {
+                model: Some(engine.model()),
+                mode: engine.mode(conversation).ok(),
+                ..overrides(trusted)
+            };
+            if let Some(next) = switch_session(&engine, switch, &start, carry, &mut printer).await?
+            {
+                engine.shutdown().await;
+                engine = next;
+                *current
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = engine.clone();
+                events = engine.subscribe();
+                conversation = engine.root_conversation();
+                printer.set_root(conversation);
+                printer.context = (0, None);
+            }
+            printer.flush()?;
+            continue;
+        }
         let task = if text.starts_with('/') || text.starts_with('!') {
             match engine.command(conversation, text) {
                 Ok(result) => {
@@ -159,9 +185,6 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                         conversation = next;
                         printer.set_root(next);
                         printer.context = (0, None);
-                    } else if text.starts_with("/resume ") {
-                        conversation = engine.root_conversation();
-                        printer.set_root(conversation);
                     }
                     // What the command changed (a mode, a warning) is said now, not with
                     // the next task.
@@ -211,14 +234,89 @@ fn load(start: &Path, overrides: Overrides) -> anyhow::Result<Config> {
     }
 }
 
+/// What `/new` or `/resume <id>` asks of the terminal.
+#[derive(Clone, Copy)]
+enum Switch<'a> {
+    New,
+    Resume(&'a str),
+}
+
+/// Whether `text` is `/new` or `/resume <id>` (a bare `/resume` lists the saved sessions,
+/// which the core answers).
+fn session_switch(text: &str) -> Option<Switch<'_>> {
+    let (name, args) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let args = args.trim();
+    match name {
+        "/new" if args.is_empty() => Some(Switch::New),
+        "/resume" if !args.is_empty() => Some(Switch::Resume(args)),
+        _ => None,
+    }
+}
+
+/// Starts the engine of another session: a fresh one for `/new`, one that took up the
+/// saved session for `/resume`. The configuration is read again (a `/model` written since
+/// applies), with the model and mode the person has now. On failure the current session
+/// goes on and the error is printed; returns the new engine when there is one.
+async fn switch_session(
+    engine: &Engine,
+    switch: Switch<'_>,
+    start: &Path,
+    carry: Overrides,
+    printer: &mut Human,
+) -> anyhow::Result<Option<Engine>> {
+    if let Switch::Resume(id) = switch
+        && let [only] = engine
+            .saved_sessions()
+            .iter()
+            .filter(|saved| saved.session_id.to_string().starts_with(id))
+            .collect::<Vec<_>>()
+            .as_slice()
+        && only.session_id == engine.session_id()
+    {
+        printer.say(&format!("{} is this session", engine.session_id()))?;
+        return Ok(None);
+    }
+    let started = load(start, carry).and_then(|mut config| {
+        for warning in std::mem::take(&mut config.warnings) {
+            printer.say(&format!("warning: {}", neutralize(&warning)))?;
+        }
+        Ok(Engine::new(config)?)
+    });
+    let next = match started {
+        Ok(next) => next,
+        Err(err) => {
+            printer.say(&format!("error: {}", neutralize(&format!("{err:#}"))))?;
+            return Ok(None);
+        }
+    };
+    let said = match switch {
+        Switch::New => Ok(format!("new session {}", next.session_id())),
+        Switch::Resume(id) => next
+            .command(next.root_conversation(), &format!("/resume {id}"))
+            .map(|result| result.text),
+    };
+    match said {
+        Ok(text) => {
+            printer.say(&neutralize(&text))?;
+            Ok(Some(next))
+        }
+        Err(err) => {
+            printer.say(&format!("error: {}", neutralize(&err.to_string())))?;
+            next.shutdown().await;
+            Ok(None)
+        }
+    }
+}
+
 /// Asks whether to trust the workspace; on yes, records it in the user-level configuration
-/// and loads the configuration again, trusted.
+/// and loads the configuration again, trusted. Returns the configuration and, when the
+/// person said yes, `Some(true)` for the sessions `/new` and `/resume` start later.
 async fn ask_trust(
     start: &Path,
     config: Config,
     notice: &str,
     trusted: Overrides,
-) -> anyhow::Result<Config> {
+) -> anyhow::Result<(Config, Option<bool>)> {
     let notice = neutralize(notice);
     let notice = notice.trim_end_matches(|c: char| c == ';' || c.is_whitespace());
     println!("{notice}.");
@@ -236,13 +334,13 @@ async fn ask_trust(
     .unwrap_or_default();
     if !matches!(answer.trim().to_lowercase().as_str(), "y" | "yes") {
         println!("Not trusted: its files only narrow your settings.");
-        return Ok(config);
+        return Ok((config, None));
     }
     let Some(user_file) = config.user_file.clone() else {
         println!(
             "Cannot record the folder: no user-level configuration file (set HOME or CODER_HOME)."
         );
-        return Ok(config);
+        return Ok((config, None));
     };
     match coder_core::trust::trust_folder(&user_file, &config.workspace) {
         Ok(folder) => println!(
@@ -252,10 +350,10 @@ async fn ask_trust(
         ),
         Err(err) => {
             println!("Cannot record the folder: {err}");
-            return Ok(config);
+            return Ok((config, None));
         }
     }
-    load(start, trusted)
+    Ok((load(start, trusted)?, Some(true)))
 }
 
 /// Prints the task's events until the session is idle again, answering approvals. Returns

@@ -361,10 +361,25 @@ async fn without_a_terminal_coder_points_to_coder_exec() {
     assert!(stderr.contains("coder exec"), "{stderr}");
 }
 
+/// The ids of the sessions saved in the workspace.
+fn saved_sessions(place: &Place) -> Vec<String> {
+    let mut saved: Vec<String> = std::fs::read_dir(place.workspace.path().join(".coder/sessions"))
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    saved.sort();
+    saved
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_takes_up_a_saved_session_by_the_start_of_its_id() {
+async fn resume_takes_up_a_saved_session_by_the_start_of_its_id_even_after_a_turn() {
     let server = MockModelServer::start(vec![
         MockResponse::text("noted"),
+        MockResponse::text("hello to you"),
         MockResponse::text("you said the word is heron"),
     ])
     .await
@@ -376,28 +391,66 @@ async fn resume_takes_up_a_saved_session_by_the_start_of_its_id() {
     screen.prompt(2);
     screen.send("\x04");
     assert!(screen.exit().success());
-    let saved: Vec<String> = std::fs::read_dir(place.workspace.path().join(".coder/sessions"))
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".json").map(str::to_owned)
-        })
-        .collect();
+    let saved = saved_sessions(&place);
     assert_eq!(saved.len(), 1, "{saved:?}");
 
+    // A second session, used first: /resume still takes up the first one.
     let mut screen = place.start(&server, &[]);
     screen.prompt(1);
+    screen.line("hello");
+    screen.prompt(2);
     screen.line("/resume");
     screen.wait_for(&saved[0]);
-    screen.prompt(2);
-    screen.line(&format!("/resume {}", &saved[0][..8]));
-    screen.wait_for("resumed session");
     screen.prompt(3);
+    let this = saved_sessions(&place)
+        .into_iter()
+        .find(|id| *id != saved[0])
+        .unwrap();
+    screen.line(&format!("/resume {this}"));
+    screen.wait_for("is this session");
+    screen.prompt(4);
+    // Ids are UUIDv7: their start is the time they were made, the same for both here up to
+    // the millisecond, so the start given runs past it.
+    screen.line(&format!("/resume {}", &saved[0][..18]));
+    screen.wait_for("resumed session");
+    screen.prompt(5);
+    screen.line("what was the word?");
+    screen.prompt(6);
+    let requests = server.requests();
+    let sent = requests[2].body["messages"].to_string();
+    assert!(sent.contains("the word is heron"), "{sent}");
+    assert!(!sent.contains("hello to you"), "{sent}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    // Both sessions are on disk, the second with its own turn.
+    let now = saved_sessions(&place);
+    assert_eq!(now.len(), 2, "{now:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_starts_a_session_with_an_empty_context_and_keeps_the_old_one() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted"),
+        MockResponse::text("what word?"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "plan"]);
+    screen.prompt(1);
+    screen.line("the word is heron");
+    screen.prompt(2);
+    screen.line("/new");
+    screen.wait_for("new session");
+    // The mode the person chose goes on in the new session.
+    let text = screen.prompt(3);
+    let status = text.lines().rev().nth(1).unwrap();
+    assert!(status.ends_with("· mock-model · plan"), "{text}");
     screen.line("what was the word?");
     screen.prompt(4);
     let sent = server.requests()[1].body["messages"].to_string();
-    assert!(sent.contains("the word is heron"), "{sent}");
+    assert!(!sent.contains("heron"), "{sent}");
     screen.send("\x04");
     assert!(screen.exit().success());
+    assert_eq!(saved_sessions(&place).len(), 2);
 }
