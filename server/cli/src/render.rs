@@ -338,8 +338,7 @@ impl Human {
                         .to_owned(),
                 };
                 let line = neutralize(&format!("{tool_name} {key}")).into_owned();
-                self.running
-                    .insert(call_id.clone(), (line, Instant::now()));
+                self.running.insert(call_id.clone(), (line, Instant::now()));
             }
             EventMsg::ToolCallCompleted {
                 call_id,
@@ -402,13 +401,21 @@ impl Human {
                 self.note_in(Some(color), message)?
             }
             EventMsg::Compacted {
+                trigger,
                 token_before,
                 token_compact,
                 archived_messages,
+                summary,
                 ..
-            } => self.note(&format!(
-                "compacted the conversation: {token_before} -> {token_compact} tokens ({archived_messages} messages summarised and archived)"
-            ))?,
+            } => {
+                self.note(&format!(
+                    "compacted the conversation: {token_before} -> {token_compact} tokens ({archived_messages} messages summarised and archived)"
+                ))?;
+                // Asked for (`/compact`): the summary is shown, as seed 004 section 4 says.
+                if *trigger == coder_protocol::CompactTrigger::Manual {
+                    self.notes_dimmed(&format!("{}\n", summary.trim_end()))?;
+                }
+            }
             EventMsg::TokenCount {
                 last,
                 context_tokens,

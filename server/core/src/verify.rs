@@ -111,9 +111,10 @@ pub(crate) struct Request {
     pub command: Option<&'static str>,
 }
 
-/// Words that ask for verification, lowercase.
+/// Words that ask for verification, lowercase; found as whole words.
 const ASKING: &[&str] = &[
     "verify",
+    "verifying",
     "verification",
     "run the tests",
     "run tests",
@@ -142,9 +143,61 @@ pub(crate) fn requested(input: &str) -> Request {
     });
     let lower = input.to_lowercase();
     Request {
-        asked: command.is_some() || ASKING.iter().any(|words| lower.contains(words)),
+        asked: command.is_some() || ASKING.iter().any(|words| asks(&lower, words)),
         command,
     }
+}
+
+/// Words before a phrase that turn it into "do not verify", lowercase.
+const NEGATIONS: &[&str] = &[
+    "don't",
+    "dont",
+    "do not",
+    "no need to",
+    "without",
+    "skip",
+    "never",
+    "not",
+    "no",
+    "不要",
+    "不用",
+    "无需",
+    "不需要",
+    "不必",
+    "别",
+];
+
+/// Whether `words` occurs in `lower` as whole words (a Chinese phrase anywhere), not
+/// negated just before it: within three words ("don't verify", "no need to run the
+/// tests") or, for a Chinese negation, four characters ("不要验证").
+fn asks(lower: &str, words: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    lower.match_indices(words).any(|(at, found)| {
+        let before = &lower[..at];
+        if word(before.chars().next_back()) || word(lower[at + found.len()..].chars().next()) {
+            return false;
+        }
+        let words_before = before
+            .char_indices()
+            .rev()
+            .filter(|(_, c)| c.is_whitespace())
+            .nth(3)
+            .map_or(before, |(i, _)| &before[i..]);
+        let chars_before = before
+            .char_indices()
+            .rev()
+            .nth(3)
+            .map_or(before, |(i, _)| &before[i..]);
+        !NEGATIONS.iter().any(|negation| {
+            if !negation.is_ascii() {
+                return chars_before.contains(negation);
+            }
+            words_before.match_indices(negation).any(|(i, n)| {
+                !word(words_before[..i].chars().next_back())
+                    && !word(words_before[i + n.len()..].chars().next())
+            })
+        })
+    })
 }
 
 /// Whether a changed file is documentation, which verification does not check: Markdown and
@@ -160,11 +213,21 @@ pub(crate) fn is_documentation(path: &str) -> bool {
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    // Text files that build or install the project are not prose.
+    let builds = name == "cmakelists.txt"
+        || name.starts_with("requirements")
+        || name.starts_with("constraints");
     in_docs
         || matches!(
             extension.as_deref(),
-            Some("md" | "markdown" | "mdx" | "rst" | "adoc" | "txt")
+            Some("md" | "markdown" | "mdx" | "rst" | "adoc")
         )
+        || (extension.as_deref() == Some("txt") && !builds)
 }
 
 /// The allowlisted command the project's files in `workspace` point to, checked in this
@@ -342,6 +405,16 @@ mod tests {
             ("fix it and make sure the tests pass", None, true),
             ("rename the variable", None, false),
             ("run make test", None, false),
+            // Whole words only, and not when the request says not to.
+            ("add the latest item", None, false),
+            ("unverifyable claims", None, false),
+            ("verify the change", None, true),
+            ("don't verify, I will", None, false),
+            ("no need to run the tests", None, false),
+            ("do not run tests yet", None, false),
+            ("不要验证", None, false),
+            ("不要改动接口，改完后验证", None, true),
+            ("notice the bug and verify it", None, true),
         ];
         for (input, command, asked) in cases {
             let request = requested(input);
@@ -361,7 +434,14 @@ mod tests {
         ] {
             assert!(is_documentation(path), "{path}");
         }
-        for path in ["src/lib.rs", "docs.rs", "Makefile", "src/docs_test.py"] {
+        for path in [
+            "src/lib.rs",
+            "docs.rs",
+            "Makefile",
+            "src/docs_test.py",
+            "CMakeLists.txt",
+            "requirements-dev.txt",
+        ] {
             assert!(!is_documentation(path), "{path}");
         }
     }

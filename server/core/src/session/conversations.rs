@@ -208,8 +208,25 @@ impl Session {
     /// Sets a conversation's mode, clamped to the session's like [`Session::open_conversation`]
     /// (with the same `warning`): a client cannot loosen what configuration set.
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
+        self.switch_mode(id, wanted, Some(self.config().mode))
+    }
+
+    /// Sets a conversation's mode as the person asked with `/mode` (or `/plan`, `/default`,
+    /// `/auto-edit`, `/yolo`): seed 004 lets a person switch among the four modes, so no
+    /// ceiling applies. The session's configured mode stays the ceiling of everything else
+    /// (conversations the model opens, a resumed snapshot's modes, `setMode`).
+    pub fn set_mode_by_person(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
+        self.switch_mode(id, wanted, None)
+    }
+
+    fn switch_mode(
+        &self,
+        id: ConversationId,
+        wanted: Mode,
+        ceiling: Option<Mode>,
+    ) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
-        let mode = narrower(wanted, self.config().mode);
+        let mode = ceiling.map_or(wanted, |ceiling| narrower(wanted, ceiling));
         let previous = self.change(&conv, |conversation| conversation.switch_mode(mode));
         {
             let mut state = self.state();

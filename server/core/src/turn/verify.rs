@@ -7,8 +7,9 @@
 //!
 //! It applies in `auto-edit` and `yolo`; in `default` only when the person asked for
 //! verification; never in `plan`. The command runs as a `bash` call does (workspace,
-//! sandbox, tool environment) and only when the permission policy allows it outright: it
-//! runs the repository's code, so a policy that would ask a person means it does not run.
+//! sandbox, tool environment) and goes through the permission policy as one: allowed, it
+//! runs; `ask` puts it to the person (or approves it in a session that approves by itself);
+//! denied, or declined, it does not run and the person is told so.
 
 use std::time::Instant;
 
@@ -17,7 +18,7 @@ use serde_json::json;
 
 use super::{TaskControl, TurnTools};
 use crate::events::TaskEvents;
-use crate::permissions::check;
+use crate::permissions::{Answer, Request as Ask, check};
 use crate::tools::ToolContext;
 use crate::tools::shell_safety::SafetyContext;
 use crate::verify::{
@@ -46,6 +47,9 @@ pub(crate) struct Verifier {
     retries: u32,
     /// Set after an environment failure: verification is over for this task.
     stopped: bool,
+    /// The model was sent back to fix a failure: the command runs again after its next
+    /// reply, edits or not, so the task never ends on "retrying".
+    retry_pending: bool,
 }
 
 /// What the turn does after a reply without tool calls.
@@ -69,6 +73,7 @@ impl Verifier {
             runs: 0,
             retries: 0,
             stopped: false,
+            retry_pending: false,
         }
     }
 
@@ -95,10 +100,11 @@ impl Verifier {
         control: &TaskControl,
     ) -> Next {
         let edited = std::mem::take(&mut self.edited);
+        let retrying = std::mem::take(&mut self.retry_pending);
         if self.stopped
             || !self.workflow.auto_verify_after_edit
             || !self.mode_allows(mode)
-            || edited.iter().all(|path| is_documentation(path))
+            || (!retrying && edited.iter().all(|path| is_documentation(path)))
         {
             return Next::Done;
         }
@@ -144,28 +150,55 @@ impl Verifier {
             &input,
             &safety,
         );
-        if verdict_of_policy.decision != PolicyDecision::Allow {
-            return not_run(
-                Some(command),
-                format!(
-                    "the permissions do not allow `{command}` without asking ({}: {}); allow it \
-                     with permissions.commands {{\"{command}\": \"allow\"}} or a looser preset",
-                    verdict_of_policy.decision.as_str(),
-                    verdict_of_policy.reason
-                ),
-            );
-        }
-
-        self.runs += 1;
-        let attempt = self.runs;
         let call_id = format!(
-            "verify_{}_{attempt}",
-            events.task_id.to_string().replace('-', "")
+            "verify_{}_{}",
+            events.task_id.to_string().replace('-', ""),
+            self.runs + 1
         );
         let ctx = ToolContext {
             call_id: call_id.clone(),
             ..tools.base.clone()
         };
+        match verdict_of_policy.decision {
+            PolicyDecision::Allow => {}
+            PolicyDecision::Deny => {
+                return not_run(
+                    Some(command),
+                    format!(
+                        "the permissions deny `{command}` ({})",
+                        verdict_of_policy.reason
+                    ),
+                );
+            }
+            // Asked as any `bash` call would be (section 5): the person sees the command
+            // and why it runs; "allow always" covers the next verification too, and a
+            // session that approves by itself runs it.
+            PolicyDecision::Ask => {
+                let summary = format!(
+                    "bash: {command} (auto-verification after the edits; {})",
+                    verdict_of_policy.reason
+                );
+                let request = Ask {
+                    call_id: &call_id,
+                    tool: "bash",
+                    input: &input,
+                    summary: &summary,
+                    diff: None,
+                    human_required: verdict_of_policy.human_required,
+                    line: verdict_of_policy.line.as_ref(),
+                };
+                match permissions.ask(request, events, &ctx.cancel).await {
+                    Answer::Allowed => {}
+                    Answer::Denied(why) => {
+                        return not_run(Some(command), format!("not approved ({why})"));
+                    }
+                    Answer::Cancelled => return Next::Interrupted,
+                }
+            }
+        }
+
+        self.runs += 1;
+        let attempt = self.runs;
         events.emit(EventMsg::ToolCallStarted {
             call_id: call_id.clone(),
             tool_name: "bash".to_owned(),
@@ -240,6 +273,7 @@ impl Verifier {
                 let output = tail(result.as_deref().unwrap_or_default());
                 if self.retries < max_retries {
                     self.retries += 1;
+                    self.retry_pending = true;
                     report(
                         VerificationStatus::Retrying,
                         Some(code),

@@ -49,6 +49,12 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
     assert_eq!(run("/plan").text, "mode: plan");
     assert_eq!(h.engine.mode(root).unwrap(), Mode::Plan);
     assert_eq!(run("/mode default").text, "mode: default");
+    // The person switches past the configured mode (default here); the API's setMode
+    // stays clamped to it.
+    assert_eq!(run("/yolo").text, "mode: yolo");
+    assert_eq!(run("/auto-edit").text, "mode: auto-edit");
+    h.engine.set_mode(root, Mode::Yolo).unwrap();
+    assert_eq!(h.engine.mode(root).unwrap(), Mode::Default);
     let matrix = run("/permissions strict").text;
     assert!(
         matrix.starts_with("preset: strict, mode: default"),

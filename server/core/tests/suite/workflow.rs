@@ -6,7 +6,8 @@ use coder_protocol::{Event, EventMsg, Mode, TodoItem, TodoStatus, VerificationSt
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 
-use super::support::Harness;
+use super::support::{Harness, answer_with};
+use coder_protocol::PermissionDecision;
 
 fn started(events: &[Event]) -> Vec<Vec<TodoItem>> {
     events
@@ -270,35 +271,80 @@ async fn with_no_command_for_the_project_it_says_verification_did_not_run() {
 }
 
 #[tokio::test]
-async fn a_command_the_permissions_would_ask_for_does_not_run() {
+async fn a_command_the_permissions_ask_for_is_put_to_the_person() {
+    // The auto-edit preset asks before other commands: the verification is asked about as
+    // any bash call would be; allowed, it runs; declined, the person is told it did not.
+    for (decision, expected) in [
+        (PermissionDecision::AllowOnce, VerificationStatus::Passed),
+        (
+            PermissionDecision::Deny {
+                message: Some("not now".to_owned()),
+            },
+            VerificationStatus::NotRun,
+        ),
+    ] {
+        let server = MockModelServer::start(vec![
+            write_call("c1", "src/A.java"),
+            MockResponse::text("done"),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::with(
+            &server,
+            ProviderKind::OpenAi,
+            |config| {
+                config.mode = Mode::AutoEdit;
+                config.preset = coder_protocol::Preset::AutoEdit;
+            },
+            Vec::new(),
+        );
+        gradle_project(&h);
+        h.write("fixed", "");
+        let asked = answer_with(&h.engine, decision);
+        let events = h.run("change A").await;
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        let EventMsg::PermissionRequested {
+            tool_name, summary, ..
+        } = &asked[0].msg
+        else {
+            unreachable!()
+        };
+        assert_eq!(tool_name, "bash");
+        assert!(summary.contains("./gradlew test"), "{summary}");
+        assert!(summary.contains("auto-verification"), "{summary}");
+        let found = verifications(&events);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, expected, "{found:?}");
+        if expected == VerificationStatus::NotRun {
+            assert!(found[0].1.contains("not now"), "{}", found[0].1);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_retry_without_edits_still_gets_its_verdict() {
+    // The model answers "fix it" with text alone: the command runs again, and the task
+    // ends on a verdict, not on "retrying".
     let server = MockModelServer::start(vec![
         write_call("c1", "src/A.java"),
         MockResponse::text("done"),
+        MockResponse::text("it is fine as it is"),
+        MockResponse::text("still fine"),
     ])
     .await
     .unwrap();
-    let mut h = Harness::with(
-        &server,
-        ProviderKind::OpenAi,
-        |config| {
-            config.mode = Mode::AutoEdit;
-            config.preset = coder_protocol::Preset::AutoEdit;
-        },
-        Vec::new(),
-    );
+    let mut h = Harness::with(&server, ProviderKind::OpenAi, auto_edit, Vec::new());
     gradle_project(&h);
     let events = h.run("change A").await;
-    let found = verifications(&events);
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].0, VerificationStatus::NotRun);
-    assert!(
-        found[0]
-            .1
-            .contains("permissions do not allow `./gradlew test`"),
-        "{}",
-        found[0].1
+    assert_eq!(
+        statuses(&events),
+        [
+            VerificationStatus::Retrying,
+            VerificationStatus::Retrying,
+            VerificationStatus::Failed
+        ]
     );
-    assert!(!h.workspace.path().join("fixed").exists());
 }
 
 #[tokio::test]

@@ -454,3 +454,31 @@ async fn new_starts_a_session_with_an_empty_context_and_keeps_the_old_one() {
     assert!(screen.exit().success());
     assert_eq!(saved_sessions(&place).len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_shows_the_summary_it_made() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("one noted"),
+        MockResponse::text("two noted"),
+        MockResponse::text("three noted"),
+        MockResponse::text("The person named three words: heron, larch and tern."),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    for (n, word) in ["heron", "larch", "tern"].iter().enumerate() {
+        screen.line(&format!("remember {word}"));
+        screen.prompt(n + 2);
+    }
+    screen.line("/compact");
+    screen.wait_for("compacted the conversation");
+    let text = screen.prompt(5);
+    assert!(
+        text.contains("The person named three words: heron, larch and tern."),
+        "{text}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
