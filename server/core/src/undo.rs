@@ -4,9 +4,12 @@
 //! At the start of each task that brings a person's input, the working tree is recorded as a
 //! git commit on a private ref, `refs/coder/checkpoints/<session>/<n>`, built through a
 //! private copy of the index (`GIT_INDEX_FILE`): the person's index, branches, stash and
-//! working tree are never touched. `/undo` compares the tree now with the last checkpoint
-//! and puts back what differs: changed and deleted files get their recorded content, files
-//! created since are removed. Files git ignores are not recorded, so changes to them stay.
+//! working tree are never touched. When the session goes idle (the turn is over, with every
+//! task it led to), the tree is recorded again as the turn's end. `/undo` reverts what the
+//! turn changed, from its start to its end: changed and deleted files get their recorded
+//! content, files it created are removed. A file changed again since the turn ended (by the
+//! person, or a later `!command`) is left as it is and named, so `/undo` never throws away
+//! work that was not the turn's. Files git ignores are not recorded, so changes to them stay.
 //! Only in a git repository; elsewhere `/undo` says so.
 
 use std::path::{Path, PathBuf};
@@ -45,12 +48,18 @@ pub(crate) fn safe_git(dir: &Path) -> Command {
     command
 }
 
+/// One turn's trees: at its start, and at its end once the session went idle after it.
+struct Turn {
+    start: String,
+    end: Option<String>,
+}
+
 /// The checkpoints of one session, newest last.
 pub(crate) struct Checkpoints {
     workspace: PathBuf,
     /// The ref prefix of this session's checkpoints.
     prefix: String,
-    stack: Mutex<Vec<String>>,
+    stack: Mutex<Vec<Turn>>,
 }
 
 impl Checkpoints {
@@ -129,8 +138,43 @@ impl Checkpoints {
         let mut stack = lock(&self.stack);
         let name = format!("{}/{}", self.prefix, stack.len());
         self.git(&["update-ref", &name, &commit], None)?;
-        stack.push(tree);
+        stack.push(Turn {
+            start: tree,
+            end: None,
+        });
         Ok(())
+    }
+
+    /// Records the working tree as the end of the last turn, once: the session is idle, the
+    /// turn and every task it led to are over.
+    pub fn record_end(&self) -> Result<(), String> {
+        if lock(&self.stack)
+            .last()
+            .is_none_or(|turn| turn.end.is_some())
+        {
+            return Ok(());
+        }
+        self.check_filters()?;
+        let tree = self.tree_now()?;
+        if let Some(turn) = lock(&self.stack).last_mut()
+            && turn.end.is_none()
+        {
+            turn.end = Some(tree);
+        }
+        Ok(())
+    }
+
+    /// The paths that differ from tree `from` to tree `to`, with git's status letter.
+    fn changes(&self, from: &str, to: &str) -> Result<Vec<(String, String)>, String> {
+        let listed = self.git(
+            &["diff-tree", "-r", "--no-renames", "--name-status", from, to],
+            None,
+        )?;
+        Ok(listed
+            .lines()
+            .filter_map(|line| line.split_once('\t'))
+            .map(|(status, path)| (status.to_owned(), path.to_owned()))
+            .collect())
     }
 
     /// Puts the working tree back as the last checkpoint recorded it; returns what was done,
@@ -142,34 +186,33 @@ impl Checkpoints {
             );
         }
         self.check_filters()?;
-        let Some(tree) = lock(&self.stack).last().cloned() else {
+        let Some((tree, end)) = lock(&self.stack)
+            .last()
+            .map(|turn| (turn.start.clone(), turn.end.clone()))
+        else {
             return Err("nothing to undo: no turn has started in this session".to_owned());
         };
         // Paths in trees are the repository's; the workspace may be a folder inside it.
         let top = PathBuf::from(self.git(&["rev-parse", "--show-toplevel"], None)?);
         let now = self.tree_now()?;
-        let changes = self.git(
-            &[
-                "diff-tree",
-                "-r",
-                "--no-renames",
-                "--name-status",
-                &now,
-                &tree,
-            ],
-            None,
-        )?;
+        // A turn whose end was not recorded (its recording failed) is taken to end now.
+        let end = end.unwrap_or_else(|| now.clone());
+        let since: std::collections::HashSet<String> = self
+            .changes(&end, &now)?
+            .into_iter()
+            .map(|(_, path)| path)
+            .collect();
         let mut restore = Vec::new();
         let mut remove = Vec::new();
-        for line in changes.lines() {
-            let Some((status, path)) = line.split_once('\t') else {
-                continue;
-            };
-            // From the tree now to the checkpoint: `D`, the file did not exist then.
-            if status == "D" {
-                remove.push(path.to_owned());
+        let mut kept = Vec::new();
+        // From the turn's end back to its start: `D`, the file did not exist then.
+        for (status, path) in self.changes(&end, &tree)? {
+            if since.contains(&path) {
+                kept.push(path);
+            } else if status == "D" {
+                remove.push(path);
             } else {
-                restore.push(path.to_owned());
+                restore.push(path);
             }
         }
         if !restore.is_empty() {
@@ -190,8 +233,16 @@ impl Checkpoints {
         let name = format!("{}/{}", self.prefix, stack.len());
         drop(stack);
         let _ = self.git(&["update-ref", "-d", &name], None);
+        let kept = if kept.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; kept {}: changed again since the turn ended",
+                kept.join(", ")
+            )
+        };
         if restore.is_empty() && remove.is_empty() {
-            return Ok("the last turn changed no file".to_owned());
+            return Ok(format!("the last turn changed no file to undo{kept}"));
         }
         let mut said = Vec::new();
         if !restore.is_empty() {
@@ -200,6 +251,6 @@ impl Checkpoints {
         if !remove.is_empty() {
             said.push(format!("removed {}", remove.join(", ")));
         }
-        Ok(format!("undid the last turn: {}", said.join("; ")))
+        Ok(format!("undid the last turn: {}{kept}", said.join("; ")))
     }
 }

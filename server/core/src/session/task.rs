@@ -63,6 +63,12 @@ impl TaskRunner for SessionRunner {
         let session = self.session.upgrade();
         Box::pin(async move {
             if let Some(session) = session {
+                if idle {
+                    // The turn is over: its end is recorded for `/undo`, before the person
+                    // can change anything.
+                    let checkpoints = session.services.checkpoints.clone();
+                    let _ = tokio::task::spawn_blocking(move || checkpoints.record_end()).await;
+                }
                 session.save_if_due(conversation, idle).await;
             }
         })

@@ -274,6 +274,47 @@ async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
 }
 
 #[tokio::test]
+async fn undo_keeps_what_the_person_changed_after_the_turn() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "b1",
+            "bash",
+            serde_json::json!({"command": "printf turn > tracked.txt && printf turn > other.txt && printf new > made.txt"}),
+        ),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.preset = coder_protocol::Preset::Yolo,
+        Vec::new(),
+    );
+    let dir = h.workspace.path().to_path_buf();
+    git(&dir, &["init", "-q"]);
+    for name in ["tracked.txt", "other.txt", "mine.txt"] {
+        std::fs::write(dir.join(name), "original").unwrap();
+    }
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "-q", "-m", "first"]);
+
+    h.engine.send(h.root, "change things").unwrap();
+    super::support::until_idle(&mut h).await;
+    // After the turn, the person edits one of the turn's files and one of their own.
+    std::fs::write(dir.join("tracked.txt"), "person").unwrap();
+    std::fs::write(dir.join("mine.txt"), "person").unwrap();
+
+    let said = h.engine.command(h.root, "/undo").unwrap().text;
+    assert!(said.contains("kept tracked.txt"), "{said}");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    assert_eq!(read("tracked.txt"), "person");
+    assert_eq!(read("mine.txt"), "person");
+    assert_eq!(read("other.txt"), "original");
+    assert!(!dir.join("made.txt").exists());
+}
+
+#[tokio::test]
 async fn undo_outside_a_git_repository_says_so() {
     let server = MockModelServer::start(vec![MockResponse::text("ok")])
         .await
