@@ -52,8 +52,8 @@ pub struct Style {
     /// A spinner on a running tool and a closing line per task (the notes go to a
     /// terminal).
     pub live: bool,
-    /// Show a command's output under its summary (the terminal; `coder exec` keeps its
-    /// notes to one line per call).
+    /// Show a command's, a search's or an MCP tool's report under its summary (the
+    /// terminal; `coder exec` keeps its notes to one line per call).
     pub command_output: bool,
 }
 
@@ -78,6 +78,9 @@ pub struct Human {
     task: Option<(Instant, u64)>,
     /// The root conversation's context, as last reported: tokens and window.
     pub context: (u64, Option<u64>),
+    /// The diff shown with the last permission request, and its call: the same diff is
+    /// not shown again when that call completes.
+    asked_diff: Option<(String, String)>,
 }
 
 impl Human {
@@ -101,6 +104,7 @@ impl Human {
             spinner_frame: 0,
             task: None,
             context: (0, None),
+            asked_diff: None,
         }
     }
 
@@ -271,8 +275,8 @@ impl Human {
         Ok(())
     }
 
-    /// A command's output under its summary, from the `bash` report (after its `Wall
-    /// time` line), at most [`OUTPUT_LINES`] lines.
+    /// A tool's report under its summary line, at most [`OUTPUT_LINES`] lines: for `bash`,
+    /// what the command printed (after its `Wall time` line).
     fn command_output(&mut self, report: &str) -> std::io::Result<()> {
         let body = report
             .split_once("Wall time: ")
@@ -350,9 +354,13 @@ impl Human {
             } => {
                 self.running.remove(call_id);
                 self.note(&format!("• {tool_name} {summary} ({duration_ms} ms)"))?;
-                if let Some(diff) = diff {
+                let shown = self.asked_diff.take();
+                let shown = shown
+                    .as_ref()
+                    .is_some_and(|(call, asked)| call == call_id && Some(asked) == diff.as_ref());
+                if let Some(diff) = diff.as_ref().filter(|_| !shown) {
                     self.diff(diff)?;
-                } else if self.style.command_output && tool_name == "bash" {
+                } else if self.style.command_output && shows_output(tool_name) {
                     self.command_output(output)?;
                 }
             }
@@ -474,6 +482,7 @@ impl Human {
                 self.note(&list)?;
             }
             EventMsg::PermissionRequested {
+                call_id,
                 summary,
                 command,
                 diff,
@@ -497,6 +506,7 @@ impl Human {
                 self.note_in(Some(YELLOW), &text)?;
                 if let Some(diff) = diff {
                     self.diff(diff)?;
+                    self.asked_diff = Some((call_id.clone(), diff.clone()));
                 }
             }
             EventMsg::ModeChanged {
@@ -602,4 +612,11 @@ mod tests {
         assert_eq!(seconds(Duration::from_millis(1234)), "1.2s");
         assert_eq!(seconds(Duration::from_secs(125)), "2m 5s");
     }
+}
+
+/// The tools whose report the terminal shows whole under their summary line: what a command
+/// printed, what a search found, what an MCP tool returned. A file `read` shows its summary
+/// only (the model reads the file; the person has it in their editor).
+fn shows_output(tool: &str) -> bool {
+    matches!(tool, "bash" | "grep" | "glob") || tool.contains("__")
 }

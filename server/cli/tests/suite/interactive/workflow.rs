@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use coder_testkit::{MockModelServer, MockResponse};
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::json;
 
 use super::session::Place;
@@ -156,5 +156,77 @@ async fn coder_exec_on_a_terminal_shows_a_spinner_and_a_closing_line() {
     );
     assert!(text.contains("bash sleep 1"), "{text}");
     assert!(text.contains("slept"), "{text}");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_shows_thinking_todos_an_edits_diff_before_it_is_approved_and_what_tools_found() {
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(vec![
+            Chunk::thinking("The parser needs a guard first."),
+            Chunk::tool_call(
+                "t1",
+                "todo_write",
+                json!({"todos": [{"content": "guard the parser", "status": "in_progress"}]}),
+            ),
+        ]),
+        MockResponse::tool_call("g1", "grep", json!({"pattern": "fn parse"})),
+        write_call("w1", "src/parser.rs", "fn parse() { guard(); }\n"),
+        MockResponse::tool_call("s1", "bash", json!({"command": "sleep 1"})),
+        MockResponse::text("guarded"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    place.write("Cargo.toml", "[package]\nname = \"p\"\n");
+    place.write("src/parser.rs", "fn parse() {}\n");
+    // `cargo test` here is a stand-in that passes, first on PATH.
+    let bin = place.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cargo"), "#!/bin/sh\necho 'test result: ok'\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut screen = place.start_with(&server, &["--permissions", "balanced"], &[("PATH", path)]);
+    screen.prompt(1);
+    screen.line("guard the parser and verify it");
+    // The edit is asked about with its diff on screen, before the file changes.
+    let asked = screen.wait_for("? allow this write call?");
+    assert!(asked.contains("+fn parse() { guard(); }"), "{asked}");
+    assert_eq!(place.read("src/parser.rs").unwrap(), "fn parse() {}\n");
+    screen.line("y");
+    screen.wait_for_count("? allow this bash call?", 1);
+    screen.line("y");
+    // Then the verification command, asked about as any command.
+    screen.wait_for_count("? allow this bash call?", 2);
+    screen.line("y");
+    let text = screen.prompt(2);
+    assert!(text.contains("The parser needs a guard first."), "{text}");
+    assert!(text.contains("guard the parser"), "{text}");
+    // What grep found is shown under its line.
+    assert!(text.contains("  │ src/parser.rs"), "{text}");
+    // The diff the approval showed is not shown again once the write is done.
+    assert_eq!(
+        text.matches("+fn parse() { guard(); }").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains("auto-verification passed: `cargo test`"),
+        "{text}"
+    );
+    let raw = screen.raw();
+    assert!(
+        ['⠙', '⠹', '⠸'].iter().any(|frame| raw.contains(*frame)),
+        "no spinner frame while `sleep 1` ran"
+    );
+    screen.send("\x04");
     assert!(screen.exit().success());
 }
