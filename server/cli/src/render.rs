@@ -600,6 +600,13 @@ fn reference_line(reference: &coder_protocol::FileReference) -> String {
     format!("@{path}: attached {what}{cut}")
 }
 
+/// The tools whose report the terminal shows whole under their summary line: what a command
+/// printed, what a search found, what an MCP tool returned. A file `read` shows its summary
+/// only (the model reads the file; the person has it in their editor).
+fn shows_output(tool: &str) -> bool {
+    matches!(tool, "bash" | "grep" | "glob") || tool.contains("__")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,11 +619,4 @@ mod tests {
         assert_eq!(seconds(Duration::from_millis(1234)), "1.2s");
         assert_eq!(seconds(Duration::from_secs(125)), "2m 5s");
     }
-}
-
-/// The tools whose report the terminal shows whole under their summary line: what a command
-/// printed, what a search found, what an MCP tool returned. A file `read` shows its summary
-/// only (the model reads the file; the person has it in their editor).
-fn shows_output(tool: &str) -> bool {
-    matches!(tool, "bash" | "grep" | "glob") || tool.contains("__")
 }
