@@ -78,16 +78,24 @@ fn keywords(text: &str) -> usize {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
         .collect();
-    let english: usize = KEYWORDS_EN
+    // Longer keywords first, each word counted once: "and then" is one keyword, not also
+    // "then".
+    let mut keywords: Vec<Vec<&str>> = KEYWORDS_EN
         .iter()
-        .map(|keyword| {
-            let parts: Vec<&str> = keyword.split(' ').collect();
-            words
-                .windows(parts.len())
-                .filter(|window| *window == parts.as_slice())
-                .count()
-        })
-        .sum();
+        .map(|keyword| keyword.split(' ').collect())
+        .collect();
+    keywords.sort_by_key(|parts| std::cmp::Reverse(parts.len()));
+    let mut used = vec![false; words.len()];
+    let mut english = 0;
+    for parts in &keywords {
+        for at in 0..words.len().saturating_sub(parts.len() - 1) {
+            let span = at..at + parts.len();
+            if words[span.clone()] == parts[..] && !used[span.clone()].contains(&true) {
+                used[span].fill(true);
+                english += 1;
+            }
+        }
+    }
     chinese + english
 }
 
@@ -213,6 +221,9 @@ mod tests {
             ("steps", None),
             ("then also first", Some(Keywords)),
             ("thenalso first", None),
+            // "and then" is one keyword, not two.
+            ("refactor and then test", None),
+            ("refactor and then migrate", Some(Keywords)),
         ];
         assert!(cases.len() >= 40);
         for (input, expected) in cases {
