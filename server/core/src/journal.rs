@@ -1,8 +1,12 @@
 //! The session journal: `.coder/sessions/<session_id>.jsonl`, beside the snapshot, so
 //! nothing a session finished is lost whenever its process dies.
 //!
-//! Every change to a conversation is appended as one JSON line and synced to disk before
-//! the session goes on: the messages from the first one that changed (`from`: the history is
+//! Every change to a conversation is appended as one JSON line, written before the session
+//! goes on (so a process that dies, however it dies, leaves it in the file), and synced to
+//! disk by a thread of the journal's own right after ([`Syncer`]): the turn does not wait
+//! for the disk, and every line is synced within moments, several at once when they come
+//! together. Only the machine itself failing (power, kernel) can lose the last lines, and
+//! a line cut short is left out when read. The messages from the first one that changed (`from`: the history is
 //! cut there, then these follow), the conversation's small state (mode, todos, usage, its
 //! context) and the archived segments new since the last line. A line holds only what
 //! changed, so what persisting a turn costs does not grow with the history. Applying a line
@@ -93,6 +97,61 @@ struct Inner {
     failed: bool,
     /// The failure not yet reported.
     warning: Option<String>,
+    /// The thread that syncs written lines to disk, once a file is open.
+    syncer: Option<Syncer>,
+}
+
+/// How long the syncer gathers lines before it syncs them.
+const SYNC_GATHER: std::time::Duration = std::time::Duration::from_millis(3);
+
+/// Syncs the journal's written lines to disk on a thread of its own, so no turn waits for
+/// the disk: each written line hands it the file, and lines handed over while a sync runs
+/// are synced together by the next one. It ends when the journal goes.
+struct Syncer {
+    files: std::sync::mpsc::Sender<std::fs::File>,
+    /// The first sync that failed, for [`Journal::take_warning`].
+    failure: std::sync::Arc<Mutex<Option<String>>>,
+}
+
+impl Syncer {
+    fn start() -> std::io::Result<Self> {
+        let (files, waiting) = std::sync::mpsc::channel::<std::fs::File>();
+        let failure = std::sync::Arc::new(Mutex::new(None));
+        let failed = failure.clone();
+        std::thread::Builder::new()
+            .name("coder-journal-sync".to_owned())
+            .spawn(move || {
+                let sync = |file: &std::fs::File| {
+                    if let Err(err) = file.sync_data() {
+                        lock(&failed).get_or_insert_with(|| err.to_string());
+                    }
+                };
+                while let Ok(mut file) = waiting.recv() {
+                    // A turn writes its lines in bursts (the input, then the reply and its
+                    // state): a moment's wait syncs a burst with one call, which leaves the
+                    // disk and the CPU to the turn.
+                    std::thread::sleep(SYNC_GATHER);
+                    // What was written meanwhile is synced by one call per file.
+                    while let Ok(next) = waiting.try_recv() {
+                        if !same_file(&file, &next) {
+                            sync(&file);
+                        }
+                        file = next;
+                    }
+                    sync(&file);
+                }
+            })?;
+        Ok(Self { files, failure })
+    }
+}
+
+/// Whether two handles open the same file.
+fn same_file(a: &std::fs::File, b: &std::fs::File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (a.metadata(), b.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 impl Journal {
@@ -107,6 +166,7 @@ impl Journal {
                 seq: 0,
                 failed: false,
                 warning: None,
+                syncer: None,
             }),
         }
     }
@@ -123,8 +183,8 @@ impl Journal {
         }
     }
 
-    /// Appends what changed in `conversation` since its last line, synced to disk, and
-    /// marks it written. The first failure is kept for [`Journal::take_warning`] (the
+    /// Appends what changed in `conversation` since its last line (written now, synced to
+    /// disk by the [`Syncer`] right after), and marks it written. The first failure is kept for [`Journal::take_warning`] (the
     /// snapshot still saves what it can).
     pub fn persist(&self, conversation: &mut Conversation) {
         let Some(dir) = &self.dir else {
@@ -165,9 +225,19 @@ impl Journal {
         }
     }
 
-    /// A write failure not yet reported.
+    /// A write or sync failure not yet reported.
     pub fn take_warning(&self) -> Option<String> {
-        lock(&self.inner).warning.take()
+        let mut inner = lock(&self.inner);
+        if let Some(warning) = inner.warning.take() {
+            return Some(warning);
+        }
+        let failure = lock(&inner.syncer.as_ref()?.failure).take()?;
+        if std::mem::replace(&mut inner.failed, true) {
+            return None;
+        }
+        Some(format!(
+            "cannot sync the session journal to disk: {failure}; a machine crash now could lose the session's latest changes"
+        ))
     }
 
     /// Records that a conversation was destroyed, so a replay does not bring it back.
@@ -212,7 +282,8 @@ impl Journal {
 }
 
 impl Inner {
-    /// Writes `line` and syncs it, opening the file (and writing its header) first if needed.
+    /// Writes `line` and hands the file to the syncer, opening the file (and writing its
+    /// header) first if needed.
     fn write_line(&mut self, dir: &Path, line: &[u8]) -> Result<(), String> {
         if self.file.is_none() {
             let path = Journal::path_of(dir, self.session);
@@ -242,15 +313,24 @@ impl Inner {
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line);
         bytes.push(b'\n');
-        let result = file
-            .write_all(&bytes)
-            .and_then(|()| file.sync_data())
-            .map_err(|err| err.to_string());
+        let result = file.write_all(&bytes).map_err(|err| err.to_string());
         if result.is_err() {
             // Opened again at the next line, which then starts on a line of its own.
             self.file = None;
+            return result;
         }
-        result
+        // Synced by the syncer; without one (it could not start), here.
+        if self.syncer.is_none() {
+            self.syncer = Syncer::start().ok();
+        }
+        let handed = match (&self.syncer, file.try_clone()) {
+            (Some(syncer), Ok(clone)) => syncer.files.send(clone).is_ok(),
+            _ => false,
+        };
+        if !handed {
+            return file.sync_data().map_err(|err| err.to_string());
+        }
+        Ok(())
     }
 }
 

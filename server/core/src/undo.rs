@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::sync::lock;
 
@@ -103,10 +103,17 @@ impl Checkpoints {
         }
     }
 
-    /// Whether the workspace is inside a git work tree.
+    /// Whether the workspace is inside a git work tree: a `.git` in it or in a folder above
+    /// it (looked for without starting git, since every turn asks), confirmed by git.
     fn in_repository(&self) -> bool {
-        self.git(&["rev-parse", "--is-inside-work-tree"], None)
-            .is_ok_and(|answer| answer == "true")
+        let marked = self
+            .workspace
+            .ancestors()
+            .any(|dir| dir.join(".git").symlink_metadata().is_ok());
+        marked
+            && self
+                .git(&["rev-parse", "--is-inside-work-tree"], None)
+                .is_ok_and(|answer| answer == "true")
     }
 
     /// The tree of the working tree now (tracked and untracked files git does not ignore),
@@ -252,5 +259,34 @@ impl Checkpoints {
             said.push(format!("removed {}", remove.join(", ")));
         }
         Ok(format!("undid the last turn: {}{kept}", said.join("; ")))
+    }
+}
+
+/// A record being taken on a blocking thread, until it is awaited.
+type Recording = Option<tokio::task::JoinHandle<Result<(), String>>>;
+
+/// The working tree being recorded at the start of a turn, while the model is asked: no
+/// tool runs before it is done ([`PendingCheckpoint::wait`]), so the record holds the tree
+/// as the turn found it, and the model's first token does not wait for git.
+#[derive(Clone, Default)]
+pub(crate) struct PendingCheckpoint(Arc<Mutex<Recording>>);
+
+impl PendingCheckpoint {
+    /// Starts recording the start of a turn on a blocking thread.
+    pub fn start(checkpoints: Arc<Checkpoints>) -> Self {
+        let handle = tokio::task::spawn_blocking(move || checkpoints.record());
+        Self(Arc::new(Mutex::new(Some(handle))))
+    }
+
+    /// Waits for the record, once; a failure is a `warning` of the task.
+    pub async fn wait(&self, events: &crate::events::TaskEvents) {
+        let Some(handle) = lock(&self.0).take() else {
+            return;
+        };
+        if let Ok(Err(problem)) = handle.await {
+            events.warning(format!(
+                "the working tree could not be recorded for /undo: {problem}"
+            ));
+        }
     }
 }

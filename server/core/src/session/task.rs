@@ -31,6 +31,7 @@ use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
     TurnOutcome, TurnTools, UsageNow, Verifier, interrupted, run_turn,
 };
+use crate::undo::PendingCheckpoint;
 
 /// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
 /// conversation is not offered `apply_patch`.
@@ -309,16 +310,13 @@ impl Session {
                 )])
             });
         }
-        // A person's input starts a turn: the working tree is recorded for `/undo`.
-        if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
-            let checkpoints = self.services.checkpoints.clone();
-            let recorded = tokio::task::spawn_blocking(move || checkpoints.record()).await;
-            if let Ok(Err(problem)) = recorded {
-                events.warning(format!(
-                    "the working tree could not be recorded for /undo: {problem}"
-                ));
-            }
-        }
+        // A person's input starts a turn: the working tree is recorded for `/undo`, while
+        // the model is asked; tools wait for it.
+        let checkpoint = if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
+            PendingCheckpoint::start(self.services.checkpoints.clone())
+        } else {
+            PendingCheckpoint::default()
+        };
         let files = self.workspace_files();
         let rules = &files.rules;
         for warning in &rules.warnings {
@@ -342,6 +340,7 @@ impl Session {
                 session: self.clone(),
             };
             recording.record(vec![ChatMessage::user(INTERRUPT_MESSAGE)]);
+            checkpoint.wait(events).await;
             return interrupted(&recording, events, context_window);
         };
         let offered = self.offered_tools(conversation, &system, &hidden, &mcp_view);
@@ -418,6 +417,7 @@ impl Session {
                 hidden,
                 home: self.services.home.clone(),
                 base,
+                checkpoint: checkpoint.clone(),
             },
             control,
             events: events.clone(),
@@ -435,7 +435,10 @@ impl Session {
             }),
             verifier,
         };
-        run_turn(ctx).await
+        let outcome = run_turn(ctx).await;
+        // A turn that ran no tool still has its start recorded before it ends.
+        checkpoint.wait(events).await;
+        outcome
     }
 
     /// A compaction task: summarises the conversation's older history now (`compacted`,

@@ -131,6 +131,8 @@ pub(crate) struct TurnTools {
     pub home: Option<std::path::PathBuf>,
     /// The context every call starts from (its call id is filled per call).
     pub base: ToolContext,
+    /// The turn's start, being recorded for `/undo`: tools run once it is done.
+    pub checkpoint: crate::undo::PendingCheckpoint,
 }
 
 /// How a task's turns ended.

@@ -235,6 +235,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
                 cancel: control.cancel.clone(),
                 ..ToolContext::new(std::env::temp_dir())
             },
+            checkpoint: Default::default(),
         },
         control: control.clone(),
         events: TaskEvents {

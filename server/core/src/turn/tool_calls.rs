@@ -63,6 +63,8 @@ pub(super) async fn run_tool_calls(
     calls: &[ToolCall],
     run: &ToolRun<'_>,
 ) -> Vec<Option<ChatMessage>> {
+    // Nothing changes the working tree before its record for `/undo` is taken.
+    run.tools.checkpoint.wait(run.events).await;
     let all_read_only = calls.iter().all(|call| {
         run.tools
             .registry
