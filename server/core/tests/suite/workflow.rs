@@ -111,6 +111,18 @@ fn write_call(id: &str, path: &str) -> MockResponse {
     )
 }
 
+/// A session whose model edits `src/A.java` once and says "done", then answers `more`.
+async fn one_edit(
+    more: Vec<MockResponse>,
+    adjust: impl FnOnce(&mut coder_core::Config),
+) -> (MockModelServer, Harness) {
+    let mut script = vec![write_call("c1", "src/A.java"), MockResponse::text("done")];
+    script.extend(more);
+    let server = MockModelServer::start(script).await.unwrap();
+    let h = Harness::with(&server, ProviderKind::OpenAi, adjust, Vec::new());
+    (server, h)
+}
+
 /// The `verification` events' statuses, in order.
 fn verifications(events: &[Event]) -> Vec<(VerificationStatus, String)> {
     events
@@ -223,21 +235,11 @@ async fn verification_gives_up_after_two_retries() {
 
 #[tokio::test]
 async fn max_verify_attempts_lowers_the_retries() {
-    let server = MockModelServer::start(vec![
-        write_call("c1", "src/A.java"),
-        MockResponse::text("done"),
-    ])
-    .await
-    .unwrap();
-    let mut h = Harness::with(
-        &server,
-        ProviderKind::OpenAi,
-        |config| {
-            config.mode = Mode::AutoEdit;
-            config.workflow.max_verify_attempts = 0;
-        },
-        Vec::new(),
-    );
+    let (server, mut h) = one_edit(Vec::new(), |config| {
+        config.mode = Mode::AutoEdit;
+        config.workflow.max_verify_attempts = 0;
+    })
+    .await;
     gradle_project(&h);
     let events = h.run("change A").await;
     assert_eq!(statuses(&events), [VerificationStatus::Failed]);
@@ -283,21 +285,11 @@ async fn a_command_the_permissions_ask_for_is_put_to_the_person() {
             VerificationStatus::NotRun,
         ),
     ] {
-        let server = MockModelServer::start(vec![
-            write_call("c1", "src/A.java"),
-            MockResponse::text("done"),
-        ])
-        .await
-        .unwrap();
-        let mut h = Harness::with(
-            &server,
-            ProviderKind::OpenAi,
-            |config| {
-                config.mode = Mode::AutoEdit;
-                config.preset = coder_protocol::Preset::AutoEdit;
-            },
-            Vec::new(),
-        );
+        let (_server, mut h) = one_edit(Vec::new(), |config| {
+            config.mode = Mode::AutoEdit;
+            config.preset = coder_protocol::Preset::AutoEdit;
+        })
+        .await;
         gradle_project(&h);
         h.write("fixed", "");
         let asked = answer_with(&h.engine, decision);
@@ -326,15 +318,14 @@ async fn a_command_the_permissions_ask_for_is_put_to_the_person() {
 async fn a_retry_without_edits_still_gets_its_verdict() {
     // The model answers "fix it" with text alone: the command runs again, and the task
     // ends on a verdict, not on "retrying".
-    let server = MockModelServer::start(vec![
-        write_call("c1", "src/A.java"),
-        MockResponse::text("done"),
-        MockResponse::text("it is fine as it is"),
-        MockResponse::text("still fine"),
-    ])
-    .await
-    .unwrap();
-    let mut h = Harness::with(&server, ProviderKind::OpenAi, auto_edit, Vec::new());
+    let (_server, mut h) = one_edit(
+        vec![
+            MockResponse::text("it is fine as it is"),
+            MockResponse::text("still fine"),
+        ],
+        auto_edit,
+    )
+    .await;
     gradle_project(&h);
     let events = h.run("change A").await;
     assert_eq!(
@@ -349,13 +340,7 @@ async fn a_retry_without_edits_still_gets_its_verdict() {
 
 #[tokio::test]
 async fn an_environment_failure_is_a_best_effort_warning_without_retries() {
-    let server = MockModelServer::start(vec![
-        write_call("c1", "src/A.java"),
-        MockResponse::text("done"),
-    ])
-    .await
-    .unwrap();
-    let mut h = Harness::with(&server, ProviderKind::OpenAi, auto_edit, Vec::new());
+    let (server, mut h) = one_edit(Vec::new(), auto_edit).await;
     // The wrapper is there but cannot be executed (exit code 126).
     h.write("build.gradle", "");
     h.write("gradlew", GRADLEW);
