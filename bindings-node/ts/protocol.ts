@@ -637,8 +637,9 @@ export const SESSION_LIST = "session/list";
 
 /**
  * Takes up a saved session: its conversations, histories, todos and modes replace
- * this session's. Only a session not used yet (nothing sent, no conversation
- * created) can resume; an unknown id is `-32602` with `data.kind` `not_found`.
+ * this session's, which stays on disk and can be taken up later. Only while no
+ * task runs or waits (else `data.kind` `busy`); an unknown id is `-32602` with
+ * `data.kind` `not_found`.
  */
 export const SESSION_RESUME = "session/resume";
 
@@ -1152,8 +1153,9 @@ export type ClientRequests = {
   "session/list": { params: SessionListParams, result: SessionListResult },
   /**
    * Takes up a saved session: its conversations, histories, todos and modes replace
-   * this session's. Only a session not used yet (nothing sent, no conversation
-   * created) can resume; an unknown id is `-32602` with `data.kind` `not_found`.
+   * this session's, which stays on disk and can be taken up later. Only while no
+   * task runs or waits (else `data.kind` `busy`); an unknown id is `-32602` with
+   * `data.kind` `not_found`.
    */
   "session/resume": { params: SessionResumeParams, result: SessionResumeResult },
   /**

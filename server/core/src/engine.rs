@@ -63,15 +63,17 @@ impl Engine {
     }
 
     /// Takes up a saved session: its id, its conversations and their histories, modes,
-    /// todos and token totals replace this session's. Only a session that has not been used
-    /// yet (nothing sent, no conversation created) can resume; returns how many messages
-    /// were loaded.
+    /// todos and token totals replace this session's; returns how many messages were
+    /// loaded. A session that was used is left on disk as it is (its snapshot was written
+    /// when it went idle, its journal holds every change since) and can be taken up later;
+    /// `/undo` starts over with the next turn.
     ///
-    /// A resume that fails leaves this session as it was (fresh and usable, its own id,
-    /// nothing of the file loaded) and says why by its kind: `busy` for a session already
-    /// in use, `not_found` for an id with no snapshot, `invalid_params` for a file that is
-    /// not a session snapshot (corrupt, or written by a newer coder), `io` for one that
-    /// cannot be read, and `invalid_params` when saving sessions is switched off.
+    /// A resume that fails leaves this session as it was (usable, its own id, nothing of
+    /// the file loaded) and says why by its kind: `busy` while a task runs or waits (or the
+    /// last one is being saved), `invalid_params` for the session itself, `not_found` for
+    /// an id with no snapshot, `invalid_params` for a file that is not a session snapshot
+    /// (corrupt, or written by a newer coder), `io` for one that cannot be read, and
+    /// `invalid_params` when saving sessions is switched off.
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
         self.session.resume(session)
     }

@@ -58,7 +58,7 @@ struct Turn {
 pub(crate) struct Checkpoints {
     workspace: PathBuf,
     /// The ref prefix of this session's checkpoints.
-    prefix: String,
+    prefix: Mutex<String>,
     stack: Mutex<Vec<Turn>>,
 }
 
@@ -66,7 +66,7 @@ impl Checkpoints {
     pub fn new(workspace: &Path, session: impl std::fmt::Display) -> Self {
         Self {
             workspace: workspace.to_path_buf(),
-            prefix: format!("refs/coder/checkpoints/{session}"),
+            prefix: Mutex::new(format!("refs/coder/checkpoints/{session}")),
             stack: Mutex::default(),
         }
     }
@@ -143,13 +143,20 @@ impl Checkpoints {
         let tree = self.tree_now()?;
         let commit = self.git(&["commit-tree", &tree, "-m", "coder checkpoint"], None)?;
         let mut stack = lock(&self.stack);
-        let name = format!("{}/{}", self.prefix, stack.len());
+        let name = format!("{}/{}", lock(&self.prefix), stack.len());
         self.git(&["update-ref", &name, &commit], None)?;
         stack.push(Turn {
             start: tree,
             end: None,
         });
         Ok(())
+    }
+
+    /// Forgets the turns recorded so far: `session` was taken up, and `/undo` has nothing
+    /// to revert until its next turn starts (recorded under its own refs).
+    pub fn forget(&self, session: impl std::fmt::Display) {
+        lock(&self.stack).clear();
+        *lock(&self.prefix) = format!("refs/coder/checkpoints/{session}");
     }
 
     /// Records the working tree as the end of the last turn, once: the session is idle, the
@@ -237,7 +244,7 @@ impl Checkpoints {
         // Done: the checkpoint goes, so a second /undo reverts the turn before.
         let mut stack = lock(&self.stack);
         stack.pop();
-        let name = format!("{}/{}", self.prefix, stack.len());
+        let name = format!("{}/{}", lock(&self.prefix), stack.len());
         drop(stack);
         let _ = self.git(&["update-ref", "-d", &name], None);
         let kept = if kept.is_empty() {

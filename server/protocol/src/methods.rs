@@ -59,8 +59,9 @@ method_table! {
         /// The sessions saved in the workspace (`.coder/sessions/`), newest first.
         SessionList, SESSION_LIST = "session/list": SessionListParams => SessionListResult;
         /// Takes up a saved session: its conversations, histories, todos and modes replace
-        /// this session's. Only a session not used yet (nothing sent, no conversation
-        /// created) can resume; an unknown id is `-32602` with `data.kind` `not_found`.
+        /// this session's, which stays on disk and can be taken up later. Only while no
+        /// task runs or waits (else `data.kind` `busy`); an unknown id is `-32602` with
+        /// `data.kind` `not_found`.
         SessionResume, SESSION_RESUME = "session/resume":
             SessionResumeParams => SessionResumeResult;
         /// The rules files the system prompt holds now (user level, `.coder/rules/`, then

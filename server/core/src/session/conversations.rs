@@ -275,8 +275,18 @@ impl Session {
     /// Takes up a saved session (see [`crate::Engine::resume`]).
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
         let fail = |kind, reason: &str| EngineError::resume(session, kind, reason);
-        let in_use = || fail(ErrorKind::Busy, "this session is already in use");
-        if !self.state().untouched() {
+        let in_use = || {
+            fail(
+                ErrorKind::Busy,
+                "a task is running or queued; resume once the session is idle",
+            )
+        };
+        if session == self.session_id() {
+            return Err(fail(ErrorKind::InvalidParams, "this is the session itself"));
+        }
+        // A session that was used is left as it is on disk (its snapshot was written when it
+        // went idle, its journal holds every change since) and can be resumed later.
+        if !self.state().queue.at_rest() {
             return Err(in_use());
         }
         let path = self
@@ -288,7 +298,7 @@ impl Session {
         // Nothing of the file is taken before it was read whole; checked again under the
         // lock that takes it, in case something was sent meanwhile.
         let mut state = self.state();
-        if !state.untouched() {
+        if !state.queue.at_rest() {
             return Err(in_use());
         }
         // A snapshot is data, not configuration: a mode saved in it (or edited into it) never
@@ -337,6 +347,8 @@ impl Session {
         }
         drop(state);
         self.services.journal.resume(session, root_id, seq);
+        // `/undo` reverts turns of this session only.
+        self.services.checkpoints.forget(session);
         for (conversation, closed) in repaired {
             self.services.hub.emit(
                 conversation,

@@ -111,6 +111,11 @@ impl Queue {
     pub fn is_empty(&self) -> bool {
         self.running.is_none() && self.plans.is_empty()
     }
+
+    /// Nothing runs, waits, or is being wound up: the last task's save is done too.
+    pub fn at_rest(&self) -> bool {
+        self.is_empty() && !self.driving
+    }
 }
 
 /// Starts tasks one at a time and applies their outcomes.

@@ -101,38 +101,85 @@ async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
 }
 
 #[tokio::test]
-async fn a_used_session_cannot_resume_and_unknown_sessions_are_refused() {
-    let server = MockModelServer::start(vec![MockResponse::text("hi")])
-        .await
-        .unwrap();
-    let mut h = Harness::new(&server, ProviderKind::OpenAi);
-    h.run("hello").await;
-    h.engine.save().await.unwrap();
-    let session = h.engine.session_id();
-    match h.engine.resume(session) {
-        Err(err) => {
-            assert_eq!(err.kind(), ErrorKind::Busy);
-            assert!(err.message().contains("already in use"), "{err}");
+async fn a_used_session_at_rest_takes_up_another_and_bad_ids_are_refused() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted heron"),
+        MockResponse::text("noted larch"),
+        MockResponse::text("it was heron"),
+        MockResponse::text("slow").with_delay(300),
+    ])
+    .await
+    .unwrap();
+    // A first session, saved.
+    let mut first = Harness::new(&server, ProviderKind::OpenAi);
+    first.run("the word is heron").await;
+    until_idle(&mut first).await;
+    let saved = first.engine.session_id();
+    first.engine.shutdown().await;
+
+    // A second one, used, then at rest: it takes up the first.
+    let workspace = first.workspace.path().to_path_buf();
+    let second = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
+    let mut events = second.subscribe();
+    let root = second.root_conversation();
+    second.send(root, "the word is larch").unwrap();
+    while let Some(event) = events.recv().await {
+        if event.msg
+            == (EventMsg::StateChanged {
+                state: coder_protocol::EngineState::Idle,
+            })
+        {
+            break;
         }
-        other => panic!("{other:?}"),
     }
-    let claimed = Engine::new(config(&server, ProviderKind::OpenAi, h.workspace.path())).unwrap();
-    claimed
-        .conversation_create(ConversationSpec::default())
-        .unwrap();
-    match claimed.resume(session) {
-        Err(err) => assert!(err.message().contains("already in use"), "{err}"),
-        other => panic!("a session whose root a client took resumed: {other:?}"),
+    let own = second.session_id();
+    let err = second.resume(own).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
+    assert!(err.message().contains("the session itself"), "{err}");
+    let loaded = second.resume(saved).unwrap();
+    assert!(loaded >= 2, "{loaded}");
+    assert_eq!(second.session_id(), saved);
+    let root = second.root_conversation();
+    second.send(root, "what was the word?").unwrap();
+    while let Some(event) = events.recv().await {
+        if matches!(event.msg, EventMsg::TaskComplete { .. }) {
+            break;
+        }
     }
-    let fresh = Engine::new(config(&server, ProviderKind::OpenAi, h.workspace.path())).unwrap();
+    let sent = server.requests().pop().unwrap().body["messages"].to_string();
+    assert!(sent.contains("heron") && !sent.contains("larch"), "{sent}");
+
+    // While a task runs (or waits), nothing is taken up.
+    second.send(root, "slowly").unwrap();
+    let err = second.resume(own).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Busy);
+    assert!(
+        err.message().contains("resume once the session is idle"),
+        "{err}"
+    );
+    second.shutdown().await;
+
+    // The session left behind is on disk whole and can be taken up in turn.
+    let third = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
+    third.resume(own).unwrap();
+    let history = third.history(third.root_conversation()).unwrap();
+    let text = serde_json::to_string(&history).unwrap();
+    assert!(text.contains("larch"), "{text}");
     let unknown = coder_protocol::SessionId::new();
-    let err = fresh.resume(unknown).unwrap_err();
+    let err = third.resume(unknown).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
     let err = err.to_string();
     assert!(err.contains("cannot read"), "{err}");
-    std::fs::write(fresh.snapshot_path().unwrap(), "{half a file").unwrap();
-    let err = fresh.resume(fresh.session_id()).unwrap_err().to_string();
+    let corrupt = coder_protocol::SessionId::new();
+    let dir = third.snapshot_path().unwrap();
+    std::fs::write(
+        dir.with_file_name(format!("{corrupt}.json")),
+        "{half a file",
+    )
+    .unwrap();
+    let err = third.resume(corrupt).unwrap_err().to_string();
     assert!(err.contains("is not a session snapshot"), "{err}");
+    third.shutdown().await;
 }
 
 #[tokio::test]

@@ -354,11 +354,22 @@ async fn session_list_names_saved_sessions_and_session_resume_takes_one_up() {
         "{sent}"
     );
 
-    // A used session cannot resume another; an unknown id is not found. The server goes on.
-    let busy = second
+    // The session it now is cannot be taken up again; an unknown id is not found. The
+    // server goes on.
+    let itself = second
         .request("session/resume", json!({"sessionId": id}), &mut seen)
         .await;
-    assert_eq!(busy["error"]["data"]["kind"], "busy", "{busy}");
+    assert_eq!(
+        itself["error"]["data"]["kind"], "invalid_params",
+        "{itself}"
+    );
+    assert!(
+        itself["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the session itself"),
+        "{itself}"
+    );
     second.stop().await;
     let (mut third, _) = Client::ready(workspace.path(), &server, "balanced").await;
     let unknown = third
