@@ -465,7 +465,12 @@ impl Session {
 
     /// Writes the session snapshot, when saving is on.
     pub async fn save(&self, save: Save) -> Result<(), EngineError> {
-        if self.snapshot_path().is_none() {
+        let Some(path) = self.snapshot_path() else {
+            return Ok(());
+        };
+        // A session nobody used has nothing to resume: it is not written (it would only
+        // crowd the list `/resume` shows), unless a snapshot of it exists already.
+        if self.state().untouched() && !path.exists() {
             return Ok(());
         }
         let through = self.services.journal.through();

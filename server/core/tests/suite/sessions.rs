@@ -348,3 +348,15 @@ async fn a_failed_resume_leaves_the_session_fresh_and_usable() {
         2
     );
 }
+
+#[tokio::test]
+async fn a_session_nobody_used_leaves_no_snapshot() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let engine = Engine::new(config(&server, ProviderKind::OpenAi, workspace.path())).unwrap();
+    let path = engine.snapshot_path().unwrap();
+    engine.save().await.unwrap();
+    engine.shutdown().await;
+    assert!(!path.exists(), "{path:?}");
+    assert!(engine.saved_sessions().is_empty());
+}
