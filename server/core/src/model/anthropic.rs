@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shown::{ReplyText, Shown};
-use super::template::{DeltaTemplate, Piece, borrowed_str};
+use super::sse::SseEvent;
+use super::template::{DeltaTemplate, Piece, Run, borrowed_str, take_run};
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
@@ -322,8 +323,26 @@ impl AnthropicParser {
 }
 
 impl StreamParser for AnthropicParser {
-    fn feed(&mut self, data: &[u8], shown: &mut Shown) -> Result<Feed, String> {
-        if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
+    fn feed_run(
+        &mut self,
+        rest: &[u8],
+        max_events: u64,
+        max_bytes: usize,
+        shown: &mut Shown,
+    ) -> Run {
+        let template = self.template.as_ref();
+        take_run(
+            template,
+            rest,
+            (max_events, max_bytes),
+            &mut self.reply,
+            shown,
+        )
+    }
+
+    fn feed(&mut self, event: SseEvent<'_>, shown: &mut Shown) -> Result<Feed, String> {
+        let SseEvent { data, raw } = event;
+        if let Some((piece, text)) = self.template.as_mut().and_then(|t| t.matches(data, raw)) {
             self.reply.add(piece, text, shown);
             return Ok(Feed::Continue);
         }
@@ -338,14 +357,14 @@ impl StreamParser for AnthropicParser {
                         text: Cow::Borrowed(text),
                     },
                 ..
-            } => DeltaTemplate::learn(data, text, Piece::Text),
+            } => DeltaTemplate::learn(data, raw, text, Piece::Text),
             StreamEvent::ContentBlockDelta {
                 delta:
                     BlockDelta::ThinkingDelta {
                         thinking: Cow::Borrowed(text),
                     },
                 ..
-            } => DeltaTemplate::learn(data, text, Piece::Reasoning),
+            } => DeltaTemplate::learn(data, raw, text, Piece::Reasoning),
             _ => None,
         };
         match event {
@@ -487,7 +506,9 @@ mod tests {
         let mut parser = AnthropicParser::default();
         let feed = parser
             .feed(
-                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                SseEvent::of(
+                    br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                ),
                 &mut Shown::default(),
             )
             .unwrap();

@@ -16,10 +16,10 @@ use super::anthropic::AnthropicApi;
 use super::hints::{Hints, refused_on_loopback};
 use super::limits::ReplyLimits;
 use super::openai::OpenAiApi;
+use super::reading::{ReplyReader, Step};
 use super::redact::redact;
 use super::shown::Shown;
-use super::sse::{SseError, SseReader};
-use super::{Feed, ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
+use super::{ModelRequest, ModelResponse, StreamError, StreamUpdate, WireApi};
 use crate::config::{ProviderConfig, ProviderKind, RetryConfig};
 use crate::error::{EngineError, ErrorKind};
 
@@ -39,9 +39,9 @@ pub struct ModelClient {
     hints: Hints,
 }
 
-/// How many SSE events a stream takes in a row before it checks for cancellation and lets
-/// other tasks run.
-const YIELD_EVERY: u64 = 64;
+/// How many SSE events a stream takes in a row before it checks for cancellation, reports
+/// what they show and lets other tasks run.
+const YIELD_EVERY: u64 = 256;
 
 /// What the wait for the next chunk of the body ended with.
 enum Next<T> {
@@ -290,60 +290,34 @@ impl ModelClient {
     ) -> Result<ModelResponse, AttemptError> {
         // The SSE reader walks each chunk once, so a reply that arrives in large chunks (a
         // local server, a burst after a stall) costs the same per event as one that trickles
-        // in; each event's data is borrowed from its buffer.
-        let limits = call.limits;
+        // in; runs of same-shape deltas are taken straight from its buffer (`reading.rs`).
         let mut body = response.bytes_stream();
-        let mut sse = SseReader::new(limits.max_pending());
-        let mut parser = self.api.parser();
-        let mut received: u64 = 0;
+        let mut reader = ReplyReader::new(self.api.parser(), call.limits);
         let mut cancelled = std::pin::pin!(cancel.cancelled());
         // One idle timer, re-armed only when the body has nothing ready: chunks and events
         // that are already there are taken without reading the clock or polling the
         // cancellation.
         let mut idle = std::pin::pin!(tokio::time::sleep(self.idle_timeout));
         let mut rearm = true;
-        let mut taken: u64 = 0;
         loop {
             // The events the chunks so far completed.
             loop {
-                taken += 1;
-                if taken.is_multiple_of(YIELD_EVERY) {
-                    // A stream that is always ready still notices cancellation, and lets the
-                    // consumers of its events run in small batches (their memory stays warm).
-                    if cancel.is_cancelled() {
-                        return Err(AttemptError::Cancelled(parser.response()));
+                match reader.read(YIELD_EVERY, shown) {
+                    Step::NeedMore => break,
+                    Step::Budget => {
+                        // A stream that is always ready still notices cancellation, and
+                        // lets the consumers of its events run in batches.
+                        if cancel.is_cancelled() {
+                            return Err(AttemptError::Cancelled(reader.response()));
+                        }
+                        *emitted |= shown.report(on_update);
+                        tokio::task::yield_now().await;
                     }
-                    *emitted |= shown.report(on_update);
-                    tokio::task::yield_now().await;
-                }
-                let data = match sse.next_event() {
-                    None => break,
-                    Some(Ok(data)) => data,
-                    Some(Err(SseError::TooLarge)) => {
-                        return Err(AttemptError::Fatal(
-                            ErrorKind::LimitExceeded,
-                            limits.transport_message(),
-                        ));
+                    Step::Done => return Ok(reader.response()),
+                    Step::LimitPassed(message) => {
+                        return Err(AttemptError::Fatal(ErrorKind::LimitExceeded, message));
                     }
-                };
-                if data.is_empty() {
-                    continue;
-                }
-                received += 1;
-                let feed = match parser.feed(data, shown) {
-                    Ok(feed) => feed,
-                    Err(problem) => {
-                        shown.warning(format!("skipped a {problem} from the model"));
-                        Feed::Continue
-                    }
-                };
-                if let Some(message) = limits.check(received, parser.reply_bytes()) {
-                    return Err(AttemptError::Fatal(ErrorKind::LimitExceeded, message));
-                }
-                match feed {
-                    Feed::Continue => {}
-                    Feed::Done => return Ok(parser.response()),
-                    Feed::ProviderError { message, retryable } => {
+                    Step::ProviderError { message, retryable } => {
                         let message = format!("the model provider reported an error: {message}");
                         return Err(if retryable {
                             self::retryable(message)
@@ -375,15 +349,15 @@ impl ModelClient {
             })
             .await;
             match next {
-                Next::Item(Some(Ok(chunk))) => sse.push(&chunk),
-                Next::Cancelled => return Err(AttemptError::Cancelled(parser.response())),
+                Next::Item(Some(Ok(chunk))) => reader.push(&chunk),
+                Next::Cancelled => return Err(AttemptError::Cancelled(reader.response())),
                 Next::Idle => {
                     return Err(retryable(format!(
                         "the model stream sent nothing for {}s",
                         self.idle_timeout.as_secs_f64()
                     )));
                 }
-                Next::Item(None) if parser.may_end() => return Ok(parser.response()),
+                Next::Item(None) if reader.may_end() => return Ok(reader.response()),
                 Next::Item(None) => {
                     return Err(retryable(
                         "the model stream ended before the reply was complete".to_owned(),

@@ -46,6 +46,16 @@ impl ReplyLimits {
             .saturating_add(TRANSPORT_SLACK)
     }
 
+    /// How many more events, and bytes of content, a reply of `events` events carrying
+    /// `bytes` may take before [`check`](Self::check) fails: the next event past either
+    /// passes the limit.
+    pub fn room(self, events: u64, bytes: usize) -> (u64, usize) {
+        (
+            (self.max_events() + 1).saturating_sub(events),
+            self.max_reply_bytes.saturating_sub(bytes),
+        )
+    }
+
     /// Why the reply must be dropped after `events` events carrying `bytes` of content, if
     /// it must.
     pub fn check(self, events: u64, bytes: usize) -> Option<String> {

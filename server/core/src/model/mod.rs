@@ -12,6 +12,7 @@ mod hints;
 mod known;
 mod limits;
 mod openai;
+mod reading;
 mod redact;
 mod shown;
 mod sse;
@@ -221,9 +222,19 @@ pub(crate) trait WireApi: Send + Sync {
 
 /// Reads one reply's SSE events, accumulating the reply.
 pub(crate) trait StreamParser: Send {
-    /// Handles one SSE event's data, handing what should be shown to `shown`.
+    /// Handles one SSE event, handing what should be shown to `shown`.
     /// An `Err` is a malformed event (not JSON, not UTF-8): it is reported and skipped.
-    fn feed(&mut self, data: &[u8], shown: &mut shown::Shown) -> Result<Feed, String>;
+    fn feed(&mut self, event: sse::SseEvent<'_>, shown: &mut shown::Shown) -> Result<Feed, String>;
+    /// Takes the events at the start of `rest` (unread SSE bytes, at an event boundary)
+    /// that are shaped like the last text or thinking delta, at most `max_events`, until
+    /// the pieces passed `max_bytes`; see [`template::DeltaTemplate::take_run`].
+    fn feed_run(
+        &mut self,
+        rest: &[u8],
+        max_events: u64,
+        max_bytes: usize,
+        shown: &mut shown::Shown,
+    ) -> template::Run;
     /// Whether the stream may end here without being called broken (some servers omit the
     /// final marker after a finish reason).
     fn may_end(&self) -> bool;

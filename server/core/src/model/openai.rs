@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shown::{ReplyText, Shown};
-use super::template::{DeltaTemplate, Piece, borrowed_str};
+use super::sse::SseEvent;
+use super::template::{DeltaTemplate, Piece, Run, borrowed_str, take_run};
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
@@ -282,12 +283,30 @@ impl OpenAiParser {
 }
 
 impl StreamParser for OpenAiParser {
-    fn feed(&mut self, data: &[u8], shown: &mut Shown) -> Result<Feed, String> {
+    fn feed_run(
+        &mut self,
+        rest: &[u8],
+        max_events: u64,
+        max_bytes: usize,
+        shown: &mut Shown,
+    ) -> Run {
+        let template = self.template.as_ref();
+        take_run(
+            template,
+            rest,
+            (max_events, max_bytes),
+            &mut self.reply,
+            shown,
+        )
+    }
+
+    fn feed(&mut self, event: SseEvent<'_>, shown: &mut Shown) -> Result<Feed, String> {
+        let SseEvent { data, raw } = event;
         // The end marker is short: a delta event is not trimmed to be compared with it.
         if data.len() <= 32 && data.trim_ascii() == b"[DONE]" {
             return Ok(Feed::Done);
         }
-        if let Some((piece, text)) = self.template.as_ref().and_then(|t| t.matches(data)) {
+        if let Some((piece, text)) = self.template.as_mut().and_then(|t| t.matches(data, raw)) {
             self.reply.add(piece, text, shown);
             return Ok(Feed::Continue);
         }
@@ -295,7 +314,7 @@ impl StreamParser for OpenAiParser {
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|err| format!("malformed chunk ({err})"))?;
         self.template = only_a_piece(&chunk).and_then(|(piece, text)| match text {
-            Cow::Borrowed(text) => DeltaTemplate::learn(data, text, piece),
+            Cow::Borrowed(text) => DeltaTemplate::learn(data, raw, text, piece),
             Cow::Owned(_) => None,
         });
         if let Some(error) = chunk.error {
@@ -387,10 +406,16 @@ mod tests {
             chunk.extend_from_slice(br#""},"finish_reason":null}]}"#);
             chunk
         };
-        parser.feed(&chunk(b"one "), &mut shown).unwrap();
-        let err = parser.feed(&chunk(b"\xFF"), &mut shown).unwrap_err();
+        parser
+            .feed(SseEvent::of(&chunk(b"one ")), &mut shown)
+            .unwrap();
+        let err = parser
+            .feed(SseEvent::of(&chunk(b"\xFF")), &mut shown)
+            .unwrap_err();
         assert_eq!(err, "chunk that is not UTF-8");
-        parser.feed(&chunk(b"two"), &mut shown).unwrap();
+        parser
+            .feed(SseEvent::of(&chunk(b"two")), &mut shown)
+            .unwrap();
         assert_eq!(parser.response().text, "one two");
     }
 
@@ -399,7 +424,9 @@ mod tests {
         let mut updates = Vec::new();
         for frame in frames {
             let mut shown = Shown::default();
-            parser.feed(frame.as_bytes(), &mut shown).unwrap();
+            parser
+                .feed(SseEvent::of(frame.as_bytes()), &mut shown)
+                .unwrap();
             updates.extend(shown.take());
         }
         (parser.response(), updates)

@@ -10,6 +10,15 @@
 //! so its text is the middle. Anything else (an escape, another field, a finish reason, a
 //! tool call, usage, a field that changes per event) takes the full parse, which learns the
 //! shape again.
+//!
+//! The same holds one level down, for the event's bytes as they arrived (`event: ...`,
+//! `data: `, the JSON, the blank line): when the learned event's raw bytes are known, a run
+//! of events in the SSE reader's buffer that each are those bytes around another plain
+//! text is taken in one pass ([`DeltaTemplate::take_run`]): no line splitting, no second
+//! look at each event. Its text holds no line end (a plain string has no control byte),
+//! so each such event frames exactly as the learned one did.
+
+use super::shown::{ReplyText, Shown};
 
 /// What a delta event carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,13 +33,32 @@ pub(crate) struct DeltaTemplate {
     prefix: String,
     suffix: String,
     piece: Piece,
+    /// The learned event's raw bytes before and after its text, when known.
+    raw: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// What [`DeltaTemplate::take_run`] took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Run {
+    /// Bytes of whole events.
+    pub bytes: usize,
+    /// Events.
+    pub events: u64,
+}
+
+/// A JSON string body with nothing to unescape: no quote, backslash or control byte.
+fn plain(text: &[u8]) -> bool {
+    text.iter()
+        .all(|&byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
 }
 
 impl DeltaTemplate {
     /// The shape of `data`, an event that a full parse found to carry nothing but `text` as
     /// a `piece`; `text` must be borrowed from `data` (a string without escapes), else
     /// there is no shape to learn.
-    pub fn learn(data: &str, text: &str, piece: Piece) -> Option<Self> {
+    /// `raw`, the event's bytes as they arrived with `data` inside them, teaches the shape
+    /// [`take_run`](Self::take_run) reads.
+    pub fn learn(data: &str, raw: Option<&[u8]>, text: &str, piece: Piece) -> Option<Self> {
         let start = (text.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
         let end = start.checked_add(text.len())?;
         if end > data.len() || !data.is_char_boundary(start) || !data.is_char_boundary(end) {
@@ -41,27 +69,102 @@ impl DeltaTemplate {
         if !prefix.ends_with('"') || !suffix.starts_with('"') {
             return None;
         }
+        let raw = raw.and_then(|raw| raw_around(raw, data.as_bytes(), start..end));
         Some(Self {
             prefix: prefix.to_owned(),
             suffix: suffix.to_owned(),
             piece,
+            raw,
         })
     }
 
+    /// Takes the events at the start of `raw` (the SSE reader's unread bytes, at an event
+    /// boundary) that are the learned event's raw bytes around another plain text, at most
+    /// `max_events` of them, handing each text to `take`; stops after a text that brings
+    /// the pieces' bytes past `max_bytes`, so the caller's limits see the same event as
+    /// when each is read apart. What it does not take (another shape, an event not yet
+    /// whole) is left for the SSE reader.
+    pub fn take_run(
+        &self,
+        raw: &[u8],
+        max_events: u64,
+        max_bytes: usize,
+        mut take: impl FnMut(Piece, &str),
+    ) -> Run {
+        let Some((head, tail)) = &self.raw else {
+            return Run::default();
+        };
+        let mut run = Run::default();
+        let mut bytes = 0usize;
+        while run.events < max_events && bytes <= max_bytes {
+            let Some(after_head) = raw[run.bytes..].strip_prefix(head.as_slice()) else {
+                break;
+            };
+            // A plain text holds no quote: the first one opens the tail.
+            let Some(len) = memchr::memchr(b'"', after_head) else {
+                break;
+            };
+            let (text, after) = after_head.split_at(len);
+            if !after.starts_with(tail) || !plain(text) {
+                break;
+            }
+            let Ok(text) = std::str::from_utf8(text) else {
+                break;
+            };
+            take(self.piece, text);
+            bytes += text.len();
+            run.bytes += head.len() + len + tail.len();
+            run.events += 1;
+        }
+        run
+    }
+
     /// The piece `data` carries when it has this shape. Only the text is checked as UTF-8:
-    /// the bytes around it are those of an event that was.
-    pub fn matches<'a>(&self, data: &'a [u8]) -> Option<(Piece, &'a str)> {
+    /// the bytes around it are those of an event that was. An event that matches teaches
+    /// its raw bytes (`raw`, with `data` inside them) when they were not known yet.
+    pub fn matches<'a>(&mut self, data: &'a [u8], raw: Option<&[u8]>) -> Option<(Piece, &'a str)> {
         let middle = data
             .strip_prefix(self.prefix.as_bytes())?
             .strip_suffix(self.suffix.as_bytes())?;
-        let plain = middle
-            .iter()
-            .all(|&byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
-        if !plain {
+        if !plain(middle) {
             return None;
         }
-        Some((self.piece, std::str::from_utf8(middle).ok()?))
+        let text = std::str::from_utf8(middle).ok()?;
+        if self.raw.is_none() {
+            self.raw = raw.and_then(|raw| {
+                raw_around(raw, data, self.prefix.len()..data.len() - self.suffix.len())
+            });
+        }
+        Some((self.piece, text))
     }
+}
+
+/// The bytes of `raw` before and after `text` (a range of `data`, which lies inside `raw`).
+fn raw_around(raw: &[u8], data: &[u8], text: std::ops::Range<usize>) -> Option<(Vec<u8>, Vec<u8>)> {
+    let data_start = (data.as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
+    if data_start.checked_add(data.len())? > raw.len() {
+        return None;
+    }
+    Some((
+        raw[..data_start + text.start].to_vec(),
+        raw[data_start + text.end..].to_vec(),
+    ))
+}
+
+/// Takes a run of events shaped like `template`'s (see [`DeltaTemplate::take_run`]) from
+/// `rest`, within `(max_events, max_bytes)`, each piece added to `reply` and shown.
+pub(crate) fn take_run(
+    template: Option<&DeltaTemplate>,
+    rest: &[u8],
+    (max_events, max_bytes): (u64, usize),
+    reply: &mut ReplyText,
+    shown: &mut Shown,
+) -> Run {
+    template.map_or_else(Run::default, |template| {
+        template.take_run(rest, max_events, max_bytes, |piece, text| {
+            reply.add(piece, text, shown);
+        })
+    })
 }
 
 /// Deserializes an optional string borrowed from the input when it holds no escapes. (An
@@ -89,24 +192,103 @@ mod tests {
 
     fn learned() -> DeltaTemplate {
         let at = CHUNK.find("tok ").unwrap();
-        DeltaTemplate::learn(CHUNK, &CHUNK[at..at + 4], Piece::Text).unwrap()
+        DeltaTemplate::learn(CHUNK, None, &CHUNK[at..at + 4], Piece::Text).unwrap()
     }
 
     #[test]
     fn an_event_of_the_same_shape_gives_its_text() {
-        let template = learned();
+        let mut template = learned();
         let next = CHUNK.replace("tok ", "héllo wörld");
         assert_eq!(
-            template.matches(next.as_bytes()),
+            template.matches(next.as_bytes(), None),
             Some((Piece::Text, "héllo wörld"))
         );
         let empty = CHUNK.replace("tok ", "");
-        assert_eq!(template.matches(empty.as_bytes()), Some((Piece::Text, "")));
+        assert_eq!(
+            template.matches(empty.as_bytes(), None),
+            Some((Piece::Text, ""))
+        );
+    }
+
+    /// `CHUNK` with `text`, framed as an SSE event.
+    fn event(text: &str) -> String {
+        format!("data: {}\n\n", CHUNK.replace("tok ", text))
+    }
+
+    /// A template learned from the raw event of `CHUNK`.
+    fn learned_raw() -> DeltaTemplate {
+        let raw = event("tok ");
+        let data = &raw["data: ".len()..raw.len() - 2];
+        let at = data.find("tok ").unwrap();
+        DeltaTemplate::learn(data, Some(raw.as_bytes()), &data[at..at + 4], Piece::Text).unwrap()
+    }
+
+    fn run(
+        template: &DeltaTemplate,
+        raw: &str,
+        max_events: u64,
+        max_bytes: usize,
+    ) -> (Run, Vec<String>) {
+        let mut texts = Vec::new();
+        let run = template.take_run(raw.as_bytes(), max_events, max_bytes, |piece, text| {
+            assert_eq!(piece, Piece::Text);
+            texts.push(text.to_owned());
+        });
+        (run, texts)
+    }
+
+    #[test]
+    fn a_run_of_same_shape_events_is_taken_until_one_differs() {
+        let template = learned_raw();
+        let body = [
+            event("a"),
+            event("é"),
+            event(""),
+            event(r"x\ny"),
+            event("b"),
+        ]
+        .concat();
+        let (taken, texts) = run(&template, &body, 100, 1000);
+        assert_eq!(texts, ["a", "é", ""]);
+        assert_eq!(taken.events, 3);
+        assert_eq!(&body[taken.bytes..], [event(r"x\ny"), event("b")].concat());
+        // An event not whole yet, or framed otherwise, is left to the SSE reader.
+        let partial = [event("a"), event("b")[..10].to_owned()].concat();
+        assert_eq!(run(&template, &partial, 100, 1000).1, ["a"]);
+        let crlf = event("a").replace('\n', "\r\n");
+        assert_eq!(run(&template, &crlf, 100, 1000).0, Run::default());
+        // A quote ends the text: what follows it must be the learned tail.
+        let quoted = format!("data: {}\n\n", CHUNK.replace("tok ", r#"a","x":"b"#));
+        assert_eq!(run(&template, &quoted, 100, 1000).0, Run::default());
+        // Without raw bytes learned, nothing is taken.
+        assert_eq!(run(&learned(), &event("a"), 100, 1000).0, Run::default());
+    }
+
+    #[test]
+    fn a_run_stops_at_its_event_count_and_after_the_text_that_passes_its_bytes() {
+        let template = learned_raw();
+        let body = [event("ab"), event("cd"), event("ef"), event("gh")].concat();
+        assert_eq!(run(&template, &body, 2, 1000).1, ["ab", "cd"]);
+        // 3 bytes allowed: the second text passes them and is the last taken.
+        assert_eq!(run(&template, &body, 100, 3).1, ["ab", "cd"]);
+        assert_eq!(run(&template, &body, 100, 4).1, ["ab", "cd", "ef"]);
+    }
+
+    #[test]
+    fn a_matching_event_teaches_its_raw_bytes_once() {
+        let mut template = learned();
+        let raw = event("zz");
+        let data = &raw.as_bytes()["data: ".len()..raw.len() - 2];
+        assert_eq!(
+            template.matches(data, Some(raw.as_bytes())),
+            Some((Piece::Text, "zz"))
+        );
+        assert_eq!(run(&template, &event("a"), 100, 1000).1, ["a"]);
     }
 
     #[test]
     fn anything_that_is_not_a_plain_string_in_the_same_place_is_not_matched() {
-        let template = learned();
+        let mut template = learned();
         for other in [
             // A quote would let the middle close the string and add fields.
             CHUNK.replace("tok ", r#"a","role":"x"#),
@@ -117,7 +299,7 @@ mod tests {
             format!("{CHUNK} "),
             "[DONE]".to_owned(),
         ] {
-            assert_eq!(template.matches(other.as_bytes()), None, "{other}");
+            assert_eq!(template.matches(other.as_bytes(), None), None, "{other}");
         }
     }
 
@@ -141,19 +323,19 @@ mod tests {
 
     #[test]
     fn text_that_is_not_utf8_is_left_to_the_full_parse() {
-        let template = learned();
+        let mut template = learned();
         let at = CHUNK.find("tok ").unwrap();
         let mut bytes = CHUNK.as_bytes().to_vec();
         bytes[at] = 0xFF;
-        assert_eq!(template.matches(&bytes), None);
+        assert_eq!(template.matches(&bytes, None), None);
     }
 
     #[test]
     fn text_that_is_not_borrowed_from_the_event_teaches_nothing() {
         let owned = String::from("tok ");
-        assert!(DeltaTemplate::learn(CHUNK, &owned, Piece::Text).is_none());
+        assert!(DeltaTemplate::learn(CHUNK, None, &owned, Piece::Text).is_none());
         // Borrowed, but not the whole string between two quotes.
         let at = CHUNK.find("tok ").unwrap();
-        assert!(DeltaTemplate::learn(CHUNK, &CHUNK[at..at + 2], Piece::Text).is_none());
+        assert!(DeltaTemplate::learn(CHUNK, None, &CHUNK[at..at + 2], Piece::Text).is_none());
     }
 }
