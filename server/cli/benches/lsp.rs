@@ -232,14 +232,16 @@ fn reply(deltas: usize) -> MockResponse {
     MockResponse::prerendered(&chunks)
 }
 
-/// The floor: one POST over a raw TCP connection, the reply read to its end.
-fn bare_read(addr: std::net::SocketAddr, buffer: &mut [u8]) -> usize {
+/// The floor: one POST of `body` over a raw TCP connection, the reply read to its end.
+fn bare_read(addr: std::net::SocketAddr, body: &[u8], buffer: &mut [u8]) -> usize {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
+    let mut request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
     )
-    .unwrap();
+    .into_bytes();
+    request.extend_from_slice(body);
+    stream.write_all(&request).unwrap();
     // Read into one buffer and count: the cheapest reader there is.
     let mut total = 0;
     loop {
@@ -300,13 +302,27 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     let samples = samples();
     let mut rows = Vec::new();
     let mut buffer = vec![0; 1 << 20];
+    // The floor asks with a request as large as coder's (its system prompt and tool
+    // schemas): sending it is part of the work. The mock reads both and parses neither.
+    server.push([reply(1)]);
+    let created = lsp.request("conversation/create", json!({}));
+    let conversation = created["result"]["conversationId"].clone();
+    lsp_read(&mut lsp, &conversation);
+    lsp.request(
+        "conversation/destroy",
+        json!({"conversationId": conversation}),
+    );
+    let asked = server.requests().last().unwrap().headers.clone();
+    let length: usize = asked["content-length"].parse().unwrap();
+    let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(length - 10)).into_bytes();
+    assert_eq!(body.len(), length);
     for deltas in SIZES {
         let mut ours = Vec::new();
         let mut bare = Vec::new();
         for sample in 0..=samples {
             server.push([reply(deltas)]);
             let started = Instant::now();
-            bare_read(server.addr(), &mut buffer);
+            bare_read(server.addr(), &body, &mut buffer);
             let b = started.elapsed();
             server.push([reply(deltas)]);
             // A conversation per sample, destroyed after it: one conversation holding every

@@ -79,9 +79,13 @@ impl TaskPlan {
 pub(crate) trait TaskRunner: Send + Sync + 'static {
     /// Runs `plan` to its end, emitting its events, and says how it ended.
     fn run(&self, plan: TaskPlan, control: TaskControl) -> BoxFuture<'static, TurnOutcome>;
-    /// Called after each task (`idle` false) and before the session reports idle (`idle`
-    /// true): the session saves its snapshot then.
-    fn task_ended(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()>;
+    /// Called when the queue ran empty, before anything else runs: the turn's end is
+    /// recorded (for `/undo`).
+    fn turn_ended(&self) -> BoxFuture<'static, ()>;
+    /// Called after each task (`idle` false) and when the queue ran empty (`idle` true):
+    /// the session saves its snapshot (after a task, only when one is due). The idle save
+    /// ends before `idle` is reported, and a task that arrives meanwhile starts beside it.
+    fn save(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()>;
     /// Called for each queued plan the driver drops without running it (shutdown, a
     /// destroyed conversation): a continuation's pending tool call gets a result saying
     /// `why`, so the history stays a valid request.
@@ -126,6 +130,8 @@ pub(crate) struct Driver {
     runner: Arc<dyn TaskRunner>,
     /// Counts finished tasks, for those who wait for the running one to end.
     finished: tokio::sync::watch::Sender<u64>,
+    /// Told when plans are queued (the drive loop may be saving at idle).
+    queued: tokio::sync::Notify,
 }
 
 impl Driver {
@@ -141,6 +147,7 @@ impl Driver {
             runtime,
             runner,
             finished: tokio::sync::watch::Sender::new(0),
+            queued: tokio::sync::Notify::new(),
         }
     }
 
@@ -162,6 +169,7 @@ impl Driver {
             }
             !std::mem::replace(&mut queue.driving, true)
         };
+        self.queued.notify_one();
         if start {
             self.runtime.spawn(self.clone().drive());
         }
@@ -338,6 +346,8 @@ impl Driver {
     /// still empty, so a `running` of a new loop never precedes the `idle` of an old one.
     async fn drive(self: Arc<Self>) {
         let mut reported_running = false;
+        // An idle save a task started beside; the next idle save waits for it.
+        let mut saving_beside: Option<tokio::task::JoinHandle<()>> = None;
         loop {
             match self.next(reported_running) {
                 Next::Run(plan, control) => {
@@ -360,14 +370,24 @@ impl Driver {
                     }
                     self.apply(ids.0, chain, outcome);
                     self.finished.send_modify(|count| *count += 1);
-                    self.runner.task_ended(ids.0, false).await;
+                    self.runner.save(ids.0, false).await;
                 }
                 Next::Idle(last) => {
                     reported_running = false;
                     if let Some((conversation_id, task_id)) = last {
+                        self.runner.turn_ended().await;
+                        if let Some(earlier) = saving_beside.take() {
+                            let _ = earlier.await;
+                        }
                         // Saved before `idle`, so a client that sees it finds the file
-                        // current.
-                        self.runner.task_ended(conversation_id, true).await;
+                        // current; a task sent meanwhile does not wait for the disk: it
+                        // starts, the stretch goes on, and its own idle comes after.
+                        let mut saving = self.runner.save(conversation_id, true);
+                        if self.until_saved_or_queued(&mut saving).await {
+                            saving_beside = Some(self.runtime.spawn(saving));
+                            reported_running = true;
+                            continue;
+                        }
                         let state = EngineState::Idle;
                         self.hub.emit(
                             conversation_id,
@@ -377,6 +397,21 @@ impl Driver {
                     }
                 }
                 Next::Stop => return,
+            }
+        }
+    }
+
+    /// Waits for `saving` to end, or for a plan to be queued first; returns whether one was.
+    async fn until_saved_or_queued(&self, saving: &mut BoxFuture<'static, ()>) -> bool {
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut *saving => return false,
+                () = self.queued.notified() => {
+                    if !lock(&self.state).queue.plans.is_empty() {
+                        return true;
+                    }
+                }
             }
         }
     }

@@ -60,16 +60,22 @@ impl TaskRunner for SessionRunner {
         })
     }
 
-    fn task_ended(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()> {
+    fn turn_ended(&self) -> BoxFuture<'static, ()> {
         let session = self.session.upgrade();
         Box::pin(async move {
             if let Some(session) = session {
-                if idle {
-                    // The turn is over: its end is recorded for `/undo`, before the person
-                    // can change anything.
-                    let checkpoints = session.services.checkpoints.clone();
-                    let _ = tokio::task::spawn_blocking(move || checkpoints.record_end()).await;
-                }
+                // The turn is over: its end is recorded for `/undo`, before the person
+                // (or the next task) can change anything.
+                let checkpoints = session.services.checkpoints.clone();
+                let _ = tokio::task::spawn_blocking(move || checkpoints.record_end()).await;
+            }
+        })
+    }
+
+    fn save(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()> {
+        let session = self.session.upgrade();
+        Box::pin(async move {
+            if let Some(session) = session {
                 session.save_if_due(conversation, idle).await;
             }
         })

@@ -43,6 +43,10 @@ struct FakeRunner {
     /// The plans dropped unrun: the call each would have closed, and why.
     dropped: Mutex<Vec<(Option<String>, String)>>,
     gate: Arc<Notify>,
+    /// When set, each idle save waits for it.
+    save_gate: Option<Arc<Notify>>,
+    /// Idle saves finished.
+    saves: Arc<Mutex<usize>>,
     script: Box<Script>,
 }
 
@@ -96,8 +100,19 @@ impl TaskRunner for FakeRunner {
         })
     }
 
-    fn task_ended(&self, _conversation: ConversationId, _idle: bool) -> BoxFuture<'static, ()> {
+    fn turn_ended(&self) -> BoxFuture<'static, ()> {
         Box::pin(async {})
+    }
+
+    fn save(&self, _conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()> {
+        let gate = self.save_gate.clone();
+        let saves = self.saves.clone();
+        Box::pin(async move {
+            if idle && let Some(gate) = gate {
+                gate.notified().await;
+            }
+            *lock(&saves) += usize::from(idle);
+        })
     }
 
     fn dropped(&self, plan: TaskPlan, why: &str) {
@@ -113,6 +128,14 @@ struct Fixture {
 }
 
 fn fixture(script: impl Fn(&TaskPlan) -> Step + Send + Sync + 'static) -> Fixture {
+    fixture_with(script, None)
+}
+
+/// A fixture whose idle saves each wait for `save_gate`, when given.
+fn fixture_with(
+    script: impl Fn(&TaskPlan) -> Step + Send + Sync + 'static,
+    save_gate: Option<Arc<Notify>>,
+) -> Fixture {
     let root = Conversation::new(ConversationSpec::default(), Mode::Default);
     let root_id = root.id;
     let state = Arc::new(Mutex::new(State::new(root)));
@@ -122,6 +145,8 @@ fn fixture(script: impl Fn(&TaskPlan) -> Step + Send + Sync + 'static) -> Fixtur
         ran: Mutex::new(Vec::new()),
         dropped: Mutex::new(Vec::new()),
         gate: Arc::new(Notify::new()),
+        save_gate,
+        saves: Arc::default(),
         script: Box::new(script),
     });
     let driver = Arc::new(Driver::new(
@@ -522,4 +547,38 @@ async fn interrupting_the_chain_between_two_tasks_drops_the_next_ones() {
         f.ran(),
         [ran(root, "blocked", 0, None), ran(root, "later", 0, None)]
     );
+}
+
+/// Waits (bounded) until `done` holds.
+async fn until(done: impl Fn() -> bool) {
+    let wait = async {
+        while !done() {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    };
+    // A guard against a hang, not a measurement.
+    tokio::time::timeout(std::time::Duration::from_secs(30), wait)
+        .await
+        .expect("the condition came true");
+}
+
+#[tokio::test]
+async fn a_task_sent_during_the_idle_save_starts_at_once_and_idle_waits_for_every_save() {
+    let save_gate = Arc::new(Notify::new());
+    let mut f = fixture_with(|_| Step::Complete, Some(save_gate.clone()));
+    f.driver.enqueue(vec![plan(f.root, "one")]);
+    until(|| f.ran().len() == 1).await;
+    // The first task's idle save is held; the next task does not wait for it.
+    f.driver.enqueue(vec![plan(f.root, "two")]);
+    until(|| f.ran().len() == 2).await;
+    assert_eq!(*lock(&f.runner.saves), 0);
+    // The first save ends, then the second task's; only then is the session idle, once.
+    save_gate.notify_one();
+    until(|| *lock(&f.runner.saves) == 1).await;
+    save_gate.notify_one();
+    assert_eq!(
+        f.until_idle().await,
+        [EngineState::Running, EngineState::Idle]
+    );
+    assert_eq!(*lock(&f.runner.saves), 2);
 }
