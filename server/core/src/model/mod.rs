@@ -225,6 +225,9 @@ pub(crate) trait StreamParser: Send {
     /// Handles one SSE event, handing what should be shown to `shown`.
     /// An `Err` is a malformed event (not JSON, not UTF-8): it is reported and skipped.
     fn feed(&mut self, event: sse::SseEvent<'_>, shown: &mut shown::Shown) -> Result<Feed, String>;
+    /// The shape of the last text or thinking delta, when one was learned, and the reply's
+    /// text so far.
+    fn shape_and_reply(&mut self) -> (Option<&template::DeltaTemplate>, &mut shown::ReplyText);
     /// Takes the events at the start of `rest` (unread SSE bytes, at an event boundary)
     /// that are shaped like the last text or thinking delta, at most `max_events`, until
     /// the pieces passed `max_bytes`; see [`template::DeltaTemplate::take_run`].
@@ -234,7 +237,14 @@ pub(crate) trait StreamParser: Send {
         max_events: u64,
         max_bytes: usize,
         shown: &mut shown::Shown,
-    ) -> template::Run;
+    ) -> template::Run {
+        let (template, reply) = self.shape_and_reply();
+        template.map_or_else(template::Run::default, |template| {
+            template.take_run(rest, max_events, max_bytes, |piece, text| {
+                reply.add(piece, text, shown);
+            })
+        })
+    }
     /// Whether the stream may end here without being called broken (some servers omit the
     /// final marker after a finish reason).
     fn may_end(&self) -> bool;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::shown::{ReplyText, Shown};
 use super::sse::SseEvent;
-use super::template::{DeltaTemplate, Piece, Run, borrowed_str, take_run};
+use super::template::{DeltaTemplate, Piece, borrowed_str};
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
@@ -283,21 +283,8 @@ impl OpenAiParser {
 }
 
 impl StreamParser for OpenAiParser {
-    fn feed_run(
-        &mut self,
-        rest: &[u8],
-        max_events: u64,
-        max_bytes: usize,
-        shown: &mut Shown,
-    ) -> Run {
-        let template = self.template.as_ref();
-        take_run(
-            template,
-            rest,
-            (max_events, max_bytes),
-            &mut self.reply,
-            shown,
-        )
+    fn shape_and_reply(&mut self) -> (Option<&DeltaTemplate>, &mut ReplyText) {
+        (self.template.as_ref(), &mut self.reply)
     }
 
     fn feed(&mut self, event: SseEvent<'_>, shown: &mut Shown) -> Result<Feed, String> {

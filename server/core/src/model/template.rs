@@ -18,8 +18,6 @@
 //! look at each event. Its text holds no line end (a plain string has no control byte),
 //! so each such event frames exactly as the learned one did.
 
-use super::shown::{ReplyText, Shown};
-
 /// What a delta event carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Piece {
@@ -149,22 +147,6 @@ fn raw_around(raw: &[u8], data: &[u8], text: std::ops::Range<usize>) -> Option<(
         raw[..data_start + text.start].to_vec(),
         raw[data_start + text.end..].to_vec(),
     ))
-}
-
-/// Takes a run of events shaped like `template`'s (see [`DeltaTemplate::take_run`]) from
-/// `rest`, within `(max_events, max_bytes)`, each piece added to `reply` and shown.
-pub(crate) fn take_run(
-    template: Option<&DeltaTemplate>,
-    rest: &[u8],
-    (max_events, max_bytes): (u64, usize),
-    reply: &mut ReplyText,
-    shown: &mut Shown,
-) -> Run {
-    template.map_or_else(Run::default, |template| {
-        template.take_run(rest, max_events, max_bytes, |piece, text| {
-            reply.add(piece, text, shown);
-        })
-    })
 }
 
 /// Deserializes an optional string borrowed from the input when it holds no escapes. (An
