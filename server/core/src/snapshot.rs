@@ -248,7 +248,7 @@ impl From<&ToolSpec> for ToolDefinition {
             function: FunctionDefinition {
                 name: spec.name.clone(),
                 description: spec.description.clone(),
-                parameters: spec.parameters.clone(),
+                parameters: Value::clone(&spec.parameters),
             },
         }
     }
@@ -623,7 +623,7 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Reads a file.".into(),
-                parameters: json!({"type": "object"}),
+                parameters: Arc::new(json!({"type": "object"})),
             }],
         }));
         conversation.record([

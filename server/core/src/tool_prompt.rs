@@ -377,8 +377,10 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: format!("Does {name}.\nMore detail."),
-            parameters: json!({"type": "object", "properties": {"path": {"type": "string"},
+            parameters: std::sync::Arc::new(
+                json!({"type": "object", "properties": {"path": {"type": "string"},
                 "limit": {"type": "integer"}}, "required": ["path"]}),
+            ),
         }
     }
 

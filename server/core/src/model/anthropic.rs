@@ -50,7 +50,7 @@ impl WireApi for AnthropicApi {
                     json!({
                         "name": tool.name,
                         "description": tool.description,
-                        "input_schema": tool.parameters,
+                        "input_schema": tool.parameters.as_ref(),
                     })
                 })
                 .collect();

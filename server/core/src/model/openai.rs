@@ -53,7 +53,7 @@ impl WireApi for OpenAiApi {
                     json!({"type": "function", "function": {
                         "name": tool.name,
                         "description": tool.description,
-                        "parameters": tool.parameters,
+                        "parameters": tool.parameters.as_ref(),
                     }})
                 })
                 .collect();

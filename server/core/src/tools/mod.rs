@@ -48,11 +48,22 @@ pub use todo_write::TodoWriteTool;
 pub use write::WriteTool;
 
 /// What a tool looks like to a model: its name, what it is for, and its arguments' schema.
-#[derive(Debug, Clone, PartialEq)]
+/// The schema is shared: every task offers the tools again, and copying each schema's tree
+/// was most of what preparing a turn cost (docs/benchmarks.md).
+#[derive(Debug, Clone)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    pub parameters: Value,
+    pub parameters: std::sync::Arc<Value>,
+}
+
+impl PartialEq for ToolSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && (std::sync::Arc::ptr_eq(&self.parameters, &other.parameters)
+                || self.parameters == other.parameters)
+    }
 }
 
 /// A capability the model can call.
@@ -244,7 +255,7 @@ impl ToolRegistry {
             .map(|tool| ToolSpec {
                 name: tool.name().to_owned(),
                 description: tool.description().to_owned(),
-                parameters: tool.input_schema(),
+                parameters: std::sync::Arc::new(tool.input_schema()),
             })
             .collect();
         Ok(Self {
