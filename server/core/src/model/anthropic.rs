@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::shown::{ReplyText, Shown};
@@ -32,35 +32,49 @@ impl WireApi for AnthropicApi {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut body = json!({
-            "model": request.model,
-            "max_tokens": request.max_output_tokens,
-            "messages": wire_messages(request.messages),
-            "stream": true,
-        });
-        if !request.system.is_empty() {
-            body["system"] = json!(request.system);
-        }
-        if !request.tools.is_empty() {
-            body["tools"] = request
+    fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&Body {
+            max_tokens: request.max_output_tokens,
+            messages: wire_messages(request.messages),
+            model: request.model,
+            stream: true,
+            system: Some(request.system).filter(|system| !system.is_empty()),
+            tools: request
                 .tools
                 .iter()
-                .map(|tool| {
-                    json!({
-                        "name": tool.name,
-                        "description": tool.description,
-                        "input_schema": tool.parameters.as_ref(),
-                    })
+                .map(|tool| Tool {
+                    description: &tool.description,
+                    input_schema: &tool.parameters,
+                    name: &tool.name,
                 })
-                .collect();
-        }
-        body
+                .collect(),
+        })
     }
 
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<AnthropicParser>::default()
     }
+}
+
+/// A request's body, serialized from borrowed parts (the tools' schemas are not copied),
+/// fields sorted as a `Value` would write them.
+#[derive(Serialize)]
+struct Body<'a> {
+    max_tokens: u32,
+    messages: Vec<Value>,
+    model: &'a str,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    description: &'a str,
+    input_schema: &'a Value,
+    name: &'a str,
 }
 
 /// Converts OpenAI-shaped history into Anthropic messages: tool calls become `tool_use`
@@ -323,8 +337,8 @@ impl AnthropicParser {
 }
 
 impl StreamParser for AnthropicParser {
-    fn shape_and_reply(&mut self) -> (Option<&DeltaTemplate>, &mut ReplyText) {
-        (self.template.as_ref(), &mut self.reply)
+    fn shape_and_reply(&mut self) -> (Option<&mut DeltaTemplate>, &mut ReplyText) {
+        (self.template.as_mut(), &mut self.reply)
     }
 
     fn feed(&mut self, event: SseEvent<'_>, shown: &mut Shown) -> Result<Feed, String> {

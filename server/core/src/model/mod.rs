@@ -21,7 +21,6 @@ mod stream_fuzz;
 mod template;
 
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
-use serde_json::Value;
 
 /// Tools are described to models by [`crate::tools::ToolSpec`].
 pub use crate::tools::ToolSpec;
@@ -216,7 +215,8 @@ pub(crate) trait WireApi: Send + Sync {
     /// The full URL of the streaming endpoint.
     fn url(&self) -> String;
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder;
-    fn body(&self, request: &ModelRequest<'_>) -> Value;
+    /// The request's body, as JSON bytes.
+    fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>>;
     fn parser(&self) -> Box<dyn StreamParser>;
 }
 
@@ -227,7 +227,7 @@ pub(crate) trait StreamParser: Send {
     fn feed(&mut self, event: sse::SseEvent<'_>, shown: &mut shown::Shown) -> Result<Feed, String>;
     /// The shape of the last text or thinking delta, when one was learned, and the reply's
     /// text so far.
-    fn shape_and_reply(&mut self) -> (Option<&template::DeltaTemplate>, &mut shown::ReplyText);
+    fn shape_and_reply(&mut self) -> (Option<&mut template::DeltaTemplate>, &mut shown::ReplyText);
     /// Takes the events at the start of `rest` (unread SSE bytes, at an event boundary)
     /// that are shaped like the last text or thinking delta, at most `max_events`, until
     /// the pieces passed `max_bytes`; see [`template::DeltaTemplate::take_run`].

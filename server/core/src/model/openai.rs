@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use coder_protocol::{Attachment, ChatMessage, Role, TokenUsage, ToolCall};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::shown::{ReplyText, Shown};
@@ -30,40 +30,72 @@ impl WireApi for OpenAiApi {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Value {
+    fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if !request.system.is_empty() {
             messages.push(json!({"role": "system", "content": request.system}));
         }
         messages.extend(chat_messages(request.messages, false));
-        let mut body = json!({
-            "model": request.model,
-            "messages": messages,
-            "stream": true,
-            "stream_options": {"include_usage": true},
-        });
-        if let Some(key) = request.prompt_cache_key {
-            body["prompt_cache_key"] = json!(key);
-        }
-        if !request.tools.is_empty() {
-            body["tools"] = request
+        serde_json::to_vec(&Body {
+            messages,
+            model: request.model,
+            prompt_cache_key: request.prompt_cache_key,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools: request
                 .tools
                 .iter()
-                .map(|tool| {
-                    json!({"type": "function", "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters.as_ref(),
-                    }})
+                .map(|tool| Tool {
+                    function: Function {
+                        description: &tool.description,
+                        name: &tool.name,
+                        parameters: &tool.parameters,
+                    },
+                    kind: "function",
                 })
-                .collect();
-        }
-        body
+                .collect(),
+        })
     }
 
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<OpenAiParser>::default()
     }
+}
+
+/// A request's body, serialized from borrowed parts: the tools' schemas are written where
+/// they are, not copied into a `Value` first. Fields in the order a `Value` would write
+/// them (sorted), so the bytes are the same as they were.
+#[derive(Serialize)]
+struct Body<'a> {
+    messages: Vec<Value>,
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    function: Function<'a>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    description: &'a str,
+    name: &'a str,
+    parameters: &'a Value,
 }
 
 /// The history as OpenAI Chat Completions messages: images as content parts (a person's
@@ -283,8 +315,8 @@ impl OpenAiParser {
 }
 
 impl StreamParser for OpenAiParser {
-    fn shape_and_reply(&mut self) -> (Option<&DeltaTemplate>, &mut ReplyText) {
-        (self.template.as_ref(), &mut self.reply)
+    fn shape_and_reply(&mut self) -> (Option<&mut DeltaTemplate>, &mut ReplyText) {
+        (self.template.as_mut(), &mut self.reply)
     }
 
     fn feed(&mut self, event: SseEvent<'_>, shown: &mut Shown) -> Result<Feed, String> {
@@ -439,10 +471,8 @@ mod tests {
             max_output_tokens: 100,
             prompt_cache_key: None,
         };
-        api.body(&request)["messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        let body: Value = serde_json::from_slice(&api.body(&request).unwrap()).unwrap();
+        body["messages"].as_array().cloned().unwrap_or_default()
     }
 
     #[test]

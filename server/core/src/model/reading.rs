@@ -2,9 +2,18 @@
 //! reads them into the reply, and the reply's limits are checked after each event.
 //!
 //! A run of events shaped like the last text or thinking delta (most of a stream) is taken
-//! in one pass straight from the SSE reader's buffer (`template.rs`); anything else is cut
-//! into an event and parsed. Both give the same reply, shown text and limit errors, event
-//! for event: `stream_fuzz.rs` checks it over random streams split at random places.
+//! in one pass (`template.rs`); anything else is cut into an event and parsed. Both give
+//! the same reply, shown text and limit errors, event for event: `stream_fuzz.rs` checks it
+//! over random streams split at random places.
+//!
+//! A chunk of the body is not copied into the SSE reader whole. It is handed over a piece
+//! at a time, each piece up to the next event's end, and whenever the reader holds nothing
+//! (it stands between two events), a run is taken straight from the chunk. A burst of
+//! deltas is then read where it arrived; only the events around it (and an event split
+//! between two chunks) are copied. The pieces are one more way to split the body, which
+//! the SSE reader reads the same however it is split.
+
+use bytes::Bytes;
 
 use super::limits::ReplyLimits;
 use super::shown::Shown;
@@ -33,6 +42,9 @@ pub(crate) struct ReplyReader {
     limits: ReplyLimits,
     /// Events that carried data.
     received: u64,
+    /// The last chunk of the body, and how much of it was taken or handed to `sse`.
+    chunk: Bytes,
+    at: usize,
 }
 
 impl ReplyReader {
@@ -42,13 +54,38 @@ impl ReplyReader {
             parser,
             limits,
             received: 0,
+            chunk: Bytes::new(),
+            at: 0,
         }
     }
 
     /// Adds the next chunk of the body; call it once [`read`](Self::read) said
     /// [`Step::NeedMore`].
-    pub fn push(&mut self, chunk: &[u8]) {
-        self.sse.push(chunk);
+    pub fn push(&mut self, chunk: Bytes) {
+        debug_assert_eq!(self.at, self.chunk.len(), "the last chunk was not read");
+        self.chunk = chunk;
+        self.at = 0;
+    }
+
+    /// Hands the SSE reader the next piece of the chunk: through the next blank line, so
+    /// that the reader stands between two events after it when it can (a lone LF first: it
+    /// may end a blank line begun in the last chunk). A stream framed otherwise (CRLF, CR)
+    /// gets the rest of the chunk at once. Returns false when the chunk is all handed out;
+    /// it is then let go, so the HTTP client may read the next one into the same memory.
+    fn hand_piece(&mut self) -> bool {
+        let rest = &self.chunk[self.at..];
+        let len = match rest.first() {
+            None => {
+                self.chunk = Bytes::new();
+                self.at = 0;
+                return false;
+            }
+            Some(b'\n') => 1,
+            Some(_) => memchr::memmem::find(rest, b"\n\n").map_or(rest.len(), |at| at + 2),
+        };
+        self.sse.push(&rest[..len]);
+        self.at += len;
+        true
     }
 
     /// Reads the events the body so far completed, at most about `budget` of them, what
@@ -60,10 +97,17 @@ impl ReplyReader {
                 return Step::Budget;
             }
             if let Some(rest) = self.sse.rest() {
+                // Between two events with nothing held: the run is read from the chunk.
+                let direct = rest.is_empty();
+                let rest = if direct { &self.chunk[self.at..] } else { rest };
                 let (events, bytes) = self.limits.room(self.received, self.parser.reply_bytes());
                 let run = self.parser.feed_run(rest, left.min(events), bytes, shown);
                 if run.events > 0 {
-                    self.sse.skip(run.bytes);
+                    if direct {
+                        self.at += run.bytes;
+                    } else {
+                        self.sse.skip(run.bytes);
+                    }
                     self.received += run.events;
                     left -= run.events;
                     if let Some(message) =
@@ -75,11 +119,17 @@ impl ReplyReader {
                 }
             }
             let event = match self.sse.next_event() {
-                None => return Step::NeedMore,
-                Some(Ok(event)) => event,
+                None => None,
+                Some(Ok(event)) => Some(event),
                 Some(Err(SseError::TooLarge)) => {
                     return Step::LimitPassed(self.limits.transport_message());
                 }
+            };
+            let Some(event) = event else {
+                if self.hand_piece() {
+                    continue;
+                }
+                return Step::NeedMore;
             };
             left -= 1;
             if event.data.is_empty() {

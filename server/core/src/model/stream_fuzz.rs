@@ -222,7 +222,7 @@ fn read_runs(
     let mut shown = Shown::default();
     let mut updates = Vec::new();
     for chunk in chunks {
-        reader.push(chunk);
+        reader.push(bytes::Bytes::copy_from_slice(chunk));
         loop {
             match reader.read(1 + rng.below(300) as u64, &mut shown) {
                 Step::NeedMore => break,

@@ -33,6 +33,8 @@ pub(crate) struct DeltaTemplate {
     piece: Piece,
     /// The learned event's raw bytes before and after its text, when known.
     raw: Option<(Vec<u8>, Vec<u8>)>,
+    /// The texts of the run being taken, joined (kept between runs for its capacity).
+    joined: Vec<u8>,
 }
 
 /// What [`DeltaTemplate::take_run`] took.
@@ -49,6 +51,25 @@ fn plain(text: &[u8]) -> bool {
     text.iter()
         .all(|&byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
 }
+
+/// The length of the plain JSON string body that `bytes` starts with: the bytes before the
+/// first quote, when none of them is a backslash or a control byte and they are UTF-8. One
+/// pass for the usual ASCII text; only a text with other bytes is checked as UTF-8.
+fn plain_prefix(bytes: &[u8]) -> Option<usize> {
+    let mut ascii = true;
+    for (at, &byte) in bytes.iter().enumerate() {
+        match byte {
+            b'"' => return (ascii || std::str::from_utf8(&bytes[..at]).is_ok()).then_some(at),
+            b'\\' | 0..0x20 => return None,
+            0x80.. => ascii = false,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The capacity the joined texts keep between runs.
+const JOINED_KEEP: usize = 256 * 1024;
 
 impl DeltaTemplate {
     /// The shape of `data`, an event that a full parse found to carry nothing but `text` as
@@ -73,46 +94,61 @@ impl DeltaTemplate {
             suffix: suffix.to_owned(),
             piece,
             raw,
+            joined: Vec::new(),
         })
     }
 
     /// Takes the events at the start of `raw` (the SSE reader's unread bytes, at an event
     /// boundary) that are the learned event's raw bytes around another plain text, at most
-    /// `max_events` of them, handing each text to `take`; stops after a text that brings
-    /// the pieces' bytes past `max_bytes`, so the caller's limits see the same event as
-    /// when each is read apart. What it does not take (another shape, an event not yet
-    /// whole) is left for the SSE reader.
+    /// `max_events` of them, and hands their texts, joined, to `take` once; stops after a
+    /// text that brings the pieces' bytes past `max_bytes`, so the caller's limits see the
+    /// same event as when each is read apart. What it does not take (another shape, an
+    /// event not yet whole) is left for the SSE reader.
     pub fn take_run(
-        &self,
+        &mut self,
         raw: &[u8],
         max_events: u64,
         max_bytes: usize,
-        mut take: impl FnMut(Piece, &str),
+        take: impl FnOnce(Piece, &str),
     ) -> Run {
-        let Some((head, tail)) = &self.raw else {
+        let Self {
+            raw: Some((head, tail)),
+            joined,
+            piece,
+            ..
+        } = self
+        else {
             return Run::default();
         };
+        joined.clear();
         let mut run = Run::default();
-        let mut bytes = 0usize;
-        while run.events < max_events && bytes <= max_bytes {
+        while run.events < max_events && joined.len() <= max_bytes {
             let Some(after_head) = raw[run.bytes..].strip_prefix(head.as_slice()) else {
                 break;
             };
             // A plain text holds no quote: the first one opens the tail.
-            let Some(len) = memchr::memchr(b'"', after_head) else {
+            let Some(len) = plain_prefix(after_head) else {
                 break;
             };
             let (text, after) = after_head.split_at(len);
-            if !after.starts_with(tail) || !plain(text) {
+            if !after.starts_with(tail) {
                 break;
             }
-            let Ok(text) = std::str::from_utf8(text) else {
-                break;
-            };
-            take(self.piece, text);
-            bytes += text.len();
+            joined.extend_from_slice(text);
             run.bytes += head.len() + len + tail.len();
             run.events += 1;
+        }
+        if run.events == 0 {
+            return run;
+        }
+        // Each text is UTF-8 on its own, so their join is: this check is one pass over
+        // the joined bytes, not one call per event.
+        let Ok(text) = std::str::from_utf8(joined) else {
+            return Run::default();
+        };
+        take(*piece, text);
+        if joined.capacity() > JOINED_KEEP {
+            *joined = Vec::new();
         }
         run
     }
@@ -205,23 +241,24 @@ mod tests {
         DeltaTemplate::learn(data, Some(raw.as_bytes()), &data[at..at + 4], Piece::Text).unwrap()
     }
 
+    /// What a run over `raw` takes: the run and its texts, joined.
     fn run(
-        template: &DeltaTemplate,
-        raw: &str,
+        template: &mut DeltaTemplate,
+        raw: impl AsRef<[u8]>,
         max_events: u64,
         max_bytes: usize,
-    ) -> (Run, Vec<String>) {
-        let mut texts = Vec::new();
-        let run = template.take_run(raw.as_bytes(), max_events, max_bytes, |piece, text| {
+    ) -> (Run, String) {
+        let mut texts = String::new();
+        let run = template.take_run(raw.as_ref(), max_events, max_bytes, |piece, text| {
             assert_eq!(piece, Piece::Text);
-            texts.push(text.to_owned());
+            texts.push_str(text);
         });
         (run, texts)
     }
 
     #[test]
     fn a_run_of_same_shape_events_is_taken_until_one_differs() {
-        let template = learned_raw();
+        let mut template = learned_raw();
         let body = [
             event("a"),
             event("é"),
@@ -230,30 +267,52 @@ mod tests {
             event("b"),
         ]
         .concat();
-        let (taken, texts) = run(&template, &body, 100, 1000);
-        assert_eq!(texts, ["a", "é", ""]);
+        let (taken, texts) = run(&mut template, &body, 100, 1000);
+        assert_eq!(texts, "aé");
         assert_eq!(taken.events, 3);
         assert_eq!(&body[taken.bytes..], [event(r"x\ny"), event("b")].concat());
         // An event not whole yet, or framed otherwise, is left to the SSE reader.
         let partial = [event("a"), event("b")[..10].to_owned()].concat();
-        assert_eq!(run(&template, &partial, 100, 1000).1, ["a"]);
+        assert_eq!(run(&mut template, &partial, 100, 1000).1, "a");
         let crlf = event("a").replace('\n', "\r\n");
-        assert_eq!(run(&template, &crlf, 100, 1000).0, Run::default());
+        assert_eq!(run(&mut template, &crlf, 100, 1000).0, Run::default());
         // A quote ends the text: what follows it must be the learned tail.
         let quoted = format!("data: {}\n\n", CHUNK.replace("tok ", r#"a","x":"b"#));
-        assert_eq!(run(&template, &quoted, 100, 1000).0, Run::default());
+        assert_eq!(run(&mut template, &quoted, 100, 1000).0, Run::default());
         // Without raw bytes learned, nothing is taken.
-        assert_eq!(run(&learned(), &event("a"), 100, 1000).0, Run::default());
+        assert_eq!(run(&mut learned(), event("a"), 100, 1000).0, Run::default());
+    }
+
+    #[test]
+    fn a_text_that_is_not_utf8_on_its_own_ends_the_run_even_when_the_next_completes_it() {
+        let mut template = learned_raw();
+        // "中" is E4 B8 AD: split over two events, neither text is UTF-8 alone.
+        let bytes = |text: &[u8]| {
+            let at = CHUNK.find("tok ").unwrap();
+            [
+                b"data: ",
+                &CHUNK.as_bytes()[..at],
+                text,
+                &CHUNK.as_bytes()[at + 4..],
+                b"\n\n",
+            ]
+            .concat()
+        };
+        let body = [bytes(b"a"), bytes(b"\xE4\xB8"), bytes(b"\xAD"), bytes(b"b")].concat();
+        let (taken, texts) = run(&mut template, &body, 100, 1000);
+        assert_eq!((taken.events, texts.as_str()), (1, "a"));
+        let whole = [bytes("中".as_bytes()), bytes(b"b")].concat();
+        assert_eq!(run(&mut template, &whole, 100, 1000).1, "中b");
     }
 
     #[test]
     fn a_run_stops_at_its_event_count_and_after_the_text_that_passes_its_bytes() {
-        let template = learned_raw();
+        let mut template = learned_raw();
         let body = [event("ab"), event("cd"), event("ef"), event("gh")].concat();
-        assert_eq!(run(&template, &body, 2, 1000).1, ["ab", "cd"]);
+        assert_eq!(run(&mut template, &body, 2, 1000).1, "abcd");
         // 3 bytes allowed: the second text passes them and is the last taken.
-        assert_eq!(run(&template, &body, 100, 3).1, ["ab", "cd"]);
-        assert_eq!(run(&template, &body, 100, 4).1, ["ab", "cd", "ef"]);
+        assert_eq!(run(&mut template, &body, 100, 3).1, "abcd");
+        assert_eq!(run(&mut template, &body, 100, 4).1, "abcdef");
     }
 
     #[test]
@@ -265,7 +324,7 @@ mod tests {
             template.matches(data, Some(raw.as_bytes())),
             Some((Piece::Text, "zz"))
         );
-        assert_eq!(run(&template, &event("a"), 100, 1000).1, ["a"]);
+        assert_eq!(run(&mut template, event("a"), 100, 1000).1, "a");
     }
 
     #[test]
