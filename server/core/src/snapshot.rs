@@ -623,7 +623,7 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Reads a file.".into(),
-                parameters: Arc::new(json!({"type": "object"})),
+                parameters: Arc::new(crate::tools::Schema::new(json!({"type": "object"}))),
             }],
         }));
         conversation.record([

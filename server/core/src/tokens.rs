@@ -116,7 +116,7 @@ impl Encoding {
             tokens += PER_MESSAGE
                 + self.count(&tool.name)
                 + self.count(&tool.description)
-                + self.count(&tool.parameters.to_string());
+                + self.count(tool.parameters.json().get());
         }
         tokens
     }
@@ -146,7 +146,8 @@ pub(crate) fn bound_prompt(system: &str, tools: &[ToolSpec]) -> u64 {
     let mut bytes = PER_MESSAGE + system.len() as u64;
     for tool in tools {
         bytes += PER_MESSAGE
-            + (tool.name.len() + tool.description.len() + tool.parameters.to_string().len()) as u64;
+            + (tool.name.len() + tool.description.len() + tool.parameters.json().get().len())
+                as u64;
     }
     bytes
 }

@@ -377,10 +377,10 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: format!("Does {name}.\nMore detail."),
-            parameters: std::sync::Arc::new(
+            parameters: std::sync::Arc::new(crate::tools::Schema::new(
                 json!({"type": "object", "properties": {"path": {"type": "string"},
                 "limit": {"type": "integer"}}, "required": ["path"]}),
-            ),
+            )),
         }
     }
 

@@ -14,6 +14,7 @@ mod methods;
 mod output;
 mod permissions;
 mod session;
+mod stdio;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -187,27 +188,7 @@ pub async fn serve_stdio(cwd: &Path) {
 
 /// [`serve_stdio`], also ending the session when `stop` completes (a signal).
 pub async fn serve_stdio_until(cwd: &Path, stop: impl std::future::Future<Output = ()>) {
-    match stdout_pipe() {
-        Some(stdout) => serve_until(cwd, tokio::io::stdin(), stdout, stop).await,
-        None => serve_until(cwd, tokio::io::stdin(), tokio::io::stdout(), stop).await,
-    }
-}
-
-/// Stdout as a non-blocking pipe, when it is one (an editor's usual setup). tokio's
-/// `stdout()` hands every write to a blocking thread and waits for it to come back: a
-/// thread hop and two wake-ups per batch. Written as a pipe, a batch goes out from the
-/// runtime's thread, which waits only when the pipe is full.
-#[cfg(unix)]
-fn stdout_pipe() -> Option<tokio::net::unix::pipe::Sender> {
-    use std::os::fd::AsFd;
-    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    // Fails (and the caller falls back to `stdout()`) when stdout is not a pipe.
-    tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
-}
-
-#[cfg(not(unix))]
-fn stdout_pipe() -> Option<tokio::io::Stdout> {
-    None
+    serve_until(cwd, stdio::input(), stdio::output(), stop).await;
 }
 
 /// Serves one session over `input` and `output` (stdio in production).
@@ -270,10 +251,21 @@ pub async fn serve_until(
             out: frames.clone(),
         },
     ));
+    // On the runtime's workers, not the caller's thread (the main thread's `block_on` in
+    // production): a request then goes from the input guard to its handler, and the handler
+    // to the engine, within the worker that read it, not with a wake-up of another thread.
+    let mut dispatch = tokio::spawn(dispatch::run(
+        service,
+        socket,
+        requests_rx,
+        responses_rx,
+        frames,
+    ));
     let stopped = tokio::select! {
-        () = dispatch::run(service, socket, requests_rx, responses_rx, frames) => false,
+        _ = &mut dispatch => false,
         () = stop => true,
     };
+    dispatch.abort();
     if stopped && let Some(session) = session.get() {
         tracing::info!("stopping on a signal");
         session.engine.shutdown().await;

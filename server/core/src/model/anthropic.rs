@@ -44,7 +44,7 @@ impl WireApi for AnthropicApi {
                 .iter()
                 .map(|tool| Tool {
                     description: &tool.description,
-                    input_schema: &tool.parameters,
+                    input_schema: tool.parameters.json(),
                     name: &tool.name,
                 })
                 .collect(),
@@ -73,7 +73,7 @@ struct Body<'a> {
 #[derive(Serialize)]
 struct Tool<'a> {
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: &'a serde_json::value::RawValue,
     name: &'a str,
 }
 

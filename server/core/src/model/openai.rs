@@ -51,7 +51,7 @@ impl WireApi for OpenAiApi {
                     function: Function {
                         description: &tool.description,
                         name: &tool.name,
-                        parameters: &tool.parameters,
+                        parameters: tool.parameters.json(),
                     },
                     kind: "function",
                 })
@@ -95,7 +95,7 @@ struct Tool<'a> {
 struct Function<'a> {
     description: &'a str,
     name: &'a str,
-    parameters: &'a Value,
+    parameters: &'a serde_json::value::RawValue,
 }
 
 /// The history as OpenAI Chat Completions messages: images as content parts (a person's

@@ -24,6 +24,15 @@ pub(crate) struct Expanded {
     pub references: Vec<FileReference>,
 }
 
+/// Whether a text item of `input` has an `@` reference, without resolving any: an input
+/// without one needs no thread to read files on.
+pub(crate) fn any(input: &[InputItem]) -> bool {
+    input.iter().any(|item| match item {
+        InputItem::Text { text } => text.contains('@') && !parse::references(text).is_empty(),
+        _ => false,
+    })
+}
+
 /// Resolves the references in the text items of `input`. Blocking: reads files.
 pub(crate) fn expand(
     workspace: &Path,

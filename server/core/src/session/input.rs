@@ -68,14 +68,18 @@ impl Session {
                 conversation.plan_reminder_due && conversation.mode == Mode::Plan,
             )
         };
-        let workspace = self.config().workspace.clone();
-        let documents = self.state().documents.clone();
-        let items = input.to_vec();
-        let expanded = tokio::task::spawn_blocking(move || {
-            crate::references::expand(&workspace, documents.as_deref(), &items)
-        })
-        .await
-        .unwrap_or_default();
+        let expanded = if crate::references::any(input) {
+            let workspace = self.config().workspace.clone();
+            let documents = self.state().documents.clone();
+            let items = input.to_vec();
+            tokio::task::spawn_blocking(move || {
+                crate::references::expand(&workspace, documents.as_deref(), &items)
+            })
+            .await
+            .unwrap_or_default()
+        } else {
+            crate::references::Expanded::default()
+        };
         let started = self.todos_for_complex_task(conversation, input, todo_offered);
         let reminders = InputReminders {
             references: expanded.reminders,

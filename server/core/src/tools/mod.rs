@@ -54,7 +54,44 @@ pub use write::WriteTool;
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    pub parameters: std::sync::Arc<Value>,
+    pub parameters: std::sync::Arc<Schema>,
+}
+
+/// A tool's argument schema, with its JSON written once: every request carries it, and a
+/// new conversation's first request is measured with it, so neither serializes the tree
+/// again. Reads as the schema's [`Value`].
+#[derive(Debug)]
+pub struct Schema {
+    value: Value,
+    json: Box<serde_json::value::RawValue>,
+}
+
+impl Schema {
+    pub fn new(value: Value) -> Self {
+        // A `Value` always serializes (its map keys are strings): the `null` of the
+        // default is never used.
+        let json = serde_json::value::to_raw_value(&value).unwrap_or_default();
+        Self { value, json }
+    }
+
+    /// The schema as JSON, the bytes `serde_json` writes for it.
+    pub fn json(&self) -> &serde_json::value::RawValue {
+        &self.json
+    }
+}
+
+impl std::ops::Deref for Schema {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.value
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
 }
 
 impl PartialEq for ToolSpec {
@@ -255,7 +292,7 @@ impl ToolRegistry {
             .map(|tool| ToolSpec {
                 name: tool.name().to_owned(),
                 description: tool.description().to_owned(),
-                parameters: std::sync::Arc::new(tool.input_schema()),
+                parameters: std::sync::Arc::new(Schema::new(tool.input_schema())),
             })
             .collect();
         Ok(Self {

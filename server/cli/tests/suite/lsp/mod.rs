@@ -17,6 +17,7 @@ mod reload_mcp;
 mod sessions;
 mod setup;
 mod stale_writes;
+mod stdio;
 mod trust;
 
 use std::process::Stdio;
