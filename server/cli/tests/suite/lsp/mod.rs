@@ -25,8 +25,45 @@ use std::time::Duration;
 
 use coder_testkit::MockModelServer;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+};
 use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// Writes `message` as one LSP frame.
+pub(super) async fn write_frame(output: &mut (impl AsyncWrite + Unpin), message: &Value) {
+    let body = message.to_string();
+    let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    output.write_all(frame.as_bytes()).await.unwrap();
+    output.flush().await.unwrap();
+}
+
+/// Reads the next LSP frame's body, within 20 s.
+pub(super) async fn read_frame(input: &mut (impl AsyncBufRead + Unpin)) -> Value {
+    let read = async {
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            assert!(
+                input.read_line(&mut line).await.unwrap() > 0,
+                "coder lsp closed its output"
+            );
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.strip_prefix("Content-Length: ") {
+                length = value.parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        input.read_exact(&mut body).await.unwrap();
+        serde_json::from_slice(&body).unwrap()
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("no message from coder lsp within 20 s")
+}
 
 /// A minimal LSP client: framed JSON-RPC over the child's stdio.
 pub(super) struct Client {
@@ -94,9 +131,7 @@ impl Client {
     }
 
     pub async fn write(&mut self, message: Value) {
-        let body = message.to_string();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.write_raw(frame.as_bytes()).await;
+        write_frame(&mut self.stdin, &message).await;
     }
 
     pub async fn write_raw(&mut self, bytes: &[u8]) {
@@ -105,26 +140,7 @@ impl Client {
     }
 
     pub async fn read(&mut self) -> Value {
-        let read = async {
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                self.stdout.read_line(&mut line).await.unwrap();
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(value) = line.strip_prefix("Content-Length: ") {
-                    length = value.parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            self.stdout.read_exact(&mut body).await.unwrap();
-            serde_json::from_slice(&body).unwrap()
-        };
-        tokio::time::timeout(Duration::from_secs(20), read)
-            .await
-            .expect("no message from coder lsp within 20 s")
+        read_frame(&mut self.stdout).await
     }
 
     /// Sends a request and returns its response, collecting what arrives meanwhile.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 
 /// A framed JSON-RPC client over any pair of streams.
 struct Peer<R, W> {
@@ -20,36 +20,11 @@ struct Peer<R, W> {
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Peer<R, W> {
     async fn write(&mut self, message: Value) {
-        let body = message.to_string();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.output.write_all(frame.as_bytes()).await.unwrap();
-        self.output.flush().await.unwrap();
+        super::write_frame(&mut self.output, &message).await;
     }
 
     async fn read(&mut self) -> Value {
-        let read = async {
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                assert!(
-                    self.input.read_line(&mut line).await.unwrap() > 0,
-                    "coder lsp closed its output"
-                );
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(value) = line.strip_prefix("Content-Length: ") {
-                    length = value.parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            self.input.read_exact(&mut body).await.unwrap();
-            serde_json::from_slice::<Value>(&body).unwrap()
-        };
-        tokio::time::timeout(Duration::from_secs(20), read)
-            .await
-            .expect("no message from coder lsp within 20 s")
+        super::read_frame(&mut self.input).await
     }
 
     async fn request(&mut self, method: &str, params: Value, seen: &mut Vec<Value>) -> Value {
@@ -158,16 +133,19 @@ async fn ends_by_itself(mut child: tokio::process::Child) {
     assert!(status.success(), "{status}");
 }
 
-#[tokio::test]
-async fn a_task_streams_over_socket_pairs_as_node_and_neovim_connect_them() {
+/// One task through `coder lsp` whose stdin and stdout are `child_in` and `child_out`,
+/// the test reading `input` and writing `output`; then `exit`, and the server ends.
+async fn one_task_over(
+    (child_in, child_out): (OwnedFd, OwnedFd),
+    input: impl AsyncRead + Unpin,
+    output: impl AsyncWrite + Unpin,
+) {
     let workspace = tempfile::tempdir().unwrap();
     let server = MockModelServer::start(vec![reply()]).await.unwrap();
-    let (child_in, ours_in) = socket_pair();
-    let (child_out, ours_out) = socket_pair();
     let child = spawn(workspace.path(), &server, child_in.into(), child_out.into());
     let mut peer = Peer {
-        input: BufReader::new(ours_out),
-        output: ours_in,
+        input: BufReader::new(input),
+        output,
         next_id: 1,
     };
     peer.one_task().await;
@@ -175,23 +153,16 @@ async fn a_task_streams_over_socket_pairs_as_node_and_neovim_connect_them() {
 }
 
 #[tokio::test]
+async fn a_task_streams_over_socket_pairs_as_node_and_neovim_connect_them() {
+    let (child_in, ours_in) = socket_pair();
+    let (child_out, ours_out) = socket_pair();
+    one_task_over((child_in, child_out), ours_out, ours_in).await;
+}
+
+#[tokio::test]
 async fn a_task_streams_over_one_socket_for_both_directions() {
-    let workspace = tempfile::tempdir().unwrap();
-    let server = MockModelServer::start(vec![reply()]).await.unwrap();
     let (child_end, ours) = socket_pair();
     let child_out = child_end.try_clone().unwrap();
-    let child = spawn(
-        workspace.path(),
-        &server,
-        child_end.into(),
-        child_out.into(),
-    );
     let (read, write) = ours.into_split();
-    let mut peer = Peer {
-        input: BufReader::new(read),
-        output: write,
-        next_id: 1,
-    };
-    peer.one_task().await;
-    ends_by_itself(child).await;
+    one_task_over((child_end, child_out), read, write).await;
 }
