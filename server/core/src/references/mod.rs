@@ -28,7 +28,7 @@ pub(crate) struct Expanded {
 /// without one needs no thread to read files on.
 pub(crate) fn any(input: &[InputItem]) -> bool {
     input.iter().any(|item| match item {
-        InputItem::Text { text } => text.contains('@') && !parse::references(text).is_empty(),
+        InputItem::Text { text } => !parse::references(text).is_empty(),
         _ => false,
     })
 }

@@ -26,7 +26,7 @@ use std::time::Duration;
 use coder_testkit::MockModelServer;
 use serde_json::{Value, json};
 use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
@@ -65,12 +65,30 @@ pub(super) async fn read_frame(input: &mut (impl AsyncBufRead + Unpin)) -> Value
         .expect("no message from coder lsp within 20 s")
 }
 
-/// A minimal LSP client: framed JSON-RPC over the child's stdio.
-pub(super) struct Client {
+/// A minimal LSP client: framed JSON-RPC over the child's stdio (pipes unless a test
+/// connects it otherwise).
+pub(super) struct Client<W = ChildStdin, R = ChildStdout> {
     pub child: Child,
-    pub stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    pub stdin: W,
+    stdout: BufReader<R>,
     next_id: i64,
+}
+
+/// `coder lsp` in `cwd` with a clean environment plus `env` (no provider unless `env`
+/// names one), `HOME` in `cwd`; stdin and stdout are for the caller to set.
+pub(super) fn lsp_command(cwd: &std::path::Path, env: &[(&str, &str)]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"));
+    command
+        .args(["lsp", "--stdio"])
+        .current_dir(cwd)
+        .env_clear()
+        .envs(crate::suite::kept_env())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", cwd)
+        .envs(env.iter().copied())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    command
 }
 
 impl Client {
@@ -106,26 +124,75 @@ impl Client {
     /// Starts `coder lsp` in `cwd` with a clean environment plus `env` (no provider unless
     /// `env` names one), `HOME` in `cwd`.
     pub fn spawn(cwd: &std::path::Path, env: &[(&str, &str)]) -> Self {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_coder"))
-            .args(["lsp", "--stdio"])
-            .current_dir(cwd)
-            .env_clear()
-            .envs(crate::suite::kept_env())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", cwd)
-            .envs(env.iter().copied())
+        let mut child = lsp_command(cwd, env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let stdout = child.stdout.take().unwrap();
+        Client::over(child, stdin, stdout)
+    }
+
+    /// [`Client::start`], `initialize` without options, and the root conversation's id.
+    pub async fn ready(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+    ) -> (Self, String) {
+        let mut client = Self::start(workspace, server, preset);
+        client.initialize(json!({})).await;
+        let root = client.root().await;
+        (client, root)
+    }
+
+    /// [`Client::start`], `initialize` without options, and the new session's id and root
+    /// conversation.
+    pub async fn session(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+    ) -> (Self, String, String) {
+        let mut client = Self::start(workspace, server, preset);
+        let init = client.initialize(json!({})).await;
+        let session = session_id(&init);
+        let root = client.root().await;
+        (client, session, root)
+    }
+
+    /// [`Client::start`] and an `initialize` that resumes `session`; what arrives before its
+    /// answer (a resume's warnings) goes to `seen`.
+    pub async fn resuming(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+        session: &str,
+        seen: &mut Vec<Value>,
+    ) -> (Self, Value) {
+        let mut client = Self::start(workspace, server, preset);
+        let init = client
+            .request(
+                "initialize",
+                json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
+                seen,
+            )
+            .await;
+        if init.get("result").is_some() {
+            client
+                .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+                .await;
+        }
+        (client, init)
+    }
+}
+
+impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<W, R> {
+    /// A client of `child` that writes to `stdin` and reads `stdout`.
+    pub fn over(child: Child, stdin: W, stdout: R) -> Self {
         Self {
             child,
             stdin,
-            stdout,
+            stdout: BufReader::new(stdout),
             next_id: 1,
         }
     }
@@ -200,57 +267,6 @@ impl Client {
     }
 
     /// The root conversation's id.
-    /// [`Client::start`], `initialize` without options, and the root conversation's id.
-    pub async fn ready(
-        workspace: &std::path::Path,
-        server: &MockModelServer,
-        preset: &str,
-    ) -> (Self, String) {
-        let mut client = Self::start(workspace, server, preset);
-        client.initialize(json!({})).await;
-        let root = client.root().await;
-        (client, root)
-    }
-
-    /// [`Client::start`], `initialize` without options, and the new session's id and root
-    /// conversation.
-    pub async fn session(
-        workspace: &std::path::Path,
-        server: &MockModelServer,
-        preset: &str,
-    ) -> (Self, String, String) {
-        let mut client = Self::start(workspace, server, preset);
-        let init = client.initialize(json!({})).await;
-        let session = session_id(&init);
-        let root = client.root().await;
-        (client, session, root)
-    }
-
-    /// [`Client::start`] and an `initialize` that resumes `session`; what arrives before its
-    /// answer (a resume's warnings) goes to `seen`.
-    pub async fn resuming(
-        workspace: &std::path::Path,
-        server: &MockModelServer,
-        preset: &str,
-        session: &str,
-        seen: &mut Vec<Value>,
-    ) -> (Self, Value) {
-        let mut client = Self::start(workspace, server, preset);
-        let init = client
-            .request(
-                "initialize",
-                json!({"capabilities": {}, "initializationOptions": {"sessionId": session}}),
-                seen,
-            )
-            .await;
-        if init.get("result").is_some() {
-            client
-                .write(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-                .await;
-        }
-        (client, init)
-    }
-
     pub async fn root(&mut self) -> String {
         let list = self
             .request("conversation/list", json!({}), &mut Vec::new())
