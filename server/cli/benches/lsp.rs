@@ -13,6 +13,8 @@
 //!
 //! Run: `cargo bench -p coder --bench lsp`; name measures to run only those, as in
 //! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `memory`).
+//! `BENCH_RUNS=N` sets the throughput samples per size, `BENCH_SIZES=5000,20000` the sizes;
+//! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -213,6 +215,21 @@ fn cold_start(base_url: &str, workspace: &std::path::Path) {
 /// Reply sizes of the throughput measure, in deltas; a reply of one delta gives the fixed
 /// cost of a task (an empty reply is a broken stream to the engine, which retries it).
 const SIZES: [usize; 4] = [1, 5_000, 20_000, 80_000];
+/// The sizes to measure: [`SIZES`], or `BENCH_SIZES=5000,20000` for some of them (the
+/// one-delta reply, the base of the per-delta cost, is always measured first).
+fn sizes() -> Vec<usize> {
+    let Ok(chosen) = std::env::var("BENCH_SIZES") else {
+        return SIZES.to_vec();
+    };
+    let mut sizes = vec![1];
+    sizes.extend(
+        chosen
+            .split(',')
+            .filter_map(|size| size.trim().parse::<usize>().ok())
+            .filter(|&size| size > 1),
+    );
+    sizes
+}
 /// Samples per size (after one warm-up); the median is reported. `BENCH_RUNS=N` asks for
 /// more: the floor (a raw read of 1 to 14 MB on loopback) moves by 2x from one sample to
 /// the next.
@@ -316,7 +333,7 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     let length: usize = asked["content-length"].parse().unwrap();
     let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(length - 10)).into_bytes();
     assert_eq!(body.len(), length);
-    for deltas in SIZES {
+    for deltas in sizes() {
         let mut ours = Vec::new();
         let mut bare = Vec::new();
         for sample in 0..=samples {

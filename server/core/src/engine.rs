@@ -64,8 +64,8 @@ impl Engine {
 
     /// Takes up a saved session: its id, its conversations and their histories, modes,
     /// todos and token totals replace this session's; returns how many messages were
-    /// loaded. A session that was used is left on disk as it is (its snapshot was written
-    /// when it went idle, its journal holds every change since) and can be taken up later;
+    /// loaded. A session that was used is left on disk as it is (its snapshot, and its
+    /// journal holding every change since) and can be taken up later;
     /// `/undo` starts over with the next turn.
     ///
     /// A resume that fails leaves this session as it was (usable, its own id, nothing of
@@ -98,8 +98,8 @@ impl Engine {
             .map_err(|err| EngineError::io(err.to_string()))
     }
 
-    /// Writes the session snapshot now (it is also written when the session goes idle and
-    /// when it shuts down).
+    /// Writes the session snapshot now (it is also written once the session has stayed idle
+    /// a moment, and when it shuts down).
     pub async fn save(&self) -> Result<(), EngineError> {
         self.session.save(Save::Again).await
     }

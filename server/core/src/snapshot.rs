@@ -6,8 +6,9 @@
 //! offered, as OpenAI `tools`), enough to replay a request. The session's other
 //! conversations follow in `conversations`, in the same shape.
 //!
-//! The file is written when the session goes idle, after a task when the last write is
-//! older than [`SAVE_INTERVAL`], and when the session shuts down. Each write goes to a
+//! The file is written once the session has stayed idle a moment (the driver's `QUIET`),
+//! after a task when the last write is older than [`SAVE_INTERVAL`] (so after the first
+//! task too), and when the session shuts down. The journal holds every change before that. Each write goes to a
 //! temporary file that is renamed over the old one, so a crash never leaves half a snapshot.
 //! The directory carries a `.gitignore` of `*`, so snapshots never show in `git status`.
 

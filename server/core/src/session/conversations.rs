@@ -284,8 +284,8 @@ impl Session {
         if session == self.session_id() {
             return Err(fail(ErrorKind::InvalidParams, "this is the session itself"));
         }
-        // A session that was used is left as it is on disk (its snapshot was written when it
-        // went idle, its journal holds every change since) and can be resumed later.
+        // A session that was used is left as it is on disk (its snapshot, and its journal
+        // holding every change since) and can be resumed later.
         if !self.state().queue.at_rest() {
             return Err(in_use());
         }

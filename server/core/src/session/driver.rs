@@ -16,6 +16,10 @@ use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 
 use super::state::State;
+
+/// How long a session stays idle before its snapshot is written (see
+/// [`Driver::save_when_quiet`]).
+pub(crate) const QUIET: std::time::Duration = std::time::Duration::from_millis(500);
 use crate::events::EventHub;
 use crate::sync::lock;
 use crate::turn::{Closure, TaskControl, TurnOutcome};
@@ -82,9 +86,9 @@ pub(crate) trait TaskRunner: Send + Sync + 'static {
     /// Called when the queue ran empty, before anything else runs: the turn's end is
     /// recorded (for `/undo`).
     fn turn_ended(&self) -> BoxFuture<'static, ()>;
-    /// Called after each task (`idle` false) and when the queue ran empty (`idle` true):
-    /// the session saves its snapshot (after a task, only when one is due). The idle save
-    /// ends before `idle` is reported, and a task that arrives meanwhile starts beside it.
+    /// Called after each task (`idle` false) and once the session stayed idle for [`QUIET`]
+    /// (`idle` true): the session saves its snapshot (after a task, only when one is due).
+    /// A task that arrives during the save starts beside it.
     fn save(&self, conversation: ConversationId, idle: bool) -> BoxFuture<'static, ()>;
     /// Called for each queued plan the driver drops without running it (shutdown, a
     /// destroyed conversation): a continuation's pending tool call gets a result saying
@@ -116,7 +120,7 @@ impl Queue {
         self.running.is_none() && self.plans.is_empty()
     }
 
-    /// Nothing runs, waits, or is being wound up: the last task's save is done too.
+    /// Nothing runs, waits, or is being wound up.
     pub fn at_rest(&self) -> bool {
         self.is_empty() && !self.driving
     }
@@ -130,8 +134,6 @@ pub(crate) struct Driver {
     runner: Arc<dyn TaskRunner>,
     /// Counts finished tasks, for those who wait for the running one to end.
     finished: tokio::sync::watch::Sender<u64>,
-    /// Told when plans are queued (the drive loop may be saving at idle).
-    queued: tokio::sync::Notify,
 }
 
 impl Driver {
@@ -147,7 +149,6 @@ impl Driver {
             runtime,
             runner,
             finished: tokio::sync::watch::Sender::new(0),
-            queued: tokio::sync::Notify::new(),
         }
     }
 
@@ -169,7 +170,6 @@ impl Driver {
             }
             !std::mem::replace(&mut queue.driving, true)
         };
-        self.queued.notify_one();
         if start {
             self.runtime.spawn(self.clone().drive());
         }
@@ -346,8 +346,6 @@ impl Driver {
     /// still empty, so a `running` of a new loop never precedes the `idle` of an old one.
     async fn drive(self: Arc<Self>) {
         let mut reported_running = false;
-        // An idle save a task started beside; the next idle save waits for it.
-        let mut saving_beside: Option<tokio::task::JoinHandle<()>> = None;
         loop {
             match self.next(reported_running) {
                 Next::Run(plan, control) => {
@@ -376,24 +374,13 @@ impl Driver {
                     reported_running = false;
                     if let Some((conversation_id, task_id)) = last {
                         self.runner.turn_ended().await;
-                        if let Some(earlier) = saving_beside.take() {
-                            let _ = earlier.await;
-                        }
-                        // Saved before `idle`, so a client that sees it finds the file
-                        // current; a task sent meanwhile does not wait for the disk: it
-                        // starts, the stretch goes on, and its own idle comes after.
-                        let mut saving = self.runner.save(conversation_id, true);
-                        if self.until_saved_or_queued(&mut saving).await {
-                            saving_beside = Some(self.runtime.spawn(saving));
-                            reported_running = true;
-                            continue;
-                        }
                         let state = EngineState::Idle;
                         self.hub.emit(
                             conversation_id,
                             Some(task_id),
                             EventMsg::StateChanged { state },
                         );
+                        self.save_when_quiet(conversation_id);
                     }
                 }
                 Next::Stop => return,
@@ -401,19 +388,20 @@ impl Driver {
         }
     }
 
-    /// Waits for `saving` to end, or for a plan to be queued first; returns whether one was.
-    async fn until_saved_or_queued(&self, saving: &mut BoxFuture<'static, ()>) -> bool {
-        loop {
-            tokio::select! {
-                biased;
-                () = &mut *saving => return false,
-                () = self.queued.notified() => {
-                    if !lock(&self.state).queue.plans.is_empty() {
-                        return true;
-                    }
-                }
+    /// Saves the session once it has stayed idle for [`QUIET`]; a task that runs meanwhile
+    /// leaves the save to its own idle. The journal already holds every change, so the
+    /// snapshot is written once per quiet stretch, not after every task of a burst.
+    fn save_when_quiet(self: &Arc<Self>, conversation: ConversationId) {
+        let finished = *self.finished.borrow();
+        let driver = self.clone();
+        self.runtime.spawn(async move {
+            tokio::time::sleep(QUIET).await;
+            let quiet =
+                *driver.finished.borrow() == finished && lock(&driver.state).queue.is_empty();
+            if quiet {
+                driver.runner.save(conversation, true).await;
             }
-        }
+        });
     }
 
     /// Applies how a task of `conversation` ended: `depth` handoffs deep, in `chain`, after

@@ -9,7 +9,7 @@ use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{Harness, assert_history_valid, kinds, until_idle, warnings};
+use super::support::{Harness, assert_history_valid, kinds, until_idle, until_saved, warnings};
 
 /// About `tokens` tokens of text.
 fn words(tokens: usize) -> String {
@@ -181,8 +181,7 @@ async fn a_request_that_would_pass_the_threshold_is_compacted_first_and_nothing_
 
     // The snapshot keeps the archive, and its messages are the compacted history.
     until_idle(&mut h).await;
-    let path = h.engine.snapshot_path().unwrap();
-    let snapshot: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let snapshot: Value = serde_json::from_slice(&until_saved(&h.engine).await).unwrap();
     let root = snapshot["conversations"]
         .as_array()
         .unwrap()

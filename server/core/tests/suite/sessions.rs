@@ -7,7 +7,7 @@ use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{Harness, config, until_idle};
+use super::support::{Harness, config, until_idle, until_saved};
 
 fn read_snapshot(engine: &Engine) -> SessionSnapshot {
     let path = engine.snapshot_path().expect("saving is on");
@@ -41,7 +41,7 @@ async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
     h.engine.send(side, "side question").unwrap();
     until_idle(&mut h).await;
 
-    let saved = read_snapshot(&h.engine);
+    let saved: SessionSnapshot = serde_json::from_slice(&until_saved(&h.engine).await).unwrap();
     assert_eq!(saved.session_id, h.engine.session_id());
     assert_eq!(saved.root.conversation_id, h.root);
     assert_eq!(saved.root.model, "mock-model");

@@ -107,6 +107,22 @@ impl Harness {
     }
 }
 
+/// The session's snapshot once it holds everything: written (a session saves once it has
+/// stayed idle a moment) and its journal folded into it. Bounded: a guard against a hang.
+pub async fn until_saved(engine: &coder_core::Engine) -> Vec<u8> {
+    let path = engine.snapshot_path().expect("saving is on");
+    let journal = path.with_extension("jsonl");
+    let wait = async {
+        while !path.exists() || journal.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("the snapshot was not written within 10 s of idle");
+    std::fs::read(&path).unwrap()
+}
+
 /// Events until the session is idle again (the snapshot is written just before).
 pub async fn until_idle(h: &mut Harness) -> Vec<Event> {
     let mut seen = Vec::new();

@@ -33,7 +33,7 @@ async fn a_saved_session_resumes_with_its_history() {
         .send_text(&root, "What is the answer?", &mut seen)
         .await;
     first.until_events("state_changed", 2, &mut seen).await;
-    // Saved before `idle` went out.
+    // Saved before `idle` went out: a session's first task is saved as it ends.
     let path = workspace
         .path()
         .join(format!(".coder/sessions/{session}.json"));

@@ -1,6 +1,7 @@
 //! The driver's state machine, with a scripted task runner instead of a model.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use coder_protocol::{
     AbortReason, ConversationId, DropReason, EngineState, EventMsg, InputItem, Mode, TaskId,
@@ -9,7 +10,7 @@ use futures::future::BoxFuture;
 use pretty_assertions::assert_eq;
 use tokio::sync::Notify;
 
-use super::{Driver, TaskPlan, TaskRunner};
+use super::{Driver, QUIET, TaskPlan, TaskRunner};
 use crate::conversation::{Conversation, ConversationSpec};
 use crate::events::{EventHub, EventReceiver};
 use crate::session::state::State;
@@ -562,23 +563,49 @@ async fn until(done: impl Fn() -> bool) {
         .expect("the condition came true");
 }
 
-#[tokio::test]
-async fn a_task_sent_during_the_idle_save_starts_at_once_and_idle_waits_for_every_save() {
-    let save_gate = Arc::new(Notify::new());
-    let mut f = fixture_with(|_| Step::Complete, Some(save_gate.clone()));
+#[tokio::test(start_paused = true)]
+async fn the_snapshot_is_saved_once_the_session_stayed_idle_and_once_for_a_burst() {
+    let mut f = fixture(|_| Step::Complete);
+    let runner = f.runner.clone();
+    let saves = || *lock(&runner.saves);
     f.driver.enqueue(vec![plan(f.root, "one")]);
-    until(|| f.ran().len() == 1).await;
-    // The first task's idle save is held; the next task does not wait for it.
-    f.driver.enqueue(vec![plan(f.root, "two")]);
-    until(|| f.ran().len() == 2).await;
-    assert_eq!(*lock(&f.runner.saves), 0);
-    // The first save ends, then the second task's; only then is the session idle, once.
-    save_gate.notify_one();
-    until(|| *lock(&f.runner.saves) == 1).await;
-    save_gate.notify_one();
     assert_eq!(
         f.until_idle().await,
         [EngineState::Running, EngineState::Idle]
     );
-    assert_eq!(*lock(&f.runner.saves), 2);
+    // `idle` does not wait for the disk.
+    assert_eq!(saves(), 0);
+    // A task within the quiet stretch: the first save is left to the second idle.
+    tokio::time::sleep(QUIET / 2).await;
+    f.driver.enqueue(vec![plan(f.root, "two")]);
+    assert_eq!(
+        f.until_idle().await,
+        [EngineState::Running, EngineState::Idle]
+    );
+    tokio::time::sleep(QUIET / 2 + Duration::from_millis(10)).await;
+    assert_eq!(saves(), 0, "saved while a burst went on");
+    tokio::time::sleep(QUIET).await;
+    assert_eq!(saves(), 1);
+    // Nothing more happens, nothing more is written.
+    tokio::time::sleep(QUIET * 4).await;
+    assert_eq!(saves(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_sent_during_the_save_starts_at_once() {
+    let save_gate = Arc::new(Notify::new());
+    let mut f = fixture_with(|_| Step::Complete, Some(save_gate.clone()));
+    f.driver.enqueue(vec![plan(f.root, "one")]);
+    f.until_idle().await;
+    // The save has started and is held.
+    tokio::time::sleep(QUIET + Duration::from_millis(10)).await;
+    f.driver.enqueue(vec![plan(f.root, "two")]);
+    assert_eq!(
+        f.until_idle().await,
+        [EngineState::Running, EngineState::Idle]
+    );
+    assert_eq!(f.ran().len(), 2);
+    assert_eq!(*lock(&f.runner.saves), 0);
+    save_gate.notify_one();
+    until(|| *lock(&f.runner.saves) == 1).await;
 }
