@@ -15,6 +15,9 @@
 //! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `memory`).
 //! `BENCH_RUNS=N` sets the throughput samples per size, `BENCH_SIZES=5000,20000` the sizes;
 //! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run).
+//! `BENCH_EVENTS=1` prints, for each throughput sample, the frames and bytes the client read
+//! and when each event arrived (microseconds after the request left): where a task's time
+//! goes, seen from the client.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -282,11 +285,18 @@ fn lsp_read(lsp: &mut Lsp, conversation: &Value) -> (Duration, usize) {
         "params": {"conversationId": conversation, "text": "go"}}),
     );
     let mut body = Vec::with_capacity(1 << 20);
+    let mut trace = std::env::var_os("BENCH_EVENTS").map(|_| EventTrace::default());
     loop {
         lsp.read_into(&mut body);
+        if let Some(trace) = &mut trace {
+            trace.frame(&body, started.elapsed());
+        }
         // An event's type comes before its payload: look at the head of each frame only.
         if contains(&body[..body.len().min(256)], b"\"type\":\"task_complete\"") {
             let elapsed = started.elapsed();
+            if let Some(trace) = trace {
+                eprintln!("{trace}");
+            }
             // The task must have streamed the whole reply, not ended at a limit.
             let end: Value = serde_json::from_slice(&body).unwrap();
             let event = &end["params"]["event"];
@@ -296,6 +306,39 @@ fn lsp_read(lsp: &mut Lsp, conversation: &Value) -> (Duration, usize) {
                 event["lastAgentMessage"].as_str().map_or(0, str::len),
             );
         }
+    }
+}
+
+/// What the client saw of one task (`BENCH_EVENTS=1`): frames, bytes, and each event's type
+/// with its arrival in microseconds.
+#[derive(Default)]
+struct EventTrace {
+    frames: usize,
+    bytes: usize,
+    arrivals: Vec<String>,
+}
+
+impl EventTrace {
+    fn frame(&mut self, body: &[u8], at: Duration) {
+        self.frames += 1;
+        self.bytes += body.len();
+        let head = String::from_utf8_lossy(&body[..body.len().min(256)]);
+        if let Some(start) = head.find("\"type\":\"") {
+            let kind = head[start + 8..].split('"').next().unwrap_or_default();
+            self.arrivals.push(format!("{kind}@{}", at.as_micros()));
+        }
+    }
+}
+
+impl std::fmt::Display for EventTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} frames, {} bytes: {}",
+            self.frames,
+            self.bytes,
+            self.arrivals.join(" ")
+        )
     }
 }
 

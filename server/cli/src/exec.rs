@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
-use coder_core::event_json::DeltaEnvelope;
+use coder_core::event_json::EventJson;
 use coder_core::tools::EXIT_PLAN_MODE;
 use coder_core::{
     Config, ConfigError, Door, DoorNames, Engine, ErrorKind, Overrides, ProviderNeed,
@@ -467,25 +467,25 @@ trait Printer {
 /// Every event as one JSON line.
 struct JsonPrinter {
     out: std::io::BufWriter<std::io::Stdout>,
-    /// `,"conversationId":"…","taskId":"…"` of the last streamed delta, and its ids: a
-    /// reply's deltas share them, so they are formatted once per task.
-    envelope: DeltaEnvelope,
+    /// Writes the stream's events (deltas, a reply's whole text) without serde: a reply's
+    /// events share their ids, formatted once per task, and long texts escape fast.
+    json: EventJson,
 }
 
 impl JsonPrinter {
     fn new() -> Self {
         Self {
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
-            envelope: DeltaEnvelope::default(),
+            json: EventJson::default(),
         }
     }
 }
 
 impl Printer for JsonPrinter {
     fn print(&mut self, event: &Event) -> std::io::Result<()> {
-        // Streamed deltas are most of the lines: written straight, the same bytes serde
-        // writes for them, without formatting two UUIDs each time.
-        if !self.envelope.write_delta(&mut self.out, event)? {
+        // Streamed deltas are most of the lines, and a reply's end carries its whole text
+        // three times: written straight, the same bytes serde writes for them.
+        if !self.json.write(&mut self.out, event)? {
             serde_json::to_writer(&mut self.out, event)?;
         }
         self.out.write_all(b"\n")

@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 
 use crate::permissions;
-use coder_core::event_json::DeltaEnvelope;
+use coder_core::event_json::EventJson;
 
 /// A batch is written once it holds this much, even if more is ready.
 const BATCH_BYTES: usize = 1 << 20;
@@ -73,13 +73,13 @@ const EVENT_HEAD: &[u8] =
     b"{\"jsonrpc\":\"2.0\",\"method\":\"conversation/event\",\"params\":{\"event\":";
 
 /// Turns events into `conversation/event` notification frames. Deltas, most of a stream,
-/// are written straight with their ids formatted once per task ([`DeltaEnvelope`]); the
-/// bytes are the ones serde writes for [`Notification`].
+/// and the events that carry a reply's whole text are written straight ([`EventJson`]);
+/// the bytes are the ones serde writes for [`Notification`].
 #[derive(Default)]
 struct EventFrames {
     /// One notification's body, before it is framed.
     scratch: Vec<u8>,
-    deltas: DeltaEnvelope,
+    json: EventJson,
 }
 
 impl EventFrames {
@@ -88,7 +88,7 @@ impl EventFrames {
         let scratch = &mut self.scratch;
         scratch.clear();
         scratch.extend_from_slice(EVENT_HEAD);
-        let written = match self.deltas.write_delta(&mut *scratch, event) {
+        let written = match self.json.write(&mut *scratch, event) {
             Ok(true) => Ok(()),
             Ok(false) => serde_json::to_writer(&mut *scratch, event).map_err(Into::into),
             Err(err) => Err(err),
