@@ -500,7 +500,8 @@ async fn a_session_killed_while_a_reply_streams_keeps_every_finished_turn() {
     let mut seen = Vec::new();
     first.send_text(&root, "First question.", &mut seen).await;
     first.until_events("state_changed", 2, &mut seen).await;
-    // Idle: the snapshot holds the first task, the journal is folded in.
+    // A session's first task is saved as it ends: the snapshot holds it, the journal is
+    // folded in.
     assert_eq!(saved_files(workspace.path(), &session), (true, false));
     first.send_text(&root, "Second question.", &mut seen).await;
     assert!(
@@ -525,6 +526,59 @@ async fn a_session_killed_while_a_reply_streams_keeps_every_finished_turn() {
             json!(["user", null, "First question."]),
             json!(["assistant", null, "First answer."]),
             json!(["user", null, "Second question."]),
+            json!(["user", null, "Go on."]),
+        ]
+    );
+    resumed.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_left_idle_folds_its_journal_and_one_killed_at_idle_loses_nothing() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("First answer."),
+        MockResponse::text("Second answer."),
+        MockResponse::text("Third answer."),
+        MockResponse::text("Resumed fine."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut first, session, root) = Client::session(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    first.send_text(&root, "First question.", &mut seen).await;
+    first.until_events("state_changed", 2, &mut seen).await;
+    first.send_text(&root, "Second question.", &mut seen).await;
+    first.until_events("state_changed", 4, &mut seen).await;
+    // `idle` does not wait for the disk; once the session has stayed idle a moment, the
+    // snapshot holds both tasks and the journal is folded into it.
+    let folded = async {
+        while saved_files(workspace.path(), &session) != (true, false) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), folded)
+        .await
+        .expect("the snapshot was written and the journal folded within 10 s of idle");
+    // A third task, and the process killed as soon as it is idle: whether its snapshot was
+    // written yet or not, nothing is lost.
+    first.send_text(&root, "Third question.", &mut seen).await;
+    first.until_events("state_changed", 6, &mut seen).await;
+    first.child.kill().await.unwrap();
+
+    let mut seen = Vec::new();
+    let (mut resumed, _) =
+        Client::resuming(workspace.path(), &server, "balanced", &session, &mut seen).await;
+    resumed.send_text(&root, "Go on.", &mut seen).await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    assert_eq!(
+        said_without_reminders(&server),
+        [
+            json!(["user", null, "First question."]),
+            json!(["assistant", null, "First answer."]),
+            json!(["user", null, "Second question."]),
+            json!(["assistant", null, "Second answer."]),
+            json!(["user", null, "Third question."]),
+            json!(["assistant", null, "Third answer."]),
             json!(["user", null, "Go on."]),
         ]
     );
