@@ -393,9 +393,14 @@ impl Driver {
     /// snapshot is written once per quiet stretch, not after every task of a burst.
     fn save_when_quiet(self: &Arc<Self>, conversation: ConversationId) {
         let finished = *self.finished.borrow();
-        let driver = self.clone();
+        // Held weakly while it waits: a session that ends meanwhile is not kept alive by it
+        // (its shutdown wrote the last snapshot).
+        let driver = Arc::downgrade(self);
         self.runtime.spawn(async move {
             tokio::time::sleep(QUIET).await;
+            let Some(driver) = driver.upgrade() else {
+                return;
+            };
             let quiet =
                 *driver.finished.borrow() == finished && lock(&driver.state).queue.is_empty();
             if quiet {
