@@ -119,7 +119,8 @@ fn needs_escape(word: u64) -> bool {
     control | quote | backslash != 0
 }
 
-/// What serde_json writes for `byte` in a string, when it is escaped.
+/// What serde_json writes for `byte` in a string, when it is escaped: its two-character
+/// escape, or nothing for a control byte that has none (it is written as `\u00XX`).
 fn escape(byte: u8) -> Option<&'static [u8]> {
     Some(match byte {
         b'"' => b"\\\"",

@@ -13,13 +13,12 @@
 //! twice gives the same conversation, so replaying the journal over a snapshot that already
 //! holds some of its lines is safe.
 //!
-//! When the session saves its snapshot (after a quiet moment at idle, every few seconds while
-//! busy, at the end), the
-//! snapshot records the last line it holds (`journalThrough`) and the journal, when nothing
-//! was appended meanwhile, is removed: it is folded in. Resuming reads the snapshot, when
-//! there is one, and replays the lines after `journalThrough`; a session that died before
-//! its first snapshot resumes from its journal alone. A last line cut short by the crash is
-//! left out.
+//! When the session saves its snapshot (after a quiet moment at idle, every few seconds
+//! while busy, at the end), the snapshot records the last line it holds (`journalThrough`)
+//! and the journal, when nothing was appended meanwhile, is removed: it is folded in.
+//! Resuming reads the snapshot, when there is one, and replays the lines after
+//! `journalThrough`; a session that died before its first snapshot resumes from its journal
+//! alone. A last line cut short by the crash is left out.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};

@@ -16,13 +16,13 @@ use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 
 use super::state::State;
+use crate::events::EventHub;
+use crate::sync::lock;
+use crate::turn::{Closure, TaskControl, TurnOutcome};
 
 /// How long a session stays idle before its snapshot is written (see
 /// [`Driver::save_when_quiet`]).
 pub(crate) const QUIET: std::time::Duration = std::time::Duration::from_millis(500);
-use crate::events::EventHub;
-use crate::sync::lock;
-use crate::turn::{Closure, TaskControl, TurnOutcome};
 
 /// A task waiting in the session's queue.
 #[derive(Debug, Clone)]
