@@ -51,9 +51,20 @@ pub struct SandboxPolicy {
     pub network: SandboxNetwork,
     enforcement: SandboxEnforcement,
     /// Made at the first confined command (`coder-XXXXXX` in the system's temporary
-    /// directory); `None` until then and after [`SandboxPolicy::remove_temp_dir`]. Shared
-    /// with the policy of an approved re-run with network.
-    temp_dir: Arc<Mutex<Option<tempfile::TempDir>>>,
+    /// directory). Shared with the policy of an approved re-run with network.
+    temp_dir: Arc<Mutex<TempDirSlot>>,
+}
+
+/// The private temporary directory's state.
+#[derive(Debug, Default)]
+enum TempDirSlot {
+    /// No confined command ran yet.
+    #[default]
+    Unmade,
+    Made(tempfile::TempDir),
+    /// Removed at the session's end: a command starting after it (a race with shutdown)
+    /// is refused, since nothing would remove a directory made now.
+    Removed,
 }
 
 impl SandboxPolicy {
@@ -71,7 +82,7 @@ impl SandboxPolicy {
             writable_roots,
             network,
             enforcement,
-            temp_dir: Arc::new(Mutex::new(None)),
+            temp_dir: Arc::default(),
         }
     }
 
@@ -121,23 +132,33 @@ impl SandboxPolicy {
         }
     }
 
-    /// The private temporary directory, made now if there is none yet.
+    /// The private temporary directory, made now if there is none yet; an error once
+    /// [`SandboxPolicy::remove_temp_dir`] ran.
     pub fn temp_dir(&self) -> std::io::Result<PathBuf> {
         let mut slot = crate::sync::lock(&self.temp_dir);
-        if let Some(dir) = slot.as_ref() {
-            return Ok(dir.path().to_path_buf());
+        match &*slot {
+            TempDirSlot::Made(dir) => return Ok(dir.path().to_path_buf()),
+            TempDirSlot::Removed => {
+                return Err(std::io::Error::other(
+                    "the session has ended: no command starts after it",
+                ));
+            }
+            TempDirSlot::Unmade => {}
         }
         let dir = tempfile::Builder::new().prefix("coder-").tempdir()?;
         let path = dir.path().to_path_buf();
-        *slot = Some(dir);
+        *slot = TempDirSlot::Made(dir);
         Ok(path)
     }
 
-    /// Removes the private temporary directory and what commands left in it; a later
-    /// confined command makes a new one.
+    /// Removes the private temporary directory and what commands left in it, for good: a
+    /// confined command starting later is refused.
     pub fn remove_temp_dir(&self) {
-        let dir = crate::sync::lock(&self.temp_dir).take();
-        if let Some(dir) = dir
+        let slot = std::mem::replace(
+            &mut *crate::sync::lock(&self.temp_dir),
+            TempDirSlot::Removed,
+        );
+        if let TempDirSlot::Made(dir) = slot
             && let Err(err) = dir.close()
         {
             tracing::warn!("cannot remove the sandbox's temporary directory: {err}");
@@ -232,4 +253,40 @@ pub(crate) fn looks_offline(output: &str) -> bool {
     ]
     .iter()
     .any(|needle| output.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> SandboxPolicy {
+        let enforcement = SandboxEnforcement {
+            landlock_abi: 0,
+            kernel_landlock_abi: 0,
+            read_only_view: false,
+            user_namespace: false,
+            network: NetworkEnforcement::Allowed,
+        };
+        SandboxPolicy::new(Path::new("/"), &[], SandboxNetwork::On, enforcement)
+    }
+
+    #[test]
+    fn no_temporary_directory_is_made_once_the_session_removed_its_own() {
+        let policy = policy();
+        let made = policy.temp_dir().unwrap();
+        assert_eq!(
+            policy.temp_dir().unwrap(),
+            made,
+            "one directory per session"
+        );
+        assert!(made.is_dir());
+        let with_network = policy.with_network();
+        policy.remove_temp_dir();
+        assert!(!made.exists(), "{} is left behind", made.display());
+        // A command starting after the session ended (a race with shutdown) would make a
+        // directory nothing removes: it is refused instead.
+        let err = policy.temp_dir().unwrap_err();
+        assert!(err.to_string().contains("session has ended"), "{err}");
+        assert!(with_network.temp_dir().is_err());
+    }
 }
