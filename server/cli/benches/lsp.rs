@@ -7,7 +7,8 @@
 //! - Throughput: replies of 5,000, 20,000 and 80,000 deltas, pre-rendered by the mock and
 //!   written at once, read through `coder lsp` by a client that only counts bytes until the
 //!   task's end event, against a raw TCP read of the same reply (the floor); the ratio and
-//!   the per-delta cost `(t(n) - t(0)) / n` at each size.
+//!   the per-delta cost `(t(n) - t(1)) / (n - 1)` at each size, of each and of what coder
+//!   adds to the floor (the median of the paired differences, read the same way).
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
 //!   (10 exchanges), built over the protocol.
 //!
@@ -16,8 +17,8 @@
 //! `BENCH_RUNS=N` sets the throughput samples per size, `BENCH_SIZES=5000,20000` the sizes;
 //! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run).
 //! `BENCH_EVENTS=1` prints, for each throughput sample, the frames and bytes the client read
-//! and when each event arrived (microseconds after the request left): where a task's time
-//! goes, seen from the client.
+//! and when each event arrived (microseconds after the request left), and when the bare
+//! read's first bytes came: where a task's time goes, seen from the client.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -252,8 +253,10 @@ fn reply(deltas: usize) -> MockResponse {
     MockResponse::prerendered(&chunks)
 }
 
-/// The floor: one POST of `body` over a raw TCP connection, the reply read to its end.
-fn bare_read(addr: std::net::SocketAddr, body: &[u8], buffer: &mut [u8]) -> usize {
+/// The floor: one POST of `body` over a raw TCP connection, the reply read to its end; the
+/// time its first bytes came (`BENCH_EVENTS=1` prints it beside coder's event arrivals).
+fn bare_read(addr: std::net::SocketAddr, body: &[u8], buffer: &mut [u8]) -> Duration {
+    let started = Instant::now();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     let mut request = format!(
         "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -262,14 +265,13 @@ fn bare_read(addr: std::net::SocketAddr, body: &[u8], buffer: &mut [u8]) -> usiz
     .into_bytes();
     request.extend_from_slice(body);
     stream.write_all(&request).unwrap();
-    // Read into one buffer and count: the cheapest reader there is.
-    let mut total = 0;
-    loop {
-        match stream.read(buffer).unwrap() {
-            0 => return total,
-            n => total += n,
-        }
+    // Read into one buffer: the cheapest reader there is.
+    let n = stream.read(buffer).unwrap();
+    let first = started.elapsed();
+    if n > 0 {
+        while stream.read(buffer).unwrap() > 0 {}
     }
+    first
 }
 
 /// `coder lsp` read by a client that only reads and counts bytes until the task's end
@@ -379,11 +381,19 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     for deltas in sizes() {
         let mut ours = Vec::new();
         let mut bare = Vec::new();
+        let mut added = Vec::new();
         for sample in 0..=samples {
             server.push([reply(deltas)]);
             let started = Instant::now();
-            bare_read(server.addr(), &body, &mut buffer);
+            let first = bare_read(server.addr(), &body, &mut buffer);
             let b = started.elapsed();
+            if std::env::var_os("BENCH_EVENTS").is_some() {
+                eprintln!(
+                    "bare read: first bytes@{} end@{}",
+                    first.as_micros(),
+                    b.as_micros()
+                );
+            }
             server.push([reply(deltas)]);
             // A conversation per sample, destroyed after it: one conversation holding every
             // earlier reply (megabytes at 80,000 deltas) would make each request, and the
@@ -399,24 +409,29 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
             if sample > 0 {
                 ours.push(o);
                 bare.push(b);
+                added.push(o.as_secs_f64() - b.as_secs_f64());
             }
         }
-        rows.push((deltas, median(ours), median(bare)));
+        added.sort_by(f64::total_cmp);
+        rows.push((deltas, median(ours), median(bare), added[added.len() / 2]));
     }
     lsp.stop();
-    let (_, ours_1, bare_1) = rows[0];
+    let (_, ours_1, bare_1, added_1) = rows[0];
     println!("throughput (pre-rendered reply written at once; median of {samples}):");
     println!(
         "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms",
         ms(ours_1),
         ms(bare_1)
     );
-    for &(deltas, ours, bare) in &rows[1..] {
+    for &(deltas, ours, bare, added) in &rows[1..] {
         let per = |t: Duration, t1: Duration| {
             t.saturating_sub(t1).as_secs_f64() * 1e9 / (deltas - 1) as f64
         };
+        // What coder adds to the floor: the median over samples of (coder lsp - bare read),
+        // the two measured back to back, less the same at one delta.
+        let added_per = (added - added_1) * 1e9 / (deltas - 1) as f64;
         println!(
-            "  {deltas:>6} deltas: coder lsp {:.1} ms, bare read {:.1} ms, ratio {:.2}x (target <= 2x); per delta: coder lsp {:.0} ns, bare read {:.0} ns",
+            "  {deltas:>6} deltas: coder lsp {:.1} ms, bare read {:.1} ms, ratio {:.2}x (target <= 2x); per delta: coder lsp {:.0} ns, bare read {:.0} ns, coder's own {added_per:.0} ns",
             ms(ours),
             ms(bare),
             ours.as_secs_f64() / bare.as_secs_f64(),
