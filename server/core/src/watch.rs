@@ -1,5 +1,7 @@
 //! Watching the folders that hold the files a session keeps (rules, skills, custom commands,
-//! configuration, `.mcp.json`), with `notify` and its full debouncer.
+//! configuration, `.mcp.json`), with `notify` and a debouncer of its own that sleeps while
+//! nothing changes (`notify-debouncer-full` woke its thread every 37 ms, so an idle `coder
+//! lsp` woke 27 times a second).
 //!
 //! Only those folders are watched, never the whole workspace: on Linux, inotify needs one
 //! watch per directory, so a recursive watch of a workspace would also pay for every
@@ -15,15 +17,16 @@
 //! (without [`ignored`] ones) to a channel; `session/reload.rs` decides what they mean.
 //!
 //! Architecture invariant: the watcher's threads (notify's and the debouncer's) end when
-//! [`Watcher::stop`] returns.
+//! [`Watcher::stop`] has dropped notify's watcher: its thread ends, and with it the channel
+//! the debouncer's thread waits on.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
-use notify::{EventKind, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::sync::lock;
@@ -31,6 +34,9 @@ use crate::sync::lock;
 /// How long a path must stay quiet before its change is reported: an editor's save (write
 /// to a temporary file, rename over) arrives as one change.
 const DEBOUNCE: Duration = Duration::from_millis(150);
+/// The longest a change waits: paths that never stay quiet (a log written in a watched
+/// folder) do not hold back the others' changes for ever.
+const LONGEST_WAIT: Duration = Duration::from_secs(2);
 
 /// Names of folders whose changes never matter to a session, wherever they are.
 const IGNORED_FOLDERS: [&str; 3] = [".git", "target", "node_modules"];
@@ -44,7 +50,8 @@ pub(crate) struct WatchedFolder {
 
 /// A running watcher over a fixed list of folders.
 pub(crate) struct Watcher {
-    debouncer: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
+    /// notify's watcher, until [`Watcher::stop`]; its events go to the debouncer's thread.
+    notify: Mutex<Option<RecommendedWatcher>>,
     wanted: Vec<WatchedFolder>,
     /// The folders of `wanted` watched now.
     watched: Mutex<HashSet<PathBuf>>,
@@ -59,30 +66,18 @@ impl Watcher {
         wanted: Vec<WatchedFolder>,
         batches: UnboundedSender<Vec<PathBuf>>,
     ) -> Result<Self, String> {
-        let handler = move |result: DebounceEventResult| match result {
-            Ok(events) => {
-                let mut paths: Vec<PathBuf> = events
-                    .iter()
-                    .filter(|event| !matches!(event.kind, EventKind::Access(_)))
-                    .flat_map(|event| event.paths.iter().cloned())
-                    .filter(|path| !ignored(&workspace, path))
-                    .collect();
-                paths.sort();
-                paths.dedup();
-                if !paths.is_empty() {
-                    // The receiver is gone only when the session is ending.
-                    let _ = batches.send(paths);
-                }
-            }
-            Err(errors) => {
-                for error in errors {
-                    tracing::warn!("watching the workspace: {error}");
-                }
-            }
-        };
-        let debouncer = new_debouncer(DEBOUNCE, None, handler).map_err(|err| err.to_string())?;
+        let (events, raw) = std::sync::mpsc::channel();
+        let notify = notify::recommended_watcher(move |event| {
+            // The debouncer's thread is gone only when the session is ending.
+            let _ = events.send(event);
+        })
+        .map_err(|err| err.to_string())?;
+        std::thread::Builder::new()
+            .name("coder-watch".to_owned())
+            .spawn(move || debounce(&raw, &workspace, &batches))
+            .map_err(|err| format!("cannot start the watcher's thread: {err}"))?;
         let watcher = Self {
-            debouncer: Mutex::new(Some(debouncer)),
+            notify: Mutex::new(Some(notify)),
             wanted,
             watched: Mutex::new(HashSet::new()),
         };
@@ -93,8 +88,8 @@ impl Watcher {
     /// Watches the wanted folders that exist now and are not watched yet, and forgets those
     /// that are gone (a folder removed and made again needs a new watch).
     pub fn rewatch(&self) {
-        let mut debouncer = lock(&self.debouncer);
-        let Some(debouncer) = debouncer.as_mut() else {
+        let mut notify = lock(&self.notify);
+        let Some(notify) = notify.as_mut() else {
             return;
         };
         let mut watched = lock(&self.watched);
@@ -102,7 +97,7 @@ impl Watcher {
             let exists = std::fs::symlink_metadata(&folder.path).is_ok_and(|meta| meta.is_dir());
             let known = watched.contains(&folder.path);
             if known && !exists {
-                let _ = debouncer.unwatch(&folder.path);
+                let _ = notify.unwatch(&folder.path);
                 watched.remove(&folder.path);
             } else if !known && exists {
                 let mode = if folder.recursive {
@@ -110,7 +105,7 @@ impl Watcher {
                 } else {
                     RecursiveMode::NonRecursive
                 };
-                match debouncer.watch(&folder.path, mode) {
+                match notify.watch(&folder.path, mode) {
                     Ok(()) => {
                         watched.insert(folder.path.clone());
                     }
@@ -125,15 +120,58 @@ impl Watcher {
         lock(&self.watched).len()
     }
 
-    /// Stops watching: notify's watcher is dropped, which ends its thread, and the
-    /// debouncer's thread is told to end; it does so at its next tick (within a quarter of
-    /// [`DEBOUNCE`]) without anybody waiting for it. Joining it made every session's end
-    /// (each `coder exec`) up to 37 ms longer. A batch it still sends meanwhile finds its
-    /// reader gone. Safe to call more than once.
+    /// Stops watching: notify's watcher is dropped, which ends its thread; the debouncer's
+    /// thread then finds its channel closed and ends, without anybody waiting for it (changes
+    /// still waiting are not reported: the session is ending). Safe to call more than once.
     pub fn stop(&self) {
-        let debouncer = lock(&self.debouncer).take();
-        if let Some(debouncer) = debouncer {
-            debouncer.stop_nonblocking();
+        drop(lock(&self.notify).take());
+    }
+}
+
+/// The debouncer's thread: gathers the changed paths notify reports (without accesses and
+/// [`ignored`] paths) and sends them as one sorted batch once no change came for
+/// [`DEBOUNCE`], or [`LONGEST_WAIT`] after the first. With nothing gathered it waits
+/// without a timeout. Returns when notify's watcher is dropped.
+fn debounce(
+    raw: &Receiver<notify::Result<notify::Event>>,
+    workspace: &Path,
+    batches: &UnboundedSender<Vec<PathBuf>>,
+) {
+    let mut gathered = BTreeSet::new();
+    // When the first gathered change came, and the last.
+    let mut first = Instant::now();
+    let mut last = first;
+    loop {
+        let received = if gathered.is_empty() {
+            raw.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
+            let due = (last + DEBOUNCE).min(first + LONGEST_WAIT);
+            raw.recv_timeout(due.saturating_duration_since(Instant::now()))
+        };
+        match received {
+            Ok(Ok(event)) => {
+                if matches!(event.kind, EventKind::Access(_)) {
+                    continue;
+                }
+                let now = Instant::now();
+                if gathered.is_empty() {
+                    first = now;
+                }
+                last = now;
+                gathered.extend(
+                    event
+                        .paths
+                        .into_iter()
+                        .filter(|path| !ignored(workspace, path)),
+                );
+            }
+            Ok(Err(error)) => tracing::warn!("watching the workspace: {error}"),
+            Err(RecvTimeoutError::Timeout) => {
+                let batch: Vec<PathBuf> = std::mem::take(&mut gathered).into_iter().collect();
+                // The receiver is gone only when the session is ending.
+                let _ = batches.send(batch);
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
         }
     }
 }

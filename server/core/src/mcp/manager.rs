@@ -447,9 +447,26 @@ fn kill_if_our_child(pid: u32) {
 fn kill_if_our_child(_pid: u32) {}
 
 /// Notices servers that exit while idle, so their status and a `warning` say so before the
-/// next call finds out. Ends with the manager.
+/// next call finds out: every 500 ms while a server is ready. With none (no `.mcp.json`, or
+/// every server failed) it waits, without a timer, until a reload settles and may have
+/// started one: an idle session does not wake up. Ends with the manager.
 async fn watch_for_exits(manager: std::sync::Weak<McpManager>) {
+    let Some(mut settled) = manager.upgrade().map(|manager| manager.settled.subscribe()) else {
+        return;
+    };
     loop {
+        let any_ready = manager.upgrade().is_some_and(|manager| {
+            lock(&manager.servers)
+                .values()
+                .any(|server| matches!(server.status, ServerStatus::Ready { .. }))
+        });
+        if !any_ready {
+            // An error: the manager is gone.
+            if settled.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
         tokio::time::sleep(Duration::from_millis(500)).await;
         let Some(manager) = manager.upgrade() else {
             return;

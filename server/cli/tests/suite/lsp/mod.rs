@@ -8,6 +8,7 @@ mod conversations;
 mod documents;
 mod faults;
 mod fuzz;
+mod idle;
 mod permissions;
 mod plan_mode;
 mod protocol;

@@ -1,0 +1,89 @@
+//! An idle `coder lsp` does not wake up: an editor keeps its server running all day, and a
+//! thread that ticks costs a laptop's battery. Counted as the context switches of every
+//! thread of the process over two seconds (Linux's `/proc`), after a task has run so the
+//! session, its watcher and its saver all exist.
+
+use std::time::Duration;
+
+use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::json;
+
+use super::{Client, event_types};
+
+/// The context switches of every thread of process `pid` so far, by thread name.
+fn switches(pid: u32) -> Vec<(String, u64)> {
+    let mut all = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return all;
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let (Ok(name), Ok(status)) = (
+            std::fs::read_to_string(path.join("comm")),
+            std::fs::read_to_string(path.join("status")),
+        ) else {
+            continue;
+        };
+        let count: u64 = status
+            .lines()
+            .filter(|line| line.contains("ctxt_switches:"))
+            .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum();
+        all.push((
+            format!("{} ({})", name.trim(), task.file_name().display()),
+            count,
+        ));
+    }
+    all
+}
+
+#[tokio::test]
+async fn an_idle_server_does_not_wake_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().canonicalize().unwrap();
+    let server = MockModelServer::start(vec![MockResponse::text("done")])
+        .await
+        .unwrap();
+    let mut client = Client::start(&workspace, &server, "balanced");
+    client.initialize(json!({})).await;
+    let mut seen = Vec::new();
+    let created = client
+        .request("conversation/create", json!({}), &mut seen)
+        .await;
+    let conversation = created["result"]["conversationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client.send_text(&conversation, "hi", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    // The snapshot is written once the session stayed idle for 500 ms; then nothing is due.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let pid = client.child.id().unwrap();
+    let before = switches(pid);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = switches(pid);
+    let woke: Vec<String> = after
+        .iter()
+        .filter_map(|(thread, count)| {
+            let earlier = before
+                .iter()
+                .find(|(t, _)| t == thread)
+                .map_or(0, |(_, c)| *c);
+            (*count > earlier).then(|| format!("{thread}: {}", count - earlier))
+        })
+        .collect();
+    let total: u64 = after.iter().map(|(_, c)| c).sum::<u64>()
+        - before
+            .iter()
+            .filter(|(t, _)| after.iter().any(|(a, _)| a == t))
+            .map(|(_, c)| c)
+            .sum::<u64>();
+    // A blocking thread retiring after its keep-alive may wake once; a ticking thread
+    // wakes dozens of times in two seconds.
+    assert!(
+        total <= 4,
+        "an idle coder lsp woke {total} times in 2 s: {woke:?}"
+    );
+    assert!(!event_types(&seen).iter().any(|t| t == "error"), "{seen:?}");
+    client.stop().await;
+}
