@@ -47,14 +47,8 @@ async fn an_idle_server_does_not_wake_up() {
     let mut client = Client::start(&workspace, &server, "balanced");
     client.initialize(json!({})).await;
     let mut seen = Vec::new();
-    let created = client
-        .request("conversation/create", json!({}), &mut seen)
-        .await;
-    let conversation = created["result"]["conversationId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    client.send_text(&conversation, "hi", &mut seen).await;
+    let root = client.root().await;
+    client.send_text(&root, "hi", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     // The snapshot is written once the session stayed idle for 500 ms; then nothing is due.
     tokio::time::sleep(Duration::from_millis(1500)).await;
