@@ -354,11 +354,65 @@ impl Session {
         if !untracked.is_empty() {
             out.push_str(&format!("\nNew files: {}", untracked.join(", ")));
         }
-        if !full {
+        if full {
+            out.push_str(&new_files_diff(&workspace));
+        } else {
             out.push_str("\n(/diff full shows the whole diff)");
         }
         Ok(text(out.trim_start().to_owned()))
     }
+}
+
+/// A new file larger than this is named in `/diff full`, not shown.
+const NEW_FILE_SHOWN_MAX: u64 = 256 * 1024;
+
+/// The files git does not track (and does not ignore) under `workspace`, each as a diff
+/// against nothing (what `git diff` shows for a file once added), for `/diff full`. Read
+/// without touching the index: `git diff --no-index` against `/dev/null`. A file past
+/// [`NEW_FILE_SHOWN_MAX`] is named with its size instead; git shows a binary file as such.
+fn new_files_diff(workspace: &std::path::Path) -> String {
+    let Ok(listed) = crate::undo::safe_git(workspace)
+        .args(["ls-files", "--others", "--exclude-standard", "-z"])
+        .output()
+    else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for path in listed
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|p| !p.is_empty())
+    {
+        let path = String::from_utf8_lossy(path);
+        let size = std::fs::symlink_metadata(workspace.join(&*path)).map_or(0, |m| m.len());
+        if size > NEW_FILE_SHOWN_MAX {
+            out.push_str(&format!("\n\nnew file {path}: {size} bytes, not shown"));
+            continue;
+        }
+        // `--no-index` exits 1 when the files differ, which a new file always does.
+        let Ok(shown) = crate::undo::safe_git(workspace)
+            .args([
+                "--no-pager",
+                "diff",
+                "--no-index",
+                "--no-color",
+                "--no-textconv",
+                "--no-ext-diff",
+                "--",
+                "/dev/null",
+                &path,
+            ])
+            .output()
+        else {
+            continue;
+        };
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        if !shown.trim().is_empty() {
+            out.push_str("\n\n");
+            out.push_str(shown.trim_end());
+        }
+    }
+    out
 }
 
 /// Writes `model` into the config file at `path`, keeping the rest of it.

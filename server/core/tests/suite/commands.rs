@@ -213,6 +213,43 @@ fn git(dir: &std::path::Path, args: &[&str]) {
 }
 
 #[tokio::test]
+async fn diff_full_shows_new_files_whole_and_names_a_large_one() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let h = Harness::new(&server, ProviderKind::OpenAi);
+    let dir = h.workspace.path().to_path_buf();
+    git(&dir, &["init", "-q"]);
+    std::fs::write(dir.join("kept.txt"), "kept\n").unwrap();
+    git(&dir, &["add", "kept.txt"]);
+    git(&dir, &["commit", "-q", "-m", "first"]);
+    std::fs::create_dir(dir.join("sub dir")).unwrap();
+    std::fs::write(dir.join("sub dir/new one.txt"), "first line\nsecond line\n").unwrap();
+    std::fs::write(dir.join("big.log"), "x".repeat(300 * 1024)).unwrap();
+    std::fs::write(dir.join(".gitignore"), "ignored.txt\n").unwrap();
+    std::fs::write(dir.join("ignored.txt"), "secret\n").unwrap();
+
+    let full = h.engine.command(h.root, "/diff full").unwrap().text;
+    assert!(
+        full.contains("+++ b/sub dir/new one.txt") && full.contains("+second line"),
+        "{full}"
+    );
+    assert!(
+        full.contains("new file big.log: 307200 bytes, not shown"),
+        "{full}"
+    );
+    assert!(!full.contains("xxxx"), "{full}");
+    assert!(
+        full.contains("+ignored.txt"),
+        "the .gitignore itself is new: {full}"
+    );
+    assert!(
+        !full.contains("+secret"),
+        "an ignored file is not shown: {full}"
+    );
+    let summary = h.engine.command(h.root, "/diff").unwrap().text;
+    assert!(!summary.contains("+second line"), "{summary}");
+}
+
+#[tokio::test]
 async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
     let server = MockModelServer::start(vec![
         MockResponse::tool_call(
@@ -256,6 +293,16 @@ async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
         full.contains("-original") && full.contains("+changed"),
         "{full}"
     );
+    // New files are shown whole, as git shows a file once added; the index is untouched.
+    assert!(
+        full.contains("+++ b/made.txt") && full.contains("+new"),
+        "{full}"
+    );
+    assert!(
+        full.contains("+++ b/notes.txt") && full.contains("+also"),
+        "{full}"
+    );
+    assert_eq!(std::fs::read(dir.join(".git/index")).unwrap(), index_before);
     let said = h.engine.command(h.root, "/undo").unwrap().text;
     assert!(said.starts_with("undid the last turn"), "{said}");
     assert_eq!(
