@@ -1,5 +1,7 @@
-//! A seeded fuzz test: 20,000 hostile messages through the real `coder lsp`, then the
-//! server still answers correctly and its memory is back where it was.
+//! A seeded fuzz test: 20,000 hostile messages through the real `coder lsp` over pipes,
+//! and 5,000 more over Unix socket pairs (the stdio Node and Neovim give a server, read
+//! and written as non-blocking streams); then the server still answers correctly and its
+//! memory is back where it was.
 //!
 //! The seed is printed; `CODER_FUZZ_SEED=<n>` replays a run.
 
@@ -7,12 +9,16 @@ use std::time::Duration;
 
 use coder_testkit::MockModelServer;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::process::ChildStdout;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, BufReader};
+use tokio::process::Child;
 
-use super::Client;
+use super::stdio::socket_pair;
+use super::{Client, lsp_command};
 
+/// Hostile messages over pipes.
 const MESSAGES: usize = 20_000;
+/// Hostile messages over socket pairs.
+const SOCKET_MESSAGES: usize = 5_000;
 /// The largest string in a message.
 const MAX_STRING: usize = 10 * 1024 * 1024;
 /// How far resident memory may stay above where it was after the warm-up.
@@ -248,8 +254,10 @@ fn hostile(rng: &mut Rng) -> Vec<u8> {
 
 /// Reads every frame the server writes and sends each one's JSON on; a frame that is not
 /// JSON fails the test.
-async fn drain(stdout: BufReader<ChildStdout>, seen: tokio::sync::mpsc::UnboundedSender<Value>) {
-    let mut stdout = stdout;
+async fn drain<R: AsyncRead + Unpin>(
+    mut stdout: BufReader<R>,
+    seen: tokio::sync::mpsc::UnboundedSender<Value>,
+) {
     loop {
         let mut length = None;
         loop {
@@ -283,32 +291,87 @@ fn rss_kb(pid: u32) -> u64 {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn twenty_thousand_hostile_messages_leave_the_server_answering_and_its_memory_back() {
+fn seed() -> u64 {
     let seed = std::env::var("CODER_FUZZ_SEED")
         .ok()
         .and_then(|seed| seed.parse().ok())
         .unwrap_or(0x00c0_de15_f0dd_ba11_u64);
     println!("fuzz seed {seed} (replay with CODER_FUZZ_SEED={seed})");
-    let mut rng = Rng(seed.max(1));
+    seed
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_thousand_hostile_messages_leave_the_server_answering_and_its_memory_back() {
     let server = MockModelServer::start(vec![]).await.unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let mut client = Client::start(workspace.path(), &server, "balanced");
     client.initialize(json!({})).await;
-    let pid = client.child.id().unwrap();
-
     let Client {
-        mut child,
-        mut stdin,
+        child,
+        stdin,
         stdout,
         ..
     } = client;
+    fuzz(child, stdin, stdout, MESSAGES, seed()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_messages_over_socket_pairs_leave_the_server_answering() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (child_in, ours_in) = socket_pair();
+    let (child_out, ours_out) = socket_pair();
+    let base_url = server.openai_base_url();
+    let env = [
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("OPENAI_API_KEY", "k"),
+    ];
+    let child = lsp_command(workspace.path(), &env)
+        .stdin(child_in)
+        .stdout(child_out)
+        .spawn()
+        .unwrap();
+    let mut client = Client::over(child, ours_in, ours_out);
+    client.initialize(json!({})).await;
+    let Client {
+        child,
+        stdin,
+        stdout,
+        ..
+    } = client;
+    // Another stream of the same generator: not the pipes' first 5,000.
+    fuzz(
+        child,
+        stdin,
+        stdout,
+        SOCKET_MESSAGES,
+        seed().rotate_left(17),
+    )
+    .await;
+}
+
+/// Writes `messages` hostile messages from `seed` to the server (`child`, written through
+/// `stdin`, read through `stdout`, after `initialize`), then checks that it still answers
+/// correctly, that its resident memory is back within [`RSS_SLACK_KB`] of where the warm-up
+/// left it, and that it exits with 0 once its input ends.
+async fn fuzz<W, R>(
+    mut child: Child,
+    mut stdin: W,
+    stdout: BufReader<R>,
+    messages: usize,
+    seed: u64,
+) where
+    W: AsyncWrite + Unpin,
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let mut rng = Rng(seed.max(1));
+    let pid = child.id().unwrap();
     let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let reader = tokio::spawn(drain(stdout, seen_tx));
     let mut next_id = 10_000_000i64;
     // Sends a valid request and waits for its answer, skipping everything else; resends
     // while a hostile frame (a Content-Length longer than what followed) swallows it.
-    let mut ask = async |stdin: &mut tokio::process::ChildStdin, method: &str, params: Value| {
+    let mut ask = async |stdin: &mut W, method: &str, params: Value| {
         for _ in 0..50 {
             next_id += 1;
             let id = next_id;
@@ -338,7 +401,7 @@ async fn twenty_thousand_hostile_messages_leave_the_server_answering_and_its_mem
     let mut bytes = 0usize;
     let started = std::time::Instant::now();
     let mut generating = Duration::ZERO;
-    for _ in 0..MESSAGES {
+    for _ in 0..messages {
         let generated = std::time::Instant::now();
         let write = hostile(&mut rng);
         generating += generated.elapsed();
@@ -372,7 +435,7 @@ async fn twenty_thousand_hostile_messages_leave_the_server_answering_and_its_mem
     tokio::time::sleep(Duration::from_millis(300)).await;
     let after = rss_kb(pid);
     println!(
-        "{MESSAGES} hostile writes, {} MB; resident {before} kB after the warm-up, {after} kB after the fuzz",
+        "{messages} hostile writes, {} MB; resident {before} kB after the warm-up, {after} kB after the fuzz",
         bytes / 1_000_000
     );
     assert!(

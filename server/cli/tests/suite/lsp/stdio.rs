@@ -17,7 +17,7 @@ fn words() -> Vec<String> {
 }
 
 /// One end of a new socket pair for the child, the other as the test's stream.
-fn socket_pair() -> (OwnedFd, tokio::net::UnixStream) {
+pub(super) fn socket_pair() -> (OwnedFd, tokio::net::UnixStream) {
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
     ours.set_nonblocking(true).unwrap();
     (
