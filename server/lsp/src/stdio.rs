@@ -8,6 +8,13 @@
 //! each batch that leaves. Read and written as the runtime's own I/O, a request is read by
 //! the thread its readiness woke and a batch leaves from the thread that made it. Anything
 //! else (a file, a terminal) keeps tokio's blocking streams.
+//!
+//! Non-blocking is a flag of the open file description, shared by every process holding
+//! it: set on an inherited pipe, it would stay with the shell that runs coder and reads or
+//! writes after it (which then fails with `EAGAIN`). A pipe is therefore opened again
+//! through `/proc` (a description of coder's own, non-blocking from the start). A socket
+//! cannot be opened again; its description gets the flag (Node and Neovim hand each child
+//! sockets of its own).
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -61,6 +68,24 @@ mod unix {
         Some((file.into(), kind))
     }
 
+    /// A description of its own for the pipe at `fd`, opened again through `/proc`,
+    /// non-blocking from the start. `None` off Linux, without `/proc`, or when the pipe has
+    /// no reader (its write end cannot be opened then): the inherited description is used.
+    fn private_pipe(fd: BorrowedFd<'_>, write: bool) -> Option<OwnedFd> {
+        if !cfg!(target_os = "linux") {
+            return None;
+        }
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .ok()?;
+        Some(file.into())
+    }
+
     /// A socket as a non-blocking stream of the runtime. Only `read` and `write` are used,
     /// which any stream socket answers.
     fn stream(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
@@ -70,15 +95,23 @@ mod unix {
     }
 
     pub(super) fn input() -> Option<Input> {
-        Some(match own(std::io::stdin().as_fd())? {
-            (fd, Kind::Pipe) => Box::new(pipe::Receiver::from_owned_fd(fd).ok()?),
+        let stdin = std::io::stdin();
+        Some(match own(stdin.as_fd())? {
+            (fd, Kind::Pipe) => {
+                let fd = private_pipe(stdin.as_fd(), false).unwrap_or(fd);
+                Box::new(pipe::Receiver::from_owned_fd(fd).ok()?)
+            }
             (fd, Kind::Socket) => Box::new(stream(fd)?),
         })
     }
 
     pub(super) fn output() -> Option<Output> {
-        Some(match own(std::io::stdout().as_fd())? {
-            (fd, Kind::Pipe) => Box::new(pipe::Sender::from_owned_fd(fd).ok()?),
+        let stdout = std::io::stdout();
+        Some(match own(stdout.as_fd())? {
+            (fd, Kind::Pipe) => {
+                let fd = private_pipe(stdout.as_fd(), true).unwrap_or(fd);
+                Box::new(pipe::Sender::from_owned_fd(fd).ok()?)
+            }
             (fd, Kind::Socket) => Box::new(stream(fd)?),
         })
     }

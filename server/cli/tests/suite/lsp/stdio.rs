@@ -84,3 +84,46 @@ async fn a_task_streams_over_one_socket_for_both_directions() {
     let (read, write) = ours.into_split();
     one_task_over((child_end, child_out), read, write).await;
 }
+
+/// Whether `fd`'s open file description is non-blocking.
+fn non_blocking(fd: &impl std::os::fd::AsFd) -> bool {
+    let flags = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+    nix::fcntl::OFlag::from_bits_truncate(flags).contains(nix::fcntl::OFlag::O_NONBLOCK)
+}
+
+/// A shell that runs `coder lsp` holds the same pipes (the same open file descriptions)
+/// and reads or writes them after it; a non-blocking flag set on them would make its next
+/// read or write fail with `EAGAIN`. coder reads and writes descriptions of its own.
+#[tokio::test]
+async fn the_inherited_pipes_stay_blocking_for_whoever_else_holds_them() {
+    let (child_in, ours_in) = std::io::pipe().unwrap();
+    let (ours_out, child_out) = std::io::pipe().unwrap();
+    // What the shell keeps: the very descriptions coder's stdin and stdout are.
+    let shells_in = child_in.try_clone().unwrap();
+    let shells_out = child_out.try_clone().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let child = lsp_command(workspace.path(), &[])
+        .stdin(child_in)
+        .stdout(child_out)
+        .spawn()
+        .unwrap();
+    let output = tokio::net::unix::pipe::Sender::from_owned_fd(ours_in.into()).unwrap();
+    let input = tokio::net::unix::pipe::Receiver::from_owned_fd(ours_out.into()).unwrap();
+    let mut client = Client::over(child, output, input);
+    let init = client.initialize(json!({})).await;
+    assert!(init.get("result").is_some(), "{init}");
+    let listed = client
+        .request("conversation/list", json!({}), &mut Vec::new())
+        .await;
+    assert!(listed.get("result").is_some(), "{listed}");
+    assert!(
+        !non_blocking(&shells_in),
+        "coder made its stdin pipe non-blocking for all"
+    );
+    assert!(
+        !non_blocking(&shells_out),
+        "coder made its stdout pipe non-blocking for all"
+    );
+    client.stop().await;
+    assert!(!non_blocking(&shells_in) && !non_blocking(&shells_out));
+}
