@@ -384,7 +384,15 @@ fn new_files_diff(workspace: &std::path::Path) -> String {
         .filter(|p| !p.is_empty())
     {
         let path = String::from_utf8_lossy(path);
-        let size = std::fs::symlink_metadata(workspace.join(&*path)).map_or(0, |m| m.len());
+        // Only what git lists (regular files and symbolic links, shown as their target's
+        // name): reading anything else (a FIFO made since) could wait for ever.
+        let Ok(metadata) = std::fs::symlink_metadata(workspace.join(&*path)) else {
+            continue;
+        };
+        if !metadata.is_file() && !metadata.file_type().is_symlink() {
+            continue;
+        }
+        let size = metadata.len();
         if size > NEW_FILE_SHOWN_MAX {
             out.push_str(&format!("\n\nnew file {path}: {size} bytes, not shown"));
             continue;

@@ -226,8 +226,14 @@ async fn diff_full_shows_new_files_whole_and_names_a_large_one() {
     std::fs::write(dir.join("big.log"), "x".repeat(300 * 1024)).unwrap();
     std::fs::write(dir.join(".gitignore"), "ignored.txt\n").unwrap();
     std::fs::write(dir.join("ignored.txt"), "secret\n").unwrap();
+    // A link to a file outside the workspace is shown as the link, never followed.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("key"), "private key\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("key"), dir.join("link")).unwrap();
 
     let full = h.engine.command(h.root, "/diff full").unwrap().text;
+    assert!(full.contains("new file mode 120000"), "{full}");
+    assert!(!full.contains("private key"), "{full}");
     assert!(
         full.contains("+++ b/sub dir/new one.txt") && full.contains("+second line"),
         "{full}"
