@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, BufReader};
 use tokio::process::Child;
 
-use super::stdio::socket_pair;
-use super::{Client, lsp_command};
+use super::Client;
+use super::stdio::{socket_pair, spawn_over};
 
 /// Hostile messages over pipes.
 const MESSAGES: usize = 20_000;
@@ -321,16 +321,7 @@ async fn hostile_messages_over_socket_pairs_leave_the_server_answering() {
     let workspace = tempfile::tempdir().unwrap();
     let (child_in, ours_in) = socket_pair();
     let (child_out, ours_out) = socket_pair();
-    let base_url = server.openai_base_url();
-    let env = [
-        ("OPENAI_BASE_URL", base_url.as_str()),
-        ("OPENAI_API_KEY", "k"),
-    ];
-    let child = lsp_command(workspace.path(), &env)
-        .stdin(child_in)
-        .stdout(child_out)
-        .spawn()
-        .unwrap();
+    let child = spawn_over(workspace.path(), &server, child_in, child_out);
     let mut client = Client::over(child, ours_in, ours_out);
     client.initialize(json!({})).await;
     let Client {

@@ -26,6 +26,26 @@ pub(super) fn socket_pair() -> (OwnedFd, tokio::net::UnixStream) {
     )
 }
 
+/// `coder lsp` in `workspace`, its provider `server`, with `child_in` and `child_out` as its
+/// stdin and stdout.
+pub(super) fn spawn_over(
+    workspace: &std::path::Path,
+    server: &MockModelServer,
+    child_in: OwnedFd,
+    child_out: OwnedFd,
+) -> tokio::process::Child {
+    let base_url = server.openai_base_url();
+    let env = [
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("OPENAI_API_KEY", "k"),
+    ];
+    lsp_command(workspace, &env)
+        .stdin(child_in)
+        .stdout(child_out)
+        .spawn()
+        .unwrap()
+}
+
 /// `coder lsp` whose stdin and stdout are `child_in` and `child_out`, the test writing
 /// `output` and reading `input`: the handshake, a conversation, and one task whose reply
 /// streams in 300 deltas, every delta's text arriving in order before `task_complete`;
@@ -38,16 +58,7 @@ async fn one_task_over(
     let workspace = tempfile::tempdir().unwrap();
     let reply = MockResponse::stream(words().iter().map(|word| Chunk::text(word)).collect());
     let server = MockModelServer::start(vec![reply]).await.unwrap();
-    let base_url = server.openai_base_url();
-    let env = [
-        ("OPENAI_BASE_URL", base_url.as_str()),
-        ("OPENAI_API_KEY", "k"),
-    ];
-    let child = lsp_command(workspace.path(), &env)
-        .stdin(child_in)
-        .stdout(child_out)
-        .spawn()
-        .unwrap();
+    let child = spawn_over(workspace.path(), &server, child_in, child_out);
     let mut client = Client::over(child, output, input);
     let init = client.initialize(json!({})).await;
     assert!(init.get("result").is_some(), "{init}");
