@@ -15,6 +15,9 @@
 //! through `/proc` (a description of coder's own, non-blocking from the start). A socket
 //! cannot be opened again; its description gets the flag (Node and Neovim hand each child
 //! sockets of its own).
+//!
+//! A stdout pipe is widened to 1 MiB (`F_SETPIPE_SZ`): a reply's end, its text three times
+//! over, then goes out in one write rather than 64 KiB per wake-up of the client.
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -86,6 +89,24 @@ mod unix {
         Some(file.into())
     }
 
+    /// What coder asks its stdout pipe to hold: Linux's default ceiling for a process
+    /// without privileges (`/proc/sys/fs/pipe-max-size`).
+    const PIPE_BYTES: usize = 1 << 20;
+
+    /// Lets the stdout pipe hold [`PIPE_BYTES`] instead of 64 KiB, so a burst (the reply's
+    /// whole text in `agent_message`, `reply_complete` and `task_complete`, a batch of
+    /// deltas) leaves in one write instead of 64 KiB at a time, each waiting for the client
+    /// to read the last. Pages are only taken as they fill. Where the system refuses (a
+    /// lower ceiling, the user's pipe pages spent), the pipe keeps its size.
+    fn widen(fd: &OwnedFd) {
+        #[cfg(target_os = "linux")]
+        if let Ok(bytes) = i32::try_from(PIPE_BYTES) {
+            let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(bytes));
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = fd;
+    }
+
     /// A socket as a non-blocking stream of the runtime. Only `read` and `write` are used,
     /// which any stream socket answers.
     fn stream(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
@@ -110,6 +131,7 @@ mod unix {
         Some(match own(stdout.as_fd())? {
             (fd, Kind::Pipe) => {
                 let fd = private_pipe(stdout.as_fd(), true).unwrap_or(fd);
+                widen(&fd);
                 Box::new(pipe::Sender::from_owned_fd(fd).ok()?)
             }
             (fd, Kind::Socket) => Box::new(stream(fd)?),

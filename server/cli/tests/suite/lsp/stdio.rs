@@ -138,3 +138,38 @@ async fn the_inherited_pipes_stay_blocking_for_whoever_else_holds_them() {
     client.stop().await;
     assert!(!non_blocking(&shells_in) && !non_blocking(&shells_out));
 }
+
+/// A reply's end carries its whole text three times (`agent_message`, `reply_complete`,
+/// `task_complete`): through a 64 KiB pipe that leaves 64 KiB per wake-up of the client.
+/// coder widens its stdout pipe to 1 MiB where the system lets a process without
+/// privileges do so (Linux's default ceiling), and leaves it as it is where it does not.
+#[tokio::test]
+async fn the_stdout_pipe_holds_a_megabyte() {
+    fn pipe_size(fd: &impl std::os::fd::AsFd) -> usize {
+        let size = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETPIPE_SZ).unwrap();
+        usize::try_from(size).unwrap()
+    }
+    let (child_in, ours_in) = std::io::pipe().unwrap();
+    let (ours_out, child_out) = std::io::pipe().unwrap();
+    let given = pipe_size(&ours_out);
+    let watched = ours_out.try_clone().unwrap();
+    let ceiling: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let child = lsp_command(workspace.path(), &[])
+        .stdin(child_in)
+        .stdout(child_out)
+        .spawn()
+        .unwrap();
+    let output = tokio::net::unix::pipe::Sender::from_owned_fd(ours_in.into()).unwrap();
+    let input = tokio::net::unix::pipe::Receiver::from_owned_fd(ours_out.into()).unwrap();
+    let mut client = Client::over(child, output, input);
+    let init = client.initialize(json!({})).await;
+    assert!(init.get("result").is_some(), "{init}");
+    let expected = if ceiling >= 1 << 20 { 1 << 20 } else { given };
+    assert_eq!(pipe_size(&watched), expected);
+    client.stop().await;
+}
