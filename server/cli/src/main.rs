@@ -91,10 +91,19 @@ fn main() -> ExitCode {
     }
     // `exec` runs on one thread: it is I/O bound, and keeping the engine and the printer on
     // the same thread saves a thread wake-up per streamed event (see docs/benchmarks.md).
-    // `lsp` handles requests while tasks run, so it gets worker threads.
+    // `lsp` handles requests while tasks run, so it gets worker threads, and a task woken
+    // by another waits in the run queue, where an idle worker takes it, not in the waking
+    // worker's one-task slot until that worker's task yields: the stdout writer then
+    // frames a reply's events while the engine reads the next chunk (see
+    // docs/benchmarks.md; the option needs `--cfg tokio_unstable`, .cargo/config.toml).
     let runtime = match &cli.command {
         Some(Command::Exec(_)) | None => tokio::runtime::Builder::new_current_thread(),
-        Some(Command::Lsp { .. }) => tokio::runtime::Builder::new_multi_thread(),
+        Some(Command::Lsp { .. }) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            #[cfg(tokio_unstable)]
+            builder.disable_lifo_slot();
+            builder
+        }
     }
     .enable_all()
     .build();
