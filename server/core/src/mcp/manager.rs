@@ -17,7 +17,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::McpServerConfig;
@@ -29,6 +29,16 @@ const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Lines of a server's stderr kept for error reports.
 const STDERR_LINES: usize = 20;
+/// The bytes of each stderr line kept.
+const STDERR_LINE_BYTES: usize = 4096;
+/// How often the connection of a ready streamable HTTP server is checked.
+const HTTP_CHECK: Duration = Duration::from_millis(500);
+/// How long a stdio server's connection may stay open after its stderr ended before coder
+/// takes the server to be alive (it closed its stderr, not its life).
+const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// A stdio server's stderr ended: its name and process id.
+type Exit = (String, u32);
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -73,6 +83,8 @@ pub struct McpManager {
     report: Reporter,
     /// Held by [`McpManager::apply`]: one reload of the servers at a time, in order.
     applying: tokio::sync::Mutex<()>,
+    /// Where a stdio server's stderr reader says that it ended ([`watch_for_exits`]).
+    exits: mpsc::UnboundedSender<Exit>,
 }
 
 impl McpManager {
@@ -85,11 +97,13 @@ impl McpManager {
     ) -> Arc<Self> {
         let env = Arc::new(env);
         let (settled, _) = watch::channel(configs.is_empty());
+        let (exits, exited) = mpsc::unbounded_channel();
         let manager = Arc::new(Self {
             servers: Mutex::new(BTreeMap::new()),
             settled,
             report,
             applying: tokio::sync::Mutex::new(()),
+            exits,
         });
         let mut starts = Vec::new();
         for (name, config) in configs {
@@ -121,7 +135,7 @@ impl McpManager {
                     config,
                     workspace.to_path_buf(),
                     env.clone(),
-                    stderr,
+                    (stderr, manager.exits.clone()),
                 ));
             }
         }
@@ -133,7 +147,7 @@ impl McpManager {
             }
             task_manager.list_tools().await;
             task_manager.settled.send_replace(true);
-            watch_for_exits(Arc::downgrade(&task_manager)).await;
+            watch_for_exits(Arc::downgrade(&task_manager), exited).await;
         });
         manager
     }
@@ -366,7 +380,7 @@ impl McpManager {
                     config,
                     workspace.to_path_buf(),
                     env.clone(),
-                    stderr,
+                    (stderr, self.exits.clone()),
                 ))
             });
         let results = futures::future::join_all(starts).await;
@@ -447,38 +461,91 @@ fn kill_if_our_child(pid: u32) {
 fn kill_if_our_child(_pid: u32) {}
 
 /// Notices servers that exit while idle, so their status and a `warning` say so before the
-/// next call finds out: every 500 ms while a server is ready. With none (no `.mcp.json`, or
-/// every server failed) it waits, without a timer, until a reload settles and may have
-/// started one: an idle session does not wake up. Ends with the manager.
-async fn watch_for_exits(manager: std::sync::Weak<McpManager>) {
+/// next call finds out. A stdio server's stderr reader says when its stderr ends (the
+/// process exited, or closed it): the server is marked exited once its connection is
+/// closed too, within [`EXIT_GRACE`]. A streamable HTTP server has no process to end, so
+/// while one is ready its connection is checked every [`HTTP_CHECK`]. Otherwise the watcher
+/// waits without a timer (a reload that settles may have started an HTTP server): an idle
+/// session does not wake up. Ends with the manager.
+async fn watch_for_exits(
+    manager: std::sync::Weak<McpManager>,
+    mut exits: mpsc::UnboundedReceiver<Exit>,
+) {
     let Some(mut settled) = manager.upgrade().map(|manager| manager.settled.subscribe()) else {
         return;
     };
     loop {
-        let any_ready = manager.upgrade().is_some_and(|manager| {
-            lock(&manager.servers)
-                .values()
-                .any(|server| matches!(server.status, ServerStatus::Ready { .. }))
-        });
-        if !any_ready {
+        let checking = manager
+            .upgrade()
+            .is_some_and(|manager| manager.http_ready());
+        tokio::select! {
+            exit = exits.recv() => {
+                let (Some((name, pid)), Some(manager)) = (exit, manager.upgrade()) else {
+                    return;
+                };
+                manager.stderr_ended(&name, pid).await;
+            }
             // An error: the manager is gone.
-            if settled.changed().await.is_err() {
+            changed = settled.changed(), if !checking => if changed.is_err() {
+                return;
+            },
+            () = tokio::time::sleep(HTTP_CHECK), if checking => {
+                let Some(manager) = manager.upgrade() else {
+                    return;
+                };
+                let closed: Vec<String> = lock(&manager.servers)
+                    .iter()
+                    .filter(|(_, s)| s.is_http() && matches!(s.status, ServerStatus::Ready { .. }))
+                    .filter(|(_, s)| s.peer.as_ref().is_some_and(Peer::is_transport_closed))
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                for name in closed {
+                    manager.mark_exited(&name, "its connection closed");
+                }
+            }
+        }
+    }
+}
+
+impl Server {
+    /// Whether it is reached over streamable HTTP, not as a process of coder's.
+    fn is_http(&self) -> bool {
+        self.config.command.is_none() && self.config.url.is_some()
+    }
+}
+
+impl McpManager {
+    /// Whether any streamable HTTP server is ready.
+    fn http_ready(&self) -> bool {
+        lock(&self.servers)
+            .values()
+            .any(|server| server.is_http() && matches!(server.status, ServerStatus::Ready { .. }))
+    }
+
+    /// The stderr of server `name`'s process `pid` ended: once its connection is closed
+    /// (within [`EXIT_GRACE`]), it is marked exited. A server restarted since (another
+    /// pid), not ready, or still connected is left alone.
+    async fn stderr_ended(&self, name: &str, pid: u32) {
+        let started = tokio::time::Instant::now();
+        loop {
+            let peer = {
+                let servers = lock(&self.servers);
+                let Some(server) = servers.get(name) else {
+                    return;
+                };
+                if server.pid != Some(pid) || !matches!(server.status, ServerStatus::Ready { .. }) {
+                    return;
+                }
+                server.peer.clone()
+            };
+            if peer.as_ref().is_none_or(Peer::is_transport_closed) {
+                self.mark_exited(name, "its connection closed");
                 return;
             }
-            continue;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let Some(manager) = manager.upgrade() else {
-            return;
-        };
-        let closed: Vec<String> = lock(&manager.servers)
-            .iter()
-            .filter(|(_, s)| matches!(s.status, ServerStatus::Ready { .. }))
-            .filter(|(_, s)| s.peer.as_ref().is_some_and(Peer::is_transport_closed))
-            .map(|(name, _)| name.clone())
-            .collect();
-        for name in closed {
-            manager.mark_exited(&name, "its connection closed");
+            if started.elapsed() >= EXIT_GRACE {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 }
@@ -508,7 +575,7 @@ async fn start_one(
     config: McpServerConfig,
     workspace: std::path::PathBuf,
     env: Arc<ToolEnv>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr: (Arc<Mutex<VecDeque<String>>>, mpsc::UnboundedSender<Exit>),
 ) -> (
     String,
     Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
@@ -518,7 +585,7 @@ async fn start_one(
         .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64);
     let result = match (&config.command, &config.url) {
         (Some(program), _) => {
-            start_stdio(program, &config, &workspace, &env, stderr_tail, timeout).await
+            start_stdio(&name, program, &config, &workspace, &env, stderr, timeout).await
         }
         (None, Some(url)) => start_http(url, &config, timeout).await,
         (None, None) => Err("neither `command` nor `url` is configured".to_owned()),
@@ -526,13 +593,15 @@ async fn start_one(
     (name, result)
 }
 
-/// Starts a stdio server and initialises the MCP session.
+/// Starts a stdio server and initialises the MCP session. Its stderr's last lines are kept
+/// in `stderr_tail`, and `exits` is told when its stderr ends.
 async fn start_stdio(
+    name: &str,
     program: &str,
     config: &McpServerConfig,
     workspace: &Path,
     env: &ToolEnv,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    (stderr_tail, exits): (Arc<Mutex<VecDeque<String>>>, mpsc::UnboundedSender<Exit>),
     timeout: Duration,
 ) -> Result<(RunningService<RoleClient, ()>, Option<u32>), String> {
     let mut command = tokio::process::Command::new(program);
@@ -551,20 +620,58 @@ async fn start_stdio(
         .map_err(|err| format!("cannot start `{program}`: {err}"))?;
     let pid = transport.id();
     if let Some(stderr) = stderr {
+        let name = name.to_owned();
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let mut tail = lock(&stderr_tail);
-                if tail.len() == STDERR_LINES {
-                    tail.pop_front();
-                }
-                tail.push_back(line);
+            keep_tail(stderr, &stderr_tail).await;
+            if let Some(pid) = pid {
+                let _ = exits.send((name, pid));
             }
         });
     }
     handshake(().serve(transport), timeout)
         .await
         .map(|service| (service, pid))
+}
+
+/// Reads `stderr` to its end, keeping its last [`STDERR_LINES`] lines in `tail`, each cut
+/// to [`STDERR_LINE_BYTES`]. Whatever the server writes (bytes that are not UTF-8, a line
+/// that never ends) is read on, so the server never waits on a full pipe, in bounded
+/// memory.
+async fn keep_tail(stderr: impl tokio::io::AsyncRead + Unpin, tail: &Mutex<VecDeque<String>>) {
+    let mut stderr = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        let (consumed, ended) = match stderr.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(chunk) => {
+                let end = chunk.iter().position(|&byte| byte == b'\n');
+                let part = &chunk[..end.unwrap_or(chunk.len())];
+                let room = STDERR_LINE_BYTES.saturating_sub(line.len());
+                line.extend_from_slice(&part[..part.len().min(room)]);
+                (end.map_or(chunk.len(), |end| end + 1), end.is_some())
+            }
+        };
+        stderr.consume(consumed);
+        if ended {
+            push_line(tail, &mut line);
+        }
+    }
+    if !line.is_empty() {
+        push_line(tail, &mut line);
+    }
+}
+
+/// Moves `line` to the end of `tail`, dropping the oldest past [`STDERR_LINES`].
+fn push_line(tail: &Mutex<VecDeque<String>>, line: &mut Vec<u8>) {
+    let text = String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .to_owned();
+    line.clear();
+    let mut tail = lock(tail);
+    if tail.len() == STDERR_LINES {
+        tail.pop_front();
+    }
+    tail.push_back(text);
 }
 
 /// Connects to a streamable HTTP server and initialises the MCP session.
@@ -620,4 +727,45 @@ fn render(content: &Value) -> ToolOutput {
     let mut output = ToolOutput::text(texts.join("\n"));
     output.attachments = attachments;
     output
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What [`keep_tail`] keeps of `written`, read in pieces of `piece` bytes.
+    async fn tail_of(written: Vec<u8>, piece: usize) -> Vec<String> {
+        let (mut ours, theirs) = tokio::io::duplex(piece);
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            ours.write_all(&written).await.unwrap();
+        });
+        let tail = Mutex::new(VecDeque::new());
+        keep_tail(theirs, &tail).await;
+        writer.await.unwrap();
+        tail.into_inner().unwrap().into_iter().collect()
+    }
+
+    #[tokio::test]
+    async fn a_servers_stderr_is_read_to_its_end_whatever_it_writes() {
+        // Bytes that are not UTF-8 do not stop the reading.
+        let mut written = b"first\r\n\xff\xfe broken\n".to_vec();
+        // A line that never ends is cut, and read on.
+        written.extend(std::iter::repeat_n(b'x', 10 << 20));
+        written.extend_from_slice(b"\nlast without an end");
+        let tail = tail_of(written, 4096).await;
+        assert_eq!(tail.len(), 4);
+        assert_eq!(tail[0], "first");
+        assert_eq!(tail[1], "\u{fffd}\u{fffd} broken");
+        assert_eq!(tail[2], "x".repeat(STDERR_LINE_BYTES));
+        assert_eq!(tail[3], "last without an end");
+    }
+
+    #[tokio::test]
+    async fn only_the_last_lines_are_kept() {
+        let written: String = (0..100).map(|n| format!("line {n}\n")).collect();
+        let tail = tail_of(written.into_bytes(), 7).await;
+        let expected: Vec<String> = (80..100).map(|n| format!("line {n}")).collect();
+        assert_eq!(tail, expected);
+    }
 }

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{Client, event_types};
 
 /// The context switches of every thread of process `pid` so far, by thread name.
-fn switches(pid: u32) -> Vec<(String, u64)> {
+pub(super) fn switches(pid: u32) -> Vec<(String, u64)> {
     let mut all = Vec::new();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return all;
@@ -37,6 +37,24 @@ fn switches(pid: u32) -> Vec<(String, u64)> {
     all
 }
 
+/// The wake-ups of every thread of process `pid` over the next two seconds, by thread
+/// (a thread that ended meanwhile is not counted).
+pub(super) async fn wake_ups_over_two_seconds(pid: u32) -> Vec<(String, u64)> {
+    let before = switches(pid);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    switches(pid)
+        .into_iter()
+        .map(|(thread, count)| {
+            let earlier = before
+                .iter()
+                .find(|(t, _)| *t == thread)
+                .map_or(0, |(_, c)| *c);
+            (thread, count.saturating_sub(earlier))
+        })
+        .filter(|(_, count)| *count > 0)
+        .collect()
+}
+
 #[tokio::test]
 async fn an_idle_server_does_not_wake_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,22 +70,7 @@ async fn an_idle_server_does_not_wake_up() {
     client.until_events("task_complete", 1, &mut seen).await;
     // The snapshot is written once the session stayed idle for 500 ms; then nothing is due.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let pid = client.child.id().unwrap();
-    let before = switches(pid);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let after = switches(pid);
-    // Each thread's wake-ups in the window (a thread that ended meanwhile is not counted).
-    let woke: Vec<(String, u64)> = after
-        .iter()
-        .map(|(thread, count)| {
-            let earlier = before
-                .iter()
-                .find(|(t, _)| t == thread)
-                .map_or(0, |(_, c)| *c);
-            (thread.clone(), count.saturating_sub(earlier))
-        })
-        .filter(|(_, count)| *count > 0)
-        .collect();
+    let woke = wake_ups_over_two_seconds(client.child.id().unwrap()).await;
     let total: u64 = woke.iter().map(|(_, count)| count).sum();
     // A blocking thread retiring after its keep-alive may wake once; a ticking thread
     // wakes dozens of times in two seconds.

@@ -191,3 +191,65 @@ async fn an_untrusted_mcp_json_starts_nothing_when_it_changes() {
     assert!(reloads.is_empty(), "{reloads:?}");
     client.stop().await;
 }
+
+/// A ready stdio MCP server costs an idle session no wake-ups (its exit is seen when its
+/// stderr ends, not by a timer), and when it dies while nobody calls it, the status and a
+/// warning say so at once.
+#[tokio::test]
+async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_without_a_call() {
+    let server = MockModelServer::start(vec![MockResponse::text("one")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let pid_file = ws.join("server.pid");
+    let _kill = KillOnDrop(pid_file.clone());
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"ev": server_writing_its_pid(&pid_file)}}).to_string(),
+    );
+    let mut client = Client::start(ws, &server, "balanced");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    // A task waits for the servers to start: its request offers the server's tools.
+    run_task(&mut client, &root, "first", &mut seen).await;
+    let offered = tool_names(&server, 0);
+    assert!(offered.contains(&"ev__echo".to_owned()), "{offered:?}");
+    // Past the quiet save, nothing is due.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let woke = super::idle::wake_ups_over_two_seconds(client.child.id().unwrap()).await;
+    let total: u64 = woke.iter().map(|(_, count)| count).sum();
+    assert!(
+        total <= 4,
+        "an idle coder lsp with a ready MCP server woke {total} times in 2 s: {woke:?}"
+    );
+
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let warning = loop {
+        let message = client.read().await;
+        seen.push(message.clone());
+        let event = &message["params"]["event"];
+        if event["type"] == "warning" {
+            break event["message"].as_str().unwrap_or_default().to_owned();
+        }
+    };
+    assert!(
+        warning.contains("MCP server `ev` failed: it exited"),
+        "{warning}"
+    );
+    client.stop().await;
+}
