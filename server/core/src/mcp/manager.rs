@@ -524,7 +524,8 @@ impl McpManager {
 
     /// The stderr of server `name`'s process `pid` ended: once its connection is closed
     /// (within [`EXIT_GRACE`]), it is marked exited. A server restarted since (another
-    /// pid), not ready, or still connected is left alone.
+    /// pid), not ready, stopped by coder (shutdown drops its connection first) or still
+    /// connected is left alone.
     async fn stderr_ended(&self, name: &str, pid: u32) {
         let started = tokio::time::Instant::now();
         loop {
@@ -536,9 +537,12 @@ impl McpManager {
                 if server.pid != Some(pid) || !matches!(server.status, ServerStatus::Ready { .. }) {
                     return;
                 }
-                server.peer.clone()
+                let Some(peer) = server.peer.clone() else {
+                    return;
+                };
+                peer
             };
-            if peer.as_ref().is_none_or(Peer::is_transport_closed) {
+            if peer.is_transport_closed() {
                 self.mark_exited(name, "its connection closed");
                 return;
             }

@@ -307,7 +307,7 @@ async fn tool_timeouts_and_interrupts_stop_long_calls() {
 #[tokio::test]
 async fn shutdown_leaves_no_server_processes() {
     let server = MockModelServer::start(vec![]).await.unwrap();
-    let h = harness(&server, vec![("everything", everything())]).await;
+    let mut h = harness(&server, vec![("everything", everything())]).await;
     let pid = server_pid(&h, "everything");
     assert!(alive(pid));
     h.engine.shutdown().await;
@@ -319,6 +319,18 @@ async fn shutdown_leaves_no_server_processes() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // A server the session stopped is not reported as one that exited (its stderr ended
+    // as any exit's does).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    while let Ok(event) = h.events.try_recv() {
+        if let EventMsg::Warning { message } = &event.msg {
+            assert!(!message.contains("exited"), "{message}");
+        }
+    }
+    assert!(!matches!(
+        h.engine.mcp_status()["everything"],
+        ServerStatus::Failed { .. }
+    ));
 }
 
 /// A process killed when dropped.
