@@ -76,6 +76,27 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// `coder lsp` in `ws`, initialized with the workspace trusted (its `.mcp.json` starts
+/// servers).
+async fn trusted_client(ws: &Path, server: &MockModelServer) -> Client {
+    let mut client = Client::start(ws, server, "balanced");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    client
+}
+
+/// The process id a server wrote to `pid_file`.
+fn pid_in(pid_file: &Path) -> i32 {
+    std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 async fn run_task(client: &mut Client, root: &str, text: &str, seen: &mut Vec<Value>) {
     let done = events(seen)
         .filter(|event| event["type"] == "task_complete")
@@ -97,12 +118,7 @@ async fn a_trusted_mcp_json_starts_added_servers_and_stops_removed_ones() {
     let ws = workspace.path();
     let pid_file = ws.join("server.pid");
     let _kill = KillOnDrop(pid_file.clone());
-    let mut client = Client::start(ws, &server, "balanced");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
+    let mut client = trusted_client(ws, &server).await;
     let root = client.root().await;
     let mut seen = Vec::new();
     run_task(&mut client, &root, "first", &mut seen).await;
@@ -131,11 +147,7 @@ async fn a_trusted_mcp_json_starts_added_servers_and_stops_removed_ones() {
     run_task(&mut client, &root, "second", &mut seen).await;
     let offered = tool_names(&server, 1);
     assert!(offered.contains(&"ev__echo".to_owned()), "{offered:?}");
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = pid_in(&pid_file);
     assert!(alive(pid));
 
     write(&ws.join(".mcp.json"), r#"{"mcpServers": {}}"#);
@@ -208,12 +220,7 @@ async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_wi
         &ws.join(".mcp.json"),
         &json!({"mcpServers": {"ev": server_writing_its_pid(&pid_file)}}).to_string(),
     );
-    let mut client = Client::start(ws, &server, "balanced");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
+    let mut client = trusted_client(ws, &server).await;
     let root = client.root().await;
     let mut seen = Vec::new();
     // A task waits for the servers to start: its request offers the server's tools.
@@ -229,11 +236,7 @@ async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_wi
         "an idle coder lsp with a ready MCP server woke {total} times in 2 s: {woke:?}"
     );
 
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = pid_in(&pid_file);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,

@@ -96,6 +96,26 @@ async fn a_task_streams_over_one_socket_for_both_directions() {
     one_task_over((child_end, child_out), read, write).await;
 }
 
+/// `coder lsp` in `workspace` with `child`'s pipes as its stdin and stdout, initialized;
+/// the test writes and reads `ours`.
+async fn initialized_over_pipes(
+    workspace: &std::path::Path,
+    child: (std::io::PipeReader, std::io::PipeWriter),
+    ours: (std::io::PipeWriter, std::io::PipeReader),
+) -> Client<tokio::net::unix::pipe::Sender, tokio::net::unix::pipe::Receiver> {
+    let child = lsp_command(workspace, &[])
+        .stdin(child.0)
+        .stdout(child.1)
+        .spawn()
+        .unwrap();
+    let output = tokio::net::unix::pipe::Sender::from_owned_fd(ours.0.into()).unwrap();
+    let input = tokio::net::unix::pipe::Receiver::from_owned_fd(ours.1.into()).unwrap();
+    let mut client = Client::over(child, output, input);
+    let init = client.initialize(json!({})).await;
+    assert!(init.get("result").is_some(), "{init}");
+    client
+}
+
 /// Whether `fd`'s open file description is non-blocking.
 fn non_blocking(fd: &impl std::os::fd::AsFd) -> bool {
     let flags = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL).unwrap();
@@ -113,16 +133,8 @@ async fn the_inherited_pipes_stay_blocking_for_whoever_else_holds_them() {
     let shells_in = child_in.try_clone().unwrap();
     let shells_out = child_out.try_clone().unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let child = lsp_command(workspace.path(), &[])
-        .stdin(child_in)
-        .stdout(child_out)
-        .spawn()
-        .unwrap();
-    let output = tokio::net::unix::pipe::Sender::from_owned_fd(ours_in.into()).unwrap();
-    let input = tokio::net::unix::pipe::Receiver::from_owned_fd(ours_out.into()).unwrap();
-    let mut client = Client::over(child, output, input);
-    let init = client.initialize(json!({})).await;
-    assert!(init.get("result").is_some(), "{init}");
+    let mut client =
+        initialized_over_pipes(workspace.path(), (child_in, child_out), (ours_in, ours_out)).await;
     let listed = client
         .request("conversation/list", json!({}), &mut Vec::new())
         .await;
@@ -159,16 +171,8 @@ async fn the_stdout_pipe_holds_a_megabyte() {
         .parse()
         .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let child = lsp_command(workspace.path(), &[])
-        .stdin(child_in)
-        .stdout(child_out)
-        .spawn()
-        .unwrap();
-    let output = tokio::net::unix::pipe::Sender::from_owned_fd(ours_in.into()).unwrap();
-    let input = tokio::net::unix::pipe::Receiver::from_owned_fd(ours_out.into()).unwrap();
-    let mut client = Client::over(child, output, input);
-    let init = client.initialize(json!({})).await;
-    assert!(init.get("result").is_some(), "{init}");
+    let client =
+        initialized_over_pipes(workspace.path(), (child_in, child_out), (ours_in, ours_out)).await;
     let expected = if ceiling >= 1 << 20 { 1 << 20 } else { given };
     assert_eq!(pipe_size(&watched), expected);
     client.stop().await;
