@@ -97,6 +97,21 @@ fn pid_in(pid_file: &Path) -> i32 {
         .unwrap()
 }
 
+/// The first `warning` whose message holds `needle`, among the events seen or, reading
+/// on, the next ones (each read is bounded by the client's timeout).
+async fn until_warning(client: &mut Client, needle: &str, seen: &mut Vec<Value>) -> String {
+    loop {
+        let found = events(seen)
+            .filter(|event| event["type"] == "warning")
+            .filter_map(|event| event["message"].as_str())
+            .find(|message| message.contains(needle));
+        if let Some(message) = found {
+            return message.to_owned();
+        }
+        seen.push(client.read().await);
+    }
+}
+
 async fn run_task(client: &mut Client, root: &str, text: &str, seen: &mut Vec<Value>) {
     let done = events(seen)
         .filter(|event| event["type"] == "task_complete")
@@ -183,16 +198,7 @@ async fn an_untrusted_mcp_json_starts_nothing_when_it_changes() {
             "args": ["-c", format!("touch '{}'", marker.display())]}}})
         .to_string(),
     );
-    let warning = loop {
-        let found = events(&seen)
-            .filter(|event| event["type"] == "warning")
-            .find_map(|event| event["message"].as_str().map(str::to_owned));
-        if let Some(message) = found {
-            break message;
-        }
-        seen.push(client.read().await);
-    };
-    assert!(warning.contains(".mcp.json changed"), "{warning}");
+    let warning = until_warning(&mut client, ".mcp.json changed", &mut seen).await;
     assert!(warning.contains("not a trusted folder"), "{warning}");
     let root = client.root().await;
     run_task(&mut client, &root, "first", &mut seen).await;
@@ -242,17 +248,6 @@ async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_wi
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    let warning = loop {
-        let message = client.read().await;
-        seen.push(message.clone());
-        let event = &message["params"]["event"];
-        if event["type"] == "warning" {
-            break event["message"].as_str().unwrap_or_default().to_owned();
-        }
-    };
-    assert!(
-        warning.contains("MCP server `ev` failed: it exited"),
-        "{warning}"
-    );
+    until_warning(&mut client, "MCP server `ev` failed: it exited", &mut seen).await;
     client.stop().await;
 }
