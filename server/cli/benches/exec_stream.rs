@@ -3,16 +3,19 @@
 //!
 //! The mock model (on its own thread) serves each reply rendered before the request arrives
 //! and written at once (`MockResponse::prerendered`), so reading it costs a client only the
-//! read. For each wire format and each size (an empty reply, then 5,000, 20,000 and 80,000
-//! text deltas), alternating, after one warm-up: (a) `curl` posts the request and reads the
-//! whole SSE body (a client that does nothing but read); (b) `coder exec --json` runs from
-//! process spawn until it exits, having printed every event as a JSON line. Both are child
-//! processes whose stdout this program reads to its end the same way.
+//! read. For each wire format, in rounds that take every size in turn (an empty reply,
+//! then 2,500, 5,000, 10,000, 20,000, 40,000 and 80,000 text deltas), after one warm-up
+//! round: (a) `curl` posts the request and reads the whole SSE body (a client that does
+//! nothing but read); (b) `coder exec --json` runs from process spawn until it exits,
+//! having printed every event as a JSON line. Both are child processes whose stdout this
+//! program reads to its end the same way.
 //!
-//! Prints medians, the ratio coder/curl at each size (target: <= 2x), and the per-delta
-//! cost, defined as `(t(n) - t(empty reply)) / n`: the time one more delta adds, with
-//! process start-up and the request taken out. Linear means the per-delta costs at 5,000,
-//! 20,000 and 80,000 deltas are within 20% of each other.
+//! Prints, for 5,000, 20,000 and 80,000 deltas, medians over rounds: the times, the ratio
+//! coder/curl (target: <= 2x), the CPU `coder exec` used, and the cost of a delta two ways,
+//! each the median of the rounds' own figures: averaged from an empty reply,
+//! `(t(n) - t(0)) / n`, and at the margin, `(t(n) - t(n/2)) / (n/2)`, what one more delta
+//! adds at that size. Linear means the per-delta costs at 5,000, 20,000 and 80,000 deltas
+//! are within 20% of each other.
 //!
 //! Run: `cargo bench -p coder --bench exec_stream` (`-- openai` or `-- anthropic` for one
 //! format; `BENCH_RUNS=N` for N samples per point, default 9).
@@ -25,7 +28,11 @@ use std::time::{Duration, Instant};
 
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 
-const SIZES: [usize; 4] = [0, 5_000, 20_000, 80_000];
+/// The sizes measured: an empty reply, and each reported size with its half (for the cost
+/// of a delta at the margin).
+const SIZES: [usize; 7] = [0, 2_500, 5_000, 10_000, 20_000, 40_000, 80_000];
+/// The sizes reported.
+const REPORTED: [usize; 3] = [5_000, 20_000, 80_000];
 const PIECE: &str = "tok ";
 
 #[derive(Clone, Copy, PartialEq)]
@@ -120,59 +127,116 @@ fn main() {
             continue;
         }
         let replies: Vec<MockResponse> = SIZES.iter().map(|&n| format.reply(n)).collect();
-        let mut bare = vec![Vec::new(); SIZES.len()];
-        let mut coder = vec![Vec::new(); SIZES.len()];
+        let mut rounds = Vec::new();
         for run in 0..=runs {
+            let mut row = Vec::new();
             for (i, &deltas) in SIZES.iter().enumerate() {
                 mock.script(replies[i].clone());
-                let b = bare_read(&mock.root, format);
+                let bare = bare_read(&mock.root, format);
                 mock.script(replies[i].clone());
-                let c = coder_exec(&mock.root, format, workspace.path(), deltas);
-                if run > 0 {
-                    bare[i].push(b);
-                    coder[i].push(c);
-                }
+                let (coder, cpu) = coder_exec(&mock.root, format, workspace.path(), deltas);
+                row.push(Sample { bare, coder, cpu });
+            }
+            if run > 0 {
+                rounds.push(row);
             }
         }
-        report(format, &mut bare, &mut coder, runs);
+        report(format, &rounds);
     }
 }
 
-fn report(format: Format, bare: &mut [Vec<Duration>], coder: &mut [Vec<Duration>], runs: usize) {
-    let bare: Vec<f64> = bare.iter_mut().map(|s| median_ms(s)).collect();
-    let coder: Vec<f64> = coder.iter_mut().map(|s| median_ms(s)).collect();
+/// One sample: curl's time, `coder exec`'s, and the CPU `coder exec` used.
+#[derive(Clone, Copy)]
+struct Sample {
+    bare: Duration,
+    coder: Duration,
+    cpu: Duration,
+}
+
+/// The median over rounds of `f(round)`.
+fn over_rounds(rounds: &[Vec<Sample>], f: impl Fn(&[Sample]) -> f64) -> f64 {
+    let mut values: Vec<f64> = rounds.iter().map(|row| f(row)).collect();
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn report(format: Format, rounds: &[Vec<Sample>]) {
+    let at = |n: usize| SIZES.iter().position(|&m| m == n).unwrap();
+    let ms = |i: usize, pick: fn(&Sample) -> Duration| {
+        over_rounds(rounds, |row| pick(&row[i]).as_secs_f64() * 1000.0)
+    };
+    // Per delta in microseconds, each the median over rounds of that round's figure:
+    // averaged from an empty reply, `(t(n) - t(0)) / n`, and at the margin,
+    // `(t(n) - t(n/2)) / (n/2)`.
+    let from_empty = |n: usize, pick: fn(&Sample) -> Duration| {
+        over_rounds(rounds, |row| {
+            (pick(&row[at(n)]).as_secs_f64() - pick(&row[0]).as_secs_f64()) * 1e6 / n as f64
+        })
+    };
+    let margin = |n: usize, pick: fn(&Sample) -> Duration| {
+        over_rounds(rounds, |row| {
+            (pick(&row[at(n)]).as_secs_f64() - pick(&row[at(n / 2)]).as_secs_f64()) * 1e6
+                / (n - n / 2) as f64
+        })
+    };
     println!(
-        "\n{} format, medians of {runs} (per delta = (t(n) - t(empty reply)) / n):",
-        format.name()
+        "\n{} format, medians of {} rounds (per delta in us, from an empty reply (t(n) - t(0)) / n and at the margin (t(n) - t(n/2)) / (n/2)):",
+        format.name(),
+        rounds.len()
     );
     println!(
-        "{:>7}  {:>10}  {:>10}  {:>6}  {:>16}  {:>16}",
-        "deltas", "curl ms", "coder ms", "ratio", "curl us/delta", "coder us/delta"
+        "{:>7}  {:>8}  {:>8}  {:>6}  {:>8}  {:>21}  {:>21}  {:>21}",
+        "deltas",
+        "curl ms",
+        "coder ms",
+        "ratio",
+        "CPU ms",
+        "curl: from 0 / margin",
+        "coder: from 0 / margin",
+        "CPU: from 0 / margin",
     );
-    let mut per_delta = Vec::new();
-    for (i, &n) in SIZES.iter().enumerate() {
-        let ratio = coder[i] / bare[i];
-        if n == 0 {
-            println!(
-                "{n:>7}  {:>10.1}  {:>10.1}  {ratio:>5.2}x  {:>16}  {:>16}",
-                bare[i], coder[i], "", ""
-            );
-            continue;
-        }
-        let bare_per = (bare[i] - bare[0]) * 1000.0 / n as f64;
-        let coder_per = (coder[i] - coder[0]) * 1000.0 / n as f64;
-        per_delta.push(coder_per);
+    println!(
+        "{:>7}  {:>8.1}  {:>8.1}  {:>5.2}x  {:>8.1}",
+        0,
+        ms(0, |s| s.bare),
+        ms(0, |s| s.coder),
+        ms(0, |s| s.coder) / ms(0, |s| s.bare),
+        ms(0, |s| s.cpu),
+    );
+    let mut averaged = Vec::new();
+    let mut marginal = Vec::new();
+    for n in REPORTED {
+        averaged.push(from_empty(n, |s| s.coder));
+        marginal.push(margin(n, |s| s.coder));
         println!(
-            "{n:>7}  {:>10.1}  {:>10.1}  {ratio:>5.2}x  {bare_per:>16.3}  {coder_per:>16.3}",
-            bare[i], coder[i]
+            "{n:>7}  {:>8.1}  {:>8.1}  {:>5.2}x  {:>8.1}  {:>9.3} / {:>9.3}  {:>9.3} / {:>9.3}  {:>9.3} / {:>9.3}",
+            ms(at(n), |s| s.bare),
+            ms(at(n), |s| s.coder),
+            ms(at(n), |s| s.coder) / ms(at(n), |s| s.bare),
+            ms(at(n), |s| s.cpu),
+            from_empty(n, |s| s.bare),
+            margin(n, |s| s.bare),
+            from_empty(n, |s| s.coder),
+            margin(n, |s| s.coder),
+            from_empty(n, |s| s.cpu),
+            margin(n, |s| s.cpu),
         );
     }
-    let max = per_delta.iter().copied().fold(f64::MIN, f64::max);
-    let min = per_delta.iter().copied().fold(f64::MAX, f64::min);
     println!(
-        "coder's per-delta cost: {min:.3} to {max:.3} us, spread {:.0}% (target <= 20%); ratio target <= 2x at every size",
-        (max / min - 1.0) * 100.0
+        "coder's per-delta spread across sizes (target <= 20%): from an empty reply {}, at the margin {}; ratio target <= 2x at every size",
+        spread(&averaged),
+        spread(&marginal)
     );
+}
+
+/// How far apart the largest and smallest of `values` are, relative to the smallest.
+fn spread(values: &[f64]) -> String {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if min <= 0.0 {
+        return "n/a".into();
+    }
+    format!("{:.0}%", (max / min - 1.0) * 100.0)
 }
 
 /// `curl` posts the request and reads the whole body to its end.
@@ -206,8 +270,14 @@ fn bare_read(root: &str, format: Format) -> Duration {
     elapsed
 }
 
-/// `coder exec --json` from spawn until it exits; checks it printed the whole text.
-fn coder_exec(root: &str, format: Format, workspace: &std::path::Path, deltas: usize) -> Duration {
+/// `coder exec --json` from spawn until it exits, and the CPU it used; checks it printed
+/// the whole text.
+fn coder_exec(
+    root: &str,
+    format: Format,
+    workspace: &std::path::Path,
+    deltas: usize,
+) -> (Duration, Duration) {
     let mut command = Command::new(coder_binary());
     command
         .args(["exec", "--json", "--trust", "stream please"])
@@ -225,11 +295,13 @@ fn coder_exec(root: &str, format: Format, workspace: &std::path::Path, deltas: u
             .env("ANTHROPIC_BASE_URL", root)
             .env("ANTHROPIC_API_KEY", "bench"),
     };
+    let cpu_before = children_cpu();
     let started = Instant::now();
     let mut child = command.spawn().unwrap();
     let bytes = read_all(child.stdout.take().unwrap());
     let status = child.wait().unwrap();
     let elapsed = started.elapsed();
+    let cpu = children_cpu() - cpu_before;
     if !status.success() {
         let mut stderr = String::new();
         child
@@ -256,18 +328,22 @@ fn coder_exec(root: &str, format: Format, workspace: &std::path::Path, deltas: u
         text.len(),
         PIECE.len() * deltas
     );
-    elapsed
+    (elapsed, cpu)
+}
+
+/// The CPU time (user and system) of every child this process has waited for so far.
+fn children_cpu() -> Duration {
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    let time =
+        |t: nix::sys::time::TimeVal| Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000);
+    time(usage.user_time()) + time(usage.system_time())
 }
 
 fn read_all(mut stdout: std::process::ChildStdout) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(1 << 20);
     stdout.read_to_end(&mut bytes).unwrap();
     bytes
-}
-
-fn median_ms(samples: &mut [Duration]) -> f64 {
-    samples.sort();
-    samples[samples.len() / 2].as_secs_f64() * 1000.0
 }
 
 /// The `coder` under test: this build's, or the binary `CODER_BIN` names (to compare two

@@ -6,15 +6,19 @@
 //!   message when that fails).
 //! - Throughput: replies of 5,000, 20,000 and 80,000 deltas, pre-rendered by the mock and
 //!   written at once, read through `coder lsp` by a client that only counts bytes until the
-//!   task's end event, against a raw TCP read of the same reply (the floor); the ratio and
-//!   the per-delta cost `(t(n) - t(1)) / (n - 1)` at each size, of each and of what coder
-//!   adds to the floor (the median of the paired differences, read the same way).
+//!   task's end event, against a raw TCP read of the same reply (the floor). Every size is
+//!   measured in each round (one delta, and each reported size with its half), so the
+//!   machine's drift touches all sizes alike. Per size: the ratio, the CPU the server spent
+//!   (its CPU clock, all threads), and the cost of a delta two ways, each the median of the
+//!   rounds' own figures: averaged from one delta, `(t(n) - t(1)) / (n - 1)`, and at the
+//!   margin, `(t(n) - t(n/2)) / (n/2)`, what one more delta adds at that size; and what
+//!   coder adds to the floor (the paired differences, read the same way).
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
 //!   (10 exchanges), built over the protocol.
 //!
 //! Run: `cargo bench -p coder --bench lsp`; name measures to run only those, as in
 //! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `memory`).
-//! `BENCH_RUNS=N` sets the throughput samples per size, `BENCH_SIZES=5000,20000` the sizes;
+//! `BENCH_RUNS=N` sets the throughput rounds, `BENCH_SIZES=5000,20000` the sizes reported;
 //! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run).
 //! `BENCH_EVENTS=1` prints, for each throughput sample, the frames and bytes the client read
 //! and when each event arrived (microseconds after the request left), and when the bare
@@ -216,27 +220,37 @@ fn cold_start(base_url: &str, workspace: &std::path::Path) {
     }
 }
 
-/// Reply sizes of the throughput measure, in deltas; a reply of one delta gives the fixed
-/// cost of a task (an empty reply is a broken stream to the engine, which retries it).
-const SIZES: [usize; 4] = [1, 5_000, 20_000, 80_000];
-/// The sizes to measure: [`SIZES`], or `BENCH_SIZES=5000,20000` for some of them (the
-/// one-delta reply, the base of the per-delta cost, is always measured first).
+/// Reply sizes the throughput measure reports, in deltas.
+const SIZES: [usize; 3] = [5_000, 20_000, 80_000];
+
+/// The sizes to report: [`SIZES`], or `BENCH_SIZES=5000,20000` for others.
 fn sizes() -> Vec<usize> {
     let Ok(chosen) = std::env::var("BENCH_SIZES") else {
         return SIZES.to_vec();
     };
+    chosen
+        .split(',')
+        .filter_map(|size| size.trim().parse::<usize>().ok())
+        .filter(|&size| size > 1)
+        .collect()
+}
+
+/// The sizes to measure for `reported`: one delta (the fixed cost of a task; an empty
+/// reply is a broken stream to the engine, which retries it), and each reported size and
+/// its half (the marginal cost at that size), in ascending order.
+fn measured(reported: &[usize]) -> Vec<usize> {
     let mut sizes = vec![1];
-    sizes.extend(
-        chosen
-            .split(',')
-            .filter_map(|size| size.trim().parse::<usize>().ok())
-            .filter(|&size| size > 1),
-    );
+    for &size in reported {
+        sizes.extend([size / 2, size]);
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
     sizes
 }
-/// Samples per size (after one warm-up); the median is reported. `BENCH_RUNS=N` asks for
-/// more: the floor (a raw read of 1 to 14 MB on loopback) moves by 2x from one sample to
-/// the next.
+
+/// Rounds (after one warm-up), each measuring every size once; medians over them are
+/// reported. `BENCH_RUNS=N` asks for more: the floor (a raw read of 1 to 14 MB on loopback)
+/// moves by 2x from one sample to the next.
 fn samples() -> usize {
     std::env::var("BENCH_RUNS")
         .ok()
@@ -344,8 +358,18 @@ impl std::fmt::Display for EventTrace {
     }
 }
 
-/// Deltas through `coder lsp` against a raw read of the same pre-rendered stream, at each
-/// size in one run: the ratio per size, and the per-delta cost `(t(n) - t(1)) / (n - 1)`.
+/// One measured sample: `coder lsp`'s time, the bare read's, and the CPU the server spent.
+#[derive(Clone, Copy)]
+struct Sample {
+    ours: Duration,
+    bare: Duration,
+    cpu: Duration,
+}
+
+/// Deltas through `coder lsp` against a raw read of the same pre-rendered stream, every
+/// size in each round, in one run: the ratio per size, and the cost of a delta at each size
+/// two ways: averaged from one delta, `(t(n) - t(1)) / (n - 1)`, and at the margin,
+/// `(t(n) - t(n/2)) / (n/2)` within each round.
 fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
     // 80,000 one-token deltas are past the default maxOutputTokens (8192): without a higher
     // limit the stream is cut at 16,448 events and the bench measures the error path.
@@ -361,8 +385,11 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
     );
     lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let clock =
+        nix::time::clock_getcpuclockid(nix::unistd::Pid::from_raw(lsp.child.id() as i32)).unwrap();
     let samples = samples();
-    let mut rows = Vec::new();
+    let reported = sizes();
+    let measured = measured(&reported);
     let mut buffer = vec![0; 1 << 20];
     // The floor asks with a request as large as coder's (its system prompt and tool
     // schemas): sending it is part of the work. The mock reads both and parses neither.
@@ -378,20 +405,22 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     let length: usize = asked["content-length"].parse().unwrap();
     let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(length - 10)).into_bytes();
     assert_eq!(body.len(), length);
-    for deltas in sizes() {
-        let mut ours = Vec::new();
-        let mut bare = Vec::new();
-        let mut added = Vec::new();
-        for sample in 0..=samples {
+    // Every size in each round, so the machine's drift from one moment to the next touches
+    // all sizes alike, and sizes compared within a round were measured seconds apart.
+    let mut rounds: Vec<Vec<Sample>> = Vec::new();
+    for round in 0..=samples {
+        let mut row = Vec::new();
+        for &deltas in &measured {
+            let before = cpu_time(&clock);
             server.push([reply(deltas)]);
             let started = Instant::now();
             let first = bare_read(server.addr(), &body, &mut buffer);
-            let b = started.elapsed();
+            let bare = started.elapsed();
             if std::env::var_os("BENCH_EVENTS").is_some() {
                 eprintln!(
-                    "bare read: first bytes@{} end@{}",
+                    "bare read of {deltas}: first bytes@{} end@{}",
                     first.as_micros(),
-                    b.as_micros()
+                    bare.as_micros()
                 );
             }
             server.push([reply(deltas)]);
@@ -400,45 +429,120 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
             // snapshot saved after each task, grow with the sample's index.
             let created = lsp.request("conversation/create", json!({}));
             let conversation = created["result"]["conversationId"].clone();
-            let (o, text) = lsp_read(&mut lsp, &conversation);
+            let (ours, text) = lsp_read(&mut lsp, &conversation);
             lsp.request(
                 "conversation/destroy",
                 json!({"conversationId": conversation}),
             );
             assert_eq!(text, deltas * 4, "coder lsp streamed part of the reply");
-            if sample > 0 {
-                ours.push(o);
-                bare.push(b);
-                added.push(o.as_secs_f64() - b.as_secs_f64());
-            }
+            // What the server spent on the sample, its bookkeeping after the task's end
+            // included as far as it is done by then (the rest falls to the next sample).
+            let cpu = cpu_time(&clock) - before;
+            row.push(Sample { ours, bare, cpu });
         }
-        added.sort_by(f64::total_cmp);
-        rows.push((deltas, median(ours), median(bare), added[added.len() / 2]));
+        if round > 0 {
+            rounds.push(row);
+        }
     }
     lsp.stop();
-    let (_, ours_1, bare_1, added_1) = rows[0];
-    println!("throughput (pre-rendered reply written at once; median of {samples}):");
+    let index = |deltas: usize| measured.iter().position(|&m| m == deltas).unwrap();
+    let of = |deltas: usize, pick: fn(&Sample) -> Duration| -> Vec<f64> {
+        let at = index(deltas);
+        rounds
+            .iter()
+            .map(|row| pick(&row[at]).as_secs_f64())
+            .collect()
+    };
+    // The median over rounds of `f(round)`.
+    let over_rounds = |f: &dyn Fn(&[Sample]) -> f64| {
+        let mut values: Vec<f64> = rounds.iter().map(|row| f(row)).collect();
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let med = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let one = index(1);
     println!(
-        "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms",
-        ms(ours_1),
-        ms(bare_1)
+        "throughput (pre-rendered reply written at once; median of {samples} rounds, every size in each):"
     );
-    for &(deltas, ours, bare, added) in &rows[1..] {
-        let per = |t: Duration, t1: Duration| {
-            t.saturating_sub(t1).as_secs_f64() * 1e9 / (deltas - 1) as f64
+    println!(
+        "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms; the server's CPU {:.2} ms",
+        med(of(1, |s| s.ours)) * 1e3,
+        med(of(1, |s| s.bare)) * 1e3,
+        med(of(1, |s| s.cpu)) * 1e3,
+    );
+    let mut averaged = Vec::new();
+    let mut marginal = Vec::new();
+    for &deltas in &reported {
+        let (at, half) = (index(deltas), index(deltas / 2));
+        let ours = med(of(deltas, |s| s.ours));
+        let bare = med(of(deltas, |s| s.bare));
+        // Per delta, averaged from one delta and at the margin; each a median over rounds
+        // of that round's figure.
+        let from_one = |pick: fn(&Sample) -> Duration| {
+            over_rounds(&|row| {
+                (pick(&row[at]).as_secs_f64() - pick(&row[one]).as_secs_f64()) * 1e9
+                    / (deltas - 1) as f64
+            })
         };
-        // What coder adds to the floor: the median over samples of (coder lsp - bare read),
+        let margin = |pick: fn(&Sample) -> Duration| {
+            over_rounds(&|row| {
+                (pick(&row[at]).as_secs_f64() - pick(&row[half]).as_secs_f64()) * 1e9
+                    / (deltas - deltas / 2) as f64
+            })
+        };
+        // What coder adds to the floor: the median over rounds of (coder lsp - bare read),
         // the two measured back to back, less the same at one delta.
-        let added_per = (added - added_1) * 1e9 / (deltas - 1) as f64;
+        let added = over_rounds(&|row| {
+            let gap = |s: &Sample| s.ours.as_secs_f64() - s.bare.as_secs_f64();
+            (gap(&row[at]) - gap(&row[one])) * 1e9 / (deltas - 1) as f64
+        });
+        averaged.push(from_one(|s| s.ours));
+        marginal.push(margin(|s| s.ours));
         println!(
-            "  {deltas:>6} deltas: coder lsp {:.1} ms, bare read {:.1} ms, ratio {:.2}x (target <= 2x); per delta: coder lsp {:.0} ns, bare read {:.0} ns, coder's own {added_per:.0} ns",
-            ms(ours),
-            ms(bare),
-            ours.as_secs_f64() / bare.as_secs_f64(),
-            per(ours, ours_1),
-            per(bare, bare_1),
+            "  {deltas:>6} deltas: coder lsp {:.1} ms, bare read {:.1} ms, ratio {:.2}x (target <= 2x); the server's CPU {:.2} ms",
+            ours * 1e3,
+            bare * 1e3,
+            ours / bare,
+            med(of(deltas, |s| s.cpu)) * 1e3,
+        );
+        println!(
+            "          per delta, from one delta: coder lsp {:.0} ns, bare read {:.0} ns, coder's own {added:.0} ns, the server's CPU {:.0} ns",
+            from_one(|s| s.ours),
+            from_one(|s| s.bare),
+            from_one(|s| s.cpu),
+        );
+        println!(
+            "          per delta, at the margin ({} to {deltas}): coder lsp {:.0} ns, bare read {:.0} ns, the server's CPU {:.0} ns",
+            deltas / 2,
+            margin(|s| s.ours),
+            margin(|s| s.bare),
+            margin(|s| s.cpu),
         );
     }
+    println!(
+        "  coder lsp's per-delta spread across sizes (target: within 20%): from one delta {}, at the margin {}",
+        spread(&averaged),
+        spread(&marginal)
+    );
+}
+
+/// How far apart the largest and smallest of `values` are, relative to the smallest.
+fn spread(values: &[f64]) -> String {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if values.len() < 2 || min <= 0.0 {
+        return "n/a".into();
+    }
+    format!("{:.0}%", (max / min - 1.0) * 100.0)
+}
+
+/// CPU time the process behind `clock` has used so far, all its threads (exited ones
+/// included).
+fn cpu_time(clock: &nix::time::ClockId) -> Duration {
+    Duration::from(nix::time::clock_gettime(*clock).unwrap())
 }
 
 /// Resident memory of a session holding 1,000 conversations of 20 messages each.
