@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use coder_protocol::{ArchivedSegment, ChatMessage, ConversationId, Role, SessionId};
 use serde::{Deserialize, Serialize};
@@ -90,7 +90,8 @@ struct Inner {
     session: SessionId,
     root: ConversationId,
     model: String,
-    file: Option<std::fs::File>,
+    /// The open journal, shared with the [`Syncer`] (a handle, not a duplicated descriptor).
+    file: Option<Arc<std::fs::File>>,
     /// The number of the last line written.
     seq: u64,
     /// Set once a write failed: the failure is reported once, not at every change.
@@ -105,17 +106,18 @@ struct Inner {
 const SYNC_GATHER: std::time::Duration = std::time::Duration::from_millis(3);
 
 /// Syncs the journal's written lines to disk on a thread of its own, so no turn waits for
-/// the disk: each written line hands it the file, and lines handed over while a sync runs
-/// are synced together by the next one. It ends when the journal goes.
+/// the disk: each written line hands it the file (a shared handle: no descriptor is
+/// duplicated, compared or closed per line), and lines handed over while a sync runs are
+/// synced together by the next one. It ends when the journal goes.
 struct Syncer {
-    files: std::sync::mpsc::Sender<std::fs::File>,
+    files: std::sync::mpsc::Sender<Arc<std::fs::File>>,
     /// The first sync that failed, for [`Journal::take_warning`].
     failure: std::sync::Arc<Mutex<Option<String>>>,
 }
 
 impl Syncer {
     fn start() -> std::io::Result<Self> {
-        let (files, waiting) = std::sync::mpsc::channel::<std::fs::File>();
+        let (files, waiting) = std::sync::mpsc::channel::<Arc<std::fs::File>>();
         let failure = std::sync::Arc::new(Mutex::new(None));
         let failed = failure.clone();
         std::thread::Builder::new()
@@ -133,7 +135,7 @@ impl Syncer {
                     std::thread::sleep(SYNC_GATHER);
                     // What was written meanwhile is synced by one call per file.
                     while let Ok(next) = waiting.try_recv() {
-                        if !same_file(&file, &next) {
+                        if !Arc::ptr_eq(&file, &next) {
                             sync(&file);
                         }
                         file = next;
@@ -142,15 +144,6 @@ impl Syncer {
                 }
             })?;
         Ok(Self { files, failure })
-    }
-}
-
-/// Whether two handles open the same file.
-fn same_file(a: &std::fs::File, b: &std::fs::File) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (a.metadata(), b.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
     }
 }
 
@@ -207,9 +200,14 @@ impl Journal {
             archived_from,
             archived: &conversation.archive[archived_from..],
         };
-        let written = serde_json::to_vec(&change)
+        // The line and its end in one buffer, written with one call.
+        let mut line = Vec::new();
+        let written = serde_json::to_writer(&mut line, &change)
             .map_err(|err| err.to_string())
-            .and_then(|line| inner.write_line(dir, &line));
+            .and_then(|()| {
+                line.push(b'\n');
+                inner.write_line(dir, &line)
+            });
         match written {
             Ok(()) => {
                 conversation.unjournaled_from = len;
@@ -247,7 +245,8 @@ impl Journal {
         };
         let mut inner = lock(&self.inner);
         inner.seq += 1;
-        let line = serde_json::json!({"seq": inner.seq, "destroyed": conversation}).to_string();
+        let mut line = serde_json::json!({"seq": inner.seq, "destroyed": conversation}).to_string();
+        line.push('\n');
         let _ = inner.write_line(dir, line.as_bytes());
     }
 
@@ -282,8 +281,8 @@ impl Journal {
 }
 
 impl Inner {
-    /// Writes `line` and hands the file to the syncer, opening the file (and writing its
-    /// header) first if needed.
+    /// Writes `line` (which ends with its line end) and hands the file to the syncer,
+    /// opening the file (and writing its header) first if needed.
     fn write_line(&mut self, dir: &Path, line: &[u8]) -> Result<(), String> {
         if self.file.is_none() {
             let path = Journal::path_of(dir, self.session);
@@ -305,15 +304,12 @@ impl Inner {
                 bytes.push(b'\n');
                 file.write_all(&bytes).map_err(|err| err.to_string())?;
             }
-            self.file = Some(file);
+            self.file = Some(Arc::new(file));
         }
-        let Some(file) = self.file.as_mut() else {
+        let Some(file) = self.file.as_ref() else {
             return Ok(());
         };
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line);
-        bytes.push(b'\n');
-        let result = file.write_all(&bytes).map_err(|err| err.to_string());
+        let result = (&**file).write_all(line).map_err(|err| err.to_string());
         if result.is_err() {
             // Opened again at the next line, which then starts on a line of its own.
             self.file = None;
@@ -323,10 +319,10 @@ impl Inner {
         if self.syncer.is_none() {
             self.syncer = Syncer::start().ok();
         }
-        let handed = match (&self.syncer, file.try_clone()) {
-            (Some(syncer), Ok(clone)) => syncer.files.send(clone).is_ok(),
-            _ => false,
-        };
+        let handed = self
+            .syncer
+            .as_ref()
+            .is_some_and(|syncer| syncer.files.send(Arc::clone(file)).is_ok());
         if !handed {
             return file.sync_data().map_err(|err| err.to_string());
         }
