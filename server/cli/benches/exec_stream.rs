@@ -28,6 +28,10 @@ use std::time::{Duration, Instant};
 
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 
+#[path = "support/spread.rs"]
+mod spread;
+use spread::spread;
+
 /// The sizes measured: an empty reply, and each reported size with its half (for the cost
 /// of a delta at the margin).
 const SIZES: [usize; 7] = [0, 2_500, 5_000, 10_000, 20_000, 40_000, 80_000];
@@ -227,16 +231,6 @@ fn report(format: Format, rounds: &[Vec<Sample>]) {
         spread(&averaged),
         spread(&marginal)
     );
-}
-
-/// How far apart the largest and smallest of `values` are, relative to the smallest.
-fn spread(values: &[f64]) -> String {
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if min <= 0.0 {
-        return "n/a".into();
-    }
-    format!("{:.0}%", (max / min - 1.0) * 100.0)
 }
 
 /// `curl` posts the request and reads the whole body to its end.

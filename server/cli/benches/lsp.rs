@@ -36,6 +36,9 @@ use serde_json::{Value, json};
 
 #[path = "support/codex.rs"]
 mod codex;
+#[path = "support/spread.rs"]
+mod spread;
+use spread::spread;
 
 const CONVERSATIONS: usize = 1_000;
 const EXCHANGES: usize = 10;
@@ -527,16 +530,6 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         spread(&averaged),
         spread(&marginal)
     );
-}
-
-/// How far apart the largest and smallest of `values` are, relative to the smallest.
-fn spread(values: &[f64]) -> String {
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if values.len() < 2 || min <= 0.0 {
-        return "n/a".into();
-    }
-    format!("{:.0}%", (max / min - 1.0) * 100.0)
 }
 
 /// CPU time the process behind `clock` has used so far, all its threads (exited ones
