@@ -6,9 +6,11 @@
 //!   message when that fails).
 //! - Throughput: replies of 5,000, 20,000 and 80,000 deltas, pre-rendered by the mock and
 //!   written at once, read through `coder lsp` by a client that only counts bytes until the
-//!   task's end event, against a raw TCP read of the same reply (the floor). Every size is
-//!   measured in each round (one delta, and each reported size with its half), so the
-//!   machine's drift touches all sizes alike. Per size: the ratio, the CPU the server spent
+//!   task's end event, against a raw TCP read of the same reply on a connection kept alive
+//!   between samples, as coder's HTTP client keeps its own (the floor; the same read on a
+//!   new connection each time is printed beside it). Every size is measured in each round
+//!   (one delta, and each reported size with its half), so the machine's drift touches
+//!   all sizes alike. Per size: the ratio, the CPU the server spent
 //!   (its CPU clock, all threads), and the cost of a delta two ways, each the median of the
 //!   rounds' own figures: averaged from one delta, `(t(n) - t(1)) / (n - 1)`, and at the
 //!   margin, `(t(n) - t(n/2)) / (n/2)`, what one more delta adds at that size; and what
@@ -270,7 +272,8 @@ fn reply(deltas: usize) -> MockResponse {
     MockResponse::prerendered(&chunks)
 }
 
-/// The floor: one POST of `body` over a raw TCP connection, the reply read to its end; the
+/// The bare read on a new connection (what the floor was until the twelfth round): one
+/// POST of `body` over a raw TCP connection opened for it, the reply read to its end; the
 /// time its first bytes came (`BENCH_EVENTS=1` prints it beside coder's event arrivals).
 fn bare_read(addr: std::net::SocketAddr, body: &[u8], buffer: &mut [u8]) -> Duration {
     let started = Instant::now();
@@ -289,6 +292,49 @@ fn bare_read(addr: std::net::SocketAddr, body: &[u8], buffer: &mut [u8]) -> Dura
         while stream.read(buffer).unwrap() > 0 {}
     }
     first
+}
+
+/// The floor: one POST of `body` over a raw TCP connection kept alive from one sample to
+/// the next (`stream`, opened by the first call), as coder's own HTTP client keeps its
+/// connection to the model; the head read and the body read to its `content-length`.
+/// Nothing is parsed but the head's length.
+fn kept_alive_read(
+    stream: &mut Option<std::net::TcpStream>,
+    addr: std::net::SocketAddr,
+    body: &[u8],
+    buffer: &mut [u8],
+) -> Duration {
+    let started = Instant::now();
+    let stream = stream.get_or_insert_with(|| std::net::TcpStream::connect(addr).unwrap());
+    let mut request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    stream.write_all(&request).unwrap();
+    let mut read = 0;
+    let (head, length) = loop {
+        read += stream.read(&mut buffer[read..]).unwrap();
+        if let Some(end) = buffer[..read].windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .expect("the mock's reply has a length")
+                .trim()
+                .parse()
+                .unwrap();
+            break (end + 4, length);
+        }
+    };
+    assert!(length > 0, "the floor read an empty reply");
+    let mut left = head + length - read;
+    while left > 0 {
+        let most = left.min(buffer.len());
+        left -= stream.read(&mut buffer[..most]).unwrap();
+    }
+    started.elapsed()
 }
 
 /// `coder lsp` read by a client that only reads and counts bytes until the task's end
@@ -361,11 +407,13 @@ impl std::fmt::Display for EventTrace {
     }
 }
 
-/// One measured sample: `coder lsp`'s time, the bare read's, and the CPU the server spent.
+/// One measured sample: `coder lsp`'s time, the bare read's (the floor, on a kept-alive
+/// connection), the bare read's on a new connection, and the CPU the server spent.
 #[derive(Clone, Copy)]
 struct Sample {
     ours: Duration,
     bare: Duration,
+    fresh: Duration,
     cpu: Duration,
 }
 
@@ -411,6 +459,9 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     // Every size in each round, so the machine's drift from one moment to the next touches
     // all sizes alike, and sizes compared within a round were measured seconds apart.
     let mut rounds: Vec<Vec<Sample>> = Vec::new();
+    // The floor's connection, kept alive from sample to sample as coder's HTTP client keeps
+    // its own.
+    let mut kept_alive = None;
     for round in 0..=samples {
         let mut row = Vec::new();
         for &deltas in &measured {
@@ -418,14 +469,16 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
             server.push([reply(deltas)]);
             let started = Instant::now();
             let first = bare_read(server.addr(), &body, &mut buffer);
-            let bare = started.elapsed();
+            let fresh = started.elapsed();
             if std::env::var_os("BENCH_EVENTS").is_some() {
                 eprintln!(
-                    "bare read of {deltas}: first bytes@{} end@{}",
+                    "bare read of {deltas} on a new connection: first bytes@{} end@{}",
                     first.as_micros(),
-                    bare.as_micros()
+                    fresh.as_micros()
                 );
             }
+            server.push([reply(deltas)]);
+            let bare = kept_alive_read(&mut kept_alive, server.addr(), &body, &mut buffer);
             server.push([reply(deltas)]);
             // A conversation per sample, destroyed after it: one conversation holding every
             // earlier reply (megabytes at 80,000 deltas) would make each request, and the
@@ -441,7 +494,12 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
             // What the server spent on the sample, its bookkeeping after the task's end
             // included as far as it is done by then (the rest falls to the next sample).
             let cpu = cpu_time(&clock) - before;
-            row.push(Sample { ours, bare, cpu });
+            row.push(Sample {
+                ours,
+                bare,
+                fresh,
+                cpu,
+            });
         }
         if round > 0 {
             rounds.push(row);
@@ -471,9 +529,10 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         "throughput (pre-rendered reply written at once; median of {samples} rounds, every size in each):"
     );
     println!(
-        "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms; the server's CPU {:.2} ms",
+        "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms (on a new connection {:.2} ms); the server's CPU {:.2} ms",
         med(of(1, |s| s.ours)) * 1e3,
         med(of(1, |s| s.bare)) * 1e3,
+        med(of(1, |s| s.fresh)) * 1e3,
         med(of(1, |s| s.cpu)) * 1e3,
     );
     let mut averaged = Vec::new();
@@ -482,6 +541,7 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         let (at, half) = (index(deltas), index(deltas / 2));
         let ours = med(of(deltas, |s| s.ours));
         let bare = med(of(deltas, |s| s.bare));
+        let fresh = med(of(deltas, |s| s.fresh));
         // Per delta, averaged from one delta and at the margin; each a median over rounds
         // of that round's figure.
         let from_one = |pick: fn(&Sample) -> Duration| {
@@ -505,23 +565,27 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         averaged.push(from_one(|s| s.ours));
         marginal.push(margin(|s| s.ours));
         println!(
-            "  {deltas:>6} deltas: coder lsp {:.1} ms, bare read {:.1} ms, ratio {:.2}x (target <= 2x); the server's CPU {:.2} ms",
+            "  {deltas:>6} deltas: coder lsp {:.1} ms, bare read {:.1} ms, ratio {:.2}x (target <= 2x); on a new connection {:.1} ms, ratio {:.2}x; the server's CPU {:.2} ms",
             ours * 1e3,
             bare * 1e3,
             ours / bare,
+            fresh * 1e3,
+            ours / fresh,
             med(of(deltas, |s| s.cpu)) * 1e3,
         );
         println!(
-            "          per delta, from one delta: coder lsp {:.0} ns, bare read {:.0} ns, coder's own {added:.0} ns, the server's CPU {:.0} ns",
+            "          per delta, from one delta: coder lsp {:.0} ns, bare read {:.0} ns (on a new connection {:.0} ns), coder's own {added:.0} ns, the server's CPU {:.0} ns",
             from_one(|s| s.ours),
             from_one(|s| s.bare),
+            from_one(|s| s.fresh),
             from_one(|s| s.cpu),
         );
         println!(
-            "          per delta, at the margin ({} to {deltas}): coder lsp {:.0} ns, bare read {:.0} ns, the server's CPU {:.0} ns",
+            "          per delta, at the margin ({} to {deltas}): coder lsp {:.0} ns, bare read {:.0} ns (on a new connection {:.0} ns), the server's CPU {:.0} ns",
             deltas / 2,
             margin(|s| s.ours),
             margin(|s| s.bare),
+            margin(|s| s.fresh),
             margin(|s| s.cpu),
         );
     }
