@@ -202,6 +202,23 @@ async fn a_base_url_that_is_not_http_is_refused_at_once() {
 }
 
 #[tokio::test]
+async fn a_base_url_the_http_client_cannot_parse_is_refused_at_once() {
+    // It was retried four times, as if the network were down, for about 13 s.
+    let dir = tempfile::tempdir().unwrap();
+    let out = coder(
+        dir.path(),
+        &["hi"],
+        &[("OPENAI_BASE_URL", "http://exa mple.com/v1")],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: the base URL `http://exa mple.com/v1` (from OPENAI_BASE_URL) is not a valid URL: invalid international domain name\n"
+    );
+}
+
+#[tokio::test]
 async fn a_trusted_workspace_config_selects_anthropic() {
     let server = MockModelServer::start(vec![MockResponse::text("from claude")])
         .await

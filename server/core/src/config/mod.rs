@@ -361,6 +361,12 @@ pub enum ConfigError {
     },
     #[error("the base URL `{url}` (from {origin}) must start with http:// or https://")]
     BaseUrl { url: String, origin: String },
+    #[error("the base URL `{url}` (from {origin}) is not a valid URL: {reason}")]
+    InvalidBaseUrl {
+        url: String,
+        origin: String,
+        reason: String,
+    },
     #[error("{0}")]
     McpJson(String),
     /// The workspace a door asked for does not exist or is not a directory.
@@ -490,10 +496,22 @@ pub fn check_base_url(url: &str, source: &str) -> Result<String, ConfigError> {
         .iter()
         .find_map(|scheme| lower.strip_prefix(scheme));
     match host {
-        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(trimmed.to_owned()),
-        _ => Err(ConfigError::BaseUrl {
+        Some(host) if !host.is_empty() && !host.starts_with('/') => {}
+        _ => {
+            return Err(ConfigError::BaseUrl {
+                url: url.to_owned(),
+                origin: source.to_owned(),
+            });
+        }
+    }
+    // A URL the HTTP client cannot parse (a space in the host, a port past 65535) would
+    // otherwise fail every request and be retried as if the network were down.
+    match reqwest::Url::parse(trimmed) {
+        Ok(_) => Ok(trimmed.to_owned()),
+        Err(err) => Err(ConfigError::InvalidBaseUrl {
             url: url.to_owned(),
             origin: source.to_owned(),
+            reason: err.to_string(),
         }),
     }
 }
@@ -1289,6 +1307,34 @@ mod tests {
             config.provider.as_ref().unwrap().base_url,
             "http://127.0.0.1:3/v1"
         );
+    }
+
+    #[test]
+    fn a_base_url_the_http_client_cannot_parse_is_an_error_at_once() {
+        let workspace = tempfile::tempdir().unwrap();
+        for (url, reason) in [
+            (
+                "http://exa mple.com/v1",
+                "invalid international domain name",
+            ),
+            ("http://127.0.0.1:99999/v1", "invalid port number"),
+        ] {
+            let err =
+                Config::load_with(workspace.path(), None, &env_of(&[("OPENAI_BASE_URL", url)]))
+                    .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("the base URL `{url}` (from OPENAI_BASE_URL) is not a valid URL: {reason}")
+            );
+        }
+        // What the client does parse is kept as given.
+        let config = Config::load_with(
+            workspace.path(),
+            None,
+            &env_of(&[("OPENAI_BASE_URL", "http://[::1]:8080/v1/")]),
+        )
+        .unwrap();
+        assert_eq!(config.provider.unwrap().base_url, "http://[::1]:8080/v1");
     }
 
     #[test]

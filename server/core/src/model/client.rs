@@ -29,6 +29,9 @@ const ERROR_BODY_LIMIT: usize = 500;
 pub struct ModelClient {
     http: reqwest::Client,
     api: Box<dyn WireApi>,
+    /// The endpoint, parsed once: a URL given as text is parsed again (its host checked as
+    /// an international name) for every request.
+    endpoint: reqwest::Url,
     retry: RetryConfig,
     idle_timeout: Duration,
     /// The API key, removed from every message built from what the provider sent.
@@ -118,9 +121,12 @@ impl ModelClient {
             ProviderKind::OpenAi => Box::new(OpenAiApi { base_url, api_key }),
             ProviderKind::Anthropic => Box::new(AnthropicApi { base_url, api_key }),
         };
+        let endpoint = reqwest::Url::parse(&api.url())
+            .map_err(|err| format!("the model's URL `{}` is not valid: {err}", api.url()))?;
         Ok(Self {
             http,
             api,
+            endpoint,
             retry,
             idle_timeout,
             key,
@@ -226,7 +232,7 @@ impl ModelClient {
     ) -> Result<ModelResponse, AttemptError> {
         let send = self
             .api
-            .headers(self.http.post(self.api.url()))
+            .headers(self.http.post(self.endpoint.clone()))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(call.body.clone())
             .send();
