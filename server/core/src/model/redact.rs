@@ -3,16 +3,23 @@
 //! A provider's error body may quote the request's credentials (a proxy that echoes the
 //! headers, a server that says which key it refused). Those messages become `warning` and
 //! `error` events, lines on stderr and entries in the session file, so the client removes
-//! the key from every message before it leaves: the exact key wherever it appears, and any
-//! `Bearer <token>` whatever the token.
+//! the key from every message before it leaves: the exact key wherever it appears (when it
+//! is long enough to be told from ordinary text), and any `Bearer <token>` whatever the
+//! token.
 
 /// What a redacted secret is replaced with.
 pub(crate) const REDACTED: &str = "[redacted]";
 
-/// `message` without `key` (when there is one and it is not empty) and without the token
-/// of any `Bearer <token>`.
+/// Keys shorter than this are not looked for in messages: a placeholder that a local
+/// server ignores (`x`, `none`, `ollama`) matches ordinary text, and replacing it there
+/// garbled the message (`http://e[redacted]ample.com` for the key `x`). Hosted providers'
+/// keys are tens of characters long.
+const SHORTEST_KEY: usize = 8;
+
+/// `message` without `key` (when there is one of at least [`SHORTEST_KEY`] characters) and
+/// without the token of any `Bearer <token>`.
 pub(crate) fn redact(message: String, key: Option<&str>) -> String {
-    let message = match key.filter(|key| !key.is_empty()) {
+    let message = match key.filter(|key| key.len() >= SHORTEST_KEY) {
         Some(key) if message.contains(key) => message.replace(key, REDACTED),
         _ => message,
     };
@@ -67,6 +74,15 @@ mod tests {
             "BEARER [redacted] and bearer [redacted]"
         );
         assert_eq!(redact("nothing here".into(), Some("")), "nothing here");
+        // A placeholder key is not looked for: it would garble ordinary words.
+        assert_eq!(
+            redact("cannot reach http://example.com/v1".into(), Some("x")),
+            "cannot reach http://example.com/v1"
+        );
+        assert_eq!(
+            redact("the key none-of-it".into(), Some("none")),
+            "the key none-of-it"
+        );
         assert_eq!(
             redact("ends with Bearer ".into(), None),
             "ends with Bearer "
