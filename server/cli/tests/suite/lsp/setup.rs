@@ -110,6 +110,16 @@ async fn a_base_url_that_is_not_http_fails_initialize_at_once_and_a_retry_may_fi
         bad["error"]["message"],
         "the base URL `127.0.0.1:9/v1` (from initializationOptions.baseUrl) must start with http:// or https://"
     );
+    // A URL the HTTP client cannot parse is refused the same way, not retried per task.
+    let unparsable = client
+        .initialize_with(json!({"capabilities": {},
+            "initializationOptions": {"baseUrl": "http://exa mple.com/v1"}}))
+        .await;
+    assert_eq!(unparsable["error"]["code"], -32602, "{unparsable}");
+    assert_eq!(
+        unparsable["error"]["message"],
+        "the base URL `http://exa mple.com/v1` (from initializationOptions.baseUrl) is not a valid URL: invalid international domain name"
+    );
     let good = client
         .initialize_with(json!({"capabilities": {},
             "initializationOptions": {"baseUrl": server.openai_base_url()}}))
