@@ -47,7 +47,8 @@ const PATH: &str = "/v1/chat/completions";
 
 /// The reply to every request: `deltas` chunks of `"tok "`, then `[DONE]`.
 fn reply(deltas: usize) -> Vec<u8> {
-    let chunk = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok \"}}]}\n\n";
+    // The chunk coder-testkit's mock renders, as the `lsp` bench's replies are made of.
+    let chunk = "data: {\"choices\":[{\"delta\":{\"content\":\"tok \"},\"finish_reason\":null,\"index\":0}],\"id\":\"chatcmpl-mock\",\"model\":\"mock-model\",\"object\":\"chat.completion.chunk\"}\n\n";
     let body = chunk.repeat(deltas) + "data: [DONE]\n\n";
     let mut reply = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
