@@ -4,8 +4,10 @@
 //! - Cold start: process spawn to the `initialize` result, median of 20, alternating with
 //!   `codex app-server` (installed from npm by `scripts/setup-codex.sh`; skipped with a
 //!   message when that fails).
-//! - Throughput: replies of 5,000, 20,000 and 80,000 deltas, pre-rendered by the mock and
-//!   written at once, read through `coder lsp` by a client that only counts bytes until the
+//! - Throughput: replies of 5,000, 20,000 and 80,000 deltas, rendered as coder-testkit's
+//!   mock renders them and written at once by a plain thread (`support/plain_server.rs`:
+//!   the axum mock's serving was most of the floor at 5,000 deltas), read through
+//!   `coder lsp` by a client that only counts bytes until the
 //!   task's end event, against a raw TCP read of the same reply on a connection kept alive
 //!   between samples, as coder's HTTP client keeps its own (the floor; the same read on a
 //!   new connection each time is printed beside it). Every size is measured in each round
@@ -38,8 +40,11 @@ use serde_json::{Value, json};
 
 #[path = "support/codex.rs"]
 mod codex;
+#[path = "support/plain_server.rs"]
+mod plain_server;
 #[path = "support/spread.rs"]
 mod spread;
+use plain_server::PlainServer;
 use spread::spread;
 
 const CONVERSATIONS: usize = 1_000;
@@ -183,7 +188,9 @@ fn main() {
         cold_start(&base_url, workspace.path());
     }
     if run("throughput") {
-        throughput(&server, &base_url, workspace.path());
+        // Served by a plain thread, not the axum mock: its serving would be most of the
+        // floor at 5,000 deltas.
+        throughput(&PlainServer::start(), workspace.path());
     }
     if run("memory") {
         // A workspace of its own, so the snapshot size printed is this session's alone.
@@ -269,12 +276,15 @@ fn samples() -> usize {
 }
 
 /// One reply of `deltas` text deltas, rendered before the request and written at once.
-fn reply(deltas: usize) -> MockResponse {
+fn reply(deltas: usize) -> String {
     // It ends with its usage, as OpenAI's does when asked (`include_usage`): coder then
     // counts no tokens itself.
     let mut chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text("tok ")).collect();
     chunks.push(Chunk::usage(20, deltas as u64));
-    MockResponse::prerendered(&chunks)
+    match MockResponse::prerendered(&chunks) {
+        MockResponse::Rendered { body, .. } => body,
+        _ => unreachable!("a pre-rendered reply is rendered"),
+    }
 }
 
 /// The bare read on a new connection (what the floor was until the twelfth round): one
@@ -426,7 +436,7 @@ struct Sample {
 /// size in each round, in one run: the ratio per size, and the cost of a delta at each size
 /// two ways: averaged from one delta, `(t(n) - t(1)) / (n - 1)`, and at the margin,
 /// `(t(n) - t(n/2)) / (n/2)` within each round.
-fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
+fn throughput(server: &PlainServer, workspace: &std::path::Path) {
     // 80,000 one-token deltas are past the default maxOutputTokens (8192): without a higher
     // limit the stream is cut at 16,448 events and the bench measures the error path.
     std::fs::create_dir_all(workspace.join(".coder")).unwrap();
@@ -435,7 +445,7 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         r#"{"maxOutputTokens": 100000}"#,
     )
     .unwrap();
-    let mut lsp = Lsp::spawn(base_url, workspace);
+    let mut lsp = Lsp::spawn(&server.openai_base_url(), workspace);
     lsp.request(
         "initialize",
         json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
@@ -455,7 +465,7 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
     let buffer = &mut storage[start..start + (1 << 20)];
     // The floor asks with a request as large as coder's (its system prompt and tool
     // schemas): sending it is part of the work. The mock reads both and parses neither.
-    server.push([reply(1)]);
+    server.push(&reply(1));
     let created = lsp.request("conversation/create", json!({}));
     let conversation = created["result"]["conversationId"].clone();
     lsp_read(&mut lsp, &conversation);
@@ -463,8 +473,7 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         "conversation/destroy",
         json!({"conversationId": conversation}),
     );
-    let asked = server.requests().last().unwrap().headers.clone();
-    let length: usize = asked["content-length"].parse().unwrap();
+    let length = server.last_request_length();
     let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(length - 10)).into_bytes();
     assert_eq!(body.len(), length);
     // Every size in each round, so the machine's drift from one moment to the next touches
@@ -477,7 +486,7 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
         let mut row = Vec::new();
         for &deltas in &measured {
             let before = cpu_time(&clock);
-            server.push([reply(deltas)]);
+            server.push(&reply(deltas));
             let started = Instant::now();
             let first = bare_read(server.addr(), &body, buffer);
             let fresh = started.elapsed();
@@ -488,9 +497,9 @@ fn throughput(server: &MockModelServer, base_url: &str, workspace: &std::path::P
                     fresh.as_micros()
                 );
             }
-            server.push([reply(deltas)]);
+            server.push(&reply(deltas));
             let bare = kept_alive_read(&mut kept_alive, server.addr(), &body, buffer);
-            server.push([reply(deltas)]);
+            server.push(&reply(deltas));
             // A conversation per sample, destroyed after it: one conversation holding every
             // earlier reply (megabytes at 80,000 deltas) would make each request, and the
             // snapshot saved after each task, grow with the sample's index.
