@@ -1,9 +1,9 @@
 //! Streaming throughput of `coder exec --json` against the floor: `curl` reading the same
 //! pre-rendered reply.
 //!
-//! The mock model (on its own thread) serves each reply rendered before the request arrives
-//! and written at once (`MockResponse::prerendered`), so reading it costs a client only the
-//! read. For each wire format, in rounds that take every size in turn (an empty reply,
+//! Each reply is rendered before the request arrives, as coder-testkit's mock renders it
+//! (`MockResponse::prerendered`), and written at once by a plain thread
+//! (`support/plain_server.rs`), so reading it costs a client only the read. For each wire format, in rounds that take every size in turn (an empty reply,
 //! then 2,500, 5,000, 10,000, 20,000, 40,000 and 80,000 text deltas), after one warm-up
 //! round: (a) `curl` posts the request and reads the whole SSE body (a client that does
 //! nothing but read); (b) `coder exec --json` runs from process spawn until it exits,
@@ -26,7 +26,11 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use coder_testkit::{Chunk, MockModelServer, MockResponse};
+use coder_testkit::{Chunk, MockResponse};
+
+#[path = "support/plain_server.rs"]
+mod plain_server;
+use plain_server::PlainServer;
 
 #[path = "support/spread.rs"]
 mod spread;
@@ -53,58 +57,19 @@ impl Format {
         }
     }
 
-    fn reply(self, deltas: usize) -> MockResponse {
+    fn reply(self, deltas: usize) -> String {
         // The reply ends with its usage, as OpenAI's does when asked (`include_usage`) and
         // Anthropic's always: coder then counts no tokens itself.
         let mut chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text(PIECE)).collect();
         chunks.push(Chunk::usage(20, deltas as u64));
-        match self {
+        let rendered = match self {
             Self::OpenAi => MockResponse::prerendered(&chunks),
             Self::Anthropic => MockResponse::prerendered_anthropic(&chunks),
+        };
+        match rendered {
+            MockResponse::Rendered { body, .. } => body,
+            _ => unreachable!("a pre-rendered reply is rendered"),
         }
-    }
-}
-
-/// The mock server on a thread of its own; `push` scripts the next reply.
-struct Mock {
-    push: std::sync::mpsc::Sender<MockResponse>,
-    root: String,
-}
-
-impl Mock {
-    fn start() -> Self {
-        let (url_tx, url_rx) = std::sync::mpsc::channel();
-        let (push, push_rx) = std::sync::mpsc::channel::<MockResponse>();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let server = MockModelServer::start(Vec::new()).await.unwrap();
-                server.forget_bodies();
-                url_tx.send(server.anthropic_base_url()).unwrap();
-                loop {
-                    match push_rx.try_recv() {
-                        Ok(reply) => server.push([reply]),
-                        Err(std::sync::mpsc::TryRecvError::Empty) => {
-                            tokio::time::sleep(Duration::from_millis(1)).await;
-                        }
-                        Err(std::sync::mpsc::TryRecvError::Disconnected) => break,
-                    }
-                }
-            });
-        });
-        Self {
-            push,
-            root: url_rx.recv().unwrap(),
-        }
-    }
-
-    /// Scripts `reply` and waits until the server thread has taken it.
-    fn script(&self, reply: MockResponse) {
-        self.push.send(reply).unwrap();
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -117,7 +82,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(9);
-    let mock = Mock::start();
+    let server = PlainServer::start();
+    let root = format!("http://{}", server.addr());
     let workspace = tempfile::tempdir().unwrap();
     // 80,000 one-token deltas are past the default maxOutputTokens (8192).
     std::fs::create_dir(workspace.path().join(".coder")).unwrap();
@@ -130,15 +96,15 @@ fn main() {
         if !filter.is_empty() && !filter.iter().any(|f| f == format.name()) {
             continue;
         }
-        let replies: Vec<MockResponse> = SIZES.iter().map(|&n| format.reply(n)).collect();
+        let replies: Vec<String> = SIZES.iter().map(|&n| format.reply(n)).collect();
         let mut rounds = Vec::new();
         for run in 0..=runs {
             let mut row = Vec::new();
             for (i, &deltas) in SIZES.iter().enumerate() {
-                mock.script(replies[i].clone());
-                let bare = bare_read(&mock.root, format);
-                mock.script(replies[i].clone());
-                let (coder, cpu) = coder_exec(&mock.root, format, workspace.path(), deltas);
+                server.push(&replies[i]);
+                let bare = bare_read(&root, format);
+                server.push(&replies[i]);
+                let (coder, cpu) = coder_exec(&root, format, workspace.path(), deltas);
                 row.push(Sample { bare, coder, cpu });
             }
             if run > 0 {

@@ -4,6 +4,9 @@
 //! write (and closes the connection after it when the request said `connection: close`). Measured against coder-testkit's axum mock, whose serving added about 0.3 ms to
 //! a 5,000-delta read (docs/benchmarks.md, thirteenth round).
 
+// Each bench that includes this file uses part of it.
+#![allow(dead_code)]
+
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
