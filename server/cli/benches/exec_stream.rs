@@ -3,7 +3,7 @@
 //!
 //! Each reply is rendered before the request arrives, as coder-testkit's mock renders it
 //! (`MockResponse::prerendered`), and written at once by a plain thread
-//! (`support/plain_server.rs`), so reading it costs a client only the read. For each wire format, in rounds that take every size in turn (an empty reply,
+//! (`coder_testkit::PlainServer`), so reading it costs a client only the read. For each wire format, in rounds that take every size in turn (an empty reply,
 //! then 2,500, 5,000, 10,000, 20,000, 40,000 and 80,000 text deltas), after one warm-up
 //! round: (a) `curl` posts the request and reads the whole SSE body (a client that does
 //! nothing but read); (b) `coder exec --json` runs from process spawn until it exits,
@@ -26,11 +26,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use coder_testkit::{Chunk, MockResponse};
-
-#[path = "support/plain_server.rs"]
-mod plain_server;
-use plain_server::PlainServer;
+use coder_testkit::{Chunk, MockResponse, PlainServer};
 
 #[path = "support/spread.rs"]
 mod spread;
@@ -66,10 +62,10 @@ impl Format {
             Self::OpenAi => MockResponse::prerendered(&chunks),
             Self::Anthropic => MockResponse::prerendered_anthropic(&chunks),
         };
-        match rendered {
-            MockResponse::Rendered { body, .. } => body,
-            _ => unreachable!("a pre-rendered reply is rendered"),
-        }
+        rendered
+            .rendered_body()
+            .expect("a pre-rendered reply has a body")
+            .to_owned()
     }
 }
 
@@ -82,7 +78,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(9);
-    let server = PlainServer::start();
+    let server = PlainServer::start().unwrap();
     let root = format!("http://{}", server.addr());
     let workspace = tempfile::tempdir().unwrap();
     // 80,000 one-token deltas are past the default maxOutputTokens (8192).

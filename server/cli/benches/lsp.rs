@@ -5,7 +5,7 @@
 //!   `codex app-server` (installed from npm by `scripts/setup-codex.sh`; skipped with a
 //!   message when that fails).
 //! - Throughput: replies of 5,000, 20,000 and 80,000 deltas, rendered as coder-testkit's
-//!   mock renders them and written at once by a plain thread (`support/plain_server.rs`:
+//!   mock renders them and written at once by a plain thread (`coder_testkit::PlainServer`:
 //!   the axum mock's serving was most of the floor at 5,000 deltas), read through
 //!   `coder lsp` by a client that only counts bytes until the
 //!   task's end event, against a raw TCP read of the same reply on a connection kept alive
@@ -35,16 +35,13 @@ use std::os::fd::AsFd;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use coder_testkit::{Chunk, MockModelServer, MockResponse};
+use coder_testkit::{Chunk, MockModelServer, MockResponse, PageAligned, PlainServer};
 use serde_json::{Value, json};
 
 #[path = "support/codex.rs"]
 mod codex;
-#[path = "support/plain_server.rs"]
-mod plain_server;
 #[path = "support/spread.rs"]
 mod spread;
-use plain_server::PlainServer;
 use spread::spread;
 
 const CONVERSATIONS: usize = 1_000;
@@ -52,9 +49,6 @@ const EXCHANGES: usize = 10;
 
 /// Writes `message` with LSP framing, in one write (the pipe is not buffered: `write!`
 /// straight to it would make one system call per piece, and wake the server for each).
-/// A memory page.
-const PAGE: usize = 4096;
-
 fn write_frame(out: &mut impl Write, message: &Value) {
     let body = message.to_string();
     let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
@@ -190,7 +184,7 @@ fn main() {
     if run("throughput") {
         // Served by a plain thread, not the axum mock: its serving would be most of the
         // floor at 5,000 deltas.
-        throughput(&PlainServer::start(), workspace.path());
+        throughput(&PlainServer::start().unwrap(), workspace.path());
     }
     if run("memory") {
         // A workspace of its own, so the snapshot size printed is this session's alone.
@@ -281,10 +275,10 @@ fn reply(deltas: usize) -> String {
     // counts no tokens itself.
     let mut chunks: Vec<Chunk> = (0..deltas).map(|_| Chunk::text("tok ")).collect();
     chunks.push(Chunk::usage(20, deltas as u64));
-    match MockResponse::prerendered(&chunks) {
-        MockResponse::Rendered { body, .. } => body,
-        _ => unreachable!("a pre-rendered reply is rendered"),
-    }
+    MockResponse::prerendered(&chunks)
+        .rendered_body()
+        .expect("a pre-rendered reply has a body")
+        .to_owned()
 }
 
 /// The bare read on a new connection (what the floor was until the twelfth round): one
@@ -456,13 +450,8 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
     let samples = samples();
     let reported = sizes();
     let measured = measured(&reported);
-    // The floor reads into a buffer that starts on a page boundary: 16 bytes past one, where
-    // glibc puts a block this large, a blocking read from a loopback socket copies at a
-    // third to half the speed on the machine of the thirteenth round (docs/benchmarks.md;
-    // `cargo bench -p coder-core --bench http_exchange` shows both).
-    let mut storage = vec![0; (1 << 20) + PAGE];
-    let start = storage.as_ptr().align_offset(PAGE);
-    let buffer = &mut storage[start..start + (1 << 20)];
+    // The floor reads into a buffer that starts on a page boundary (see `PageAligned`).
+    let mut buffer = PageAligned::new(1 << 20);
     // The floor asks with a request as large as coder's (its system prompt and tool
     // schemas): sending it is part of the work. The mock reads both and parses neither.
     server.push(&reply(1));
@@ -488,7 +477,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
             let before = cpu_time(&clock);
             server.push(&reply(deltas));
             let started = Instant::now();
-            let first = bare_read(server.addr(), &body, buffer);
+            let first = bare_read(server.addr(), &body, &mut buffer);
             let fresh = started.elapsed();
             if std::env::var_os("BENCH_EVENTS").is_some() {
                 eprintln!(
@@ -498,7 +487,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
                 );
             }
             server.push(&reply(deltas));
-            let bare = kept_alive_read(&mut kept_alive, server.addr(), &body, buffer);
+            let bare = kept_alive_read(&mut kept_alive, server.addr(), &body, &mut buffer);
             server.push(&reply(deltas));
             // A conversation per sample, destroyed after it: one conversation holding every
             // earlier reply (megabytes at 80,000 deltas) would make each request, and the

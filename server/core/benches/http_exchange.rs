@@ -6,9 +6,9 @@
 //! cargo bench -p coder-core --bench http_exchange      # BENCH_RUNS=N samples (500)
 //! ```
 //!
-//! A server thread per connection reads each request (its head, then the body to its
-//! `content-length`) and writes a reply rendered once, head and body in one write: an SSE
-//! stream of `deltas` chat-completion chunks. Each client posts a 16 KB body, as large as
+//! The replies come from `coder_testkit::PlainServer` (a thread per connection that writes
+//! each queued reply, framed once, in one write): an SSE stream of `deltas` chat-completion
+//! chunks. Each client posts a 16 KB body, as large as
 //! coder's first request (its system prompt and tool schemas), and reads the reply to its
 //! end, the async ones on a runtime of two workers as `coder lsp`'s:
 //!
@@ -30,12 +30,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::future::Future;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use coder_testkit::{PageAligned, PlainReply, PlainServer};
 use futures::{FutureExt, StreamExt};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{Connection, SendRequest};
@@ -46,61 +47,10 @@ const REQUEST_BYTES: usize = 16_000;
 const PATH: &str = "/v1/chat/completions";
 
 /// The reply to every request: `deltas` chunks of `"tok "`, then `[DONE]`.
-fn reply(deltas: usize) -> Vec<u8> {
+fn reply(deltas: usize) -> PlainReply {
     // The chunk coder-testkit's mock renders, as the `lsp` bench's replies are made of.
     let chunk = "data: {\"choices\":[{\"delta\":{\"content\":\"tok \"},\"finish_reason\":null,\"index\":0}],\"id\":\"chatcmpl-mock\",\"model\":\"mock-model\",\"object\":\"chat.completion.chunk\"}\n\n";
-    let body = chunk.repeat(deltas) + "data: [DONE]\n\n";
-    let mut reply = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    reply.extend_from_slice(body.as_bytes());
-    reply
-}
-
-/// Serves `reply` to every request on every connection, until the process ends.
-fn serve(reply: Vec<u8>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("address");
-    std::thread::spawn(move || {
-        for connection in listener.incoming() {
-            let Ok(connection) = connection else { return };
-            let reply = reply.clone();
-            std::thread::spawn(move || answer(connection, &reply));
-        }
-    });
-    addr
-}
-
-fn answer(connection: TcpStream, reply: &[u8]) {
-    let _ = connection.set_nodelay(true);
-    let Ok(read_half) = connection.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(read_half);
-    let mut writer = connection;
-    let mut line = String::new();
-    let mut body = Vec::new();
-    loop {
-        let mut length = 0;
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        body.resize(length, 0);
-        if reader.read_exact(&mut body).is_err() || writer.write_all(reply).is_err() {
-            return;
-        }
-    }
+    PlainReply::sse(&(chunk.repeat(deltas) + "data: [DONE]\n\n"))
 }
 
 fn request_bytes(addr: SocketAddr, body: &[u8]) -> Vec<u8> {
@@ -112,8 +62,6 @@ fn request_bytes(addr: SocketAddr, body: &[u8]) -> Vec<u8> {
     request.extend_from_slice(body);
     request
 }
-
-const PAGE: usize = 4096;
 
 /// A blocking socket writes the request and reads `expected` bytes, at most `buffer`'s
 /// length at a time.
@@ -296,10 +244,8 @@ fn main() {
         "{{\"pad\":\"{}\"}}",
         "x".repeat(REQUEST_BYTES - 10)
     ));
-    // A page boundary and 1 MiB after it.
-    let mut storage = vec![0; (1 << 20) + 2 * PAGE];
-    let start = storage.as_ptr().align_offset(PAGE);
-    let buffer = &mut storage[start..start + (1 << 20) + PAGE];
+    // A page boundary and 1 MiB after it (and 16 bytes more for the misplaced read).
+    let mut buffer = PageAligned::new((1 << 20) + 16);
     println!(
         "one exchange on a kept-alive loopback connection, a {} KB request (median of {runs}):",
         REQUEST_BYTES / 1000
@@ -307,7 +253,8 @@ fn main() {
     for deltas in SIZES {
         let reply = reply(deltas);
         let expected = reply.len();
-        let addr = serve(reply);
+        let server = PlainServer::start().expect("server");
+        let addr = server.addr();
         let url = reqwest::Url::parse(&format!("http://{addr}{PATH}")).expect("url");
         let request = request_bytes(addr, &body);
         let mut floor_socket = TcpStream::connect(addr).expect("connect");
@@ -318,6 +265,10 @@ fn main() {
         let mut times: [Vec<Duration>; 6] = Default::default();
         // One warm-up sample, then the measured ones.
         for sample in 0..=runs {
+            // One reply for each exchange of the sample, all the same.
+            for _ in 0..NAMES.len() {
+                server.push_reply(&reply);
+            }
             let taken = clients.take().expect("clients");
             let (sent, body, url) = (request.clone(), body.clone(), url.clone());
             let (rest, back) = runtime.block_on(async move {

@@ -7,10 +7,14 @@
 //! read the stream to the end or went away early.
 //!
 //! The same server runs as the `coder-mock-model` binary for tests in other languages.
+//! [`PlainServer`] answers with pre-rendered replies and nothing else: the streaming
+//! benches' floor.
 
+mod plain;
 mod render;
 mod script;
 mod server;
 
+pub use plain::{PageAligned, PlainReply, PlainServer};
 pub use script::{Chunk, MockResponse, StreamFault};
 pub use server::{MockModelServer, RecordedRequest};

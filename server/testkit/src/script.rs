@@ -122,6 +122,14 @@ impl MockResponse {
         }
     }
 
+    /// The SSE body of a [`Self::prerendered`] reply (`None` for any other kind).
+    pub fn rendered_body(&self) -> Option<&str> {
+        match self {
+            Self::Rendered { body, .. } => Some(body),
+            _ => None,
+        }
+    }
+
     /// `chunks` rendered now, in the Anthropic wire format (see [`Self::prerendered`]).
     pub fn prerendered_anthropic(chunks: &[Chunk]) -> Self {
         Self::Rendered {
