@@ -10,7 +10,10 @@
 //!   `coder lsp` by a client that only counts bytes until the
 //!   task's end event, against a raw TCP read of the same reply on a connection kept alive
 //!   between samples, as coder's HTTP client keeps its own (the floor; the same read on a
-//!   new connection each time is printed beside it). Every size is measured in each round
+//!   new connection each time is printed beside it). Beside them, the same kept-alive read
+//!   done by a relay: a process between the client's pipes, where `coder lsp` sits, that
+//!   does nothing else (one line in, the read, one line out): the part of coder's time that
+//!   any server in its place would take. Every size is measured in each round
 //!   (one delta, and each reported size with its half), so the machine's drift touches
 //!   all sizes alike. Per size: the ratio, the CPU the server spent
 //!   (its CPU clock, all threads), and the cost of a delta two ways, each the median of the
@@ -165,6 +168,9 @@ fn ms(duration: Duration) -> f64 {
 }
 
 fn main() {
+    if let Ok(relay) = std::env::var(RELAY_ENV) {
+        return relay_main(&relay);
+    }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime
         .block_on(MockModelServer::start(Vec::new()))
@@ -423,6 +429,7 @@ struct Sample {
     ours: Duration,
     bare: Duration,
     fresh: Duration,
+    relayed: Duration,
     cpu: Duration,
 }
 
@@ -463,8 +470,8 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
         json!({"conversationId": conversation}),
     );
     let length = server.last_request_length();
-    let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(length - 10)).into_bytes();
-    assert_eq!(body.len(), length);
+    let body = pad(length);
+    let mut relay = Relay::spawn(server.addr(), length);
     // Every size in each round, so the machine's drift from one moment to the next touches
     // all sizes alike, and sizes compared within a round were measured seconds apart.
     let mut rounds: Vec<Vec<Sample>> = Vec::new();
@@ -489,6 +496,8 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
             server.push(&reply(deltas));
             let bare = kept_alive_read(&mut kept_alive, server.addr(), &body, &mut buffer);
             server.push(&reply(deltas));
+            let relayed = relay.read();
+            server.push(&reply(deltas));
             // A conversation per sample, destroyed after it: one conversation holding every
             // earlier reply (megabytes at 80,000 deltas) would make each request, and the
             // snapshot saved after each task, grow with the sample's index.
@@ -507,6 +516,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
                 ours,
                 bare,
                 fresh,
+                relayed,
                 cpu,
             });
         }
@@ -515,6 +525,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
         }
     }
     lsp.stop();
+    relay.stop();
     let index = |deltas: usize| measured.iter().position(|&m| m == deltas).unwrap();
     let of = |deltas: usize, pick: fn(&Sample) -> Duration| -> Vec<f64> {
         let at = index(deltas);
@@ -538,10 +549,11 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
         "throughput (pre-rendered reply written at once; median of {samples} rounds, every size in each):"
     );
     println!(
-        "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms (on a new connection {:.2} ms); the server's CPU {:.2} ms",
+        "  a reply of one delta: coder lsp {:.2} ms, bare read {:.2} ms (on a new connection {:.2} ms), relayed {:.2} ms; the server's CPU {:.2} ms",
         med(of(1, |s| s.ours)) * 1e3,
         med(of(1, |s| s.bare)) * 1e3,
         med(of(1, |s| s.fresh)) * 1e3,
+        med(of(1, |s| s.relayed)) * 1e3,
         med(of(1, |s| s.cpu)) * 1e3,
     );
     let mut averaged = Vec::new();
@@ -582,6 +594,13 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
             ours / fresh,
             med(of(deltas, |s| s.cpu)) * 1e3,
         );
+        let relayed = med(of(deltas, |s| s.relayed));
+        println!(
+            "          relayed (the bare read by a process between the client's pipes, as coder lsp sits): {:.1} ms; coder lsp {:.2}x of it, the relay {:.2}x of the bare read",
+            relayed * 1e3,
+            ours / relayed,
+            relayed / bare,
+        );
         println!(
             "          per delta, from one delta: coder lsp {:.0} ns, bare read {:.0} ns (on a new connection {:.0} ns), coder's own {added:.0} ns, the server's CPU {:.0} ns",
             from_one(|s| s.ours),
@@ -603,6 +622,83 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
         spread(&averaged),
         spread(&marginal)
     );
+}
+
+/// The variable that makes this executable the relay, naming the model server's address.
+const RELAY_ENV: &str = "CODER_BENCH_RELAY";
+/// The variable that gives the relay the length of the request it sends.
+const RELAY_LENGTH_ENV: &str = "CODER_BENCH_RELAY_LENGTH";
+
+/// A request body of `length` bytes that the plain server reads and does not parse.
+fn pad(length: usize) -> Vec<u8> {
+    let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(length - 10)).into_bytes();
+    assert_eq!(body.len(), length);
+    body
+}
+
+/// The cheapest process in `coder lsp`'s place: this bench's executable, started with
+/// [`RELAY_ENV`], which for each line on its stdin does the floor's read
+/// ([`kept_alive_read`]) and answers with one line. It is the bare read plus the two pipe
+/// hops and process wake-ups that any server between an editor and a model has; what
+/// `coder lsp` takes beyond it is its own work.
+struct Relay {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Relay {
+    fn spawn(addr: std::net::SocketAddr, length: usize) -> Self {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(RELAY_ENV, addr.to_string())
+            .env(RELAY_LENGTH_ENV, length.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        }
+    }
+
+    /// One exchange through the relay: the time from the ask to its answer.
+    fn read(&mut self) -> Duration {
+        let started = Instant::now();
+        self.stdin.write_all(b"go\n").unwrap();
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).unwrap();
+        let elapsed = started.elapsed();
+        assert_eq!(self.line.trim(), "done", "the relay failed");
+        elapsed
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin);
+        self.child.wait().unwrap();
+    }
+}
+
+/// The relay's side of [`Relay`]: until stdin ends, one kept-alive exchange with the model
+/// server at `addr` per line, answered with `done`.
+fn relay_main(addr: &str) {
+    let addr: std::net::SocketAddr = addr.parse().unwrap();
+    let length: usize = std::env::var(RELAY_LENGTH_ENV).unwrap().parse().unwrap();
+    let body = pad(length);
+    let mut buffer = PageAligned::new(1 << 20);
+    let mut stream = None;
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        line.unwrap();
+        kept_alive_read(&mut stream, addr, &body, &mut buffer);
+        stdout.write_all(b"done\n").unwrap();
+        stdout.flush().unwrap();
+    }
 }
 
 /// CPU time the process behind `clock` has used so far, all its threads (exited ones
