@@ -37,8 +37,17 @@ const HTTP_CHECK: Duration = Duration::from_millis(500);
 /// takes the server to be alive (it closed its stderr, not its life).
 const EXIT_GRACE: Duration = Duration::from_secs(1);
 
-/// A stdio server's stderr ended: its name and process id.
-type Exit = (String, u32);
+/// Something of a stdio server ended: its name, its process id, and what ended.
+type Exit = (String, u32, Ended);
+
+/// What of a stdio server ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// Its stderr: it may have exited, or only closed its stderr.
+    Stderr,
+    /// Its process: it exited, whatever still holds its pipes open (a process it started).
+    Process,
+}
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -83,7 +92,8 @@ pub struct McpManager {
     report: Reporter,
     /// Held by [`McpManager::apply`]: one reload of the servers at a time, in order.
     applying: tokio::sync::Mutex<()>,
-    /// Where a stdio server's stderr reader says that it ended ([`watch_for_exits`]).
+    /// Where a stdio server's stderr reader and process watch say that it ended
+    /// ([`watch_for_exits`]).
     exits: mpsc::UnboundedSender<Exit>,
 }
 
@@ -480,10 +490,10 @@ async fn watch_for_exits(
             .is_some_and(|manager| manager.http_ready());
         tokio::select! {
             exit = exits.recv() => {
-                let (Some((name, pid)), Some(manager)) = (exit, manager.upgrade()) else {
+                let (Some((name, pid, ended)), Some(manager)) = (exit, manager.upgrade()) else {
                     return;
                 };
-                manager.stderr_ended(&name, pid).await;
+                manager.ended(&name, pid, ended).await;
             }
             // An error: the manager is gone.
             changed = settled.changed(), if !checking => if changed.is_err() {
@@ -522,11 +532,13 @@ impl McpManager {
             .any(|server| server.is_http() && matches!(server.status, ServerStatus::Ready { .. }))
     }
 
-    /// The stderr of server `name`'s process `pid` ended: once its connection is closed
-    /// (within [`EXIT_GRACE`]), it is marked exited. A server restarted since (another
-    /// pid), not ready, stopped by coder (shutdown drops its connection first) or still
-    /// connected is left alone.
-    async fn stderr_ended(&self, name: &str, pid: u32) {
+    /// Something of server `name`'s process `pid` ended. When it is the process, the server
+    /// is marked exited at once: a process it started may hold its pipes open, but nobody
+    /// answers on them. When it is its stderr, the server is marked exited once its
+    /// connection is closed (within [`EXIT_GRACE`]); still connected, it only closed its
+    /// stderr. A server restarted since (another pid), not ready, or stopped by coder
+    /// (shutdown drops its connection first) is left alone either way.
+    async fn ended(&self, name: &str, pid: u32, ended: Ended) {
         let started = tokio::time::Instant::now();
         loop {
             let peer = {
@@ -542,6 +554,10 @@ impl McpManager {
                 };
                 peer
             };
+            if ended == Ended::Process {
+                self.mark_exited(name, "its process ended");
+                return;
+            }
             if peer.is_transport_closed() {
                 self.mark_exited(name, "its connection closed");
                 return;
@@ -598,7 +614,7 @@ async fn start_one(
 }
 
 /// Starts a stdio server and initialises the MCP session. Its stderr's last lines are kept
-/// in `stderr_tail`, and `exits` is told when its stderr ends.
+/// in `stderr_tail`, and `exits` is told when its stderr ends and when its process does.
 async fn start_stdio(
     name: &str,
     program: &str,
@@ -623,18 +639,56 @@ async fn start_stdio(
         .spawn()
         .map_err(|err| format!("cannot start `{program}`: {err}"))?;
     let pid = transport.id();
+    if let Some(pid) = pid {
+        watch_process(name, pid, exits.clone());
+    }
     if let Some(stderr) = stderr {
         let name = name.to_owned();
         tokio::spawn(async move {
             keep_tail(stderr, &stderr_tail).await;
             if let Some(pid) = pid {
-                let _ = exits.send((name, pid));
+                let _ = exits.send((name, pid, Ended::Stderr));
             }
         });
     }
     handshake(().serve(transport), timeout)
         .await
         .map(|service| (service, pid))
+}
+
+/// Tells `exits` when process `pid` (a server just started, not yet waited for, so the id
+/// is still its own) ends, through a pidfd, which becomes readable then: a server whose
+/// stderr a process it started keeps open is noticed at once, not at its next call. Where
+/// the kernel has no pidfds (Linux before 5.3, other systems) only its stderr's end is
+/// watched.
+fn watch_process(name: &str, pid: u32, exits: mpsc::UnboundedSender<Exit>) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{Pid, PidfdFlags, pidfd_open};
+        let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+            return;
+        };
+        let Ok(pidfd) = pidfd_open(raw, PidfdFlags::empty()) else {
+            return;
+        };
+        // SAFETY: `pidfd` is an `OwnedFd` just opened and moved into the `AsyncFd`, which
+        // owns it until it is dropped: its descriptor stays open and the same all along.
+        #[allow(unsafe_code)]
+        let registered = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE)
+        };
+        let Ok(pidfd) = registered else {
+            return;
+        };
+        let name = name.to_owned();
+        tokio::spawn(async move {
+            if pidfd.readable().await.is_ok() {
+                let _ = exits.send((name, pid, Ended::Process));
+            }
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (name, pid, exits);
 }
 
 /// Reads `stderr` to its end, keeping its last [`STDERR_LINES`] lines in `tail`, each cut

@@ -213,6 +213,52 @@ async fn an_untrusted_mcp_json_starts_nothing_when_it_changes() {
 /// A ready stdio MCP server costs an idle session no wake-ups (its exit is seen when its
 /// stderr ends, not by a timer), and when it dies while nobody calls it, the status and a
 /// warning say so at once.
+/// A server whose process started another that keeps its stdout and stderr open (a
+/// helper, a child it forgot): when the server itself dies, nothing of its pipes ends, and
+/// its exit is still reported at once, not at the next call, which would wait the whole
+/// tool timeout for an answer nobody sends.
+#[tokio::test]
+async fn an_mcp_server_whose_helper_holds_its_pipes_is_reported_when_it_exits() {
+    let server = MockModelServer::start(vec![MockResponse::text("one")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let pid_file = ws.join("server.pid");
+    let helper_file = ws.join("helper.pid");
+    let _kill = KillOnDrop(pid_file.clone());
+    let _kill_helper = KillOnDrop(helper_file.clone());
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"ev": {
+            "command": "sh",
+            "args": ["-c", format!(
+                "sleep 300 & echo $! > '{}'; echo $$ > '{}'; exec node '{}' stdio",
+                helper_file.display(), pid_file.display(), everything_script().display())],
+        }}})
+        .to_string(),
+    );
+    let mut client = trusted_client(ws, &server).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    run_task(&mut client, &root, "first", &mut seen).await;
+    assert!(tool_names(&server, 0).contains(&"ev__echo".to_owned()));
+
+    let pid = pid_in(&pid_file);
+    let helper = pid_in(&helper_file);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    assert!(
+        alive(helper),
+        "the helper holding the pipes ended with the server"
+    );
+    until_warning(&mut client, "MCP server `ev` failed: it exited", &mut seen).await;
+    client.stop().await;
+}
+
 #[tokio::test]
 async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_without_a_call() {
     let server = MockModelServer::start(vec![MockResponse::text("one")])
