@@ -430,11 +430,16 @@ impl McpManager {
     /// that cannot wait for [`McpManager::shutdown`] (a second Ctrl-C while it runs). A pid
     /// is only signalled while it is still this process's unreaped child in its session,
     /// so a pid the kernel gave to another process since is never hit. Only the server's
-    /// own process is killed, not processes it started.
+    /// own process is killed, not processes it started. Each server's connection is
+    /// dropped first, as [`McpManager::shutdown`] drops it: coder ended them, so their
+    /// exits are not reported as failures.
     pub(crate) fn kill_now(&self) {
         let pids: Vec<u32> = lock(&self.servers)
-            .values()
-            .filter_map(|server| server.pid)
+            .values_mut()
+            .filter_map(|server| {
+                server.peer = None;
+                server.pid
+            })
             .collect();
         for pid in pids {
             kill_if_our_child(pid);
