@@ -76,6 +76,15 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Kills process `pid` at once, as a crash would end it.
+fn sigkill(pid: i32) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+}
+
 /// `coder lsp` in `ws`, initialized with the workspace trusted (its `.mcp.json` starts
 /// servers).
 async fn trusted_client(ws: &Path, server: &MockModelServer) -> Client {
@@ -246,11 +255,7 @@ async fn an_mcp_server_whose_helper_holds_its_pipes_is_reported_when_it_exits() 
 
     let pid = pid_in(&pid_file);
     let helper = pid_in(&helper_file);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    sigkill(pid);
     assert!(
         alive(helper),
         "the helper holding the pipes ended with the server"
@@ -289,11 +294,7 @@ async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_wi
     );
 
     let pid = pid_in(&pid_file);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    sigkill(pid);
     until_warning(&mut client, "MCP server `ev` failed: it exited", &mut seen).await;
     client.stop().await;
 }
