@@ -123,6 +123,82 @@ fn xattr_of(path: &Path) -> Option<Vec<u8>> {
     out.status.success().then_some(out.stdout)
 }
 
+/// A session killed before it could clean up (SIGKILL, a crash, the machine's power) leaves
+/// its private temporary directory, and what its commands wrote there, in the system's
+/// temporary directory. The next session to run a confined command removes it; it leaves
+/// alone the directory a live session holds, one made a moment ago (a session between
+/// making it and taking hold of it) and any other directory.
+#[tokio::test]
+async fn a_killed_sessions_temporary_directory_is_removed_by_the_next_session() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |name: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("left.txt"), "x").unwrap();
+        dir
+    };
+    let age = |dir: &Path| {
+        let made = std::process::Command::new("touch")
+            .args(["-d", "2 minutes ago"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    };
+    let abandoned = dir("coder-sandbox-abandoned");
+    age(&abandoned);
+    let live = dir("coder-sandbox-live");
+    age(&live);
+    let held = nix::fcntl::Flock::lock(
+        std::fs::File::open(&live).unwrap(),
+        nix::fcntl::FlockArg::LockExclusiveNonblock,
+    )
+    .unwrap();
+    let fresh = dir("coder-sandbox-fresh");
+    let other = dir("coder-other");
+    age(&other);
+
+    let server = model_running("echo hi > note.txt").await;
+    let tmpdir = tmp.path().to_str().unwrap();
+    let out = coder(
+        workspace.path(),
+        home.path(),
+        &server,
+        &["run it"],
+        &[("TMPDIR", tmpdir)],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        workspace.path().join("note.txt").exists(),
+        "the command did not run"
+    );
+    assert!(
+        !abandoned.exists(),
+        "a killed session's directory is left behind"
+    );
+    for kept in [&live, &fresh, &other] {
+        assert!(
+            kept.join("left.txt").exists(),
+            "{} was removed",
+            kept.display()
+        );
+    }
+    drop(held);
+    let mut left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["coder-other", "coder-sandbox-fresh", "coder-sandbox-live"],
+        "the session's own directory is removed when it ends"
+    );
+}
+
 #[tokio::test]
 async fn commands_cannot_change_metadata_outside_the_workspace() {
     let workspace = tempfile::tempdir().unwrap();

@@ -13,7 +13,8 @@
 //!
 //! The private temporary directory is made at the first confined command, so a session that
 //! runs none leaves nothing in `/tmp` even when its process is killed; it is removed when the
-//! session shuts down ([`SandboxPolicy::remove_temp_dir`]) or its policy is dropped.
+//! session shuts down ([`SandboxPolicy::remove_temp_dir`]) or its policy is dropped, and
+//! what a killed session left is removed by the next one ([`temp_dir`]).
 
 mod enforcement;
 mod git_entries;
@@ -22,6 +23,7 @@ mod landlock;
 #[allow(unsafe_code)]
 mod namespaces;
 mod protected;
+mod temp_dir;
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -50,8 +52,8 @@ pub struct SandboxPolicy {
     pub writable_roots: Vec<PathBuf>,
     pub network: SandboxNetwork,
     enforcement: SandboxEnforcement,
-    /// Made at the first confined command (`coder-XXXXXX` in the system's temporary
-    /// directory). Shared with the policy of an approved re-run with network.
+    /// Made at the first confined command (`coder-sandbox-XXXXXX` in the system's
+    /// temporary directory). Shared with the policy of an approved re-run with network.
     temp_dir: Arc<Mutex<TempDirSlot>>,
 }
 
@@ -61,7 +63,7 @@ enum TempDirSlot {
     /// No confined command ran yet.
     #[default]
     Unmade,
-    Made(tempfile::TempDir),
+    Made(temp_dir::SessionTempDir),
     /// Removed at the session's end: a command starting after it (a race with shutdown)
     /// is refused, since nothing would remove a directory made now.
     Removed,
@@ -145,7 +147,7 @@ impl SandboxPolicy {
             }
             TempDirSlot::Unmade => {}
         }
-        let dir = tempfile::Builder::new().prefix("coder-").tempdir()?;
+        let dir = temp_dir::SessionTempDir::make(&std::env::temp_dir())?;
         let path = dir.path().to_path_buf();
         *slot = TempDirSlot::Made(dir);
         Ok(path)

@@ -130,7 +130,7 @@ async fn the_commands_private_temp_dir_is_made_when_needed_and_gone_after_shutdo
     let temp_dir = std::path::PathBuf::from(
         result
             .lines()
-            .find(|line| line.contains("coder-"))
+            .find(|line| line.contains("coder-sandbox-"))
             .unwrap_or_else(|| panic!("no private TMPDIR in {result}"))
             .trim(),
     );
