@@ -1,8 +1,9 @@
 // Engine events to a JavaScript listener, against the floor (see docs/benchmarks.md).
 //
-// The mock model (`coder-mock-model`) serves each reply rendered before the request arrives
-// and written at once (a `rendered` script entry), so reading it costs a client only the
-// read. In rounds that take every size in turn (an empty reply, then 2,500, 5,000, 10,000,
+// The mock model (`coder-mock-model --plain`) serves each reply rendered before the request
+// arrives (a `rendered` script entry), written at once by a plain thread (before
+// 2026-11-27, by the axum mock, whose serving the floor carried), so reading it costs a
+// client only the read. In rounds that take every size in turn (an empty reply, then 2,500, 5,000, 10,000,
 // 20,000, 40,000 and 80,000 text deltas of "tok "), after one warm-up round, three doors
 // read the same body:
 //
@@ -82,7 +83,7 @@ const scriptFiles = new Map(
 
 /** Starts a mock scripted with the reply of `deltas` deltas for each door. */
 async function startMock(deltas) {
-  const child = spawn(mockBin, ["--script", scriptFiles.get(deltas)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(mockBin, ["--plain", "--script", scriptFiles.get(deltas)], { stdio: ["ignore", "pipe", "inherit"] });
   const line = await new Promise((done, fail) => {
     createInterface({ input: child.stdout }).once("line", done);
     child.once("error", fail);

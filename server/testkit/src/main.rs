@@ -2,7 +2,9 @@
 //!
 //! Prints `http://127.0.0.1:PORT` on its first stdout line, then serves until killed.
 //! `GET /_mock/requests` returns the recorded requests; `POST /_mock/script` appends
-//! responses (a JSON array of `MockResponse`).
+//! responses (a JSON array of `MockResponse`). With `--plain`, a script of replies rendered
+//! before (`{"kind": "rendered", ...}`) is served by a plain thread that writes each at
+//! once (`coder_testkit::PlainServer`), for a benchmark's floor; nothing else is served.
 
 use std::path::PathBuf;
 
@@ -19,6 +21,10 @@ struct Args {
     /// The port on 127.0.0.1; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Serve the script's pre-rendered replies from a plain thread, each written at once
+    /// (a benchmark's floor); no `/_mock` endpoints; `--port` is not used.
+    #[arg(long)]
+    plain: bool,
 }
 
 #[tokio::main]
@@ -32,6 +38,18 @@ async fn main() -> anyhow::Result<()> {
         }
         None => Vec::new(),
     };
+    if args.plain {
+        let server = coder_testkit::PlainServer::start()?;
+        for (index, reply) in script.iter().enumerate() {
+            let body = reply.rendered_body().with_context(|| {
+                format!("--plain serves rendered replies only; reply {index} is not one")
+            })?;
+            server.push(body);
+        }
+        println!("http://{}", server.addr());
+        tokio::signal::ctrl_c().await?;
+        return Ok(());
+    }
     let server = MockModelServer::bind(script, args.port).await?;
     println!("http://{}", server.addr());
     tokio::signal::ctrl_c().await?;
