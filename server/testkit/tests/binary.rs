@@ -24,18 +24,7 @@ async fn the_binary_serves_a_script_file_takes_more_and_reports_requests() {
         json!([{"kind": "stream", "chunks": [{"type": "text", "text": "from file"}]}]).to_string(),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coder-mock-model"))
-        .arg("--script")
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let _guard = Killed(child);
-    let base = first.trim().to_owned();
+    let (base, _child) = start(&["--script".as_ref(), script.as_os_str()]);
     assert!(base.starts_with("http://127.0.0.1:"), "{base}");
 
     let client = reqwest::Client::new();
@@ -82,4 +71,69 @@ async fn the_binary_serves_a_script_file_takes_more_and_reports_requests() {
     assert_eq!(requests[0]["body"]["model"], "m");
     assert_eq!(requests[0]["streamFinished"], true);
     assert_eq!(requests[1]["path"], "/v1/chat/completions");
+}
+
+/// Starts the program with `args`; its base URL and the child (killed when dropped).
+fn start(args: &[&std::ffi::OsStr]) -> (String, Killed) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coder-mock-model"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    (first.trim().to_owned(), Killed(child))
+}
+
+/// `--plain`, as the Node addon's bench uses it: the script's rendered replies in order,
+/// byte for byte, one per request on a kept-alive connection.
+#[tokio::test]
+async fn plain_serves_the_scripts_rendered_replies_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    let bodies = ["data: {\"a\":1}\n\ndata: [DONE]\n\n", "data: {\"b\":2}\n\n"];
+    std::fs::write(
+        &script,
+        json!(bodies.map(|body| json!({"kind": "rendered", "format": "openai", "body": body})))
+            .to_string(),
+    )
+    .unwrap();
+    let (base, _child) = start(&["--plain".as_ref(), "--script".as_ref(), script.as_os_str()]);
+    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+    let client = reqwest::Client::new();
+    for body in bodies {
+        let reply = client
+            .post(format!("{base}/v1/chat/completions"))
+            .json(&json!({"model": "m", "stream": true, "messages": []}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 200);
+        assert_eq!(reply.text().await.unwrap(), body);
+    }
+}
+
+/// `--plain` with a reply it cannot serve written at once says which, and exits.
+#[test]
+fn plain_refuses_a_script_that_is_not_rendered() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!([{"kind": "stream", "chunks": [{"type": "text", "text": "x"}]}]).to_string(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_coder-mock-model"))
+        .args(["--plain", "--script"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--plain serves rendered replies only; reply 0 is not one"),
+        "{stderr}"
+    );
 }
