@@ -17,13 +17,9 @@ impl Drop for Killed {
 
 #[tokio::test]
 async fn the_binary_serves_a_script_file_takes_more_and_reports_requests() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.json");
-    std::fs::write(
-        &script,
-        json!([{"kind": "stream", "chunks": [{"type": "text", "text": "from file"}]}]).to_string(),
-    )
-    .unwrap();
+    let (_dir, script) = script_file(
+        &json!([{"kind": "stream", "chunks": [{"type": "text", "text": "from file"}]}]),
+    );
     let (base, _child) = start(&["--script".as_ref(), script.as_os_str()]);
     assert!(base.starts_with("http://127.0.0.1:"), "{base}");
 
@@ -73,6 +69,14 @@ async fn the_binary_serves_a_script_file_takes_more_and_reports_requests() {
     assert_eq!(requests[1]["path"], "/v1/chat/completions");
 }
 
+/// `script` as a script file, in a directory removed when the first value is dropped.
+fn script_file(script: &Value) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    (dir, path)
+}
+
 /// Starts the program with `args`; its base URL and the child (killed when dropped).
 fn start(args: &[&std::ffi::OsStr]) -> (String, Killed) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_coder-mock-model"))
@@ -91,15 +95,10 @@ fn start(args: &[&std::ffi::OsStr]) -> (String, Killed) {
 /// byte for byte, one per request on a kept-alive connection.
 #[tokio::test]
 async fn plain_serves_the_scripts_rendered_replies_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.json");
     let bodies = ["data: {\"a\":1}\n\ndata: [DONE]\n\n", "data: {\"b\":2}\n\n"];
-    std::fs::write(
-        &script,
-        json!(bodies.map(|body| json!({"kind": "rendered", "format": "openai", "body": body})))
-            .to_string(),
-    )
-    .unwrap();
+    let (_dir, script) = script_file(&json!(
+        bodies.map(|body| json!({"kind": "rendered", "format": "openai", "body": body}))
+    ));
     let (base, _child) = start(&["--plain".as_ref(), "--script".as_ref(), script.as_os_str()]);
     assert!(base.starts_with("http://127.0.0.1:"), "{base}");
     let client = reqwest::Client::new();
@@ -118,13 +117,8 @@ async fn plain_serves_the_scripts_rendered_replies_in_order() {
 /// `--plain` with a reply it cannot serve written at once says which, and exits.
 #[test]
 fn plain_refuses_a_script_that_is_not_rendered() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.json");
-    std::fs::write(
-        &script,
-        json!([{"kind": "stream", "chunks": [{"type": "text", "text": "x"}]}]).to_string(),
-    )
-    .unwrap();
+    let (_dir, script) =
+        script_file(&json!([{"kind": "stream", "chunks": [{"type": "text", "text": "x"}]}]));
     let out = Command::new(env!("CARGO_BIN_EXE_coder-mock-model"))
         .args(["--plain", "--script"])
         .arg(&script)
