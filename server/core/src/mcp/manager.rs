@@ -10,7 +10,7 @@ use std::time::Duration;
 use coder_protocol::Attachment;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, Tool as RemoteTool};
+use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest, Tool as RemoteTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -538,8 +538,9 @@ impl McpManager {
     }
 
     /// Something of server `name`'s process `pid` ended. When it is the process, the server
-    /// is marked exited at once: a process it started may hold its pipes open, but nobody
-    /// answers on them. When it is its stderr, the server is marked exited once its
+    /// is marked exited unless it still answers a `ping` within [`EXIT_GRACE`]: a process
+    /// it started may hold its pipes open and be the server (a launcher that exits after
+    /// starting it), or only hold them (a helper) with nobody answering. When it is its stderr, the server is marked exited once its
     /// connection is closed (within [`EXIT_GRACE`]); still connected, it only closed its
     /// stderr. A server restarted since (another pid), not ready, or stopped by coder
     /// (shutdown drops its connection first) is left alone either way.
@@ -560,7 +561,17 @@ impl McpManager {
                 peer
             };
             if ended == Ended::Process {
-                self.mark_exited(name, "its process ended");
+                if peer.is_transport_closed() || !answers(&peer).await {
+                    self.mark_exited(name, "its process ended");
+                } else {
+                    // A launcher that left the server it started on its pipes: the
+                    // server's own end is seen when its stderr ends.
+                    tracing::info!(
+                        server = name,
+                        pid,
+                        "an MCP server's process ended; the server it started still answers"
+                    );
+                }
                 return;
             }
             if peer.is_transport_closed() {
@@ -573,6 +584,18 @@ impl McpManager {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+/// Whether the server at `peer` answers a `ping` within [`EXIT_GRACE`].
+async fn answers(peer: &Peer<RoleClient>) -> bool {
+    let ping = ClientRequest::PingRequest(PingRequest {
+        method: Default::default(),
+        extensions: Default::default(),
+    });
+    matches!(
+        tokio::time::timeout(EXIT_GRACE, peer.send_request(ping)).await,
+        Ok(Ok(_))
+    )
 }
 
 fn failed(error: &str, stderr: &Arc<Mutex<VecDeque<String>>>) -> ServerStatus {

@@ -265,6 +265,67 @@ async fn an_mcp_server_whose_helper_holds_its_pipes_is_reported_when_it_exits() 
 }
 
 #[tokio::test]
+async fn an_mcp_server_whose_launcher_exits_while_it_answers_stays_ready() {
+    let server = MockModelServer::start(vec![MockResponse::text("one"), MockResponse::text("two")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let pid_file = ws.join("server.pid");
+    let launcher_file = ws.join("launcher.pid");
+    let go = ws.join("go");
+    let _kill = KillOnDrop(pid_file.clone());
+    let _kill_launcher = KillOnDrop(launcher_file.clone());
+    // The launcher starts the server in the background on its own pipes (stdin through
+    // another descriptor: a shell gives a background command /dev/null otherwise), and
+    // exits once told to, after the server is ready: the process coder started is gone,
+    // the one it talks to is not.
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"ev": {
+            "command": "sh",
+            "args": ["-c", format!(
+                "exec 3<&0; node '{}' stdio <&3 3<&- & echo $! > '{}'; echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
+                everything_script().display(), pid_file.display(), launcher_file.display(),
+                go.display())],
+        }}})
+        .to_string(),
+    );
+    let mut client = trusted_client(ws, &server).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    run_task(&mut client, &root, "first", &mut seen).await;
+    assert!(tool_names(&server, 0).contains(&"ev__echo".to_owned()));
+
+    let launcher = pid_in(&launcher_file);
+    std::fs::write(&go, "").unwrap();
+    for _ in 0..200 {
+        if !alive(launcher) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!alive(launcher), "the launcher did not exit");
+    run_task(&mut client, &root, "second", &mut seen).await;
+    let reported: Vec<&str> = events(&seen)
+        .filter(|event| event["type"] == "warning")
+        .filter_map(|event| event["message"].as_str())
+        .collect();
+    assert!(
+        !reported
+            .iter()
+            .any(|message| message.contains("`ev` failed")),
+        "a server that still answers was reported: {reported:?}"
+    );
+    assert!(tool_names(&server, 1).contains(&"ev__echo".to_owned()));
+
+    // The server itself ending is still reported.
+    sigkill(pid_in(&pid_file));
+    until_warning(&mut client, "MCP server `ev` failed: it exited", &mut seen).await;
+    client.stop().await;
+}
+
+#[tokio::test]
 async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_without_a_call() {
     let server = MockModelServer::start(vec![MockResponse::text("one")])
         .await
