@@ -41,6 +41,17 @@ fn server_writing_its_pid(pid_file: &Path) -> Value {
     })
 }
 
+/// Writes a `.mcp.json` whose one server, `ev`, is started by `sh -c script`, where
+/// `{server}` stands for the reference server's command line.
+fn write_shell_server(ws: &Path, script: &str) {
+    let server = format!("node '{}' stdio", everything_script().display());
+    let command = json!({"command": "sh", "args": ["-c", script.replace("{server}", &server)]});
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"ev": command}}).to_string(),
+    );
+}
+
 /// The tool names offered in the model request `index`.
 fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
     server.requests()[index].body["tools"]
@@ -237,15 +248,13 @@ async fn an_mcp_server_whose_helper_holds_its_pipes_is_reported_when_it_exits() 
     let helper_file = ws.join("helper.pid");
     let _kill = KillOnDrop(pid_file.clone());
     let _kill_helper = KillOnDrop(helper_file.clone());
-    write(
-        &ws.join(".mcp.json"),
-        &json!({"mcpServers": {"ev": {
-            "command": "sh",
-            "args": ["-c", format!(
-                "sleep 300 & echo $! > '{}'; echo $$ > '{}'; exec node '{}' stdio",
-                helper_file.display(), pid_file.display(), everything_script().display())],
-        }}})
-        .to_string(),
+    write_shell_server(
+        ws,
+        &format!(
+            "sleep 300 & echo $! > '{}'; echo $$ > '{}'; exec {{server}}",
+            helper_file.display(),
+            pid_file.display()
+        ),
     );
     let mut client = trusted_client(ws, &server).await;
     let root = client.root().await;
@@ -280,16 +289,14 @@ async fn an_mcp_server_whose_launcher_exits_while_it_answers_stays_ready() {
     // another descriptor: a shell gives a background command /dev/null otherwise), and
     // exits once told to, after the server is ready: the process coder started is gone,
     // the one it talks to is not.
-    write(
-        &ws.join(".mcp.json"),
-        &json!({"mcpServers": {"ev": {
-            "command": "sh",
-            "args": ["-c", format!(
-                "exec 3<&0; node '{}' stdio <&3 3<&- & echo $! > '{}'; echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
-                everything_script().display(), pid_file.display(), launcher_file.display(),
-                go.display())],
-        }}})
-        .to_string(),
+    write_shell_server(
+        ws,
+        &format!(
+            "exec 3<&0; {{server}} <&3 3<&- & echo $! > '{}'; echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
+            pid_file.display(),
+            launcher_file.display(),
+            go.display()
+        ),
     );
     let mut client = trusted_client(ws, &server).await;
     let root = client.root().await;
