@@ -47,9 +47,10 @@ cargo build --locked -p coder -p coder-testkit
 nothing_left_by "the editors/vscode tests"
 
 step "bindings-node: the addon and its TypeScript SDK under Node's test runner"
-# `npm install`, not `npm ci`: npm 11 records @napi-rs/cli's per-platform optional
-# packages inconsistently in the lock, and `npm ci` then refuses it.
-(cd bindings-node && npm install --no-audit --no-fund && npm run build && TMPDIR="$tests_tmp" npm test)
+# `npm ci`: exactly the lock, which is never rewritten. The lock was made by `npm install`
+# into an empty node_modules; made over an existing one, npm leaves out the per-platform
+# optional packages of @napi-rs/cli's own dependencies, and `npm ci` refuses such a lock.
+(cd bindings-node && npm ci --no-audit --no-fund && npm run build && TMPDIR="$tests_tmp" npm test)
 nothing_left_by "the bindings-node tests"
 
 step "coder lsp driven by headless Neovim's LSP client"
