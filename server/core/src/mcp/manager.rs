@@ -586,7 +586,8 @@ impl McpManager {
     }
 }
 
-/// Whether the server at `peer` answers a `ping` within [`EXIT_GRACE`].
+/// Whether the server at `peer` answers a `ping` within [`EXIT_GRACE`]. An error answer
+/// counts: whoever sent it is there.
 async fn answers(peer: &Peer<RoleClient>) -> bool {
     let ping = ClientRequest::PingRequest(PingRequest {
         method: Default::default(),
@@ -594,7 +595,7 @@ async fn answers(peer: &Peer<RoleClient>) -> bool {
     });
     matches!(
         tokio::time::timeout(EXIT_GRACE, peer.send_request(ping)).await,
-        Ok(Ok(_))
+        Ok(Ok(_) | Err(rmcp::ServiceError::McpError(_)))
     )
 }
 

@@ -41,11 +41,9 @@ fn server_writing_its_pid(pid_file: &Path) -> Value {
     })
 }
 
-/// Writes a `.mcp.json` whose one server, `ev`, is started by `sh -c script`, where
-/// `{server}` stands for the reference server's command line.
+/// Writes a `.mcp.json` whose one server, `ev`, is started by `sh -c script`.
 fn write_shell_server(ws: &Path, script: &str) {
-    let server = format!("node '{}' stdio", everything_script().display());
-    let command = json!({"command": "sh", "args": ["-c", script.replace("{server}", &server)]});
+    let command = json!({"command": "sh", "args": ["-c", script]});
     write(
         &ws.join(".mcp.json"),
         &json!({"mcpServers": {"ev": command}}).to_string(),
@@ -251,9 +249,10 @@ async fn an_mcp_server_whose_helper_holds_its_pipes_is_reported_when_it_exits() 
     write_shell_server(
         ws,
         &format!(
-            "sleep 300 & echo $! > '{}'; echo $$ > '{}'; exec {{server}}",
+            "sleep 300 & echo $! > '{}'; echo $$ > '{}'; exec node '{}' stdio",
             helper_file.display(),
-            pid_file.display()
+            pid_file.display(),
+            everything_script().display()
         ),
     );
     let mut client = trusted_client(ws, &server).await;
@@ -275,6 +274,52 @@ async fn an_mcp_server_whose_helper_holds_its_pipes_is_reported_when_it_exits() 
 
 #[tokio::test]
 async fn an_mcp_server_whose_launcher_exits_while_it_answers_stays_ready() {
+    launched_server_outlives_its_launcher(&format!(
+        "node '{}' stdio",
+        everything_script().display()
+    ))
+    .await;
+}
+
+/// A server that answers every request but `ping`, which it refuses with an error: still
+/// an answer.
+const PING_REFUSING_SERVER: &str = r#"
+let buffer = "";
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\n")) >= 0) {
+    const message = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (message.id === undefined) continue;
+    if (message.method === "ping") {
+      send({ id: message.id, error: { code: -32601, message: "no ping here" } });
+    } else if (message.method === "initialize") {
+      send({ id: message.id, result: { protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} }, serverInfo: { name: "no-ping", version: "1.0.0" } } });
+    } else if (message.method === "tools/list") {
+      send({ id: message.id, result: { tools: [{ name: "echo",
+        inputSchema: { type: "object", properties: {} } }] } });
+    } else {
+      send({ id: message.id, result: {} });
+    }
+  }
+});
+"#;
+
+#[tokio::test]
+async fn a_launched_mcp_server_that_refuses_ping_with_an_error_still_counts_as_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("no-ping.js");
+    std::fs::write(&script, PING_REFUSING_SERVER).unwrap();
+    launched_server_outlives_its_launcher(&format!("node '{}'", script.display())).await;
+}
+
+/// `server` (a command line) started in the background by a launcher that exits once told
+/// to, after the server is ready: the process coder started is gone, the one it talks to
+/// is not. The server stays ready and offered; its own end is still reported.
+async fn launched_server_outlives_its_launcher(server_command: &str) {
     let server = MockModelServer::start(vec![MockResponse::text("one"), MockResponse::text("two")])
         .await
         .unwrap();
@@ -285,19 +330,15 @@ async fn an_mcp_server_whose_launcher_exits_while_it_answers_stays_ready() {
     let go = ws.join("go");
     let _kill = KillOnDrop(pid_file.clone());
     let _kill_launcher = KillOnDrop(launcher_file.clone());
-    // The launcher starts the server in the background on its own pipes (stdin through
-    // another descriptor: a shell gives a background command /dev/null otherwise), and
-    // exits once told to, after the server is ready: the process coder started is gone,
-    // the one it talks to is not.
-    write_shell_server(
-        ws,
-        &format!(
-            "exec 3<&0; {{server}} <&3 3<&- & echo $! > '{}'; echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
-            pid_file.display(),
-            launcher_file.display(),
-            go.display()
-        ),
+    // The server's stdin goes through another descriptor: a shell gives a background
+    // command /dev/null otherwise.
+    let script = format!(
+        "exec 3<&0; {server_command} <&3 3<&- & echo $! > '{}'; echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
+        pid_file.display(),
+        launcher_file.display(),
+        go.display()
     );
+    write_shell_server(ws, &script);
     let mut client = trusted_client(ws, &server).await;
     let root = client.root().await;
     let mut seen = Vec::new();
