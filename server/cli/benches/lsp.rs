@@ -287,19 +287,26 @@ fn reply(deltas: usize) -> String {
         .to_owned()
 }
 
+/// The floor's request: a POST of `body` with the head lines `extra` (each ending in CRLF).
+fn post(addr: std::net::SocketAddr, body: &[u8], extra: &str) -> Vec<u8> {
+    let mut request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{extra}\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    request
+}
+
 /// The bare read on a new connection (what the floor was until the twelfth round): one
 /// POST of `body` over a raw TCP connection opened for it, the reply read to its end; the
 /// time its first bytes came (`BENCH_EVENTS=1` prints it beside coder's event arrivals).
 fn bare_read(addr: std::net::SocketAddr, body: &[u8], buffer: &mut [u8]) -> Duration {
     let started = Instant::now();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let mut request = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    request.extend_from_slice(body);
-    stream.write_all(&request).unwrap();
+    stream
+        .write_all(&post(addr, body, "connection: close\r\n"))
+        .unwrap();
     // Read into one buffer: the cheapest reader there is.
     let n = stream.read(buffer).unwrap();
     let first = started.elapsed();
@@ -321,13 +328,7 @@ fn kept_alive_read(
 ) -> Duration {
     let started = Instant::now();
     let stream = stream.get_or_insert_with(|| std::net::TcpStream::connect(addr).unwrap());
-    let mut request = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    request.extend_from_slice(body);
-    stream.write_all(&request).unwrap();
+    stream.write_all(&post(addr, body, "")).unwrap();
     let mut read = 0;
     let (head, length) = loop {
         read += stream.read(&mut buffer[read..]).unwrap();
