@@ -10,6 +10,7 @@
 //! [`PlainServer`] answers with pre-rendered replies and nothing else: the streaming
 //! benches' floor.
 
+pub mod fuzz;
 mod plain;
 mod render;
 mod script;

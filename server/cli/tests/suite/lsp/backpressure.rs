@@ -5,7 +5,7 @@ use std::time::Duration;
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::json;
 
-use super::Client;
+use super::{Client, rss_kb};
 
 /// The reply: 20 MB of text in 400,000 deltas of 50 bytes, each numbered so order shows.
 const DELTAS: usize = 400_000;
@@ -18,15 +18,6 @@ const DELTA_BYTES: usize = 50;
 /// message. Measured: +82 MB. What must not be there is a queued event per delta: the
 /// writer without merging kept one `Event` (and its `String`) per delta and rose by 164 MB.
 const RSS_BOUND_KB: u64 = 120 * 1024;
-
-fn rss_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
 
 fn delta(index: usize) -> String {
     let mut text = format!("<{index:08}>");

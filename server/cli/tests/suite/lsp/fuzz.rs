@@ -8,12 +8,13 @@
 use std::time::Duration;
 
 use coder_testkit::MockModelServer;
+use coder_testkit::fuzz::Rng;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, BufReader};
 use tokio::process::Child;
 
-use super::Client;
 use super::stdio::{socket_pair, spawn_over};
+use super::{Client, rss_kb};
 
 /// Hostile messages over pipes.
 const MESSAGES: usize = 20_000;
@@ -23,34 +24,6 @@ const SOCKET_MESSAGES: usize = 5_000;
 const MAX_STRING: usize = 10 * 1024 * 1024;
 /// How far resident memory may stay above where it was after the warm-up.
 const RSS_SLACK_KB: u64 = 10 * 1024;
-
-/// xorshift64*: small, seeded, the same on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.below(one_in) == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-}
 
 /// Methods a hostile client might name; `shutdown` and `exit` are left out (they end the
 /// session by design), and so is `didOpen` (an open document is kept on purpose).
@@ -98,9 +71,9 @@ fn string(rng: &mut Rng) -> String {
 
 fn number(rng: &mut Rng) -> Value {
     match rng.below(6) {
-        0 => json!(rng.next() as i64),
-        1 => json!(rng.next()),
-        2 => json!(f64::from_bits(rng.next() & 0x7fef_ffff_ffff_ffff)),
+        0 => json!(rng.number() as i64),
+        1 => json!(rng.number()),
+        2 => json!(f64::from_bits(rng.number() & 0x7fef_ffff_ffff_ffff)),
         3 => json!(-1),
         4 => json!(0.5),
         _ => json!(rng.below(100)),
@@ -282,22 +255,8 @@ async fn drain<R: AsyncRead + Unpin>(
     }
 }
 
-fn rss_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 fn seed() -> u64 {
-    let seed = std::env::var("CODER_FUZZ_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or(0x00c0_de15_f0dd_ba11_u64);
-    println!("fuzz seed {seed} (replay with CODER_FUZZ_SEED={seed})");
-    seed
+    Rng::seed(0x00c0_de15_f0dd_ba11_u64)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -355,7 +314,7 @@ async fn fuzz<W, R>(
     W: AsyncWrite + Unpin,
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let mut rng = Rng(seed.max(1));
+    let mut rng = Rng::new(seed);
     let pid = child.id().unwrap();
     let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let reader = tokio::spawn(drain(stdout, seen_tx));

@@ -350,3 +350,19 @@ pub(super) fn events(messages: &[Value]) -> impl Iterator<Item = &Value> {
         .filter(|m| m["method"] == "conversation/event")
         .map(|m| &m["params"]["event"])
 }
+
+/// A memory figure of process `pid` from `/proc/<pid>/status`, in kB: `VmRSS:` (resident
+/// now) or `VmHWM:` (the peak of resident memory).
+pub fn status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Resident memory of process `pid` now, in kB.
+pub fn rss_kb(pid: u32) -> u64 {
+    status_kb(pid, "VmRSS:")
+}

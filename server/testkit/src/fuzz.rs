@@ -1,0 +1,50 @@
+//! The generator of the seeded fuzz tests: xorshift64*, small, the same on every machine.
+//! A test's seed is printed; `CODER_FUZZ_SEED=<n>` replays a run.
+
+/// A seeded xorshift64* generator.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed` (zero is taken as one).
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    /// `CODER_FUZZ_SEED` when set, else `default`; printed so a failing run can be replayed.
+    pub fn seed(default: u64) -> u64 {
+        let seed = std::env::var("CODER_FUZZ_SEED")
+            .ok()
+            .and_then(|seed| seed.parse().ok())
+            .unwrap_or(default);
+        println!("fuzz seed {seed} (replay with CODER_FUZZ_SEED={seed})");
+        seed
+    }
+
+    /// The next number.
+    pub fn number(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.number() % n.max(1)
+    }
+
+    /// True once in `one_in` times.
+    pub fn chance(&mut self, one_in: u64) -> bool {
+        self.below(one_in) == 0
+    }
+
+    /// One of `items`, which must not be empty.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
+    /// `len` random bytes.
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.number() as u8).collect()
+    }
+}
