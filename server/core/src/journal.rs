@@ -352,7 +352,9 @@ pub(crate) fn replay(
     conversations: &mut Vec<ConversationSnapshot>,
 ) -> std::io::Result<Option<Replayed>> {
     let path = Journal::path_of(dir, session);
-    let file = match std::fs::File::open(&path) {
+    // Past the bound the journal is refused whole, not read up to it: a journal is folded
+    // into the snapshot at each save, so coder's own stay small.
+    let file = match crate::snapshot::open_bounded(&path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err),

@@ -37,6 +37,43 @@ pub const SESSIONS_DIR: &str = ".coder/sessions";
 /// A busy session (tasks queued back to back) is still saved this often.
 const SAVE_INTERVAL: Duration = Duration::from_secs(5);
 
+/// The most coder reads of one session file, a snapshot or a journal. A session's own
+/// files stay far below it, images included; a file past it (one a repository ships under
+/// `.coder/sessions/`, which git stores in a few kilobytes when it repeats itself) is
+/// refused by its size, without being read.
+pub(crate) const MAX_FILE_BYTES: u64 = 128 << 20;
+
+/// Why a session file past [`MAX_FILE_BYTES`] is not read.
+pub(crate) fn too_large(path: &Path) -> String {
+    format!(
+        "{} is larger than 128 MiB, more than coder reads as a session file",
+        path.display()
+    )
+}
+
+/// Opens a session file for reading, unless it is past [`MAX_FILE_BYTES`]: then an error
+/// of kind `FileTooLarge` saying so. What is read through the handle stops at the bound
+/// even if the file grows meanwhile.
+pub(crate) fn open_bounded(path: &Path) -> std::io::Result<std::io::Take<std::fs::File>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() > MAX_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            too_large(path),
+        ));
+    }
+    Ok(file.take(MAX_FILE_BYTES))
+}
+
+/// A session file's bytes, within [`MAX_FILE_BYTES`] (see [`open_bounded`]).
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open_bounded(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// The snapshot format's version.
 const VERSION: u32 = 1;
 
@@ -538,7 +575,7 @@ pub(crate) fn list(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
         .flatten()
         .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "json"))
         .filter_map(|entry| {
-            let bytes = std::fs::read(entry.path()).ok()?;
+            let bytes = read_bounded(&entry.path()).ok()?;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
             let title =
                 first_question(head.messages.iter().map(|m| (m.role, m.content.as_deref())));
@@ -587,12 +624,13 @@ fn first_question<'a>(
 
 /// Reads the snapshot of `session` from `path`.
 pub(crate) fn read(path: &Path) -> Result<SessionSnapshot, EngineError> {
-    let text = std::fs::read(path).map_err(|err| {
-        let kind = match err.kind() {
-            std::io::ErrorKind::NotFound => ErrorKind::NotFound,
-            _ => ErrorKind::Io,
-        };
-        EngineError::new(kind, format!("cannot read {}: {err}", path.display()))
+    let text = read_bounded(path).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => EngineError::new(
+            ErrorKind::NotFound,
+            format!("cannot read {}: {err}", path.display()),
+        ),
+        std::io::ErrorKind::FileTooLarge => EngineError::invalid_params(err.to_string()),
+        _ => EngineError::io(format!("cannot read {}: {err}", path.display())),
     })?;
     let snapshot: SessionSnapshot = serde_json::from_slice(&text).map_err(|err| {
         EngineError::invalid_params(format!(

@@ -295,6 +295,16 @@ impl Session {
             .path(session)
             .ok_or_else(|| fail(ErrorKind::InvalidParams, "saving sessions is switched off"))?;
         let (root_id, mut conversations, seq) = Self::read_saved(session, &path)?;
+        let limit = self.config().max_conversations;
+        if conversations.len() > limit {
+            return Err(fail(
+                ErrorKind::LimitExceeded,
+                &format!(
+                    "it holds {} conversations, more than this session's limit of {limit} (maxConversations)",
+                    conversations.len()
+                ),
+            ));
+        }
         // Nothing of the file is taken before it was read whole; checked again under the
         // lock that takes it, in case something was sent meanwhile.
         let mut state = self.state();
@@ -405,9 +415,14 @@ impl Session {
         let dir = path.parent().unwrap_or(std::path::Path::new("."));
         let replayed =
             crate::journal::replay(dir, session, through, &mut conversations).map_err(|err| {
-                fail(EngineError::io(format!(
-                    "cannot read the journal of session {session}: {err}"
-                )))
+                fail(match err.kind() {
+                    std::io::ErrorKind::FileTooLarge => {
+                        EngineError::invalid_params(err.to_string())
+                    }
+                    _ => EngineError::io(format!(
+                        "cannot read the journal of session {session}: {err}"
+                    )),
+                })
             })?;
         let seq = replayed
             .as_ref()

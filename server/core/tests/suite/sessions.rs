@@ -360,3 +360,42 @@ async fn a_session_nobody_used_leaves_no_snapshot() {
     assert!(!path.exists(), "{path:?}");
     assert!(engine.saved_sessions().is_empty());
 }
+
+#[tokio::test]
+async fn a_session_with_more_conversations_than_the_limit_is_refused_by_name() {
+    let server = MockModelServer::start(vec![MockResponse::text("noted")])
+        .await
+        .unwrap();
+    let mut first = Harness::new(&server, ProviderKind::OpenAi);
+    for _ in 0..2 {
+        first
+            .engine
+            .create_conversation(ConversationSpec::default())
+            .unwrap();
+    }
+    first.run("three conversations").await;
+    until_idle(&mut first).await;
+    let saved = first.engine.session_id();
+    first.engine.shutdown().await;
+
+    let workspace = first.workspace.path().to_path_buf();
+    let mut narrow = config(&server, ProviderKind::OpenAi, &workspace);
+    narrow.max_conversations = 2;
+    let second = Engine::new(narrow).unwrap();
+    let own = second.session_id();
+    let err = second.resume(saved).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LimitExceeded);
+    assert!(
+        err.message().contains(
+            "it holds 3 conversations, more than this session's limit of 2 (maxConversations)"
+        ),
+        "{err}"
+    );
+    // Nothing was taken up: the session is the one it was.
+    assert_eq!(second.session_id(), own);
+    second.shutdown().await;
+
+    let wide = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
+    wide.resume(saved).unwrap();
+    wide.shutdown().await;
+}

@@ -5,7 +5,7 @@ use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{Client, events};
+use super::{Client, events, status_kb};
 
 #[tokio::test]
 async fn a_saved_session_resumes_with_its_history() {
@@ -648,4 +648,58 @@ async fn a_session_killed_while_a_handoffs_target_runs_resumes_with_the_call_clo
         "the repair is reported"
     );
     resumed.stop().await;
+}
+
+/// The size of the session files a hostile repository ships: past the 128 MiB coder reads
+/// as a session (a file git stores in a few kilobytes, as a clone writes it out).
+const HOSTILE_BYTES: u64 = 160 << 20;
+
+#[tokio::test]
+async fn session_files_past_the_ceiling_cost_no_memory_and_are_refused_by_name() {
+    let server = MockModelServer::start(vec![MockResponse::text("Still here.")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = workspace.path().join(".coder/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    // A snapshot and a journal (of a session with no snapshot), each one line with no end,
+    // as a repository could ship them under `.coder/sessions/`.
+    let snapshot = "0192f0c4-0000-7000-8000-000000000001";
+    let journal = "0192f0c4-0000-7000-8000-000000000002";
+    for name in [format!("{snapshot}.json"), format!("{journal}.jsonl")] {
+        let file = std::fs::File::create(sessions.join(name)).unwrap();
+        file.set_len(HOSTILE_BYTES).unwrap();
+    }
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let pid = client.child.id().unwrap();
+    let before = status_kb(pid, "VmHWM:");
+    let mut seen = Vec::new();
+
+    let listed = client.request("session/list", json!({}), &mut seen).await;
+    assert_eq!(listed["result"]["sessions"], json!([]), "{listed}");
+    let mut refusals = Vec::new();
+    for id in [snapshot, journal] {
+        refusals.push(
+            client
+                .request("session/resume", json!({"sessionId": id}), &mut seen)
+                .await,
+        );
+    }
+    let peak = status_kb(pid, "VmHWM:");
+    assert!(
+        peak < before + 32 * 1024,
+        "peak resident memory rose from {before} kB to {peak} kB reading session files"
+    );
+    for refused in refusals {
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("larger than") && message.contains("128 MiB"),
+            "{refused}"
+        );
+    }
+
+    // The session goes on.
+    client.send_text(&root, "Hello", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
 }
