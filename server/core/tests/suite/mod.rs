@@ -14,6 +14,7 @@ mod plan_mode;
 mod prompt_tools;
 mod races;
 mod sandbox;
+mod session_files;
 mod sessions;
 mod shutdown;
 mod streaming;

@@ -1,0 +1,207 @@
+//! A seeded fuzz test of what coder reads back as a session: the snapshot and the journal
+//! under `.coder/sessions/`, which a repository can ship and a crash can cut. The files of a
+//! real session are cut, flipped and spliced with hostile pieces (other types, deep
+//! nesting, numbers past every integer, invalid UTF-8, long strings); listing and resuming
+//! each must return a session or an error, never panic, and the engine must go on serving
+//! tasks. The seed is printed; `CODER_FUZZ_SEED=<n>` replays a run.
+
+use coder_core::{Engine, ProviderKind};
+use coder_protocol::{EventMsg, SessionId};
+use coder_testkit::fuzz::Rng;
+use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::{Value, json};
+
+use super::support::{Harness, config, until_idle};
+
+/// Hostile files written and read.
+const ROUNDS: usize = 400;
+
+/// What a hostile edit splices in.
+const PIECES: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b",",
+    b":",
+    b"\n",
+    b"null",
+    b"true",
+    b"-1",
+    b"1e999999",
+    b"18446744073709551616",
+    b"\"messages\"",
+    b"{\"role\":\"tool\"}",
+    b"\"role\":\"nobody\"",
+    b"\"content\":[{\"type\":\"image_url\"}]",
+    b"\"seq\":18446744073709551615",
+    b"\"from\":4294967295",
+    b"\"destroyed\":\"0192f0c4-0000-7000-8000-000000000000\"",
+    b"\\u0000",
+    b"\\ud800",
+    b"\xff\xfe",
+    b"\xc3",
+];
+
+/// `valid` with one to four hostile edits: a cut, a flipped byte, a piece spliced in, a
+/// run repeated, deep nesting or a long string.
+fn hostile(valid: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut bytes = valid.to_vec();
+    for _ in 0..=rng.below(4) {
+        let at = rng.below(bytes.len() as u64 + 1) as usize;
+        match rng.below(6) {
+            0 => bytes.truncate(at),
+            1 => {
+                if let Some(byte) = bytes.get_mut(at) {
+                    *byte ^= 1 << rng.below(8);
+                }
+            }
+            2 => {
+                let piece = *rng.pick(PIECES);
+                bytes.splice(at..at, piece.iter().copied());
+            }
+            3 => {
+                let end = (at + rng.below(200) as usize).min(bytes.len());
+                let run = bytes[at..end].to_vec();
+                bytes.splice(at..at, run);
+            }
+            4 => {
+                let depth = 1 + rng.below(5_000) as usize;
+                let nested = [vec![b'['; depth], vec![b']'; depth]].concat();
+                bytes.splice(at..at, nested);
+            }
+            _ => {
+                let long = vec![b'a'; 1 + rng.below(1 << 20) as usize];
+                bytes.splice(at..at, long);
+            }
+        }
+    }
+    bytes
+}
+
+/// The journal a session killed before its first save leaves, written from its snapshot:
+/// the header, a line giving each conversation its state, and a line destroying the last.
+fn journal_of(snapshot: &[u8]) -> Vec<u8> {
+    let saved: Value = serde_json::from_slice(snapshot).unwrap();
+    let mut root = saved.clone();
+    let fields = root.as_object_mut().unwrap();
+    for session_field in [
+        "version",
+        "sessionId",
+        "savedAt",
+        "conversations",
+        "journalThrough",
+    ] {
+        fields.remove(session_field);
+    }
+    let mut conversations = vec![root];
+    conversations.extend(
+        saved["conversations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let mut lines = vec![json!({
+        "journal": 1,
+        "sessionId": saved["sessionId"],
+        "root": saved["conversationId"],
+        "model": saved["model"],
+    })];
+    for (seq, state) in conversations.iter().enumerate() {
+        lines.push(json!({
+            "seq": seq + 1,
+            "conversation": state["conversationId"],
+            "from": 0,
+            "messages": [],
+            "state": state,
+        }));
+    }
+    if let [_, .., last] = &conversations[..] {
+        lines.push(json!({"seq": conversations.len() + 1, "destroyed": last["conversationId"]}));
+    }
+    let mut bytes = Vec::new();
+    for line in lines {
+        bytes.extend(serde_json::to_vec(&line).unwrap());
+        bytes.push(b'\n');
+    }
+    bytes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_session_files_are_listed_or_refused_and_the_engine_goes_on() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted"),
+        MockResponse::text("still serving"),
+    ])
+    .await
+    .unwrap();
+    // A real session, with a second conversation, saved.
+    let mut first = Harness::new(&server, ProviderKind::OpenAi);
+    first
+        .engine
+        .create_conversation(coder_core::ConversationSpec::default())
+        .unwrap();
+    first.run("remember heron").await;
+    until_idle(&mut first).await;
+    let saved = first.engine.session_id();
+    first.engine.shutdown().await;
+    let workspace = first.workspace.path().to_path_buf();
+    let dir = workspace.join(".coder/sessions");
+    let snapshot = std::fs::read(dir.join(format!("{saved}.json"))).unwrap();
+    // The save folded the session's journal away; one as a crash before it would have left.
+    let journal = journal_of(&snapshot);
+
+    let engine = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
+    let mut rng = Rng::new(Rng::seed(0x05e5_510f_11e5));
+    let (mut taken, mut refused) = (0, 0);
+    for _ in 0..ROUNDS {
+        let id = SessionId::new();
+        let (with_snapshot, with_journal) = match rng.below(3) {
+            0 => (true, false),
+            1 => (false, true),
+            _ => (true, true),
+        };
+        if with_snapshot {
+            let bytes = hostile(&snapshot, &mut rng);
+            std::fs::write(dir.join(format!("{id}.json")), bytes).unwrap();
+        }
+        if with_journal {
+            let bytes = hostile(&journal, &mut rng);
+            std::fs::write(dir.join(format!("{id}.jsonl")), bytes).unwrap();
+        }
+        let listed = engine.saved_sessions();
+        assert!(
+            listed.len() <= ROUNDS + 2,
+            "{} sessions listed",
+            listed.len()
+        );
+        match engine.resume(id) {
+            Ok(_) => taken += 1,
+            Err(err) => {
+                assert!(!err.message().is_empty());
+                refused += 1;
+            }
+        }
+        // Each round's files go, so the listing reads one hostile session at a time.
+        let _ = std::fs::remove_file(dir.join(format!("{id}.json")));
+        let _ = std::fs::remove_file(dir.join(format!("{id}.jsonl")));
+    }
+    println!("{taken} hostile sessions taken up, {refused} refused");
+    assert!(taken > 0 && refused > 0, "{taken} taken, {refused} refused");
+
+    // The engine goes on: whatever session it holds now serves a task.
+    let mut events = engine.subscribe();
+    let root = engine.root_conversation();
+    engine.send(root, "still there?").unwrap();
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), events.recv())
+            .await
+            .expect("a task ran to its end within 20 s")
+            .expect("the engine's events go on");
+        if matches!(event.msg, EventMsg::TaskComplete { .. }) {
+            break;
+        }
+    }
+    engine.shutdown().await;
+}
