@@ -71,16 +71,29 @@ impl WorkspaceDir {
         &self.root
     }
 
-    /// The whole content of the regular file at `path`; `None` when nothing is there.
-    pub fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        let mut file = match self.open_file(path) {
+    /// The first `max` bytes of the regular file at `path` and its whole size; `None` when
+    /// nothing is there. A file larger than `max` (one a repository ships can be of
+    /// gigabytes) costs no more than `max` bytes.
+    pub fn read_head(&self, path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, u64)>> {
+        let file = match self.open_file(path) {
             Ok(file) => file,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(err),
         };
+        let size = file.metadata()?.len();
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        Ok(Some(bytes))
+        file.take(max).read_to_end(&mut bytes)?;
+        Ok(Some((bytes, size)))
+    }
+
+    /// The whole content of the regular file at `path`, when it holds at most `max` bytes
+    /// (else `FileTooLarge`, without reading it); `None` when nothing is there.
+    pub fn read(&self, path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+        match self.read_head(path, max)? {
+            Some((_, size)) if size > max => Err(crate::bounded::too_large(path, max)),
+            Some((bytes, _)) => Ok(Some(bytes)),
+            None => Ok(None),
+        }
     }
 
     /// The regular file at `path`, opened for reading.
@@ -307,10 +320,13 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         let ws = WorkspaceDir::open(&root).unwrap();
         let file = root.join("a/b/c.txt");
-        assert_eq!(ws.read(&file).unwrap(), None);
+        assert_eq!(ws.read(&file, 1 << 20).unwrap(), None);
         assert_eq!(ws.file_type(&file).unwrap(), None);
         ws.write(&file, b"one", Some(0o640)).unwrap();
-        assert_eq!(ws.read(&file).unwrap().as_deref(), Some(&b"one"[..]));
+        assert_eq!(
+            ws.read(&file, 1 << 20).unwrap().as_deref(),
+            Some(&b"one"[..])
+        );
         assert_eq!(ws.permissions(&file).unwrap(), 0o640);
         assert_eq!(
             std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
@@ -373,7 +389,7 @@ mod tests {
             for i in 0..500 {
                 let _ = ws.write(&d.join(format!("f{i}")), b"x", None);
                 if ws
-                    .read(&d.join("secret"))
+                    .read(&d.join("secret"), 1 << 20)
                     .is_ok_and(|r| r.as_deref() == Some(b"s"))
                 {
                     read_outside += 1;
@@ -405,7 +421,7 @@ mod tests {
             ("file", "file"),
             ("near/new.txt", "near"),
         ] {
-            let err = ws.read(&root.join(path)).unwrap_err().to_string();
+            let err = ws.read(&root.join(path), 1 << 20).unwrap_err().to_string();
             assert!(
                 err.contains(&format!("{link} is a symbolic link")),
                 "{path}: {err}"
@@ -448,7 +464,7 @@ mod tests {
         )
         .unwrap();
         let ws = WorkspaceDir::open(&root).unwrap();
-        let err = ws.read(&root.join("pipe")).unwrap_err();
+        let err = ws.read(&root.join("pipe"), 1 << 20).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
         // No reader: the open fails at once (ENXIO) instead of waiting for one.
         assert!(ws.write(&root.join("pipe"), b"x", None).is_err());

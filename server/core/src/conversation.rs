@@ -5,6 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::error::EngineError;
+
+/// The largest base instructions file a conversation takes (`baseInstructionsFile`): a
+/// system prompt, far below it; a larger file is refused without being read.
+const MAX_BASE_INSTRUCTIONS_BYTES: u64 = 1 << 20;
 use coder_protocol::{
     ArchivedSegment, Attachment, ChatMessage, ConversationId, HistoryAttachment, HistoryEntry,
     InputItem, Mode, Role, TodoItem, TokenUsage, ToolsPrefs,
@@ -118,7 +122,10 @@ impl ConversationSpec {
                 ))
             };
             let bytes = crate::tools::beneath::WorkspaceDir::open(workspace)
-                .and_then(|dir| dir.read(&path).map_err(|err| err.to_string()))
+                .and_then(|dir| {
+                    dir.read(&path, MAX_BASE_INSTRUCTIONS_BYTES)
+                        .map_err(|err| err.to_string())
+                })
                 .map_err(unreadable)?
                 .ok_or_else(|| unreadable("it does not exist".to_owned()))?;
             let text = String::from_utf8(bytes)

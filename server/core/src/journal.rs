@@ -354,7 +354,7 @@ pub(crate) fn replay(
     let path = Journal::path_of(dir, session);
     // Past the bound the journal is refused whole, not read up to it: a journal is folded
     // into the snapshot at each save, so coder's own stay small.
-    let file = match crate::snapshot::open_bounded(&path) {
+    let file = match crate::bounded::open(&path, crate::snapshot::MAX_FILE_BYTES) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err),

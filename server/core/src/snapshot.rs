@@ -43,35 +43,9 @@ const SAVE_INTERVAL: Duration = Duration::from_secs(5);
 /// refused by its size, without being read.
 pub(crate) const MAX_FILE_BYTES: u64 = 128 << 20;
 
-/// Why a session file past [`MAX_FILE_BYTES`] is not read.
-pub(crate) fn too_large(path: &Path) -> String {
-    format!(
-        "{} is larger than 128 MiB, more than coder reads as a session file",
-        path.display()
-    )
-}
-
-/// Opens a session file for reading, unless it is past [`MAX_FILE_BYTES`]: then an error
-/// of kind `FileTooLarge` saying so. What is read through the handle stops at the bound
-/// even if the file grows meanwhile.
-pub(crate) fn open_bounded(path: &Path) -> std::io::Result<std::io::Take<std::fs::File>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.len() > MAX_FILE_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::FileTooLarge,
-            too_large(path),
-        ));
-    }
-    Ok(file.take(MAX_FILE_BYTES))
-}
-
-/// A session file's bytes, within [`MAX_FILE_BYTES`] (see [`open_bounded`]).
+/// A session file's bytes, within [`MAX_FILE_BYTES`].
 fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    open_bounded(path)?.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    crate::bounded::read(path, MAX_FILE_BYTES)
 }
 
 /// The snapshot format's version.

@@ -1035,7 +1035,7 @@ pub fn user_config_path(env: EnvLookup<'_>) -> Option<PathBuf> {
 }
 
 fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::bounded::read_to_string(path, crate::bounded::MAX_CONFIG_BYTES) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(cause) => {

@@ -69,9 +69,10 @@ struct McpJson {
 /// The servers of a workspace `.mcp.json`, if there is one.
 pub fn load_mcp_json(workspace: &Path) -> Result<BTreeMap<String, McpServerConfig>, String> {
     let path = workspace.join(".mcp.json");
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::bounded::read_to_string(&path, crate::bounded::MAX_CONFIG_BYTES) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(err) if err.kind() == std::io::ErrorKind::FileTooLarge => return Err(err.to_string()),
         Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
     };
     serde_json::from_str::<McpJson>(&text)

@@ -61,8 +61,8 @@ pub(crate) fn load_rules_keeping(
     let mut loaded = LoadedRules::default();
     let mut budget = MAX_TOTAL_BYTES;
     if let Some(path) = user_file {
-        match std::fs::read(path) {
-            Ok(bytes) => loaded.add(path, &bytes, &mut budget),
+        match crate::bounded::read_head(path, MAX_FILE_BYTES as u64 + 4) {
+            Ok((bytes, size)) => loaded.add(path, &bytes, size, &mut budget),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
             Err(err) => loaded.refuse(path, &err.to_string(), previous),
         }
@@ -88,8 +88,10 @@ pub(crate) fn load_rules_keeping(
 
 impl LoadedRules {
     fn read(&mut self, dir: &WorkspaceDir, path: &Path, budget: &mut usize, previous: &[RuleFile]) {
-        match dir.read(path) {
-            Ok(Some(bytes)) => self.add(path, &bytes, budget),
+        // A few bytes past the cut tell a file cut there from one that ends there; the rest
+        // of a larger file is not read.
+        match dir.read_head(path, MAX_FILE_BYTES as u64 + 4) {
+            Ok(Some((bytes, size))) => self.add(path, &bytes, size, budget),
             Ok(None) => {}
             Err(err) => self.refuse(path, &err.to_string(), previous),
         }
@@ -111,8 +113,8 @@ impl LoadedRules {
         }
     }
 
-    fn add(&mut self, path: &Path, bytes: &[u8], budget: &mut usize) {
-        let size = bytes.len() as u64;
+    /// Adds rules file `path` of `size` bytes, whose first bytes are `bytes`.
+    fn add(&mut self, path: &Path, bytes: &[u8], size: u64, budget: &mut usize) {
         let limit = MAX_FILE_BYTES.min(*budget);
         if limit == 0 {
             self.warnings.push(format!(
@@ -123,9 +125,9 @@ impl LoadedRules {
             return;
         }
         let text = String::from_utf8_lossy(bytes);
-        let truncated = text.len() > limit;
+        let truncated = text.len() > limit || size > bytes.len() as u64;
         let text = if truncated {
-            let mut end = limit;
+            let mut end = limit.min(text.len());
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
@@ -213,11 +215,35 @@ mod tests {
         let mut loaded = LoadedRules::default();
         let mut budget = MAX_TOTAL_BYTES;
         let text = "é".repeat(MAX_FILE_BYTES);
-        loaded.add(Path::new("/w/AGENTS.md"), text.as_bytes(), &mut budget);
+        let size = text.len() as u64;
+        loaded.add(
+            Path::new("/w/AGENTS.md"),
+            text.as_bytes(),
+            size,
+            &mut budget,
+        );
         let file = &loaded.files[0];
         assert!(file.truncated);
         assert_eq!(file.text.len(), MAX_FILE_BYTES);
         assert_eq!(file.size, 2 * MAX_FILE_BYTES as u64);
         assert_eq!(loaded.warnings.len(), 1);
+    }
+
+    #[test]
+    fn a_file_of_gigabytes_is_read_no_further_than_its_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("AGENTS.md");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(1 << 30).unwrap();
+        let loaded = load_rules_keeping(dir.path(), None, None, &[]);
+        let rules = &loaded.files[0];
+        assert!(rules.truncated);
+        assert_eq!(rules.size, 1 << 30);
+        assert_eq!(rules.text.len(), MAX_FILE_BYTES);
+        assert!(
+            loaded.warnings[0].contains("cut to 32768 of its 1073741824 bytes"),
+            "{:?}",
+            loaded.warnings
+        );
     }
 }

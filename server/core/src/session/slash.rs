@@ -425,7 +425,7 @@ fn new_files_diff(workspace: &std::path::Path) -> String {
 
 /// Writes `model` into the config file at `path`, keeping the rest of it.
 fn persist_model(path: &std::path::Path, model: &str) -> Result<(), String> {
-    let mut config = match std::fs::read_to_string(path) {
+    let mut config = match crate::bounded::read_to_string(path, crate::bounded::MAX_CONFIG_BYTES) {
         Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
             .map_err(|err| format!("it is not valid JSON ({err})"))?,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),

@@ -34,6 +34,10 @@ use crate::documents::Documents;
 use crate::error::EngineError;
 pub use crate::sandbox::SandboxPolicy;
 
+/// The largest file the writing tools (`write`, `edit`, `apply_patch`) read to change it:
+/// a source file is far below it; a larger one is refused by its size, not read whole.
+pub(crate) const MAX_EDIT_BYTES: u64 = 64 << 20;
+
 pub use apply_patch::ApplyPatchTool;
 pub(crate) use apply_patch::patch_paths;
 pub use bash::BashTool;

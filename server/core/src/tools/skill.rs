@@ -164,14 +164,17 @@ fn read_beside(skill: &Skill, file: &str) -> Result<String, String> {
     if !inside || !path.is_file() {
         return Err(format!("skill {} has no file {file}", skill.name));
     }
-    let bytes = std::fs::read(&path).map_err(|err| format!("{}: {err}", path.display()))?;
-    if bytes.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "{} is larger than {MAX_FILE_BYTES} bytes; read it with `read` if it is in the \
-             workspace",
-            path.display()
-        ));
-    }
+    let bytes = crate::bounded::read(&path, MAX_FILE_BYTES as u64).map_err(|err| {
+        if err.kind() == std::io::ErrorKind::FileTooLarge {
+            format!(
+                "{} is larger than {MAX_FILE_BYTES} bytes; read it with `read` if it is in the \
+                 workspace",
+                path.display()
+            )
+        } else {
+            format!("{}: {err}", path.display())
+        }
+    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -182,7 +182,7 @@ pub(crate) fn prepare_change(
 /// The file's text on disk, read through the workspace handle; `None` when it does not
 /// exist.
 fn read_disk(dir: &WorkspaceDir, path: &Path, label: &str) -> Result<Option<String>, String> {
-    match dir.read(path) {
+    match dir.read(path, crate::tools::MAX_EDIT_BYTES) {
         Ok(Some(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| format!("{label} is not UTF-8 text; it cannot be edited")),

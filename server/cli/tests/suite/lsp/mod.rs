@@ -9,6 +9,7 @@ mod documents;
 mod faults;
 mod fuzz;
 mod idle;
+mod large_files;
 mod permissions;
 mod plan_mode;
 mod protocol;

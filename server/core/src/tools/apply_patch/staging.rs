@@ -330,7 +330,7 @@ impl StagedFile {
 
 /// The file's text, `None` when it does not exist.
 fn read_text(dir: &WorkspaceDir, path: &Path, label: &str) -> Result<Option<String>, String> {
-    match dir.read(path) {
+    match dir.read(path, crate::tools::MAX_EDIT_BYTES) {
         Ok(Some(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| format!("{label} is not UTF-8 text; apply_patch edits text files only")),

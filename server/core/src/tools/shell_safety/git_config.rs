@@ -58,7 +58,7 @@ pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
     }
     for name in ["config", "config.worktree"] {
         let path = git.join(name);
-        match std::fs::read(&path) {
+        match crate::bounded::read(&path, crate::bounded::MAX_CONFIG_BYTES) {
             Ok(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
                 if let Some(key) = config_runs_programs(&text) {
@@ -69,8 +69,12 @@ pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
             Err(_) => return Some(format!(".git/{name} could not be read")),
         }
     }
-    let wide_hashes = std::fs::read_to_string(git.join("config"))
-        .is_ok_and(|config| config.to_ascii_lowercase().contains("sha256"));
+    let wide_hashes = crate::bounded::read(&git.join("config"), crate::bounded::MAX_CONFIG_BYTES)
+        .is_ok_and(|config| {
+            String::from_utf8_lossy(&config)
+                .to_ascii_lowercase()
+                .contains("sha256")
+        });
     match std::fs::read(git.join("index")) {
         Ok(index) => match has_gitlink(&index, if wide_hashes { 32 } else { 20 }) {
             Some(false) => {}

@@ -1,0 +1,94 @@
+//! Reading a file that a repository (or anyone but coder) wrote, within a size: a file past
+//! it is refused by its size before a byte is read. A repository can ship a file of
+//! gigabytes that git stores in kilobytes (it repeats itself), and a clone writes it out
+//! whole; read at startup, it would take that much memory.
+
+use std::fs::File;
+use std::io::{self, Read, Take};
+use std::path::Path;
+
+/// The most coder reads of a configuration file (`.coder/config.json`, the person's own, a
+/// `.mcp.json`, a repository's `.git/config`): a file past it is refused by its size.
+pub(crate) const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// The error for `path`, past `max` bytes.
+pub(crate) fn too_large(path: &Path, max: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!(
+            "{} is larger than {}, the most coder reads of a file of its kind",
+            path.display(),
+            size(max)
+        ),
+    )
+}
+
+/// `bytes` for people: in MiB or KiB when whole.
+pub(crate) fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// `path` opened for reading, unless it holds more than `max` bytes (`FileTooLarge`). What
+/// is read through the handle stops at `max` even if the file grows meanwhile.
+pub(crate) fn open(path: &Path, max: u64) -> io::Result<Take<File>> {
+    let file = File::open(path)?;
+    if file.metadata()?.len() > max {
+        return Err(too_large(path, max));
+    }
+    Ok(file.take(max))
+}
+
+/// The bytes of `path`, unless it holds more than `max` (see [`open`]).
+pub(crate) fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open(path, max)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The first `max` bytes of `path` and its whole size: the rest of a larger file is not
+/// read.
+pub(crate) fn read_head(path: &Path, max: u64) -> io::Result<(Vec<u8>, u64)> {
+    let file = File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok((bytes, size))
+}
+
+/// The text of `path` (UTF-8), unless it holds more than `max` bytes (see [`open`]).
+pub(crate) fn read_to_string(path: &Path, max: u64) -> io::Result<String> {
+    String::from_utf8(read(path, max)?)
+        .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err.utf8_error()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_past_the_bound_is_refused_by_its_size_and_one_within_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        File::create(&big).unwrap().set_len(3 << 20).unwrap();
+        let err = read(&big, 2 << 20).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+        assert!(
+            err.to_string()
+                .ends_with("is larger than 2 MiB, the most coder reads of a file of its kind"),
+            "{err}"
+        );
+        let small = dir.path().join("small");
+        std::fs::write(&small, "{}").unwrap();
+        assert_eq!(read_to_string(&small, 2).unwrap(), "{}");
+        assert_eq!(
+            read(&small, 1).unwrap_err().kind(),
+            io::ErrorKind::FileTooLarge
+        );
+    }
+}
