@@ -90,7 +90,7 @@ impl WorkspaceDir {
     /// (else `FileTooLarge`, without reading it); `None` when nothing is there.
     pub fn read(&self, path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
         match self.read_head(path, max)? {
-            Some((_, size)) if size > max => Err(crate::bounded::too_large(path, max)),
+            Some((_, size)) if size > max => Err(crate::bounded::too_large(max)),
             Some((bytes, _)) => Ok(Some(bytes)),
             None => Ok(None),
         }

@@ -11,13 +11,12 @@ use std::path::Path;
 /// `.mcp.json`, a repository's `.git/config`): a file past it is refused by its size.
 pub(crate) const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
-/// The error for `path`, past `max` bytes.
-pub(crate) fn too_large(path: &Path, max: u64) -> io::Error {
+/// The error for a file past `max` bytes (callers name the file).
+pub(crate) fn too_large(max: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::FileTooLarge,
         format!(
-            "{} is larger than {}, the most coder reads of a file of its kind",
-            path.display(),
+            "it is larger than {}, the most coder reads of such a file",
             size(max)
         ),
     )
@@ -39,7 +38,7 @@ pub(crate) fn size(bytes: u64) -> String {
 pub(crate) fn open(path: &Path, max: u64) -> io::Result<Take<File>> {
     let file = File::open(path)?;
     if file.metadata()?.len() > max {
-        return Err(too_large(path, max));
+        return Err(too_large(max));
     }
     Ok(file.take(max))
 }
@@ -78,10 +77,9 @@ mod tests {
         File::create(&big).unwrap().set_len(3 << 20).unwrap();
         let err = read(&big, 2 << 20).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
-        assert!(
-            err.to_string()
-                .ends_with("is larger than 2 MiB, the most coder reads of a file of its kind"),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "it is larger than 2 MiB, the most coder reads of such a file"
         );
         let small = dir.path().join("small");
         std::fs::write(&small, "{}").unwrap();

@@ -603,7 +603,9 @@ pub(crate) fn read(path: &Path) -> Result<SessionSnapshot, EngineError> {
             ErrorKind::NotFound,
             format!("cannot read {}: {err}", path.display()),
         ),
-        std::io::ErrorKind::FileTooLarge => EngineError::invalid_params(err.to_string()),
+        std::io::ErrorKind::FileTooLarge => {
+            EngineError::invalid_params(format!("cannot read {}: {err}", path.display()))
+        }
         _ => EngineError::io(format!("cannot read {}: {err}", path.display())),
     })?;
     let snapshot: SessionSnapshot = serde_json::from_slice(&text).map_err(|err| {

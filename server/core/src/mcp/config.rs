@@ -72,7 +72,6 @@ pub fn load_mcp_json(workspace: &Path) -> Result<BTreeMap<String, McpServerConfi
     let text = match crate::bounded::read_to_string(&path, crate::bounded::MAX_CONFIG_BYTES) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(err) if err.kind() == std::io::ErrorKind::FileTooLarge => return Err(err.to_string()),
         Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
     };
     serde_json::from_str::<McpJson>(&text)

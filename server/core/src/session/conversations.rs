@@ -415,13 +415,10 @@ impl Session {
         let dir = path.parent().unwrap_or(std::path::Path::new("."));
         let replayed =
             crate::journal::replay(dir, session, through, &mut conversations).map_err(|err| {
+                let message = format!("cannot read the journal of session {session}: {err}");
                 fail(match err.kind() {
-                    std::io::ErrorKind::FileTooLarge => {
-                        EngineError::invalid_params(err.to_string())
-                    }
-                    _ => EngineError::io(format!(
-                        "cannot read the journal of session {session}: {err}"
-                    )),
+                    std::io::ErrorKind::FileTooLarge => EngineError::invalid_params(message),
+                    _ => EngineError::io(message),
                 })
             })?;
         let seq = replayed

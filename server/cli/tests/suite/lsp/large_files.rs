@@ -45,7 +45,7 @@ async fn files_of_a_gigabyte_in_the_workspace_are_refused_or_cut_and_cost_no_mem
         let refused = client.initialize_with(trusted.clone()).await;
         let message = refused["error"]["message"].as_str().unwrap_or_default();
         assert!(
-            message.contains(&format!("{name} is larger than 4 MiB")),
+            message.contains(&format!("{name}: it is larger than 4 MiB")),
             "{refused}"
         );
         std::fs::remove_file(ws.join(name)).unwrap();
@@ -62,7 +62,10 @@ async fn files_of_a_gigabyte_in_the_workspace_are_refused_or_cut_and_cost_no_mem
         )
         .await;
     let refused = created["error"]["message"].as_str().unwrap_or_default();
-    assert!(refused.contains("is larger than 1 MiB"), "{created}");
+    assert!(
+        refused.contains("instructions.md: it is larger than 1 MiB"),
+        "{created}"
+    );
     client.send_text(&root, "Hello", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
     let warnings: Vec<&str> = events(&seen)
