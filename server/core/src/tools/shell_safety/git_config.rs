@@ -66,7 +66,7 @@ pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
                 }
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(_) => return Some(format!(".git/{name} could not be read")),
+            Err(err) => return Some(format!(".git/{name} could not be read: {err}")),
         }
     }
     let wide_hashes = crate::bounded::read(&git.join("config"), crate::bounded::MAX_CONFIG_BYTES)
@@ -75,7 +75,10 @@ pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
                 .to_ascii_lowercase()
                 .contains("sha256")
         });
-    match std::fs::read(git.join("index")) {
+    // Past the bound the index is not read: the command is taken as unsafe (it asks), which
+    // costs a repository of millions of files a question, and a planted index of gigabytes
+    // (a sparse file in an archive) nothing.
+    match crate::bounded::read(&git.join("index"), MAX_INDEX_BYTES) {
         Ok(index) => match has_gitlink(&index, if wide_hashes { 32 } else { 20 }) {
             Some(false) => {}
             Some(true) => {
@@ -87,7 +90,7 @@ pub(crate) fn runs_programs(workspace: &Path) -> Option<String> {
             None => return Some(".git/index could not be read".to_owned()),
         },
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-        Err(_) => return Some(".git/index could not be read".to_owned()),
+        Err(err) => return Some(format!(".git/index could not be read: {err}")),
     }
     match std::fs::read_dir(&git) {
         Ok(entries) => {
@@ -188,6 +191,10 @@ pub(crate) fn config_runs_programs(text: &str) -> Option<String> {
 /// Whether a git index (versions 2 to 4) holds a gitlink: a submodule, whose repository
 /// (with its own configuration) `git status` and `git diff` look into. `None` when the
 /// index cannot be parsed. `hash` is the object name length (20, or 32 for SHA-256).
+/// The largest `.git/index` read for submodules; the index of a repository of a million
+/// files is about 100 MiB.
+const MAX_INDEX_BYTES: u64 = 512 << 20;
+
 fn has_gitlink(index: &[u8], hash: usize) -> Option<bool> {
     const GITLINK: u32 = 0o160000;
     let word = |at: usize| -> Option<u32> {
@@ -316,6 +323,20 @@ mod tests {
     }
 
     /// Indexes written by the real `git`, in every version, with and without a submodule.
+    #[test]
+    fn an_index_of_a_gigabyte_is_not_read_and_counts_as_unsafe() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+        let index = std::fs::File::create(dir.path().join(".git/index")).unwrap();
+        index.set_len(1 << 30).unwrap();
+        assert_eq!(
+            runs_programs(dir.path()).as_deref(),
+            Some(
+                ".git/index could not be read: it is larger than 512 MiB, the most coder reads of such a file"
+            )
+        );
+    }
+
     #[test]
     fn gitlinks_are_found_in_real_indexes() {
         for version in ["2", "3", "4"] {
