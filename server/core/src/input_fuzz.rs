@@ -6,33 +6,7 @@
 
 use crate::commands::{expand_within, slash_command};
 use crate::references::parse::references;
-
-/// xorshift64*: small, seeded, the same on every machine.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    /// The generator of a seeded fuzz test: `CODER_FUZZ_SEED` when set, else `default`;
-    /// the seed is printed so a failing run can be replayed.
-    pub(crate) fn seeded(default: u64) -> Self {
-        let seed = std::env::var("CODER_FUZZ_SEED")
-            .ok()
-            .and_then(|seed| seed.parse().ok())
-            .unwrap_or(default);
-        println!("seed {seed} (CODER_FUZZ_SEED replays it)");
-        Self(seed | 1)
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use coder_testkit::fuzz::Rng;
 
 /// Pieces a hostile input is made of: the syntax the parsers look for, broken forms of it,
 /// multi-byte and control characters.
@@ -68,8 +42,8 @@ const PIECES: [&str; 28] = [
 ];
 
 fn hostile(rng: &mut Rng) -> String {
-    (0..rng.below(40))
-        .map(|_| PIECES[rng.below(PIECES.len())])
+    (0..rng.index(40))
+        .map(|_| PIECES[rng.index(PIECES.len())])
         .collect()
 }
 
@@ -88,7 +62,7 @@ fn hostile_input_to_the_input_parsers_returns_bounded_results() {
             assert!(text.contains(name) && text.contains(args), "{text:?}");
         }
         let args = hostile(&mut rng);
-        let limit = 1 + rng.below(4096);
+        let limit = 1 + rng.index(4096);
         if let Some(prompt) = expand_within(&text, &args, limit) {
             assert!(prompt.len() <= limit, "{text:?} {args:?}");
         }

@@ -10,6 +10,11 @@ impl Rng {
         Self(seed.max(1))
     }
 
+    /// A generator from [`Rng::seed`]`(default)`.
+    pub fn seeded(default: u64) -> Self {
+        Self::new(Self::seed(default))
+    }
+
     /// `CODER_FUZZ_SEED` when set, else `default`; printed so a failing run can be replayed.
     pub fn seed(default: u64) -> u64 {
         let seed = std::env::var("CODER_FUZZ_SEED")
@@ -31,6 +36,11 @@ impl Rng {
     /// A number below `n` (0 when `n` is 0).
     pub fn below(&mut self, n: u64) -> u64 {
         self.number() % n.max(1)
+    }
+
+    /// An index below `n` (0 when `n` is 0).
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
     }
 
     /// True once in `one_in` times.

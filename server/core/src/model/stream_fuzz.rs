@@ -18,7 +18,7 @@ use super::reading::{ReplyReader, Step};
 use super::shown::Shown;
 use super::sse::SseReader;
 use super::{Feed, ModelResponse, StreamParser, StreamUpdate};
-use crate::input_fuzz::Rng;
+use coder_testkit::fuzz::Rng;
 
 const TEXTS: [&str; 12] = [
     "tok ",
@@ -36,14 +36,14 @@ const TEXTS: [&str; 12] = [
 ];
 
 fn text(rng: &mut Rng) -> String {
-    (0..rng.below(4))
-        .map(|_| TEXTS[rng.below(TEXTS.len())])
+    (0..rng.index(4))
+        .map(|_| TEXTS[rng.index(TEXTS.len())])
         .collect()
 }
 
 fn openai_chunk(rng: &mut Rng) -> Value {
     let mut delta = json!({});
-    match rng.below(10) {
+    match rng.index(10) {
         0 => delta["reasoning_content"] = json!(text(rng)),
         1 => {
             delta["tool_calls"] = json!([{"index": 0, "id": "c", "function": {"name": "read", "arguments": text(rng)}}])
@@ -54,21 +54,21 @@ fn openai_chunk(rng: &mut Rng) -> Value {
         }
         _ => delta["content"] = json!(text(rng)),
     }
-    let finish = if rng.below(20) == 0 {
+    let finish = if rng.index(20) == 0 {
         json!("stop")
     } else {
         Value::Null
     };
     let mut chunk = json!({"id": "c1", "object": "chat.completion.chunk",
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-    if rng.below(15) == 0 {
-        chunk["id"] = json!(format!("c{}", rng.below(3)));
+    if rng.index(15) == 0 {
+        chunk["id"] = json!(format!("c{}", rng.index(3)));
     }
     chunk
 }
 
 fn anthropic_event(rng: &mut Rng) -> Value {
-    match rng.below(10) {
+    match rng.index(10) {
         0 => {
             json!({"type": "content_block_delta", "index": 1, "delta": {"type": "thinking_delta", "thinking": text(rng)}})
         }
@@ -76,7 +76,7 @@ fn anthropic_event(rng: &mut Rng) -> Value {
             json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
         }
         2 => {
-            json!({"type": "content_block_delta", "index": rng.below(2), "delta": {"type": "text_delta", "text": text(rng)}})
+            json!({"type": "content_block_delta", "index": rng.index(2), "delta": {"type": "text_delta", "text": text(rng)}})
         }
         _ => {
             json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text(rng)}})
@@ -99,7 +99,7 @@ fn the_same_shape_shortcut_reads_every_stream_as_a_full_parse_does() {
     let mut rng = Rng::seeded(0x5eed_f00d_u64);
     for round in 0..2_000 {
         let openai = round % 2 == 0;
-        let events: Vec<String> = (0..rng.below(30))
+        let events: Vec<String> = (0..rng.index(30))
             .map(|_| {
                 if openai {
                     openai_chunk(&mut rng).to_string()
@@ -144,10 +144,10 @@ fn frame(rng: &mut Rng, data: &str, framing: usize) -> String {
     if framing / 3 == 1 {
         event.push_str(&format!("event: delta{end}"));
     }
-    if rng.below(40) == 0 {
+    if rng.index(40) == 0 {
         event.push_str(&format!(": note{end}"));
     }
-    if rng.below(60) == 0 && data.len() > 1 {
+    if rng.index(60) == 0 && data.len() > 1 {
         // Several data lines join with a newline: split where the JSON allows whitespace.
         if let Some(at) = data.find(',') {
             event.push_str(&format!(
@@ -161,7 +161,7 @@ fn frame(rng: &mut Rng, data: &str, framing: usize) -> String {
     } else {
         event.push_str(&format!("data: {data}{end}"));
     }
-    if rng.below(50) == 0 {
+    if rng.index(50) == 0 {
         event.push_str(&format!("id: 7{end}"));
     }
     event.push_str(end);
@@ -224,7 +224,7 @@ fn read_runs(
     for chunk in chunks {
         reader.push(bytes::Bytes::copy_from_slice(chunk));
         loop {
-            match reader.read(1 + rng.below(300) as u64, &mut shown) {
+            match reader.read(1 + rng.index(300) as u64, &mut shown) {
                 Step::NeedMore => break,
                 Step::Budget => {
                     // As the client does between batches: what is pending is reported.
@@ -259,17 +259,17 @@ fn runs_taken_straight_from_the_buffer_read_every_body_as_events_read_one_by_one
     let mut rng = Rng::seeded(0x00b0_d1e5);
     for round in 0..1_500 {
         let openai = round % 2 == 0;
-        let framing = rng.below(6);
+        let framing = rng.index(6);
         let mut body = String::new();
         let mut burst = 0;
-        for _ in 0..rng.below(300) {
+        for _ in 0..rng.index(300) {
             // Bursts of plain text deltas, as a provider streams most of a reply.
-            if burst == 0 && rng.below(8) == 0 {
-                burst = rng.below(60);
+            if burst == 0 && rng.index(8) == 0 {
+                burst = rng.index(60);
             }
             let data = if burst > 0 {
                 burst -= 1;
-                let text = ["tok ", "", "é漢", " x", "}"][rng.below(5)];
+                let text = ["tok ", "", "é漢", " x", "}"][rng.index(5)];
                 if openai {
                     json!({"id": "c1", "object": "chat.completion.chunk",
                         "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
@@ -283,17 +283,17 @@ fn runs_taken_straight_from_the_buffer_read_every_body_as_events_read_one_by_one
                 anthropic_event(&mut rng).to_string()
             };
             // Mostly one framing through a stream, as a server has; now and then another.
-            let framing = if rng.below(30) == 0 {
-                rng.below(6)
+            let framing = if rng.index(30) == 0 {
+                rng.index(6)
             } else {
                 framing
             };
             body.push_str(&frame(&mut rng, &data, framing));
         }
-        if openai && rng.below(2) == 0 {
+        if openai && rng.index(2) == 0 {
             body.push_str("data: [DONE]\n\n");
         }
-        if rng.below(10) == 0 {
+        if rng.index(10) == 0 {
             body.insert(0, '\u{FEFF}');
         }
         // Split anywhere, in pieces of 1 to 400 bytes.
@@ -301,18 +301,18 @@ fn runs_taken_straight_from_the_buffer_read_every_body_as_events_read_one_by_one
         let mut chunks = Vec::new();
         let mut at = 0;
         while at < bytes.len() {
-            let len = (1 + rng.below(400)).min(bytes.len() - at);
+            let len = (1 + rng.index(400)).min(bytes.len() - at);
             chunks.push(&bytes[at..at + len]);
             at += len;
         }
         let limits = ReplyLimits {
-            max_output_tokens: if rng.below(3) == 0 {
-                rng.below(100) as u32
+            max_output_tokens: if rng.index(3) == 0 {
+                rng.index(100) as u32
             } else {
                 8192
             },
-            max_reply_bytes: if rng.below(3) == 0 {
-                rng.below(600)
+            max_reply_bytes: if rng.index(3) == 0 {
+                rng.index(600)
             } else {
                 1 << 20
             },
