@@ -22,7 +22,7 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
@@ -75,24 +75,25 @@ impl WorkspaceDir {
     /// nothing is there. A file larger than `max` (one a repository ships can be of
     /// gigabytes) costs no more than `max` bytes.
     pub fn read_head(&self, path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, u64)>> {
-        let file = match self.open_file(path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        let size = file.metadata()?.len();
-        let mut bytes = Vec::new();
-        file.take(max).read_to_end(&mut bytes)?;
-        Ok(Some((bytes, size)))
+        self.existing(path)?
+            .map(|file| crate::bounded::head_of(file, max))
+            .transpose()
     }
 
     /// The whole content of the regular file at `path`, when it holds at most `max` bytes
     /// (else `FileTooLarge`, without reading it); `None` when nothing is there.
     pub fn read(&self, path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
-        match self.read_head(path, max)? {
-            Some((_, size)) if size > max => Err(crate::bounded::too_large(max)),
-            Some((bytes, _)) => Ok(Some(bytes)),
-            None => Ok(None),
+        self.existing(path)?
+            .map(|file| crate::bounded::read_file(file, max))
+            .transpose()
+    }
+
+    /// The regular file at `path` opened for reading; `None` when nothing is there.
+    fn existing(&self, path: &Path) -> io::Result<Option<File>> {
+        match self.open_file(path) {
+            Ok(file) => Ok(Some(file)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
         }
     }
 

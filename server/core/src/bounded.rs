@@ -33,31 +33,44 @@ pub(crate) fn size(bytes: u64) -> String {
     }
 }
 
-/// `path` opened for reading, unless it holds more than `max` bytes (`FileTooLarge`). What
-/// is read through the handle stops at `max` even if the file grows meanwhile.
-pub(crate) fn open(path: &Path, max: u64) -> io::Result<Take<File>> {
-    let file = File::open(path)?;
+/// `file` to be read, unless it holds more than `max` bytes (`FileTooLarge`). What is read
+/// through the handle stops at `max` even if the file grows meanwhile.
+pub(crate) fn within(file: File, max: u64) -> io::Result<Take<File>> {
     if file.metadata()?.len() > max {
         return Err(too_large(max));
     }
     Ok(file.take(max))
 }
 
-/// The bytes of `path`, unless it holds more than `max` (see [`open`]).
-pub(crate) fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+/// The bytes of `file`, unless it holds more than `max` (see [`within`]).
+pub(crate) fn read_file(file: File, max: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    open(path, max)?.read_to_end(&mut bytes)?;
+    within(file, max)?.read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
-/// The first `max` bytes of `path` and its whole size: the rest of a larger file is not
+/// The first `max` bytes of `file` and its whole size: the rest of a larger file is not
 /// read.
-pub(crate) fn read_head(path: &Path, max: u64) -> io::Result<(Vec<u8>, u64)> {
-    let file = File::open(path)?;
+pub(crate) fn head_of(file: File, max: u64) -> io::Result<(Vec<u8>, u64)> {
     let size = file.metadata()?.len();
     let mut bytes = Vec::new();
     file.take(max).read_to_end(&mut bytes)?;
     Ok((bytes, size))
+}
+
+/// `path` opened for reading, within `max` bytes (see [`within`]).
+pub(crate) fn open(path: &Path, max: u64) -> io::Result<Take<File>> {
+    within(File::open(path)?, max)
+}
+
+/// The bytes of `path`, unless it holds more than `max` (see [`within`]).
+pub(crate) fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_file(File::open(path)?, max)
+}
+
+/// The first `max` bytes of `path` and its whole size (see [`head_of`]).
+pub(crate) fn read_head(path: &Path, max: u64) -> io::Result<(Vec<u8>, u64)> {
+    head_of(File::open(path)?, max)
 }
 
 /// The text of `path` (UTF-8), unless it holds more than `max` bytes (see [`open`]).

@@ -540,9 +540,9 @@ impl McpManager {
     /// Something of server `name`'s process `pid` ended. When it is the process, the server
     /// is marked exited unless it still answers a `ping` within [`EXIT_GRACE`]: a process
     /// it started may hold its pipes open and be the server (a launcher that exits after
-    /// starting it), or only hold them (a helper) with nobody answering. When it is its stderr, the server is marked exited once its
-    /// connection is closed (within [`EXIT_GRACE`]); still connected, it only closed its
-    /// stderr. A server restarted since (another pid), not ready, or stopped by coder
+    /// starting it), or only hold them (a helper) with nobody answering. When it is its
+    /// stderr, the server is marked exited once its connection is closed (within
+    /// [`EXIT_GRACE`]); still connected, it only closed its stderr. A server restarted since (another pid), not ready, or stopped by coder
     /// (shutdown drops its connection first) is left alone either way.
     async fn ended(&self, name: &str, pid: u32, ended: Ended) {
         let started = tokio::time::Instant::now();
