@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::McpServerConfig;
+use super::processes;
 use crate::process::ToolEnv;
 use crate::sync::lock;
 use crate::tools::ToolOutput;
@@ -80,6 +82,52 @@ struct Server {
     tools: Vec<RemoteTool>,
     tool_timeout: Duration,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Its tool calls under way ([`InFlight`]).
+    calls: Arc<AtomicUsize>,
+}
+
+impl Server {
+    /// A server defined by `config`, starting unless it is disabled.
+    fn new(config: &McpServerConfig) -> Self {
+        Self {
+            config: config.clone(),
+            status: if config.enabled {
+                ServerStatus::Starting
+            } else {
+                ServerStatus::Disabled
+            },
+            pid: None,
+            peer: None,
+            service: None,
+            tools: Vec::new(),
+            tool_timeout: config
+                .tool_timeout_sec
+                .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs_f64),
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            calls: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Whether it is reached over streamable HTTP, not as a process of coder's.
+    fn is_http(&self) -> bool {
+        self.config.command.is_none() && self.config.url.is_some()
+    }
+}
+
+/// One tool call under way on a server, counted while it lives.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn new(calls: &Arc<AtomicUsize>) -> Self {
+        calls.fetch_add(1, Ordering::SeqCst);
+        Self(calls.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Reports a server problem to the session (a `warning` event).
@@ -117,28 +165,9 @@ impl McpManager {
         });
         let mut starts = Vec::new();
         for (name, config) in configs {
-            let tool_timeout = config
-                .tool_timeout_sec
-                .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs_f64);
-            let status = if config.enabled {
-                ServerStatus::Starting
-            } else {
-                ServerStatus::Disabled
-            };
-            let stderr = Arc::new(Mutex::new(VecDeque::new()));
-            lock(&manager.servers).insert(
-                name.clone(),
-                Server {
-                    config: config.clone(),
-                    status,
-                    pid: None,
-                    peer: None,
-                    service: None,
-                    tools: Vec::new(),
-                    tool_timeout,
-                    stderr: stderr.clone(),
-                },
-            );
+            let server = Server::new(&config);
+            let stderr = server.stderr.clone();
+            lock(&manager.servers).insert(name.clone(), server);
             if config.enabled {
                 starts.push(start_one(
                     name,
@@ -255,13 +284,17 @@ impl McpManager {
         arguments: Value,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, String> {
-        let (peer, timeout) = {
+        let (peer, timeout, _in_flight) = {
             let servers = lock(&self.servers);
             let server = servers
                 .get(server_name)
                 .ok_or_else(|| format!("no MCP server named `{server_name}`"))?;
             match (&server.status, &server.peer) {
-                (ServerStatus::Ready { .. }, Some(peer)) => (peer.clone(), server.tool_timeout),
+                (ServerStatus::Ready { .. }, Some(peer)) => (
+                    peer.clone(),
+                    server.tool_timeout,
+                    InFlight::new(&server.calls),
+                ),
                 (ServerStatus::Failed { error, .. }, _) => {
                     return Err(format!(
                         "the MCP server `{server_name}` is not running: {error}"
@@ -336,9 +369,12 @@ impl McpManager {
                 .filter(|(name, server)| configs.get(*name) != Some(&server.config))
                 .map(|(name, _)| name.clone())
                 .collect();
-            let stopping: Vec<RunningService<RoleClient, ()>> = gone
+            let stopping: Vec<Stopping> = gone
                 .iter()
-                .filter_map(|name| servers.remove(name)?.service)
+                .filter_map(|name| {
+                    let server = servers.remove(name)?;
+                    Some((server.service?, server.pid))
+                })
                 .collect();
             let starting: Vec<(String, McpServerConfig)> = configs
                 .into_iter()
@@ -348,25 +384,7 @@ impl McpManager {
                 return Vec::new();
             }
             for (name, config) in &starting {
-                servers.insert(
-                    name.clone(),
-                    Server {
-                        config: config.clone(),
-                        status: if config.enabled {
-                            ServerStatus::Starting
-                        } else {
-                            ServerStatus::Disabled
-                        },
-                        pid: None,
-                        peer: None,
-                        service: None,
-                        tools: Vec::new(),
-                        tool_timeout: config
-                            .tool_timeout_sec
-                            .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs_f64),
-                        stderr: Arc::new(Mutex::new(VecDeque::new())),
-                    },
-                );
+                servers.insert(name.clone(), Server::new(config));
             }
             self.settled.send_replace(false);
             touched = gone;
@@ -375,10 +393,7 @@ impl McpManager {
             touched.dedup();
             (stopping, starting)
         };
-        futures::future::join_all(stopping.into_iter().map(|service| async move {
-            let _ = service.cancel().await;
-        }))
-        .await;
+        stop(stopping).await;
         let env = Arc::new(env);
         let starts = starting
             .into_iter()
@@ -411,17 +426,14 @@ impl McpManager {
 
     /// Shuts every server down gracefully (close stdin, wait, SIGTERM, kill) and reaps it.
     pub async fn shutdown(&self) {
-        let services: Vec<RunningService<RoleClient, ()>> = lock(&self.servers)
+        let services: Vec<Stopping> = lock(&self.servers)
             .values_mut()
             .filter_map(|server| {
                 server.peer = None;
-                server.service.take()
+                Some((server.service.take()?, server.pid))
             })
             .collect();
-        futures::future::join_all(services.into_iter().map(|service| async move {
-            let _ = service.cancel().await;
-        }))
-        .await;
+        stop(services).await;
     }
 }
 
@@ -429,8 +441,8 @@ impl McpManager {
     /// Kills every stdio server process at once (SIGKILL), for a process about to exit
     /// that cannot wait for [`McpManager::shutdown`] (a second Ctrl-C while it runs). A pid
     /// is only signalled while it is still this process's unreaped child in its session,
-    /// so a pid the kernel gave to another process since is never hit. Only the server's
-    /// own process is killed, not processes it started. Each server's connection is
+    /// so a pid the kernel gave to another process since is never hit; its process group
+    /// (what it started) goes with it. Each server's connection is
     /// dropped first, as [`McpManager::shutdown`] drops it: coder ended them, so their
     /// exits are not reported as failures.
     pub(crate) fn kill_now(&self) {
@@ -442,38 +454,25 @@ impl McpManager {
             })
             .collect();
         for pid in pids {
-            kill_if_our_child(pid);
+            processes::kill_now(pid);
         }
     }
 }
 
-#[cfg(target_os = "linux")]
-fn kill_if_our_child(pid: u32) {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
+/// A server's connection to stop, and its process (the leader of its process group).
+type Stopping = (RunningService<RoleClient, ()>, Option<u32>);
 
-    let Ok(pid) = i32::try_from(pid) else { return };
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return;
-    };
-    // `pid (comm) state ppid pgrp session ...`, read after the last `)`.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_ascii_whitespace().take(4).collect())
-        .unwrap_or_default();
-    let me = std::process::id().to_string();
-    let my_session = nix::unistd::getsid(None).map_or(0, Pid::as_raw).to_string();
-    if let [state, ppid, _pgrp, session] = fields[..]
-        && state != "Z"
-        && ppid == me
-        && session == my_session
-    {
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-    }
+/// Stops `servers` together: each connection closes (stdin closed, then SIGTERM, then
+/// kill, by `rmcp`), then what is left of the server's process group is ended.
+async fn stop(servers: Vec<Stopping>) {
+    futures::future::join_all(servers.into_iter().map(|(service, pid)| async move {
+        let _ = service.cancel().await;
+        if let Some(pid) = pid {
+            processes::end_group(pid).await;
+        }
+    }))
+    .await;
 }
-
-#[cfg(not(target_os = "linux"))]
-fn kill_if_our_child(_pid: u32) {}
 
 /// Notices servers that exit while idle, so their status and a `warning` say so before the
 /// next call finds out. A stdio server's stderr reader says when its stderr ends (the
@@ -495,10 +494,12 @@ async fn watch_for_exits(
             .is_some_and(|manager| manager.http_ready());
         tokio::select! {
             exit = exits.recv() => {
-                let (Some((name, pid, ended)), Some(manager)) = (exit, manager.upgrade()) else {
+                let Some((name, pid, ended)) = exit else {
                     return;
                 };
-                manager.ended(&name, pid, ended).await;
+                // A check may wait for a busy server up to its tool timeout: the others
+                // are not held up behind it.
+                tokio::spawn(check_ended(manager.clone(), name, pid, ended));
             }
             // An error: the manager is gone.
             changed = settled.changed(), if !checking => if changed.is_err() {
@@ -522,13 +523,6 @@ async fn watch_for_exits(
     }
 }
 
-impl Server {
-    /// Whether it is reached over streamable HTTP, not as a process of coder's.
-    fn is_http(&self) -> bool {
-        self.config.command.is_none() && self.config.url.is_some()
-    }
-}
-
 impl McpManager {
     /// Whether any streamable HTTP server is ready.
     fn http_ready(&self) -> bool {
@@ -537,66 +531,105 @@ impl McpManager {
             .any(|server| server.is_http() && matches!(server.status, ServerStatus::Ready { .. }))
     }
 
-    /// Something of server `name`'s process `pid` ended. When it is the process, the server
-    /// is marked exited unless it still answers a `ping` within [`EXIT_GRACE`]: a process
-    /// it started may hold its pipes open and be the server (a launcher that exits after
-    /// starting it), or only hold them (a helper) with nobody answering. When it is its
-    /// stderr, the server is marked exited once its connection is closed (within
-    /// [`EXIT_GRACE`]); still connected, it only closed its stderr. A server restarted since (another pid), not ready, or stopped by coder
-    /// (shutdown drops its connection first) is left alone either way.
-    async fn ended(&self, name: &str, pid: u32, ended: Ended) {
-        let started = tokio::time::Instant::now();
-        loop {
-            let peer = {
-                let servers = lock(&self.servers);
-                let Some(server) = servers.get(name) else {
-                    return;
-                };
-                if server.pid != Some(pid) || !matches!(server.status, ServerStatus::Ready { .. }) {
-                    return;
-                }
-                let Some(peer) = server.peer.clone() else {
-                    return;
-                };
-                peer
-            };
-            if ended == Ended::Process {
-                if peer.is_transport_closed() || !answers(&peer).await {
-                    self.mark_exited(name, "its process ended");
-                } else {
-                    // A launcher that left the server it started on its pipes: the
-                    // server's own end is seen when its stderr ends.
-                    tracing::info!(
-                        server = name,
-                        pid,
-                        "an MCP server's process ended; the server it started still answers"
-                    );
-                }
-                return;
-            }
-            if peer.is_transport_closed() {
-                self.mark_exited(name, "its connection closed");
-                return;
-            }
-            if started.elapsed() >= EXIT_GRACE {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    /// What [`check_ended`] watches of server `name`, while it is the one of process `pid`
+    /// and ready: its connection, its calls under way and its tool timeout.
+    fn watched(
+        &self,
+        name: &str,
+        pid: u32,
+    ) -> Option<(Peer<RoleClient>, Arc<AtomicUsize>, Duration)> {
+        let servers = lock(&self.servers);
+        let server = servers.get(name)?;
+        if server.pid != Some(pid) || !matches!(server.status, ServerStatus::Ready { .. }) {
+            return None;
+        }
+        Some((
+            server.peer.clone()?,
+            server.calls.clone(),
+            server.tool_timeout,
+        ))
+    }
+
+    /// [`McpManager::mark_exited`], if `name` is still the server of process `pid`.
+    fn mark_exited_if_still(&self, name: &str, pid: u32, error: &str) {
+        if self.watched(name, pid).is_some() {
+            self.mark_exited(name, error);
         }
     }
 }
 
-/// Whether the server at `peer` answers a `ping` within [`EXIT_GRACE`]. An error answer
-/// counts: whoever sent it is there.
-async fn answers(peer: &Peer<RoleClient>) -> bool {
-    let ping = ClientRequest::PingRequest(PingRequest {
+/// Something of server `name`'s process `pid` ended. When it is the process, the server is
+/// marked exited unless it still answers a `ping` within [`EXIT_GRACE`]: a process it
+/// started may hold its pipes open and be the server (a launcher that exits after starting
+/// it), or only hold them (a helper) with nobody answering. While a tool call is under way
+/// the answer may wait behind it (a server that serves one request at a time), so it is
+/// awaited as long as calls are, up to the tool timeout. When it is its stderr, the server
+/// is marked exited once its connection is closed (within [`EXIT_GRACE`]); still
+/// connected, it only closed its stderr. A server restarted since (another pid), not
+/// ready, or stopped by coder (shutdown drops its connection first) is left alone either
+/// way. Holds the manager only between waits.
+async fn check_ended(manager: std::sync::Weak<McpManager>, name: String, pid: u32, ended: Ended) {
+    let started = tokio::time::Instant::now();
+    let mark = |error: &str| {
+        if let Some(manager) = manager.upgrade() {
+            manager.mark_exited_if_still(&name, pid, error);
+        }
+    };
+    loop {
+        let Some((peer, calls, tool_timeout)) = manager
+            .upgrade()
+            .and_then(|manager| manager.watched(&name, pid))
+        else {
+            return;
+        };
+        if ended == Ended::Process {
+            if peer.is_transport_closed() || !answers(&peer, &calls, tool_timeout).await {
+                mark("its process ended");
+            } else {
+                // A launcher that left the server it started on its pipes: the server's
+                // own end is seen when its stderr ends.
+                tracing::info!(
+                    server = name,
+                    pid,
+                    "an MCP server's process ended; the server it started still answers"
+                );
+            }
+            return;
+        }
+        if peer.is_transport_closed() {
+            mark("its connection closed");
+            return;
+        }
+        if started.elapsed() >= EXIT_GRACE {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether the server at `peer` answers a `ping` within [`EXIT_GRACE`], or, while any of
+/// its `calls` are under way, within `longest`. An error answer counts: whoever sent it is
+/// there.
+async fn answers(peer: &Peer<RoleClient>, calls: &AtomicUsize, longest: Duration) -> bool {
+    let started = tokio::time::Instant::now();
+    let ping = peer.send_request(ClientRequest::PingRequest(PingRequest {
         method: Default::default(),
         extensions: Default::default(),
-    });
-    matches!(
-        tokio::time::timeout(EXIT_GRACE, peer.send_request(ping)).await,
-        Ok(Ok(_) | Err(rmcp::ServiceError::McpError(_)))
-    )
+    }));
+    tokio::pin!(ping);
+    loop {
+        match tokio::time::timeout(EXIT_GRACE, &mut ping).await {
+            Ok(answer) => {
+                return matches!(answer, Ok(_) | Err(rmcp::ServiceError::McpError(_)));
+            }
+            Err(_) => {
+                let busy = calls.load(Ordering::SeqCst) > 0;
+                if !busy || started.elapsed() >= longest || peer.is_transport_closed() {
+                    return false;
+                }
+            }
+        }
+    }
 }
 
 fn failed(error: &str, stderr: &Arc<Mutex<VecDeque<String>>>) -> ServerStatus {
@@ -656,6 +689,7 @@ async fn start_stdio(
     let mut command = tokio::process::Command::new(program);
     // Inherited secrets are withheld; what the server's own `env` names is passed.
     env.apply(&mut command);
+    processes::own_group(&mut command);
     command
         .args(&config.args)
         .envs(&config.env)

@@ -8,6 +8,7 @@
 mod config;
 mod manager;
 mod names;
+mod processes;
 mod tool;
 
 pub use config::{McpServerConfig, load_mcp_json};

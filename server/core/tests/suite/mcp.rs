@@ -311,14 +311,7 @@ async fn shutdown_leaves_no_server_processes() {
     let pid = server_pid(&h, "everything");
     assert!(alive(pid));
     h.engine.shutdown().await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while alive(pid) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the server outlived the session"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_gone(pid, "the server outlived the session").await;
     // A server the session stopped is not reported as one that exited (its stderr ended
     // as any exit's does).
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -331,6 +324,64 @@ async fn shutdown_leaves_no_server_processes() {
         h.engine.mcp_status()["everything"],
         ServerStatus::Failed { .. }
     ));
+}
+
+/// Waits until `pid` has ended, failing with `what` after 10 s.
+async fn until_gone(pid: i32, what: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while alive(pid) {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn shutdown_ends_the_processes_a_server_started() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let helper_file = dir.path().join("helper.pid");
+    let mut config = everything();
+    let script = config.args.remove(0);
+    // A helper the server's launcher leaves behind, deaf to SIGTERM, and the server itself
+    // (the process coder started becomes it).
+    config.command = Some("sh".into());
+    config.args = vec![
+        "-c".into(),
+        format!(
+            "(trap '' TERM; exec sleep 300) </dev/null >/dev/null 2>&1 & echo $! > '{}'; exec node '{script}' stdio",
+            helper_file.display()
+        ),
+    ];
+    let mut h = harness(&server, vec![("launched", config)]).await;
+    let helper: i32 = std::fs::read_to_string(&helper_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let guard = KillOnDrop(helper);
+    assert!(alive(helper));
+    let pid = server_pid(&h, "launched");
+    h.engine.shutdown().await;
+    until_gone(pid, "the server outlived the session").await;
+    until_gone(helper, "a process the server started outlived the session").await;
+    drop(guard);
+    while let Ok(event) = h.events.try_recv() {
+        if let EventMsg::Warning { message } = &event.msg {
+            assert!(!message.contains("exited"), "{message}");
+        }
+    }
+}
+
+/// Kills a process when dropped, whatever the test did.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
 }
 
 /// A process killed when dropped.

@@ -316,6 +316,70 @@ async fn a_launched_mcp_server_that_refuses_ping_with_an_error_still_counts_as_a
     launched_server_outlives_its_launcher(&format!("node '{}'", script.display())).await;
 }
 
+/// A `.mcp.json` server `ev` run by a launcher: `server` (a command line) is started in
+/// the background, and the launcher exits once [`Launched::release`] tells it to.
+struct Launched {
+    pid_file: PathBuf,
+    launcher_file: PathBuf,
+    go: PathBuf,
+    _kill: [KillOnDrop; 2],
+}
+
+impl Launched {
+    fn write(ws: &Path, server_command: &str) -> Self {
+        let pid_file = ws.join("server.pid");
+        let launcher_file = ws.join("launcher.pid");
+        let go = ws.join("go");
+        // The server's stdin goes through another descriptor: a shell gives a background
+        // command /dev/null otherwise.
+        let script = format!(
+            "exec 3<&0; {server_command} <&3 3<&- & echo $! > '{}'; echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
+            pid_file.display(),
+            launcher_file.display(),
+            go.display()
+        );
+        write_shell_server(ws, &script);
+        Self {
+            _kill: [
+                KillOnDrop(pid_file.clone()),
+                KillOnDrop(launcher_file.clone()),
+            ],
+            pid_file,
+            launcher_file,
+            go,
+        }
+    }
+
+    /// Lets the launcher exit, and waits until it has.
+    async fn release(&self) {
+        let launcher = pid_in(&self.launcher_file);
+        std::fs::write(&self.go, "").unwrap();
+        for _ in 0..200 {
+            if !alive(launcher) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(!alive(launcher), "the launcher did not exit");
+    }
+
+    /// Kills the server itself, and waits for coder to report it.
+    async fn kill_and_see_it_reported(&self, client: &mut Client, seen: &mut Vec<Value>) {
+        sigkill(pid_in(&self.pid_file));
+        until_warning(client, "MCP server `ev` failed: it exited", seen).await;
+    }
+}
+
+/// Every `warning` that says server `ev` failed.
+fn failures_reported(seen: &[Value]) -> Vec<String> {
+    events(seen)
+        .filter(|event| event["type"] == "warning")
+        .filter_map(|event| event["message"].as_str())
+        .filter(|message| message.contains("`ev` failed"))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// `server` (a command line) started in the background by a launcher that exits once told
 /// to, after the server is ready: the process coder started is gone, the one it talks to
 /// is not. The server stays ready and offered; its own end is still reported.
@@ -325,51 +389,118 @@ async fn launched_server_outlives_its_launcher(server_command: &str) {
         .unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
-    let pid_file = ws.join("server.pid");
-    let launcher_file = ws.join("launcher.pid");
-    let go = ws.join("go");
-    let _kill = KillOnDrop(pid_file.clone());
-    let _kill_launcher = KillOnDrop(launcher_file.clone());
-    // The server's stdin goes through another descriptor: a shell gives a background
-    // command /dev/null otherwise.
-    let script = format!(
-        "exec 3<&0; {server_command} <&3 3<&- & echo $! > '{}'; echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
-        pid_file.display(),
-        launcher_file.display(),
-        go.display()
-    );
-    write_shell_server(ws, &script);
+    let launched = Launched::write(ws, server_command);
     let mut client = trusted_client(ws, &server).await;
     let root = client.root().await;
     let mut seen = Vec::new();
     run_task(&mut client, &root, "first", &mut seen).await;
     assert!(tool_names(&server, 0).contains(&"ev__echo".to_owned()));
 
-    let launcher = pid_in(&launcher_file);
-    std::fs::write(&go, "").unwrap();
-    for _ in 0..200 {
-        if !alive(launcher) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert!(!alive(launcher), "the launcher did not exit");
+    launched.release().await;
     run_task(&mut client, &root, "second", &mut seen).await;
-    let reported: Vec<&str> = events(&seen)
-        .filter(|event| event["type"] == "warning")
-        .filter_map(|event| event["message"].as_str())
-        .collect();
+    let reported = failures_reported(&seen);
     assert!(
-        !reported
-            .iter()
-            .any(|message| message.contains("`ev` failed")),
+        reported.is_empty(),
         "a server that still answers was reported: {reported:?}"
     );
     assert!(tool_names(&server, 1).contains(&"ev__echo".to_owned()));
 
     // The server itself ending is still reported.
-    sigkill(pid_in(&pid_file));
-    until_warning(&mut client, "MCP server `ev` failed: it exited", &mut seen).await;
+    launched
+        .kill_and_see_it_reported(&mut client, &mut seen)
+        .await;
+    client.stop().await;
+}
+
+/// A server that serves one request at a time: its `slow` tool writes the file named by
+/// its first argument, then holds the server for 2.5 s before it answers, so a `ping`
+/// sent meanwhile waits behind it.
+const SERIAL_SERVER: &str = r#"
+const fs = require("fs");
+const busy = process.argv[2];
+let buffer = "";
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\n")) >= 0) {
+    const message = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (message.id === undefined) continue;
+    if (message.method === "initialize") {
+      send({ id: message.id, result: { protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} }, serverInfo: { name: "serial", version: "1.0.0" } } });
+    } else if (message.method === "tools/list") {
+      send({ id: message.id, result: { tools: [{ name: "slow",
+        inputSchema: { type: "object", properties: {} } }] } });
+    } else if (message.method === "tools/call") {
+      fs.writeFileSync(busy, "");
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2500);
+      send({ id: message.id, result: { content: [{ type: "text", text: "slow work done" }] } });
+    } else {
+      send({ id: message.id, result: {} });
+    }
+  }
+});
+"#;
+
+#[tokio::test]
+async fn a_launched_mcp_server_busy_with_a_long_call_when_its_launcher_exits_stays_ready() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("s1", "ev__slow", json!({})),
+        MockResponse::text("one"),
+        MockResponse::text("two"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let script = ws.join("serial.js");
+    std::fs::write(&script, SERIAL_SERVER).unwrap();
+    let busy = ws.join("busy");
+    let launched = Launched::write(
+        ws,
+        &format!("node '{}' '{}'", script.display(), busy.display()),
+    );
+    let mut client = Client::start(ws, &server, "yolo");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "first", &mut seen).await;
+    // The launcher exits while the server is in the call: the `ping` that asks whether it
+    // is still there waits behind the call, longer than the second coder allows an idle
+    // server.
+    for _ in 0..500 {
+        if busy.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(busy.exists(), "the slow call never started");
+    launched.release().await;
+    client.until_events("task_complete", 1, &mut seen).await;
+
+    let completed: Vec<&Value> = events(&seen)
+        .filter(|event| event["type"] == "tool_call_completed")
+        .collect();
+    assert_eq!(completed.len(), 1, "{seen:?}");
+    assert_eq!(completed[0]["output"], "slow work done");
+    let reported = failures_reported(&seen);
+    assert!(
+        reported.is_empty(),
+        "a server that was busy, not gone, was reported: {reported:?}"
+    );
+    run_task(&mut client, &root, "second", &mut seen).await;
+    assert!(tool_names(&server, 2).contains(&"ev__slow".to_owned()));
+    assert!(failures_reported(&seen).is_empty());
+
+    launched
+        .kill_and_see_it_reported(&mut client, &mut seen)
+        .await;
     client.stop().await;
 }
 
