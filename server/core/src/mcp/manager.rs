@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use coder_protocol::Attachment;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest, Tool as RemoteTool};
@@ -22,7 +21,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::McpServerConfig;
-use super::processes;
+use super::{bounds, processes};
 use crate::process::ToolEnv;
 use crate::sync::lock;
 use crate::tools::ToolOutput;
@@ -239,13 +238,17 @@ impl McpManager {
             .filter_map(|(name, s)| s.peer.clone().map(|p| (name.clone(), p)))
             .collect();
         for (name, peer) in peers {
-            let listed = tokio::time::timeout(DEFAULT_STARTUP_TIMEOUT, peer.list_all_tools()).await;
+            let listed =
+                tokio::time::timeout(DEFAULT_STARTUP_TIMEOUT, bounds::list_tools(&peer)).await;
             let mut servers = lock(&self.servers);
             let Some(server) = servers.get_mut(&name) else {
                 continue;
             };
             match listed {
-                Ok(Ok(tools)) => {
+                Ok(Ok((tools, cut))) => {
+                    if let Some(cut) = cut {
+                        (self.report)(format!("MCP server `{name}`: {cut}"));
+                    }
                     server.status = ServerStatus::Ready {
                         tools: tools.len(),
                         pid: server.pid,
@@ -324,7 +327,7 @@ impl McpManager {
             }
             Ok(Ok(result)) => {
                 let content = serde_json::to_value(&result.content).unwrap_or(Value::Null);
-                let output = render(&content);
+                let output = bounds::result(&content);
                 if result.is_error == Some(true) {
                     Err(output.content)
                 } else {
@@ -832,24 +835,6 @@ async fn handshake<E: std::fmt::Display>(
 }
 
 /// MCP content blocks as a tool result: text joined, images attached, others as JSON.
-fn render(content: &Value) -> ToolOutput {
-    let mut texts = Vec::new();
-    let mut attachments = Vec::new();
-    for block in content.as_array().into_iter().flatten() {
-        match block["type"].as_str() {
-            Some("text") => texts.push(block["text"].as_str().unwrap_or_default().to_owned()),
-            Some("image") => attachments.push(Attachment {
-                media_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
-                data: block["data"].as_str().unwrap_or_default().to_owned(),
-            }),
-            _ => texts.push(block.to_string()),
-        }
-    }
-    let mut output = ToolOutput::text(texts.join("\n"));
-    output.attachments = attachments;
-    output
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! shuts them down with the session. A conversation sees a snapshot of those tools, narrowed
 //! by its allowlist ([`view`]).
 
+mod bounds;
 mod config;
 mod manager;
 mod names;

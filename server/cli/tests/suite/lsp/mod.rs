@@ -8,6 +8,7 @@ mod conversations;
 mod documents;
 mod faults;
 mod fuzz;
+mod hostile_mcp;
 mod idle;
 mod large_files;
 mod permissions;

@@ -1,0 +1,146 @@
+//! An MCP server that answers without limits, as a broken or hostile one may: a tool list
+//! that never ends, a description of 200 KB, a schema of 250 KB, a result of 6 MB of text
+//! and a 9 MB image. `coder lsp` takes what it needs within its bounds (docs/mcp.md,
+//! "Bounds"), says what it cut, serves the task, and its memory stays bounded.
+
+use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::{Value, json};
+
+use super::{Client, events, status_kb};
+
+/// The server: every `tools/list` page holds 400 tools and names a next page, forever.
+const UNBOUNDED_SERVER: &str = r#"
+let buffer = "";
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
+const tool = (page, i) => {
+  const name = `t${page}_${i}`;
+  if (page === 0 && i === 0) {
+    return { name, description: "d".repeat(200000), inputSchema: { type: "object", properties: {} } };
+  }
+  if (page === 0 && i === 1) {
+    const properties = {};
+    for (let k = 0; k < 5000; k++) properties[`p${k}`] = { type: "string", description: "x".repeat(20) };
+    return { name, description: "wide", inputSchema: { type: "object", properties } };
+  }
+  return { name, description: "a tool", inputSchema: { type: "object", properties: {} } };
+};
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\n")) >= 0) {
+    const message = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (message.id === undefined) continue;
+    if (message.method === "initialize") {
+      send({ id: message.id, result: { protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} }, serverInfo: { name: "unbounded", version: "1.0.0" } } });
+    } else if (message.method === "tools/list") {
+      const page = Number((message.params && message.params.cursor) || 0);
+      const tools = Array.from({ length: 400 }, (_, i) => tool(page, i));
+      send({ id: message.id, result: { tools, nextCursor: String(page + 1) } });
+    } else if (message.method === "tools/call") {
+      send({ id: message.id, result: { content: [
+        { type: "text", text: "r".repeat(6 * 1024 * 1024) },
+        { type: "image", mimeType: "image/png", data: "A".repeat(9 * 1024 * 1024) },
+      ] } });
+    } else {
+      send({ id: message.id, result: {} });
+    }
+  }
+});
+"#;
+
+/// What the server may hold at its peak: the 15 MB answer a few times over, far under an
+/// endless tool list.
+const PEAK_BOUND_KB: u64 = 250 * 1024;
+
+/// The `h__` tools offered in a model request, by name, with their descriptions.
+fn offered(request: &Value) -> Vec<(String, String)> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| &tool["function"])
+        .filter(|function| function["name"].as_str().unwrap().starts_with("h__"))
+        .map(|function| {
+            (
+                function["name"].as_str().unwrap().to_owned(),
+                function["description"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_mcp_server_without_limits_is_taken_within_bounds() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "h__t0_2", json!({})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let script = ws.join("unbounded.js");
+    std::fs::write(&script, UNBOUNDED_SERVER).unwrap();
+    std::fs::write(
+        ws.join(".mcp.json"),
+        json!({"mcpServers": {"h": {"command": "node", "args": [script]}}}).to_string(),
+    )
+    .unwrap();
+    let mut client = Client::start(ws, &server, "yolo");
+    let pid = client.child.id().unwrap();
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "use it", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+
+    let warnings: Vec<&str> = events(&seen)
+        .filter(|event| event["type"] == "warning")
+        .filter_map(|event| event["message"].as_str())
+        .collect();
+    let said = |needle: &str| warnings.iter().any(|message| message.contains(needle));
+    assert!(
+        said("MCP server `h`: it offers more than 1000 tools; the first 1000 are used"),
+        "{warnings:?}"
+    );
+    assert!(
+        said("MCP tool `h__t0_1` has an input schema of"),
+        "{warnings:?}"
+    );
+    assert!(
+        said("MCP tool `h__t0_0` has a description of more than 4 KiB"),
+        "{warnings:?}"
+    );
+
+    let requests = server.requests();
+    let tools = offered(&requests[0].body);
+    assert_eq!(tools.len(), 999, "the first 1,000 tools but the one with the large schema");
+    assert!(!tools.iter().any(|(name, _)| name == "h__t0_1"));
+    let (_, description) = tools.iter().find(|(name, _)| name == "h__t0_0").unwrap();
+    assert!(description.len() <= 4 * 1024 + 3, "{}", description.len());
+
+    // The result reached the model cut, its image left out, and both said.
+    let completed = events(&seen)
+        .find(|event| event["type"] == "tool_call_completed")
+        .unwrap_or_else(|| panic!("no tool_call_completed: {seen:?}"));
+    let output = completed["output"].as_str().unwrap();
+    assert!(output.len() < 101_000, "{}", output.len());
+    assert!(output.starts_with("rrrr"));
+    assert!(output.contains(&format!(
+        "the text past its first 100000 bytes; it had {}",
+        6 * 1024 * 1024
+    )));
+    assert!(output.contains("an image of 9437184 bytes of base64, more than 8 MiB"));
+    let sent = requests[1].body.to_string();
+    assert!(sent.len() < 1_000_000, "the next request holds {} bytes", sent.len());
+
+    let peak = status_kb(pid, "VmHWM:");
+    assert!(peak < PEAK_BOUND_KB, "coder lsp peaked at {peak} kB");
+    client.stop().await;
+}
