@@ -337,6 +337,15 @@ test("input of whitespace only is refused with the engine's code", async (t) => 
   assert.throws(() => engine.send(engine.rootConversation, [{ type: "text", text: "  " }]), empty);
 });
 
+test("an MCP server's timeout that is no duration is refused by name, not taken", () => {
+  for (const [key, value] of [["toolTimeoutSec", -3], ["startupTimeoutSec", 1e300]]) {
+    assert.throws(
+      () => Engine.create({ workingDir: workspace(), mcpServers: { t: { command: "node", [key]: value } } }),
+      (err) => err.code === "invalid_params" && new RegExp(`${key} \\(\\w+\\) must be a number of seconds from 0 to 86400`).test(err.message),
+    );
+  }
+});
+
 test("checkModel rejects with the engine's code: invalid_params for settings that cannot work, provider for no answer", async () => {
   await assert.rejects(
     Engine.checkModel({ provider: "openai", model: "mock", baseUrl: "ftp://127.0.0.1/v1", apiKey: "k" }),

@@ -1283,7 +1283,13 @@ export type McpServerOptions = {
    * Default true.
    */
   enabled?: boolean,
+  /**
+   * Seconds, from 0 to a day.
+   */
   startupTimeoutSec?: number,
+  /**
+   * Seconds, from 0 to a day.
+   */
   toolTimeoutSec?: number,
 };
 

@@ -107,14 +107,87 @@ pub struct McpServerOptions {
     #[serde(default = "enabled")]
     #[ts(as = "Option<bool>", optional)]
     pub enabled: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    /// Seconds, from 0 to a day.
+    #[serde(
+        default,
+        with = "startup_timeout_sec",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<f64>", range(min = 0, max = 86400))]
+    #[ts(as = "Option<f64>", optional)]
     pub startup_timeout_sec: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    /// Seconds, from 0 to a day.
+    #[serde(
+        default,
+        with = "tool_timeout_sec",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<f64>", range(min = 0, max = 86400))]
+    #[ts(as = "Option<f64>", optional)]
     pub tool_timeout_sec: Option<f64>,
 }
 
 fn enabled() -> bool {
     true
+}
+
+/// The longest timeout an MCP server may be given, in seconds: a day.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// The longest timeout, for code that holds one: a day.
+pub fn longest_timeout() -> std::time::Duration {
+    std::time::Duration::from_secs_f64(MAX_TIMEOUT_SECS)
+}
+
+/// Reads a timeout in seconds: a number from 0 to [`MAX_TIMEOUT_SECS`]. Anything else (a
+/// negative number, one past the bound) is refused, naming `key`, rather than taken and
+/// turned into a duration that cannot exist.
+fn timeout<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+    key: &str,
+) -> Result<Option<f64>, D::Error> {
+    match Option::<f64>::deserialize(deserializer)? {
+        Some(value) if !(0.0..=MAX_TIMEOUT_SECS).contains(&value) => {
+            Err(serde::de::Error::custom(format_args!(
+                "{key} must be a number of seconds from 0 to {MAX_TIMEOUT_SECS}, not {value}"
+            )))
+        }
+        seconds => Ok(seconds),
+    }
+}
+
+/// `startupTimeoutSec` (`#[serde(with)]`), as [`timeout`] reads it.
+pub mod startup_timeout_sec {
+    use serde::{Deserializer, Serialize, Serializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<f64>, D::Error> {
+        super::timeout(deserializer, "startupTimeoutSec (startup_timeout_sec)")
+    }
+
+    pub fn serialize<S: Serializer>(
+        seconds: &Option<f64>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        seconds.serialize(serializer)
+    }
+}
+
+/// `toolTimeoutSec` (`#[serde(with)]`), as [`timeout`] reads it.
+pub mod tool_timeout_sec {
+    use serde::{Deserializer, Serialize, Serializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<f64>, D::Error> {
+        super::timeout(deserializer, "toolTimeoutSec (tool_timeout_sec)")
+    }
+
+    pub fn serialize<S: Serializer>(
+        seconds: &Option<f64>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        seconds.serialize(serializer)
+    }
 }

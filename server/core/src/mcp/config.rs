@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -21,10 +22,41 @@ pub struct McpServerConfig {
     pub headers: BTreeMap<String, String>,
     #[serde(default = "enabled")]
     pub enabled: bool,
-    #[serde(alias = "startup_timeout_sec")]
+    /// Seconds, from 0 to a day; other numbers are refused by name.
+    #[serde(
+        default,
+        alias = "startup_timeout_sec",
+        with = "coder_protocol::options::startup_timeout_sec"
+    )]
     pub startup_timeout_sec: Option<f64>,
-    #[serde(alias = "tool_timeout_sec")]
+    #[serde(
+        default,
+        alias = "tool_timeout_sec",
+        with = "coder_protocol::options::tool_timeout_sec"
+    )]
     pub tool_timeout_sec: Option<f64>,
+}
+
+impl McpServerConfig {
+    /// The startup timeout, `default` when none is set. Never panics: a value that is no
+    /// duration (one built in code, past the checks of the files) is taken as `default`,
+    /// and none is longer than a day.
+    pub(crate) fn startup_timeout(&self, default: Duration) -> Duration {
+        duration(self.startup_timeout_sec, default)
+    }
+
+    /// The tool timeout, as [`McpServerConfig::startup_timeout`].
+    pub(crate) fn tool_timeout(&self, default: Duration) -> Duration {
+        duration(self.tool_timeout_sec, default)
+    }
+}
+
+fn duration(seconds: Option<f64>, default: Duration) -> Duration {
+    let longest = coder_protocol::options::longest_timeout();
+    seconds
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .unwrap_or(default)
+        .min(longest)
 }
 
 fn enabled() -> bool {

@@ -79,6 +79,8 @@ struct Server {
     peer: Option<Peer<RoleClient>>,
     service: Option<RunningService<RoleClient, ()>>,
     tools: Vec<RemoteTool>,
+    /// How long its start may take: the handshake, and then listing its tools.
+    startup_timeout: Duration,
     tool_timeout: Duration,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Its tool calls under way ([`InFlight`]).
@@ -99,9 +101,8 @@ impl Server {
             peer: None,
             service: None,
             tools: Vec::new(),
-            tool_timeout: config
-                .tool_timeout_sec
-                .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs_f64),
+            startup_timeout: config.startup_timeout(DEFAULT_STARTUP_TIMEOUT),
+            tool_timeout: config.tool_timeout(DEFAULT_TOOL_TIMEOUT),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             calls: Arc::new(AtomicUsize::new(0)),
         }
@@ -232,14 +233,13 @@ impl McpManager {
 
     /// Lists the tools of every server that completed its handshake.
     async fn list_tools(&self) {
-        let peers: Vec<(String, Peer<RoleClient>)> = lock(&self.servers)
+        let peers: Vec<(String, Peer<RoleClient>, Duration)> = lock(&self.servers)
             .iter()
             .filter(|(_, s)| s.status == ServerStatus::Starting)
-            .filter_map(|(name, s)| s.peer.clone().map(|p| (name.clone(), p)))
+            .filter_map(|(name, s)| Some((name.clone(), s.peer.clone()?, s.startup_timeout)))
             .collect();
-        for (name, peer) in peers {
-            let listed =
-                tokio::time::timeout(DEFAULT_STARTUP_TIMEOUT, bounds::list_tools(&peer)).await;
+        for (name, peer, timeout) in peers {
+            let listed = tokio::time::timeout(timeout, bounds::list_tools(&peer)).await;
             let mut servers = lock(&self.servers);
             let Some(server) = servers.get_mut(&name) else {
                 continue;
@@ -665,9 +665,7 @@ async fn start_one(
     String,
     Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
 ) {
-    let timeout = config
-        .startup_timeout_sec
-        .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64);
+    let timeout = config.startup_timeout(DEFAULT_STARTUP_TIMEOUT);
     let result = match (&config.command, &config.url) {
         (Some(program), _) => {
             start_stdio(&name, program, &config, &workspace, &env, stderr, timeout).await

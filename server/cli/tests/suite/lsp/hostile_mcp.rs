@@ -65,7 +65,10 @@ fn offered(request: &Value) -> Vec<(String, String)> {
         .map(|function| {
             (
                 function["name"].as_str().unwrap().to_owned(),
-                function["description"].as_str().unwrap_or_default().to_owned(),
+                function["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
             )
         })
         .collect()
@@ -120,7 +123,11 @@ async fn an_mcp_server_without_limits_is_taken_within_bounds() {
 
     let requests = server.requests();
     let tools = offered(&requests[0].body);
-    assert_eq!(tools.len(), 999, "the first 1,000 tools but the one with the large schema");
+    assert_eq!(
+        tools.len(),
+        999,
+        "the first 1,000 tools but the one with the large schema"
+    );
     assert!(!tools.iter().any(|(name, _)| name == "h__t0_1"));
     let (_, description) = tools.iter().find(|(name, _)| name == "h__t0_0").unwrap();
     assert!(description.len() <= 4 * 1024 + 3, "{}", description.len());
@@ -138,9 +145,55 @@ async fn an_mcp_server_without_limits_is_taken_within_bounds() {
     )));
     assert!(output.contains("an image of 9437184 bytes of base64, more than 8 MiB"));
     let sent = requests[1].body.to_string();
-    assert!(sent.len() < 1_000_000, "the next request holds {} bytes", sent.len());
+    assert!(
+        sent.len() < 1_000_000,
+        "the next request holds {} bytes",
+        sent.len()
+    );
 
     let peak = status_kb(pid, "VmHWM:");
     assert!(peak < PEAK_BOUND_KB, "coder lsp peaked at {peak} kB");
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn an_mcp_json_with_impossible_timeouts_is_refused_by_name_and_the_server_stays_up() {
+    let server = MockModelServer::start(vec![MockResponse::text("done")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let mut client = Client::start(ws, &server, "balanced");
+    let trusted = json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}});
+    for (key, value) in [
+        ("startup_timeout_sec", json!(-1)),
+        ("tool_timeout_sec", json!(1e300)),
+        ("startupTimeoutSec", json!(-0.5)),
+    ] {
+        std::fs::write(
+            ws.join(".mcp.json"),
+            json!({"mcpServers": {"t": {"command": "node", key: value}}}).to_string(),
+        )
+        .unwrap();
+        let refused = client.initialize_with(trusted.clone()).await;
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        let named = if key.starts_with("tool") {
+            "toolTimeoutSec (tool_timeout_sec) must be a number of seconds from 0 to 86400"
+        } else {
+            "startupTimeoutSec (startup_timeout_sec) must be a number of seconds from 0 to 86400"
+        };
+        assert!(
+            message.contains(".mcp.json is not valid") && message.contains(named),
+            "{refused}"
+        );
+    }
+    // The server is still there, and serves once the file is fixed.
+    std::fs::write(ws.join(".mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+    let init = client.initialize_with(trusted).await;
+    assert!(init["result"].is_object(), "{init}");
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "hello", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
     client.stop().await;
 }
