@@ -33,6 +33,7 @@ Exit codes:
   1    a provider or configuration error (the reason is on stderr)
   2    a usage error: bad arguments, an empty or oversized prompt
   3    the step limit (--max-steps, maxSteps) stopped the task before it was done
+  101  an internal error (a bug in coder) stopped the run; the message on stderr says where
   129  ended by SIGHUP (the terminal closed); the task is interrupted and the session saved
   130  interrupted with Ctrl-C (SIGINT); a second Ctrl-C (or SIGTERM) exits at once, without
        waiting for the session to end (commands and MCP servers are killed, nothing more is saved)
@@ -165,6 +166,11 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let signals = crate::signals::listen().context("cannot listen for signals")?;
     let mut stop = signals.stop;
     let engine = Engine::new(config)?;
+    // The tests' way to a bug in one of a started session's tasks (debug builds only).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("CODER_TEST_PANIC").is_some() {
+        tokio::spawn(async { panic!("CODER_TEST_PANIC is set") });
+    }
     // A second Ctrl-C exits at once, whatever the session's end is waiting for.
     tokio::spawn(crate::signals::exit_when_forced(
         signals.again,

@@ -60,6 +60,10 @@ async fn lsp() -> anyhow::Result<ExitCode> {
     Ok(signal.map_or(ExitCode::SUCCESS, signals::Stop::exit_code))
 }
 
+/// The exit code of a run that a bug stopped (a panic), as Rust's own for a panicking
+/// program.
+const INTERNAL_ERROR: u8 = 101;
+
 fn main() -> ExitCode {
     // First of all, before the key is read: other processes of the same user, the commands
     // coder runs included, may not read coder's memory or environment.
@@ -97,7 +101,14 @@ fn main() -> ExitCode {
     // frames a reply's events while the engine reads the next chunk (see
     // docs/benchmarks.md; the option needs `--cfg tokio_unstable`, .cargo/config.toml).
     let runtime = match &cli.command {
-        Some(Command::Exec(_)) | None => tokio::runtime::Builder::new_current_thread(),
+        // A task that panics (a bug) ends the run, rather than leaving what waits for it
+        // waiting: the process then exits with 101 (below).
+        Some(Command::Exec(_)) | None => {
+            let mut builder = tokio::runtime::Builder::new_current_thread();
+            #[cfg(tokio_unstable)]
+            builder.unhandled_panic(tokio::runtime::UnhandledPanic::ShutdownRuntime);
+            builder
+        }
         Some(Command::Lsp { .. }) => {
             let mut builder = tokio::runtime::Builder::new_multi_thread();
             #[cfg(tokio_unstable)]
@@ -114,16 +125,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Some(Command::Exec(args)) => exec::run(args).await,
-            Some(Command::Lsp { stdio: _ }) => lsp().await,
-            None => terminal::run(cli.terminal).await,
-        }
-    });
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(async {
+            match cli.command {
+                Some(Command::Exec(args)) => exec::run(args).await,
+                Some(Command::Lsp { stdio: _ }) => lsp().await,
+                None => terminal::run(cli.terminal).await,
+            }
+        })
+    }));
     // A read of stdin may still be parked on a blocking thread (the client kept stdin open
     // after `exit`); do not wait for it.
     runtime.shutdown_background();
+    let Ok(result) = result else {
+        // The panic's message is on stderr already, from the panic hook.
+        eprintln!(
+            "error: coder stopped on an internal error (a bug); the message above says where"
+        );
+        return ExitCode::from(INTERNAL_ERROR);
+    };
     match result {
         Ok(code) => code,
         Err(err) => {

@@ -362,9 +362,34 @@ async fn help_documents_every_exit_code() {
     let out = coder(dir.path(), &["--help"], &[]).await;
     assert!(out.status.success());
     let help = text(&out.stdout);
-    for code in ["0 ", "1 ", "2 ", "3 ", "130 ", "141 "] {
+    for code in ["0 ", "1 ", "2 ", "3 ", "101 ", "130 ", "141 "] {
         assert!(help.contains(&format!("\n  {code}")), "{code}: {help}");
     }
+}
+
+/// A bug in one of the run's tasks (a panic, asked for by `CODER_TEST_PANIC` in debug
+/// builds) ends the run at once with 101 and a line saying so, instead of the run going on
+/// without the task, or waiting for it forever (as a panic while starting an MCP server
+/// once left `coder exec`).
+#[tokio::test]
+async fn a_panic_in_any_task_ends_the_run_with_101() {
+    let server = MockModelServer::start(vec![MockResponse::text("never wanted")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = openai_env(&server);
+    env.push(("CODER_TEST_PANIC", "1".to_owned()));
+    let out = coder(dir.path(), &["hello"], &as_refs(&env)).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stderr}");
+    assert!(stderr.contains("CODER_TEST_PANIC is set"), "{stderr}");
+    assert!(
+        stderr.ends_with(
+            "error: coder stopped on an internal error (a bug); the message above says where\n"
+        ),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
 }
 
 /// `coder exec ... | head -1`: the reader goes away after one line of a long reply.
