@@ -178,17 +178,35 @@ impl McpManager {
                 ));
             }
         }
-        let task_manager = manager.clone();
+        let settling = Settling(manager.clone());
         tokio::spawn(async move {
             let results = futures::future::join_all(starts).await;
             for (name, result) in results {
-                task_manager.settle(&name, result);
+                settling.0.settle(&name, result);
             }
-            task_manager.list_tools().await;
-            task_manager.settled.send_replace(true);
-            watch_for_exits(Arc::downgrade(&task_manager), exited).await;
+            settling.0.list_tools().await;
+            // The watcher holds the manager only weakly: it ends with it.
+            let watched = Arc::downgrade(&settling.0);
+            drop(settling);
+            watch_for_exits(watched, exited).await;
         });
         manager
+    }
+
+    /// Ends the start: a server still starting failed (only a bug leaves one: the start
+    /// task panicked), and whoever waits for the servers goes on.
+    fn settled_now(&self) {
+        let mut servers = lock(&self.servers);
+        for server in servers.values_mut() {
+            if server.status == ServerStatus::Starting {
+                server.status = failed(
+                    "coder could not start it (an internal error)",
+                    &server.stderr,
+                );
+            }
+        }
+        drop(servers);
+        self.settled.send_replace(true);
     }
 
     fn settle(
@@ -459,6 +477,17 @@ impl McpManager {
         for pid in pids {
             processes::kill_now(pid);
         }
+    }
+}
+
+/// The manager while its servers start: when dropped, at the end of the start or when the
+/// start panics, the start is over ([`McpManager::settled_now`]), so no task waits for it
+/// forever.
+struct Settling(Arc<McpManager>);
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        self.0.settled_now();
     }
 }
 
@@ -836,6 +865,23 @@ async fn handshake<E: std::fmt::Display>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_manager_dropped_by_its_session_is_gone_and_its_watcher_with_it() {
+        let report: Reporter = Arc::new(|_| {});
+        let manager =
+            McpManager::start(BTreeMap::new(), Path::new("."), ToolEnv::default(), report);
+        manager.settled().await;
+        let weak = Arc::downgrade(&manager);
+        drop(manager);
+        for _ in 0..100 {
+            if weak.upgrade().is_none() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        panic!("the manager outlived its session: its start task still holds it");
+    }
 
     /// What [`keep_tail`] keeps of `written`, read in pieces of `piece` bytes.
     async fn tail_of(written: Vec<u8>, piece: usize) -> Vec<String> {
