@@ -58,3 +58,39 @@ impl Rng {
         (0..len).map(|_| self.number() as u8).collect()
     }
 }
+
+/// `valid` with one to four hostile edits: a cut, a flipped bit, one of `pieces` spliced
+/// in, a run repeated, up to 5,000 levels of nesting, or a string of up to 1 MiB.
+pub fn mutate(valid: &[u8], pieces: &[&[u8]], rng: &mut Rng) -> Vec<u8> {
+    let mut bytes = valid.to_vec();
+    for _ in 0..=rng.below(4) {
+        let at = rng.index(bytes.len() + 1);
+        match rng.below(6) {
+            0 => bytes.truncate(at),
+            1 => {
+                if let Some(byte) = bytes.get_mut(at) {
+                    *byte ^= 1 << rng.below(8);
+                }
+            }
+            2 => {
+                let piece = *rng.pick(pieces);
+                bytes.splice(at..at, piece.iter().copied());
+            }
+            3 => {
+                let end = (at + rng.index(200)).min(bytes.len());
+                let run = bytes[at..end].to_vec();
+                bytes.splice(at..at, run);
+            }
+            4 => {
+                let depth = 1 + rng.index(5_000);
+                let nested = [vec![b'['; depth], vec![b']'; depth]].concat();
+                bytes.splice(at..at, nested);
+            }
+            _ => {
+                let long = vec![b'a'; 1 + rng.index(1 << 20)];
+                bytes.splice(at..at, long);
+            }
+        }
+    }
+    bytes
+}

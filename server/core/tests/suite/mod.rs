@@ -8,6 +8,7 @@ mod input_limits;
 mod interrupts;
 mod limits;
 mod mcp;
+mod mcp_fuzz;
 mod models;
 mod permissions;
 mod plan_mode;

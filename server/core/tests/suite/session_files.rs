@@ -44,40 +44,9 @@ const PIECES: &[&[u8]] = &[
     b"\xc3",
 ];
 
-/// `valid` with one to four hostile edits: a cut, a flipped byte, a piece spliced in, a
-/// run repeated, deep nesting or a long string.
+/// `valid` with one to four hostile edits ([`coder_testkit::fuzz::mutate`]).
 fn hostile(valid: &[u8], rng: &mut Rng) -> Vec<u8> {
-    let mut bytes = valid.to_vec();
-    for _ in 0..=rng.below(4) {
-        let at = rng.below(bytes.len() as u64 + 1) as usize;
-        match rng.below(6) {
-            0 => bytes.truncate(at),
-            1 => {
-                if let Some(byte) = bytes.get_mut(at) {
-                    *byte ^= 1 << rng.below(8);
-                }
-            }
-            2 => {
-                let piece = *rng.pick(PIECES);
-                bytes.splice(at..at, piece.iter().copied());
-            }
-            3 => {
-                let end = (at + rng.below(200) as usize).min(bytes.len());
-                let run = bytes[at..end].to_vec();
-                bytes.splice(at..at, run);
-            }
-            4 => {
-                let depth = 1 + rng.below(5_000) as usize;
-                let nested = [vec![b'['; depth], vec![b']'; depth]].concat();
-                bytes.splice(at..at, nested);
-            }
-            _ => {
-                let long = vec![b'a'; 1 + rng.below(1 << 20) as usize];
-                bytes.splice(at..at, long);
-            }
-        }
-    }
-    bytes
+    coder_testkit::fuzz::mutate(valid, PIECES, rng)
 }
 
 /// The journal a session killed before its first save leaves, written from its snapshot:
