@@ -13,7 +13,8 @@
 //!   new connection each time is printed beside it). Beside them, the same kept-alive read
 //!   done by a relay: a process between the client's pipes, where `coder lsp` sits, that
 //!   does nothing else (one line in, the read, one line out): the part of coder's time that
-//!   any server in its place would take. Every size is measured in each round
+//!   any server in its place would take; and the same relay forwarding every byte it reads
+//!   to the client, which reads them all: the cheapest server that passes a reply on. Every size is measured in each round
 //!   (one delta, and each reported size with its half), so the machine's drift touches
 //!   all sizes alike. Per size: the ratio, the CPU the server spent
 //!   (its CPU clock, all threads), and the cost of a delta two ways, each the median of the
@@ -326,6 +327,19 @@ fn kept_alive_read(
     body: &[u8],
     buffer: &mut [u8],
 ) -> Duration {
+    read_reply(stream, addr, body, buffer, |_| {}, |_| {})
+}
+
+/// [`kept_alive_read`], handing the reply's whole length (head and body) to `length_known`
+/// once the head is in, and every piece read, as it comes, to `piece`.
+fn read_reply(
+    stream: &mut Option<std::net::TcpStream>,
+    addr: std::net::SocketAddr,
+    body: &[u8],
+    buffer: &mut [u8],
+    length_known: impl FnOnce(usize),
+    mut piece: impl FnMut(&[u8]),
+) -> Duration {
     let started = Instant::now();
     let stream = stream.get_or_insert_with(|| std::net::TcpStream::connect(addr).unwrap());
     stream.write_all(&post(addr, body, "")).unwrap();
@@ -345,10 +359,14 @@ fn kept_alive_read(
         }
     };
     assert!(length > 0, "the floor read an empty reply");
+    length_known(head + length);
+    piece(&buffer[..read]);
     let mut left = head + length - read;
     while left > 0 {
         let most = left.min(buffer.len());
-        left -= stream.read(&mut buffer[..most]).unwrap();
+        let got = stream.read(&mut buffer[..most]).unwrap();
+        piece(&buffer[..got]);
+        left -= got;
     }
     started.elapsed()
 }
@@ -431,6 +449,7 @@ struct Sample {
     bare: Duration,
     fresh: Duration,
     relayed: Duration,
+    forwarded: Duration,
     cpu: Duration,
 }
 
@@ -499,6 +518,8 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
             server.push(&reply(deltas));
             let relayed = relay.read();
             server.push(&reply(deltas));
+            let forwarded = relay.forward(&mut buffer);
+            server.push(&reply(deltas));
             // A conversation per sample, destroyed after it: one conversation holding every
             // earlier reply (megabytes at 80,000 deltas) would make each request, and the
             // snapshot saved after each task, grow with the sample's index.
@@ -518,6 +539,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
                 bare,
                 fresh,
                 relayed,
+                forwarded,
                 cpu,
             });
         }
@@ -602,6 +624,13 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
             ours / relayed,
             relayed / bare,
         );
+        let forwarded = med(of(deltas, |s| s.forwarded));
+        println!(
+            "          forwarded (the relay also writes every byte it reads to the client, which reads them all): {:.1} ms; coder lsp {:.2}x of it, the forwarding relay {:.2}x of the bare read",
+            forwarded * 1e3,
+            ours / forwarded,
+            forwarded / bare,
+        );
         println!(
             "          per delta, from one delta: coder lsp {:.0} ns, bare read {:.0} ns (on a new connection {:.0} ns), coder's own {added:.0} ns, the server's CPU {:.0} ns",
             from_one(|s| s.ours),
@@ -679,6 +708,27 @@ impl Relay {
         elapsed
     }
 
+    /// One exchange through the relay that forwards the reply: it writes the reply's
+    /// length on a line, then every byte of the reply as it reads it; the client reads them
+    /// all into `buffer` (and looks at none), then the relay's `done`. The cheapest server
+    /// in coder's place that passes the reply on: the same bytes through one more pipe.
+    fn forward(&mut self, buffer: &mut [u8]) -> Duration {
+        let started = Instant::now();
+        self.stdin.write_all(b"forward\n").unwrap();
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).unwrap();
+        let mut left: usize = self.line.trim().parse().expect("the relay's length");
+        while left > 0 {
+            let most = left.min(buffer.len());
+            left -= self.stdout.read(&mut buffer[..most]).unwrap();
+        }
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).unwrap();
+        let elapsed = started.elapsed();
+        assert_eq!(self.line.trim(), "done", "the relay failed");
+        elapsed
+    }
+
     fn stop(mut self) {
         drop(self.stdin);
         self.child.wait().unwrap();
@@ -693,12 +743,25 @@ fn relay_main(addr: &str) {
     let body = pad(length);
     let mut buffer = PageAligned::new(1 << 20);
     let mut stream = None;
-    let mut stdout = std::io::stdout().lock();
+    // Written straight, each piece with one system call, as it is read, into a pipe of 1 MiB
+    // as `coder lsp` widens its own.
+    let mut stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().unwrap());
+    let _ = nix::fcntl::fcntl(&stdout, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
     for line in std::io::stdin().lock().lines() {
-        line.unwrap();
-        kept_alive_read(&mut stream, addr, &body, &mut buffer);
+        if line.unwrap() == "forward" {
+            let mut out = stdout.try_clone().unwrap();
+            read_reply(
+                &mut stream,
+                addr,
+                &body,
+                &mut buffer,
+                |length| stdout.write_all(format!("{length}\n").as_bytes()).unwrap(),
+                |piece| out.write_all(piece).unwrap(),
+            );
+        } else {
+            kept_alive_read(&mut stream, addr, &body, &mut buffer);
+        }
         stdout.write_all(b"done\n").unwrap();
-        stdout.flush().unwrap();
     }
 }
 
