@@ -173,7 +173,7 @@ impl ModelClient {
             let mut emitted = false;
             let (message, retry_after) =
                 match self.attempt(&call, cancel, on_update, &mut emitted).await {
-                    Ok(response) => return Ok(response),
+                    Ok(response) => return Ok(without_nameless_calls(response, on_update)),
                     Err(AttemptError::Cancelled(partial)) => {
                         return Err(StreamError::Cancelled { partial });
                     }
@@ -444,6 +444,27 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     message
+}
+
+/// `response` without the tool calls that name no tool, each said in a warning. Such a call
+/// cannot run, and a history holding a call without a name is one providers refuse, so the
+/// reply goes on without it rather than failing the conversation's every later request.
+fn without_nameless_calls(
+    mut response: ModelResponse,
+    on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+) -> ModelResponse {
+    let before = response.tool_calls.len();
+    response
+        .tool_calls
+        .retain(|call| !call.function.name.trim().is_empty());
+    let dropped = before - response.tool_calls.len();
+    if dropped > 0 {
+        on_update(StreamUpdate::Warning(format!(
+            "the model asked for {dropped} tool call{} without a tool's name; left out of its reply",
+            if dropped == 1 { "" } else { "s" }
+        )));
+    }
+    response
 }
 
 #[cfg(test)]

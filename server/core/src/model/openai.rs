@@ -383,7 +383,9 @@ impl StreamParser for OpenAiParser {
             tool_calls: self
                 .calls
                 .iter()
-                .filter(|(_, call)| !call.name.is_empty())
+                // A delta that named nothing and carried nothing is noise; a call with
+                // arguments and no name goes on, for the client to refuse and say.
+                .filter(|(_, call)| !call.name.is_empty() || !call.arguments.trim().is_empty())
                 .map(|(index, call)| {
                     let id = if call.id.is_empty() {
                         format!("call_{index}")

@@ -257,13 +257,15 @@ fn check_text(args: &Args, head: &[u8]) -> Result<(), String> {
 /// The lines `args` asks for, numbered.
 fn number_lines(args: &Args, reader: impl BufRead) -> Result<Numbered, String> {
     let first = args.offset.unwrap_or(1).max(1);
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    // Past the last line asked for; a model may ask for any number.
+    let end = first.saturating_add(limit);
     let mut out = String::new();
     let mut total = 0usize;
     for (index, line) in reader.split(b'\n').enumerate() {
         let line = line.map_err(|err| format!("cannot read {}: {err}", args.path))?;
         total = index + 1;
-        if total < first || total >= first + limit {
+        if total < first || total >= end {
             continue;
         }
         let text = String::from_utf8_lossy(&line);
@@ -290,7 +292,7 @@ fn number_lines(args: &Args, reader: impl BufRead) -> Result<Numbered, String> {
     Ok(Numbered {
         text: out,
         first,
-        last: (first + limit - 1).min(total),
+        last: (end - 1).min(total),
         total,
         path: std::path::PathBuf::new(),
         content_hash: 0,
@@ -328,6 +330,25 @@ mod tests {
         assert_eq!(
             read_file(dir.path(), None, &args("a.txt", Some(2), Some(1))).unwrap(),
             "     2\ttwo\n(showing lines 2-2 of 3; use offset and limit to read more)\n"
+        );
+    }
+
+    #[test]
+    fn the_largest_offset_and_limit_a_model_can_send_are_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+        assert_eq!(
+            read_file(dir.path(), None, &args("a.txt", Some(2), Some(usize::MAX))).unwrap(),
+            "     2\ttwo\n     3\tthree\n(showing lines 2-3 of 3; use offset and limit to read more)\n"
+        );
+        let past = read_file(
+            dir.path(),
+            None,
+            &args("a.txt", Some(usize::MAX), Some(usize::MAX)),
+        );
+        assert_eq!(
+            past.unwrap_err(),
+            format!("a.txt has 3 lines; offset {} is past the end", usize::MAX)
         );
     }
 

@@ -20,6 +20,7 @@ mod sessions;
 mod shutdown;
 mod streaming;
 mod support;
+mod tool_call_fuzz;
 mod tool_names;
 mod tools;
 mod workflow;
