@@ -578,6 +578,49 @@ async fn unknown_config_keys_are_warned_about_once_before_the_task() {
     );
 }
 
+/// A hostile config file of unknown keys: one of three million characters (its nearest
+/// known key took a minute of CPU to look for in a debug build, and the warning quoted it
+/// whole) and a hundred more. The warnings are short and few, and the task runs.
+#[tokio::test]
+async fn a_config_file_of_hostile_unknown_keys_gets_few_short_warnings() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".coder")).unwrap();
+    let file = dir.path().join(".coder/config.json");
+    let mut keys = serde_json::Map::new();
+    keys.insert("k".repeat(3_000_000), json!(1));
+    for n in 0..100 {
+        keys.insert(format!("unknown{n:03}"), json!(n));
+    }
+    std::fs::write(&file, Value::Object(keys).to_string()).unwrap();
+    let env = openai_env(&server);
+    let out = coder(dir.path(), &["hi"], &as_refs(&env)).await;
+    let stderr = text(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{}",
+        &stderr[..stderr.len().min(2_000)]
+    );
+    assert!(stderr.len() < 10_000, "{} bytes of warnings", stderr.len());
+    let file = file.canonicalize().unwrap();
+    assert!(stderr.contains(&format!(
+        "warning: {}: unknown key \"{}…\" (3000000 characters); it is ignored\n",
+        file.display(),
+        "k".repeat(80)
+    )));
+    assert!(stderr.contains(&format!(
+        "warning: {}: 81 more unknown keys; they are ignored\n",
+        file.display()
+    )));
+    let about_the_file = stderr
+        .lines()
+        .filter(|line| line.contains("config.json: "))
+        .count();
+    assert_eq!(about_the_file, 21, "{stderr}");
+}
+
 #[tokio::test]
 async fn config_warnings_are_shown_even_when_no_provider_is_configured() {
     // A misspelt key may be why there is no provider: the person sees both.

@@ -21,7 +21,7 @@ pub(crate) fn ignored_keys<T: for<'de> Deserialize<'de>>(
 /// when one is close enough to be a likely typo.
 pub(crate) fn warning(file: &Path, key: &[String], known: &[&str]) -> String {
     let name = key.last().map(String::as_str).unwrap_or_default();
-    let mut message = format!("{}: unknown key \"{}\"", file.display(), key.join("."));
+    let mut message = format!("{}: unknown key {}", file.display(), quoted(&key.join(".")));
     if let Some(nearest) = nearest(name, known) {
         message.push_str(&format!(" (did you mean \"{nearest}\"?)"));
     }
@@ -29,14 +29,31 @@ pub(crate) fn warning(file: &Path, key: &[String], known: &[&str]) -> String {
     message
 }
 
+/// The characters of an unknown key a warning quotes; a longer key is cut, its length said.
+const SHOWN_KEY_CHARS: usize = 80;
+
+/// `key` in quotes as a warning shows it: whole, or its start and how long it is.
+fn quoted(key: &str) -> String {
+    let length = key.chars().count();
+    if length <= SHOWN_KEY_CHARS {
+        return format!("\"{key}\"");
+    }
+    let start: String = key.chars().take(SHOWN_KEY_CHARS).collect();
+    format!("\"{start}…\" ({length} characters)")
+}
+
 /// The known key closest to `name` by edit distance (Damerau-Levenshtein, ignoring case;
 /// a swap of two letters counts one), when it is a likely typo: at most one edit for short
 /// keys, a third of the length for longer ones. Ties go to the key of the same length.
 fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     let name = name.to_lowercase();
-    let allowed = (name.chars().count() / 3).max(1);
+    let length = name.chars().count();
+    let allowed = (length / 3).max(1);
     known
         .iter()
+        // The distance is at least the difference in length: a key far longer than any
+        // known one (a hostile file's) costs no comparison of its characters.
+        .filter(|candidate| length.abs_diff(candidate.chars().count()) <= allowed)
         .map(|candidate| {
             let distance = strsim::damerau_levenshtein(&name, &candidate.to_lowercase());
             let length_gap = name.len().abs_diff(candidate.len());
@@ -143,5 +160,24 @@ mod tests {
             "/w/.coder/config.json: unknown key \"retry.zzz\"; it is ignored"
         );
         assert_eq!(nearest("MODEL", &["model", "mode"]), Some("model"));
+    }
+
+    #[test]
+    fn a_long_unknown_key_is_quoted_by_its_start_and_gets_no_hint() {
+        let file = Path::new("/w/.coder/config.json");
+        let long = "é".repeat(200);
+        assert_eq!(
+            warning(file, &[long.clone()], &["model"]),
+            format!(
+                "/w/.coder/config.json: unknown key \"{}…\" (200 characters); it is ignored",
+                "é".repeat(80)
+            )
+        );
+        // Within a third of its length of a known key's, a long key still gets its hint.
+        assert_eq!(
+            nearest("maxOutputTokensss", &["maxOutputTokens"]),
+            Some("maxOutputTokens")
+        );
+        assert_eq!(nearest(&"m".repeat(1_000_000), &["model"]), None);
     }
 }

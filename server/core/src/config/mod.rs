@@ -1115,11 +1115,19 @@ fn to_camel(key: &str) -> String {
     out
 }
 
-/// A warning for each key of the config file at `path` that the schema does not know.
+/// The unknown keys of one file that get a warning of their own; the rest are counted in
+/// one more.
+const UNKNOWN_KEYS_SHOWN: usize = 20;
+
+/// A warning for each key of the config file at `path` that the schema does not know, the
+/// first [`UNKNOWN_KEYS_SHOWN`] of them, and one that counts the others.
 fn unknown_keys(path: &Path, value: &Value) -> Vec<String> {
     use crate::config::keys::{fields_of, ignored_keys, warning};
-    ignored_keys::<ConfigFile>(value)
+    let keys = ignored_keys::<ConfigFile>(value);
+    let more = keys.len().saturating_sub(UNKNOWN_KEYS_SHOWN);
+    let mut warnings: Vec<String> = keys
         .into_iter()
+        .take(UNKNOWN_KEYS_SHOWN)
         .map(|key| {
             // The keys known where the unknown one sits, for the nearest-key hint.
             let known = match key.as_slice() {
@@ -1144,7 +1152,14 @@ fn unknown_keys(path: &Path, value: &Value) -> Vec<String> {
             };
             warning(path, &key, known)
         })
-        .collect()
+        .collect();
+    if more > 0 {
+        warnings.push(format!(
+            "{}: {more} more unknown keys; they are ignored",
+            path.display()
+        ));
+    }
+    warnings
 }
 
 /// Deep-merges `over` into `base`: objects merge key by key, anything else replaces.
