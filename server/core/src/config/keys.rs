@@ -167,7 +167,7 @@ mod tests {
         let file = Path::new("/w/.coder/config.json");
         let long = "é".repeat(200);
         assert_eq!(
-            warning(file, &[long.clone()], &["model"]),
+            warning(file, std::slice::from_ref(&long), &["model"]),
             format!(
                 "/w/.coder/config.json: unknown key \"{}…\" (200 characters); it is ignored",
                 "é".repeat(80)
