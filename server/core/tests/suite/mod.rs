@@ -1,6 +1,7 @@
 mod architecture;
 mod commands;
 mod compaction;
+mod config_fuzz;
 mod conversations;
 mod documents;
 mod faults;
