@@ -59,8 +59,31 @@ impl Rng {
     }
 }
 
-/// `valid` with one to four hostile edits: a cut, a flipped bit, one of `pieces` spliced
-/// in, a run repeated, up to 5,000 levels of nesting, or a string of up to 1 MiB.
+/// What [`mutate`] splices into any input: JSON's syntax, numbers past every integer,
+/// escapes of NUL and of a lone surrogate, invalid UTF-8.
+pub const JSON_PIECES: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b",",
+    b":",
+    b"\n",
+    b"null",
+    b"true",
+    b"-1",
+    b"1e999999",
+    b"18446744073709551616",
+    b"\\u0000",
+    b"\\ud800",
+    b"\xff\xfe",
+    b"\xc3",
+];
+
+/// `valid` with one to four hostile edits: a cut, a flipped bit, one of [`JSON_PIECES`] or
+/// of the input's own `pieces` spliced in, a run repeated, up to 5,000 levels of nesting,
+/// or a string of up to 1 MiB.
 pub fn mutate(valid: &[u8], pieces: &[&[u8]], rng: &mut Rng) -> Vec<u8> {
     let mut bytes = valid.to_vec();
     for _ in 0..=rng.below(4) {
@@ -73,7 +96,12 @@ pub fn mutate(valid: &[u8], pieces: &[&[u8]], rng: &mut Rng) -> Vec<u8> {
                 }
             }
             2 => {
-                let piece = *rng.pick(pieces);
+                let which = rng.index(JSON_PIECES.len() + pieces.len());
+                let piece = JSON_PIECES
+                    .get(which)
+                    .or_else(|| pieces.get(which - JSON_PIECES.len()))
+                    .copied()
+                    .unwrap_or_default();
                 bytes.splice(at..at, piece.iter().copied());
             }
             3 => {

@@ -50,28 +50,14 @@ fn full_config() -> Value {
     })
 }
 
-/// What a hostile edit splices in.
+/// What a hostile edit splices in, beside `JSON_PIECES`.
 const PIECES: &[&[u8]] = &[
-    b"{",
-    b"}",
-    b"[",
-    b"]",
-    b"\"",
-    b",",
-    b":",
-    b"null",
-    b"-1",
     b"1e308",
-    b"1e999999",
-    b"18446744073709551616",
     b"\"maxSteps\":0",
     b"\"contextWindow\":0",
     b"\"compactThreshold\":-5",
     b"\"baseUrl\":\"file:///etc\"",
     b"\"unknownKey\":1",
-    b"\\u0000",
-    b"\\ud800",
-    b"\xff\xfe",
 ];
 
 /// Extreme values a leaf may be swapped for.

@@ -6,12 +6,10 @@
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::{Value, json};
 
-use super::{Client, events, status_kb};
+use super::{Client, events, node_mcp_server, status_kb};
 
 /// The server: every `tools/list` page holds 400 tools and names a next page, forever.
 const UNBOUNDED_SERVER: &str = r#"
-let buffer = "";
-const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
 const tool = (page, i) => {
   const name = `t${page}_${i}`;
   if (page === 0 && i === 0) {
@@ -24,30 +22,22 @@ const tool = (page, i) => {
   }
   return { name, description: "a tool", inputSchema: { type: "object", properties: {} } };
 };
-process.stdin.on("data", (chunk) => {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\n")) >= 0) {
-    const message = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (message.id === undefined) continue;
-    if (message.method === "initialize") {
-      send({ id: message.id, result: { protocolVersion: message.params.protocolVersion,
-        capabilities: { tools: {} }, serverInfo: { name: "unbounded", version: "1.0.0" } } });
-    } else if (message.method === "tools/list") {
-      const page = Number((message.params && message.params.cursor) || 0);
-      const tools = Array.from({ length: 400 }, (_, i) => tool(page, i));
-      send({ id: message.id, result: { tools, nextCursor: String(page + 1) } });
-    } else if (message.method === "tools/call") {
-      send({ id: message.id, result: { content: [
-        { type: "text", text: "r".repeat(6 * 1024 * 1024) },
-        { type: "image", mimeType: "image/png", data: "A".repeat(9 * 1024 * 1024) },
-      ] } });
-    } else {
-      send({ id: message.id, result: {} });
-    }
+function handle(message) {
+  if (message.method === "initialize") {
+    initialized(message, "unbounded");
+  } else if (message.method === "tools/list") {
+    const page = Number((message.params && message.params.cursor) || 0);
+    const tools = Array.from({ length: 400 }, (_, i) => tool(page, i));
+    send({ id: message.id, result: { tools, nextCursor: String(page + 1) } });
+  } else if (message.method === "tools/call") {
+    send({ id: message.id, result: { content: [
+      { type: "text", text: "r".repeat(6 * 1024 * 1024) },
+      { type: "image", mimeType: "image/png", data: "A".repeat(9 * 1024 * 1024) },
+    ] } });
+  } else {
+    send({ id: message.id, result: {} });
   }
-});
+}
 "#;
 
 /// What the server may hold at its peak: the 15 MB answer a few times over, far under an
@@ -85,7 +75,7 @@ async fn an_mcp_server_without_limits_is_taken_within_bounds() {
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
     let script = ws.join("unbounded.js");
-    std::fs::write(&script, UNBOUNDED_SERVER).unwrap();
+    std::fs::write(&script, node_mcp_server(UNBOUNDED_SERVER)).unwrap();
     std::fs::write(
         ws.join(".mcp.json"),
         json!({"mcpServers": {"h": {"command": "node", "args": [script]}}}).to_string(),

@@ -11,7 +11,7 @@ use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::{Value, json};
 
 use super::reload::{until_reloaded, write};
-use super::{Client, events};
+use super::{Client, events, node_mcp_server};
 
 /// The reference MCP server from npm (installed by `scripts/setup-mcp-servers.sh`).
 fn everything_script() -> PathBuf {
@@ -284,35 +284,25 @@ async fn an_mcp_server_whose_launcher_exits_while_it_answers_stays_ready() {
 /// A server that answers every request but `ping`, which it refuses with an error: still
 /// an answer.
 const PING_REFUSING_SERVER: &str = r#"
-let buffer = "";
-const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
-process.stdin.on("data", (chunk) => {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\n")) >= 0) {
-    const message = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (message.id === undefined) continue;
-    if (message.method === "ping") {
-      send({ id: message.id, error: { code: -32601, message: "no ping here" } });
-    } else if (message.method === "initialize") {
-      send({ id: message.id, result: { protocolVersion: message.params.protocolVersion,
-        capabilities: { tools: {} }, serverInfo: { name: "no-ping", version: "1.0.0" } } });
-    } else if (message.method === "tools/list") {
-      send({ id: message.id, result: { tools: [{ name: "echo",
-        inputSchema: { type: "object", properties: {} } }] } });
-    } else {
-      send({ id: message.id, result: {} });
-    }
+function handle(message) {
+  if (message.method === "ping") {
+    send({ id: message.id, error: { code: -32601, message: "no ping here" } });
+  } else if (message.method === "initialize") {
+    initialized(message, "no-ping");
+  } else if (message.method === "tools/list") {
+    send({ id: message.id, result: { tools: [{ name: "echo",
+      inputSchema: { type: "object", properties: {} } }] } });
+  } else {
+    send({ id: message.id, result: {} });
   }
-});
+}
 "#;
 
 #[tokio::test]
 async fn a_launched_mcp_server_that_refuses_ping_with_an_error_still_counts_as_answering() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("no-ping.js");
-    std::fs::write(&script, PING_REFUSING_SERVER).unwrap();
+    std::fs::write(&script, node_mcp_server(PING_REFUSING_SERVER)).unwrap();
     launched_server_outlives_its_launcher(&format!("node '{}'", script.display())).await;
 }
 
@@ -418,30 +408,20 @@ async fn launched_server_outlives_its_launcher(server_command: &str) {
 const SERIAL_SERVER: &str = r#"
 const fs = require("fs");
 const busy = process.argv[2];
-let buffer = "";
-const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
-process.stdin.on("data", (chunk) => {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\n")) >= 0) {
-    const message = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (message.id === undefined) continue;
-    if (message.method === "initialize") {
-      send({ id: message.id, result: { protocolVersion: message.params.protocolVersion,
-        capabilities: { tools: {} }, serverInfo: { name: "serial", version: "1.0.0" } } });
-    } else if (message.method === "tools/list") {
-      send({ id: message.id, result: { tools: [{ name: "slow",
-        inputSchema: { type: "object", properties: {} } }] } });
-    } else if (message.method === "tools/call") {
-      fs.writeFileSync(busy, "");
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2500);
-      send({ id: message.id, result: { content: [{ type: "text", text: "slow work done" }] } });
-    } else {
-      send({ id: message.id, result: {} });
-    }
+function handle(message) {
+  if (message.method === "initialize") {
+    initialized(message, "serial");
+  } else if (message.method === "tools/list") {
+    send({ id: message.id, result: { tools: [{ name: "slow",
+      inputSchema: { type: "object", properties: {} } }] } });
+  } else if (message.method === "tools/call") {
+    fs.writeFileSync(busy, "");
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2500);
+    send({ id: message.id, result: { content: [{ type: "text", text: "slow work done" }] } });
+  } else {
+    send({ id: message.id, result: {} });
   }
-});
+}
 "#;
 
 #[tokio::test]
@@ -456,7 +436,7 @@ async fn a_launched_mcp_server_busy_with_a_long_call_when_its_launcher_exits_sta
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
     let script = ws.join("serial.js");
-    std::fs::write(&script, SERIAL_SERVER).unwrap();
+    std::fs::write(&script, node_mcp_server(SERIAL_SERVER)).unwrap();
     let busy = ws.join("busy");
     let launched = Launched::write(
         ws,
