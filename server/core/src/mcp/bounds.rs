@@ -29,39 +29,117 @@ pub(super) const MAX_IMAGE_BYTES: usize = 8 * 1024 * 1024;
 /// The images of one result.
 pub(super) const MAX_IMAGES: usize = 20;
 
-/// The server's tools, page after page, until the list ends or a bound is reached; with a
-/// sentence for the person when the list was longer than what was taken.
+/// The server's tools, page after page, until the list ends or a bound is reached, each
+/// taken within bounds as its page arrives: its description cut, and left out when its
+/// input schema is too large; what coder does not use of a tool (its output schema, icons,
+/// metadata) is not kept. With a sentence for the person on each thing cut or left out.
 pub(super) async fn list_tools(
     peer: &Peer<RoleClient>,
-) -> Result<(Vec<RemoteTool>, Option<String>), ServiceError> {
+) -> Result<(Vec<RemoteTool>, Vec<String>), ServiceError> {
     let mut tools = Vec::new();
+    let mut notes = Vec::new();
+    let (mut described, mut too_wide) = (Vec::new(), Vec::new());
     let mut cursor = None;
+    let mut ended = false;
     for _ in 0..MAX_PAGES {
         let page = peer
             .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
             .await?;
-        tools.extend(page.tools);
-        if tools.len() > MAX_TOOLS {
-            tools.truncate(MAX_TOOLS);
-            return Ok((
-                tools,
-                Some(format!(
+        for tool in page.tools {
+            if tools.len() == MAX_TOOLS {
+                notes.push(format!(
                     "it offers more than {MAX_TOOLS} tools; the first {MAX_TOOLS} are used"
-                )),
-            ));
+                ));
+                ended = true;
+                break;
+            }
+            if let Some(kept) = within_bounds(tool, &mut described, &mut too_wide) {
+                tools.push(kept);
+            }
         }
         cursor = page.next_cursor;
-        if cursor.is_none() {
-            return Ok((tools, None));
+        if ended || cursor.is_none() {
+            ended = true;
+            break;
         }
     }
-    let taken = tools.len();
-    Ok((
-        tools,
-        Some(format!(
-            "its tool list goes on past {MAX_PAGES} pages; the {taken} tools of those are used"
-        )),
-    ))
+    if !ended {
+        notes.push(format!(
+            "its tool list goes on past {MAX_PAGES} pages; the {} tools of those are used",
+            tools.len()
+        ));
+    }
+    if !described.is_empty() {
+        notes.push(format!(
+            "{} with a description over {} KiB, of which the model is offered the start: {}",
+            count(described.len(), "tool", "tools"),
+            MAX_DESCRIPTION_BYTES >> 10,
+            names(&described)
+        ));
+    }
+    if !too_wide.is_empty() {
+        notes.push(format!(
+            "{} with an input schema over {} KiB, left out: {}",
+            count(too_wide.len(), "tool", "tools"),
+            MAX_SCHEMA_BYTES >> 10,
+            names(&too_wide)
+        ));
+    }
+    Ok((tools, notes))
+}
+
+/// `tool` as coder keeps it, or `None` when its schema is too large; the names of tools
+/// cut or left out go to `described` and `too_wide`.
+fn within_bounds(
+    mut tool: RemoteTool,
+    described: &mut Vec<String>,
+    too_wide: &mut Vec<String>,
+) -> Option<RemoteTool> {
+    if schema_too_large(&Value::Object((*tool.input_schema).clone())).is_some() {
+        too_wide.push(tool.name.to_string());
+        return None;
+    }
+    if let Some(text) = &tool.description {
+        let (kept, cut) = description(text);
+        if cut {
+            described.push(tool.name.to_string());
+            tool.description = Some(kept.into());
+        }
+    }
+    if tool
+        .title
+        .as_ref()
+        .is_some_and(|title| title.len() > MAX_DESCRIPTION_BYTES)
+    {
+        tool.title = None;
+    }
+    tool.output_schema = None;
+    tool.icons = None;
+    tool.meta = None;
+    Some(tool)
+}
+
+/// `n` and the noun for it.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The first names of `tools`, quoted and cut (a server's names may be anything), and how
+/// many more there are.
+fn names(tools: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut shown: Vec<String> = tools
+        .iter()
+        .take(SHOWN)
+        .map(|name| {
+            let cut: String = name.chars().take(64).collect();
+            format!("`{}`", crate::control_chars::neutralize(&cut))
+        })
+        .collect();
+    if tools.len() > SHOWN {
+        shown.push(format!("and {} more", tools.len() - SHOWN));
+    }
+    shown.join(", ")
 }
 
 /// `description` cut to [`MAX_DESCRIPTION_BYTES`] at a character boundary; whether it was.
@@ -86,20 +164,17 @@ pub(super) fn result(content: &Value) -> ToolOutput {
     // Every byte of text the blocks hold, kept or not.
     let mut total = 0;
     let mut attachments = Vec::new();
-    let mut left_out = Vec::new();
+    // Images left out: over the size, and past the count.
+    let (mut too_large, mut past_the_last) = (0, 0);
     for block in content.as_array().into_iter().flatten() {
         let piece = match block["type"].as_str() {
             Some("text") => block["text"].as_str().unwrap_or_default().to_owned(),
             Some("image") => {
                 let data = block["data"].as_str().unwrap_or_default();
                 if data.len() > MAX_IMAGE_BYTES {
-                    left_out.push(format!(
-                        "an image of {} bytes of base64, more than {} MiB",
-                        data.len(),
-                        MAX_IMAGE_BYTES >> 20
-                    ));
+                    too_large += 1;
                 } else if attachments.len() == MAX_IMAGES {
-                    left_out.push(format!("an image past the first {MAX_IMAGES}"));
+                    past_the_last += 1;
                 } else {
                     attachments.push(Attachment {
                         media_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
@@ -117,14 +192,25 @@ pub(super) fn result(content: &Value) -> ToolOutput {
             text.push_str(&part[..part.floor_char_boundary(room.min(part.len()))]);
         }
     }
+    let mut left_out = Vec::new();
     if total > text.len() {
-        left_out.insert(
-            0,
-            format!(
-                "the text past its first {} bytes; it had {total}",
-                text.len()
-            ),
-        );
+        left_out.push(format!(
+            "the text past its first {} bytes; it had {total}",
+            text.len()
+        ));
+    }
+    if too_large > 0 {
+        left_out.push(format!(
+            "{} of more than {} MiB of base64",
+            count(too_large, "image", "images"),
+            MAX_IMAGE_BYTES >> 20
+        ));
+    }
+    if past_the_last > 0 {
+        left_out.push(format!(
+            "{} past the first {MAX_IMAGES}",
+            count(past_the_last, "image", "images")
+        ));
     }
     for what in left_out {
         text.push_str(&format!("\n[left out of the MCP tool's result: {what}]"));
@@ -184,11 +270,21 @@ mod tests {
         blocks.extend((0..MAX_IMAGES + 1).map(|_| json!({"type": "image", "data": "AAAA"})));
         let output = result(&Value::Array(blocks));
         assert_eq!(output.attachments.len(), MAX_IMAGES);
-        assert!(output.content.contains(&format!(
-            "an image of {} bytes of base64, more than 8 MiB",
-            MAX_IMAGE_BYTES + 1
-        )));
-        assert!(output.content.contains("an image past the first 20"));
+        assert!(
+            output
+                .content
+                .contains("1 image of more than 8 MiB of base64")
+        );
+        assert!(output.content.contains("1 image past the first 20"));
+        // However many are left out, one line says so.
+        let many: Vec<Value> = (0..10_000)
+            .map(|_| json!({"type": "image", "data": ""}))
+            .collect();
+        let output = result(&Value::Array(many));
+        assert_eq!(
+            output.content,
+            "\n[left out of the MCP tool's result: 9980 images past the first 20]"
+        );
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub enum ServerStatus {
 }
 
 struct Server {
+    /// Which start of the server this is: a reload that restarts it makes another, and
+    /// what the old one's start, calls and exit checks find out no longer touches it.
+    id: u64,
     /// What it was started from, to tell whether a reload changed it.
     config: McpServerConfig,
     status: ServerStatus,
@@ -90,7 +93,9 @@ struct Server {
 impl Server {
     /// A server defined by `config`, starting unless it is disabled.
     fn new(config: &McpServerConfig) -> Self {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             config: config.clone(),
             status: if config.enabled {
                 ServerStatus::Starting
@@ -164,13 +169,16 @@ impl McpManager {
             exits,
         });
         let mut starts = Vec::new();
+        let mut started = Vec::new();
         for (name, config) in configs {
             let server = Server::new(&config);
             let stderr = server.stderr.clone();
+            started.push((name.clone(), server.id));
+            let id = server.id;
             lock(&manager.servers).insert(name.clone(), server);
             if config.enabled {
                 starts.push(start_one(
-                    name,
+                    (name, id),
                     config,
                     workspace.to_path_buf(),
                     env.clone(),
@@ -178,27 +186,35 @@ impl McpManager {
                 ));
             }
         }
-        let settling = Settling(manager.clone());
+        let settling = Settling {
+            manager: manager.clone(),
+            started,
+        };
         tokio::spawn(async move {
             let results = futures::future::join_all(starts).await;
-            for (name, result) in results {
-                settling.0.settle(&name, result);
+            for (name, id, result) in results {
+                settling.manager.settle(&name, id, result).await;
             }
-            settling.0.list_tools().await;
+            settling.manager.list_tools().await;
             // The watcher holds the manager only weakly: it ends with it.
-            let watched = Arc::downgrade(&settling.0);
+            let watched = Arc::downgrade(&settling.manager);
             drop(settling);
             watch_for_exits(watched, exited).await;
         });
         manager
     }
 
-    /// Ends the start: a server still starting failed (only a bug leaves one: the start
-    /// task panicked), and whoever waits for the servers goes on.
-    fn settled_now(&self) {
+    /// Ends the session's first start: of the servers it started (`started`, by name and
+    /// id), one still starting failed (only a bug leaves one: the start task panicked),
+    /// and whoever waits for the servers goes on. A server a reload started meanwhile is
+    /// the reload's.
+    fn settled_now(&self, started: &[(String, u64)]) {
         let mut servers = lock(&self.servers);
-        for server in servers.values_mut() {
-            if server.status == ServerStatus::Starting {
+        for (name, id) in started {
+            if let Some(server) = servers.get_mut(name)
+                && server.id == *id
+                && server.status == ServerStatus::Starting
+            {
                 server.status = failed(
                     "coder could not start it (an internal error)",
                     &server.stderr,
@@ -209,14 +225,29 @@ impl McpManager {
         self.settled.send_replace(true);
     }
 
-    fn settle(
+    /// Takes the result of starting server `name` (start `id`). A server a reload replaced
+    /// meanwhile is not this start's: its process, if it started, is stopped.
+    async fn settle(
         &self,
         name: &str,
+        id: u64,
         result: Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
     ) {
+        if let Some(stale) = self.take_start(name, id, result) {
+            stop(vec![stale]).await;
+        }
+    }
+
+    /// [`McpManager::settle`] but for stopping a stale start, which it hands back.
+    fn take_start(
+        &self,
+        name: &str,
+        id: u64,
+        result: Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
+    ) -> Option<Stopping> {
         let mut servers = lock(&self.servers);
-        let Some(server) = servers.get_mut(name) else {
-            return;
+        let Some(server) = servers.get_mut(name).filter(|server| server.id == id) else {
+            return result.ok();
         };
         match result {
             Ok((service, pid)) => {
@@ -235,6 +266,7 @@ impl McpManager {
                 (self.report)(failure_report(name, &error, &stderr));
             }
         }
+        None
     }
 
     /// Whether every server has started or failed.
@@ -263,9 +295,9 @@ impl McpManager {
                 continue;
             };
             match listed {
-                Ok(Ok((tools, cut))) => {
-                    if let Some(cut) = cut {
-                        (self.report)(format!("MCP server `{name}`: {cut}"));
+                Ok(Ok((tools, notes))) => {
+                    for note in notes {
+                        (self.report)(format!("MCP server `{name}`: {note}"));
                     }
                     server.status = ServerStatus::Ready {
                         tools: tools.len(),
@@ -305,7 +337,7 @@ impl McpManager {
         arguments: Value,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, String> {
-        let (peer, timeout, _in_flight) = {
+        let (peer, timeout, id, _in_flight) = {
             let servers = lock(&self.servers);
             let server = servers
                 .get(server_name)
@@ -314,6 +346,7 @@ impl McpManager {
                 (ServerStatus::Ready { .. }, Some(peer)) => (
                     peer.clone(),
                     server.tool_timeout,
+                    server.id,
                     InFlight::new(&server.calls),
                 ),
                 (ServerStatus::Failed { error, .. }, _) => {
@@ -339,7 +372,7 @@ impl McpManager {
             )),
             Ok(Err(err)) => {
                 if peer.is_transport_closed() {
-                    self.mark_exited(server_name, &err.to_string());
+                    self.mark_exited(server_name, id, &err.to_string());
                 }
                 Err(format!("the MCP server `{server_name}` failed: {err}"))
             }
@@ -355,9 +388,10 @@ impl McpManager {
         }
     }
 
-    fn mark_exited(&self, name: &str, error: &str) {
+    /// Marks server `name` exited, if it is still start `id` (not one a reload made since).
+    fn mark_exited(&self, name: &str, id: u64, error: &str) {
         let mut servers = lock(&self.servers);
-        let Some(server) = servers.get_mut(name) else {
+        let Some(server) = servers.get_mut(name).filter(|server| server.id == id) else {
             return;
         };
         if matches!(server.status, ServerStatus::Failed { .. }) {
@@ -420,9 +454,13 @@ impl McpManager {
             .into_iter()
             .filter(|(_, config)| config.enabled)
             .filter_map(|(name, config)| {
-                let stderr = lock(&self.servers).get(&name)?.stderr.clone();
+                let (stderr, id) = {
+                    let servers = lock(&self.servers);
+                    let server = servers.get(&name)?;
+                    (server.stderr.clone(), server.id)
+                };
                 Some(start_one(
-                    name,
+                    (name, id),
                     config,
                     workspace.to_path_buf(),
                     env.clone(),
@@ -430,8 +468,8 @@ impl McpManager {
                 ))
             });
         let results = futures::future::join_all(starts).await;
-        for (name, result) in results {
-            self.settle(&name, result);
+        for (name, id, result) in results {
+            self.settle(&name, id, result).await;
         }
         self.list_tools().await;
         self.settled.send_replace(true);
@@ -480,14 +518,17 @@ impl McpManager {
     }
 }
 
-/// The manager while its servers start: when dropped, at the end of the start or when the
-/// start panics, the start is over ([`McpManager::settled_now`]), so no task waits for it
-/// forever.
-struct Settling(Arc<McpManager>);
+/// The manager while the servers of its first start (`started`: names and ids) start:
+/// when dropped, at the end of the start or when the start panics, the start is over
+/// ([`McpManager::settled_now`]), so no task waits for it forever.
+struct Settling {
+    manager: Arc<McpManager>,
+    started: Vec<(String, u64)>,
+}
 
 impl Drop for Settling {
     fn drop(&mut self) {
-        self.0.settled_now();
+        self.manager.settled_now(&self.started);
     }
 }
 
@@ -541,14 +582,14 @@ async fn watch_for_exits(
                 let Some(manager) = manager.upgrade() else {
                     return;
                 };
-                let closed: Vec<String> = lock(&manager.servers)
+                let closed: Vec<(String, u64)> = lock(&manager.servers)
                     .iter()
                     .filter(|(_, s)| s.is_http() && matches!(s.status, ServerStatus::Ready { .. }))
                     .filter(|(_, s)| s.peer.as_ref().is_some_and(Peer::is_transport_closed))
-                    .map(|(name, _)| name.clone())
+                    .map(|(name, s)| (name.clone(), s.id))
                     .collect();
-                for name in closed {
-                    manager.mark_exited(&name, "its connection closed");
+                for (name, id) in closed {
+                    manager.mark_exited(&name, id, "its connection closed");
                 }
             }
         }
@@ -565,29 +606,27 @@ impl McpManager {
 
     /// What [`check_ended`] watches of server `name`, while it is the one of process `pid`
     /// and ready: its connection, its calls under way and its tool timeout.
-    fn watched(
-        &self,
-        name: &str,
-        pid: u32,
-    ) -> Option<(Peer<RoleClient>, Arc<AtomicUsize>, Duration)> {
+    fn watched(&self, name: &str, pid: u32) -> Option<Watched> {
         let servers = lock(&self.servers);
         let server = servers.get(name)?;
         if server.pid != Some(pid) || !matches!(server.status, ServerStatus::Ready { .. }) {
             return None;
         }
-        Some((
-            server.peer.clone()?,
-            server.calls.clone(),
-            server.tool_timeout,
-        ))
+        Some(Watched {
+            id: server.id,
+            peer: server.peer.clone()?,
+            calls: server.calls.clone(),
+            tool_timeout: server.tool_timeout,
+        })
     }
+}
 
-    /// [`McpManager::mark_exited`], if `name` is still the server of process `pid`.
-    fn mark_exited_if_still(&self, name: &str, pid: u32, error: &str) {
-        if self.watched(name, pid).is_some() {
-            self.mark_exited(name, error);
-        }
-    }
+/// What [`check_ended`] watches of a server.
+struct Watched {
+    id: u64,
+    peer: Peer<RoleClient>,
+    calls: Arc<AtomicUsize>,
+    tool_timeout: Duration,
 }
 
 /// Something of server `name`'s process `pid` ended. When it is the process, the server is
@@ -602,13 +641,18 @@ impl McpManager {
 /// way. Holds the manager only between waits.
 async fn check_ended(manager: std::sync::Weak<McpManager>, name: String, pid: u32, ended: Ended) {
     let started = tokio::time::Instant::now();
-    let mark = |error: &str| {
+    let mark = |id: u64, error: &str| {
         if let Some(manager) = manager.upgrade() {
-            manager.mark_exited_if_still(&name, pid, error);
+            manager.mark_exited(&name, id, error);
         }
     };
     loop {
-        let Some((peer, calls, tool_timeout)) = manager
+        let Some(Watched {
+            id,
+            peer,
+            calls,
+            tool_timeout,
+        }) = manager
             .upgrade()
             .and_then(|manager| manager.watched(&name, pid))
         else {
@@ -616,7 +660,7 @@ async fn check_ended(manager: std::sync::Weak<McpManager>, name: String, pid: u3
         };
         if ended == Ended::Process {
             if peer.is_transport_closed() || !answers(&peer, &calls, tool_timeout).await {
-                mark("its process ended");
+                mark(id, "its process ended");
             } else {
                 // A launcher that left the server it started on its pipes: the server's
                 // own end is seen when its stderr ends.
@@ -629,7 +673,7 @@ async fn check_ended(manager: std::sync::Weak<McpManager>, name: String, pid: u3
             return;
         }
         if peer.is_transport_closed() {
-            mark("its connection closed");
+            mark(id, "its connection closed");
             return;
         }
         if started.elapsed() >= EXIT_GRACE {
@@ -639,24 +683,33 @@ async fn check_ended(manager: std::sync::Weak<McpManager>, name: String, pid: u3
     }
 }
 
-/// Whether the server at `peer` answers a `ping` within [`EXIT_GRACE`], or, while any of
-/// its `calls` are under way, within `longest`. An error answer counts: whoever sent it is
-/// there.
+/// Whether the server at `peer` answers a `ping`: within [`EXIT_GRACE`] of the last moment
+/// any of its `calls` was under way (a server that serves one request at a time answers
+/// after the call before it), and never later than `longest`. An error answer counts:
+/// whoever sent it is there.
 async fn answers(peer: &Peer<RoleClient>, calls: &AtomicUsize, longest: Duration) -> bool {
+    /// How often the calls under way are looked at while the answer is awaited.
+    const LOOK: Duration = Duration::from_millis(50);
     let started = tokio::time::Instant::now();
+    let mut last_busy = started;
     let ping = peer.send_request(ClientRequest::PingRequest(PingRequest {
         method: Default::default(),
         extensions: Default::default(),
     }));
     tokio::pin!(ping);
     loop {
-        match tokio::time::timeout(EXIT_GRACE, &mut ping).await {
+        match tokio::time::timeout(LOOK, &mut ping).await {
             Ok(answer) => {
                 return matches!(answer, Ok(_) | Err(rmcp::ServiceError::McpError(_)));
             }
             Err(_) => {
-                let busy = calls.load(Ordering::SeqCst) > 0;
-                if !busy || started.elapsed() >= longest || peer.is_transport_closed() {
+                if calls.load(Ordering::SeqCst) > 0 {
+                    last_busy = tokio::time::Instant::now();
+                }
+                if last_busy.elapsed() >= EXIT_GRACE
+                    || started.elapsed() >= longest.max(EXIT_GRACE)
+                    || peer.is_transport_closed()
+                {
                     return false;
                 }
             }
@@ -685,13 +738,14 @@ fn tail(stderr: &Arc<Mutex<VecDeque<String>>>) -> String {
 
 /// Starts one stdio server and initialises the MCP session, within its startup timeout.
 async fn start_one(
-    name: String,
+    (name, id): (String, u64),
     config: McpServerConfig,
     workspace: std::path::PathBuf,
     env: Arc<ToolEnv>,
     stderr: (Arc<Mutex<VecDeque<String>>>, mpsc::UnboundedSender<Exit>),
 ) -> (
     String,
+    u64,
     Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
 ) {
     let timeout = config.startup_timeout(DEFAULT_STARTUP_TIMEOUT);
@@ -702,7 +756,7 @@ async fn start_one(
         (None, Some(url)) => start_http(url, &config, timeout).await,
         (None, None) => Err("neither `command` nor `url` is configured".to_owned()),
     };
-    (name, result)
+    (name, id, result)
 }
 
 /// Starts a stdio server and initialises the MCP session. Its stderr's last lines are kept
@@ -744,9 +798,14 @@ async fn start_stdio(
             }
         });
     }
-    handshake(().serve(transport), timeout)
-        .await
-        .map(|service| (service, pid))
+    let started = handshake(().serve(transport), timeout).await;
+    if started.is_err()
+        && let Some(pid) = pid
+    {
+        // What the server started goes with it.
+        processes::end_group(pid).await;
+    }
+    started.map(|service| (service, pid))
 }
 
 /// Tells `exits` when process `pid` (a server just started, not yet waited for, so the id

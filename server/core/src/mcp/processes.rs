@@ -1,5 +1,5 @@
-//! The processes of stdio servers. Each server starts as the leader of a process group of
-//! its own, so whatever it starts (a launcher's server in the background, a helper) can be
+//! The processes of stdio servers. On Linux each server starts as the leader of a process
+//! group of its own, so whatever it starts (a launcher's server in the background, a helper) can be
 //! ended with it: stopping a server ends its group, not only the process coder started.
 //! Signals go only to coder's own: a group is signalled while one of its processes is
 //! still in coder's session (a group id is not given to a new process while any process
@@ -11,11 +11,13 @@ use std::time::Duration;
 /// SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
 
-/// Makes `command`'s process the leader of a new process group.
+/// Makes `command`'s process the leader of a new process group (on Linux, where the group
+/// is ended with the server; elsewhere the server stays in coder's group, and the terminal's
+/// Ctrl-C reaches it).
 pub(super) fn own_group(command: &mut tokio::process::Command) {
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     command.process_group(0);
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     let _ = command;
 }
 
@@ -24,24 +26,27 @@ pub(super) fn own_group(command: &mut tokio::process::Command) {
 pub(super) async fn end_group(leader: u32) {
     #[cfg(target_os = "linux")]
     {
-        if !signal_group(leader, nix::sys::signal::Signal::SIGTERM) {
+        use nix::sys::signal::Signal;
+        if !signal_group(leader, Signal::SIGTERM).await {
             return;
         }
         let started = tokio::time::Instant::now();
         while started.elapsed() < TERM_GRACE {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            if !group_in_session(leader) {
+            if !in_session(leader).await {
                 return;
             }
         }
-        signal_group(leader, nix::sys::signal::Signal::SIGKILL);
+        signal_group(leader, Signal::SIGKILL).await;
     }
     #[cfg(not(target_os = "linux"))]
     let _ = leader;
 }
 
 /// SIGKILL to server process `pid` and its group, for a process about to exit that cannot
-/// wait: only while `pid` is still this process's unreaped child in its session.
+/// wait. The process is signalled only while it is this process's unreaped child in its
+/// session; the group while that child (even exited, a zombie: its id is then still taken)
+/// leads it, or while a process of the group is in this session.
 pub(super) fn kill_now(pid: u32) {
     #[cfg(target_os = "linux")]
     {
@@ -49,13 +54,17 @@ pub(super) fn kill_now(pid: u32) {
         use nix::unistd::Pid;
 
         let Ok(raw) = i32::try_from(pid) else { return };
-        let Some(stat) = stat_of(raw) else { return };
-        let me = std::process::id().to_string();
-        if stat.state != "Z" && stat.ppid == me && stat.session == my_session() {
+        let ours = stat_of(raw).filter(|stat| {
+            stat.ppid == std::process::id().to_string() && stat.session == my_session()
+        });
+        if let Some(stat) = &ours
+            && stat.state != "Z"
+        {
             let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
-            if stat.pgrp == stat.pid_text {
-                let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
-            }
+        }
+        let leads = ours.is_some_and(|stat| stat.pgrp == stat.pid_text);
+        if leads || group_in_session(pid) {
+            let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -109,12 +118,20 @@ fn group_in_session(leader: u32) -> bool {
         .any(|stat| stat.pgrp == group && stat.session == session && stat.state != "Z")
 }
 
+/// [`group_in_session`] off the runtime's threads: it reads every process's `stat`.
+#[cfg(target_os = "linux")]
+async fn in_session(leader: u32) -> bool {
+    tokio::task::spawn_blocking(move || group_in_session(leader))
+        .await
+        .unwrap_or(false)
+}
+
 /// Sends `signal` to group `leader` if a process of it is in this session; whether it did.
 #[cfg(target_os = "linux")]
-fn signal_group(leader: u32, signal: nix::sys::signal::Signal) -> bool {
+async fn signal_group(leader: u32, signal: nix::sys::signal::Signal) -> bool {
     let Ok(raw) = i32::try_from(leader) else {
         return false;
     };
-    group_in_session(leader)
+    in_session(leader).await
         && nix::sys::signal::killpg(nix::unistd::Pid::from_raw(raw), signal).is_ok()
 }

@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::McpManager;
-use super::bounds;
 use super::names::{plain, qualified};
 use crate::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 
@@ -70,27 +69,14 @@ pub(crate) fn view(
             continue;
         }
         let schema = Value::Object((*remote.input_schema).clone());
-        if let Some(size) = bounds::schema_too_large(&schema) {
-            problems.push(format!(
-                "MCP tool `{name}` has an input schema of {size} bytes, more than {} KiB, and is left out",
-                bounds::MAX_SCHEMA_BYTES >> 10
-            ));
-            continue;
-        }
         if let Err(err) = jsonschema::validator_for(&schema) {
             problems.push(format!(
                 "MCP tool `{name}` has an invalid input schema and is left out: {err}"
             ));
             continue;
         }
-        let (description, cut) =
-            bounds::description(remote.description.as_deref().unwrap_or_default());
-        if cut {
-            problems.push(format!(
-                "MCP tool `{name}` has a description of more than {} KiB; the model is offered its start",
-                bounds::MAX_DESCRIPTION_BYTES >> 10
-            ));
-        }
+        // Cut to its bound when the server's tools were listed (`bounds.rs`).
+        let description = remote.description.as_deref().unwrap_or_default().to_owned();
         tools.push(Arc::new(McpTool {
             name,
             tool: remote.name.to_string(),

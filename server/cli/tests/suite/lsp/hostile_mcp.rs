@@ -103,11 +103,13 @@ async fn an_mcp_server_without_limits_is_taken_within_bounds() {
         "{warnings:?}"
     );
     assert!(
-        said("MCP tool `h__t0_1` has an input schema of"),
+        said("MCP server `h`: 1 tool with an input schema over 64 KiB, left out: `t0_1`"),
         "{warnings:?}"
     );
     assert!(
-        said("MCP tool `h__t0_0` has a description of more than 4 KiB"),
+        said(
+            "MCP server `h`: 1 tool with a description over 4 KiB, of which the model is offered the start: `t0_0`"
+        ),
         "{warnings:?}"
     );
 
@@ -115,8 +117,8 @@ async fn an_mcp_server_without_limits_is_taken_within_bounds() {
     let tools = offered(&requests[0].body);
     assert_eq!(
         tools.len(),
-        999,
-        "the first 1,000 tools but the one with the large schema"
+        1000,
+        "1,000 tools, the one with the large schema not among them"
     );
     assert!(!tools.iter().any(|(name, _)| name == "h__t0_1"));
     let (_, description) = tools.iter().find(|(name, _)| name == "h__t0_0").unwrap();
@@ -133,7 +135,7 @@ async fn an_mcp_server_without_limits_is_taken_within_bounds() {
         "the text past its first 100000 bytes; it had {}",
         6 * 1024 * 1024
     )));
-    assert!(output.contains("an image of 9437184 bytes of base64, more than 8 MiB"));
+    assert!(output.contains("1 image of more than 8 MiB of base64"));
     let sent = requests[1].body.to_string();
     assert!(
         sent.len() < 1_000_000,
@@ -185,5 +187,55 @@ async fn an_mcp_json_with_impossible_timeouts_is_refused_by_name_and_the_server_
     let mut seen = Vec::new();
     client.send_text(&root, "hello", &mut seen).await;
     client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
+}
+
+/// A server whose tool list is pages without tools, each naming a next one, forever.
+const ENDLESS_PAGES_SERVER: &str = r#"
+function handle(message) {
+  if (message.method === "initialize") {
+    initialized(message, "endless");
+  } else if (message.method === "tools/list") {
+    send({ id: message.id, result: { tools: [], nextCursor: "again" } });
+  } else {
+    send({ id: message.id, result: {} });
+  }
+}
+"#;
+
+#[tokio::test]
+async fn a_tool_list_of_endless_empty_pages_is_read_to_its_bound() {
+    let server = MockModelServer::start(vec![MockResponse::text("done")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let script = ws.join("endless.js");
+    std::fs::write(&script, node_mcp_server(ENDLESS_PAGES_SERVER)).unwrap();
+    std::fs::write(
+        ws.join(".mcp.json"),
+        json!({"mcpServers": {"e": {"command": "node", "args": [script]}}}).to_string(),
+    )
+    .unwrap();
+    let mut client = Client::start(ws, &server, "balanced");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "hello", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let warnings: Vec<&str> = events(&seen)
+        .filter(|event| event["type"] == "warning")
+        .filter_map(|event| event["message"].as_str())
+        .collect();
+    assert!(
+        warnings.contains(
+            &"MCP server `e`: its tool list goes on past 100 pages; the 0 tools of those are used"
+        ),
+        "{warnings:?}"
+    );
     client.stop().await;
 }
