@@ -518,3 +518,57 @@ async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_wi
     until_warning(&mut client, "MCP server `ev` failed: it exited", &mut seen).await;
     client.stop().await;
 }
+
+/// A server that answers `initialize` only after the milliseconds its first argument
+/// names, then offers one tool, `echo`.
+const SLOW_TO_START_SERVER: &str = r#"
+const delay = Number(process.argv[2]);
+function handle(message) {
+  if (message.method === "initialize") {
+    setTimeout(() => initialized(message, "slow"), delay);
+  } else if (message.method === "tools/list") {
+    send({ id: message.id, result: { tools: [{ name: "echo",
+      inputSchema: { type: "object", properties: {} } }] } });
+  } else {
+    send({ id: message.id, result: {} });
+  }
+}
+"#;
+
+#[tokio::test]
+async fn a_server_added_while_the_first_ones_start_is_not_failed_when_they_are_done() {
+    let server = MockModelServer::start(vec![MockResponse::text("one")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let script = ws.join("slow.js");
+    std::fs::write(&script, node_mcp_server(SLOW_TO_START_SERVER)).unwrap();
+    let slow = |millis: u32| json!({"command": "node", "args": [script, millis.to_string()]});
+    // `a` takes a second to start; `b`, added while it does, takes three, so it is still
+    // starting when `a`'s start (the session's first) ends.
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"a": slow(1_000)}}).to_string(),
+    );
+    let mut client = trusted_client(ws, &server).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    write(
+        &ws.join(".mcp.json"),
+        &json!({"mcpServers": {"a": slow(1_000), "b": slow(3_000)}}).to_string(),
+    );
+    until_reloaded(&mut client, "mcp", 1, &mut seen).await;
+    run_task(&mut client, &root, "first", &mut seen).await;
+    let failures: Vec<&str> = events(&seen)
+        .filter(|event| event["type"] == "warning")
+        .filter_map(|event| event["message"].as_str())
+        .filter(|message| message.contains("failed"))
+        .collect();
+    assert!(failures.is_empty(), "{failures:?}");
+    let offered = tool_names(&server, 0);
+    for tool in ["a__echo", "b__echo"] {
+        assert!(offered.contains(&tool.to_owned()), "{tool}: {offered:?}");
+    }
+    client.stop().await;
+}
