@@ -98,11 +98,41 @@ pub(crate) fn view(
             }
         }
     }
-    match ToolRegistry::new(tools) {
-        Ok(registry) => (registry, problems),
+    let registry = match ToolRegistry::new(tools) {
+        Ok(registry) => registry,
         Err(err) => {
             problems.push(format!("MCP tools left out: {err}"));
-            (ToolRegistry::empty(), problems)
+            ToolRegistry::empty()
         }
+    };
+    (registry, at_most(problems))
+}
+
+/// The problems a view reports, each a `warning`: the first [`PROBLEMS_SHOWN`], and one
+/// that counts the rest (a server of a thousand tools with names too long would otherwise
+/// give a thousand warnings to each conversation).
+const PROBLEMS_SHOWN: usize = 20;
+
+fn at_most(mut problems: Vec<String>) -> Vec<String> {
+    if problems.len() > PROBLEMS_SHOWN {
+        let more = problems.len() - PROBLEMS_SHOWN;
+        problems.truncate(PROBLEMS_SHOWN);
+        problems.push(format!("and {more} more problems with MCP tools"));
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_view_reports_twenty_problems_and_counts_the_rest() {
+        let many: Vec<String> = (0..1_000).map(|n| format!("problem {n}")).collect();
+        let shown = at_most(many);
+        assert_eq!(shown.len(), 21);
+        assert_eq!(shown[19], "problem 19");
+        assert_eq!(shown[20], "and 980 more problems with MCP tools");
+        assert_eq!(at_most(vec!["one".to_owned()]), ["one"]);
     }
 }
