@@ -64,25 +64,6 @@ async fn lsp() -> anyhow::Result<ExitCode> {
 /// program.
 const INTERNAL_ERROR: u8 = 101;
 
-/// Told when a task of `coder exec` or the terminal panics.
-static PANICKED: tokio::sync::Notify = tokio::sync::Notify::const_new();
-
-/// Makes a panic of a task (on the runtime's one thread, this one) end the run, after its
-/// message: the runtime would otherwise catch it and go on without the task, and what
-/// waited for the task would wait forever. A panic in a blocking call reaches whoever
-/// awaits it, as an error it handles (a tokenizer's falls back to a bound). `coder lsp`
-/// keeps serving instead: one conversation's bug is not the session's end.
-fn end_on_panic() {
-    let runtime_thread = std::thread::current().id();
-    let report = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        report(info);
-        if std::thread::current().id() == runtime_thread {
-            PANICKED.notify_one();
-        }
-    }));
-}
-
 fn main() -> ExitCode {
     // First of all, before the key is read: other processes of the same user, the commands
     // coder runs included, may not read coder's memory or environment.
@@ -120,9 +101,17 @@ fn main() -> ExitCode {
     // frames a reply's events while the engine reads the next chunk (see
     // docs/benchmarks.md; the option needs `--cfg tokio_unstable`, .cargo/config.toml).
     let runtime = match &cli.command {
+        // A task that panics (a bug) ends the run, rather than the runtime going on without
+        // it and what waits for it waiting forever: the process exits with 101 (below). A
+        // panic a task catches itself (a library's `catch_unwind`) is not one. `coder lsp`
+        // keeps serving: one conversation's bug is not the session's end. The option needs
+        // `--cfg tokio_unstable` (.cargo/config.toml); a build without it goes on after a
+        // task's panic, as tokio does by default.
         Some(Command::Exec(_)) | None => {
-            end_on_panic();
-            tokio::runtime::Builder::new_current_thread()
+            let mut builder = tokio::runtime::Builder::new_current_thread();
+            #[cfg(tokio_unstable)]
+            builder.unhandled_panic(tokio::runtime::UnhandledPanic::ShutdownRuntime);
+            builder
         }
         Some(Command::Lsp { .. }) => {
             let mut builder = tokio::runtime::Builder::new_multi_thread();
@@ -142,23 +131,17 @@ fn main() -> ExitCode {
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runtime.block_on(async {
-            let run = async {
-                match cli.command {
-                    Some(Command::Exec(args)) => exec::run(args).await,
-                    Some(Command::Lsp { stdio: _ }) => lsp().await,
-                    None => terminal::run(cli.terminal).await,
-                }
-            };
-            tokio::select! {
-                result = run => Some(result),
-                () = PANICKED.notified() => None,
+            match cli.command {
+                Some(Command::Exec(args)) => exec::run(args).await,
+                Some(Command::Lsp { stdio: _ }) => lsp().await,
+                None => terminal::run(cli.terminal).await,
             }
         })
     }));
     // A read of stdin may still be parked on a blocking thread (the client kept stdin open
     // after `exit`); do not wait for it.
     runtime.shutdown_background();
-    let Ok(Some(result)) = result else {
+    let Ok(result) = result else {
         // The panic's message is on stderr already, from the panic hook.
         eprintln!(
             "error: coder stopped on an internal error (a bug); the message above says where"

@@ -38,7 +38,7 @@ pub(super) async fn list_tools(
 ) -> Result<(Vec<RemoteTool>, Vec<String>), ServiceError> {
     let mut tools = Vec::new();
     let mut notes = Vec::new();
-    let (mut described, mut too_wide) = (Vec::new(), Vec::new());
+    let (mut described, mut too_wide) = (Named::default(), Named::default());
     let mut cursor = None;
     let mut ended = false;
     for _ in 0..MAX_PAGES {
@@ -69,20 +69,20 @@ pub(super) async fn list_tools(
             tools.len()
         ));
     }
-    if !described.is_empty() {
+    if described.count > 0 {
         notes.push(format!(
             "{} with a description over {} KiB, of which the model is offered the start: {}",
-            count(described.len(), "tool", "tools"),
+            count(described.count, "tool", "tools"),
             MAX_DESCRIPTION_BYTES >> 10,
-            names(&described)
+            described.shown()
         ));
     }
-    if !too_wide.is_empty() {
+    if too_wide.count > 0 {
         notes.push(format!(
             "{} with an input schema over {} KiB, left out: {}",
-            count(too_wide.len(), "tool", "tools"),
+            count(too_wide.count, "tool", "tools"),
             MAX_SCHEMA_BYTES >> 10,
-            names(&too_wide)
+            too_wide.shown()
         ));
     }
     Ok((tools, notes))
@@ -92,17 +92,17 @@ pub(super) async fn list_tools(
 /// cut or left out go to `described` and `too_wide`.
 fn within_bounds(
     mut tool: RemoteTool,
-    described: &mut Vec<String>,
-    too_wide: &mut Vec<String>,
+    described: &mut Named,
+    too_wide: &mut Named,
 ) -> Option<RemoteTool> {
-    if schema_too_large(&Value::Object((*tool.input_schema).clone())).is_some() {
-        too_wide.push(tool.name.to_string());
+    if schema_too_large(&*tool.input_schema).is_some() {
+        too_wide.add(&tool.name);
         return None;
     }
     if let Some(text) = &tool.description {
         let (kept, cut) = description(text);
         if cut {
-            described.push(tool.name.to_string());
+            described.add(&tool.name);
             tool.description = Some(kept.into());
         }
     }
@@ -124,22 +124,34 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The first names of `tools`, quoted and cut (a server's names may be anything), and how
-/// many more there are.
-fn names(tools: &[String]) -> String {
+/// Tools a note names: how many, and the first few names, quoted and cut as they come (a
+/// server's names may be anything, and as many as its pages hold).
+#[derive(Default)]
+struct Named {
+    count: usize,
+    first: Vec<String>,
+}
+
+impl Named {
+    /// The names a note quotes.
     const SHOWN: usize = 5;
-    let mut shown: Vec<String> = tools
-        .iter()
-        .take(SHOWN)
-        .map(|name| {
+
+    fn add(&mut self, name: &str) {
+        self.count += 1;
+        if self.first.len() < Self::SHOWN {
             let cut: String = name.chars().take(64).collect();
-            format!("`{}`", crate::control_chars::neutralize(&cut))
-        })
-        .collect();
-    if tools.len() > SHOWN {
-        shown.push(format!("and {} more", tools.len() - SHOWN));
+            self.first
+                .push(format!("`{}`", crate::control_chars::neutralize(&cut)));
+        }
     }
-    shown.join(", ")
+
+    fn shown(&self) -> String {
+        let mut shown = self.first.clone();
+        if self.count > self.first.len() {
+            shown.push(format!("and {} more", self.count - self.first.len()));
+        }
+        shown.join(", ")
+    }
 }
 
 /// `description` cut to [`MAX_DESCRIPTION_BYTES`] at a character boundary; whether it was.
@@ -152,7 +164,7 @@ pub(super) fn description(description: &str) -> (String, bool) {
 }
 
 /// The size of `schema` as JSON when it is larger than [`MAX_SCHEMA_BYTES`].
-pub(super) fn schema_too_large(schema: &Value) -> Option<usize> {
+pub(super) fn schema_too_large(schema: &impl serde::Serialize) -> Option<usize> {
     let size = serde_json::to_vec(schema).map_or(usize::MAX, |json| json.len());
     (size > MAX_SCHEMA_BYTES).then_some(size)
 }

@@ -234,7 +234,8 @@ impl McpManager {
         result: Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
     ) {
         if let Some(stale) = self.take_start(name, id, result) {
-            stop(vec![stale]).await;
+            // Off the settling path: the others' starts are not held up behind it.
+            tokio::spawn(stop(vec![stale]));
         }
     }
 
@@ -281,32 +282,42 @@ impl McpManager {
         let _ = rx.wait_for(|settled| *settled).await;
     }
 
-    /// Lists the tools of every server that completed its handshake.
+    /// Lists the tools of every server that completed its handshake; what a list finds is
+    /// kept only while the server is still that start (a reload may replace it meanwhile).
     async fn list_tools(&self) {
-        let peers: Vec<(String, Peer<RoleClient>, Duration)> = lock(&self.servers)
+        let peers: Vec<(String, u64, Peer<RoleClient>, Duration)> = lock(&self.servers)
             .iter()
             .filter(|(_, s)| s.status == ServerStatus::Starting)
-            .filter_map(|(name, s)| Some((name.clone(), s.peer.clone()?, s.startup_timeout)))
+            .filter_map(|(name, s)| Some((name.clone(), s.id, s.peer.clone()?, s.startup_timeout)))
             .collect();
-        for (name, peer, timeout) in peers {
+        for (name, id, peer, timeout) in peers {
             let listed = tokio::time::timeout(timeout, bounds::list_tools(&peer)).await;
-            let mut servers = lock(&self.servers);
-            let Some(server) = servers.get_mut(&name) else {
-                continue;
-            };
-            match listed {
-                Ok(Ok((tools, notes))) => {
-                    for note in notes {
-                        (self.report)(format!("MCP server `{name}`: {note}"));
+            let notes = {
+                let mut servers = lock(&self.servers);
+                let Some(server) = servers.get_mut(&name).filter(|server| server.id == id) else {
+                    continue;
+                };
+                match listed {
+                    Ok(Ok((tools, notes))) => {
+                        server.status = ServerStatus::Ready {
+                            tools: tools.len(),
+                            pid: server.pid,
+                        };
+                        server.tools = tools;
+                        notes
                     }
-                    server.status = ServerStatus::Ready {
-                        tools: tools.len(),
-                        pid: server.pid,
-                    };
-                    server.tools = tools;
+                    Ok(Err(err)) => {
+                        server.status = failed(&err.to_string(), &server.stderr);
+                        Vec::new()
+                    }
+                    Err(_) => {
+                        server.status = failed("listing its tools timed out", &server.stderr);
+                        Vec::new()
+                    }
                 }
-                Ok(Err(err)) => server.status = failed(&err.to_string(), &server.stderr),
-                Err(_) => server.status = failed("listing its tools timed out", &server.stderr),
+            };
+            for note in notes {
+                (self.report)(format!("MCP server `{name}`: {note}"));
             }
         }
     }

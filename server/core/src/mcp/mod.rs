@@ -14,4 +14,4 @@ mod tool;
 
 pub use config::{McpServerConfig, load_mcp_json};
 pub use manager::{McpManager, ServerStatus};
-pub(crate) use tool::view;
+pub(crate) use tool::{at_most, view};

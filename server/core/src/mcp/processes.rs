@@ -1,6 +1,7 @@
-//! The processes of stdio servers. On Linux each server starts as the leader of a process
-//! group of its own, so whatever it starts (a launcher's server in the background, a helper) can be
-//! ended with it: stopping a server ends its group, not only the process coder started.
+//! The processes of stdio servers. Each server starts as the leader of a process group of
+//! its own (on Unix), so whatever it starts (a launcher's server in the background, a helper) can be
+//! ended with it: stopping a server ends its group (on Linux), not only the process coder
+//! started.
 //! Signals go only to coder's own: a group is signalled while one of its processes is
 //! still in coder's session (a group id is not given to a new process while any process
 //! is in the group), and a pid only while it is coder's unreaped child.
@@ -11,13 +12,13 @@ use std::time::Duration;
 /// SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
 
-/// Makes `command`'s process the leader of a new process group (on Linux, where the group
-/// is ended with the server; elsewhere the server stays in coder's group, and the terminal's
-/// Ctrl-C reaches it).
+/// Makes `command`'s process the leader of a new process group, so the terminal's Ctrl-C
+/// (which interrupts a task, not the session) does not reach it. The group is ended with
+/// the server on Linux ([`end_group`]).
 pub(super) fn own_group(command: &mut tokio::process::Command) {
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     command.process_group(0);
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(unix))]
     let _ = command;
 }
 

@@ -105,15 +105,16 @@ pub(crate) fn view(
             ToolRegistry::empty()
         }
     };
-    (registry, at_most(problems))
+    (registry, problems)
 }
 
-/// The problems a view reports, each a `warning`: the first [`PROBLEMS_SHOWN`], and one
-/// that counts the rest (a server of a thousand tools with names too long would otherwise
-/// give a thousand warnings to each conversation).
+/// The problems of a view a task reports, each a `warning`: the first [`PROBLEMS_SHOWN`],
+/// and one that counts the rest (a server of a thousand tools with names too long would
+/// otherwise give a thousand warnings to each conversation). The allowlist check sees them
+/// all.
 const PROBLEMS_SHOWN: usize = 20;
 
-fn at_most(mut problems: Vec<String>) -> Vec<String> {
+pub(crate) fn at_most(mut problems: Vec<String>) -> Vec<String> {
     if problems.len() > PROBLEMS_SHOWN {
         let more = problems.len() - PROBLEMS_SHOWN;
         problems.truncate(PROBLEMS_SHOWN);

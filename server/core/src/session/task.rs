@@ -590,7 +590,7 @@ impl Session {
         }
         let allowlist = lock(conversation).context.mcp_allowlist.clone();
         let (view, problems) = crate::mcp::view(mcp, allowlist.as_deref());
-        for problem in problems {
+        for problem in crate::mcp::at_most(problems) {
             events.warning(problem);
         }
         let view = Arc::new(view);

@@ -242,6 +242,9 @@ async fn hostile_tool_calls_each_end_and_change_nothing_outside_the_workspace() 
     std::fs::write(ws.join("src/lib.rs"), "fn main() {}\n").unwrap();
     std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
     let before = listing(&outside);
+    // `../outside/...` from the workspace names a sibling of it: nothing may appear there.
+    let sibling = ws.parent().unwrap().join("outside");
+    let sibling_before = listing(&sibling);
     // What only a person may allow (a protected file, a dangerous command) is asked even in
     // yolo: nobody is here, so it is denied.
     let asked = answer_with(
@@ -370,9 +373,12 @@ async fn hostile_tool_calls_each_end_and_change_nothing_outside_the_workspace() 
         "{completed} completed, {failed} failed"
     );
     assert!(!around.path().join("planted.txt").exists());
-    // `../outside/...` from the workspace names a sibling of it: nothing may appear there.
-    let sibling = ws.parent().unwrap().join("outside");
-    assert!(!sibling.exists(), "a call wrote {}", sibling.display());
+    assert_eq!(
+        listing(&sibling),
+        sibling_before,
+        "a call wrote in {}",
+        sibling.display()
+    );
 
     // The engine goes on.
     server.push([MockResponse::text("still here")]);

@@ -545,18 +545,19 @@ async fn a_server_added_while_the_first_ones_start_is_not_failed_when_they_are_d
     let script = ws.join("slow.js");
     std::fs::write(&script, node_mcp_server(SLOW_TO_START_SERVER)).unwrap();
     let slow = |millis: u32| json!({"command": "node", "args": [script, millis.to_string()]});
-    // `a` takes a second to start; `b`, added while it does, takes three, so it is still
-    // starting when `a`'s start (the session's first) ends.
+    // `a` takes three seconds to start, time for the reload to start `b` meanwhile on a
+    // slow machine; `b` takes five, so it is still starting when `a`'s start (the
+    // session's first) ends.
     write(
         &ws.join(".mcp.json"),
-        &json!({"mcpServers": {"a": slow(1_000)}}).to_string(),
+        &json!({"mcpServers": {"a": slow(3_000)}}).to_string(),
     );
     let mut client = trusted_client(ws, &server).await;
     let root = client.root().await;
     let mut seen = Vec::new();
     write(
         &ws.join(".mcp.json"),
-        &json!({"mcpServers": {"a": slow(1_000), "b": slow(3_000)}}).to_string(),
+        &json!({"mcpServers": {"a": slow(3_000), "b": slow(5_000)}}).to_string(),
     );
     until_reloaded(&mut client, "mcp", 1, &mut seen).await;
     run_task(&mut client, &root, "first", &mut seen).await;
