@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -88,6 +88,9 @@ struct Server {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Its tool calls under way ([`InFlight`]).
     calls: Arc<AtomicUsize>,
+    /// The id of its process as soon as it is spawned (0 before): a shutdown or a second
+    /// Ctrl-C during its handshake ends it, and its group, too.
+    spawned: Arc<AtomicU32>,
 }
 
 impl Server {
@@ -110,7 +113,23 @@ impl Server {
             tool_timeout: config.tool_timeout(DEFAULT_TOOL_TIMEOUT),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             calls: Arc::new(AtomicUsize::new(0)),
+            spawned: Arc::new(AtomicU32::new(0)),
         }
+    }
+
+    /// What a start of it reports back to while it runs.
+    fn reports(&self, exits: &mpsc::UnboundedSender<Exit>) -> StartReports {
+        StartReports {
+            stderr: self.stderr.clone(),
+            exits: exits.clone(),
+            spawned: self.spawned.clone(),
+        }
+    }
+
+    /// The id of its process: from its start, or, during its handshake, from its spawn.
+    fn process(&self) -> Option<u32> {
+        self.pid
+            .or(Some(self.spawned.load(Ordering::SeqCst)).filter(|pid| *pid != 0))
     }
 
     /// Whether it is reached over streamable HTTP, not as a process of coder's.
@@ -172,7 +191,7 @@ impl McpManager {
         let mut started = Vec::new();
         for (name, config) in configs {
             let server = Server::new(&config);
-            let stderr = server.stderr.clone();
+            let reports = server.reports(&manager.exits);
             started.push((name.clone(), server.id));
             let id = server.id;
             lock(&manager.servers).insert(name.clone(), server);
@@ -182,7 +201,7 @@ impl McpManager {
                     config,
                     workspace.to_path_buf(),
                     env.clone(),
-                    (stderr, manager.exits.clone()),
+                    reports,
                 ));
             }
         }
@@ -465,17 +484,17 @@ impl McpManager {
             .into_iter()
             .filter(|(_, config)| config.enabled)
             .filter_map(|(name, config)| {
-                let (stderr, id) = {
+                let (reports, id) = {
                     let servers = lock(&self.servers);
                     let server = servers.get(&name)?;
-                    (server.stderr.clone(), server.id)
+                    (server.reports(&self.exits), server.id)
                 };
                 Some(start_one(
                     (name, id),
                     config,
                     workspace.to_path_buf(),
                     env.clone(),
-                    (stderr, self.exits.clone()),
+                    reports,
                 ))
             });
         let results = futures::future::join_all(starts).await;
@@ -496,14 +515,26 @@ impl McpManager {
 
     /// Shuts every server down gracefully (close stdin, wait, SIGTERM, kill) and reaps it.
     pub async fn shutdown(&self) {
-        let services: Vec<Stopping> = lock(&self.servers)
-            .values_mut()
-            .filter_map(|server| {
+        let (services, starting): (Vec<Stopping>, Vec<u32>) = {
+            let mut servers = lock(&self.servers);
+            let mut services = Vec::new();
+            let mut starting = Vec::new();
+            for server in servers.values_mut() {
                 server.peer = None;
-                Some((server.service.take()?, server.pid))
-            })
-            .collect();
-        stop(services).await;
+                match server.service.take() {
+                    Some(service) => services.push((service, server.pid)),
+                    // Still in its handshake: its process and group end here too. (Not a
+                    // server that failed: its process is gone, and its id may be another's.)
+                    None if server.status == ServerStatus::Starting => {
+                        starting.extend(server.process());
+                    }
+                    None => {}
+                }
+            }
+            (services, starting)
+        };
+        let handshakes = futures::future::join_all(starting.into_iter().map(processes::end_group));
+        futures::future::join(stop(services), handshakes).await;
     }
 }
 
@@ -520,7 +551,12 @@ impl McpManager {
             .values_mut()
             .filter_map(|server| {
                 server.peer = None;
-                server.pid
+                // A server that failed or is disabled has no process of coder's left.
+                let live = matches!(
+                    server.status,
+                    ServerStatus::Ready { .. } | ServerStatus::Starting
+                );
+                server.process().filter(|_| live)
             })
             .collect();
         for pid in pids {
@@ -747,13 +783,21 @@ fn tail(stderr: &Arc<Mutex<VecDeque<String>>>) -> String {
     lock(stderr).iter().cloned().collect::<Vec<_>>().join("\n")
 }
 
+/// Where a start of a stdio server reports while it runs: its stderr's last lines, the ends
+/// of its stderr and its process ([`watch_for_exits`]), and its process id once spawned.
+struct StartReports {
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    exits: mpsc::UnboundedSender<Exit>,
+    spawned: Arc<AtomicU32>,
+}
+
 /// Starts one stdio server and initialises the MCP session, within its startup timeout.
 async fn start_one(
     (name, id): (String, u64),
     config: McpServerConfig,
     workspace: std::path::PathBuf,
     env: Arc<ToolEnv>,
-    stderr: (Arc<Mutex<VecDeque<String>>>, mpsc::UnboundedSender<Exit>),
+    reports: StartReports,
 ) -> (
     String,
     u64,
@@ -762,7 +806,7 @@ async fn start_one(
     let timeout = config.startup_timeout(DEFAULT_STARTUP_TIMEOUT);
     let result = match (&config.command, &config.url) {
         (Some(program), _) => {
-            start_stdio(&name, program, &config, &workspace, &env, stderr, timeout).await
+            start_stdio(&name, program, &config, &workspace, &env, reports, timeout).await
         }
         (None, Some(url)) => start_http(url, &config, timeout).await,
         (None, None) => Err("neither `command` nor `url` is configured".to_owned()),
@@ -778,7 +822,11 @@ async fn start_stdio(
     config: &McpServerConfig,
     workspace: &Path,
     env: &ToolEnv,
-    (stderr_tail, exits): (Arc<Mutex<VecDeque<String>>>, mpsc::UnboundedSender<Exit>),
+    StartReports {
+        stderr: stderr_tail,
+        exits,
+        spawned,
+    }: StartReports,
     timeout: Duration,
 ) -> Result<(RunningService<RoleClient, ()>, Option<u32>), String> {
     let mut command = tokio::process::Command::new(program);
@@ -798,6 +846,7 @@ async fn start_stdio(
         .map_err(|err| format!("cannot start `{program}`: {err}"))?;
     let pid = transport.id();
     if let Some(pid) = pid {
+        spawned.store(pid, Ordering::SeqCst);
         watch_process(name, pid, exits.clone());
     }
     if let Some(stderr) = stderr {

@@ -372,6 +372,60 @@ async fn shutdown_ends_the_processes_a_server_started() {
     }
 }
 
+/// The process id a shell wrote to `file`, once it has (within 10 s).
+async fn pid_written(file: &std::path::Path) -> i32 {
+    for _ in 0..200 {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{} was not written", file.display());
+}
+
+#[tokio::test]
+async fn shutdown_during_a_handshake_ends_the_server_and_what_it_started() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (leader_file, helper_file) = (dir.path().join("leader.pid"), dir.path().join("helper.pid"));
+    // A server that never answers `initialize`, with a helper deaf to SIGTERM.
+    let config = McpServerConfig {
+        command: Some("sh".into()),
+        args: vec![
+            "-c".into(),
+            format!(
+                "(trap '' TERM; exec sleep 300) </dev/null >/dev/null 2>&1 & echo $! > '{}'; echo $$ > '{}'; exec sleep 300",
+                helper_file.display(),
+                leader_file.display()
+            ),
+        ],
+        enabled: true,
+        startup_timeout_sec: Some(120.0),
+        ..McpServerConfig::default()
+    };
+    let h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| {
+            c.mcp_servers = [("mute".to_owned(), config)].into_iter().collect();
+        },
+        vec![],
+    );
+    let leader = pid_written(&leader_file).await;
+    let helper = pid_written(&helper_file).await;
+    let _guards = (KillOnDrop(leader), KillOnDrop(helper));
+    assert!(matches!(
+        h.engine.mcp_status()["mute"],
+        ServerStatus::Starting
+    ));
+    h.engine.shutdown().await;
+    until_gone(leader, "the server in its handshake outlived the session").await;
+    until_gone(helper, "what it started outlived the session").await;
+}
+
 /// Kills a process when dropped, whatever the test did.
 struct KillOnDrop(i32);
 
