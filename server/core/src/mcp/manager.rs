@@ -126,6 +126,17 @@ impl Server {
         }
     }
 
+    /// The process group to end with it: its process's, while it is running or starting.
+    /// A server that failed has no process of coder's left, and its old id may be another
+    /// process's by now.
+    fn group(&self) -> Option<u32> {
+        let live = matches!(
+            self.status,
+            ServerStatus::Ready { .. } | ServerStatus::Starting
+        );
+        self.process().filter(|_| live)
+    }
+
     /// The id of its process: from its start, or, during its handshake, from its spawn.
     fn process(&self) -> Option<u32> {
         self.pid
@@ -458,7 +469,8 @@ impl McpManager {
                 .iter()
                 .filter_map(|name| {
                     let server = servers.remove(name)?;
-                    Some((server.service?, server.pid))
+                    let group = server.group();
+                    Some((server.service?, group))
                 })
                 .collect();
             let starting: Vec<(String, McpServerConfig)> = configs
@@ -522,11 +534,11 @@ impl McpManager {
             for server in servers.values_mut() {
                 server.peer = None;
                 match server.service.take() {
-                    Some(service) => services.push((service, server.pid)),
+                    Some(service) => services.push((service, server.group())),
                     // Still in its handshake: its process and group end here too. (Not a
                     // server that failed: its process is gone, and its id may be another's.)
                     None if server.status == ServerStatus::Starting => {
-                        starting.extend(server.process());
+                        starting.extend(server.group());
                     }
                     None => {}
                 }
@@ -551,12 +563,7 @@ impl McpManager {
             .values_mut()
             .filter_map(|server| {
                 server.peer = None;
-                // A server that failed or is disabled has no process of coder's left.
-                let live = matches!(
-                    server.status,
-                    ServerStatus::Ready { .. } | ServerStatus::Starting
-                );
-                server.process().filter(|_| live)
+                server.group()
             })
             .collect();
         for pid in pids {
