@@ -173,7 +173,7 @@ impl ModelClient {
             let mut emitted = false;
             let (message, retry_after) =
                 match self.attempt(&call, cancel, on_update, &mut emitted).await {
-                    Ok(response) => return Ok(without_nameless_calls(response, on_update)),
+                    Ok(response) => return Ok(provider_safe_calls(response, on_update)),
                     Err(AttemptError::Cancelled(partial)) => {
                         return Err(StreamError::Cancelled { partial });
                     }
@@ -446,10 +446,12 @@ fn error_chain(err: &dyn std::error::Error) -> String {
     message
 }
 
-/// `response` without the tool calls that name no tool, each said in a warning. Such a call
-/// cannot run, and a history holding a call without a name is one providers refuse, so the
-/// reply goes on without it rather than failing the conversation's every later request.
-fn without_nameless_calls(
+/// `response` with its tool calls as every provider takes them back in a history: names
+/// and ids of `^[a-zA-Z0-9_-]+$`, at most 64 characters, ids distinct. A call that names no
+/// tool cannot run, and one outside that alphabet (`functions.read`) would make every later
+/// request of the conversation fail; the first is left out of the reply, with a warning,
+/// the second renamed (it fails as a call of no tool does, and the model reads why).
+fn provider_safe_calls(
     mut response: ModelResponse,
     on_update: &mut (dyn FnMut(StreamUpdate) + Send),
 ) -> ModelResponse {
@@ -464,7 +466,34 @@ fn without_nameless_calls(
             if dropped == 1 { "" } else { "s" }
         )));
     }
+    let mut ids = std::collections::HashSet::new();
+    for (index, call) in response.tool_calls.iter_mut().enumerate() {
+        call.function.name = within_alphabet(&call.function.name);
+        let mut id = within_alphabet(&call.id);
+        if id.is_empty() || !ids.insert(id.clone()) {
+            id = format!("call_{index}_{}", ids.len());
+            ids.insert(id.clone());
+        }
+        call.id = id;
+    }
     response
+}
+
+/// The longest tool name or call id every provider takes.
+const MAX_WIRE_NAME: usize = 64;
+
+/// `text` with each character outside `[a-zA-Z0-9_-]` made `_`, cut to [`MAX_WIRE_NAME`].
+fn within_alphabet(text: &str) -> String {
+    text.chars()
+        .take(MAX_WIRE_NAME)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

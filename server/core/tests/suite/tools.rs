@@ -82,6 +82,97 @@ async fn a_read_call_round_trips_in_both_formats() {
     }
 }
 
+/// Providers refuse a request whose history holds a tool call named or identified
+/// outside `^[a-zA-Z0-9_-]+$` (OpenAI: "Invalid 'messages[9].tool_calls[0].function.name':
+/// string does not match pattern"), so a model that once calls `functions.read` would
+/// otherwise end its conversation: every later request fails. Such a call is recorded, and
+/// sent back, under a name and id of that alphabet; it fails as a call of no tool does.
+#[tokio::test]
+async fn a_call_named_outside_the_providers_alphabet_is_sent_back_within_it() {
+    for kind in BOTH {
+        let server = MockModelServer::start(vec![
+            MockResponse::stream(vec![
+                Chunk::tool_call("call.1 x", "functions.read", json!({"path": "a"})),
+                Chunk::tool_call("call:1/x", "read", json!({"path": "notes.txt"})),
+            ]),
+            MockResponse::text("done"),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::new(&server, kind);
+        h.write("notes.txt", "hi there\n");
+        let events = h.run("go").await;
+        assert!(
+            matches!(
+                events.last().map(|e| &e.msg),
+                Some(EventMsg::TaskComplete { error: None, .. })
+            ),
+            "{kind:?}"
+        );
+        let second = &server.requests()[1].body;
+        let valid = |text: &str| {
+            !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        let messages = second["messages"].as_array().unwrap();
+        let (names, ids, result_ids): (Vec<String>, Vec<String>, Vec<String>) = match kind {
+            ProviderKind::OpenAi => {
+                let calls = messages
+                    .iter()
+                    .find_map(|m| m["tool_calls"].as_array())
+                    .unwrap();
+                (
+                    calls
+                        .iter()
+                        .map(|c| c["function"]["name"].as_str().unwrap().to_owned())
+                        .collect(),
+                    calls
+                        .iter()
+                        .map(|c| c["id"].as_str().unwrap().to_owned())
+                        .collect(),
+                    messages
+                        .iter()
+                        .filter(|m| m["role"] == "tool")
+                        .map(|m| m["tool_call_id"].as_str().unwrap().to_owned())
+                        .collect(),
+                )
+            }
+            ProviderKind::Anthropic => {
+                let blocks: Vec<&serde_json::Value> = messages
+                    .iter()
+                    .flat_map(|m| m["content"].as_array().into_iter().flatten())
+                    .collect();
+                let uses: Vec<&&serde_json::Value> =
+                    blocks.iter().filter(|b| b["type"] == "tool_use").collect();
+                (
+                    uses.iter()
+                        .map(|b| b["name"].as_str().unwrap().to_owned())
+                        .collect(),
+                    uses.iter()
+                        .map(|b| b["id"].as_str().unwrap().to_owned())
+                        .collect(),
+                    blocks
+                        .iter()
+                        .filter(|b| b["type"] == "tool_result")
+                        .map(|b| b["tool_use_id"].as_str().unwrap().to_owned())
+                        .collect(),
+                )
+            }
+        };
+        assert_eq!(names, ["functions_read", "read"], "{kind:?}");
+        assert!(ids.iter().all(|id| valid(id)), "{kind:?}: {ids:?}");
+        assert_ne!(ids[0], ids[1], "{kind:?}");
+        assert_eq!(result_ids, ids, "{kind:?}: each result answers its call");
+        // The call of a real tool still ran.
+        assert!(events.iter().any(|e| matches!(
+            &e.msg,
+            EventMsg::ToolCallCompleted { tool_name, .. } if tool_name == "read"
+        )));
+    }
+}
+
 #[tokio::test]
 async fn interleaved_parallel_calls_are_assembled_and_answered_in_order() {
     let server = MockModelServer::start(vec![
