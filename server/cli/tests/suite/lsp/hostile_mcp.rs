@@ -64,6 +64,49 @@ fn offered(request: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One task ("go") through `coder lsp` in a trusted workspace whose `.mcp.json` runs the
+/// node server `handle_js` (see [`node_mcp_server`]) as `name`: the client (for its
+/// process id and to stop it), every message it read, and the warnings among them.
+struct Ran {
+    client: Client,
+    seen: Vec<Value>,
+    warnings: Vec<String>,
+    _workspace: tempfile::TempDir,
+}
+
+async fn one_task_with(server: &MockModelServer, name: &str, handle_js: &str) -> Ran {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let script = ws.join("server.js");
+    std::fs::write(&script, node_mcp_server(handle_js)).unwrap();
+    std::fs::write(
+        ws.join(".mcp.json"),
+        json!({"mcpServers": {name: {"command": "node", "args": [script]}}}).to_string(),
+    )
+    .unwrap();
+    let mut client = Client::start(ws, server, "yolo");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "go", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let warnings = events(&seen)
+        .filter(|event| event["type"] == "warning")
+        .filter_map(|event| event["message"].as_str())
+        .map(str::to_owned)
+        .collect();
+    Ran {
+        client,
+        seen,
+        warnings,
+        _workspace: workspace,
+    }
+}
+
 #[tokio::test]
 async fn an_mcp_server_without_limits_is_taken_within_bounds() {
     let server = MockModelServer::start(vec![
@@ -72,31 +115,13 @@ async fn an_mcp_server_without_limits_is_taken_within_bounds() {
     ])
     .await
     .unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let ws = workspace.path();
-    let script = ws.join("unbounded.js");
-    std::fs::write(&script, node_mcp_server(UNBOUNDED_SERVER)).unwrap();
-    std::fs::write(
-        ws.join(".mcp.json"),
-        json!({"mcpServers": {"h": {"command": "node", "args": [script]}}}).to_string(),
-    )
-    .unwrap();
-    let mut client = Client::start(ws, &server, "yolo");
+    let Ran {
+        client,
+        seen,
+        warnings,
+        _workspace,
+    } = one_task_with(&server, "h", UNBOUNDED_SERVER).await;
     let pid = client.child.id().unwrap();
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
-    let root = client.root().await;
-    let mut seen = Vec::new();
-    client.send_text(&root, "use it", &mut seen).await;
-    client.until_events("task_complete", 1, &mut seen).await;
-
-    let warnings: Vec<&str> = events(&seen)
-        .filter(|event| event["type"] == "warning")
-        .filter_map(|event| event["message"].as_str())
-        .collect();
     let said = |needle: &str| warnings.iter().any(|message| message.contains(needle));
     assert!(
         said("MCP server `h`: it offers more than 1000 tools; the first 1000 are used"),
@@ -208,34 +233,12 @@ async fn a_tool_list_of_endless_empty_pages_is_read_to_its_bound() {
     let server = MockModelServer::start(vec![MockResponse::text("done")])
         .await
         .unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let ws = workspace.path();
-    let script = ws.join("endless.js");
-    std::fs::write(&script, node_mcp_server(ENDLESS_PAGES_SERVER)).unwrap();
-    std::fs::write(
-        ws.join(".mcp.json"),
-        json!({"mcpServers": {"e": {"command": "node", "args": [script]}}}).to_string(),
-    )
-    .unwrap();
-    let mut client = Client::start(ws, &server, "balanced");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
-    let root = client.root().await;
-    let mut seen = Vec::new();
-    client.send_text(&root, "hello", &mut seen).await;
-    client.until_events("task_complete", 1, &mut seen).await;
-    let warnings: Vec<&str> = events(&seen)
-        .filter(|event| event["type"] == "warning")
-        .filter_map(|event| event["message"].as_str())
-        .collect();
+    let ran = one_task_with(&server, "e", ENDLESS_PAGES_SERVER).await;
     assert!(
-        warnings.contains(
-            &"MCP server `e`: its tool list goes on past 100 pages; the 0 tools of those are used"
-        ),
-        "{warnings:?}"
+        ran.warnings.iter().any(|warning| warning
+            == "MCP server `e`: its tool list goes on past 100 pages; the 0 tools of those are used"),
+        "{:?}",
+        ran.warnings
     );
-    client.stop().await;
+    ran.client.stop().await;
 }
