@@ -69,22 +69,14 @@ pub(super) async fn list_tools(
             tools.len()
         ));
     }
-    if described.count > 0 {
-        notes.push(format!(
-            "{} with a description over {} KiB, of which the model is offered the start: {}",
-            count(described.count, "tool", "tools"),
-            MAX_DESCRIPTION_BYTES >> 10,
-            described.shown()
-        ));
-    }
-    if too_wide.count > 0 {
-        notes.push(format!(
-            "{} with an input schema over {} KiB, left out: {}",
-            count(too_wide.count, "tool", "tools"),
-            MAX_SCHEMA_BYTES >> 10,
-            too_wide.shown()
-        ));
-    }
+    notes.extend(described.note(&format!(
+        "with a description over {} KiB, of which the model is offered the start",
+        MAX_DESCRIPTION_BYTES >> 10
+    )));
+    notes.extend(too_wide.note(&format!(
+        "with an input schema over {} KiB, left out",
+        MAX_SCHEMA_BYTES >> 10
+    )));
     Ok((tools, notes))
 }
 
@@ -145,12 +137,20 @@ impl Named {
         }
     }
 
-    fn shown(&self) -> String {
+    /// `n tools {what}: names`, when there are any.
+    fn note(&self, what: &str) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
         let mut shown = self.first.clone();
         if self.count > self.first.len() {
             shown.push(format!("and {} more", self.count - self.first.len()));
         }
-        shown.join(", ")
+        Some(format!(
+            "{} {what}: {}",
+            count(self.count, "tool", "tools"),
+            shown.join(", ")
+        ))
     }
 }
 
