@@ -282,3 +282,16 @@ pub fn without_reminders(
         })
         .collect()
 }
+
+/// Every file and directory under `dir`, recursively; none when `dir` does not exist.
+pub fn entries_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        found.push(path.clone());
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            found.extend(entries_under(&path));
+        }
+    }
+    found
+}

@@ -15,7 +15,7 @@ use coder_testkit::fuzz::{Rng, mutate};
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::{Value, json};
 
-use super::support::{Harness, answer_with};
+use super::support::{Harness, answer_with, entries_under};
 
 /// Model replies of tool calls, each its own task.
 const ROUNDS: usize = 40;
@@ -199,24 +199,12 @@ fn shown(calls: &[(String, String)]) -> String {
 /// Every file under `dir` with its contents, in order.
 fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
-    for entry in walk(dir) {
+    for entry in entries_under(dir) {
         let bytes = std::fs::read(&entry).unwrap_or_default();
         files.push((entry.display().to_string(), bytes));
     }
     files.sort();
     files
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        out.push(path.clone());
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            out.extend(walk(&path));
-        }
-    }
-    out
 }
 
 #[tokio::test]
