@@ -98,3 +98,43 @@ test("a model without apiKey takes the environment's key; none for the default e
     /OPENAI_API_KEY/,
   );
 });
+
+// A command in a trusted workspace plants `.mcp.json` under a name the command analysis
+// cannot see, then sleeps: the SDK's watcher reads it while the command runs, and the server
+// it names does not start until the program confirms with `/mcp reload`.
+test("an .mcp.json planted by a sleeping command starts nothing", async (t) => {
+  const outside = mkdtempSync(join(tmpdir(), "coder-marker-"));
+  t.after(() => rmSync(outside, { recursive: true, force: true }));
+  const marker = join(outside, "ran");
+  const dir = workspace();
+  writeFileSync(
+    join(dir, "payload"),
+    JSON.stringify({ mcpServers: { planted: { command: "sh", args: ["-c", `touch ${marker}`] } } }),
+  );
+  const plant = "python3 -c \"import shutil; shutil.copy('payload', '.mc' + 'p.json')\"; sleep 3";
+  const { url } = await startMock(t, [toolCall("c1", "bash", { command: plant }), text("done")]);
+  const engine = Engine.create({
+    workingDir: dir,
+    mode: "yolo",
+    model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" },
+    saveSessions: false,
+    trustWorkspace: true,
+  });
+  const seen = [];
+  const done = new Promise((resolve) => {
+    engine.onEvent((event) => {
+      seen.push(event);
+      if (event.type === "task_complete") resolve();
+    });
+  });
+  engine.send(engine.rootConversation, "plant");
+  await done;
+  // Past the call, whatever the watcher reads (the sandbox removed the file) starts nothing.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await engine.dispose();
+  assert.equal(existsSync(marker), false, "the planted server ran outside the sandbox");
+  const held = seen.find((e) => e.type === "warning" && e.message.includes("not started until you confirm"));
+  assert.ok(held, JSON.stringify(seen.filter((e) => e.type === "warning")));
+  assert.match(held.message, /`planted` \(new\) runs sh -c/);
+  assert.ok(!seen.some((e) => e.type === "mcp_server_status"), "a server was started");
+});

@@ -34,6 +34,11 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ("auto-edit", "", "switch to auto-edit mode"),
     ("yolo", "", "switch to yolo mode"),
     ("tools", "", "the tools the model may call"),
+    (
+        "mcp",
+        "[reload]",
+        "the MCP servers; reload starts the servers a changed file added or changed",
+    ),
     ("skills", "", "the skills the model is told about"),
     ("todos", "", "the conversation's todo list"),
     ("new", "", "start again with an empty context"),

@@ -242,3 +242,77 @@ async fn coder_lsp_asks_the_editor_for_a_protected_write_without_allow_always() 
     );
     client.stop().await;
 }
+
+/// What runs is protected where no name says so: the hooks folder `core.hooksPath` names
+/// (husky's `.husky/_`), a tracked folder `.git/hooks` links to, the file `.mcp.json` links
+/// to, and an editor's files that run programs (`.vscode/tasks.json`). In `yolo` with
+/// automatic approval, neither the file tools nor a confined command change them.
+#[tokio::test]
+async fn coder_exec_in_yolo_mode_protects_what_git_hooks_links_and_editors_run() {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "core.hooksPath", ".husky/_"]);
+    for dir in [".husky/_", "githooks", "tracked"] {
+        std::fs::create_dir_all(ws.join(dir)).unwrap();
+    }
+    std::fs::write(ws.join(".husky/_/pre-commit"), "#!/bin/sh\nnpm test\n").unwrap();
+    std::fs::write(ws.join("githooks/pre-commit"), "#!/bin/sh\ntrue\n").unwrap();
+    std::fs::write(ws.join("tracked/mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+    std::fs::remove_dir_all(ws.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink("../githooks", ws.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink("tracked/mcp.json", ws.join(".mcp.json")).unwrap();
+    let evil = "#!/bin/sh\ntouch pwned\n";
+    let targets = [
+        ".husky/_/pre-commit",
+        "githooks/pre-commit",
+        "tracked/mcp.json",
+        ".vscode/tasks.json",
+    ];
+    let mut script: Vec<MockResponse> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            MockResponse::tool_call(
+                &format!("w{i}"),
+                "write",
+                json!({"path": path, "content": evil}),
+            )
+        })
+        .collect();
+    // The same writes by a command the analysis cannot read: the sandbox stops them.
+    script.push(MockResponse::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "python3 -c \"import sys\nfor p in sys.argv[1:]:\n  try:\n    import os; os.makedirs(os.path.dirname(p), exist_ok=True); open(p, 'w').write('evil')\n  except OSError as e: print(p, e)\" .husky/_/pre-commit githooks/pre-commit tracked/mcp.json .vscode/tasks.json"}),
+    ));
+    script.push(MockResponse::text("done"));
+    let server = MockModelServer::start(script).await.unwrap();
+    let out = coder(ws, &server, &["--mode", "yolo", "--auto-approve", "go"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (i, path) in targets.iter().enumerate() {
+        let told = tool_result(&server, &format!("w{i}"));
+        assert!(told.contains("protected"), "{path}: {told}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".husky/_/pre-commit")).unwrap(),
+        "#!/bin/sh\nnpm test\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("githooks/pre-commit")).unwrap(),
+        "#!/bin/sh\ntrue\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("tracked/mcp.json")).unwrap(),
+        r#"{"mcpServers": {}}"#
+    );
+    assert!(!ws.join(".vscode").exists());
+}

@@ -49,6 +49,51 @@ impl McpServerConfig {
     pub(crate) fn tool_timeout(&self, default: Duration) -> Duration {
         duration(self.tool_timeout_sec, default)
     }
+
+    /// What starting this server does, for a person deciding whether to allow it: the
+    /// command line it runs (`runs node server.js`, with its working directory) or the URL
+    /// it connects to, control characters shown and cut at [`DESCRIBED_CHARS`].
+    pub fn describe(&self) -> String {
+        let what = match (&self.command, &self.url) {
+            (Some(command), _) => {
+                let mut line = shell_words(std::iter::once(command).chain(&self.args));
+                if let Some(cwd) = &self.cwd {
+                    line.push_str(&format!(" (in {})", cwd.display()));
+                }
+                format!("runs {line}")
+            }
+            (None, Some(url)) => format!("connects to {url}"),
+            (None, None) => "names neither a command nor a URL".to_owned(),
+        };
+        let what = crate::control_chars::neutralize(&what).into_owned();
+        match what.char_indices().nth(DESCRIBED_CHARS) {
+            Some((cut, _)) => format!("{}...", &what[..cut]),
+            None => what,
+        }
+    }
+}
+
+/// How much of a server's command line [`McpServerConfig::describe`] shows.
+pub const DESCRIBED_CHARS: usize = 300;
+
+/// Words joined as a shell would read them back: plain ones as they are, others quoted.
+fn shell_words<'a>(words: impl Iterator<Item = &'a String>) -> String {
+    let plain = |word: &str| {
+        !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    };
+    words
+        .map(|word| {
+            if plain(word) {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn duration(seconds: Option<f64>, default: Duration) -> Duration {

@@ -16,9 +16,16 @@
 //!   and replaced by a copy with a planted config or hook.
 //! - `.coder/` is made before the first confined command when missing (sessions are saved
 //!   there anyway), so it is always bound read-only.
+//! - The editors' files that run programs (`.vscode/`, `.idea/`, Neovim's `.nvim.lua`,
+//!   `.nvimrc`, `.exrc`), the folder git's `core.hooksPath` names inside the work tree, and
+//!   the targets of protected links are bound read-only the same way
+//!   ([`crate::tools::protected_files::launched_from`]).
 //! - A name cannot be bound before it exists, so what a command creates at a missing
 //!   protected path (`.mcp.json`, or one of the files above in an existing git directory) is
-//!   removed when the call ends, and the output says so ([`CreationAudit`]).
+//!   removed when the call ends, and the output says so ([`CreationAudit`]). No placeholder
+//!   is written into the person's repository instead: while the command runs, the session
+//!   does not act on such a file by itself (a changed `.mcp.json` starts nothing until a
+//!   person confirms, `session/mcp_reload.rs`).
 //! - A `.git` entry a command creates anywhere in the workspace (a `.git` file pointing to a
 //!   repository it made, wired in through a gitlink in the index), or changes in place, is
 //!   removed when the call ends too ([`super::git_entries`]).
@@ -34,8 +41,20 @@ use std::path::{Path, PathBuf};
 
 use super::git_entries::{EntryKind, GitEntries};
 
-/// The files that configure or record coder, relative to the workspace.
-pub const PROTECTED_PATHS: [&str; 4] = [".coder", ".mcp.json", ".git/config", ".git/hooks"];
+/// The files that configure or record coder, or make git or an editor run programs,
+/// relative to the workspace (beside those of every git directory, and what
+/// [`crate::tools::protected_files::launched_from`] finds).
+pub const PROTECTED_PATHS: [&str; 9] = [
+    ".coder",
+    ".mcp.json",
+    ".git/config",
+    ".git/hooks",
+    ".vscode",
+    ".idea",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+];
 
 /// The files of a git directory that make git run code or read a configuration elsewhere.
 pub(crate) const GIT_DIR_REDIRECTS: [&str; 4] = ["config", "hooks", "commondir", "config.worktree"];
@@ -77,7 +96,18 @@ impl CreationAudit {
         }
         let git_entries = GitEntries::find(workspace);
         let mut pinned = Vec::new();
-        let mut protected = vec![workspace.join(".mcp.json")];
+        // `.coder/` is made above and bound below; `.git` files come from the walk.
+        let mut protected: Vec<PathBuf> = PROTECTED_PATHS
+            .iter()
+            .filter(|path| **path != ".coder" && !path.starts_with(".git/"))
+            .map(|path| workspace.join(path))
+            .collect();
+        // The hooks folder `core.hooksPath` names and the targets of protected links.
+        protected.extend(
+            crate::tools::protected_files::launched_from(workspace)
+                .into_iter()
+                .map(|(path, _)| workspace.join(path)),
+        );
         for entry in &git_entries.entries {
             match entry.kind {
                 EntryKind::Dir => {

@@ -1,24 +1,41 @@
 //! MCP servers read again while the session runs, when `.mcp.json` or `mcpServers` of a
 //! configuration file changes. The configuration's own loading decides which apply, as at
-//! start: `.mcp.json` and the workspace file's servers only in a trusted folder. Servers
-//! whose definition changed are restarted, removed ones stopped, new ones started
-//! ([`crate::mcp::McpManager::apply`]); each conversation's MCP view is dropped, so its
-//! next task sees the new tools. A file that cannot be used keeps the running servers.
+//! start: `.mcp.json` and the workspace file's servers only in a trusted folder.
+//!
+//! A change read from a file never starts a program by itself: whoever wrote the file (a
+//! command the model ran, a script that command started, a repository's test suite run by
+//! auto-verify) may not be the person. Servers the file no longer names stop at once
+//! (that only narrows); servers it adds or changes are held, each named with the command
+//! line it would run in a `warning`, until a person confirms with `/mcp reload`
+//! ([`Session::confirm_mcp`]), which every door reaches only from the person (the
+//! terminal's prompt, `conversation/command`, the SDK's `command`), never from the model.
+//! Each conversation's MCP view is dropped when the running servers change, so its next
+//! task sees the new tools. A file that cannot be used keeps the running servers.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use coder_protocol::{EventMsg, McpServerState, ReloadedKind};
 
 use super::Session;
-use crate::mcp::ServerStatus;
+use crate::mcp::{McpServerConfig, ServerStatus};
 use crate::process::ToolEnv;
 use crate::sync::lock;
 
+/// Servers a file added or changed, waiting for a person's `/mcp reload`.
+#[derive(Debug, Clone)]
+pub(super) struct HeldServers {
+    /// Every server the files name now: what runs once confirmed.
+    servers: BTreeMap<String, McpServerConfig>,
+    /// The files whose change this is.
+    paths: Vec<String>,
+}
+
 impl Session {
     /// Reads `.mcp.json` again through the configuration's own loading (the same trust as
-    /// at start) and, when its servers changed, brings the running servers to it in the
-    /// background; `workspace_reloaded` follows once they have started or failed. Returns
-    /// the warnings to report now.
+    /// at start). Servers no longer named stop in the background; added or changed ones
+    /// are held for a person ([`HeldServers`]); `workspace_reloaded` follows once the
+    /// stopped ones have ended. Returns the warnings to report now.
     /// `mcp_json` says `.mcp.json` changed: in an untrusted folder that is ignored with a
     /// warning, as at start.
     pub(super) fn reload_mcp(self: &Arc<Self>, paths: Vec<String>, mcp_json: bool) -> Vec<String> {
@@ -50,10 +67,95 @@ impl Session {
                 paths.join(", ")
             )];
         }
-        if next.mcp_servers == current.mcp_servers {
-            return Vec::new();
+        let running = current.mcp_servers.clone();
+        // What runs without asking: the running servers the files still name as they are.
+        let kept: BTreeMap<String, McpServerConfig> = running
+            .iter()
+            .filter(|(name, _)| next.mcp_servers.contains_key(*name))
+            .map(|(name, config)| (name.clone(), config.clone()))
+            .collect();
+        let waiting: Vec<(&String, &McpServerConfig)> = next
+            .mcp_servers
+            .iter()
+            .filter(|(name, config)| running.get(*name) != Some(config) && config.enabled)
+            .collect();
+        let mut warnings = Vec::new();
+        let held = (!waiting.is_empty()).then(|| {
+            warnings.push(held_warning(&paths, &waiting, &running));
+            HeldServers {
+                servers: next.mcp_servers.clone(),
+                paths: paths.clone(),
+            }
+        });
+        *lock(&self.held_mcp) = held;
+        // A server switched off (`enabled: false`) is only narrowed: it stops now.
+        let mut applied = kept;
+        for (name, config) in &next.mcp_servers {
+            if !config.enabled && running.contains_key(name) {
+                applied.insert(name.clone(), config.clone());
+            }
         }
-        let servers = next.mcp_servers.clone();
+        if applied != running {
+            self.start_mcp(applied, paths);
+        }
+        warnings
+    }
+
+    /// Starts the servers a file changed, once a person confirms (`/mcp reload`): the text
+    /// of the command's answer.
+    pub(super) fn confirm_mcp(self: &Arc<Self>) -> String {
+        let Some(held) = lock(&self.held_mcp).take() else {
+            return "No change to the MCP servers waits for confirmation.".to_owned();
+        };
+        let running = self.config().mcp_servers.clone();
+        let names: Vec<&str> = held
+            .servers
+            .iter()
+            .filter(|(name, config)| running.get(*name) != Some(*config))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        let text = format!(
+            "Applying the MCP servers of {}: {}. Their status follows as each starts.",
+            held.paths.join(", "),
+            names.join(", ")
+        );
+        self.start_mcp(held.servers, held.paths);
+        text
+    }
+
+    /// `/mcp`: every server with its state and what it runs, and any change held.
+    pub(super) fn mcp_listing(&self) -> String {
+        let config = self.config();
+        let statuses = self.services.mcp.statuses();
+        let mut text = String::new();
+        if config.mcp_servers.is_empty() {
+            text.push_str("No MCP servers are configured.\n");
+        }
+        for (name, server) in &config.mcp_servers {
+            let state = match statuses.get(name) {
+                Some(ServerStatus::Ready { tools, .. }) => format!("ready, {tools} tools"),
+                Some(ServerStatus::Starting) => "starting".to_owned(),
+                Some(ServerStatus::Failed { error, .. }) => format!("failed: {error}"),
+                Some(ServerStatus::Disabled) | None => "disabled".to_owned(),
+            };
+            text.push_str(&format!("{name}: {state}; {}\n", server.describe()));
+        }
+        if let Some(held) = &*lock(&self.held_mcp) {
+            let waiting: Vec<(&String, &McpServerConfig)> = held
+                .servers
+                .iter()
+                .filter(|(name, c)| config.mcp_servers.get(*name) != Some(*c) && c.enabled)
+                .collect();
+            text.push_str(&held_warning(&held.paths, &waiting, &config.mcp_servers));
+        }
+        text.trim_end().to_owned()
+    }
+
+    /// Brings the running servers to `servers` in the background and records them as the
+    /// session's; statuses and `workspace_reloaded` follow once they have started, failed
+    /// or stopped.
+    fn start_mcp(self: &Arc<Self>, servers: BTreeMap<String, McpServerConfig>, paths: Vec<String>) {
+        let current = self.config();
         {
             let mut config = lock(&self.services.config);
             let mut updated = (**config).clone();
@@ -88,8 +190,37 @@ impl Session {
                 },
             );
         });
-        Vec::new()
     }
+}
+
+/// The warning that names the servers held for a person, and what each would run.
+fn held_warning(
+    paths: &[String],
+    waiting: &[(&String, &McpServerConfig)],
+    running: &BTreeMap<String, McpServerConfig>,
+) -> String {
+    let servers: Vec<String> = waiting
+        .iter()
+        .map(|(name, config)| {
+            let how = if running.contains_key(*name) {
+                "changed"
+            } else {
+                "new"
+            };
+            format!(
+                "`{}` ({how}) {}",
+                crate::control_chars::neutralize(name),
+                config.describe()
+            )
+        })
+        .collect();
+    format!(
+        "{} changed: MCP server {} is not started until you confirm with /mcp reload (a \
+         file read while coder runs never starts a program by itself: a command or tool may \
+         have written it)",
+        paths.join(", "),
+        servers.join("; ")
+    )
 }
 
 /// The `mcp_server_status` event of a server the reload touched (`None`: stopped).

@@ -75,6 +75,9 @@ pub(crate) struct Session {
     watching: Mutex<Option<reload::Watching>>,
     /// Told of every batch of changed paths ([`Session::on_files_changed`]).
     files_changed: Mutex<Vec<FilesChanged>>,
+    /// MCP servers a file added or changed while the session ran, waiting for a person
+    /// (`/mcp reload`).
+    held_mcp: Mutex<Option<mcp_reload::HeldServers>>,
 }
 
 impl Session {
@@ -170,6 +173,7 @@ impl Session {
                 ended: tokio::sync::Mutex::new(false),
                 watching: Mutex::new(None),
                 files_changed: Mutex::new(Vec::new()),
+                held_mcp: Mutex::new(None),
             }
         });
         if watches_files {

@@ -28,7 +28,7 @@ fn text(text: impl Into<String>) -> CommandResult {
 impl Session {
     /// Runs `/name args` in `conversation`.
     pub fn command(
-        &self,
+        self: &std::sync::Arc<Self>,
         conversation: ConversationId,
         input: &str,
     ) -> Result<CommandResult, EngineError> {
@@ -49,6 +49,7 @@ impl Session {
             "mode" => self.mode_command(conversation, args),
             "plan" | "default" | "auto-edit" | "yolo" => self.mode_command(conversation, name),
             "tools" => Ok(self.tools_command()),
+            "mcp" => self.mcp_command(args),
             "skills" => Ok(self.skills_command()),
             "todos" => self.todos_command(conversation),
             "new" => self.new_command(),
@@ -198,6 +199,18 @@ impl Session {
             })?;
         self.set_mode_by_person(conversation, mode)?;
         Ok(text(format!("mode: {}", self.mode(conversation)?.as_str())))
+    }
+
+    /// `/mcp`: the servers and any change held for a person; `/mcp reload` starts the
+    /// servers a file added or changed ([`Session::confirm_mcp`]).
+    fn mcp_command(self: &std::sync::Arc<Self>, args: &str) -> Result<CommandResult, EngineError> {
+        match args.trim() {
+            "" => Ok(text(self.mcp_listing())),
+            "reload" => Ok(text(self.confirm_mcp())),
+            other => Err(EngineError::invalid_params(format!(
+                "/mcp takes nothing or `reload`, not `{other}`"
+            ))),
+        }
     }
 
     fn tools_command(&self) -> CommandResult {

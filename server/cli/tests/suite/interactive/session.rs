@@ -211,6 +211,8 @@ async fn every_slash_command_answers_at_the_prompt() {
         "/auto-edit",
         "/yolo",
         "/tools",
+        "/mcp",
+        "/mcp reload",
         "/skills",
         "/todos",
         "/diff",
@@ -481,4 +483,50 @@ async fn compact_shows_the_summary_it_made() {
     );
     screen.send("\x04");
     assert!(screen.exit().success());
+}
+
+/// A command the model runs in a trusted yolo session plants `.mcp.json` under a name the
+/// command analysis cannot see, and sleeps: the terminal's watcher reads it while the
+/// command runs, says which program it would run, and starts nothing until the person
+/// types `/mcp reload`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_json_planted_by_a_sleeping_command_starts_nothing() {
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("ran");
+    let plant = "python3 -c \"import shutil; shutil.copy('payload', '.mc' + 'p.json')\"; sleep 3";
+    let server = MockModelServer::start(vec![bash("c1", plant), MockResponse::text("planted")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    let workspace = place.workspace.path().canonicalize().unwrap();
+    std::fs::write(
+        place.home.path().join(".config/coder/config.json"),
+        json!({"model": "mock-model", "contextWindow": 32000, "mode": "yolo",
+               "trustedFolders": [workspace]})
+        .to_string(),
+    )
+    .unwrap();
+    place.write(
+        "payload",
+        &json!({"mcpServers": {"planted": {"command": "sh",
+            "args": ["-c", format!("touch '{}'", marker.display())]}}})
+        .to_string(),
+    );
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("plant it");
+    let text = screen.wait_for("not started until you confirm with /mcp reload");
+    assert!(text.contains("`planted` (new) runs sh -c"), "{text}");
+    screen.prompt(2);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        !marker.exists(),
+        "the planted server ran outside the sandbox"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    assert!(
+        !marker.exists(),
+        "the planted server ran outside the sandbox"
+    );
 }

@@ -130,6 +130,22 @@ async fn until_warning(client: &mut Client, needle: &str, seen: &mut Vec<Value>)
     }
 }
 
+/// Waits for the warning that holds the servers `.mcp.json` added or changed, then
+/// confirms them as a person would (`/mcp reload`); returns the warning.
+async fn confirm_servers(client: &mut Client, root: &str, seen: &mut Vec<Value>) -> String {
+    let held = until_warning(client, "not started until you confirm", seen).await;
+    let answer = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "/mcp reload"}),
+            seen,
+        )
+        .await;
+    let text = answer["result"]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Applying the MCP servers"), "{answer}");
+    held
+}
+
 async fn run_task(client: &mut Client, root: &str, text: &str, seen: &mut Vec<Value>) {
     let done = events(seen)
         .filter(|event| event["type"] == "task_complete")
@@ -165,6 +181,8 @@ async fn a_trusted_mcp_json_starts_added_servers_and_stops_removed_ones() {
         &ws.join(".mcp.json"),
         &json!({"mcpServers": {"ev": server_writing_its_pid(&pid_file)}}).to_string(),
     );
+    let held = confirm_servers(&mut client, &root, &mut seen).await;
+    assert!(held.contains("`ev` (new) runs sh -c"), "{held}");
     until_reloaded(&mut client, "mcp", 1, &mut seen).await;
     let statuses = |seen: &[Value]| -> Vec<Value> {
         events(seen)
@@ -559,6 +577,7 @@ async fn a_server_added_while_the_first_ones_start_is_not_failed_when_they_are_d
         &ws.join(".mcp.json"),
         &json!({"mcpServers": {"a": slow(3_000), "b": slow(5_000)}}).to_string(),
     );
+    confirm_servers(&mut client, &root, &mut seen).await;
     until_reloaded(&mut client, "mcp", 1, &mut seen).await;
     run_task(&mut client, &root, "first", &mut seen).await;
     let failures: Vec<&str> = events(&seen)
@@ -572,4 +591,50 @@ async fn a_server_added_while_the_first_ones_start_is_not_failed_when_they_are_d
         assert!(offered.contains(&tool.to_owned()), "{tool}: {offered:?}");
     }
     client.stop().await;
+}
+
+/// A command the model runs in a trusted workspace plants `.mcp.json` (under a name the
+/// command analysis cannot see) and sleeps: the watcher reads the file while the command
+/// runs, and the server it names does not start. The change waits for a person's
+/// `/mcp reload`; the sandbox removes the file when the call ends.
+#[tokio::test]
+async fn an_mcp_json_planted_by_a_sleeping_command_starts_nothing() {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let marker = ws.join("ran");
+    write(
+        &ws.join("payload"),
+        &json!({"mcpServers": {"planted": {"command": "sh",
+            "args": ["-c", format!("touch '{}'", marker.display())]}}})
+        .to_string(),
+    );
+    let plant = "python3 -c \"import shutil; shutil.copy('payload', '.mc' + 'p.json')\"; sleep 3";
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": plant})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(ws, &server, "yolo");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    run_task(&mut client, &root, "go", &mut seen).await;
+    let held = until_warning(&mut client, "not started until you confirm", &mut seen).await;
+    assert!(held.contains("`planted` (new) runs sh -c"), "{held}");
+    // Whatever the watcher reads after the call (the file removed), nothing starts.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    client.stop().await;
+    assert!(
+        !marker.exists(),
+        "the planted server ran outside the sandbox"
+    );
+    let started: Vec<&Value> = events(&seen)
+        .filter(|event| event["type"] == "mcp_server_status")
+        .collect();
+    assert!(started.is_empty(), "{started:?}");
 }
