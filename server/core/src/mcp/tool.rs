@@ -39,6 +39,12 @@ impl Tool for McpTool {
         self.read_only
     }
 
+    /// A server's `readOnlyHint` orders its calls (read-only ones run together) and never
+    /// loosens the policy.
+    fn vouches_read_only(&self) -> bool {
+        false
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         self.manager
             .call(&self.server, &self.tool, input, &ctx.cancel)

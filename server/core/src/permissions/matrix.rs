@@ -121,13 +121,24 @@ fn matches(pattern: &str, command: &str) -> bool {
         .is_ok_and(|m: &GlobMatcher| m.is_match(command))
 }
 
+/// Whether a tool only reads, as far as the policy may rely on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadOnly {
+    /// It only reads, and coder knows it (its own tools).
+    Vouched,
+    /// Someone coder cannot check says it only reads (an MCP server's `readOnlyHint`): it
+    /// is treated as any other tool, and in plan mode a person decides.
+    Claimed,
+    No,
+}
+
 /// Decides one call.
 pub(crate) fn check(
     mode: Mode,
     preset: Preset,
     rules: &PermissionRules,
     tool: &str,
-    read_only: bool,
+    read_only: ReadOnly,
     input: &Value,
     safety: &SafetyContext<'_>,
 ) -> Check {
@@ -165,7 +176,7 @@ fn decide(
     preset: Preset,
     rules: &PermissionRules,
     tool: &str,
-    read_only: bool,
+    read_only: ReadOnly,
     command: &str,
     assessment: Option<crate::tools::shell_safety::Assessment>,
 ) -> Check {
@@ -192,12 +203,21 @@ fn decide(
         None => (None, None),
     };
     let class = match &risk {
-        _ if read_only => Class::ReadOnly,
+        _ if read_only == ReadOnly::Vouched => Class::ReadOnly,
         Some(Risk::ReadOnly) => Class::ReadOnlyCommand,
         Some(_) => Class::Command,
         None if FILE_EDIT_TOOLS.contains(&tool) => Class::FileEdit,
         None => Class::Other,
     };
+    if mode == Mode::Plan && read_only == ReadOnly::Claimed {
+        return Check {
+            decision: Ask,
+            human_required: true,
+            reason: "plan mode: the tool's server says it only reads, which coder cannot check"
+                .to_owned(),
+            line: None,
+        };
+    }
     if mode == Mode::Plan && !matches!(class, Class::ReadOnly | Class::ReadOnlyCommand) {
         return Check::new(
             Deny,
@@ -374,7 +394,15 @@ mod tests {
             git_root: true,
         };
         let input = json!({ "command": command });
-        check(mode, Preset::Balanced, rules, BASH, false, &input, &safety)
+        check(
+            mode,
+            Preset::Balanced,
+            rules,
+            BASH,
+            ReadOnly::No,
+            &input,
+            &safety,
+        )
     }
 
     fn rules(rules: &[(&str, PolicyDecision)]) -> PermissionRules {

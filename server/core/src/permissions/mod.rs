@@ -9,5 +9,5 @@ mod matrix;
 mod requests;
 
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};
-pub(crate) use matrix::{check, describe};
+pub(crate) use matrix::{ReadOnly, check, describe};
 pub(crate) use requests::{Answer, Permissions, PlanAnswer, Request, SESSION_ENDED};

@@ -118,6 +118,14 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     /// Read-only tools may run concurrently with each other.
     fn is_read_only(&self) -> bool;
+    /// Whether the permission policy may take [`Tool::is_read_only`] for a fact (run the
+    /// tool unasked where reading is allowed, plan mode included). Only a tool that knows
+    /// what it does may; one whose claim comes from elsewhere (an MCP server's
+    /// `readOnlyHint`, which a server can lie about) says no, and is asked about as any
+    /// other tool.
+    fn vouches_read_only(&self) -> bool {
+        self.is_read_only()
+    }
     /// Checks that need more than the schema (paths, ranges). The message goes to the model.
     fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
         Ok(())

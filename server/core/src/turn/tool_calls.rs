@@ -18,7 +18,7 @@ use super::{
     summary,
 };
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, Request, check};
+use crate::permissions::{Answer, ReadOnly, Request, check};
 use crate::sync::lock;
 use crate::tools::conversation::ConversationCall;
 use crate::tools::shell_safety::SafetyContext;
@@ -177,7 +177,11 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         permissions.preset(),
         &permissions.rules(),
         name,
-        entry.tool.is_read_only(),
+        match (entry.tool.vouches_read_only(), entry.tool.is_read_only()) {
+            (true, _) => ReadOnly::Vouched,
+            (false, true) => ReadOnly::Claimed,
+            (false, false) => ReadOnly::No,
+        },
         &input,
         &safety,
     );

@@ -146,7 +146,7 @@ impl Verifier {
             permissions.preset(),
             &permissions.rules(),
             "bash",
-            false,
+            crate::permissions::ReadOnly::No,
             &input,
             &safety,
         );
