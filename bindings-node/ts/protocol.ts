@@ -281,7 +281,7 @@ export type ReloadedKind = "rules" | "skills" | "commands" | "config" | "mcp";
 /**
  * Why a conversation's mode changed.
  */
-export type ModeChangeReason = "exit_plan_mode" | "set_mode";
+export type ModeChangeReason = "exit_plan_mode" | "set_mode" | "caller_mode";
 
 /**
  * Where an MCP server is ([`EventMsg::McpServerStatus`]).

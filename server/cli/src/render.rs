@@ -520,6 +520,8 @@ impl Human {
                 match reason {
                     ModeChangeReason::ExitPlanMode => "plan approved",
                     ModeChangeReason::SetMode => "switched",
+                    ModeChangeReason::CallerMode =>
+                        "narrowed to the mode of the conversation that sent it work",
                 }
             ))?,
             EventMsg::TaskStarted { .. }

@@ -405,6 +405,10 @@ pub enum ModeChangeReason {
     ExitPlanMode,
     /// A client switched it (`set_mode`, `coder/setMode`, the SDK's `setMode`).
     SetMode,
+    /// A conversation in a stricter mode sent it a message (`conv_send`): it is narrowed to
+    /// that mode, since a conversation never does on another's behalf what that one may
+    /// not (a plan-mode conversation cannot have a `yolo` one opened earlier write for it).
+    CallerMode,
 }
 
 /// Why a queued task was dropped before it ran.

@@ -132,6 +132,10 @@ impl Session {
                 ),
             ));
         }
+        // It runs at most in the caller's mode, from now on: narrowing needs nobody.
+        if let Ok(ceiling) = self.mode(caller) {
+            self.narrow_to_caller(target, ceiling);
+        }
         let mut input = Vec::new();
         if let Some(text) = args.text {
             input.push(InputItem::Text { text });

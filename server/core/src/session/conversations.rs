@@ -249,6 +249,32 @@ impl Session {
         Ok(())
     }
 
+    /// Narrows `id` to `ceiling` when its mode is looser (a `conv_send` from a stricter
+    /// conversation), with a `mode_changed` event saying why.
+    pub(super) fn narrow_to_caller(&self, id: ConversationId, ceiling: Mode) {
+        let Ok(conv) = self.conversation(id) else {
+            return;
+        };
+        let mut previous = None;
+        self.change(&conv, |conversation| {
+            let mode = narrower(conversation.mode, ceiling);
+            if mode != conversation.mode {
+                previous = Some(conversation.switch_mode(mode));
+            }
+        });
+        if let Some(previous) = previous {
+            self.services.hub.emit(
+                id,
+                None,
+                EventMsg::ModeChanged {
+                    mode: ceiling,
+                    previous,
+                    reason: ModeChangeReason::CallerMode,
+                },
+            );
+        }
+    }
+
     pub fn mode(&self, id: ConversationId) -> Result<Mode, EngineError> {
         let conv = self.conversation(id)?;
         let mode = lock(&conv).mode;

@@ -612,3 +612,61 @@ async fn rule_list_names_the_rules_files_in_prompt_order() {
         ]})
     );
 }
+
+/// Plan mode is not escaped through a conversation opened earlier in a looser mode: the
+/// plan-mode root's `conv_send` narrows the `yolo` conversation to plan before it runs, so
+/// its write is refused, and `mode_changed` says why.
+#[tokio::test]
+async fn conv_send_from_plan_mode_narrows_a_looser_conversation_first() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::create_dir_all(ws.join(".coder")).unwrap();
+    std::fs::write(ws.join(".coder/config.json"), r#"{"mode": "yolo"}"#).unwrap();
+    let mut client = Client::start(ws, &server, "yolo");
+    client
+        .initialize_with(
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        )
+        .await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    let plan = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "/plan"}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(plan["result"]["text"], "mode: plan", "{plan}");
+    let created = client
+        .request("conversation/create", json!({"mode": "yolo"}), &mut seen)
+        .await;
+    let worker = created["result"]["conversationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(worker, root);
+    server.push([
+        MockResponse::tool_call(
+            "s1",
+            "conv_send",
+            json!({"conversation_id": worker, "text": "Write made.txt"}),
+        ),
+        MockResponse::tool_call("w1", "write", json!({"path": "made.txt", "content": "x\n"})),
+        MockResponse::text("could not write"),
+        MockResponse::text("the plan"),
+    ]);
+    client.send_text(&root, "plan it", &mut seen).await;
+    // The worker's task and the root's continuation (the root's first task was handed over).
+    client.until_events("task_complete", 2, &mut seen).await;
+    assert!(!ws.join("made.txt").exists(), "plan mode was escaped");
+    let narrowed: Vec<&Value> = events(&seen)
+        .filter(|event| event["type"] == "mode_changed" && event["reason"] == "caller_mode")
+        .collect();
+    assert_eq!(narrowed.len(), 1, "{narrowed:?}");
+    assert_eq!(narrowed[0]["conversationId"], worker.as_str());
+    assert_eq!(narrowed[0]["mode"], "plan");
+    assert_eq!(narrowed[0]["previous"], "yolo");
+    client.stop().await;
+}
