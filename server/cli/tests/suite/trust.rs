@@ -242,3 +242,43 @@ async fn a_workspace_rule_cannot_switch_a_denied_tool_back_on() {
     let told = server.requests()[1].body["messages"].to_string();
     assert!(told.contains("rule for tool `bash`"), "{told}");
 }
+
+/// The key coder uses never enters what is recorded: a trusted workspace's configuration
+/// holding it, read by the model, reaches neither the events, the next request nor the
+/// saved session.
+#[tokio::test]
+async fn the_key_in_use_is_taken_out_of_what_a_tool_returns() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("r1", "read", json!({"path": ".coder/config.json"})),
+        MockResponse::tool_call("b1", "bash", json!({"command": "cat .coder/config.json"})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let workspace = repository(json!({"provider": "openai", "model": "mock-model",
+        "baseUrl": server.openai_base_url(), "apiKey": SECRET}));
+    let ws = workspace.path();
+    let out = coder(
+        ws,
+        &["--trust", "--mode", "yolo", "--json", "show the config"],
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("[redacted]"), "{stdout}");
+    assert!(!stdout.contains(SECRET), "the key reached the events");
+    let requests = server.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(last.contains("[redacted]"), "{last}");
+    assert!(!last.contains(SECRET), "the key reached the model");
+    for entry in std::fs::read_dir(ws.join(".coder/sessions")).unwrap() {
+        let path = entry.unwrap().path();
+        let saved = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            !saved.contains(SECRET),
+            "the key reached {}",
+            path.display()
+        );
+    }
+}

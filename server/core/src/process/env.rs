@@ -31,6 +31,9 @@ const SECRET_NAMES: [&str; 6] = ["API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWO
 /// short string would match innocent values by chance.
 const MIN_SECRET_VALUE: usize = 8;
 
+/// What a withheld secret is replaced with in recorded text.
+const REDACTED: &str = "[redacted]";
+
 /// Which of coder's environment variables a tool's process does not inherit.
 #[derive(Debug, Clone, Default)]
 pub struct ToolEnv {
@@ -53,12 +56,21 @@ impl ToolEnv {
         }
     }
 
-    /// The rule of a session: its pass-through list, and its provider's key withheld.
+    /// The rule of a session: its pass-through list, and its provider's key and the values
+    /// of its MCP servers' HTTP headers (tokens) withheld.
     pub fn for_config(config: &crate::Config) -> Self {
         let key = config.provider.as_ref().and_then(|p| p.api_key.as_ref());
+        let headers = config
+            .mcp_servers
+            .values()
+            .flat_map(|server| server.headers.values())
+            .map(|value| value.strip_prefix("Bearer ").unwrap_or(value).to_owned());
         Self::new(
             config.env_pass_through.clone(),
-            key.map(|key| key.expose().to_owned()).into_iter().collect(),
+            key.map(|key| key.expose().to_owned())
+                .into_iter()
+                .chain(headers)
+                .collect(),
         )
     }
 
@@ -87,6 +99,20 @@ impl ToolEnv {
         self.secret_values
             .iter()
             .any(|secret| value.contains(secret.as_str()))
+    }
+
+    /// `text` with every secret this rule withholds by value replaced by `[redacted]`:
+    /// what a tool returns is recorded (events, the session file, every later request), and
+    /// a file or a command's output may hold the key coder uses (`read
+    /// .coder/config.json`, `env`).
+    pub fn redact(&self, text: String) -> String {
+        let mut text = text;
+        for secret in &self.secret_values {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), REDACTED);
+            }
+        }
+        text
     }
 
     /// Removes from `command` every variable of coder's environment that

@@ -260,6 +260,8 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         result = entry.tool.call(input, &ctx) => Some(result),
         () = ctx.cancel.cancelled() => None,
     };
+    // What a tool returns is recorded: the keys coder holds are taken out first.
+    let result = result.map(|result| redacted(result, &ctx.env));
     // Checkpoint 4: interrupted while running. Whatever the tool did was cut short, so the
     // model is told so, along with anything the tool still returned.
     if ctx.cancel.is_cancelled() {
@@ -290,7 +292,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         }
         other => other,
     };
-    match result {
+    match result.map(|result| redacted(result, &ctx.env)) {
         Some(Ok(mut output)) => {
             if let Some(event) = output.event.take() {
                 events.emit(event);
@@ -318,6 +320,21 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         }
         Some(Err(error)) => fail(format!("Error: {error}")),
         None => fail(CANCELLED_WHILE_RUNNING.to_owned()),
+    }
+}
+
+/// `result` with the secrets `env` withholds taken out of its text and diff.
+fn redacted(
+    result: Result<crate::tools::ToolOutput, String>,
+    env: &crate::process::ToolEnv,
+) -> Result<crate::tools::ToolOutput, String> {
+    match result {
+        Ok(mut output) => {
+            output.content = env.redact(output.content);
+            output.diff = output.diff.map(|diff| env.redact(diff));
+            Ok(output)
+        }
+        Err(error) => Err(env.redact(error)),
     }
 }
 
