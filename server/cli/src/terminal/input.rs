@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
 
 use coder_core::Engine;
+use coder_core::control_chars::{has_control, neutralize};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -165,8 +166,12 @@ impl Completer for Helper {
                 .commands()
                 .into_iter()
                 .filter(|command| command.name.starts_with(name))
+                // What a repository's files say is shown, never obeyed: a name that holds
+                // a control character would be written into the line as it is, so it is
+                // not offered; descriptions are neutralised.
+                .filter(|command| !has_control(&command.name))
                 .map(|command| Pair {
-                    display: format!("/{} — {}", command.name, command.description),
+                    display: format!("/{} — {}", command.name, neutralize(&command.description)),
                     replacement: format!("/{} ", command.name),
                 })
                 .collect();
@@ -177,6 +182,7 @@ impl Completer for Helper {
                 .engine()
                 .complete_paths(query, 50)
                 .into_iter()
+                .filter(|found| !has_control(&found.path))
                 .map(|found| Pair {
                     display: found.path.clone(),
                     replacement: format!("@{}", found.path),

@@ -320,6 +320,16 @@ async fn ask_trust(
     let notice = neutralize(notice);
     let notice = notice.trim_end_matches(|c: char| c == ';' || c.is_whitespace());
     println!("{notice}.");
+    // What a yes would start, and where requests would go, before the person answers.
+    if let Ok(would) = load(start, trusted.clone()) {
+        let lines = config.what_trust_would_apply(&would);
+        if !lines.is_empty() {
+            println!("Trusted, it would start or use:");
+            for line in lines {
+                println!("  {line}");
+            }
+        }
+    }
     print!(
         "Trust this folder? Its .coder/config.json and .mcp.json then apply whole (MCP servers, provider endpoint, looser modes). [y/N] "
     );
