@@ -198,6 +198,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             // The spinner and the closing line need a terminal, not colour.
             live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             command_output: false,
+            // Piped or written to a file, stdout holds exactly what the history keeps.
+            stream_answer: std::io::IsTerminal::is_terminal(&std::io::stdout()),
         };
         Box::new(Human::new(
             Box::new(std::io::BufWriter::new(std::io::stdout())),

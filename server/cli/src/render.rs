@@ -55,6 +55,10 @@ pub struct Style {
     /// Show a command's, a search's or an MCP tool's report under its summary (the
     /// terminal; `coder exec` keeps its notes to one line per call).
     pub command_output: bool,
+    /// The answer written as it streams (a person watches it). Otherwise each reply is
+    /// written once it is complete, as the history keeps it: a reply the provider's stream
+    /// broke off and that was asked for again leaves nothing of its first attempt behind.
+    pub stream_answer: bool,
 }
 
 /// The events of one session, printed.
@@ -322,7 +326,13 @@ impl Human {
             EventMsg::AgentMessageDelta { delta } if !root => {
                 self.side_delta(event.conversation_id, delta)?;
             }
-            EventMsg::AgentMessageDelta { delta } => self.answer_delta(delta)?,
+            EventMsg::AgentMessageDelta { delta } if self.style.stream_answer => {
+                self.answer_delta(delta)?;
+            }
+            EventMsg::AgentMessageDelta { .. } => {}
+            EventMsg::ReplyComplete { text, .. } if root && !self.style.stream_answer => {
+                self.answer_delta(text)?;
+            }
             EventMsg::AgentReasoningDelta { delta } => self.notes_dimmed(delta)?,
             EventMsg::AgentReasoning { .. } => self.notes.write_all(b"\n")?,
             EventMsg::TaskStarted { .. } if root => {

@@ -94,6 +94,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         markdown: color,
         live: true,
         command_output: true,
+        stream_answer: true,
     };
     let mut conversation = engine.root_conversation();
     let mut printer = Human::new(

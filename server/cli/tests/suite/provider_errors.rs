@@ -283,3 +283,37 @@ async fn a_conversation_too_long_for_the_model_says_so_and_its_kind_is_in_the_js
         .collect();
     assert_eq!(kinds, [&json!("context_length_exceeded"); 2]);
 }
+
+/// A stream that breaks after some text is asked for again, and the partial reply is
+/// discarded: `coder exec`'s stdout (a pipe here) holds what the history keeps, never the
+/// first attempt's text.
+#[tokio::test]
+async fn a_dropped_streams_partial_reply_does_not_stay_on_stdout() {
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(vec![
+            coder_testkit::Chunk::text("half an ans"),
+            coder_testkit::Chunk::text("wer that "),
+            coder_testkit::Chunk::text("breaks"),
+        ])
+        .with_delay(10)
+        .with_fault(coder_testkit::StreamFault::Drop { after: 4 }),
+        MockResponse::text("the whole answer"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.openai_base_url();
+    let out = coder(
+        workspace.path(),
+        &[
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("OPENAI_API_KEY", SECRET),
+            ("CODER_MODEL", "mock-model"),
+        ],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("discarded"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "the whole answer\n");
+}
