@@ -23,7 +23,7 @@ mod landlock;
 #[allow(unsafe_code)]
 mod namespaces;
 mod protected;
-mod temp_dir;
+pub(crate) mod temp_dir;
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};

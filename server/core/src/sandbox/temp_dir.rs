@@ -20,14 +20,14 @@ use std::time::Duration;
 use rustix::fs::{FlockOperation, flock};
 
 /// The prefix of every session's private temporary directory.
-const PREFIX: &str = "coder-sandbox-";
+pub(crate) const PREFIX: &str = "coder-sandbox-";
 
 /// How old an unlocked directory must be before it is taken to be abandoned.
 const SETTLED: Duration = Duration::from_secs(60);
 
 /// A session's private temporary directory, locked while it lives.
 #[derive(Debug)]
-pub(super) struct SessionTempDir {
+pub(crate) struct SessionTempDir {
     dir: tempfile::TempDir,
     /// The directory itself, opened and locked: the lock lasts while this is open.
     _lock: File,
@@ -37,8 +37,14 @@ impl SessionTempDir {
     /// Removes the abandoned directories of killed sessions in `parent`, then makes this
     /// session's own there and takes hold of it.
     pub fn make(parent: &Path) -> std::io::Result<Self> {
-        remove_abandoned(parent);
-        let dir = tempfile::Builder::new().prefix(PREFIX).tempdir_in(parent)?;
+        Self::make_named(parent, PREFIX)
+    }
+
+    /// [`SessionTempDir::make`] for directories named `prefix...` (each use has its own, so
+    /// one use never removes another's).
+    pub fn make_named(parent: &Path, prefix: &str) -> std::io::Result<Self> {
+        remove_abandoned(parent, prefix);
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
         let lock = File::open(dir.path())?;
         // Where the file system has no locks, nobody can take a lock to sweep either.
         if let Err(err) = flock(&lock, FlockOperation::NonBlockingLockExclusive) {
@@ -61,13 +67,13 @@ impl SessionTempDir {
 /// left: named as sessions name theirs, real directories (not links) of this user, older
 /// than [`SETTLED`], and locked by no live session. Best effort: what cannot be removed
 /// stays.
-fn remove_abandoned(parent: &Path) {
+fn remove_abandoned(parent: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     let user = rustix::process::geteuid().as_raw();
     for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with(PREFIX) {
+        if !entry.file_name().to_string_lossy().starts_with(prefix) {
             continue;
         }
         let path = entry.path();

@@ -384,7 +384,7 @@ impl Session {
         drop(state);
         self.services.journal.resume(session, root_id, seq);
         // `/undo` reverts turns of this session only.
-        self.services.checkpoints.forget(session);
+        self.services.checkpoints.forget();
         for (conversation, closed) in repaired {
             self.services.hub.emit(
                 conversation,

@@ -143,10 +143,7 @@ impl Session {
             root_id,
         );
         journal.set_model(&config.model);
-        let checkpoints = Arc::new(crate::undo::Checkpoints::new(
-            &config.workspace,
-            lock(&state).session_id,
-        ));
+        let checkpoints = Arc::new(crate::undo::Checkpoints::new(&config.workspace));
         let services = Services {
             saver,
             journal,
@@ -230,6 +227,7 @@ impl Session {
         if let Some(sandbox) = &self.services.sandbox {
             sandbox.remove_temp_dir();
         }
+        self.services.checkpoints.close();
     }
 
     /// Stops saving at once (see [`Saver::close`]).

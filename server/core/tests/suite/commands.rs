@@ -326,6 +326,83 @@ async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
     assert!(again.to_string().contains("nothing to undo"), "{again}");
 }
 
+/// Every file of `.git/objects` and every ref, to see that checkpoints add none.
+fn objects_and_refs(dir: &std::path::Path) -> (Vec<std::path::PathBuf>, String) {
+    let mut objects = Vec::new();
+    let mut pending = vec![dir.join(".git/objects")];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            } else {
+                objects.push(entry.path());
+            }
+        }
+    }
+    objects.sort();
+    let refs = std::process::Command::new("git")
+        .args(["for-each-ref"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (objects, String::from_utf8_lossy(&refs.stdout).into_owned())
+}
+
+/// Checkpoints live outside the repository: a turn adds no object and no ref to it (an
+/// untracked `.env` is not carried by a push or a mirror clone), a file over the bound is
+/// not recorded and `/undo` leaves it and says so. (The private store goes with the
+/// session: the suite's private `TMPDIR` must be empty afterwards.)
+#[tokio::test]
+async fn undo_keeps_its_records_out_of_the_repository_and_skips_large_files() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "b1",
+            "bash",
+            serde_json::json!({"command": "printf changed > tracked.txt && printf more >> big.bin"}),
+        ),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let dir = h.workspace.path().to_path_buf();
+    git(&dir, &["init", "-q"]);
+    std::fs::write(dir.join("tracked.txt"), "original").unwrap();
+    git(&dir, &["add", "tracked.txt"]);
+    git(&dir, &["commit", "-q", "-m", "first"]);
+    std::fs::write(dir.join(".env"), "API_TOKEN=very-secret-value").unwrap();
+    let big = std::fs::File::create(dir.join("big.bin")).unwrap();
+    big.set_len(17 << 20).unwrap();
+    drop(big);
+    let before = objects_and_refs(&dir);
+
+    h.run("change things").await;
+    assert_eq!(
+        objects_and_refs(&dir),
+        before,
+        "a checkpoint reached the repository"
+    );
+    let said = h.engine.command(h.root, "/undo").unwrap().text;
+    assert!(
+        said.starts_with("undid the last turn: restored tracked.txt"),
+        "{said}"
+    );
+    assert!(
+        said.contains("left big.bin: over 16 MiB, not recorded"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracked.txt")).unwrap(),
+        "original"
+    );
+    assert_eq!(
+        std::fs::metadata(dir.join("big.bin")).unwrap().len(),
+        (17 << 20) + 4
+    );
+    h.engine.shutdown().await;
+    assert_eq!(objects_and_refs(&dir), before);
+}
+
 #[tokio::test]
 async fn undo_keeps_what_the_person_changed_after_the_turn() {
     let server = MockModelServer::start(vec![
