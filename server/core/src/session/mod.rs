@@ -134,11 +134,8 @@ impl Session {
         let state = Arc::new(Mutex::new(state));
         let paths = Arc::new(crate::completion::PathIndex::new(config.workspace.clone()));
         let saver = Saver::new(&config.workspace, config.save_sessions);
-        let journal = crate::journal::Journal::new(
-            saver.dir().map(std::path::Path::to_path_buf),
-            lock(&state).session_id,
-            root_id,
-        );
+        let journal =
+            crate::journal::Journal::new(saver.folder().cloned(), lock(&state).session_id, root_id);
         journal.set_model(&config.model);
         let checkpoints = Arc::new(crate::undo::Checkpoints::new(
             &config.workspace,
