@@ -176,3 +176,69 @@ async fn session_listing_takes_only_regular_files_and_reads_no_link() {
     }
     client.stop().await;
 }
+
+/// A repository whose `.coder/config.json` (or `.coder` itself) is a link to the person's
+/// user-level configuration, which holds their key.
+#[tokio::test]
+async fn model_writes_nothing_through_a_linked_workspace_config() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    for linked in [".coder/config.json", ".coder"] {
+        let workspace = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let user = home.path().join("config.json");
+        let user_text = json!({"apiKey": "sk-user-file-secret",
+                               "trustedFolders": ["/somewhere/trusted"],
+                               "permissions": {"preset": "balanced"}})
+        .to_string();
+        std::fs::write(&user, &user_text).unwrap();
+        let link = workspace.path().join(linked);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        let target = if linked == ".coder" {
+            home.path()
+        } else {
+            user.as_path()
+        };
+        symlink(target, &link).unwrap();
+        let base_url = server.openai_base_url();
+        let coder_home = home.path().to_str().unwrap();
+        let mut client = Client::spawn(
+            workspace.path(),
+            &[
+                ("OPENAI_BASE_URL", base_url.as_str()),
+                ("OPENAI_API_KEY", "k"),
+                ("CODER_HOME", coder_home),
+            ],
+        );
+        client.initialize(json!({})).await;
+        let root = client.root().await;
+        let mut seen = Vec::new();
+        let answer = request(
+            &mut client,
+            "conversation/command",
+            json!({"conversationId": root, "command": "/model other-model"}),
+            &mut seen,
+        )
+        .await;
+        let text = answer["result"]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with("model: other-model for this session; it could not be saved")
+                && text.contains("is a symbolic link"),
+            "{linked}: {answer}"
+        );
+        client.stop().await;
+        assert_eq!(
+            std::fs::read_to_string(&user).unwrap(),
+            user_text,
+            "{linked}"
+        );
+        assert!(
+            link.symlink_metadata().unwrap().file_type().is_symlink(),
+            "{linked} was replaced"
+        );
+        let files: Vec<_> = std::fs::read_dir(home.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(files, ["config.json"], "{linked}");
+    }
+}
