@@ -227,7 +227,16 @@ impl Session {
     ) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
         let mode = ceiling.map_or(wanted, |ceiling| narrower(wanted, ceiling));
-        let previous = self.change(&conv, |conversation| conversation.switch_mode(mode));
+        let previous = self.change(&conv, |conversation| {
+            if ceiling.is_none() {
+                conversation.chosen_by_person = Some(
+                    conversation
+                        .chosen_by_person
+                        .map_or(mode, |chosen| super::looser(chosen, mode)),
+                );
+            }
+            conversation.switch_mode(mode)
+        });
         {
             let mut state = self.state();
             if state.root == id {
@@ -315,6 +324,7 @@ impl Session {
         // raises a conversation above the session's, which trusted configuration set.
         let ceiling = self.config().mode;
         let mut clamped = Vec::new();
+        let mut clamped_after_plan = Vec::new();
         let mut repaired = Vec::new();
         let mut restore = |saved: ConversationSnapshot| {
             let mut conversation = saved.restore();
@@ -325,6 +335,14 @@ impl Session {
                 repaired.push((conversation.id, closed));
                 // The results went in among the messages: the journal writes them all again.
                 conversation.unjournaled_from = 0;
+            }
+            // The mode plan mode returns to as well: approving a plan never raises it.
+            if let Some(saved) = conversation.mode_before_plan {
+                let after = narrower(saved, ceiling);
+                if after != saved {
+                    clamped_after_plan.push((conversation.id, saved));
+                    conversation.mode_before_plan = Some(after);
+                }
             }
             let mode = narrower(conversation.mode, ceiling);
             if mode != conversation.mode {
@@ -377,6 +395,20 @@ impl Session {
                 EventMsg::Warning {
                     message: format!(
                         "the saved session has mode {} for this conversation, looser than the session's {}; it uses {}",
+                        saved_mode.as_str(),
+                        ceiling.as_str(),
+                        ceiling.as_str()
+                    ),
+                },
+            );
+        }
+        for (conversation, saved_mode) in clamped_after_plan {
+            self.services.hub.emit(
+                conversation,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "the saved session has this conversation leave plan mode for {}, looser than the session's {}; it leaves for {}",
                         saved_mode.as_str(),
                         ceiling.as_str(),
                         ceiling.as_str()

@@ -409,14 +409,23 @@ fn check_not_empty(items: &[InputItem]) -> Result<(), EngineError> {
     }
 }
 
+/// A mode's place from the strictest (`plan`) to the loosest (`yolo`).
+fn rank(mode: Mode) -> usize {
+    Mode::ALL.iter().position(|m| *m == mode).unwrap_or(0)
+}
+
 /// The stricter of two modes: conversations may narrow the session's mode, never widen it.
 fn narrower(wanted: Mode, ceiling: Mode) -> Mode {
-    let rank = |mode: Mode| Mode::ALL.iter().position(|m| *m == mode).unwrap_or(0);
     if rank(wanted) > rank(ceiling) {
         ceiling
     } else {
         wanted
     }
+}
+
+/// The looser of two modes.
+fn looser(one: Mode, other: Mode) -> Mode {
+    if rank(one) >= rank(other) { one } else { other }
 }
 
 /// The sandbox policy of a session: the workspace, configured roots and a private temporary

@@ -9,7 +9,7 @@ use std::time::Duration;
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::{Value, json};
 
-use super::{Client, status_kb};
+use super::{Client, events, status_kb};
 
 const SESSION: &str = "0192f0c4-0000-7000-8000-0000000000a1";
 const ROOT: &str = "0192f0c4-0000-7000-8000-0000000000b1";
@@ -240,5 +240,82 @@ async fn model_writes_nothing_through_a_linked_workspace_config() {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(files, ["config.json"], "{linked}");
+    }
+}
+
+/// Resumes a session shipped as `files` (name, content) whose root is in plan mode, entered
+/// from `yolo` by the files' word; the model asks to leave plan mode, the person approves,
+/// then the model runs a command. Returns the mode plan mode was left for and whether the
+/// command was put to the person.
+async fn leave_shipped_plan_mode(files: &[(String, String)]) -> (Value, bool, bool) {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("p1", "exit_plan_mode", json!({"plan": "1. Touch a file."})),
+        MockResponse::tool_call("c1", "bash", json!({"command": "touch ran.txt"})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let dir = sessions_dir(workspace.path());
+    for (name, content) in files {
+        std::fs::write(dir.join(name), content).unwrap();
+    }
+    let (mut client, _) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    let resumed = request(
+        &mut client,
+        "session/resume",
+        json!({"sessionId": SESSION}),
+        &mut seen,
+    )
+    .await;
+    assert!(resumed.get("result").is_some(), "{resumed}");
+    client.send_text(ROOT, "Do it.", &mut seen).await;
+    let mut asked_for_bash = false;
+    let run = async {
+        loop {
+            let message = client.read().await;
+            if message["method"] == "permission/request" {
+                let answer = if message["params"]["toolName"] == "exit_plan_mode" {
+                    json!({"decision": "start_editing"})
+                } else {
+                    asked_for_bash = true;
+                    json!({"decision": "deny"})
+                };
+                client
+                    .write(json!({"jsonrpc": "2.0", "id": message["id"], "result": answer}))
+                    .await;
+                continue;
+            }
+            seen.push(message);
+            if events(&seen).any(|e| e["type"] == "task_complete") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the task ended within 60 s");
+    let left_for = events(&seen)
+        .find(|e| e["type"] == "mode_changed" && e["reason"] == "exit_plan_mode")
+        .map(|e| e["mode"].clone())
+        .unwrap_or(Value::Null);
+    client.stop().await;
+    let ran = workspace.path().join("ran.txt").exists();
+    (left_for, asked_for_bash, ran)
+}
+
+#[tokio::test]
+async fn a_shipped_mode_before_plan_never_raises_the_mode_when_a_plan_is_approved() {
+    let shipped = json!({"mode": "plan", "modeBeforePlan": "yolo"});
+    let as_snapshot = vec![(
+        format!("{SESSION}.json"),
+        snapshot(SESSION, ROOT, shipped.clone()).to_string(),
+    )];
+    let as_journal = vec![(format!("{SESSION}.jsonl"), journal(SESSION, ROOT, shipped))];
+    for (form, files) in [("snapshot", as_snapshot), ("journal", as_journal)] {
+        let (left_for, asked, ran) = leave_shipped_plan_mode(&files).await;
+        assert_eq!(left_for, "default", "{form}");
+        assert!(asked && !ran, "{form}: the command ran without asking");
     }
 }
