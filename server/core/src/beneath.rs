@@ -278,6 +278,226 @@ impl WorkspaceDir {
     }
 }
 
+/// Files made in coder's own folders are for the person alone (a session holds what the
+/// person and the model said), less the umask.
+const OWN_FILE_MODE: u32 = 0o600;
+
+/// The refusal of a link met in coder's own folders (`.coder/`): a repository ships them,
+/// pointing anywhere, and coder never follows one. Wrapped in an `io::Error`; see
+/// [`is_link_refusal`].
+#[derive(Debug)]
+pub(crate) struct LinkRefused(String);
+
+impl std::fmt::Display for LinkRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LinkRefused {}
+
+/// Whether `err` is a [`LinkRefused`].
+pub(crate) fn is_link_refusal(err: &io::Error) -> bool {
+    err.get_ref().is_some_and(|inner| inner.is::<LinkRefused>())
+}
+
+/// `err` met with the file `shown`, for people: a [`LinkRefused`] names the file itself.
+pub(crate) fn own_file_error(shown: &Path, err: &io::Error) -> String {
+    if is_link_refusal(err) {
+        err.to_string()
+    } else {
+        format!("{}: {err}", shown.display())
+    }
+}
+
+/// A folder of coder's own in the workspace (`.coder`, `.coder/sessions`), held open: every
+/// file in it is reached by its one name relative to this handle, never through a link, and
+/// only regular files are read or written. The one way coder opens its own files.
+#[derive(Debug)]
+pub(crate) struct OwnDir {
+    fd: OwnedFd,
+    /// The folder relative to the workspace root (`.coder/sessions`), for messages.
+    relative: PathBuf,
+}
+
+impl WorkspaceDir {
+    /// The folder `relative` (names below the root, such as `.coder/sessions`), opened one
+    /// name at a time without following links; made, with the folders on the way, when
+    /// `create`. `None` when it is missing and not to be made. A link on the way (a linked
+    /// `.coder`) is refused with a [`LinkRefused`] naming it and where it points.
+    pub fn own_dir(&self, relative: &Path, create: bool) -> io::Result<Option<OwnDir>> {
+        let names = self.names(relative)?;
+        let mut dir = self.fd.try_clone()?;
+        for (index, name) in names.iter().enumerate() {
+            if create {
+                match rustix::fs::mkdirat(&dir, *name, Mode::from_raw_mode(NEW_DIR_MODE)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(err) => return Err(err.into()),
+                }
+            }
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            dir = match rustix::fs::openat(&dir, *name, flags, Mode::empty()) {
+                Ok(next) => next,
+                Err(Errno::NOENT) if !create => return Ok(None),
+                Err(err) => {
+                    let here: PathBuf = names[..=index].iter().collect();
+                    return Err(own_error(err, &dir, name, &here));
+                }
+            };
+        }
+        Ok(Some(OwnDir {
+            fd: dir,
+            relative: names.iter().collect(),
+        }))
+    }
+}
+
+impl OwnDir {
+    /// `name` in this folder, relative to the workspace root (for messages).
+    pub fn shown(&self, name: &str) -> PathBuf {
+        self.relative.join(name)
+    }
+
+    /// The regular file `name`, opened with `flags` (and `O_NOFOLLOW`, `O_NONBLOCK`).
+    fn open(&self, name: &str, flags: OFlags, mode: u32) -> io::Result<File> {
+        let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))
+            .map_err(|err| own_error(err, &self.fd, OsStr::new(name), &self.shown(name)))?;
+        regular(fd)
+    }
+
+    /// The regular file `name` to be read, within `max` bytes (else `FileTooLarge`, by its
+    /// size, before a byte is read); `None` when nothing is there.
+    pub fn open_read(&self, name: &str, max: u64) -> io::Result<Option<io::Take<File>>> {
+        match self.open(name, OFlags::RDONLY, 0) {
+            Ok(file) => crate::bounded::within(file, max).map(Some),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The bytes of the regular file `name`, within `max` (see [`OwnDir::open_read`]).
+    pub fn read(&self, name: &str, max: u64) -> io::Result<Option<Vec<u8>>> {
+        let Some(mut file) = self.open_read(name, max)? else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut file, &mut bytes)?;
+        Ok(Some(bytes))
+    }
+
+    /// The regular file `name` opened to append to, made when missing; whether it was made
+    /// now. A file with other hard links is refused (another name may be outside).
+    pub fn append(&self, name: &str) -> io::Result<(File, bool)> {
+        let flags = OFlags::WRONLY | OFlags::APPEND;
+        let (file, made) = match self.open(name, flags, 0) {
+            Ok(file) => (file, false),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => (
+                self.open(name, flags | OFlags::CREATE | OFlags::EXCL, OWN_FILE_MODE)?,
+                true,
+            ),
+            Err(err) => return Err(err),
+        };
+        let links = rustix::fs::fstat(&file)?.st_nlink;
+        if links > 1 {
+            return Err(io::Error::other(format!(
+                "{} has {links} hard links; coder does not write such a file of its own",
+                self.shown(name).display()
+            )));
+        }
+        Ok((file, made))
+    }
+
+    /// Makes the regular file `name` holding `content`, unless something (a link
+    /// included) is there already; whether it was made.
+    pub fn create_new(&self, name: &str, content: &[u8]) -> io::Result<bool> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+        let mut file = match self.open(name, flags, NEW_FILE_MODE) {
+            Ok(file) => file,
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(err) => return Err(err),
+        };
+        file.write_all(content)?;
+        Ok(true)
+    }
+
+    /// Replaces `name` whole: `write` fills a new file in this folder, which is synced and
+    /// then renamed over `name` (a link there is replaced, never followed). A crash leaves
+    /// the old file or the new one, never half of one.
+    pub fn write_atomic(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<()> {
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let unique = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.subsec_nanos());
+        let temp = format!(".{name}.{}.{unique}.{nanos:x}.tmp", std::process::id());
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+        let mut file = self.open(&temp, flags, OWN_FILE_MODE)?;
+        let written = write(&mut file)
+            .and_then(|()| file.sync_data())
+            .and_then(|()| {
+                rustix::fs::renameat(&self.fd, temp.as_str(), &self.fd, name).map_err(Into::into)
+            });
+        if written.is_err() {
+            let _ = rustix::fs::unlinkat(&self.fd, temp.as_str(), AtFlags::empty());
+        }
+        written
+    }
+
+    /// Removes `name` itself (a link is removed, never what it points to).
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(Into::into)
+    }
+
+    /// Whether anything (a link included) is at `name`.
+    pub fn exists(&self, name: &str) -> bool {
+        rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    }
+
+    /// When `name` itself (not what a link points to) was last changed.
+    pub fn modified(&self, name: &str) -> Option<std::time::SystemTime> {
+        let stat = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let seconds = u64::try_from(stat.st_mtime).ok()?;
+        let nanos = u32::try_from(stat.st_mtime_nsec).unwrap_or(0);
+        Some(std::time::UNIX_EPOCH + std::time::Duration::new(seconds, nanos))
+    }
+
+    /// The names in this folder that are valid UTF-8 (what each is, is checked when it is
+    /// opened).
+    pub fn names(&self) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&self.fd)? {
+            let entry = entry?;
+            if let Ok(name) = entry.file_name().to_str()
+                && name != "."
+                && name != ".."
+            {
+                names.push(name.to_owned());
+            }
+        }
+        Ok(names)
+    }
+}
+
+/// The error of opening `name` in `dir` (shown as `shown`): a link there is named with where
+/// it points ([`LinkRefused`]); other errors pass unchanged.
+fn own_error(err: Errno, dir: &OwnedFd, name: &OsStr, shown: &Path) -> io::Error {
+    if matches!(err, Errno::LOOP | Errno::NOTDIR | Errno::MLINK)
+        && let Ok(target) = rustix::fs::readlinkat(dir, name, Vec::new())
+    {
+        return io::Error::other(LinkRefused(format!(
+            "{} is a symbolic link (to {}); coder does not follow links in its own folders",
+            shown.display(),
+            target.to_string_lossy()
+        )));
+    }
+    err.into()
+}
+
 /// `fd` as a file when it is a regular file; an error naming what it is otherwise.
 fn regular(fd: OwnedFd) -> io::Result<File> {
     let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
@@ -294,8 +514,8 @@ fn regular(fd: OwnedFd) -> io::Result<File> {
         )),
         _ => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "it is not a regular file (a FIFO, socket or device); the file tools only use \
-             regular files",
+            "it is not a regular file (a FIFO, socket or device); coder only reads and \
+             writes regular files",
         )),
     }
 }
@@ -469,5 +689,112 @@ mod tests {
         assert!(err.to_string().contains("not a regular file"), "{err}");
         // No reader: the open fails at once (ENXIO) instead of waiting for one.
         assert!(ws.write(&root.join("pipe"), b"x", None).is_err());
+    }
+
+    #[test]
+    fn own_folders_and_their_files_are_never_reached_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = WorkspaceDir::open(&root).unwrap();
+        // Missing and not to be made; then made, with the folders on the way.
+        assert!(
+            ws.own_dir(Path::new(".coder/sessions"), false)
+                .unwrap()
+                .is_none()
+        );
+        let own = ws
+            .own_dir(Path::new(".coder/sessions"), true)
+            .unwrap()
+            .unwrap();
+        // A dangling link is left alone: nothing is made where it points.
+        symlink(
+            outside.path().join("planted"),
+            root.join(".coder/sessions/.gitignore"),
+        )
+        .unwrap();
+        assert!(!own.create_new(".gitignore", b"*").unwrap());
+        assert!(own.create_new("new", b"x").unwrap());
+        // Links to files, devices and FIFOs are refused, read or written.
+        std::fs::write(outside.path().join("rc"), "keep").unwrap();
+        symlink(
+            outside.path().join("rc"),
+            root.join(".coder/sessions/a.jsonl"),
+        )
+        .unwrap();
+        symlink("/dev/zero", root.join(".coder/sessions/z.json")).unwrap();
+        for name in ["a.jsonl", "z.json"] {
+            let err = own.read(name, 1 << 20).unwrap_err();
+            assert!(is_link_refusal(&err), "{name}: {err}");
+            assert!(
+                err.to_string()
+                    .starts_with(&format!(".coder/sessions/{name} is a symbolic link")),
+                "{err}"
+            );
+            assert!(is_link_refusal(&own.append(name).unwrap_err()));
+        }
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join(".coder/sessions/pipe.json"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let err = own.read("pipe.json", 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        // Appending makes the file once; a file with another hard link is not written.
+        let (_, made) = own.append("s.jsonl").unwrap();
+        assert!(made);
+        assert!(!own.append("s.jsonl").unwrap().1);
+        std::fs::hard_link(
+            root.join(".coder/sessions/s.jsonl"),
+            outside.path().join("other"),
+        )
+        .unwrap();
+        assert!(
+            own.append("s.jsonl")
+                .unwrap_err()
+                .to_string()
+                .contains("2 hard links")
+        );
+        // An atomic write replaces a link itself, leaving its target and no temporary file.
+        own.write_atomic("a.jsonl", |file| file.write_all(b"new"))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("rc")).unwrap(),
+            "keep"
+        );
+        assert_eq!(own.read("a.jsonl", 1 << 20).unwrap().unwrap(), b"new");
+        let mut names = own.names().unwrap();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                ".gitignore",
+                "a.jsonl",
+                "new",
+                "pipe.json",
+                "s.jsonl",
+                "z.json"
+            ]
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 2);
+        // A linked folder on the way is refused, made or not.
+        let other = tempfile::tempdir().unwrap();
+        let linked = other.path().canonicalize().unwrap();
+        symlink(outside.path(), linked.join(".coder")).unwrap();
+        let ws = WorkspaceDir::open(&linked).unwrap();
+        for create in [false, true] {
+            let err = ws
+                .own_dir(Path::new(".coder/sessions"), create)
+                .unwrap_err();
+            assert!(is_link_refusal(&err), "{err}");
+            assert!(
+                err.to_string().starts_with(".coder is a symbolic link"),
+                "{err}"
+            );
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 2);
     }
 }

@@ -58,11 +58,6 @@ pub(crate) fn head_of(file: File, max: u64) -> io::Result<(Vec<u8>, u64)> {
     Ok((bytes, size))
 }
 
-/// `path` opened for reading, within `max` bytes (see [`within`]).
-pub(crate) fn open(path: &Path, max: u64) -> io::Result<Take<File>> {
-    within(File::open(path)?, max)
-}
-
 /// The bytes of `path`, unless it holds more than `max` (see [`within`]).
 pub(crate) fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     read_file(File::open(path)?, max)

@@ -22,14 +22,14 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use coder_protocol::{ArchivedSegment, ChatMessage, ConversationId, Role, SessionId};
 use serde::{Deserialize, Serialize};
 
+use crate::beneath::OwnDir;
 use crate::conversation::Conversation;
-use crate::snapshot::ConversationSnapshot;
+use crate::snapshot::{ConversationSnapshot, SessionFolder};
 use crate::sync::lock;
 
 /// The journal format's version.
@@ -82,7 +82,7 @@ struct Line {
 
 /// The journal of the session, when saving is on.
 pub(crate) struct Journal {
-    dir: Option<PathBuf>,
+    folder: Option<Arc<SessionFolder>>,
     inner: Mutex<Inner>,
 }
 
@@ -148,9 +148,13 @@ impl Syncer {
 }
 
 impl Journal {
-    pub fn new(dir: Option<PathBuf>, session: SessionId, root: ConversationId) -> Self {
+    pub fn new(
+        folder: Option<Arc<SessionFolder>>,
+        session: SessionId,
+        root: ConversationId,
+    ) -> Self {
         Self {
-            dir,
+            folder,
             inner: Mutex::new(Inner {
                 session,
                 root,
@@ -164,8 +168,9 @@ impl Journal {
         }
     }
 
-    fn path_of(dir: &Path, session: SessionId) -> PathBuf {
-        dir.join(format!("{session}.jsonl"))
+    /// The journal file's name of `session`.
+    fn name_of(session: SessionId) -> String {
+        format!("{session}.jsonl")
     }
 
     /// Names the model the header records (for a session that dies before its snapshot).
@@ -180,7 +185,7 @@ impl Journal {
     /// disk by the [`Syncer`] right after), and marks it written. The first failure is kept for [`Journal::take_warning`] (the
     /// snapshot still saves what it can).
     pub fn persist(&self, conversation: &mut Conversation) {
-        let Some(dir) = &self.dir else {
+        let Some(folder) = &self.folder else {
             return;
         };
 
@@ -203,21 +208,18 @@ impl Journal {
         // The line and its end in one buffer, written with one call.
         let mut line = Vec::new();
         let written = serde_json::to_writer(&mut line, &change)
-            .map_err(|err| err.to_string())
+            .map_err(|err| Some(err.to_string()))
             .and_then(|()| {
                 line.push(b'\n');
-                inner.write_line(dir, &line)
+                inner.write_line(folder, &line)
             });
         match written {
             Ok(()) => {
                 conversation.unjournaled_from = len;
                 conversation.archive_journaled = conversation.archive.len();
             }
-            Err(err) if !std::mem::replace(&mut inner.failed, true) => {
-                inner.warning = Some(format!(
-                    "cannot write the session journal in {}: {err}; a crash now would lose the session's latest changes",
-                    dir.display()
-                ));
+            Err(Some(warning)) if !std::mem::replace(&mut inner.failed, true) => {
+                inner.warning = Some(warning);
             }
             Err(_) => {}
         }
@@ -240,14 +242,14 @@ impl Journal {
 
     /// Records that a conversation was destroyed, so a replay does not bring it back.
     pub fn destroyed(&self, conversation: ConversationId) {
-        let Some(dir) = &self.dir else {
+        let Some(folder) = &self.folder else {
             return;
         };
         let mut inner = lock(&self.inner);
         inner.seq += 1;
         let mut line = serde_json::json!({"seq": inner.seq, "destroyed": conversation}).to_string();
         line.push('\n');
-        let _ = inner.write_line(dir, line.as_bytes());
+        let _ = inner.write_line(folder, line.as_bytes());
     }
 
     /// The number of the last line written: a snapshot taken from now holds every line up
@@ -259,7 +261,7 @@ impl Journal {
     /// Folds the journal into the snapshot that holds its lines up to `through`: removes it
     /// when nothing was written since.
     pub fn fold(&self, through: u64) {
-        let Some(dir) = &self.dir else {
+        let Some(folder) = &self.folder else {
             return;
         };
         let mut inner = lock(&self.inner);
@@ -267,7 +269,9 @@ impl Journal {
             return;
         }
         inner.file = None;
-        let _ = std::fs::remove_file(Self::path_of(dir, inner.session));
+        if let Ok(Some(dir)) = folder.readable() {
+            let _ = dir.remove(&Self::name_of(inner.session));
+        }
     }
 
     /// Goes on with a resumed session's journal: its id, root and last line.
@@ -282,17 +286,26 @@ impl Journal {
 
 impl Inner {
     /// Writes `line` (which ends with its line end) and hands the file to the syncer,
-    /// opening the file (and writing its header) first if needed.
-    fn write_line(&mut self, dir: &Path, line: &[u8]) -> Result<(), String> {
+    /// opening the file (and writing its header) first if needed. The error is the warning
+    /// to give, `None` when there is nothing more to say (see [`SessionFolder::writable`]).
+    fn write_line(&mut self, folder: &SessionFolder, line: &[u8]) -> Result<(), Option<String>> {
+        let cannot = |err: String| {
+            Some(format!(
+                "cannot write the session journal in {}: {err}; a crash now would lose the session's latest changes",
+                folder.path().display()
+            ))
+        };
         if self.file.is_none() {
-            let path = Journal::path_of(dir, self.session);
-            crate::snapshot::make_sessions_dir(dir).map_err(|err| err.to_string())?;
-            let fresh = !path.exists();
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(|err| err.to_string())?;
+            let dir = folder.writable()?;
+            let name = Journal::name_of(self.session);
+            // Only a regular file of the folder's own, never through a link.
+            let (mut file, fresh) = dir.append(&name).map_err(|err| {
+                if crate::beneath::is_link_refusal(&err) {
+                    Some(format!("this session's journal is not written: {err}"))
+                } else {
+                    cannot(crate::beneath::own_file_error(&dir.shown(&name), &err))
+                }
+            })?;
             if fresh {
                 let header = Header {
                     journal: VERSION,
@@ -300,16 +313,20 @@ impl Inner {
                     root: self.root,
                     model: self.model.clone(),
                 };
-                let mut bytes = serde_json::to_vec(&header).map_err(|err| err.to_string())?;
+                let mut bytes =
+                    serde_json::to_vec(&header).map_err(|err| cannot(err.to_string()))?;
                 bytes.push(b'\n');
-                file.write_all(&bytes).map_err(|err| err.to_string())?;
+                file.write_all(&bytes)
+                    .map_err(|err| cannot(err.to_string()))?;
             }
             self.file = Some(Arc::new(file));
         }
         let Some(file) = self.file.as_ref() else {
             return Ok(());
         };
-        let result = (&**file).write_all(line).map_err(|err| err.to_string());
+        let result = (&**file)
+            .write_all(line)
+            .map_err(|err| cannot(err.to_string()));
         if result.is_err() {
             // Opened again at the next line, which then starts on a line of its own.
             self.file = None;
@@ -324,7 +341,7 @@ impl Inner {
             .as_ref()
             .is_some_and(|syncer| syncer.files.send(Arc::clone(file)).is_ok());
         if !handed {
-            return file.sync_data().map_err(|err| err.to_string());
+            return file.sync_data().map_err(|err| cannot(err.to_string()));
         }
         Ok(())
     }
@@ -345,19 +362,23 @@ pub(crate) struct Replayed {
 /// with its history without the system prompt), from the line after `through`. A
 /// conversation the journal opened is added at the end; one it destroyed is removed. A line
 /// that cannot be read ends the replay there (a crash cuts at most the last one short).
+/// Only a regular file is read, never through a link; the error names the file.
 pub(crate) fn replay(
-    dir: &Path,
+    dir: &OwnDir,
     session: SessionId,
     through: u64,
     conversations: &mut Vec<ConversationSnapshot>,
 ) -> std::io::Result<Option<Replayed>> {
-    let path = Journal::path_of(dir, session);
+    let name = Journal::name_of(session);
     // Past the bound the journal is refused whole, not read up to it: a journal is folded
     // into the snapshot at each save, so coder's own stay small.
-    let file = match crate::bounded::open(&path, crate::snapshot::MAX_FILE_BYTES) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err),
+    let file = match dir.open_read(&name, crate::snapshot::MAX_FILE_BYTES) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(None),
+        Err(err) => {
+            let message = crate::beneath::own_file_error(&dir.shown(&name), &err);
+            return Err(std::io::Error::new(err.kind(), message));
+        }
     };
     let mut lines = std::io::BufReader::new(file).lines();
     let mut replayed = Replayed::default();
@@ -424,23 +445,23 @@ pub(crate) fn replay(
 }
 
 /// The sessions in `dir` that have a journal and no snapshot (they died before their
-/// first save), as a listing shows them.
-pub(crate) fn unsaved_sessions(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// first save), as a listing shows them. Only regular files count, never links.
+pub(crate) fn unsaved_sessions(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
+    let Ok(names) = dir.names() else {
         return Vec::new();
     };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let path = entry.path();
-            if path.extension()? != "jsonl" || path.with_extension("json").exists() {
+    names
+        .iter()
+        .filter_map(|name| {
+            let stem = name.strip_suffix(".jsonl")?;
+            if dir.exists(&format!("{stem}.json")) {
                 return None;
             }
-            let session: SessionId = path.file_stem()?.to_str()?.parse().ok()?;
+            let session: SessionId = stem.parse().ok()?;
             let mut conversations = Vec::new();
             let replayed = replay(dir, session, 0, &mut conversations).ok()??;
             let root = replayed.root?;
-            let saved_at = entry.metadata().ok()?.modified().ok()?;
+            let saved_at = dir.modified(name)?;
             let title = conversations
                 .iter()
                 .find(|c| c.conversation_id == root)
@@ -484,9 +505,23 @@ mod tests {
             .collect()
     }
 
-    fn replayed(dir: &Path, session: SessionId, through: u64) -> Vec<ConversationSnapshot> {
+    /// The journal of a session saved in the workspace `dir`.
+    fn journal_in(dir: &std::path::Path, session: SessionId, root: ConversationId) -> Journal {
+        Journal::new(Some(Arc::new(SessionFolder::new(dir))), session, root)
+    }
+
+    /// The sessions folder of the workspace `dir`.
+    fn sessions(dir: &std::path::Path) -> OwnDir {
+        SessionFolder::new(dir).readable().unwrap().unwrap()
+    }
+
+    fn replayed(
+        dir: &std::path::Path,
+        session: SessionId,
+        through: u64,
+    ) -> Vec<ConversationSnapshot> {
         let mut conversations = Vec::new();
-        replay(dir, session, through, &mut conversations).unwrap();
+        replay(&sessions(dir), session, through, &mut conversations).unwrap();
         conversations
     }
 
@@ -496,7 +531,7 @@ mod tests {
         let session = SessionId::new();
         let mut root = conversation();
         let mut other = conversation();
-        let journal = Journal::new(Some(dir.path().to_path_buf()), session, root.id);
+        let journal = journal_in(dir.path(), session, root.id);
         root.record([ChatMessage::user("one")]);
         journal.persist(&mut root);
         other.record([ChatMessage::user("elsewhere")]);
@@ -538,12 +573,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let session = SessionId::new();
         let mut root = conversation();
-        let journal = Journal::new(Some(dir.path().to_path_buf()), session, root.id);
+        let journal = journal_in(dir.path(), session, root.id);
         for text in ["a", "b", "c"] {
             root.record([ChatMessage::user(text)]);
             journal.persist(&mut root);
         }
-        let path = Journal::path_of(dir.path(), session);
+        let path = dir
+            .path()
+            .join(crate::snapshot::SESSIONS_DIR)
+            .join(Journal::name_of(session));
         let mut bytes = std::fs::read(&path).unwrap();
         bytes.extend_from_slice(b"{\"seq\":4,\"conversation\":\"");
         std::fs::write(&path, bytes).unwrap();
@@ -553,7 +591,7 @@ mod tests {
         // Over a snapshot that already holds the lines after `through` (taken later than
         // it said), the replay gives the same history.
         let mut over = back.clone();
-        replay(dir.path(), session, 1, &mut over).unwrap();
+        replay(&sessions(dir.path()), session, 1, &mut over).unwrap();
         assert_eq!(texts(&over[0]), ["a", "b", "c"]);
         // Folding removes the journal only when nothing was written since the snapshot.
         journal.fold(2);
@@ -564,7 +602,9 @@ mod tests {
         root.record([ChatMessage::user("d")]);
         journal.persist(&mut root);
         let mut after = back;
-        let replayed = replay(dir.path(), session, 3, &mut after).unwrap().unwrap();
+        let replayed = replay(&sessions(dir.path()), session, 3, &mut after)
+            .unwrap()
+            .unwrap();
         assert_eq!(replayed.root, Some(root.id));
         assert_eq!(texts(&after[0]), ["a", "b", "c", "d"]);
     }

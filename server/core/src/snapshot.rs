@@ -11,9 +11,13 @@
 //! task too), and when the session shuts down. The journal holds every change before that. Each write goes to a
 //! temporary file that is renamed over the old one, so a crash never leaves half a snapshot.
 //! The directory carries a `.gitignore` of `*`, so snapshots never show in `git status`.
+//!
+//! A repository ships `.coder/` too, links included: the folder and every file in it are
+//! reached through the workspace handle without following a link ([`SessionFolder`]), and
+//! only regular files are read or written.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -24,6 +28,7 @@ use coder_protocol::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::beneath::{OwnDir, WorkspaceDir};
 use crate::conversation::{Conversation, ConversationContext};
 use crate::error::{EngineError, ErrorKind};
 use crate::model::ToolSpec;
@@ -43,9 +48,67 @@ const SAVE_INTERVAL: Duration = Duration::from_secs(5);
 /// refused by its size, without being read.
 pub(crate) const MAX_FILE_BYTES: u64 = 128 << 20;
 
-/// A session file's bytes, within [`MAX_FILE_BYTES`].
-fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    crate::bounded::read(path, MAX_FILE_BYTES)
+/// What the sessions folder's `.gitignore` holds.
+const GITIGNORE: &str = "# Written by coder: session snapshots stay out of git.\n*\n";
+
+/// The workspace's `.coder/sessions`, where snapshots and journals are kept. It is reached
+/// through a handle on the workspace each time, one name at a time, and nothing in it is
+/// opened through a link: a repository ships `.coder/` with whatever links it likes.
+#[derive(Debug)]
+pub(crate) struct SessionFolder {
+    workspace: PathBuf,
+    /// Set once a link refused the folder for writing: that is said once, and the session
+    /// is simply not saved.
+    refused: AtomicBool,
+}
+
+impl SessionFolder {
+    pub fn new(workspace: &Path) -> Self {
+        Self {
+            workspace: workspace.to_path_buf(),
+            refused: AtomicBool::new(false),
+        }
+    }
+
+    /// The folder's path (for the engine's API and messages; never opened by it).
+    pub fn path(&self) -> PathBuf {
+        self.workspace.join(SESSIONS_DIR)
+    }
+
+    /// The folder to read from; `None` when it is missing.
+    pub fn readable(&self) -> std::io::Result<Option<OwnDir>> {
+        WorkspaceDir::open(&self.workspace)
+            .map_err(std::io::Error::other)?
+            .own_dir(Path::new(SESSIONS_DIR), false)
+    }
+
+    /// The folder to write in, made when missing (`.coder` too, never the workspace), with
+    /// a `.gitignore` of `*` so its files stay out of `git status`. `Err(Some(warning))`
+    /// says why nothing can be saved; `Err(None)` when a link refused it and that was said
+    /// already.
+    pub fn writable(&self) -> Result<OwnDir, Option<String>> {
+        let opened = WorkspaceDir::open(&self.workspace)
+            .map_err(std::io::Error::other)
+            .and_then(|workspace| workspace.own_dir(Path::new(SESSIONS_DIR), true))
+            .and_then(|dir| dir.ok_or_else(|| std::io::ErrorKind::NotFound.into()));
+        match opened {
+            Ok(dir) => {
+                // Whatever is there already (a link included) is left as it is.
+                let _ = dir.create_new(".gitignore", GITIGNORE.as_bytes());
+                Ok(dir)
+            }
+            Err(err) if crate::beneath::is_link_refusal(&err) => {
+                if self.refused.swap(true, Ordering::Relaxed) {
+                    return Err(None);
+                }
+                Err(Some(format!("this session is not saved: {err}")))
+            }
+            Err(err) => Err(Some(format!(
+                "cannot save the session in {}: {err}",
+                self.path().display()
+            ))),
+        }
+    }
 }
 
 /// The snapshot format's version.
@@ -359,7 +422,7 @@ impl ConversationSnapshot {
 /// When and where a session saves its snapshot.
 pub(crate) struct Saver {
     /// `None` when saving is switched off.
-    dir: Option<PathBuf>,
+    folder: Option<Arc<SessionFolder>>,
     last_saved: Mutex<Option<Instant>>,
     /// Snapshots are numbered as they are taken ([`Saver::ticket`]).
     taken: AtomicU64,
@@ -388,7 +451,7 @@ pub(crate) enum Save {
 impl Saver {
     pub fn new(workspace: &Path, enabled: bool) -> Self {
         Self {
-            dir: enabled.then(|| workspace.join(SESSIONS_DIR)),
+            folder: enabled.then(|| Arc::new(SessionFolder::new(workspace))),
             last_saved: Mutex::new(None),
             taken: AtomicU64::new(0),
             on_disk: Arc::default(),
@@ -397,24 +460,36 @@ impl Saver {
 
     /// The snapshot file of `session`, when saving is on.
     pub fn path(&self, session: SessionId) -> Option<PathBuf> {
-        self.dir
+        self.folder
             .as_ref()
-            .map(|dir| dir.join(format!("{session}.json")))
+            .map(|folder| folder.path().join(file_name(session)))
     }
 
     /// Where snapshots and journals are kept, when saving is on.
-    pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
+    pub fn folder(&self) -> Option<&Arc<SessionFolder>> {
+        self.folder.as_ref()
+    }
+
+    /// Whether a snapshot of `session` is on disk (anything at its name).
+    pub fn exists(&self, session: SessionId) -> bool {
+        self.folder
+            .as_ref()
+            .and_then(|folder| folder.readable().ok().flatten())
+            .is_some_and(|dir| dir.exists(&file_name(session)))
     }
 
     /// The sessions saved in the workspace, newest first (none when saving is off).
     pub fn list(&self) -> Vec<coder_protocol::methods::SessionInfo> {
-        self.dir.as_deref().map(list).unwrap_or_default()
+        self.folder
+            .as_ref()
+            .and_then(|folder| folder.readable().ok().flatten())
+            .map(|dir| list(&dir))
+            .unwrap_or_default()
     }
 
     /// Whether a busy session should save now.
     pub fn due(&self) -> bool {
-        self.dir.is_some()
+        self.folder.is_some()
             && lock(&self.last_saved).is_none_or(|saved| saved.elapsed() >= SAVE_INTERVAL)
     }
 
@@ -438,7 +513,7 @@ impl Saver {
         snapshot: SessionSnapshot<LiveConversations>,
         save: Save,
     ) -> Result<bool, EngineError> {
-        let Some(path) = self.path(snapshot.session_id) else {
+        let Some(folder) = self.folder.clone() else {
             return Ok(false);
         };
         *lock(&self.last_saved) = Some(Instant::now());
@@ -452,7 +527,12 @@ impl Saver {
             if on_disk.number > ticket {
                 return Ok(false);
             }
-            write_atomic(&path, &snapshot)?;
+            let dir = match folder.writable() {
+                Ok(dir) => dir,
+                Err(None) => return Ok(false),
+                Err(Some(warning)) => return Err(warning),
+            };
+            write_atomic(&dir, &file_name(snapshot.session_id), &snapshot)?;
             on_disk.number = ticket;
             Ok::<bool, String>(true)
         })
@@ -478,46 +558,31 @@ pub(crate) fn snapshot<Others>(
     }
 }
 
-fn write_atomic(path: &Path, snapshot: &impl Serialize) -> Result<(), String> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let fail = |err: std::io::Error| format!("cannot save {}: {err}", path.display());
-    make_sessions_dir(dir).map_err(fail)?;
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    let mut writer = std::io::BufWriter::new(file.as_file_mut());
-    serde_json::to_writer(&mut writer, snapshot)
-        .map_err(|err| format!("cannot save {}: {err}", path.display()))?;
-    std::io::Write::flush(&mut writer).map_err(fail)?;
-    drop(writer);
-    // On disk before it replaces the old one: the journal it folds in is removed after.
-    file.as_file().sync_data().map_err(fail)?;
-    file.persist(path).map_err(|err| fail(err.error))?;
-    Ok(())
+/// The snapshot file's name of `session`.
+pub(crate) fn file_name(session: SessionId) -> String {
+    format!("{session}.json")
 }
 
-/// Makes `.coder/sessions` in the workspace, with a `.gitignore` that keeps its files out of
-/// git, so running coder in a repository leaves `git status` clean. The workspace itself is
-/// never made: a session whose workspace was removed saves nothing.
-pub(crate) fn make_sessions_dir(dir: &Path) -> std::io::Result<()> {
-    let coder_dir = dir.parent().unwrap_or(Path::new("."));
-    for dir in [coder_dir, dir] {
-        match std::fs::create_dir(dir) {
-            Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => return Err(err),
-            _ => {}
-        }
-    }
-    let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        std::fs::write(
-            ignore,
-            "# Written by coder: session snapshots stay out of git.\n*\n",
-        )?;
-    }
-    Ok(())
+/// Writes `snapshot` as `name` in `dir`, atomically: synced before it replaces the old one
+/// (the journal it folds in is removed after).
+fn write_atomic(dir: &OwnDir, name: &str, snapshot: &impl Serialize) -> Result<(), String> {
+    let shown = dir.shown(name);
+    dir.write_atomic(name, |file| {
+        let mut writer = std::io::BufWriter::new(file);
+        serde_json::to_writer(&mut writer, snapshot).map_err(std::io::Error::other)?;
+        std::io::Write::flush(&mut writer)
+    })
+    .map_err(|err| {
+        format!(
+            "cannot save {}",
+            crate::beneath::own_file_error(&shown, &err)
+        )
+    })
 }
 
 /// The sessions saved in `dir`, newest first. A file that is not a snapshot (a temporary
-/// file, a corrupt or foreign one) is left out.
-pub(crate) fn list(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
+/// file, a corrupt or foreign one, a link, anything but a regular file) is left out.
+pub(crate) fn list(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
     /// What a listing reads of a message.
     #[derive(Deserialize)]
     struct Message {
@@ -542,14 +607,14 @@ pub(crate) fn list(dir: &Path) -> Vec<coder_protocol::methods::SessionInfo> {
         #[serde(default)]
         conversations: Vec<Listed>,
     }
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(names) = dir.names() else {
         return Vec::new();
     };
-    let mut sessions: Vec<coder_protocol::methods::SessionInfo> = entries
-        .flatten()
-        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "json"))
-        .filter_map(|entry| {
-            let bytes = read_bounded(&entry.path()).ok()?;
+    let mut sessions: Vec<coder_protocol::methods::SessionInfo> = names
+        .iter()
+        .filter(|name| name.ends_with(".json"))
+        .filter_map(|name| {
+            let bytes = dir.read(name, MAX_FILE_BYTES).ok()??;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
             let title =
                 first_question(head.messages.iter().map(|m| (m.role, m.content.as_deref())));
@@ -596,28 +661,47 @@ fn first_question<'a>(
         .map(|text| text.chars().take(100).collect())
 }
 
-/// Reads the snapshot of `session` from `path`.
-pub(crate) fn read(path: &Path) -> Result<SessionSnapshot, EngineError> {
-    let text = read_bounded(path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => EngineError::new(
+/// Reads the snapshot of `session` from `dir` (`None`: the folder is missing).
+pub(crate) fn read(
+    dir: Option<&OwnDir>,
+    session: SessionId,
+) -> Result<SessionSnapshot, EngineError> {
+    let name = file_name(session);
+    let shown = Path::new(SESSIONS_DIR).join(&name);
+    let missing = || {
+        EngineError::new(
             ErrorKind::NotFound,
-            format!("cannot read {}: {err}", path.display()),
-        ),
-        std::io::ErrorKind::FileTooLarge => {
-            EngineError::invalid_params(format!("cannot read {}: {err}", path.display()))
-        }
-        _ => EngineError::io(format!("cannot read {}: {err}", path.display())),
-    })?;
+            format!("cannot read {}: no such file", shown.display()),
+        )
+    };
+    let dir = dir.ok_or_else(missing)?;
+    let text = dir
+        .read(&name, MAX_FILE_BYTES)
+        .map_err(|err| {
+            let message = format!(
+                "cannot read {}",
+                crate::beneath::own_file_error(&shown, &err)
+            );
+            match err.kind() {
+                std::io::ErrorKind::NotFound => EngineError::new(ErrorKind::NotFound, message),
+                std::io::ErrorKind::FileTooLarge | std::io::ErrorKind::InvalidInput => {
+                    EngineError::invalid_params(message)
+                }
+                _ if crate::beneath::is_link_refusal(&err) => EngineError::invalid_params(message),
+                _ => EngineError::io(message),
+            }
+        })?
+        .ok_or_else(missing)?;
     let snapshot: SessionSnapshot = serde_json::from_slice(&text).map_err(|err| {
         EngineError::invalid_params(format!(
             "{} is not a session snapshot: {err}",
-            path.display()
+            shown.display()
         ))
     })?;
     if snapshot.version > VERSION {
         return Err(EngineError::invalid_params(format!(
             "{} was written by a newer coder (snapshot version {})",
-            path.display(),
+            shown.display(),
             snapshot.version
         )));
     }
@@ -761,7 +845,8 @@ mod tests {
             .unwrap();
 
         let path = saver.path(session).unwrap();
-        let saved = read(&path).unwrap();
+        let dir = saver.folder().unwrap().readable().unwrap();
+        let saved = read(dir.as_ref(), session).unwrap();
         assert_eq!(saved.root.messages.len(), 1);
         let mut files: Vec<String> = std::fs::read_dir(path.parent().unwrap())
             .unwrap()

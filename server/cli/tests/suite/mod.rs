@@ -1,3 +1,4 @@
+mod coder_dir_links;
 mod command_safety;
 mod commands_and_skills;
 mod exec;

@@ -227,7 +227,16 @@ impl Session {
     ) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
         let mode = ceiling.map_or(wanted, |ceiling| narrower(wanted, ceiling));
-        let previous = self.change(&conv, |conversation| conversation.switch_mode(mode));
+        let previous = self.change(&conv, |conversation| {
+            if ceiling.is_none() {
+                conversation.chosen_by_person = Some(
+                    conversation
+                        .chosen_by_person
+                        .map_or(mode, |chosen| super::looser(chosen, mode)),
+                );
+            }
+            conversation.switch_mode(mode)
+        });
         {
             let mut state = self.state();
             if state.root == id {
@@ -291,8 +300,8 @@ impl Session {
     /// The sessions saved in the workspace, newest first.
     pub fn saved_sessions(&self) -> Vec<coder_protocol::methods::SessionInfo> {
         let mut sessions = self.services.saver.list();
-        if let Some(dir) = self.services.saver.dir() {
-            sessions.extend(crate::journal::unsaved_sessions(dir));
+        if let Some(Ok(Some(dir))) = self.services.saver.folder().map(|f| f.readable()) {
+            sessions.extend(crate::journal::unsaved_sessions(&dir));
             sessions.sort_by(|a, b| b.saved_at.cmp(&a.saved_at));
         }
         sessions
@@ -315,12 +324,12 @@ impl Session {
         if !self.state().queue.at_rest() {
             return Err(in_use());
         }
-        let path = self
+        let folder = self
             .services
             .saver
-            .path(session)
+            .folder()
             .ok_or_else(|| fail(ErrorKind::InvalidParams, "saving sessions is switched off"))?;
-        let (root_id, mut conversations, seq) = Self::read_saved(session, &path)?;
+        let (root_id, mut conversations, seq) = Self::read_saved(session, folder)?;
         let limit = self.config().max_conversations;
         if conversations.len() > limit {
             return Err(fail(
@@ -341,6 +350,7 @@ impl Session {
         // raises a conversation above the session's, which trusted configuration set.
         let ceiling = self.config().mode;
         let mut clamped = Vec::new();
+        let mut clamped_after_plan = Vec::new();
         let mut repaired = Vec::new();
         let mut restore = |saved: ConversationSnapshot| {
             let mut conversation = saved.restore();
@@ -351,6 +361,14 @@ impl Session {
                 repaired.push((conversation.id, closed));
                 // The results went in among the messages: the journal writes them all again.
                 conversation.unjournaled_from = 0;
+            }
+            // The mode plan mode returns to as well: approving a plan never raises it.
+            if let Some(saved) = conversation.mode_before_plan {
+                let after = narrower(saved, ceiling);
+                if after != saved {
+                    clamped_after_plan.push((conversation.id, saved));
+                    conversation.mode_before_plan = Some(after);
+                }
             }
             let mode = narrower(conversation.mode, ceiling);
             if mode != conversation.mode {
@@ -410,6 +428,20 @@ impl Session {
                 },
             );
         }
+        for (conversation, saved_mode) in clamped_after_plan {
+            self.services.hub.emit(
+                conversation,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "the saved session has this conversation leave plan mode for {}, looser than the session's {}; it leaves for {}",
+                        saved_mode.as_str(),
+                        ceiling.as_str(),
+                        ceiling.as_str()
+                    ),
+                },
+            );
+        }
         Ok(loaded)
     }
 
@@ -418,10 +450,20 @@ impl Session {
     /// histories without the system prompt) and the journal's last line.
     fn read_saved(
         session: SessionId,
-        path: &std::path::Path,
+        folder: &snapshot::SessionFolder,
     ) -> Result<(ConversationId, Vec<ConversationSnapshot>, u64), EngineError> {
         let fail = |err: EngineError| EngineError::resume(session, err.kind(), err);
-        let (saved, missing) = match snapshot::read(path) {
+        // The folder itself is reached without following a link (a linked `.coder` or
+        // `.coder/sessions` is refused), and so is every file in it.
+        let dir = folder.readable().map_err(|err| {
+            let message = format!("cannot read {}: {err}", snapshot::SESSIONS_DIR);
+            fail(if crate::beneath::is_link_refusal(&err) {
+                EngineError::invalid_params(err.to_string())
+            } else {
+                EngineError::io(message)
+            })
+        })?;
+        let (saved, missing) = match snapshot::read(dir.as_ref(), session) {
             Ok(saved) => (Some(saved), None),
             Err(err) if err.kind() == ErrorKind::NotFound => (None, Some(err)),
             Err(err) => return Err(fail(err)),
@@ -438,15 +480,19 @@ impl Session {
             conversation.messages =
                 crate::journal::without_system(std::mem::take(&mut conversation.messages));
         }
-        let dir = path.parent().unwrap_or(std::path::Path::new("."));
-        let replayed =
-            crate::journal::replay(dir, session, through, &mut conversations).map_err(|err| {
-                let message = format!("cannot read the journal of session {session}: {err}");
-                fail(match err.kind() {
-                    std::io::ErrorKind::FileTooLarge => EngineError::invalid_params(message),
-                    _ => EngineError::io(message),
-                })
-            })?;
+        let replayed = match &dir {
+            Some(dir) => crate::journal::replay(dir, session, through, &mut conversations)
+                .map_err(|err| {
+                    let message = format!("cannot read the journal of session {session}: {err}");
+                    fail(match err.kind() {
+                        std::io::ErrorKind::FileTooLarge
+                        | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::Other => EngineError::invalid_params(message),
+                        _ => EngineError::io(message),
+                    })
+                })?,
+            None => None,
+        };
         let seq = replayed
             .as_ref()
             .map_or(0, |replayed| replayed.seq)
@@ -503,12 +549,12 @@ impl Session {
 
     /// Writes the session snapshot, when saving is on.
     pub async fn save(&self, save: Save) -> Result<(), EngineError> {
-        let Some(path) = self.snapshot_path() else {
+        if self.services.saver.folder().is_none() {
             return Ok(());
-        };
+        }
         // A session nobody used has nothing to resume: it is not written (it would only
         // crowd the list `/resume` shows), unless a snapshot of it exists already.
-        if self.state().untouched() && !path.exists() {
+        if self.state().untouched() && !self.services.saver.exists(self.session_id()) {
             return Ok(());
         }
         let through = self.services.journal.through();

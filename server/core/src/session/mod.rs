@@ -137,11 +137,8 @@ impl Session {
         let state = Arc::new(Mutex::new(state));
         let paths = Arc::new(crate::completion::PathIndex::new(config.workspace.clone()));
         let saver = Saver::new(&config.workspace, config.save_sessions);
-        let journal = crate::journal::Journal::new(
-            saver.dir().map(std::path::Path::to_path_buf),
-            lock(&state).session_id,
-            root_id,
-        );
+        let journal =
+            crate::journal::Journal::new(saver.folder().cloned(), lock(&state).session_id, root_id);
         journal.set_model(&config.model);
         let checkpoints = Arc::new(crate::undo::Checkpoints::new(&config.workspace));
         let services = Services {
@@ -414,14 +411,23 @@ fn check_not_empty(items: &[InputItem]) -> Result<(), EngineError> {
     }
 }
 
+/// A mode's place from the strictest (`plan`) to the loosest (`yolo`).
+fn rank(mode: Mode) -> usize {
+    Mode::ALL.iter().position(|m| *m == mode).unwrap_or(0)
+}
+
 /// The stricter of two modes: conversations may narrow the session's mode, never widen it.
 fn narrower(wanted: Mode, ceiling: Mode) -> Mode {
-    let rank = |mode: Mode| Mode::ALL.iter().position(|m| *m == mode).unwrap_or(0);
     if rank(wanted) > rank(ceiling) {
         ceiling
     } else {
         wanted
     }
+}
+
+/// The looser of two modes.
+fn looser(one: Mode, other: Mode) -> Mode {
+    if rank(one) >= rank(other) { one } else { other }
 }
 
 /// The sandbox policy of a session: the workspace, configured roots and a private temporary

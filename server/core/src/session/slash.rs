@@ -139,8 +139,9 @@ impl Session {
             model: name.to_owned(),
             ..current
         })?;
-        let path = self.config().workspace.join(".coder/config.json");
-        let persisted = persist_model(&path, name);
+        let workspace = self.config().workspace.clone();
+        let path = workspace.join(".coder/config.json");
+        let persisted = persist_model(&workspace, name);
         Ok(text(match persisted {
             Ok(()) => format!("model: {name} (saved in {})", path.display()),
             Err(err) => format!(
@@ -436,13 +437,25 @@ fn new_files_diff(workspace: &std::path::Path) -> String {
     out
 }
 
-/// Writes `model` into the config file at `path`, keeping the rest of it.
-fn persist_model(path: &std::path::Path, model: &str) -> Result<(), String> {
-    let mut config = match crate::bounded::read_to_string(path, crate::bounded::MAX_CONFIG_BYTES) {
-        Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
+/// Writes `model` into the workspace's `.coder/config.json`, keeping the rest of it. The
+/// file is read and replaced through the workspace handle, never through a link: a linked
+/// `.coder` or `.coder/config.json` (to the person's own configuration, with their key) is
+/// refused and nothing is written.
+fn persist_model(workspace: &std::path::Path, model: &str) -> Result<(), String> {
+    const NAME: &str = "config.json";
+    let dir = crate::beneath::WorkspaceDir::open(workspace)?
+        .own_dir(std::path::Path::new(".coder"), true)
+        .map_err(|err| err.to_string())?
+        .ok_or_else(|| "the folder .coder is missing".to_owned())?;
+    let shown = dir.shown(NAME);
+    let failed = |err: std::io::Error| crate::beneath::own_file_error(&shown, &err);
+    let mut config = match dir
+        .read(NAME, crate::bounded::MAX_CONFIG_BYTES)
+        .map_err(failed)?
+    {
+        Some(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
             .map_err(|err| format!("it is not valid JSON ({err})"))?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
-        Err(err) => return Err(err.to_string()),
+        None => serde_json::json!({}),
     };
     let object = config
         .as_object_mut()
@@ -451,5 +464,10 @@ fn persist_model(path: &std::path::Path, model: &str) -> Result<(), String> {
         "model".to_owned(),
         serde_json::Value::String(model.to_owned()),
     );
-    crate::trust::write_atomically(path, &config).map_err(|err| err.to_string())
+    let mut text = serde_json::to_string_pretty(&config).map_err(|err| err.to_string())?;
+    text.push('\n');
+    dir.write_atomic(NAME, |file| {
+        std::io::Write::write_all(file, text.as_bytes())
+    })
+    .map_err(failed)
 }

@@ -620,15 +620,31 @@ impl ContextBuilder for TaskRebuilder {
     ) -> Rebuilt {
         let session = &self.session;
         let conversation = &self.conversation;
-        let (mode, previous, system, hidden, mcp_view) = {
+        let ceiling = session.config().mode;
+        let (mode, previous, system, hidden, mcp_view, clamped) = {
             let mut conv = lock(conversation);
-            let mode = conv.mode_after_plan();
+            // Never above what trusted configuration set, or what a person chose in this
+            // process: whatever a saved session said, the person approved a plan, not a mode.
+            let ceiling = conv
+                .chosen_by_person
+                .map_or(ceiling, |chosen| super::looser(chosen, ceiling));
+            let after = conv.mode_after_plan();
+            let mode = super::narrower(after, ceiling);
             let previous = conv.switch_mode(mode);
             let (system, hidden) =
                 session.prompt_and_hidden(&conv, self.base_override.as_deref(), &self.rules);
             let mcp_view = conv.mcp_view.clone();
-            (mode, previous, system, hidden, mcp_view)
+            let clamped = (after != mode).then_some(after);
+            (mode, previous, system, hidden, mcp_view, clamped)
         };
+        if let Some(after) = clamped {
+            events.warning(format!(
+                "leaving plan mode for {} would be looser than the session's {}; the conversation uses {}",
+                after.as_str(),
+                ceiling.as_str(),
+                mode.as_str()
+            ));
+        }
         events.emit(EventMsg::ModeChanged {
             mode,
             previous,

@@ -338,3 +338,26 @@ async fn after_clear_and_start_a_failed_model_call_does_not_repeat_the_first_inp
         .count();
     assert_eq!(todo_reminders, 1, "{msgs:#?}");
 }
+
+#[tokio::test]
+async fn a_plan_approved_returns_to_the_looser_mode_the_person_chose() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("p1", "exit_plan_mode", json!({"plan": PLAN})),
+        MockResponse::text("on it"),
+    ])
+    .await
+    .unwrap();
+    // Configured `default`: the person may still choose `yolo` with `/yolo`, and a plan
+    // entered from it returns to it.
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::Default,
+        Vec::new(),
+    );
+    h.engine.command(h.root, "/yolo").unwrap();
+    h.engine.command(h.root, "/plan").unwrap();
+    let _asked = answer_with(&h.engine, PermissionDecision::StartEditing);
+    h.run("plan a greeting").await;
+    assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Yolo);
+}
