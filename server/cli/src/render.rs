@@ -330,7 +330,16 @@ impl Human {
                 self.answer_delta(delta)?;
             }
             EventMsg::AgentMessageDelta { .. } => {}
-            EventMsg::ReplyComplete { text, .. } if root && !self.style.stream_answer => {
+            // Not streamed: each reply as the history keeps it, a finished one (or a plan
+            // that became the answer) by its message, an interrupted one by what arrived.
+            EventMsg::AgentMessage { message } if root && !self.style.stream_answer => {
+                self.answer_delta(message)?;
+            }
+            EventMsg::ReplyComplete {
+                text,
+                interrupted: true,
+                ..
+            } if root && !self.style.stream_answer => {
                 self.answer_delta(text)?;
             }
             EventMsg::AgentReasoningDelta { delta } => self.notes_dimmed(delta)?,

@@ -97,13 +97,9 @@ async fn an_endless_reply_ends_the_run_with_an_error_and_bounded_memory() {
             && errors[0].contains("raise \"maxReplyBytes\" in your user configuration"),
         "{stderr}"
     );
-    // What streamed before the cut was shown, up to the limit.
-    assert!(stdout.starts_with("Here goes: All work"));
-    assert!(
-        (4 << 20) <= stdout.len() && stdout.len() < (5 << 20),
-        "{}",
-        stdout.len()
-    );
+    // The reply cut at the limit is not recorded, so a piped stdout, which holds what the
+    // history keeps, shows none of it.
+    assert!(stdout.is_empty(), "{}", stdout.len());
     eprintln!("peak resident memory: {peak} KiB");
 }
 

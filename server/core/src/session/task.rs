@@ -620,7 +620,9 @@ impl ContextBuilder for TaskRebuilder {
     ) -> Rebuilt {
         let session = &self.session;
         let conversation = &self.conversation;
-        let ceiling = session.config().mode;
+        // A person approving a plan may always go on in `default`: a session configured in
+        // plan mode leaves it there.
+        let ceiling = super::looser(session.config().mode, Mode::Default);
         let (mode, previous, system, hidden, mcp_view, clamped) = {
             let mut conv = lock(conversation);
             // Never above what trusted configuration set, or what a person chose in this

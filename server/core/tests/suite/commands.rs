@@ -199,6 +199,14 @@ async fn a_persons_shell_command_runs_unasked_and_the_model_sees_its_result() {
     assert_eq!(empty.kind(), ErrorKind::InvalidParams);
 }
 
+/// A repository in `dir` with one commit of `tracked.txt` ("original").
+fn repository_with_tracked_txt(dir: &std::path::Path) {
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("tracked.txt"), "original").unwrap();
+    git(dir, &["add", "tracked.txt"]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+}
+
 fn git(dir: &std::path::Path, args: &[&str]) {
     let status = std::process::Command::new("git")
         .args(args)
@@ -274,10 +282,7 @@ async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
     .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
     let dir = h.workspace.path().to_path_buf();
-    git(&dir, &["init", "-q"]);
-    std::fs::write(dir.join("tracked.txt"), "original").unwrap();
-    git(&dir, &["add", "tracked.txt"]);
-    git(&dir, &["commit", "-q", "-m", "first"]);
+    repository_with_tracked_txt(&dir);
     // Untracked, not ignored: recorded too.
     std::fs::write(dir.join("notes.txt"), "my notes").unwrap();
     let index_before = std::fs::read(dir.join(".git/index")).unwrap();
@@ -366,10 +371,7 @@ async fn undo_keeps_its_records_out_of_the_repository_and_skips_large_files() {
     .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
     let dir = h.workspace.path().to_path_buf();
-    git(&dir, &["init", "-q"]);
-    std::fs::write(dir.join("tracked.txt"), "original").unwrap();
-    git(&dir, &["add", "tracked.txt"]);
-    git(&dir, &["commit", "-q", "-m", "first"]);
+    repository_with_tracked_txt(&dir);
     std::fs::write(dir.join(".env"), "API_TOKEN=very-secret-value").unwrap();
     let big = std::fs::File::create(dir.join("big.bin")).unwrap();
     big.set_len(17 << 20).unwrap();

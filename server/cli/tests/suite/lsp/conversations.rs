@@ -623,12 +623,7 @@ async fn conv_send_from_plan_mode_narrows_a_looser_conversation_first() {
     let ws = workspace.path();
     std::fs::create_dir_all(ws.join(".coder")).unwrap();
     std::fs::write(ws.join(".coder/config.json"), r#"{"mode": "yolo"}"#).unwrap();
-    let mut client = Client::start(ws, &server, "yolo");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
+    let mut client = Client::trusted(ws, &server, "yolo").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     let plan = client

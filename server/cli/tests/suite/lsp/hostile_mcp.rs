@@ -84,12 +84,7 @@ async fn one_task_with(server: &MockModelServer, name: &str, handle_js: &str) ->
         json!({"mcpServers": {name: {"command": "node", "args": [script]}}}).to_string(),
     )
     .unwrap();
-    let mut client = Client::start(ws, server, "yolo");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
+    let mut client = Client::trusted(ws, server, "yolo").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     client.send_text(&root, "go", &mut seen).await;
@@ -285,12 +280,7 @@ async fn an_mcp_tool_that_says_it_only_reads_is_asked_about_in_default_and_plan_
                 .to_string(),
         )
         .unwrap();
-        let mut client = Client::start(ws, &server, "balanced");
-        client
-            .initialize_with(
-                json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-            )
-            .await;
+        let mut client = Client::trusted(ws, &server, "balanced").await;
         let mut seen = Vec::new();
         let created = client
             .request("conversation/create", json!({"mode": mode}), &mut seen)

@@ -150,6 +150,22 @@ impl Client {
         (client, root)
     }
 
+    /// [`Client::start`], then `initialize` with the workspace trusted by the editor
+    /// (`trustWorkspace`): its own `.coder/config.json` and `.mcp.json` apply whole.
+    pub async fn trusted(
+        workspace: &std::path::Path,
+        server: &MockModelServer,
+        preset: &str,
+    ) -> Self {
+        let mut client = Self::start(workspace, server, preset);
+        client
+            .initialize_with(
+                json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+            )
+            .await;
+        client
+    }
+
     /// [`Client::start`], `initialize` without options, and the new session's id and root
     /// conversation.
     pub async fn session(

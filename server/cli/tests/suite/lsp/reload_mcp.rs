@@ -94,18 +94,6 @@ fn sigkill(pid: i32) {
     .unwrap();
 }
 
-/// `coder lsp` in `ws`, initialized with the workspace trusted (its `.mcp.json` starts
-/// servers).
-async fn trusted_client(ws: &Path, server: &MockModelServer) -> Client {
-    let mut client = Client::start(ws, server, "balanced");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
-    client
-}
-
 /// The process id a server wrote to `pid_file`.
 fn pid_in(pid_file: &Path) -> i32 {
     std::fs::read_to_string(pid_file)
@@ -167,7 +155,7 @@ async fn a_trusted_mcp_json_starts_added_servers_and_stops_removed_ones() {
     let ws = workspace.path();
     let pid_file = ws.join("server.pid");
     let _kill = KillOnDrop(pid_file.clone());
-    let mut client = trusted_client(ws, &server).await;
+    let mut client = Client::trusted(ws, &server, "balanced").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     run_task(&mut client, &root, "first", &mut seen).await;
@@ -273,7 +261,7 @@ async fn an_mcp_server_whose_helper_holds_its_pipes_is_reported_when_it_exits() 
             everything_script().display()
         ),
     );
-    let mut client = trusted_client(ws, &server).await;
+    let mut client = Client::trusted(ws, &server, "balanced").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     run_task(&mut client, &root, "first", &mut seen).await;
@@ -398,7 +386,7 @@ async fn launched_server_outlives_its_launcher(server_command: &str) {
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
     let launched = Launched::write(ws, server_command);
-    let mut client = trusted_client(ws, &server).await;
+    let mut client = Client::trusted(ws, &server, "balanced").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     run_task(&mut client, &root, "first", &mut seen).await;
@@ -460,12 +448,7 @@ async fn a_launched_mcp_server_busy_with_a_long_call_when_its_launcher_exits_sta
         ws,
         &format!("node '{}' '{}'", script.display(), busy.display()),
     );
-    let mut client = Client::start(ws, &server, "yolo");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
+    let mut client = Client::trusted(ws, &server, "yolo").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     client.send_text(&root, "first", &mut seen).await;
@@ -515,7 +498,7 @@ async fn a_ready_mcp_server_wakes_nothing_while_idle_and_its_exit_is_reported_wi
         &ws.join(".mcp.json"),
         &json!({"mcpServers": {"ev": server_writing_its_pid(&pid_file)}}).to_string(),
     );
-    let mut client = trusted_client(ws, &server).await;
+    let mut client = Client::trusted(ws, &server, "balanced").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     // A task waits for the servers to start: its request offers the server's tools.
@@ -570,7 +553,7 @@ async fn a_server_added_while_the_first_ones_start_is_not_failed_when_they_are_d
         &ws.join(".mcp.json"),
         &json!({"mcpServers": {"a": slow(3_000)}}).to_string(),
     );
-    let mut client = trusted_client(ws, &server).await;
+    let mut client = Client::trusted(ws, &server, "balanced").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     write(
@@ -615,12 +598,7 @@ async fn an_mcp_json_planted_by_a_sleeping_command_starts_nothing() {
     ])
     .await
     .unwrap();
-    let mut client = Client::start(ws, &server, "yolo");
-    client
-        .initialize_with(
-            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-        )
-        .await;
+    let mut client = Client::trusted(ws, &server, "yolo").await;
     let root = client.root().await;
     let mut seen = Vec::new();
     run_task(&mut client, &root, "go", &mut seen).await;
