@@ -18,6 +18,10 @@ use std::sync::{Arc, Mutex};
 
 use crate::sync::lock;
 
+/// The largest index copied for a checkpoint (git's own index of a large repository is
+/// tens of MiB).
+const MAX_INDEX_BYTES: u64 = 512 << 20;
+
 /// git in `dir`, run so that nothing the repository configures runs a program: no
 /// filesystem monitor, no hooks, no signing, no external diff or text conversion, and
 /// neither the system's nor the person's global configuration (a repository's own
@@ -122,7 +126,11 @@ impl Checkpoints {
     fn tree_now(&self) -> Result<String, String> {
         let git_dir = PathBuf::from(self.git(&["rev-parse", "--absolute-git-dir"], None)?);
         let private = tempfile::NamedTempFile::new().map_err(|err| err.to_string())?;
-        match std::fs::copy(git_dir.join("index"), private.path()) {
+        // The repository's index: a regular file of a bounded size (a link to `/dev/zero`
+        // would fill the disk), copied through the bounded reader.
+        let copied = crate::bounded::open(&git_dir.join("index"), MAX_INDEX_BYTES)
+            .and_then(|mut index| std::io::copy(&mut index, &mut private.as_file()));
+        match copied {
             Ok(_) => {}
             // A repository without commits or an index yet: an empty one.
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
