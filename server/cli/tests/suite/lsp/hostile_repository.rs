@@ -229,6 +229,11 @@ async fn run(hostile: Hostile) {
         .map(|event| &event["toolName"])
         .collect();
     assert!(kinds.contains(&&json!("glob")), "{what}: {seen:#?}");
+    // The write made auto-verify look at the project files.
+    assert!(
+        events(&seen).any(|event| event["type"] == "verification"),
+        "{what}: {seen:#?}"
+    );
     let peak = status_kb(pid, "VmHWM:");
     assert!(
         peak < PEAK_BOUND_KB,
