@@ -39,6 +39,8 @@ const NEW_DIR_MODE: u32 = 0o777;
 pub(crate) struct WorkspaceDir {
     fd: OwnedFd,
     root: PathBuf,
+    /// The root as it was named (it may go through a link, such as `/tmp` on macOS).
+    given: PathBuf,
     /// Try `openat2` first (false in tests of the walk that replaces it).
     openat2: bool,
 }
@@ -46,22 +48,26 @@ pub(crate) struct WorkspaceDir {
 impl WorkspaceDir {
     /// Opens the workspace root (resolved once, here).
     pub fn open(workspace: &Path) -> Result<Self, String> {
-        let unreadable = |err: io::Error| {
+        Self::open_root(workspace).map_err(|err| {
             format!(
                 "the workspace {} is not readable: {err}",
                 workspace.display()
             )
-        };
-        let root = workspace.canonicalize().map_err(unreadable)?;
+        })
+    }
+
+    /// [`Self::open`], its error as it came.
+    fn open_root(workspace: &Path) -> io::Result<Self> {
+        let root = workspace.canonicalize()?;
         let fd = rustix::fs::open(
             &root,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
-        )
-        .map_err(|err| unreadable(err.into()))?;
+        )?;
         Ok(Self {
             fd,
             root,
+            given: workspace.to_path_buf(),
             openat2: true,
         })
     }
@@ -71,21 +77,74 @@ impl WorkspaceDir {
         &self.root
     }
 
-    /// The first `max` bytes of the regular file at `path` and its whole size; `None` when
-    /// nothing is there. A file larger than `max` (one a repository ships can be of
-    /// gigabytes) costs no more than `max` bytes.
-    pub fn read_head(&self, path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, u64)>> {
-        self.existing(path)?
-            .map(|file| crate::bounded::head_of(file, max))
-            .transpose()
-    }
-
     /// The whole content of the regular file at `path`, when it holds at most `max` bytes
     /// (else `FileTooLarge`, without reading it); `None` when nothing is there.
     pub fn read(&self, path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
         self.existing(path)?
             .map(|file| crate::bounded::read_file(file, max))
             .transpose()
+    }
+
+    /// A file the repository ships (configuration, `.mcp.json`, ignore files, project
+    /// files, rules, skills, commands), opened for reading: the one way coder reads such a
+    /// file. `path` is absolute inside the workspace or relative to its root. Only a
+    /// regular file is opened (never a FIFO, a device or `/proc` file), and a symbolic link
+    /// is followed only to a file inside the workspace: the link is resolved, and the
+    /// resolved path opened again beneath the root with no link followed, so a link swapped
+    /// in meanwhile is refused. `None` when nothing is there.
+    pub fn open_shipped(&self, path: &Path) -> io::Result<Option<File>> {
+        let names = self.names(path)?;
+        let refused = match self.existing(path) {
+            Ok(file) => return Ok(file),
+            Err(err) => err,
+        };
+        let Some((link, target)) = self.find_link(&names) else {
+            return Err(refused);
+        };
+        let relative: PathBuf = names.iter().collect();
+        let resolved = match self.root.join(&relative).canonicalize() {
+            Ok(resolved) => resolved,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Err(io::Error::other(format!(
+                    "{} is a symbolic link (to {}) that leads nowhere coder reads",
+                    link.display(),
+                    target.display()
+                )));
+            }
+            Err(err) => return Err(err),
+        };
+        if !resolved.starts_with(&self.root) {
+            return Err(io::Error::other(format!(
+                "{} is a symbolic link to {}, outside the workspace; coder does not read \
+                 what a repository's links point to outside it",
+                link.display(),
+                resolved.display()
+            )));
+        }
+        self.existing(&resolved)
+    }
+
+    /// The whole content of the shipped file at `path` (see [`Self::open_shipped`]), when it
+    /// holds at most `max` bytes (else `FileTooLarge`, without reading it); `None` when
+    /// nothing is there.
+    pub fn read_shipped(&self, path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+        self.open_shipped(path)?
+            .map(|file| crate::bounded::read_file(file, max))
+            .transpose()
+    }
+
+    /// The first `max` bytes of the shipped file at `path` (see [`Self::open_shipped`]) and
+    /// its whole size; `None` when nothing is there.
+    pub fn read_shipped_head(&self, path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, u64)>> {
+        self.open_shipped(path)?
+            .map(|file| crate::bounded::head_of(file, max))
+            .transpose()
+    }
+
+    /// Whether a regular file the repository ships is at `path` (see
+    /// [`Self::open_shipped`]).
+    pub fn ships(&self, path: &Path) -> bool {
+        matches!(self.open_shipped(path), Ok(Some(_)))
     }
 
     /// The regular file at `path` opened for reading; `None` when nothing is there.
@@ -102,7 +161,7 @@ impl WorkspaceDir {
         let names = self.names(path)?;
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = self.open_existing(&names, flags)?;
-        regular(fd)
+        crate::bounded::regular(fd)
     }
 
     /// What is at `path` (a link is reported as a link, not followed); `None` when nothing.
@@ -154,7 +213,7 @@ impl WorkspaceDir {
                  write files with more than one link"
             )));
         }
-        let mut file = regular(fd)?;
+        let mut file = crate::bounded::regular(fd)?;
         file.set_len(0)?;
         file.write_all(content)?;
         if let Some(bits) = permissions {
@@ -178,7 +237,10 @@ impl WorkspaceDir {
 
     /// The names of `path` below the root; an error for anything else.
     fn names<'p>(&self, path: &'p Path) -> io::Result<Vec<&'p OsStr>> {
-        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        let relative = path
+            .strip_prefix(&self.root)
+            .or_else(|_| path.strip_prefix(&self.given))
+            .unwrap_or(path);
         relative
             .components()
             .map(|component| match component {
@@ -363,7 +425,7 @@ impl OwnDir {
         let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))
             .map_err(|err| own_error(err, &self.fd, OsStr::new(name), &self.shown(name)))?;
-        regular(fd)
+        crate::bounded::regular(fd)
     }
 
     /// The regular file `name` to be read, within `max` bytes (else `FileTooLarge`, by its
@@ -498,26 +560,29 @@ fn own_error(err: Errno, dir: &OwnedFd, name: &OsStr, shown: &Path) -> io::Error
     err.into()
 }
 
-/// `fd` as a file when it is a regular file; an error naming what it is otherwise.
-fn regular(fd: OwnedFd) -> io::Result<File> {
-    let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
-    match kind {
-        FileType::RegularFile => {
-            // Back to blocking reads and writes; O_NONBLOCK only kept the open from hanging.
-            let flags = rustix::fs::fcntl_getfl(&fd)?;
-            rustix::fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK)?;
-            Ok(File::from(fd))
-        }
-        FileType::Directory => Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "it is a directory, not a file",
-        )),
-        _ => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "it is not a regular file (a FIFO, socket or device); coder only reads and \
-             writes regular files",
-        )),
+/// The bytes of the file `path` that the repository in `workspace` ships, when it holds at
+/// most `max` bytes: [`WorkspaceDir::read_shipped`] through a handle opened for this read.
+/// `None` when nothing is there.
+pub(crate) fn read_shipped(workspace: &Path, path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+    match WorkspaceDir::open_root(workspace) {
+        Ok(dir) => dir.read_shipped(path, max),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
     }
+}
+
+/// [`read_shipped`] as UTF-8 text.
+pub(crate) fn read_shipped_text(
+    workspace: &Path,
+    path: &Path,
+    max: u64,
+) -> io::Result<Option<String>> {
+    read_shipped(workspace, path, max)?
+        .map(|bytes| {
+            String::from_utf8(bytes)
+                .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err.utf8_error()))
+        })
+        .transpose()
 }
 
 /// The refusal of a path through a symbolic link inside the workspace.
@@ -658,6 +723,55 @@ mod tests {
         // Removing a link removes the link, never what it points to.
         ws.remove(&root.join("file")).unwrap();
         assert!(outside.path().join("secret").exists());
+    }
+
+    #[test]
+    fn shipped_files_follow_links_inside_only_and_are_regular() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("AGENTS.md"), "rules").unwrap();
+        symlink("AGENTS.md", root.join("CLAUDE.md")).unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        symlink("../AGENTS.md", root.join("sub/up.md")).unwrap();
+        symlink(outside.path().join("secret"), root.join("out.md")).unwrap();
+        symlink(outside.path(), root.join("outdir")).unwrap();
+        for device in ["/dev/zero", "/dev/stdin", "/proc/self/pagemap"] {
+            let name = device.rsplit('/').next().unwrap();
+            symlink(device, root.join(name)).unwrap();
+        }
+        symlink("missing", root.join("dangling")).unwrap();
+        let ws = WorkspaceDir::open(&root).unwrap();
+        for path in ["CLAUDE.md", "sub/up.md", "AGENTS.md"] {
+            let read = ws.read_shipped(Path::new(path), 1 << 20).unwrap();
+            assert_eq!(read.as_deref(), Some(&b"rules"[..]), "{path}");
+        }
+        // By the workspace's absolute path too.
+        let read = ws.read_shipped(&root.join("CLAUDE.md"), 1 << 20).unwrap();
+        assert_eq!(read.as_deref(), Some(&b"rules"[..]));
+        assert_eq!(ws.read_shipped(Path::new("none"), 1 << 20).unwrap(), None);
+        for path in [
+            "out.md",
+            "outdir/secret",
+            "zero",
+            "stdin",
+            "pagemap",
+            "dangling",
+        ] {
+            let Err(err) = ws.read_shipped(Path::new(path), 1 << 20) else {
+                panic!("{path} was read");
+            };
+            assert!(!err.to_string().is_empty(), "{path}");
+        }
+        let err = ws.read_shipped(Path::new("out.md"), 1).unwrap_err();
+        assert!(err.to_string().contains("outside the workspace"), "{err}");
+        assert_eq!(
+            ws.read_shipped(Path::new("AGENTS.md"), 2)
+                .unwrap_err()
+                .kind(),
+            io::ErrorKind::FileTooLarge
+        );
     }
 
     #[test]

@@ -369,6 +369,67 @@ pub(crate) fn user_message(items: &[InputItem]) -> Option<ChatMessage> {
     Some(message)
 }
 
+/// The most bytes of one image an input may attach (decoded from its `data:` URL): the
+/// providers take images of a few MiB (Anthropic 5 MB, OpenAI 20 MB) and the image is sent
+/// again with every request of the conversation.
+pub(crate) const MAX_IMAGE_BYTES: u64 = 10 << 20;
+
+/// The most bytes of images a conversation's history may hold, the input's included.
+pub(crate) const MAX_CONVERSATION_IMAGE_BYTES: u64 = 20 << 20;
+
+/// The bytes `data`, base64, decodes to.
+fn decoded_len(data: &str) -> u64 {
+    let padding = data.bytes().rev().take_while(|byte| *byte == b'=').count();
+    (data.len() as u64 / 4 * 3 + (data.len() as u64 % 4) * 3 / 4).saturating_sub(padding as u64)
+}
+
+/// The bytes of the images `history` holds (the user's and those tools returned).
+pub(crate) fn image_bytes_of(history: &[ChatMessage]) -> u64 {
+    history
+        .iter()
+        .flat_map(|message| &message.attachments)
+        .map(|attachment| decoded_len(&attachment.data))
+        .sum()
+}
+
+/// Refuses input whose `data:` images exceed [`MAX_IMAGE_BYTES`] each, or, with the `held`
+/// bytes of images of the conversation, [`MAX_CONVERSATION_IMAGE_BYTES`]: nothing of the
+/// input is recorded, so it can be sent again with smaller images.
+pub(crate) fn check_images(items: &[InputItem], held: u64) -> Result<(), EngineError> {
+    let mut added = 0u64;
+    let images = items.iter().filter_map(|item| match item {
+        InputItem::Image { image_url } => parse_data_url(image_url),
+        InputItem::Text { .. } => None,
+    });
+    for (index, image) in images.enumerate() {
+        let size = decoded_len(&image.data);
+        if size > MAX_IMAGE_BYTES {
+            return Err(EngineError::new(
+                crate::error::ErrorKind::LimitExceeded,
+                format!(
+                    "image {} of the input is {size} bytes, over the limit of {} an image; \
+                     nothing was sent: send it again with a smaller image",
+                    index + 1,
+                    crate::bounded::size(MAX_IMAGE_BYTES)
+                ),
+            ));
+        }
+        added += size;
+    }
+    if added > 0 && held + added > MAX_CONVERSATION_IMAGE_BYTES {
+        return Err(EngineError::new(
+            crate::error::ErrorKind::LimitExceeded,
+            format!(
+                "the input's images ({added} bytes) and those the conversation holds \
+                 ({held} bytes) exceed the limit of {} of images a conversation; nothing was \
+                 sent: send it without images, with smaller ones, or in a new conversation",
+                crate::bounded::size(MAX_CONVERSATION_IMAGE_BYTES)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn parse_data_url(url: &str) -> Option<Attachment> {
     let rest = url.strip_prefix("data:")?;
     let (media_type, data) = rest.split_once(";base64,")?;

@@ -19,6 +19,7 @@ mod error;
 pub mod event_json;
 mod events;
 mod frontmatter;
+mod ignore_files;
 #[cfg(test)]
 mod input_fuzz;
 mod journal;

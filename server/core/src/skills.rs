@@ -120,9 +120,7 @@ pub(crate) fn files_beside(skill: &Skill) -> (Vec<String>, bool) {
     let folder = skill.folder();
     let mut files = Vec::new();
     let mut more = false;
-    let walk = ignore::WalkBuilder::new(folder)
-        .hidden(true)
-        .follow_links(false)
+    let walk = crate::ignore_files::walker(folder, folder)
         .sort_by_file_name(std::cmp::Ord::cmp)
         .build();
     for entry in walk.flatten() {

@@ -34,6 +34,9 @@ pub(crate) const MAX_RECORDED_FILE: u64 = 16 << 20;
 pub(crate) const MAX_STORE_BYTES: u64 = 512 << 20;
 /// How the private object stores are named in the system's temporary directory.
 const STORE_PREFIX: &str = "coder-undo-";
+/// The largest index copied for a checkpoint (git's own index of a large repository is
+/// tens of MiB).
+const MAX_INDEX_BYTES: u64 = 512 << 20;
 
 /// git in `dir`, run so that nothing the repository configures runs a program: no
 /// filesystem monitor, no hooks, no signing, no external diff or text conversion, and
@@ -261,7 +264,11 @@ impl Checkpoints {
     /// (so unchanged files are not hashed again).
     fn tree_now(&self, repository: &Repository) -> Result<Recorded, String> {
         let private = tempfile::NamedTempFile::new().map_err(|err| err.to_string())?;
-        match std::fs::copy(repository.git_dir.join("index"), private.path()) {
+        // The repository's index: a regular file of a bounded size (a link to `/dev/zero`
+        // would fill the disk), copied through the bounded reader.
+        let copied = crate::bounded::open(&repository.git_dir.join("index"), MAX_INDEX_BYTES)
+            .and_then(|mut index| std::io::copy(&mut index, &mut private.as_file()));
+        match copied {
             Ok(_) => {}
             // A repository without commits or an index yet: an empty one.
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {

@@ -233,15 +233,19 @@ pub(crate) fn is_documentation(path: &str) -> bool {
 /// The allowlisted command the project's files in `workspace` point to, checked in this
 /// order: Cargo, Go, Node (pnpm, yarn or npm by lock file, when `package.json` has a `test`
 /// script), Python, Maven, Gradle (the wrapper when the project has one).
+///
+/// The files are the repository's: each counts only as a regular file inside the workspace,
+/// read through the workspace handle (a link out, a FIFO or a device is as if missing).
 pub(crate) fn inferred(workspace: &Path) -> Option<&'static str> {
-    let has = |name: &str| workspace.join(name).is_file();
+    let dir = crate::beneath::WorkspaceDir::open(workspace).ok()?;
+    let has = |name: &str| dir.ships(Path::new(name));
     if has("Cargo.toml") {
         return Some("cargo test");
     }
     if has("go.mod") {
         return Some("go test ./...");
     }
-    if has("package.json") && has_test_script(&workspace.join("package.json")) {
+    if has("package.json") && has_test_script(&dir) {
         return Some(if has("pnpm-lock.yaml") {
             "pnpm test -- --watch=false"
         } else if has("yarn.lock") {
@@ -277,18 +281,12 @@ pub(crate) fn inferred(workspace: &Path) -> Option<&'static str> {
 
 /// Whether a `package.json` defines a `test` script (npm's placeholder that only fails
 /// does not count). A file that cannot be read or parsed has none.
-fn has_test_script(path: &Path) -> bool {
+fn has_test_script(dir: &crate::beneath::WorkspaceDir) -> bool {
     const MAX_BYTES: u64 = 1024 * 1024;
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(Some(bytes)) = dir.read_shipped(Path::new("package.json"), MAX_BYTES) else {
         return false;
     };
-    if meta.len() > MAX_BYTES {
-        return false;
-    }
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return false;
-    };
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return false;
     };
     value["scripts"]["test"]

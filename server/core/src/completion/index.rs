@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ignore::{WalkBuilder, WalkState};
+use ignore::WalkState;
 
 use crate::sync::lock;
 
@@ -257,14 +257,13 @@ pub fn walk(root: &Path) -> Snapshot {
 }
 
 /// Walks `root` in parallel into `found` (unsorted) until done, [`MAX_ENTRIES`] or `stop`:
-/// `.gitignore` (also outside a git repository), `.ignore`, the global git excludes; hidden
-/// paths are kept (and marked) but `.git` is never entered; links are not followed.
+/// `.gitignore` (also outside a git repository), `.ignore`, `.git/info/exclude`, the global
+/// git excludes, each read as the repository's files are (`ignore_files.rs`: bounded, no
+/// link out, no FIFO or device); hidden paths are kept (and marked) but `.git` is never
+/// entered; links are not followed.
 fn walk_until(root: &Path, found: &Mutex<Vec<Entry>>, stop: &AtomicBool) {
-    WalkBuilder::new(root)
+    crate::ignore_files::walker(root, root)
         .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
         .build_parallel()
         .run(|| {
             Box::new(move |entry| {

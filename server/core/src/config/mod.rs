@@ -647,7 +647,7 @@ impl Config {
         let mut warnings = Vec::new();
         let workspace_file = workspace.join(".coder").join("config.json");
         let user = match user_file {
-            Some(path) => read_json(path)?,
+            Some(path) => read_json(path, None)?,
             None => None,
         };
         let trusted = match trust {
@@ -662,7 +662,7 @@ impl Config {
             merge(&mut merged, value);
         }
         let mut ignored_settings = Vec::new();
-        if let Some(value) = read_json(&workspace_file)? {
+        if let Some(value) = read_json(&workspace_file, Some(workspace))? {
             warnings.extend(unknown_keys(&workspace_file, &value));
             let value = if trusted {
                 value
@@ -1064,9 +1064,17 @@ pub fn user_config_path(env: EnvLookup<'_>) -> Option<PathBuf> {
     Some(base.join("coder").join("config.json"))
 }
 
-fn read_json(path: &Path) -> Result<Option<Value>, ConfigError> {
-    let text = match crate::bounded::read_to_string(path, crate::bounded::MAX_CONFIG_BYTES) {
-        Ok(text) => text,
+/// The person's own configuration file at `path`, or the one a workspace ships when
+/// `workspace` is given (read through the workspace handle: no link out, no FIFO or device).
+fn read_json(path: &Path, workspace: Option<&Path>) -> Result<Option<Value>, ConfigError> {
+    let max = crate::bounded::MAX_CONFIG_BYTES;
+    let read = match workspace {
+        Some(workspace) => crate::beneath::read_shipped_text(workspace, path, max),
+        None => crate::bounded::read_to_string(path, max).map(Some),
+    };
+    let text = match read {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(cause) => {
             return Err(ConfigError::Read {

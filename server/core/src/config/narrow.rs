@@ -3,7 +3,9 @@
 //! Every key of the config file is classified here, explicitly:
 //! - harmless keys apply as in a trusted folder (the model name, limits, retries);
 //! - the provider endpoint and anything that starts a process are ignored (`provider`,
-//!   `baseUrl`, `apiKey`, `mcpServers`, `trustedFolders`);
+//!   `baseUrl`, `apiKey`, `mcpServers`, `trustedFolders`), and so are the sizes compaction
+//!   follows (`contextWindow`, `compactThreshold`: smaller, they force a compaction on
+//!   nearly every call);
 //! - settings that loosen or narrow apply only when they do not loosen what the person's
 //!   own configuration (the user-level file, else the defaults) says, by an explicit order,
 //!   narrowest first: mode `plan < default < auto-edit < yolo`; preset
@@ -24,7 +26,6 @@ use serde_json::{Map, Value, json};
 /// Top-level keys that change nothing about what coder may do.
 const FREE: &[&str] = &[
     "model",
-    "contextWindow",
     "promptCacheKey",
     "saveSessions",
     "toolCalling",
@@ -71,8 +72,11 @@ const IGNORED: &[&str] = &[
     "baseUrl",
     "apiKey",
     "mcpServers",
-    // Lower, it spends a model call on every request; higher, it lets the context overflow.
+    // Lower, they spend a model call (a compaction) on nearly every request; higher, they let
+    // the context overflow the model's window. The person's value, the table of known
+    // models or the guess applies.
     "compactThreshold",
+    "contextWindow",
     crate::trust::TRUSTED_FOLDERS,
 ];
 
@@ -392,6 +396,20 @@ mod tests {
         let narrowed = narrow(&trusted, workspace);
         assert_eq!(narrowed.value, applied);
         assert_eq!(narrowed.ignored, ignored);
+    }
+
+    #[test]
+    fn the_context_window_is_the_persons_alone() {
+        // Shrunk, it would force a compaction on nearly every call; grown, it would let the
+        // context overflow the model's window.
+        for window in [1, 1_000_000_000] {
+            check(
+                json!({"contextWindow": 128_000}),
+                json!({"contextWindow": window, "model": "m"}),
+                json!({"model": "m"}),
+                &["contextWindow"],
+            );
+        }
     }
 
     #[test]

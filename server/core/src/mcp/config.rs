@@ -146,8 +146,13 @@ struct McpJson {
 /// The servers of a workspace `.mcp.json`, if there is one.
 pub fn load_mcp_json(workspace: &Path) -> Result<BTreeMap<String, McpServerConfig>, String> {
     let path = workspace.join(".mcp.json");
-    let text = match crate::bounded::read_to_string(&path, crate::bounded::MAX_CONFIG_BYTES) {
-        Ok(text) => text,
+    // Shipped by the repository: read through the workspace handle (no link out, no FIFO
+    // or device).
+    let read =
+        crate::beneath::read_shipped_text(workspace, &path, crate::bounded::MAX_CONFIG_BYTES);
+    let text = match read {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(BTreeMap::new()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
     };

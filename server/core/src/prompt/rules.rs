@@ -9,9 +9,10 @@
 //! 3. `AGENTS.md` then `CLAUDE.md` in the workspace root and in every directory down to the
 //!    one coder was started in.
 //!
-//! Workspace files are read through the workspace handle ([`WorkspaceDir`]): a symbolic
-//! link is refused, so a link cannot smuggle a file from outside the workspace into the
-//! prompt. Each file is cut at [`MAX_FILE_BYTES`] and all of them together at
+//! Workspace files are read through the workspace handle
+//! ([`WorkspaceDir::read_shipped_head`]): a symbolic link is followed only to a file inside
+//! the workspace (`CLAUDE.md -> AGENTS.md`), so a link cannot smuggle a file from outside
+//! the workspace into the prompt, and a FIFO or a device is refused. Each file is cut at [`MAX_FILE_BYTES`] and all of them together at
 //! [`MAX_TOTAL_BYTES`]; what is cut or refused is reported as a warning. Rules are prompt
 //! text, not commands: they are read whether or not the folder is trusted. A session keeps
 //! them and reads them again when they change on disk (`session/files.rs`); a file that
@@ -90,7 +91,7 @@ impl LoadedRules {
     fn read(&mut self, dir: &WorkspaceDir, path: &Path, budget: &mut usize, previous: &[RuleFile]) {
         // A few bytes past the cut tell a file cut there from one that ends there; the rest
         // of a larger file is not read.
-        match dir.read_head(path, MAX_FILE_BYTES as u64 + 4) {
+        match dir.read_shipped_head(path, MAX_FILE_BYTES as u64 + 4) {
             Ok(Some((bytes, size))) => self.add(path, &bytes, size, budget),
             Ok(None) => {}
             Err(err) => self.refuse(path, &err.to_string(), previous),
@@ -158,7 +159,7 @@ pub(crate) fn folders_down_to_start(workspace: &Path, started_in: Option<&Path>)
     folders_down_to(workspace, workspace, started_in)
 }
 
-/// `.coder/rules/*.md` under `root`, sorted by name (links are refused when read).
+/// `.coder/rules/*.md` under `root`, sorted by name (links out are refused when read).
 fn rules_folder(root: &Path) -> Vec<PathBuf> {
     let folder = root.join(".coder").join("rules");
     let is_dir = std::fs::symlink_metadata(&folder).is_ok_and(|meta| meta.is_dir());

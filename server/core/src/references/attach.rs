@@ -151,8 +151,7 @@ fn cut_to_bytes(numbered: &mut Numbered) {
 fn directory(workspace: &Path, dir: &Path, path: &str) -> Attached {
     let mut entries = Vec::new();
     let mut truncated = false;
-    let walk = ignore::WalkBuilder::new(dir)
-        .require_git(false)
+    let walk = crate::ignore_files::walker(workspace, dir)
         .sort_by_file_name(std::cmp::Ord::cmp)
         .build();
     for entry in walk.flatten().filter(|entry| entry.depth() > 0) {

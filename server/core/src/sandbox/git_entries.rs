@@ -169,7 +169,8 @@ fn describe(path: &Path) -> Option<GitEntry> {
     } else if meta.is_file() {
         use std::io::Read;
         let mut start = Vec::new();
-        std::fs::File::open(path)
+        // Regular files only: a FIFO swapped in since the check cannot hang the call.
+        crate::bounded::open_regular(path)
             .ok()?
             .take(MAX_FILE_BYTES)
             .read_to_end(&mut start)

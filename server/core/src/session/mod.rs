@@ -268,18 +268,21 @@ impl Session {
 
     /// Queues input for `conversation`, with base instructions for this task only when
     /// given, after checking it can run. The input rule, the same for every door: it must
-    /// hold an image or some text that is not only whitespace, and its text must fit in
-    /// `maxPromptBytes`.
+    /// hold an image or some text that is not only whitespace, its text must fit in
+    /// `maxPromptBytes`, and its images must fit in the image limits (see
+    /// [`crate::conversation::MAX_IMAGE_BYTES`]).
     pub fn send(
         &self,
         conversation: ConversationId,
         items: Vec<InputItem>,
         base_instructions: Option<String>,
     ) -> Result<coder_protocol::TaskId, EngineError> {
-        self.conversation(conversation)?;
+        let held = self.conversation(conversation)?;
         check_not_empty(&items)?;
         let (items, model) = self.expand_command(items)?;
         self.check_prompt_size(&items)?;
+        let held = crate::conversation::image_bytes_of(&lock(&held).history);
+        crate::conversation::check_images(&items, held)?;
         self.require_model()?;
         let mut plan = TaskPlan::new(conversation, items, 0);
         plan.base_instructions_override = base_instructions;
@@ -339,7 +342,14 @@ impl Session {
             .iter()
             .map(|item| match item {
                 InputItem::Text { text } => text.len(),
-                InputItem::Image { .. } => 0,
+                // Sent as text, naming the URL.
+                InputItem::Image { image_url } => {
+                    if crate::conversation::parse_data_url(image_url).is_some() {
+                        0
+                    } else {
+                        image_url.len()
+                    }
+                }
             })
             .sum();
         let limit = self.config().max_prompt_bytes;

@@ -84,7 +84,7 @@ fn glob(workspace: &Path, args: &Args) -> Result<String, String> {
         .map_err(|err| format!("invalid glob pattern: {err}"))?
         .compile_matcher();
     let mut found: Vec<(SystemTime, String)> = Vec::new();
-    for entry in ignore::WalkBuilder::new(&base).require_git(false).build() {
+    for entry in crate::ignore_files::walker(workspace, &base).build() {
         let Ok(entry) = entry else { continue };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;

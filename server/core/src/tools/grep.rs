@@ -298,8 +298,7 @@ fn grep(
             Searched::GiantLine => found.giant_lines += 1,
         }
     };
-    ignore::WalkBuilder::new(&base)
-        .require_git(false)
+    crate::ignore_files::walker(workspace, &base)
         .threads(threads)
         .build_parallel()
         .run(|| {

@@ -19,7 +19,8 @@ const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
 /// Files above this size must be read by range.
 const WHOLE_FILE_LIMIT: u64 = 256 * 1024;
-/// Files above this size are refused even by range.
+/// Files above this size are read by range only, and only up to the range's last line:
+/// their lines are not counted and the rest is not read.
 const HARD_LIMIT: u64 = 64 * 1024 * 1024;
 /// Bytes sniffed for NUL to recognise binary files.
 const SNIFF_BYTES: usize = 8192;
@@ -140,8 +141,11 @@ pub(crate) struct Numbered {
     /// The first and last line shown (1-based); `last < first` when the file is empty.
     pub first: usize,
     pub last: usize,
-    /// The number of lines in the file.
+    /// The number of lines in the file (when `counted`; else the last line read).
     pub total: usize,
+    /// Whether every line was read, so `total` is the file's count: false for a range of a
+    /// file past [`HARD_LIMIT`], read no further than the range.
+    pub counted: bool,
     /// The file, resolved inside the workspace.
     pub path: std::path::PathBuf,
     /// The hash of the whole text read (the editor's when the file is open there), for
@@ -160,6 +164,16 @@ impl Numbered {
 
     /// The text, with a note saying which lines were shown when not all were.
     fn with_note(mut self) -> String {
+        if !self.counted {
+            let Self { first, last, .. } = self;
+            self.text.push_str(&format!(
+                "(showing lines {first}-{last}; the file is larger than {} MiB, so its lines \
+                 were not counted and the rest was not read; use offset and limit to read \
+                 more)\n",
+                HARD_LIMIT >> 20
+            ));
+            return self.text;
+        }
         if self.total > 0 && (self.first > 1 || self.last < self.total) {
             let Self {
                 first, last, total, ..
@@ -203,13 +217,15 @@ fn read_numbered(
     }
     let cannot = |err: std::io::Error| format!("cannot read {}: {err}", args.path);
     let mut file = open_checked(workspace, &path, &args.path)?;
-    check_size(args, file.metadata().map_err(cannot)?.len())?;
+    let size = file.metadata().map_err(cannot)?.len();
+    check_size(args, size)?;
     let mut head = vec![0; SNIFF_BYTES];
     let sniffed = file.read(&mut head).map_err(cannot)?;
     check_text(args, &head[..sniffed])?;
     file.rewind().map_err(cannot)?;
     let mut reader = BufReader::new(HashingReader::new(file));
-    let numbered = number_lines(args, &mut reader)?;
+    // A file past the hard limit is read up to the range's last line only.
+    let numbered = read_range(args, &mut reader, size <= HARD_LIMIT)?;
     Ok(numbered.seen(path, reader.get_ref().hash()))
 }
 
@@ -229,11 +245,11 @@ fn open_checked(
         })
 }
 
-/// Refuses text too large for the call: any range above [`HARD_LIMIT`], a whole file above
-/// [`WHOLE_FILE_LIMIT`].
+/// Refuses text too large for the call: a whole file above [`WHOLE_FILE_LIMIT`] (a range
+/// is read from a file of any size).
 fn check_size(args: &Args, size: u64) -> Result<(), String> {
     let ranged = args.offset.is_some() || args.limit.is_some();
-    if size > HARD_LIMIT || (!ranged && size > WHOLE_FILE_LIMIT) {
+    if !ranged && size > WHOLE_FILE_LIMIT {
         return Err(format!(
             "{} is too large to read at once ({size} bytes); read a range with `offset` and \
              `limit`",
@@ -254,31 +270,40 @@ fn check_text(args: &Args, head: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The lines `args` asks for, numbered.
+/// The lines `args` asks for, numbered, from text in memory.
 fn number_lines(args: &Args, reader: impl BufRead) -> Result<Numbered, String> {
+    read_range(args, reader, true)
+}
+
+/// The lines `args` asks for, numbered. Each line costs at most the bytes of its shown
+/// part, whatever its length. With `count`, the whole text is read (the lines counted);
+/// without, reading stops after the range's last line.
+fn read_range(args: &Args, mut reader: impl BufRead, count: bool) -> Result<Numbered, String> {
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     // Past the last line asked for; a model may ask for any number.
     let end = first.saturating_add(limit);
     let mut out = String::new();
-    let mut total = 0usize;
-    for (index, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|err| format!("cannot read {}: {err}", args.path))?;
-        total = index + 1;
-        if total < first || total >= end {
-            continue;
+    let cannot = |err: std::io::Error| format!("cannot read {}: {err}", args.path);
+    let (total, stopped) = each_line(&mut reader, MAX_LINE_CHARS * 4, |number, line| {
+        if number >= first && number < end {
+            let text = String::from_utf8_lossy(line);
+            let text = text.strip_suffix('\r').unwrap_or(&text);
+            let shown: String = text.chars().take(MAX_LINE_CHARS).collect();
+            out.push_str(&format!("{number:>6}\t{shown}\n"));
         }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.strip_suffix('\r').unwrap_or(&text);
-        let shown: String = text.chars().take(MAX_LINE_CHARS).collect();
-        out.push_str(&format!("{total:>6}\t{shown}\n"));
-    }
+        count || number + 1 < end
+    })
+    .map_err(cannot)?;
+    // Stopped at the range's end: counted only when nothing follows.
+    let counted = !stopped || reader.fill_buf().map_err(cannot)?.is_empty();
     if total == 0 {
         return Ok(Numbered {
             text: format!("({} is empty)", args.path),
             first: 1,
             last: 0,
             total,
+            counted: true,
             path: std::path::PathBuf::new(),
             content_hash: 0,
         });
@@ -294,9 +319,51 @@ fn number_lines(args: &Args, reader: impl BufRead) -> Result<Numbered, String> {
         first,
         last: (end - 1).min(total),
         total,
+        counted,
         path: std::path::PathBuf::new(),
         content_hash: 0,
     })
+}
+
+/// Hands each line of `reader` (split at `\n`, as [`BufRead::split`] splits) to `line` with
+/// its 1-based number and its first `keep` bytes, never holding more of a line; stops when
+/// `line` returns false. Returns the number of the last line handed over and whether it
+/// stopped early.
+fn each_line(
+    reader: &mut impl BufRead,
+    keep: usize,
+    mut line: impl FnMut(usize, &[u8]) -> bool,
+) -> std::io::Result<(usize, bool)> {
+    let mut current = Vec::new();
+    let mut number = 0usize;
+    let mut open = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            if open {
+                number += 1;
+                line(number, &current);
+            }
+            return Ok((number, false));
+        }
+        let (part, used, ends) = match buf.iter().position(|byte| *byte == b'\n') {
+            Some(at) => (&buf[..at], at + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        let room = keep.saturating_sub(current.len());
+        current.extend_from_slice(&part[..part.len().min(room)]);
+        open = true;
+        reader.consume(used);
+        if ends {
+            number += 1;
+            let go_on = line(number, &current);
+            current.clear();
+            open = false;
+            if !go_on {
+                return Ok((number, true));
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -317,6 +384,56 @@ mod tests {
             offset,
             limit,
         }
+    }
+
+    #[test]
+    fn a_range_of_a_file_past_64_mib_is_read_up_to_its_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=10_000).map(|n| format!("line {n}\n")).collect();
+        let path = dir.path().join("huge.log");
+        std::fs::write(&path, &text).unwrap();
+        // A sparse tail of NUL bytes: 5 GiB on no disk, a single line without an end.
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(5 << 30)
+            .unwrap();
+        let started = std::time::Instant::now();
+        let shown = read_file(dir.path(), None, &args("huge.log", Some(9_998), Some(2))).unwrap();
+        assert_eq!(
+            shown,
+            "  9998\tline 9998\n  9999\tline 9999\n(showing lines 9998-9999; the file is \
+             larger than 64 MiB, so its lines were not counted and the rest was not read; use \
+             offset and limit to read more)\n"
+        );
+        let limit_only = read_file(dir.path(), None, &args("huge.log", None, Some(1))).unwrap();
+        assert!(
+            limit_only.starts_with("     1\tline 1\n(showing lines 1-1;"),
+            "{limit_only}"
+        );
+        // Read as fast as the disk gives the range, not the gigabytes after it.
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        let whole = read_file(dir.path(), None, &args("huge.log", None, None)).unwrap_err();
+        assert!(
+            whole.contains("read a range with `offset` and `limit`"),
+            "{whole}"
+        );
+    }
+
+    #[test]
+    fn a_giant_line_costs_no_more_than_its_shown_part() {
+        let mut reader = std::io::BufReader::with_capacity(
+            16,
+            std::io::Read::chain(std::io::repeat(b'x').take(1 << 20), &b"\nend"[..]),
+        );
+        let mut lens = Vec::new();
+        let (lines, stopped) = each_line(&mut reader, 100, |_, line| {
+            lens.push(line.len());
+            true
+        })
+        .unwrap();
+        assert_eq!((lines, stopped, lens), (2, false, vec![100, 3]));
     }
 
     #[test]

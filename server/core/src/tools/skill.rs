@@ -161,20 +161,37 @@ fn read_beside(skill: &Skill, file: &str) -> Result<String, String> {
         (Ok(path), Ok(folder)) => path.starts_with(folder),
         _ => false,
     };
-    if !inside || !path.is_file() {
+    if !inside {
         return Err(format!("skill {} has no file {file}", skill.name));
     }
-    let bytes = crate::bounded::read(&path, MAX_FILE_BYTES as u64).map_err(|err| {
-        if err.kind() == std::io::ErrorKind::FileTooLarge {
-            format!(
-                "{} is larger than {MAX_FILE_BYTES} bytes; read it with `read` if it is in the \
-                 workspace",
-                path.display()
-            )
-        } else {
-            format!("{}: {err}", path.display())
-        }
-    })?;
+    let max = MAX_FILE_BYTES as u64;
+    // A workspace's skill is the repository's: its files are read through the workspace
+    // handle (no link out, no FIFO or device); the person's own as regular files.
+    let read = match skill.source {
+        CommandSource::Workspace => skill
+            .folder()
+            .ancestors()
+            .find(|dir| dir.file_name().is_some_and(|name| name == ".coder"))
+            .and_then(Path::parent)
+            .map_or_else(
+                || Err(std::io::Error::other("the skill is not in a workspace")),
+                |workspace| crate::beneath::read_shipped(workspace, &path, max),
+            ),
+        _ => crate::bounded::read(&path, max).map(Some),
+    };
+    let bytes = read
+        .map_err(|err| {
+            if err.kind() == std::io::ErrorKind::FileTooLarge {
+                format!(
+                    "{} is larger than {MAX_FILE_BYTES} bytes; read it with `read` if it is in \
+                     the workspace",
+                    path.display()
+                )
+            } else {
+                format!("{}: {err}", path.display())
+            }
+        })?
+        .ok_or_else(|| format!("skill {} has no file {file}", skill.name))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

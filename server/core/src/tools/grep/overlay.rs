@@ -4,13 +4,9 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use ignore::gitignore::Gitignore;
-
 use crate::documents::Documents;
+use crate::ignore_files::IgnoreRules;
 use crate::tools::paths::resolve_for_write;
-
-/// Ignore files the walk honours in each directory, the stronger first.
-const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
 
 /// The texts of the open documents under the search root, by path.
 pub(super) struct Overlay {
@@ -58,7 +54,9 @@ impl Overlay {
             .iter()
             .filter(|(path, _)| path.symlink_metadata().is_err())
             .filter(move |(path, _)| is_confined(workspace, path))
-            .filter(move |(path, _)| *path == base || !(is_hidden(base, path) || is_ignored(path)))
+            .filter(move |(path, _)| {
+                *path == base || !(is_hidden(base, path) || is_ignored(workspace, path))
+            })
             .map(|(path, text)| (path.as_path(), text.as_str()))
     }
 }
@@ -91,30 +89,19 @@ fn is_hidden(base: &Path, path: &Path) -> bool {
     })
 }
 
-/// Whether the nearest ignore file with a rule for `path` (or one of its directories)
-/// ignores it. Deeper files win, as in the walk; a file that cannot be read is skipped.
-fn is_ignored(path: &Path) -> bool {
-    for dir in path.ancestors().skip(1) {
-        for name in IGNORE_FILES {
-            let file = dir.join(name);
-            if !file.is_file() {
-                continue;
-            }
-            let (rules, _) = Gitignore::new(&file);
-            // The file itself, then each directory between it and the ignore file.
-            let below = path
-                .ancestors()
-                .skip(1)
-                .take_while(|parent| *parent != dir)
-                .map(|parent| (parent, true));
-            let verdict = std::iter::once((path, false))
-                .chain(below)
-                .map(|(candidate, is_dir)| rules.matched(candidate, is_dir))
-                .find(|verdict| !verdict.is_none());
-            if let Some(verdict) = verdict {
-                return verdict.is_ignore();
-            }
-        }
-    }
-    false
+/// Whether the walk would have left `path` out: it, or a directory between the workspace
+/// and it, is ignored by the workspace's ignore files (read as `ignore_files.rs` reads them).
+fn is_ignored(workspace: &Path, path: &Path) -> bool {
+    let rules = IgnoreRules::new(workspace);
+    let root = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let dirs = path
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| dir.starts_with(&root) && *dir != root)
+        .map(|dir| (dir, true));
+    std::iter::once((path, false))
+        .chain(dirs)
+        .any(|(candidate, is_dir)| rules.is_ignored(candidate, is_dir))
 }
