@@ -1,9 +1,10 @@
 //! A repository whose every file coder reads is hostile: a link to `/dev/zero`, to
 //! `/dev/stdin`, to `/proc/self/pagemap` or out of the workspace, a FIFO, or deeply nested
 //! text, at each place coder looks (configuration, `.mcp.json`, ignore files, project files
-//! of auto-verify, rules, skills, commands). `coder lsp` answers every request, through
-//! `initialize`, `@` completion, a turn with a `glob` call and an auto-verification, keeps
-//! its memory and writes nothing outside the workspace.
+//! of auto-verify, rules, skills, commands, saved sessions). `coder lsp` answers every
+//! request, through `initialize`, `@` completion, a turn with a `glob` call and an
+//! auto-verification, `/model`, `session/list` and `session/resume`, keeps its memory and
+//! writes nothing outside the workspace.
 
 use std::path::Path;
 use std::time::Duration;
@@ -20,7 +21,7 @@ const PEAK_BOUND_KB: u64 = 100 * 1024;
 const ANSWER_WITHIN: Duration = Duration::from_secs(30);
 
 /// The places a repository ships files that coder reads.
-const PLACES: [&str; 16] = [
+const PLACES: [&str; 18] = [
     ".coder/config.json",
     ".mcp.json",
     ".gitignore",
@@ -37,7 +38,12 @@ const PLACES: [&str; 16] = [
     ".coder/commands/x.md",
     "sub/AGENTS.md",
     "instructions.md",
+    ".coder/sessions/019a0000-0000-7000-8000-000000000000.json",
+    ".coder/sessions/019a0000-0000-7000-8000-000000000000.jsonl",
 ];
+
+/// The saved session planted among [`PLACES`].
+const PLANTED_SESSION: &str = "019a0000-0000-7000-8000-000000000000";
 
 #[derive(Debug, Clone, Copy)]
 enum Hostile {
@@ -148,7 +154,16 @@ async fn run(hostile: Hostile) {
     for place in PLACES {
         plant(ws, outside.path(), place, hostile);
     }
-    let before: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+    let outside_now = || -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut files: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .flatten()
+            .map(|entry| (entry.path(), std::fs::read(entry.path()).unwrap_or_default()))
+            .collect();
+        files.sort();
+        files
+    };
+    let before = outside_now();
     let base_url = server.openai_base_url();
     let mut client = Client::spawn(
         ws,
@@ -234,18 +249,29 @@ async fn run(hostile: Hostile) {
         events(&seen).any(|event| event["type"] == "verification"),
         "{what}: {seen:#?}"
     );
+    // What reads and writes coder's own files: `/model` (the workspace configuration), the
+    // saved sessions' list, and taking one up.
+    for (method, params) in [
+        (
+            "conversation/command",
+            json!({"conversationId": root, "command": "/model other-model"}),
+        ),
+        ("session/list", json!({})),
+        ("session/resume", json!({"sessionId": PLANTED_SESSION})),
+    ] {
+        let answer = answered(pid, &what, client.request(method, params, &mut seen)).await;
+        assert!(
+            answer.get("result").is_some() || answer.get("error").is_some(),
+            "{what}: {method}: {answer}"
+        );
+    }
     let peak = status_kb(pid, "VmHWM:");
     assert!(
         peak < PEAK_BOUND_KB,
         "{what}: coder lsp's resident memory peaked at {peak} kB"
     );
     answered(pid, &what, client.stop()).await;
-    let after: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
-    assert_eq!(
-        after.len(),
-        before.len(),
-        "{what}: written outside: {after:?}"
-    );
+    assert!(outside_now() == before, "{what}: written outside the workspace");
 }
 
 #[tokio::test]
