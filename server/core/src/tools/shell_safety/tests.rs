@@ -538,6 +538,23 @@ const HOSTILE: &[(&str, Kind, Option<&str>)] = &[
     ("less -t main", N, None),
     ("less --tag=main", N, None),
     ("find -files0-from names0 -name x", N, None),
+    // `pushd +N`, `-N` and a bare `pushd` go to a directory of the stack, not to one named.
+    (
+        "pushd /etc; pushd /work/ws/project; pushd +1; cat passwd",
+        N,
+        None,
+    ),
+    (
+        "pushd /etc; pushd /work/ws/project; pushd -0; cat passwd",
+        N,
+        None,
+    ),
+    (
+        "pushd /etc; pushd /work/ws/project; pushd; cat passwd",
+        N,
+        None,
+    ),
+    ("pushd src && ls && popd", R, None),
 ];
 
 #[test]
