@@ -401,6 +401,9 @@ impl Walker {
             // Option values are checked like files, except for commands that read none
             // (`echo --prefix=/usr`).
             _ => {
+                if matches!(name, "test" | "[") {
+                    self.test_command_arguments(args, src);
+                }
                 return self.reads_inside(read_only(name, args), cwd)
                     && (TEXT_ONLY.contains(&name) || self.options_inside(args, cwd));
             }
