@@ -74,6 +74,8 @@ async fn commands_that_run_programs_write_or_read_outside_are_not_run_without_as
         &format!("cat {}", secret.display()),
         &format!("cd {} && head -n 1 id_rsa", outside.path().display()),
         "head -c 4000 /proc/self/environ",
+        // A group's redirection belongs to none of its read-only commands.
+        &format!("{{ cat; }} < {}", secret.display()),
     ];
     let mut script: Vec<MockResponse> = commands
         .iter()
@@ -104,6 +106,61 @@ async fn commands_that_run_programs_write_or_read_outside_are_not_run_without_as
     assert_eq!(
         stderr.matches("permission needed: ").count(),
         commands.len(),
+        "{stderr}"
+    );
+}
+
+/// Bash evaluates the words of `-eq`, `-v`, `printf -v`, `$(( ))` and the like as arithmetic,
+/// where an array subscript in a quoted word runs its `$(...)`: such lines are asked about
+/// (and denied without a terminal), so the file outside never reaches the model, while an
+/// ordinary test with literal numbers runs unasked.
+#[tokio::test]
+async fn arithmetic_subscripts_that_run_commands_are_asked_about() {
+    let workspace = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let secret = outside.path().join("id_rsa");
+    std::fs::write(&secret, format!("{OUTSIDE_SECRET}\n")).unwrap();
+    let leak = format!("x[$(cat {} >&2)]", secret.display());
+    // A shipped file whose content is evaluated when its number is compared.
+    std::fs::write(ws.join("count.txt"), format!("{leak}\n")).unwrap();
+    let hostile = [
+        format!("[[ '{leak}' -eq 0 ]]"),
+        format!("[[ -v '{leak}' ]]"),
+        format!("test -v '{leak}'"),
+        format!("[ -v '{leak}' ]"),
+        format!("printf -v '{leak}' %s y"),
+        format!("echo $(( '{leak}' ))"),
+        format!("echo $[ '{leak}' ]"),
+        format!("ls && [[ 1 -lt '{leak}' ]]"),
+        format!("true '{leak}'; [[ _ -eq 0 ]]"),
+        "[[ $(cat count.txt) -gt 3 ]]".to_owned(),
+    ];
+    let mut script: Vec<MockResponse> = hostile
+        .iter()
+        .enumerate()
+        .map(|(index, command)| bash(&format!("c{index}"), command))
+        .collect();
+    script.push(bash("ordinary", "[[ 2 -gt 1 ]] && echo ORDINARY-RAN"));
+    script.push(MockResponse::text("done"));
+    let server = MockModelServer::start(script).await.unwrap();
+    let env = openai_env(&server);
+    let out = coder(ws, &["compare numbers"], &as_refs(&env)).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+
+    let sent = everything_sent(&server);
+    assert!(
+        !sent.contains(OUTSIDE_SECRET),
+        "a file outside was read: {stderr}"
+    );
+    assert!(
+        sent.contains("ORDINARY-RAN"),
+        "the ordinary test was not run"
+    );
+    assert_eq!(
+        stderr.matches("permission needed: ").count(),
+        hostile.len(),
         "{stderr}"
     );
 }

@@ -13,6 +13,7 @@
 //! have the symbolic links along their existing part resolved, so that a link shipped in
 //! the workspace cannot make a read outside look like one inside.
 
+mod arithmetic;
 mod commands;
 mod files;
 mod git;
@@ -80,7 +81,10 @@ pub(crate) struct CommandLine {
     /// and `find -exec`, in the order met.
     pub commands: Vec<SimpleCommand>,
     /// The line does something besides running simple commands that changes what they run:
-    /// variable assignments (`PATH=... cargo test`, `export`), function definitions.
+    /// variable assignments (`PATH=... cargo test`, `export`), function definitions; or
+    /// something besides its simple commands is not read-only, which no approval of them
+    /// covers: a redirection of a group (`{ cat; } < ~/.ssh/id_rsa`), an arithmetic
+    /// expression that may run a command (`echo $(( 'x[$(id)]' ))`).
     pub opaque: bool,
 }
 
@@ -150,6 +154,7 @@ pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment 
         nesting: 0,
         line: CommandLine::default(),
         git_runs_programs: None,
+        loop_variables: Vec::new(),
     };
     let mut cwd = Some(walker.workspace.clone());
     walker.script(command, &mut cwd);
@@ -215,6 +220,9 @@ struct Walker {
     /// Whether the workspace's own repository would run a program on a read-only command,
     /// once a git command needed to know (read from disk at most once per line).
     git_runs_programs: Option<bool>,
+    /// The variables of the line's `for` and `select` loops (and of the scripts examined
+    /// with it), whose values are the line's own words.
+    loop_variables: Vec<String>,
 }
 
 impl Walker {
@@ -248,6 +256,13 @@ impl Walker {
         self.findings.read_only = false;
     }
 
+    /// Records that something in the line other than its simple commands does more than
+    /// read: no approval of the simple commands covers the line.
+    fn line_not_read_only(&mut self) {
+        self.not_read_only();
+        self.line.opaque = true;
+    }
+
     /// Parses and examines a script: the whole line, or the text given to `sh -c` or `eval`.
     fn script(&mut self, source: &str, cwd: &mut Cwd) {
         if self.scripts >= MAX_SCRIPTS {
@@ -271,6 +286,7 @@ impl Walker {
             self.dangerous("could not be parsed");
         }
         self.scripts += 1;
+        self.find_loop_variables(root, source);
         self.visit(root, source, cwd);
         self.scripts -= 1;
     }
@@ -281,6 +297,7 @@ impl Walker {
             return;
         }
         self.nesting += 1;
+        self.arithmetic_syntax(node, src);
         match node.kind() {
             "command" => {
                 self.command(node, src, cwd);
@@ -410,9 +427,25 @@ impl Walker {
             return;
         };
         let word = Word::from_node(destination, src);
+        // A simple command's own redirections make it not read-only; those of a group, a
+        // subshell or a loop belong to no simple command.
+        let own = node.parent().is_some_and(|parent| {
+            parent.kind() == "command"
+                || (parent.kind() == "redirected_statement"
+                    && parent
+                        .child_by_field_name("body")
+                        .is_some_and(|body| body.kind() == "command"))
+        });
+        let not_read_only = |walker: &mut Self| {
+            if own {
+                walker.not_read_only();
+            } else {
+                walker.line_not_read_only();
+            }
+        };
         if operator == "<" && !self.read_inside(&word, cwd) {
             // Reading a file outside the workspace is for a person to allow.
-            self.not_read_only();
+            not_read_only(self);
         }
         let writes = match operator {
             ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => true,
@@ -430,7 +463,7 @@ impl Walker {
         let targets = word.brace_expand().unwrap_or_else(|| vec![word.clone()]);
         for target in &targets {
             if writes && !self.write_target(target, cwd, "writes to") {
-                self.not_read_only();
+                not_read_only(self);
             }
         }
     }

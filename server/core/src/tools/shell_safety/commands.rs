@@ -377,8 +377,21 @@ impl Walker {
             "source" | "." => self.downloaded_script(args, redirects, src),
             _ if SHELLS.contains(&name) => self.shell(args, redirects, src, cwd),
             _ if is_interpreter(name) => self.downloaded_script(args, redirects, src),
-            "cd" | "pushd" => {
+            "cd" => {
                 self.change_directory(args, cwd);
+                return true;
+            }
+            // `pushd -n DIR` only adds DIR to the stack; a bare `pushd`, `pushd +N` and
+            // `pushd -N` go to a directory of the stack, which is not followed.
+            "pushd" => {
+                if args.iter().all(|arg| arg.literal() != Some("-n")) {
+                    match args {
+                        [dir] if dir.literal().is_none_or(|dir| !dir.starts_with(['+', '-'])) => {
+                            self.change_directory(args, cwd);
+                        }
+                        _ => *cwd = None,
+                    }
+                }
                 return true;
             }
             "popd" => {
@@ -388,6 +401,9 @@ impl Walker {
             // Option values are checked like files, except for commands that read none
             // (`echo --prefix=/usr`).
             _ => {
+                if matches!(name, "test" | "[") {
+                    self.test_command_arguments(args, src);
+                }
                 return self.reads_inside(read_only(name, args), cwd)
                     && (TEXT_ONLY.contains(&name) || self.options_inside(args, cwd));
             }

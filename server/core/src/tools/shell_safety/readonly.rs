@@ -194,6 +194,16 @@ const READERS: [(&str, &str, &[&str], bool); 22] = [
 /// reads, when it is known to only read; `None` when it may write or run something.
 pub(super) fn read_only<'t>(name: &str, args: &[Word<'t>]) -> Option<Reads<'t>> {
     let literals = || args.iter().filter_map(Word::literal);
+    // `printf -v NAME` assigns a variable, evaluating the subscript of NAME as arithmetic.
+    if name == "printf"
+        && args.first().is_some_and(|first| {
+            first
+                .literal()
+                .map_or(first.computed_option(), |first| first.starts_with("-v"))
+        })
+    {
+        return None;
+    }
     if TEXT_ONLY.contains(&name) {
         return Reads::nothing();
     }

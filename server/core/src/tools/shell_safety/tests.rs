@@ -538,6 +538,23 @@ const HOSTILE: &[(&str, Kind, Option<&str>)] = &[
     ("less -t main", N, None),
     ("less --tag=main", N, None),
     ("find -files0-from names0 -name x", N, None),
+    // `pushd +N`, `-N` and a bare `pushd` go to a directory of the stack, not to one named.
+    (
+        "pushd /etc; pushd /work/ws/project; pushd +1; cat passwd",
+        N,
+        None,
+    ),
+    (
+        "pushd /etc; pushd /work/ws/project; pushd -0; cat passwd",
+        N,
+        None,
+    ),
+    (
+        "pushd /etc; pushd /work/ws/project; pushd; cat passwd",
+        N,
+        None,
+    ),
+    ("pushd src && ls && popd", R, None),
 ];
 
 #[test]
@@ -853,4 +870,218 @@ fn allow_always_remembers_what_was_shown() {
     ));
     assert!(after("uv run pytest", "uv run pytest -k x"));
     assert!(after("git rebase main", "git rebase -i main"));
+}
+
+/// Lines where bash evaluates a word as arithmetic (or a variable's value as a reference) and
+/// the word or the variable is not known to be inert: an array subscript inside it expands
+/// `$(...)` and runs it (`[[ 'x[$(cat ~/.ssh/id_rsa >&2)]' -eq 0 ]]` prints the key). None
+/// of them may run without asking.
+const ARITHMETIC_HOSTILE: &[&str] = &[
+    // Quoted subscripts in the numeric test operators and `-v`, on either side.
+    "[[ 'x[$(cat ~/.ssh/id_rsa >&2)]' -eq 0 ]]",
+    "[[ -v 'x[$(cat ~/.ssh/id_rsa >&2)]' ]]",
+    "test -v 'x[$(cat ~/.ssh/id_rsa >&2)]'",
+    "[ -v 'x[$(cat ~/.ssh/id_rsa >&2)]' ]",
+    "[[ $x -eq 'a[$(id)]' ]]",
+    "[[ 1 -ne 'a[$(id)]' ]]",
+    "[[ 'a[$(id)]' -lt 1 ]]",
+    "[[ 'a[$(id)]' -le 1 ]]",
+    "[[ 'a[$(id)]' -gt 1 ]]",
+    "[[ 'a[$(id)]' -ge 1 ]]",
+    "test 'a[$(id)]' -gt 1",
+    "[ 1 -eq 'a[$(id)]' ]",
+    "test 1 -eq 1 -a -v 'a[$(id)]'",
+    "[[ ! -v 'a[$(id)]' ]]",
+    "[[ -n x && -v 'a[$(id)]' ]]",
+    "[[ ( 'a[$(id)]' -eq 0 ) ]]",
+    "[[ 'a[`id`]' -eq 0 ]]",
+    "[[ $'a[\\x24(id)]' -eq 0 ]]",
+    "[[ \"a[\\$(id)]\" -eq 0 ]]",
+    "[[ a\\[\\$\\(id\\)\\] -eq 0 ]]",
+    "[[ -v x[1] ]]",
+    // A command's output, a file's content, evaluated as arithmetic.
+    "[[ $(cat count.txt) -gt 3 ]]",
+    "[ -v \"$(cat name.txt)\" ]",
+    "[[ `cat count.txt` -eq 1 ]]",
+    "[[ ${x:-'a[$(id)]'} -eq 0 ]]",
+    // `[` and `test` expand globs and braces into names (a shipped file `a[$(id)]`, or files
+    // `-v` and `a[$(id)]`, match), and take their operators from expanded words.
+    "[ -v a* ]",
+    "test -v {'a[$(id)]',b}",
+    "[ * ]",
+    "test -n x -a *",
+    "true -v; [ $_ 'a[$(id)]' ]",
+    "for op in -v; do [ \"$op\" 'a[$(id)]' ]; done",
+    "for f in *; do [ $f ]; done",
+    "[ $(cat args.txt) ]",
+    "[ \"$(cat op.txt)\" \"$(cat name.txt)\" ]",
+    "test \"`cat op.txt`\" 'a[$(id)]'",
+    "[ ${x:--v} 'a[$(id)]' ]",
+    // Through wrappers, nested scripts and compound lines.
+    "command test -v 'a[$(id)]'",
+    "builtin test -v 'a[$(id)]'",
+    "\\test -v 'a[$(id)]'",
+    "eval \"[[ 'a[\\$(id)]' -eq 0 ]]\"",
+    "ls && [[ 'a[$(id)]' -eq 0 ]]",
+    "false || test -v 'a[$(id)]'",
+    "ls; echo $(( 'a[$(id)]' ))",
+    "ls | [ -v 'a[$(id)]' ]",
+    "if [[ 'a[$(id)]' -eq 0 ]]; then ls; fi",
+    "while [[ 'a[$(id)]' -eq 0 ]]; do ls; done",
+    // `printf -v` assigns (and evaluates the subscript of) the variable it names.
+    "printf -v 'x[$(cat ~/.ssh/id_rsa >&2)]' %s y",
+    "printf -v x %s 'a[$(id)]'",
+    "printf -vx %s y",
+    "builtin printf -v 'a[$(id)]' %s y",
+    // Arithmetic expansions, commands and loops, wherever they stand.
+    "echo $(( 'x[$(cat ~/.ssh/id_rsa >&2)]' ))",
+    "echo $[ 'x[$(cat ~/.ssh/id_rsa >&2)]' ]",
+    "echo \"$(( 'a[$(id)]' ))\"",
+    "echo $(( 1 + x[$(id)] ))",
+    "echo $(( $(cat count.txt) + 1 ))",
+    "echo $(( `cat count.txt` ))",
+    "[[ $(( 'a[$(id)]' )) -eq 0 ]]",
+    "cat <<< $(( 'a[$(id)]' ))",
+    "cat <<EOF\n$(( 'a[$(id)]' ))\nEOF",
+    "case $(( 'a[$(id)]' )) in *) ls ;; esac",
+    "for x in $(( 'a[$(id)]' )); do ls; done",
+    "ls && (( 'a[$(id)]' ))",
+    "ls && (( x[$(id)] ))",
+    "for ((;'a[$(id)]';)); do ls; done",
+    "for (( i = 0; i < x[$(id)]; i++ )); do ls; done",
+    // Subscripts and offsets of parameter expansions.
+    "echo ${x['a[$(id)]']}",
+    "echo ${x[`id`]}",
+    "echo ${HOME:1:'a[$(id)]'}",
+    "echo ${a[@]:'a[$(id)]'}",
+    "echo ${HOME: $(cat n.txt)}",
+    // Assignments inside expansions and arithmetic: the line then sets a variable.
+    "echo ${x:='a[$(id)]'} $((x))",
+    "echo ${x='a'}",
+    "echo $(( x = 1 ))",
+    "ls && (( i++ ))",
+    "for (( i = 0; i < 3; i++ )); do ls; done",
+    // Variables a read-only line sets itself, whose values are then evaluated: the last
+    // argument (`$_`), `BASH_REMATCH`, a loop's variable, the directory stack.
+    "true 'a[$(id)]'; [[ _ -eq 0 ]]",
+    "true 'a[$(id)]'; echo $(( $_ ))",
+    "true 'a[$(id)]'; echo ${!_}",
+    "true '$(id)'; echo ${_@P}",
+    "[[ 'a[$(id)]' =~ .* ]] && [[ BASH_REMATCH -eq 0 ]]",
+    "[[ 'a[$(id)]' =~ .* ]] && echo $(( ${BASH_REMATCH} ))",
+    "[[ 'a[$(id)]' =~ .* ]] && echo ${!BASH_REMATCH[0]}",
+    "for x in 'a[$(id)]'; do [[ $x -eq 0 ]]; done",
+    "for x in 'a[$(id)]'; do echo $((x)); done",
+    "for x in 'a[$(id)]'; do true; done; echo ${!x}",
+    "echo $((x)); for x in 'a[$(id)]'; do true; done",
+    "select x in 'a[$(id)]'; do echo $((x)); break; done <<< 1",
+    "for x in '$(id)'; do echo ${x@P}; done",
+    "cd src && [[ OLDPWD -eq 0 ]]",
+    // Builtins that take numbers or names, none of which is read-only.
+    "let 'a[$(id)]'",
+    "declare -i x='a[$(id)]'",
+    "typeset -i x=1",
+    "local -i x=1",
+    "read -a 'a[$(id)]' <<< 1",
+    "mapfile 'a[$(id)]' < a.txt",
+    "shift 'a[$(id)]'",
+    "exit 'a[$(id)]'",
+    "return 'a[$(id)]'",
+    "ulimit -n 'a[$(id)]'",
+    "wait 'a[$(id)]'",
+    "for x in 1; do break 'a[$(id)]'; done",
+];
+
+/// Ordinary uses of the same contexts, with literal numbers and the person's variables, stay
+/// read-only.
+const ARITHMETIC_ORDINARY: &[&str] = &[
+    "[[ -f x ]]",
+    "test -n \"$x\"",
+    "[[ $n -eq 3 ]]",
+    "[[ \"$n\" -lt 10 ]]",
+    "[ \"$#\" -eq 0 ]",
+    "[ $? -ne 0 ] || ls",
+    "test 1 -lt 2",
+    "[[ -v HOME ]]",
+    "test -v PATH",
+    "[[ ${#x} -gt 3 ]]",
+    "[[ ${#files[@]} -ge 1 ]]",
+    "[[ -z \"$x\" || $n -ge 2 ]]",
+    "[[ -f Cargo.toml && $n -le 3 ]]",
+    "[[ a =~ b ]]",
+    "[[ $x == y ]]",
+    "echo $((1 + 2))",
+    "echo $(( n * 2 )) $(( $n + ${m} ))",
+    "echo $((0x1f + 2#101 + 16#ff))",
+    "echo $(( (1 << 3) | 1 )) $(( 5 > 3 ? 1 : 0 )) $(( 2 == 2 && 3 != 4 ))",
+    "echo $[1 + 1]",
+    "[[ $(( 1 + 2 )) -eq 3 ]]",
+    "ls && (( 1 + 2 ))",
+    "echo ${#HOME} ${HOME:0:3} ${HOME: -2} ${a[1]} ${a[@]} ${a[n]} ${#a[@]} ${!a[@]}",
+    "echo ${x:-default} ${x:+set} ${x/a/b} ${x^^} ${x@Q}",
+    "echo \"${#BASH_VERSINFO[@]}\"",
+    "for x in a b; do echo $x; done",
+    "for x in a b; do echo $(( n + 1 )); done",
+    "printf '%s\\n' x",
+    "printf '%d' 3",
+    "printf -- '-v %s' x",
+    "cd src && [[ -d x ]]",
+    "[ \"$a\" = \"$b\" ] && [ \"$x\" != \"a b\" ]",
+    "[ -n \"$(ls)\" ]",
+    "[ -f Cargo.toml ] && test -d src",
+    "[ $((2*3)) -eq 6 ]",
+    "for f in a b; do [ -d \"$f\" ] && echo \"$f\"; done",
+];
+
+#[test]
+fn words_evaluated_as_arithmetic_run_nothing_unasked() {
+    let ctx = context();
+    let mut failures = Vec::new();
+    for &command in ARITHMETIC_HOSTILE {
+        let assessment = assess_line(command, &ctx);
+        if assessment.risk == Risk::ReadOnly {
+            failures.push(format!("{command:?} is read-only"));
+        }
+        // Its simple commands may all be read-only (`echo`, `test`): the line is still not
+        // covered, with nothing remembered.
+        if assessment.line.covered_by(&[]) {
+            failures.push(format!("{command:?} is covered by no approval"));
+        }
+    }
+    for &command in ARITHMETIC_ORDINARY {
+        let risk = assess(command, &ctx);
+        if risk != Risk::ReadOnly {
+            failures.push(format!("{command:?}: expected read-only, got {risk:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} rows failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// A redirection of a group, a subshell or a loop belongs to none of its simple commands: a
+/// line whose simple commands are all read-only is still not covered when it reads outside
+/// or writes.
+#[test]
+fn redirections_of_groups_are_covered_by_no_approval() {
+    let ctx = context();
+    for command in [
+        "{ cat; } < /home/u/.ssh/id_rsa",
+        "(cat) < ~/.ssh/id_rsa",
+        "{ ls; } > out.txt",
+        "> out.txt; ls",
+        "for f in a; do cat; done < ~/.ssh/id_rsa",
+    ] {
+        let assessment = assess_line(command, &ctx);
+        assert_ne!(assessment.risk, Risk::ReadOnly, "{command}");
+        assert!(!assessment.line.covered_by(&[]), "{command}");
+    }
+    for command in ["{ cat; } < a.txt", "(ls) > /dev/null", "cat < a.txt | sort"] {
+        let assessment = assess_line(command, &ctx);
+        assert_eq!(assessment.risk, Risk::ReadOnly, "{command}");
+        assert!(assessment.line.covered_by(&[]), "{command}");
+    }
 }
