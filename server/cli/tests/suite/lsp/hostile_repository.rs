@@ -158,7 +158,12 @@ async fn run(hostile: Hostile) {
         let mut files: Vec<_> = std::fs::read_dir(outside.path())
             .unwrap()
             .flatten()
-            .map(|entry| (entry.path(), std::fs::read(entry.path()).unwrap_or_default()))
+            .map(|entry| {
+                (
+                    entry.path(),
+                    std::fs::read(entry.path()).unwrap_or_default(),
+                )
+            })
             .collect();
         files.sort();
         files
@@ -271,7 +276,10 @@ async fn run(hostile: Hostile) {
         "{what}: coder lsp's resident memory peaked at {peak} kB"
     );
     answered(pid, &what, client.stop()).await;
-    assert!(outside_now() == before, "{what}: written outside the workspace");
+    assert!(
+        outside_now() == before,
+        "{what}: written outside the workspace"
+    );
 }
 
 #[tokio::test]

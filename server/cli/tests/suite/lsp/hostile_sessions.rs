@@ -182,7 +182,14 @@ async fn session_listing_takes_only_regular_files_and_reads_no_link() {
 #[tokio::test]
 async fn model_writes_nothing_through_a_linked_workspace_config() {
     let server = MockModelServer::start(vec![]).await.unwrap();
-    for linked in [".coder/config.json", ".coder"] {
+    // Linked out of the workspace (to the user-level file, or its folder): the
+    // configuration is refused at start, naming the link; inside it (to a tracked file):
+    // read, but `/model` never writes through it.
+    for (linked, out) in [
+        (".coder/config.json", true),
+        (".coder", true),
+        (".coder/config.json", false),
+    ] {
         let workspace = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
         let user = home.path().join("config.json");
@@ -191,14 +198,17 @@ async fn model_writes_nothing_through_a_linked_workspace_config() {
                                "permissions": {"preset": "balanced"}})
         .to_string();
         std::fs::write(&user, &user_text).unwrap();
+        let shared = workspace.path().join("shared/config.json");
+        std::fs::create_dir_all(shared.parent().unwrap()).unwrap();
+        std::fs::write(&shared, r#"{"model": "mine"}"#).unwrap();
         let link = workspace.path().join(linked);
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-        let target = if linked == ".coder" {
-            home.path()
-        } else {
-            user.as_path()
+        let target = match (linked, out) {
+            (".coder", _) => home.path().to_path_buf(),
+            (_, true) => user.clone(),
+            (_, false) => Path::new("../shared/config.json").to_path_buf(),
         };
-        symlink(target, &link).unwrap();
+        symlink(&target, &link).unwrap();
         let base_url = server.openai_base_url();
         let coder_home = home.path().to_str().unwrap();
         let mut client = Client::spawn(
@@ -209,26 +219,37 @@ async fn model_writes_nothing_through_a_linked_workspace_config() {
                 ("CODER_HOME", coder_home),
             ],
         );
-        client.initialize(json!({})).await;
-        let root = client.root().await;
-        let mut seen = Vec::new();
-        let answer = request(
-            &mut client,
-            "conversation/command",
-            json!({"conversationId": root, "command": "/model other-model"}),
-            &mut seen,
-        )
-        .await;
-        let text = answer["result"]["text"].as_str().unwrap_or_default();
-        assert!(
-            text.starts_with("model: other-model for this session; it could not be saved")
-                && text.contains("is a symbolic link"),
-            "{linked}: {answer}"
-        );
+        let init = client.initialize(json!({})).await;
+        if out {
+            let message = init["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("is a symbolic link"), "{linked}: {init}");
+        } else {
+            assert!(init["result"].is_object(), "{linked}: {init}");
+            let root = client.root().await;
+            let mut seen = Vec::new();
+            let answer = request(
+                &mut client,
+                "conversation/command",
+                json!({"conversationId": root, "command": "/model other-model"}),
+                &mut seen,
+            )
+            .await;
+            let text = answer["result"]["text"].as_str().unwrap_or_default();
+            assert!(
+                text.starts_with("model: other-model for this session; it could not be saved")
+                    && text.contains("is a symbolic link"),
+                "{linked}: {answer}"
+            );
+        }
         client.stop().await;
         assert_eq!(
             std::fs::read_to_string(&user).unwrap(),
             user_text,
+            "{linked}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&shared).unwrap(),
+            r#"{"model": "mine"}"#,
             "{linked}"
         );
         assert!(
