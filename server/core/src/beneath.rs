@@ -594,6 +594,37 @@ pub(crate) fn link_refused(link: &str, target: &Path) -> String {
     )
 }
 
+/// Removes `.` and `..` without touching the file system; `..` at the root stays there.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The longest existing part of `path` with symbolic links resolved, followed by the rest
+/// as written.
+pub(crate) fn existing_canonical(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = existing.canonicalize() {
+            let mut full = resolved;
+            full.extend(rest.iter().rev());
+            return Some(full);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::{PermissionsExt, symlink};

@@ -23,6 +23,7 @@ mod ignore_files;
 #[cfg(test)]
 mod input_fuzz;
 mod journal;
+mod launchers;
 pub mod mcp;
 pub mod model;
 mod permissions;

@@ -19,7 +19,7 @@
 //! - The editors' files that run programs (`.vscode/`, `.idea/`, Neovim's `.nvim.lua`,
 //!   `.nvimrc`, `.exrc`), the folder git's `core.hooksPath` names inside the work tree, and
 //!   the targets of protected links are bound read-only the same way
-//!   ([`crate::tools::protected_files::launched_from`]).
+//!   ([`crate::launchers::launched_from`]).
 //! - A name cannot be bound before it exists, so what a command creates at a missing
 //!   protected path (`.mcp.json`, or one of the files above in an existing git directory) is
 //!   removed when the call ends, and the output says so ([`CreationAudit`]). No placeholder
@@ -43,7 +43,7 @@ use super::git_entries::{EntryKind, GitEntries};
 
 /// The files that configure or record coder, or make git or an editor run programs,
 /// relative to the workspace (beside those of every git directory, and what
-/// [`crate::tools::protected_files::launched_from`] finds).
+/// [`crate::launchers::launched_from`] finds).
 pub const PROTECTED_PATHS: [&str; 9] = [
     ".coder",
     ".mcp.json",
@@ -104,7 +104,7 @@ impl CreationAudit {
             .collect();
         // The hooks folder `core.hooksPath` names and the targets of protected links.
         protected.extend(
-            crate::tools::protected_files::launched_from(workspace)
+            crate::launchers::launched_from(workspace)
                 .into_iter()
                 .map(|(path, _)| workspace.join(path)),
         );

@@ -1,9 +1,11 @@
 //! Resolving paths the model gives against the workspace, refusing escapes.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::beneath::link_refused;
 use crate::documents::Documents;
+
+pub(crate) use crate::beneath::{existing_canonical, normalize};
 
 /// Resolves `requested` (absolute, or relative to `workspace`) to an existing path inside
 /// the workspace. Symlinks are followed before the check, so a link pointing out is refused.
@@ -115,37 +117,6 @@ fn outside(requested: &str, root: &Path) -> String {
         "{requested} is outside the workspace {}; only files inside it can be used",
         root.display()
     )
-}
-
-/// Removes `.` and `..` without touching the file system; `..` at the root stays there.
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// The longest existing part of `path` with symbolic links resolved, followed by the rest
-/// as written.
-pub(crate) fn existing_canonical(path: &Path) -> Option<PathBuf> {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(resolved) = existing.canonicalize() {
-            let mut full = resolved;
-            full.extend(rest.iter().rev());
-            return Some(full);
-        }
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
-    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::launchers::launched_from;
 use crate::tools::paths::{existing_canonical, normalize};
 
 /// The directories whose whole content is protected, with why.
@@ -57,104 +58,6 @@ const PROTECTED_FILES: [(&str, &str); 4] = [
     (".nvimrc", NEOVIM_EXRC),
     (".exrc", NEOVIM_EXRC),
 ];
-
-/// Why the folder `core.hooksPath` names is protected.
-const HOOKS_PATH: &str =
-    "git runs the hooks in this folder (core.hooksPath) on the next commit, outside the sandbox";
-
-/// Why the target of a protected link is protected.
-const LINKED: &str = "a protected name (.mcp.json, .git/hooks, .coder, ...) links here, so this \
-                      file is what coder or git reads and runs";
-
-/// The protected names whose link target is protected too, relative to the workspace.
-const FOLLOWED_LINKS: [&str; 7] = [
-    ".mcp.json",
-    ".coder",
-    ".coder/config.json",
-    ".git",
-    ".git/config",
-    ".git/hooks",
-    ".vscode",
-];
-
-/// Paths inside the workspace, relative to its root, that something runs although no
-/// protected name says so, with why: the folder git's `core.hooksPath` names (in
-/// `.git/config` or `.git/config.worktree`; a relative one is taken from the work tree's
-/// root, as git does), and the targets of links at [`FOLLOWED_LINKS`] and at that folder.
-pub(crate) fn launched_from(workspace: &Path) -> Vec<(PathBuf, &'static str)> {
-    let Ok(root) = workspace.canonicalize() else {
-        return Vec::new();
-    };
-    let inside = |path: &Path| -> Option<PathBuf> {
-        let resolved = existing_canonical(&normalize(&root.join(path)))?;
-        let relative = resolved.strip_prefix(&root).ok()?;
-        (!relative.as_os_str().is_empty()).then(|| relative.to_path_buf())
-    };
-    let mut found = Vec::new();
-    for name in FOLLOWED_LINKS {
-        let path = root.join(name);
-        if path.symlink_metadata().is_ok_and(|meta| meta.is_symlink())
-            && let Some(target) = inside(Path::new(name))
-            && protected_relative(&target, str::eq_ignore_ascii_case).is_none()
-        {
-            found.push((target, LINKED));
-        }
-    }
-    for file in ["config", "config.worktree"] {
-        let Ok(text) = crate::bounded::read_to_string(
-            &root.join(".git").join(file),
-            crate::bounded::MAX_CONFIG_BYTES,
-        ) else {
-            continue;
-        };
-        if let Some(hooks) = hooks_path(&text)
-            && !hooks.starts_with('~')
-            && let Some(target) = inside(Path::new(&hooks)).or_else(|| {
-                // A folder not made yet is protected by its name.
-                let lexical = normalize(&root.join(&hooks));
-                lexical.strip_prefix(&root).ok().map(Path::to_path_buf)
-            })
-            && !target.as_os_str().is_empty()
-        {
-            found.push((target, HOOKS_PATH));
-        }
-    }
-    found
-}
-
-/// The last `core.hooksPath` a git configuration file sets, unquoted; `None` when it sets
-/// none. Includes are not followed (git commands in such a repository ask anyway).
-fn hooks_path(text: &str) -> Option<String> {
-    let mut in_core = false;
-    let mut found = None;
-    for line in text.lines() {
-        let mut line = line.trim();
-        if let Some(header) = line.strip_prefix('[') {
-            let end = header.find(']')?;
-            let name = header[..end]
-                .split(|c: char| c.is_whitespace() || c == '"' || c == '.')
-                .next()
-                .unwrap_or_default();
-            in_core = name.eq_ignore_ascii_case("core");
-            line = header[end + 1..].trim();
-        }
-        if !in_core {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        if key.trim().eq_ignore_ascii_case("hookspath") {
-            let value = value.split(['#', ';']).next().unwrap_or_default().trim();
-            let value = value
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .unwrap_or(value);
-            found = (!value.is_empty()).then(|| value.to_owned());
-        }
-    }
-    found
-}
 
 /// Why changing `path` needs a person's explicit approval, or `None` when it does not.
 ///
@@ -326,23 +229,6 @@ mod tests {
         std::os::unix::fs::symlink(".git/hooks", root.join("h")).unwrap();
         assert!(check(root, "h/pre-commit"));
         assert!(!check(root, "other/pre-commit"));
-    }
-
-    #[test]
-    fn hooks_path_is_read_as_git_reads_it() {
-        assert_eq!(
-            hooks_path("[core]\n\thooksPath = .husky/_\n"),
-            Some(".husky/_".into())
-        );
-        assert_eq!(
-            hooks_path("[CORE]\nhookspath = \"githooks\" # shared\n[core]\nHooksPath=later\n"),
-            Some("later".into())
-        );
-        assert_eq!(hooks_path("[core.x]\nhooksPath = a\n"), Some("a".into()));
-        assert_eq!(
-            hooks_path("[alias]\nhooksPath = a\n[core]\nbare = false\n"),
-            None
-        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! of auto-verify, rules, skills, commands, saved sessions). `coder lsp` answers every
 //! request, through `initialize`, `@` completion, a turn with a `glob` call and an
 //! auto-verification, `/model`, `session/list` and `session/resume`, keeps its memory and
-//! writes nothing outside the workspace.
+//! writes nothing outside the workspace; `coder exec` then runs a task there too.
 
 use std::path::Path;
 use std::time::Duration;
@@ -276,6 +276,18 @@ async fn run(hostile: Hostile) {
         "{what}: coder lsp's resident memory peaked at {peak} kB"
     );
     answered(pid, &what, client.stop()).await;
+    // The same repository through `coder exec`: one task with a `glob` call and a write
+    // (auto-verify after it) ends, and writes nothing outside either.
+    server.push(script());
+    let out = crate::suite::exec::coder_on(
+        ws,
+        &server,
+        "k",
+        &["--trust", "--mode", "yolo", "--model", "gpt-5", "go"],
+    )
+    .await;
+    let stderr = crate::suite::exec::text(&out.stderr);
+    assert!(out.status.success(), "{what}: coder exec: {stderr}");
     assert!(
         outside_now() == before,
         "{what}: written outside the workspace"
