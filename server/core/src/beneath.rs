@@ -289,6 +289,17 @@ impl WorkspaceDir {
     /// Opens the directory `names` one name at a time without following links, creating
     /// missing directories when `create`.
     fn walk(&self, names: &[&OsStr], create: bool) -> io::Result<OwnedFd> {
+        self.walk_with(names, create, |err, _, walked| self.explain(err, walked))
+    }
+
+    /// [`WorkspaceDir::walk`], with `failed(error, the directory held, the names walked
+    /// so far)` making the error of a step that could not be opened.
+    fn walk_with(
+        &self,
+        names: &[&OsStr],
+        create: bool,
+        failed: impl Fn(Errno, &OwnedFd, &[&OsStr]) -> io::Error,
+    ) -> io::Result<OwnedFd> {
         let mut dir = self.fd.try_clone()?;
         for (index, name) in names.iter().enumerate() {
             if create {
@@ -299,7 +310,7 @@ impl WorkspaceDir {
             }
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             dir = rustix::fs::openat(&dir, *name, flags, Mode::empty())
-                .map_err(|err| self.explain(err, &names[..=index]))?;
+                .map_err(|err| failed(err, &dir, &names[..=index]))?;
         }
         Ok(dir)
     }
@@ -389,28 +400,19 @@ impl WorkspaceDir {
     /// `.coder`) is refused with a [`LinkRefused`] naming it and where it points.
     pub fn own_dir(&self, relative: &Path, create: bool) -> io::Result<Option<OwnDir>> {
         let names = self.names(relative)?;
-        let mut dir = self.fd.try_clone()?;
-        for (index, name) in names.iter().enumerate() {
-            if create {
-                match rustix::fs::mkdirat(&dir, *name, Mode::from_raw_mode(NEW_DIR_MODE)) {
-                    Ok(()) | Err(Errno::EXIST) => {}
-                    Err(err) => return Err(err.into()),
-                }
-            }
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            dir = match rustix::fs::openat(&dir, *name, flags, Mode::empty()) {
-                Ok(next) => next,
-                Err(Errno::NOENT) if !create => return Ok(None),
-                Err(err) => {
-                    let here: PathBuf = names[..=index].iter().collect();
-                    return Err(own_error(err, &dir, name, &here));
-                }
-            };
+        let walked = self.walk_with(&names, create, |err, dir, walked| {
+            let here: PathBuf = walked.iter().collect();
+            let name = walked.last().copied().unwrap_or_default();
+            own_error(err, dir, name, &here)
+        });
+        match walked {
+            Ok(dir) => Ok(Some(OwnDir {
+                fd: dir,
+                relative: names.iter().collect(),
+            })),
+            Err(err) if !create && err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
         }
-        Ok(Some(OwnDir {
-            fd: dir,
-            relative: names.iter().collect(),
-        }))
     }
 }
 
