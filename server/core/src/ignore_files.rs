@@ -165,8 +165,10 @@ impl IgnoreRules {
                 Ok(None) => return Gitignore::empty(),
                 Err(err) => {
                     use std::io::ErrorKind::{NotADirectory, NotFound};
+                    // A repository's doing, met at every walk: logged for whoever debugs,
+                    // never printed over the terminal's prompt.
                     if !matches!(err.kind(), NotFound | NotADirectory) {
-                        tracing::warn!("ignore file {} not read: {err}", file.display());
+                        tracing::debug!("ignore file {} not read: {err}", file.display());
                     }
                     return Gitignore::empty();
                 }

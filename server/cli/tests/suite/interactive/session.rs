@@ -595,3 +595,89 @@ async fn completion_shows_a_repositorys_escape_sequences_as_text() {
     screen.send("\x15\x04");
     assert!(screen.exit().success());
 }
+
+/// A repository whose every file coder reads is a link to `/dev/zero`, `/dev/stdin`,
+/// `/proc/self/pagemap` or out of the workspace, or a FIFO, at the terminal: a start refuses
+/// the configuration by name and ends; without it, completion, a turn with `glob` and a
+/// write (auto-verify after it), `/model` and `/resume` all answer, and nothing outside the
+/// workspace changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_repository_is_read_within_bounds_at_the_terminal() {
+    const PLACES: [&str; 11] = [
+        ".coder/config.json",
+        ".mcp.json",
+        ".gitignore",
+        "sub/.gitignore",
+        "package.json",
+        "AGENTS.md",
+        ".coder/rules/x.md",
+        ".coder/skills/x/SKILL.md",
+        ".coder/commands/x.md",
+        ".coder/sessions/019a0000-0000-7000-8000-000000000000.json",
+        ".coder/sessions/019a0000-0000-7000-8000-000000000000.jsonl",
+    ];
+    for kind in ["zero", "stdin", "pagemap", "outside", "fifo"] {
+        let mut script = vec![
+            MockResponse::tool_call("g", "glob", json!({"pattern": "**/*"})),
+            MockResponse::tool_call(
+                "w",
+                "write",
+                json!({"path": "src/lib.rs", "content": "x\n"}),
+            ),
+        ];
+        script.extend((0..6).map(|_| MockResponse::text("Done.")));
+        let server = MockModelServer::start(script).await.unwrap();
+        let place = Place::new();
+        let outside = tempfile::tempdir().unwrap();
+        let shared = outside.path().join("shared.json");
+        std::fs::write(
+            &shared,
+            json!({"mcpServers": {"evil": {"command": "touch", "args": [outside.path().join("pwned")]}}})
+                .to_string(),
+        )
+        .unwrap();
+        let ws = place.workspace.path();
+        for at in PLACES {
+            let path = ws.join(at);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let target = match kind {
+                "zero" => std::path::PathBuf::from("/dev/zero"),
+                "stdin" => std::path::PathBuf::from("/dev/stdin"),
+                "pagemap" => std::path::PathBuf::from("/proc/self/pagemap"),
+                "outside" => shared.clone(),
+                _ => {
+                    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644))
+                        .unwrap();
+                    continue;
+                }
+            };
+            std::os::unix::fs::symlink(target, &path).unwrap();
+        }
+        let before = std::fs::read_to_string(&shared).unwrap();
+        let screen = place.start(&server, &["--mode", "yolo"]);
+        let status = screen.exit();
+        assert!(!status.success(), "{kind}: the configuration was used");
+        for at in [".coder/config.json", ".mcp.json"] {
+            std::fs::remove_file(ws.join(at)).unwrap();
+        }
+        let mut screen = place.start(&server, &["--mode", "yolo"]);
+        screen.prompt(1);
+        screen.send("@su\t");
+        screen.wait_for("@sub/");
+        screen.send("\x15");
+        screen.line("change src/lib.rs and run the tests");
+        screen.prompt(2);
+        screen.line("/model other-model");
+        screen.prompt(3);
+        screen.line("/resume");
+        screen.prompt(4);
+        screen.send("\x04");
+        assert!(screen.exit().success(), "{kind}");
+        assert_eq!(std::fs::read_to_string(&shared).unwrap(), before, "{kind}");
+        let names: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(names.len(), 1, "{kind}: written outside");
+    }
+}
