@@ -151,7 +151,6 @@ test("a saved session comes back with createSession(sessionId)", async (t) => {
   const resumed = await readyAgain;
   assert.equal(resumed.sessionId, ready.sessionId);
   assert.equal(resumed.historyLoaded, true);
-  // The first input's todo reminder comes between the question and the answer.
   assert.equal(again.core.engine.history(again.core.engine.rootConversation).at(-1).text, "remembered");
 });
 

@@ -480,9 +480,9 @@ export type ConversationSummary = {
  */
 export type HistoryEntry = {
   /**
-   * `user`, `assistant`, or `reminder`: context the engine added after a user's input
-   * (`@` references' attachments, the first input's todo reminder), in
-   * `<system-reminder>` tags, which the model reads and a person did not write.
+   * `user` or `assistant`: messages only (seed 000). Context the engine added after a
+   * user's input (`@` references' attachments, the first input's todo reminder, in
+   * `<system-reminder>` tags, which the model reads and nobody said) is not an entry.
    */
   role: string,
   text?: string,

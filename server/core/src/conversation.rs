@@ -439,7 +439,10 @@ pub(crate) fn parse_data_url(url: &str) -> Option<Attachment> {
     })
 }
 
-/// Messages only (no tool calls or outputs), the last `limit` of them.
+/// Messages only (seed 000, `conv.history`): what the person or the caller said and what
+/// the agent answered, `user` or `assistant`, the last `limit` of them. No tool calls or
+/// outputs, and no context the engine added after an input (a `<system-reminder>`: `@`
+/// attachments, the todo reminder), which nobody said.
 pub(crate) fn history_entries(history: &[ChatMessage], limit: Option<usize>) -> Vec<HistoryEntry> {
     let entries: Vec<HistoryEntry> = history
         .iter()
@@ -453,9 +456,11 @@ pub(crate) fn history_entries(history: &[ChatMessage], limit: Option<usize>) -> 
                 && text
                     .as_deref()
                     .is_some_and(|t| t.starts_with(crate::reminders::OPEN));
+            if reminder {
+                return None;
+            }
             Some(HistoryEntry {
                 role: match m.role {
-                    _ if reminder => "reminder",
                     Role::User => "user",
                     _ => "assistant",
                 }

@@ -62,9 +62,9 @@ pub struct ConversationSummary {
 /// A message of a conversation's history, without tool calls and outputs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 pub struct HistoryEntry {
-    /// `user`, `assistant`, or `reminder`: context the engine added after a user's input
-    /// (`@` references' attachments, the first input's todo reminder), in
-    /// `<system-reminder>` tags, which the model reads and a person did not write.
+    /// `user` or `assistant`: messages only (seed 000). Context the engine added after a
+    /// user's input (`@` references' attachments, the first input's todo reminder, in
+    /// `<system-reminder>` tags, which the model reads and nobody said) is not an entry.
     pub role: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
