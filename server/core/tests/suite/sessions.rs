@@ -75,7 +75,7 @@ async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
     assert_eq!(engine.root_conversation(), h.root);
     assert_eq!(engine.mode(side).unwrap(), Mode::Plan);
     assert_eq!(
-        engine.conversation_history(side, None).unwrap()[2]
+        engine.conversation_history(side, None).unwrap()[1]
             .text
             .as_deref(),
         Some("side answer")
