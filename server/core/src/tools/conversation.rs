@@ -72,12 +72,18 @@ impl Tool for ConversationTool {
                  your turn ends, that conversation runs a task on `text`/`items`, then you \
                  continue with its last assistant message as this call's result."
             }
-            "conv_list" => "List the conversations of this session with their message counts.",
+            "conv_list" => {
+                "List the conversations of this session with their message counts \
+                 (immediate: your turn goes on)."
+            }
             "conv_history" => {
                 "Read a conversation's messages (user and assistant text, no tool calls); \
-                 `limit` keeps the last N."
+                 `limit` keeps the last N (immediate: your turn goes on)."
             }
-            _ => "Destroy a conversation (not the root). Its running task, if any, is interrupted.",
+            _ => {
+                "Destroy a conversation (not the root). Its running task, if any, is \
+                 interrupted (immediate: your turn goes on)."
+            }
         }
     }
 
@@ -261,6 +267,28 @@ pub(crate) fn failure(key: &str, reason: impl Into<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Seed 000: each description says whether the call interrupts (ends the turn and hands
+    /// it over) or answers at once.
+    #[test]
+    fn each_description_says_whether_it_interrupts() {
+        for tool in ConversationTool::all() {
+            let description = tool.description();
+            let interrupting = matches!(tool.name(), "conv_create" | "conv_send");
+            assert_eq!(
+                description.contains("(interrupting)"),
+                interrupting,
+                "{}: {description}",
+                tool.name()
+            );
+            assert_eq!(
+                description.contains("(immediate: your turn goes on)"),
+                !interrupting,
+                "{}: {description}",
+                tool.name()
+            );
+        }
+    }
 
     #[test]
     fn only_the_five_tools_parse() {

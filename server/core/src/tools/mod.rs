@@ -372,6 +372,24 @@ impl ToolRegistry {
 mod schema_tests {
     use super::*;
 
+    /// Seed 003: tool names are unique; a second tool of a name already taken (a tool an
+    /// embedder adds under a built-in's name) is refused, naming it, never shadowed.
+    #[test]
+    fn a_second_tool_of_a_taken_name_is_refused() {
+        let mut tools = ToolRegistry::builtin();
+        let read = tools
+            .iter()
+            .find(|tool| tool.name() == "read")
+            .cloned()
+            .unwrap();
+        tools.push(read);
+        let refused = ToolRegistry::new(tools).unwrap_err();
+        assert!(
+            refused.to_string().contains("two tools are named `read`"),
+            "{refused}"
+        );
+    }
+
     /// Validators are compiled at a tool's first call, so a broken built-in schema must
     /// be caught here: each is checked against the JSON Schema meta-schema and compiled.
     #[test]

@@ -30,6 +30,7 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
         "/mode",
         "/plan",
         "/tools",
+        "/mcp",
         "/skills",
         "/todos",
         "/new",
@@ -197,6 +198,34 @@ async fn a_persons_shell_command_runs_unasked_and_the_model_sees_its_result() {
 
     let empty = h.engine.command(root, "!  ").unwrap_err();
     assert_eq!(empty.kind(), ErrorKind::InvalidParams);
+}
+
+/// `/todos` shows the conversation's list as the model last wrote it, each item with its
+/// state.
+#[tokio::test]
+async fn todos_shows_the_list_with_each_items_state() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "t1",
+            "todo_write",
+            serde_json::json!({"todos": [
+                {"content": "read the code", "status": "completed"},
+                {"content": "write the fix", "status": "in_progress"},
+                {"content": "run the tests", "status": "pending"},
+            ]}),
+        ),
+        MockResponse::text("working"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.run("fix it").await;
+    let shown = h.engine.command(h.root, "/todos").unwrap().text;
+    let shown = shown.trim_end();
+    assert_eq!(
+        shown, "Todos:\n  [x] read the code\n  [>] write the fix\n  [ ] run the tests",
+        "{shown}"
+    );
 }
 
 /// A repository in `dir` with one commit of `tracked.txt` ("original").
