@@ -79,6 +79,22 @@ impl Session {
         self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
+        // Policies only narrow (seed 003): a tool the conversation asks for that the
+        // session disabled stays hidden, and the conversation is told so.
+        let refused_tools: Vec<&str> = spec
+            .tools_prefs
+            .as_ref()
+            .map(|prefs| {
+                [
+                    ("apply_patch", prefs.include_apply_patch_tool),
+                    ("todo_write", prefs.include_plan_tool),
+                ]
+                .into_iter()
+                .filter(|(tool, asked)| *asked && config.disabled_tools.iter().any(|d| d == tool))
+                .map(|(tool, _)| tool)
+                .collect()
+            })
+            .unwrap_or_default();
         let mut conversation = Conversation::new(spec, mode);
         conversation.worker = matches!(opener, Opener::Conversation(_));
         let mut state = self.state();
@@ -107,6 +123,19 @@ impl Session {
                 EventMsg::Warning {
                     message: "a conversation cannot turn off the session's sandbox; its commands stay confined"
                         .to_owned(),
+                },
+            );
+        }
+        for tool in refused_tools {
+            hub.emit(
+                id,
+                None,
+                EventMsg::Warning {
+                    message: format!(
+                        "the conversation asks for `{tool}`, which this session's configuration \
+                         disables (tools.disabled); a conversation may only narrow the session's \
+                         tools, so `{tool}` stays hidden"
+                    ),
                 },
             );
         }

@@ -866,3 +866,44 @@ async fn the_system_prompt_holds_environment_and_mode_and_follows_a_mode_change(
     assert!(!editing.contains("plan mode"), "{editing}");
     assert!(editing.contains("\n# Mode\nDefault mode:"), "{editing}");
 }
+
+/// Policies only narrow (seed 003): a conversation that asks for a tool the session
+/// disabled does not get it, and a `warning` names the tool and why.
+#[tokio::test]
+async fn a_tool_the_session_disabled_stays_hidden_and_the_conversation_is_told() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.disabled_tools = vec!["apply_patch".into()],
+        Vec::new(),
+    );
+    let asking = h
+        .engine
+        .create_conversation(ConversationSpec {
+            tools_prefs: Some(coder_protocol::ToolsPrefs {
+                include_apply_patch_tool: true,
+                ..Default::default()
+            }),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    let warning = loop {
+        let event = h.events.recv().await.unwrap();
+        if let EventMsg::Warning { message } = event.msg
+            && event.conversation_id == asking
+        {
+            break message;
+        }
+    };
+    assert!(
+        warning.contains("`apply_patch`") && warning.contains("tools.disabled"),
+        "{warning}"
+    );
+    h.engine.send(asking, "go").unwrap();
+    until_idle(&mut h).await;
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(!offered.contains("\"apply_patch\""), "{offered}");
+}
