@@ -617,16 +617,9 @@ async fn a_hostile_repository_is_read_within_bounds_at_the_terminal() {
         ".coder/sessions/019a0000-0000-7000-8000-000000000000.jsonl",
     ];
     for kind in ["zero", "stdin", "pagemap", "outside", "fifo"] {
-        let mut script = vec![
-            MockResponse::tool_call("g", "glob", json!({"pattern": "**/*"})),
-            MockResponse::tool_call(
-                "w",
-                "write",
-                json!({"path": "src/lib.rs", "content": "x\n"}),
-            ),
-        ];
-        script.extend((0..6).map(|_| MockResponse::text("Done.")));
-        let server = MockModelServer::start(script).await.unwrap();
+        let server = MockModelServer::start(crate::suite::lsp::hostile_repository::script())
+            .await
+            .unwrap();
         let place = Place::new();
         let outside = tempfile::tempdir().unwrap();
         let shared = outside.path().join("shared.json");

@@ -126,7 +126,9 @@ async fn answered<T>(pid: u32, what: &str, work: impl std::future::Future<Output
     }
 }
 
-fn script() -> Vec<MockResponse> {
+/// The turn every door runs in a hostile repository: a `glob` over everything, a write
+/// (auto-verify follows it), then answers.
+pub(crate) fn script() -> Vec<MockResponse> {
     let mut script = vec![
         MockResponse::tool_call("g", "glob", json!({"pattern": "**/*"})),
         MockResponse::tool_call(

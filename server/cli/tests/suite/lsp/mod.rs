@@ -9,7 +9,7 @@ mod documents;
 mod faults;
 mod fuzz;
 mod hostile_mcp;
-mod hostile_repository;
+pub(crate) mod hostile_repository;
 mod hostile_sessions;
 mod idle;
 mod large_files;
