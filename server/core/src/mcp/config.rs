@@ -56,7 +56,13 @@ impl McpServerConfig {
     pub fn describe(&self) -> String {
         let what = match (&self.command, &self.url) {
             (Some(command), _) => {
-                let mut line = shell_words(std::iter::once(command).chain(&self.args));
+                let words = std::iter::once(command)
+                    .chain(&self.args)
+                    .map(String::as_str);
+                // Quoted as a shell reads it back; a word with a NUL (which no shell
+                // takes) leaves the words as they are, joined by spaces.
+                let mut line = shlex::try_join(words.clone())
+                    .unwrap_or_else(|_| words.collect::<Vec<_>>().join(" "));
                 if let Some(cwd) = &self.cwd {
                     line.push_str(&format!(" (in {})", cwd.display()));
                 }
@@ -75,26 +81,6 @@ impl McpServerConfig {
 
 /// How much of a server's command line [`McpServerConfig::describe`] shows.
 pub const DESCRIBED_CHARS: usize = 300;
-
-/// Words joined as a shell would read them back: plain ones as they are, others quoted.
-fn shell_words<'a>(words: impl Iterator<Item = &'a String>) -> String {
-    let plain = |word: &str| {
-        !word.is_empty()
-            && word
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    };
-    words
-        .map(|word| {
-            if plain(word) {
-                word.clone()
-            } else {
-                format!("'{}'", word.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 fn duration(seconds: Option<f64>, default: Duration) -> Duration {
     let longest = coder_protocol::options::longest_timeout();

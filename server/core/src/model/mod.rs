@@ -14,6 +14,7 @@ mod limits;
 mod openai;
 mod reading;
 mod redact;
+pub(crate) use redact::redact_values;
 mod shown;
 mod sse;
 #[cfg(test)]

@@ -19,11 +19,21 @@ const SHORTEST_KEY: usize = 8;
 /// `message` without `key` (when there is one of at least [`SHORTEST_KEY`] characters) and
 /// without the token of any `Bearer <token>`.
 pub(crate) fn redact(message: String, key: Option<&str>) -> String {
-    let message = match key.filter(|key| key.len() >= SHORTEST_KEY) {
-        Some(key) if message.contains(key) => message.replace(key, REDACTED),
-        _ => message,
-    };
-    redact_bearer(message)
+    redact_bearer(redact_values(message, key.into_iter()))
+}
+
+/// `text` with each of `secrets` that is at least [`SHORTEST_KEY`] characters long
+/// replaced by [`REDACTED`] wherever it appears.
+pub(crate) fn redact_values<'a>(
+    mut text: String,
+    secrets: impl Iterator<Item = &'a str>,
+) -> String {
+    for secret in secrets.filter(|secret| secret.len() >= SHORTEST_KEY) {
+        if text.contains(secret) {
+            text = text.replace(secret, REDACTED);
+        }
+    }
+    text
 }
 
 /// Replaces the token after each `Bearer ` (any case) up to the next space, quote or comma.

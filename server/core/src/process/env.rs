@@ -31,9 +31,6 @@ const SECRET_NAMES: [&str; 6] = ["API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWO
 /// short string would match innocent values by chance.
 const MIN_SECRET_VALUE: usize = 8;
 
-/// What a withheld secret is replaced with in recorded text.
-const REDACTED: &str = "[redacted]";
-
 /// Which of coder's environment variables a tool's process does not inherit.
 #[derive(Debug, Clone, Default)]
 pub struct ToolEnv {
@@ -106,13 +103,7 @@ impl ToolEnv {
     /// a file or a command's output may hold the key coder uses (`read
     /// .coder/config.json`, `env`).
     pub fn redact(&self, text: String) -> String {
-        let mut text = text;
-        for secret in &self.secret_values {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), REDACTED);
-            }
-        }
-        text
+        crate::model::redact_values(text, self.secret_values.iter().map(String::as_str))
     }
 
     /// Removes from `command` every variable of coder's environment that
