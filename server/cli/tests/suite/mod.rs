@@ -1,6 +1,7 @@
 mod coder_dir_links;
 mod command_safety;
 mod commands_and_skills;
+mod door_bounds;
 mod exec;
 mod file_safety;
 mod grep;

@@ -1,0 +1,196 @@
+//! The second round's bounds through the real doors: `/undo`'s records stay out of the
+//! repository (`coder lsp`), an untrusted workspace cannot shrink the context window and a
+//! range of a file past 64 MiB is read (`coder exec`), and an oversized image is refused
+//! with nothing recorded (`coder lsp`).
+
+use std::path::Path;
+
+use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::{Value, json};
+
+use super::exec::{coder_on, text};
+use super::lsp::Client;
+
+/// git in `dir`, as a person with an identity.
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// The repository's objects (their names) and refs.
+fn objects_and_refs(dir: &Path) -> (Vec<String>, String) {
+    let mut objects = Vec::new();
+    let mut pending = vec![dir.join(".git/objects")];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            } else {
+                objects.push(entry.path().display().to_string());
+            }
+        }
+    }
+    objects.sort();
+    let refs = std::process::Command::new("git")
+        .arg("for-each-ref")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (objects, String::from_utf8_lossy(&refs.stdout).into_owned())
+}
+
+/// What the model was told about its tool call `id` in the request after it.
+fn tool_result(server: &MockModelServer, id: &str) -> String {
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].clone();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn undo_through_the_editor_writes_nothing_into_the_repository_and_skips_large_files() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "b1",
+            "bash",
+            json!({"command": "printf changed > tracked.txt && printf more >> big.bin"}),
+        ),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    git(ws, &["init", "-q"]);
+    std::fs::write(ws.join("tracked.txt"), "original").unwrap();
+    git(ws, &["add", "tracked.txt"]);
+    git(ws, &["commit", "-q", "-m", "first"]);
+    std::fs::write(ws.join(".env"), "API_TOKEN=very-secret-value").unwrap();
+    std::fs::File::create(ws.join("big.bin"))
+        .unwrap()
+        .set_len(17 << 20)
+        .unwrap();
+    let before = objects_and_refs(ws);
+    let (mut client, root) = Client::ready(ws, &server, "yolo").await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "change things", &mut seen).await;
+    // Running, then idle: the turn's end is recorded.
+    client.until_events("state_changed", 2, &mut seen).await;
+    let answer = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "/undo"}),
+            &mut seen,
+        )
+        .await;
+    let said = answer["result"]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("restored tracked.txt"), "{answer}");
+    assert!(said.contains("left big.bin: over 16 MiB"), "{answer}");
+    client.stop().await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("tracked.txt")).unwrap(),
+        "original"
+    );
+    assert_eq!(
+        objects_and_refs(ws),
+        before,
+        "a checkpoint reached the repository"
+    );
+}
+
+#[tokio::test]
+async fn an_untrusted_workspace_cannot_shrink_the_context_window() {
+    let server = MockModelServer::start(vec![MockResponse::text("fine")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::create_dir_all(ws.join(".coder")).unwrap();
+    // Smaller than the system prompt: every request would overflow it.
+    std::fs::write(ws.join(".coder/config.json"), r#"{"contextWindow": 1000}"#).unwrap();
+    let out = coder_on(ws, &server, "k", &["hi"]).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), "fine\n");
+    assert!(stderr.contains("\"contextWindow\""), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_range_of_a_file_past_64_mib_is_read() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "r1",
+            "read",
+            json!({"path": "big.log", "offset": 10, "limit": 2}),
+        ),
+        MockResponse::text("read"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let line = format!("{}\n", "x".repeat(1023));
+    let mut body = String::new();
+    for n in 1..=12 {
+        body.push_str(&format!("line {n}\n"));
+    }
+    let mut file = std::fs::File::create(ws.join("big.log")).unwrap();
+    use std::io::Write;
+    file.write_all(body.as_bytes()).unwrap();
+    for _ in 0..(65 << 10) {
+        file.write_all(line.as_bytes()).unwrap();
+    }
+    drop(file);
+    let out = coder_on(ws, &server, "k", &["read it"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let told = tool_result(&server, "r1");
+    assert!(
+        told.contains("line 10") && told.contains("line 11") && !told.contains("line 12"),
+        "{told}"
+    );
+}
+
+#[tokio::test]
+async fn an_image_past_its_limit_is_refused_and_nothing_is_recorded() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    let image = format!("data:image/png;base64,{}", "A".repeat(15 << 20));
+    let answer = client
+        .request(
+            "conversation/send",
+            json!({"conversationId": root, "items": [
+                {"type": "text", "text": "look"},
+                {"type": "image", "image_url": image},
+            ]}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(
+        answer["error"]["data"]["kind"], "limit_exceeded",
+        "{}",
+        answer["error"]
+    );
+    let history = client
+        .request(
+            "conversation/history",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(history["result"]["entries"], Value::Array(Vec::new()));
+    assert!(server.requests().is_empty(), "the image reached the model");
+    client.stop().await;
+}
