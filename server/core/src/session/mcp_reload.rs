@@ -74,11 +74,7 @@ impl Session {
             .filter(|(name, _)| next.mcp_servers.contains_key(*name))
             .map(|(name, config)| (name.clone(), config.clone()))
             .collect();
-        let waiting: Vec<(&String, &McpServerConfig)> = next
-            .mcp_servers
-            .iter()
-            .filter(|(name, config)| running.get(*name) != Some(config) && config.enabled)
-            .collect();
+        let waiting = waiting(&next.mcp_servers, &running);
         let mut warnings = Vec::new();
         let held = (!waiting.is_empty()).then(|| {
             warnings.push(held_warning(&paths, &waiting, &running));
@@ -108,10 +104,8 @@ impl Session {
             return "No change to the MCP servers waits for confirmation.".to_owned();
         };
         let running = self.config().mcp_servers.clone();
-        let names: Vec<&str> = held
-            .servers
-            .iter()
-            .filter(|(name, config)| running.get(*name) != Some(*config))
+        let names: Vec<&str> = waiting(&held.servers, &running)
+            .into_iter()
             .map(|(name, _)| name.as_str())
             .collect();
         let text = format!(
@@ -141,11 +135,7 @@ impl Session {
             text.push_str(&format!("{name}: {state}; {}\n", server.describe()));
         }
         if let Some(held) = &*lock(&self.held_mcp) {
-            let waiting: Vec<(&String, &McpServerConfig)> = held
-                .servers
-                .iter()
-                .filter(|(name, c)| config.mcp_servers.get(*name) != Some(*c) && c.enabled)
-                .collect();
+            let waiting = waiting(&held.servers, &config.mcp_servers);
             text.push_str(&held_warning(&held.paths, &waiting, &config.mcp_servers));
         }
         text.trim_end().to_owned()
@@ -191,6 +181,18 @@ impl Session {
             );
         });
     }
+}
+
+/// The servers of `named` that would start (or restart) over `running`: new or changed,
+/// and switched on.
+fn waiting<'a>(
+    named: &'a BTreeMap<String, McpServerConfig>,
+    running: &BTreeMap<String, McpServerConfig>,
+) -> Vec<(&'a String, &'a McpServerConfig)> {
+    named
+        .iter()
+        .filter(|(name, config)| running.get(*name) != Some(*config) && config.enabled)
+        .collect()
 }
 
 /// The warning that names the servers held for a person, and what each would run.
