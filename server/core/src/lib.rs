@@ -32,6 +32,7 @@ mod prompt;
 mod references;
 mod reminders;
 mod sandbox;
+mod secrets;
 mod session;
 pub mod skills;
 mod snapshot;

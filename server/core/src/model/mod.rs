@@ -14,7 +14,6 @@ mod limits;
 mod openai;
 mod reading;
 mod redact;
-pub(crate) use redact::redact_values;
 mod shown;
 mod sse;
 #[cfg(test)]

@@ -7,33 +7,12 @@
 //! is long enough to be told from ordinary text), and any `Bearer <token>` whatever the
 //! token.
 
-/// What a redacted secret is replaced with.
-pub(crate) const REDACTED: &str = "[redacted]";
+pub(crate) use crate::secrets::{REDACTED, redact_values};
 
-/// Keys shorter than this are not looked for in messages: a placeholder that a local
-/// server ignores (`x`, `none`, `ollama`) matches ordinary text, and replacing it there
-/// garbled the message (`http://e[redacted]ample.com` for the key `x`). Hosted providers'
-/// keys are tens of characters long.
-const SHORTEST_KEY: usize = 8;
-
-/// `message` without `key` (when there is one of at least [`SHORTEST_KEY`] characters) and
+/// `message` without `key` (when there is one long enough, see [`redact_values`]) and
 /// without the token of any `Bearer <token>`.
 pub(crate) fn redact(message: String, key: Option<&str>) -> String {
     redact_bearer(redact_values(message, key.into_iter()))
-}
-
-/// `text` with each of `secrets` that is at least [`SHORTEST_KEY`] characters long
-/// replaced by [`REDACTED`] wherever it appears.
-pub(crate) fn redact_values<'a>(
-    mut text: String,
-    secrets: impl Iterator<Item = &'a str>,
-) -> String {
-    for secret in secrets.filter(|secret| secret.len() >= SHORTEST_KEY) {
-        if text.contains(secret) {
-            text = text.replace(secret, REDACTED);
-        }
-    }
-    text
 }
 
 /// Replaces the token after each `Bearer ` (any case) up to the next space, quote or comma.

@@ -27,9 +27,9 @@ const SECRET_SUFFIXES: [&str; 9] = [
 /// Names (upper case) that are secrets on their own.
 const SECRET_NAMES: [&str; 6] = ["API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
 
-/// A secret value shorter than this is not searched for in other variables' values: a
-/// short string would match innocent values by chance.
-const MIN_SECRET_VALUE: usize = 8;
+/// A secret value shorter than this is not searched for in other variables' values nor in
+/// tool output: a short string would match innocent values by chance.
+use crate::secrets::SHORTEST_KEY as MIN_SECRET_VALUE;
 
 /// Which of coder's environment variables a tool's process does not inherit.
 #[derive(Debug, Clone, Default)]
@@ -103,7 +103,7 @@ impl ToolEnv {
     /// a file or a command's output may hold the key coder uses (`read
     /// .coder/config.json`, `env`).
     pub fn redact(&self, text: String) -> String {
-        crate::model::redact_values(text, self.secret_values.iter().map(String::as_str))
+        crate::secrets::redact_values(text, self.secret_values.iter().map(String::as_str))
     }
 
     /// Removes from `command` every variable of coder's environment that
