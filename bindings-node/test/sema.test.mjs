@@ -417,3 +417,20 @@ test("compact() summarises the main conversation: compact:exec, then the archive
   core.processUserInput("third question");
   await done;
 });
+
+test("processUserInput runs a built-in command: command:result, no model call; an unknown one is a session:error", async (t) => {
+  const { url, requests } = await startMock(t, []);
+  const { core } = await session(t, url);
+  const said = next(core, "command:result");
+  core.processUserInput("/tools");
+  const result = await said;
+  assert.equal(result.agentId, "main");
+  assert.equal(result.command, "/tools");
+  assert.ok(result.text.includes("bash"), result.text);
+  const failed = next(core, "session:error");
+  core.processUserInput("/nosuch");
+  const error = await failed;
+  assert.equal(error.error.code, "invalid_params");
+  assert.match(error.error.message, /unknown command \/nosuch; known commands: \/help/);
+  assert.equal((await requests()).length, 0);
+});

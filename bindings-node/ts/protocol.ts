@@ -801,7 +801,26 @@ export type CreateResult = { conversationId: ConversationId };
  */
 export type SendParams = { conversationId: ConversationId, text?: string, items?: Array<InputItem> };
 
-export type SendResult = { taskId: TaskId };
+export type SendResult = {
+  /**
+   * The task the input started. Absent only when the input was a built-in command that
+   * answered at once (`/help`, `/mode plan`): its answer is `text`.
+   */
+  taskId?: TaskId,
+  /**
+   * What a built-in command said, for people; absent for input the model reads.
+   */
+  text?: string,
+  /**
+   * The conversation to go on in, when a built-in command made one (`/new`).
+   */
+  conversationId?: ConversationId,
+};
+
+/**
+ * `conversation/compact` result.
+ */
+export type CompactResult = { taskId: TaskId };
 
 /**
  * Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).
@@ -1131,7 +1150,7 @@ export type ClientRequests = {
    * Compacts a conversation's history now: queues a task that summarises its older
    * part (`compacted`, then `token_count`); returns the task's id.
    */
-  "conversation/compact": { params: TargetParams, result: SendResult },
+  "conversation/compact": { params: TargetParams, result: CompactResult },
   /**
    * The messages compactions replaced, one segment per compaction, oldest first.
    */

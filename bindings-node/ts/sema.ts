@@ -270,7 +270,12 @@ export class CoderEngine {
       return;
     }
     try {
-      this.#engine.send(this.#root, input);
+      // A built-in `/command` runs (seed 001's pre-processing) and never reaches the model;
+      // what it says comes as `command:result`.
+      const result = this.#engine.input(this.#root, input);
+      if (!result.taskId || result.text) {
+        this.#emit("command:result", { agentId: MAIN, command: input.trim(), text: result.text });
+      }
     } catch (err) {
       this.#sessionError("fatal_error", err);
     }

@@ -43,7 +43,7 @@ method_table! {
         /// Compacts a conversation's history now: queues a task that summarises its older
         /// part (`compacted`, then `token_count`); returns the task's id.
         ConversationCompact, CONVERSATION_COMPACT = "conversation/compact":
-            TargetParams => SendResult;
+            TargetParams => CompactResult;
         /// The messages compactions replaced, one segment per compaction, oldest first.
         ConversationArchive, CONVERSATION_ARCHIVE = "conversation/archive":
             TargetParams => ArchiveResult;
@@ -218,7 +218,36 @@ pub struct SendParams {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SendResult {
+    /// The task the input started. Absent only when the input was a built-in command that
+    /// answered at once (`/help`, `/mode plan`): its answer is `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub task_id: Option<TaskId>,
+    /// What a built-in command said, for people; absent for input the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
+    /// The conversation to go on in, when a built-in command made one (`/new`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub conversation_id: Option<ConversationId>,
+}
+
+/// `conversation/compact` result.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
     pub task_id: TaskId,
+}
+
+impl From<CommandResult> for SendResult {
+    fn from(result: CommandResult) -> Self {
+        Self {
+            task_id: result.task_id,
+            text: (!result.text.is_empty()).then_some(result.text),
+            conversation_id: result.conversation_id,
+        }
+    }
 }
 
 /// Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).

@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
     ArchiveResult, CoderCapabilities, CommandInfo, CommandListParams, CommandListResult,
-    CommandParams, CommandResult, CommandSource, CreateParams, CreateResult, DestroyResult,
-    EventParams, HistoryParams, HistoryResult, InitializationOptions, InterruptResult, ListParams,
-    ListResult, PermissionParams, ProviderName, RuleInfo, RuleListParams, RuleListResult,
-    SendParams, SendResult, SessionInfo, SessionInterruptParams, SessionListParams,
-    SessionListResult, SessionResumeParams, SessionResumeResult, SetModeParams, SetModeResult,
-    SkillInfo, SkillListParams, SkillListResult, TargetParams,
+    CommandParams, CommandResult, CommandSource, CompactResult, CreateParams, CreateResult,
+    DestroyResult, EventParams, HistoryParams, HistoryResult, InitializationOptions,
+    InterruptResult, ListParams, ListResult, PermissionParams, ProviderName, RuleInfo,
+    RuleListParams, RuleListResult, SendParams, SendResult, SessionInfo, SessionInterruptParams,
+    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult, SetModeParams,
+    SetModeResult, SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
@@ -132,6 +132,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 CreateResult,
                 SendParams,
                 SendResult,
+                CompactResult,
                 TargetParams,
                 ListParams,
                 ListResult,

@@ -9,7 +9,7 @@ use coder_protocol::methods::CommandResult;
 use coder_protocol::{ConversationId, InputItem, Mode, Preset, TodoStatus};
 
 use super::Session;
-use crate::commands::slash_command;
+use crate::commands::{is_built_in, slash_command};
 use crate::conversation::ConversationSpec;
 use crate::error::EngineError;
 use crate::sync::lock;
@@ -26,6 +26,28 @@ fn text(text: impl Into<String>) -> CommandResult {
 }
 
 impl Session {
+    /// What a person typed, taken as seed 001's `processUserInput` takes it: a built-in
+    /// `/command` (one text item, nothing else) runs as [`Session::command`] and never
+    /// reaches the model; anything else, a custom command included, is queued by
+    /// [`Session::send`]. Only doors call this: what the model sends with `conv_send` is
+    /// never a command.
+    pub fn input(
+        self: &std::sync::Arc<Self>,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+    ) -> Result<CommandResult, EngineError> {
+        if let [InputItem::Text { text: typed }] = items.as_slice()
+            && slash_command(typed).is_some_and(|(name, _)| is_built_in(name))
+        {
+            return self.command(conversation, typed);
+        }
+        let task = self.send(conversation, items, None)?;
+        Ok(CommandResult {
+            task_id: Some(task),
+            ..text("")
+        })
+    }
+
     /// Runs `/name args` in `conversation`.
     pub fn command(
         self: &std::sync::Arc<Self>,
