@@ -224,6 +224,12 @@ export type EventMsg =
        * again.
        */
       continuation?: TaskId,
+      /**
+       * With `replaced`: the interrupting tool call that took the task's place and the
+       * conversation that runs now, so a front end can say so (seed 000: "the current task
+       * was replaced by conv_create; running the target conversation, then continuing").
+       */
+      replacedBy?: Replacement,
     }
   | { "type": "task_dropped", reason: DropReason }
   | { "type": "state_changed", state: EngineState }
@@ -251,6 +257,20 @@ export type RequestedToolCall = {
    * The arguments as JSON; arguments that are not valid JSON come as a string.
    */
   arguments: JsonValue,
+};
+
+/**
+ * The handoff that replaced a task (`turn_aborted` with `replaced`).
+ */
+export type Replacement = {
+  /**
+   * The interrupting tool the model called (`conv_create`, `conv_send`).
+   */
+  toolName: string,
+  /**
+   * The conversation that runs now; the replaced task's work goes on after its reply.
+   */
+  conversationId: ConversationId,
 };
 
 /**

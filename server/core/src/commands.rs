@@ -41,6 +41,11 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("skills", "", "the skills the model is told about"),
     ("todos", "", "the conversation's todo list"),
+    (
+        "conversations",
+        "",
+        "the session's conversations: mode, size, which runs",
+    ),
     ("new", "", "start again with an empty context"),
     (
         "resume",

@@ -43,7 +43,7 @@ pub use conversation::{
 pub use error::ErrorKind;
 pub use event::{
     AbortReason, CompactTrigger, DropReason, EngineState, Event, EventMsg, McpServerState,
-    ModeChangeReason, ReloadedKind, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
+    ModeChangeReason, ReloadedKind, Replacement, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
     VerificationStatus,
 };
 pub use ids::{ConversationId, SessionId, TaskId};

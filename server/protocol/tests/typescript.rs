@@ -27,8 +27,8 @@ use coder_protocol::{
     ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
     McpServerState, Mode, ModeChangeReason, PermissionDecision, PolicyDecision, Preset,
-    ReloadedKind, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus, TokenUsage,
-    ToolCall, ToolsPrefs, VerificationStatus, methods, tools,
+    ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus,
+    TokenUsage, ToolCall, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -86,6 +86,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 Event,
                 EventMsg,
                 RequestedToolCall,
+                Replacement,
                 AbortReason,
                 CompactTrigger,
                 VerificationStatus,

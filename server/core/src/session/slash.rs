@@ -74,6 +74,7 @@ impl Session {
             "mcp" => self.mcp_command(args),
             "skills" => Ok(self.skills_command()),
             "todos" => self.todos_command(conversation),
+            "conversations" => self.conversations_command(conversation),
             "new" => self.new_command(),
             "resume" => self.resume_command(args),
             "compact" => {
@@ -261,6 +262,43 @@ impl Session {
             .map(|skill| format!("  {:<16} {}", skill.name, skill.description))
             .collect();
         text(format!("Skills:\n{}", lines.join("\n")))
+    }
+
+    /// `/conversations`: the session's conversations, the root first, each with its mode,
+    /// size and last activity; the one the command came from and the one running are
+    /// marked (seed 000: the front ends list them by id).
+    fn conversations_command(&self, current: ConversationId) -> Result<CommandResult, EngineError> {
+        let running = self.driver.running().map(|(conversation, _)| conversation);
+        let mut lines = vec!["Conversations:".to_owned()];
+        for summary in self.list_conversations() {
+            let mut marks = Vec::new();
+            if summary.is_root {
+                marks.push("root");
+            }
+            if summary.id == current {
+                marks.push("here");
+            }
+            if Some(summary.id) == running {
+                marks.push("running");
+            }
+            if self.driver.awaits_continuation(summary.id) {
+                marks.push("waiting for another conversation");
+            }
+            let marks = if marks.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", marks.join(", "))
+            };
+            let mode = self.mode(summary.id)?;
+            lines.push(format!(
+                "  {}{marks}: {} mode, {} messages, last active {}",
+                summary.id,
+                mode.as_str(),
+                summary.message_count,
+                summary.last_active_at
+            ));
+        }
+        Ok(text(lines.join("\n")))
     }
 
     fn todos_command(&self, conversation: ConversationId) -> Result<CommandResult, EngineError> {

@@ -194,10 +194,15 @@ impl Session {
             TurnOutcome::Aborted(reason) => events.emit(EventMsg::TurnAborted {
                 reason: *reason,
                 continuation: None,
+                replaced_by: None,
             }),
             TurnOutcome::HandedOver(handoff) => events.emit(EventMsg::TurnAborted {
                 reason: AbortReason::Replaced,
                 continuation: Some(handoff.continuation),
+                replaced_by: Some(coder_protocol::Replacement {
+                    tool_name: handoff.closure.tool_name.clone(),
+                    conversation_id: handoff.target,
+                }),
             }),
         }
         outcome

@@ -34,6 +34,7 @@ fn assert_aborted(events: &[Event]) {
         EventMsg::TurnAborted {
             reason: AbortReason::Interrupted,
             continuation: None,
+            replaced_by: None,
         }
     );
 }

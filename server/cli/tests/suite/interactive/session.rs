@@ -215,6 +215,7 @@ async fn every_slash_command_answers_at_the_prompt() {
         "/mcp reload",
         "/skills",
         "/todos",
+        "/conversations",
         "/diff",
         "/undo",
         "/compact",
@@ -673,4 +674,62 @@ async fn a_hostile_repository_is_read_within_bounds_at_the_terminal() {
             .collect();
         assert_eq!(names.len(), 1, "{kind}: written outside");
     }
+}
+
+/// A handoff at the terminal is said where the work went (seed 000), and `/conversations`
+/// lists the session's conversations with the one typed into marked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handoff_is_said_and_conversations_lists_both() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "Summarise the plan."}),
+        ),
+        MockResponse::text("The plan, summarised."),
+        MockResponse::text("Root answer."),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("delegate");
+    screen.wait_for("── done");
+    screen.prompt(2);
+    let text = screen.text();
+    let said = text
+        .lines()
+        .find(|line| {
+            line.contains("the current task was replaced by conv_create; running conversation ")
+        })
+        .unwrap_or_else(|| panic!("the handoff is not said: {text}"));
+    let child = said
+        .split("running conversation ")
+        .nth(1)
+        .unwrap()
+        .trim_end()
+        .trim_end_matches(", then continuing")
+        .to_owned();
+    screen.line("/conversations");
+    let text = screen.prompt(3);
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|line| !line.contains("Conversations:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .collect();
+    assert_eq!(listed.len(), 2, "{text}");
+    assert!(
+        listed[0].contains("(root, here)") && listed[0].contains("default mode"),
+        "{text}"
+    );
+    assert!(
+        listed[1]
+            .trim_start()
+            .starts_with(&format!("{child}: default mode, ")),
+        "{text}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
 }
