@@ -344,6 +344,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_plan_mode_never_verifies_even_when_asked() {
+        let asked = Verifier::new(
+            Workflow::default(),
+            crate::verify::requested("change A and verify it"),
+        );
+        let unasked = Verifier::new(Workflow::default(), crate::verify::requested("change A"));
+        assert!(!asked.mode_allows(Mode::Plan));
+        assert!(asked.mode_allows(Mode::Default));
+        assert!(!unasked.mode_allows(Mode::Default));
+        for mode in [Mode::AutoEdit, Mode::Yolo] {
+            assert!(unasked.mode_allows(mode));
+        }
+    }
+
+    #[test]
     fn diff_headers_name_the_changed_files() {
         let diff = crate::tools::diff::unified_diff("src/a.rs", Some("x\n"), Some("y\n"))
             + &crate::tools::diff::unified_diff("new.md", None, Some("n\n"))

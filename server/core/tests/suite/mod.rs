@@ -15,6 +15,7 @@ mod permissions;
 mod plan_mode;
 mod prompt_tools;
 mod races;
+mod read_only_batches;
 mod sandbox;
 mod session_files;
 mod sessions;
