@@ -43,6 +43,11 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ("todos", "", "the conversation's todo list"),
     ("new", "", "start again with an empty context"),
     (
+        "clear",
+        "",
+        "clear the conversation's context: its messages go, the system prompt and tools stay",
+    ),
+    (
         "resume",
         "[session-id]",
         "the saved sessions; with an id (or its start), take one up",

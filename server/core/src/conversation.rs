@@ -275,11 +275,24 @@ impl Conversation {
         }
     }
 
-    /// Replaces the whole history (a compaction, a plan approved with a cleared context).
-    pub fn replace_history(&mut self, history: Vec<ChatMessage>) {
-        self.history = history;
+    /// Starts a new batch of the conversation's context (seed 002's clear): every message
+    /// of the history leaves the context and `opening` is what the new batch starts with.
+    /// One operation for each way a context starts over: `/clear` (nothing), a compaction
+    /// (the summary, then the turns kept) and a plan approved with a cleared context (the
+    /// plan). Returns how many messages left.
+    ///
+    /// The system messages stay: the system prompt is never part of the history (each
+    /// task builds it), and neither is the description of the initial tools when tools are
+    /// described in the prompt ([`crate::tool_prompt::request_messages`] opens every
+    /// request with it), so every batch holds both, once. Tools announced later are
+    /// ordinary messages and go with the batch they were in. The size is measured again
+    /// at the next request.
+    pub fn start_batch(&mut self, opening: Vec<ChatMessage>) -> usize {
+        let left = std::mem::replace(&mut self.history, opening).len();
+        self.size = crate::tokens::ContextSize::default();
         self.unjournaled_from = 0;
         self.last_active_at = SystemTime::now();
+        left
     }
 
     /// The text of the last assistant message that has text.

@@ -560,7 +560,7 @@ mod tests {
             summary: "s".into(),
             messages: root.history.clone(),
         });
-        root.replace_history(vec![ChatMessage::user("summary")]);
+        root.start_batch(vec![ChatMessage::user("summary")]);
         journal.persist(&mut root);
         let back = replayed(dir.path(), session, 0);
         assert_eq!(texts(&back[0]), ["summary"]);
