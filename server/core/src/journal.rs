@@ -610,6 +610,43 @@ mod tests {
     }
 
     #[test]
+    fn the_tools_of_a_conversation_called_through_the_prompt_come_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = SessionId::new();
+        let mut root = conversation();
+        let journal = journal_in(dir.path(), session, root.id);
+        let tool = |name: &str| crate::model::ToolSpec {
+            name: name.into(),
+            description: format!("Does {name}."),
+            parameters: Arc::new(crate::tools::Schema::new(
+                serde_json::json!({"type": "object"}),
+            )),
+        };
+        crate::tool_prompt::PromptedTools::update(&mut root.prompted_tools, &[tool("read")]);
+        let announcement = crate::tool_prompt::PromptedTools::update(
+            &mut root.prompted_tools,
+            &[tool("read"), tool("grep")],
+        );
+        root.record(announcement);
+        journal.persist(&mut root);
+        let back = replayed(dir.path(), session, 0);
+        assert!(root.prompted_tools.is_some());
+        assert_eq!(back[0].prompted_tools, root.prompted_tools);
+        let restored = back[0].clone().restore();
+        assert_eq!(restored.prompted_tools, root.prompted_tools);
+        // Nothing new is announced again, and only `read` is described.
+        let mut known = restored.prompted_tools;
+        let offered = [tool("read"), tool("grep")];
+        assert_eq!(
+            crate::tool_prompt::PromptedTools::update(&mut known, &offered),
+            None
+        );
+        let described = known.unwrap().initial(&offered);
+        assert_eq!(described.len(), 1);
+        assert_eq!(described[0].name, "read");
+    }
+
+    #[test]
     fn nothing_is_written_when_saving_is_off() {
         let journal = Journal::new(None, SessionId::new(), ConversationId::new());
         let mut root = conversation();

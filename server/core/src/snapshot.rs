@@ -211,6 +211,12 @@ pub struct ConversationSnapshot {
     /// Opened by another conversation's `conv_create` (it reports no `token_count`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub worker: bool,
+    /// With tools described in the prompt (seed 002): the names of the initial tools, which
+    /// every batch describes, and of the tools announced since. Absent before the
+    /// conversation's first such task (and in older snapshots: its next task's tools are
+    /// then taken as the initial ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompted_tools: Option<crate::tool_prompt::PromptedTools>,
 }
 
 /// Messages on disk in the form a Chat Completions request takes, and back.
@@ -376,6 +382,7 @@ impl ConversationSnapshot {
                 humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
             ),
             worker: conversation.worker,
+            prompted_tools: conversation.prompted_tools.clone(),
         }
     }
 
@@ -407,6 +414,7 @@ impl ConversationSnapshot {
         conversation.unjournaled_from = conversation.history.len();
         conversation.archive_journaled = conversation.archive.len();
         conversation.worker = self.worker;
+        conversation.prompted_tools = self.prompted_tools;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
             .last_active_at

@@ -95,11 +95,16 @@ pub(crate) fn announcement(tools: &[ToolSpec]) -> ChatMessage {
     ChatMessage::user(format!("{NEW_TOOLS_HEADER}\n{}", tool_lines(tools)))
 }
 
-/// What a conversation called through the prompt remembers of its tools: the initial ones
-/// (described in every batch) and the ones announced since.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct PromptedTools {
+/// What a conversation called through the prompt remembers of its tools, by name: the
+/// initial ones (described in every batch) and the ones announced since. Saved with the
+/// conversation (the session snapshot's and journal's `promptedTools`), so a resumed
+/// conversation describes the same tools and announces none twice.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PromptedTools {
+    /// The tools of the conversation's first task.
     initial: Vec<String>,
+    /// Tools offered since, each announced once by an ordinary message.
+    #[serde(default)]
     announced: Vec<String>,
 }
 

@@ -114,3 +114,81 @@ async fn clear_empties_the_context_and_the_next_request_opens_with_the_descripti
     assert_eq!(unknown["error"]["data"]["kind"], "not_found", "{unknown}");
     client.stop().await;
 }
+
+/// Where messages announcing tools added later are among `messages`.
+fn announced_at(messages: &[Value]) -> Vec<usize> {
+    messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| content(m).starts_with("New tools available:"))
+        .map(|(at, _)| at)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_resumed_conversation_still_describes_only_its_initial_tools_after_a_clear() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("Noted."),
+        MockResponse::text("Fresh start."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    // The first session has no `grep`: its conversation starts without it.
+    configure(
+        workspace.path(),
+        json!({"toolCalling": "prompt", "tools": {"disabled": ["grep"]}}),
+    );
+    let (mut client, session, root) = Client::session(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "Remember this.", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.stop().await;
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            workspace
+                .path()
+                .join(format!(".coder/sessions/{session}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let initial = saved["promptedTools"]["initial"].as_array().unwrap();
+    assert!(initial.contains(&json!("read")), "{saved}");
+    assert!(!initial.contains(&json!("grep")), "{saved}");
+
+    // The next process offers `grep`: a tool the conversation did not start with.
+    configure(workspace.path(), json!({"toolCalling": "prompt"}));
+    let mut seen = Vec::new();
+    let (mut client, init) =
+        Client::resuming(workspace.path(), &server, "balanced", &session, &mut seen).await;
+    assert!(init.get("result").is_some(), "{init}");
+    let resumed = client.root().await;
+    assert_eq!(resumed, root);
+    let answer = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "/clear"}),
+            &mut seen,
+        )
+        .await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    client.send_text(&root, "Start again.", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+
+    let (first, next) = (request(&server, 0), request(&server, 1));
+    assert_eq!(described_at(&next), [1]);
+    // The description names the initial tools, as before the resume, and only them.
+    assert_eq!(next[1], first[1]);
+    assert!(
+        !content(&next[1]).contains("- grep("),
+        "{}",
+        content(&next[1])
+    );
+    // `grep` is announced once, as an ordinary message of the new batch.
+    let announced = announced_at(&next);
+    assert_eq!(announced.len(), 1, "{next:#?}");
+    assert!(content(&next[announced[0]]).contains("- grep("));
+    assert!(!Value::Array(next).to_string().contains("Remember this."));
+    client.stop().await;
+}
