@@ -374,3 +374,60 @@ async fn scenario_6_tools_offered_later_are_ordinary_messages_and_leave_the_desc
     // Like any message, it went with its batch.
     assert!(announced_at(&request(&server, 3)).is_empty());
 }
+
+#[tokio::test]
+async fn compaction_keeps_the_initial_tools_described_once() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("one"),
+        MockResponse::text("two"),
+        MockResponse::text("three"),
+        MockResponse::text("SUMMARY: three long texts."),
+        MockResponse::text("four"),
+    ])
+    .await
+    .unwrap();
+    let mut h = prompted(&server, |config| {
+        config.context_window = Some(100_000);
+        config.compact_threshold = 0.5;
+    });
+    // Three texts and the prompt fit in half the window; a fourth does not.
+    let long = "alpha ".repeat(12_000);
+    for _ in 0..3 {
+        h.run(&long).await;
+    }
+    let events = h.run(&format!("LAST {long}")).await;
+    let compactions: Vec<_> = events
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::Compacted { trigger, .. } => Some(*trigger),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compactions, [coder_protocol::CompactTrigger::Auto]);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    // The summary request: the transcript alone, no tools and no description.
+    let summary = request(&server, 3);
+    assert!(described_at(&summary).is_empty(), "{summary:#?}");
+    assert!(requests[3].body.get("tools").is_none());
+    assert!(!content(&summary[1]).contains("Available tools:"));
+    // The new batch opens with the same description, once, then the summary.
+    let after = request(&server, 4);
+    assert_eq!(described_at(&after), [1]);
+    assert_eq!(after[1], request(&server, 0)[1]);
+    assert!(
+        content(&after[2]).starts_with("<conversation-summary>"),
+        "{:.80}",
+        content(&after[2])
+    );
+    assert!(content(after.last().unwrap()).starts_with("LAST"));
+    // The history never holds the description: each request is given it.
+    let history = h.engine.history(h.root).unwrap();
+    assert!(
+        history
+            .iter()
+            .all(|m| m.role != coder_protocol::Role::System)
+    );
+    assert_history_valid(&history);
+}
