@@ -312,11 +312,19 @@ impl Conversation {
 pub(crate) const UNFINISHED_CALL_RESULT: &str =
     "the session ended before this call finished; it has no result";
 
-/// Gives every assistant tool call without a result one saying the session ended before it
-/// finished, placed after the results its message has, so the history is a valid request
-/// again. Returns how many calls it closed.
-pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
-    let mut closed = 0;
+/// The result a session snapshot gives a tool call still running when it was written (a
+/// long command, a handoff whose target still works): the file is a replayable request
+/// whenever it is written (seed 004 section 10). The conversation itself is not changed; its
+/// real result follows in the journal, and a resume takes the written one out first
+/// (`ConversationSnapshot::running_calls`).
+pub(crate) const RUNNING_CALL_RESULT: &str =
+    "this call was still running when the session was saved; its result is not in this snapshot";
+
+/// Gives every assistant tool call without a result one saying `why` (placed after the
+/// results its message has), so the history is a valid request again. Returns the ids of
+/// the calls it closed.
+pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>, why: &str) -> Vec<String> {
+    let mut closed = Vec::new();
     let mut index = 0;
     while index < history.len() {
         if history[index].role != Role::Assistant || history[index].tool_calls.is_empty() {
@@ -335,11 +343,13 @@ pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
         let missing: Vec<ChatMessage> = calls
             .iter()
             .filter(|call| !answered.contains(&call.id.as_str()))
-            .map(|call| {
-                ChatMessage::tool_result(&call.id, &call.function.name, UNFINISHED_CALL_RESULT)
-            })
+            .map(|call| ChatMessage::tool_result(&call.id, &call.function.name, why))
             .collect();
-        closed += missing.len();
+        closed.extend(
+            missing
+                .iter()
+                .filter_map(|result| result.tool_call_id.clone()),
+        );
         let added = missing.len();
         history.splice(end..end, missing);
         index = end + added;
@@ -534,7 +544,10 @@ mod tests {
             ChatMessage::user("later"),
             calls(&["c"]),
         ];
-        assert_eq!(close_unanswered_calls(&mut history), 2);
+        assert_eq!(
+            close_unanswered_calls(&mut history, UNFINISHED_CALL_RESULT),
+            ["b", "c"]
+        );
         let unfinished = UNFINISHED_CALL_RESULT;
         assert_eq!(
             shape(&history),
@@ -549,8 +562,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            close_unanswered_calls(&mut history),
-            0,
+            close_unanswered_calls(&mut history, UNFINISHED_CALL_RESULT),
+            Vec::<String>::new(),
             "a valid history stays"
         );
     }
