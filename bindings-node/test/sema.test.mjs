@@ -434,3 +434,28 @@ test("processUserInput runs a built-in command: command:result, no model call; a
   assert.match(error.error.message, /unknown command \/nosuch; known commands: \/help/);
   assert.equal((await requests()).length, 0);
 });
+
+test("/clear through the engine's command() empties the main conversation: session:cleared, then a fresh context", async (t) => {
+  const { url, requests } = await startMock(t, [text("Noted: heron."), text("Which word?")]);
+  const { core, ready } = await session(t, url);
+  const first = next(core, "state:update", (d) => d.state === "idle");
+  core.processUserInput("The word is heron.");
+  await first;
+  const root = core.engine.rootConversation;
+  const held = core.engine.messages(root).length;
+  const cleared = next(core, "session:cleared");
+  const answer = core.engine.command(root, "/clear");
+  assert.equal(answer.text, `context cleared: ${held} messages left it; the system prompt and the tools stay`);
+  assert.deepEqual(await cleared, { sessionId: ready.sessionId, agentId: "main" });
+  assert.deepEqual(core.engine.messages(root), []);
+  assert.ok(core.engine.commands().some((command) => command.name === "clear" && command.source === "builtin"));
+
+  const done = next(core, "message:complete", (d) => d.content === "Which word?");
+  core.processUserInput("What was the word?");
+  await done;
+  const sent = await requests();
+  const messages = sent[1].body.messages;
+  assert.equal(messages[0].content, sent[0].body.messages[0].content, "the same system prompt");
+  assert.equal(messages[1].content, "What was the word?");
+  assert.ok(!JSON.stringify(messages).includes("heron"), JSON.stringify(messages));
+});

@@ -180,6 +180,13 @@ export type EventMsg =
       segment: number,
     }
   | {
+      "type": "context_cleared",
+      /**
+       * How many messages left the context.
+       */
+      clearedMessages: number,
+    }
+  | {
       "type": "verification",
       status: VerificationStatus,
       /**

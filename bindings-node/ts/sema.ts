@@ -494,6 +494,11 @@ export class CoderEngine {
           archivedMessages: event.archivedMessages,
         });
         break;
+      case "context_cleared":
+        // SemaCore's `session:cleared`: the context's messages are gone (`/clear` through
+        // `engine.command`); `sessionId` names the session, `agentId` the conversation.
+        this.#emit("session:cleared", { sessionId: this.#engine?.sessionId ?? null, agentId });
+        break;
       case "permission_requested":
         if (event.toolName === EXIT_PLAN_MODE) {
           const args = event.arguments as { plan?: unknown } | null;

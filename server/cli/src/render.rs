@@ -454,6 +454,8 @@ impl Human {
                 }
                 self.context = (*context_tokens, *context_window);
             }
+            // `/clear` says so in its answer; the context it left is empty.
+            EventMsg::ContextCleared { .. } if root => self.context.0 = 0,
             // A handoff: the conversation's turn goes on after the other one's reply, and
             // the person is told where the work went (seed 000).
             EventMsg::TurnAborted {
@@ -555,6 +557,7 @@ impl Human {
             ))?,
             EventMsg::TaskStarted { .. }
             | EventMsg::TokenCount { .. }
+            | EventMsg::ContextCleared { .. }
             | EventMsg::AgentMessage { .. }
             | EventMsg::ToolCallsRequested { .. }
             | EventMsg::ReplyComplete { .. }

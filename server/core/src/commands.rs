@@ -48,6 +48,11 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("new", "", "start again with an empty context"),
     (
+        "clear",
+        "",
+        "clear the conversation's context: its messages go, the system prompt and tools stay",
+    ),
+    (
         "resume",
         "[session-id]",
         "the saved sessions; with an id (or its start), take one up",

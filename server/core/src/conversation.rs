@@ -275,11 +275,24 @@ impl Conversation {
         }
     }
 
-    /// Replaces the whole history (a compaction, a plan approved with a cleared context).
-    pub fn replace_history(&mut self, history: Vec<ChatMessage>) {
-        self.history = history;
+    /// Starts a new batch of the conversation's context (seed 002's clear): every message
+    /// of the history leaves the context and `opening` is what the new batch starts with.
+    /// One operation for each way a context starts over: `/clear` (nothing), a compaction
+    /// (the summary, then the turns kept) and a plan approved with a cleared context (the
+    /// plan). Returns how many messages left.
+    ///
+    /// The system messages stay: the system prompt is never part of the history (each
+    /// task builds it), and neither is the description of the initial tools when tools are
+    /// described in the prompt ([`crate::tool_prompt::request_messages`] opens every
+    /// request with it), so every batch holds both, once. Tools announced later are
+    /// ordinary messages and go with the batch they were in. The size is measured again
+    /// at the next request.
+    pub fn start_batch(&mut self, opening: Vec<ChatMessage>) -> usize {
+        let left = std::mem::replace(&mut self.history, opening).len();
+        self.size = crate::tokens::ContextSize::default();
         self.unjournaled_from = 0;
         self.last_active_at = SystemTime::now();
+        left
     }
 
     /// The text of the last assistant message that has text.
@@ -299,11 +312,19 @@ impl Conversation {
 pub(crate) const UNFINISHED_CALL_RESULT: &str =
     "the session ended before this call finished; it has no result";
 
-/// Gives every assistant tool call without a result one saying the session ended before it
-/// finished, placed after the results its message has, so the history is a valid request
-/// again. Returns how many calls it closed.
-pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
-    let mut closed = 0;
+/// The result a session snapshot gives a tool call still running when it was written (a
+/// long command, a handoff whose target still works): the file is a replayable request
+/// whenever it is written (seed 004 section 10). The conversation itself is not changed; its
+/// real result follows in the journal, and a resume takes the written one out first
+/// (`ConversationSnapshot::running_calls`).
+pub(crate) const RUNNING_CALL_RESULT: &str =
+    "this call was still running when the session was saved; its result is not in this snapshot";
+
+/// Gives every assistant tool call without a result one saying `why` (placed after the
+/// results its message has), so the history is a valid request again. Returns the ids of
+/// the calls it closed.
+pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>, why: &str) -> Vec<String> {
+    let mut closed = Vec::new();
     let mut index = 0;
     while index < history.len() {
         if history[index].role != Role::Assistant || history[index].tool_calls.is_empty() {
@@ -322,11 +343,13 @@ pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
         let missing: Vec<ChatMessage> = calls
             .iter()
             .filter(|call| !answered.contains(&call.id.as_str()))
-            .map(|call| {
-                ChatMessage::tool_result(&call.id, &call.function.name, UNFINISHED_CALL_RESULT)
-            })
+            .map(|call| ChatMessage::tool_result(&call.id, &call.function.name, why))
             .collect();
-        closed += missing.len();
+        closed.extend(
+            missing
+                .iter()
+                .filter_map(|result| result.tool_call_id.clone()),
+        );
         let added = missing.len();
         history.splice(end..end, missing);
         index = end + added;
@@ -521,7 +544,10 @@ mod tests {
             ChatMessage::user("later"),
             calls(&["c"]),
         ];
-        assert_eq!(close_unanswered_calls(&mut history), 2);
+        assert_eq!(
+            close_unanswered_calls(&mut history, UNFINISHED_CALL_RESULT),
+            ["b", "c"]
+        );
         let unfinished = UNFINISHED_CALL_RESULT;
         assert_eq!(
             shape(&history),
@@ -536,8 +562,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            close_unanswered_calls(&mut history),
-            0,
+            close_unanswered_calls(&mut history, UNFINISHED_CALL_RESULT),
+            Vec::<String>::new(),
             "a valid history stays"
         );
     }

@@ -211,6 +211,18 @@ pub struct ConversationSnapshot {
     /// Opened by another conversation's `conv_create` (it reports no `token_count`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub worker: bool,
+    /// With tools described in the prompt (seed 002): the names of the initial tools, which
+    /// every batch describes, and of the tools announced since. Absent before the
+    /// conversation's first such task (and in older snapshots: its next task's tools are
+    /// then taken as the initial ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompted_tools: Option<crate::tool_prompt::PromptedTools>,
+    /// Tool calls that were still running when the snapshot was written: their results in
+    /// `messages` only say so (the file is a valid request whenever it is written). A
+    /// resume takes those results out and goes on from the journal, which holds the real
+    /// ones, or repairs the calls as it repairs any call left without a result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running_calls: Vec<String>,
 }
 
 /// Messages on disk in the form a Chat Completions request takes, and back.
@@ -331,19 +343,25 @@ impl From<&ToolSpec> for ToolDefinition {
 
 impl ConversationSnapshot {
     /// `session_model` is the session's model, used unless the conversation has its own.
+    /// Written at any moment, it is a replayable request as it is: a tool call still
+    /// running (a long command, a handoff's target at work) is written closed, with a result
+    /// saying so ([`crate::conversation::RUNNING_CALL_RESULT`]).
     pub(crate) fn of(conversation: &Conversation, session_model: &str) -> Self {
         let shape = conversation.prompt.as_deref();
         let system = shape.map(|shape| ChatMessage::system(shape.system.clone()));
+        let mut history = conversation.history.clone();
+        let running_calls = crate::conversation::close_unanswered_calls(
+            &mut history,
+            crate::conversation::RUNNING_CALL_RESULT,
+        );
         Self {
+            running_calls,
             model: conversation
                 .context
                 .model
                 .clone()
                 .unwrap_or_else(|| session_model.to_owned()),
-            messages: system
-                .into_iter()
-                .chain(conversation.history.iter().cloned())
-                .collect(),
+            messages: system.into_iter().chain(history).collect(),
             tools: shape
                 .map(|shape| shape.tools.iter().map(ToolDefinition::from).collect())
                 .unwrap_or_default(),
@@ -376,7 +394,25 @@ impl ConversationSnapshot {
                 humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
             ),
             worker: conversation.worker,
+            prompted_tools: conversation.prompted_tools.clone(),
+            running_calls: Vec::new(),
         }
+    }
+
+    /// The messages as the conversation held them when the snapshot was written, which a
+    /// journal line's `from` counts in: without the system prompt (each task builds its
+    /// own), and without the results the writer gave calls still running
+    /// ([`ConversationSnapshot::running_calls`]).
+    pub(crate) fn take_written_history(&mut self) {
+        let running = std::mem::take(&mut self.running_calls);
+        self.messages.retain(|message| match message.role {
+            Role::System => false,
+            Role::Tool => !message
+                .tool_call_id
+                .as_ref()
+                .is_some_and(|id| running.contains(id)),
+            Role::User | Role::Assistant => true,
+        });
     }
 
     /// The conversation again, its history without the recorded system prompt (each task
@@ -407,6 +443,7 @@ impl ConversationSnapshot {
         conversation.unjournaled_from = conversation.history.len();
         conversation.archive_journaled = conversation.archive.len();
         conversation.worker = self.worker;
+        conversation.prompted_tools = self.prompted_tools;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
             .last_active_at

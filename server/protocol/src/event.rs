@@ -185,6 +185,14 @@ pub enum EventMsg {
         /// The archived segment's index in `conversation/archive`.
         segment: usize,
     },
+    /// The conversation's context was cleared (`/clear`, seed 002's clear): its messages
+    /// left the context and the next input starts a new batch. The system prompt and the
+    /// tools stay; with tools described in the prompt, the initial tools' description opens
+    /// the next request again, once. Outside any task (no `taskId`).
+    ContextCleared {
+        /// How many messages left the context.
+        cleared_messages: usize,
+    },
     /// Automatic verification after the model's edits (seed 004 section 6): one of the
     /// nine allowlisted test commands ran (as a `bash` call: `tool_call_started`, then
     /// `tool_call_completed` or `tool_call_failed`, call id `verify_…`), or did not run and

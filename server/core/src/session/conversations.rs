@@ -11,7 +11,7 @@ use coder_protocol::{
 
 use super::{Session, narrower};
 use crate::conversation::{
-    Conversation, ConversationSpec, close_unanswered_calls, history_entries,
+    Conversation, ConversationSpec, UNFINISHED_CALL_RESULT, close_unanswered_calls, history_entries,
 };
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
@@ -385,9 +385,9 @@ impl Session {
             let mut conversation = saved.restore();
             // A session killed during a handoff (or a tool call) left calls unanswered; no
             // provider accepts such a history.
-            let closed = close_unanswered_calls(&mut conversation.history);
-            if closed > 0 {
-                repaired.push((conversation.id, closed));
+            let closed = close_unanswered_calls(&mut conversation.history, UNFINISHED_CALL_RESULT);
+            if !closed.is_empty() {
+                repaired.push((conversation.id, closed.len()));
                 // The results went in among the messages: the journal writes them all again.
                 conversation.unjournaled_from = 0;
             }
@@ -476,7 +476,8 @@ impl Session {
 
     /// What `session` left on disk: its snapshot, when it saved one, with the lines of its
     /// journal after it replayed; the root's id, every conversation (the root among them,
-    /// histories without the system prompt) and the journal's last line.
+    /// histories as the conversations held them: without the system prompt, and without the
+    /// results the snapshot gave calls still running) and the journal's last line.
     fn read_saved(
         session: SessionId,
         folder: &snapshot::SessionFolder,
@@ -506,8 +507,7 @@ impl Session {
             None => (None, Vec::new(), 0),
         };
         for conversation in &mut conversations {
-            conversation.messages =
-                crate::journal::without_system(std::mem::take(&mut conversation.messages));
+            conversation.take_written_history();
         }
         let replayed = match &dir {
             Some(dir) => crate::journal::replay(dir, session, through, &mut conversations)

@@ -6,7 +6,7 @@
 //! command is an error and never reaches the model.
 
 use coder_protocol::methods::CommandResult;
-use coder_protocol::{ConversationId, InputItem, Mode, Preset, TodoStatus};
+use coder_protocol::{ConversationId, EventMsg, InputItem, Mode, Preset, TodoStatus};
 
 use super::Session;
 use crate::commands::{is_built_in, slash_command};
@@ -76,6 +76,7 @@ impl Session {
             "todos" => self.todos_command(conversation),
             "conversations" => self.conversations_command(conversation),
             "new" => self.new_command(),
+            "clear" => self.clear_command(conversation, args),
             "resume" => self.resume_command(args),
             "compact" => {
                 let task = self.compact(conversation)?;
@@ -320,6 +321,53 @@ impl Session {
             })
             .collect();
         Ok(text(format!("Todos:\n{}", lines.join("\n"))))
+    }
+
+    /// `/clear`: the conversation's context starts over (seed 002's clear,
+    /// [`crate::conversation::Conversation::start_batch`]): its messages go, the system
+    /// prompt and the tools stay. Refused while its history is in use: a task of it runs
+    /// (the turn records into it), or it waits for a handoff's continuation (whose answer
+    /// needs the call it answers).
+    fn clear_command(
+        &self,
+        conversation: ConversationId,
+        args: &str,
+    ) -> Result<CommandResult, EngineError> {
+        if !args.is_empty() {
+            return Err(EngineError::invalid_params(format!(
+                "/clear takes nothing, not `{args}`"
+            )));
+        }
+        let held = self.conversation(conversation)?;
+        let cleared = {
+            // Under the session's lock, so no task of the conversation starts meanwhile.
+            let state = self.state();
+            if state.queue.holds(conversation) {
+                return Err(EngineError::new(
+                    crate::error::ErrorKind::Busy,
+                    "this conversation's task is running or waits for another conversation's answer: /clear after it ends, or interrupt it first",
+                ));
+            }
+            let mut held = lock(&held);
+            let cleared = held.start_batch(Vec::new());
+            self.services.journal.persist(&mut held);
+            cleared
+        };
+        if let Some(message) = self.services.journal.take_warning() {
+            self.services
+                .hub
+                .emit(conversation, None, EventMsg::Warning { message });
+        }
+        self.services.hub.emit(
+            conversation,
+            None,
+            EventMsg::ContextCleared {
+                cleared_messages: cleared,
+            },
+        );
+        Ok(text(format!(
+            "context cleared: {cleared} messages left it; the system prompt and the tools stay"
+        )))
     }
 
     fn new_command(&self) -> Result<CommandResult, EngineError> {

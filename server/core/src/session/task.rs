@@ -136,7 +136,7 @@ impl Recorder for Recording {
             if let Some(usage) = &compaction.usage {
                 conversation.total_usage.add(usage);
             }
-            conversation.replace_history(compaction.history.clone());
+            conversation.start_batch(compaction.history.clone());
             conversation.size = size;
             let index = conversation.archive.len();
             conversation
@@ -358,23 +358,8 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        // Tools described in the prompt (seed 002): the first task's are the initial ones, a
-        // later task's new ones are announced in the history.
-        let prompted =
-            (active.settings.tool_calling_of(&model) == ToolCalling::Prompt).then(|| {
-                self.change(conversation, |conversation| {
-                    if let Some(announcement) =
-                        PromptedTools::update(&mut conversation.prompted_tools, &offered)
-                    {
-                        conversation.record([announcement]);
-                    }
-                    conversation
-                        .prompted_tools
-                        .as_ref()
-                        .map(|known| known.initial(&offered))
-                        .unwrap_or_default()
-                })
-            });
+        let prompt_mode = active.settings.tool_calling_of(&model) == ToolCalling::Prompt;
+        let prompted = prompt_mode.then(|| self.prompted_tools(conversation, &offered).0);
         let (todos, seen, history, size, worker) = {
             let conv = lock(conversation);
             (
@@ -443,6 +428,7 @@ impl Session {
                 base_override,
                 rules: rules.files.clone(),
                 model: model_name,
+                prompt_mode,
             }),
             verifier,
         };
@@ -554,6 +540,30 @@ impl Session {
         (system, hidden)
     }
 
+    /// The tools a conversation called through the prompt is told about (seed 002), when
+    /// its context is built (a task's start, an approved plan's rebuild): the first
+    /// context's tools are its initial tools, which the description names; tools offered
+    /// since that it never saw are announced by an ordinary message, recorded here. Returns
+    /// the initial tools among `offered` and the announcement, if any.
+    fn prompted_tools(
+        &self,
+        conversation: &Mutex<Conversation>,
+        offered: &[ToolSpec],
+    ) -> (Vec<ToolSpec>, Option<ChatMessage>) {
+        self.change(conversation, |conversation| {
+            let announcement = PromptedTools::update(&mut conversation.prompted_tools, offered);
+            if let Some(announcement) = &announcement {
+                conversation.record([announcement.clone()]);
+            }
+            let initial = conversation
+                .prompted_tools
+                .as_ref()
+                .map(|known| known.initial(offered))
+                .unwrap_or_default();
+            (initial, announcement)
+        })
+    }
+
     /// Whether `todo_write` is offered when `hidden` is hidden.
     fn todo_offered(&self, hidden: &[String]) -> bool {
         !hidden.iter().any(|name| name == "todo_write")
@@ -614,6 +624,8 @@ struct TaskRebuilder {
     /// The rules files the task started with.
     rules: Vec<RuleFile>,
     model: String,
+    /// The task's tools are described in the prompt (seed 002).
+    prompt_mode: bool,
 }
 
 impl ContextBuilder for TaskRebuilder {
@@ -659,14 +671,21 @@ impl ContextBuilder for TaskRebuilder {
         });
         let mcp_view = mcp_view.unwrap_or_else(|| Arc::new(ToolRegistry::empty()));
         let offered = session.offered_tools(conversation, &system, &hidden, &mcp_view);
+        // "Clear the context and start": a new batch that opens with the plan.
         let history = rebuild_message.map(|plan| {
             let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
             let history = vec![plan_handoff(plan, session.todo_offered(&hidden), &rules)];
             session.change(conversation, |conversation| {
-                conversation.replace_history(history.clone())
+                conversation.start_batch(history.clone());
             });
             history
         });
+        let (prompted, announced) = if self.prompt_mode {
+            let (initial, announcement) = session.prompted_tools(conversation, &offered);
+            (Some(initial), announcement)
+        } else {
+            (None, None)
+        };
         let prompt_cache_key = session
             .config()
             .prompt_cache_key
@@ -676,7 +695,9 @@ impl ContextBuilder for TaskRebuilder {
             offered,
             hidden,
             prompt_cache_key,
+            prompted,
             history,
+            recorded: announced.into_iter().collect(),
         }
     }
 }

@@ -90,8 +90,12 @@ pub(crate) struct Rebuilt {
     pub offered: Vec<ToolSpec>,
     pub hidden: Vec<String>,
     pub prompt_cache_key: Option<String>,
-    /// The history, when it was replaced.
+    /// With tools described in the prompt: the initial tools the description names now.
+    pub prompted: Option<Vec<ToolSpec>>,
+    /// The history, when a new batch replaced it.
     pub history: Option<Vec<ChatMessage>>,
+    /// What the rebuild recorded after it (tools never described or announced before).
+    pub recorded: Vec<ChatMessage>,
 }
 
 /// Builds a task's context again, from the same code that built it when the task started.
@@ -271,7 +275,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         mut offered,
         mut history,
         mut size,
-        prompted,
+        mut prompted,
         max_steps,
         mut tools,
         control,
@@ -513,9 +517,13 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 offered = rebuilt.offered;
                 tools.hidden = rebuilt.hidden;
                 model.prompt_cache_key = rebuilt.prompt_cache_key;
+                prompted = rebuilt.prompted;
                 if let Some(replaced) = rebuilt.history {
+                    // A new batch: measured again at the next request.
                     history = replaced;
+                    size = ContextSize::default();
                 }
+                history.extend(rebuilt.recorded);
             }
         }
     }

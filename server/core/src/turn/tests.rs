@@ -104,7 +104,7 @@ impl Recorder for Mutex<Conversation> {
         size: ContextSize,
     ) -> (usize, UsageNow) {
         let mut conversation = lock(self);
-        conversation.replace_history(compaction.history);
+        conversation.start_batch(compaction.history);
         conversation.size = size;
         drop(conversation);
         (0, self.usage())
@@ -123,7 +123,9 @@ impl ContextBuilder for Host {
             offered: Vec::new(),
             hidden: Vec::new(),
             prompt_cache_key: None,
+            prompted: None,
             history: None,
+            recorded: Vec::new(),
         }
     }
 }

@@ -34,6 +34,7 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
         "/skills",
         "/todos",
         "/new",
+        "/clear",
         "/resume",
         "/compact",
         "/diff",
@@ -78,6 +79,7 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
         ("/mode sideways", ErrorKind::InvalidParams),
         ("/permissions open", ErrorKind::InvalidParams),
         ("/resume 0000", ErrorKind::NotFound),
+        ("/clear everything", ErrorKind::InvalidParams),
         ("no slash", ErrorKind::InvalidParams),
     ] {
         let err = h.engine.command(root, bad).unwrap_err();
@@ -565,4 +567,104 @@ async fn seeded_garbage_commands_get_answers_or_errors_and_the_engine_goes_on() 
     let help = h.engine.command(h.root, "/help").unwrap().text;
     assert!(help.contains("/undo"), "{help}");
     assert!(server.requests().is_empty(), "no garbage reached the model");
+}
+
+/// Events of `h` up to the first that passes `wanted` (within 20 s).
+async fn until_event(
+    h: &mut Harness,
+    wanted: impl Fn(&coder_protocol::Event) -> bool,
+) -> Vec<coder_protocol::Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("the event did not come within 20 s")
+            .unwrap();
+        let found = wanted(&event);
+        seen.push(event);
+        if found {
+            return seen;
+        }
+    }
+}
+
+#[tokio::test]
+async fn clear_refuses_a_conversation_whose_history_is_in_use() {
+    let slow = || MockResponse::text_deltas(400, "more ").with_delay(20);
+    let server = MockModelServer::start(vec![
+        slow(),
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            serde_json::json!({"user_instruction": "count slowly"}),
+        ),
+        slow(),
+        MockResponse::text("the worker is done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let root = h.root;
+    let busy = |h: &Harness, conversation| {
+        let err = h.engine.command(conversation, "/clear").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+        assert!(err.to_string().contains("interrupt it first"), "{err}");
+    };
+
+    // Its task runs: the turn records into the history.
+    let task = h.engine.send(root, "go on at length").unwrap();
+    until_event(&mut h, |event| {
+        matches!(
+            event.msg,
+            coder_protocol::EventMsg::AgentMessageDelta { .. }
+        )
+    })
+    .await;
+    busy(&h, root);
+    h.engine.interrupt(root).unwrap();
+    h.until_end(task).await;
+
+    // It handed its turn over: its call waits for the other conversation's answer.
+    h.engine.send(root, "ask a worker").unwrap();
+    let events = until_event(&mut h, |event| {
+        event.conversation_id != root
+            && matches!(
+                event.msg,
+                coder_protocol::EventMsg::AgentMessageDelta { .. }
+            )
+    })
+    .await;
+    let worker = events.last().unwrap().conversation_id;
+    busy(&h, root);
+    busy(&h, worker);
+    // Another conversation is not in use.
+    let other = h
+        .engine
+        .command(root, "/new")
+        .unwrap()
+        .conversation_id
+        .unwrap();
+    assert!(h.engine.command(other, "/clear").is_ok());
+    h.engine.interrupt(worker).unwrap();
+    let continuation = events
+        .iter()
+        .find_map(|event| match &event.msg {
+            coder_protocol::EventMsg::TurnAborted { continuation, .. } => *continuation,
+            _ => None,
+        })
+        .expect("the handoff names its continuation");
+    h.until_end(continuation).await;
+
+    // Done: the history goes, and what is left is a valid request.
+    let before = h.engine.history(root).unwrap();
+    super::support::assert_history_valid(&before);
+    let answer = h.engine.command(root, "/clear").unwrap();
+    assert_eq!(
+        answer.text,
+        format!(
+            "context cleared: {} messages left it; the system prompt and the tools stay",
+            before.len()
+        )
+    );
+    assert!(h.engine.history(root).unwrap().is_empty());
 }

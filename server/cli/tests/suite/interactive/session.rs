@@ -222,6 +222,7 @@ async fn every_slash_command_answers_at_the_prompt() {
         "/resume",
         "/resume nope",
         "/new",
+        "/clear",
         "/nonsense",
         "/model other-model",
     ];
@@ -428,6 +429,38 @@ async fn resume_takes_up_a_saved_session_by_the_start_of_its_id_even_after_a_tur
     // Both sessions are on disk, the second with its own turn.
     let now = saved_sessions(&place);
     assert_eq!(now.len(), 2, "{now:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_empties_the_context_of_the_session_it_stays_in() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted"),
+        MockResponse::text("what word?"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("the word is heron");
+    let text = screen.prompt(2);
+    let status = text.lines().rev().nth(1).unwrap();
+    assert!(!status.starts_with("0 / "), "{text}");
+    screen.line("/clear");
+    screen.wait_for("context cleared: ");
+    // The status line's context is empty again.
+    let text = screen.prompt(3);
+    let status = text.lines().rev().nth(1).unwrap();
+    assert!(status.starts_with("0 / "), "{text}");
+    screen.line("what was the word?");
+    screen.prompt(4);
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(!sent.contains("heron"), "{sent}");
+    assert!(sent.contains("what was the word?"), "{sent}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    // One session: its snapshot holds the context after the clear.
+    assert_eq!(saved_sessions(&place).len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
