@@ -18,7 +18,7 @@ use super::{
     summary,
 };
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, ReadOnly, Request, check};
+use crate::permissions::{Answer, ReadOnly, Request, Unattended, Unconfined, check};
 use crate::sync::lock;
 use crate::tools::conversation::ConversationCall;
 use crate::tools::shell_safety::SafetyContext;
@@ -171,7 +171,11 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         return Some(plan_exit::exit_plan_mode(call, &input, run, started).await);
     }
     let permissions = &run.tools.permissions;
-    let safety = SafetyContext::new(&ctx.workspace, run.tools.home.as_deref());
+    let safety = SafetyContext::new(
+        &ctx.workspace,
+        run.tools.home.as_deref(),
+        ctx.sandbox.as_deref(),
+    );
     let verdict = check(
         run.mode,
         permissions.preset(),
@@ -209,6 +213,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 diff: preview.clone().filter(|diff| !diff.is_empty()),
                 human_required: verdict.human_required,
                 line: verdict.line.as_ref(),
+                unattended: verdict.unattended,
             };
             let answer = permissions.ask(request, events, &ctx.cancel).await;
             match answer {
@@ -348,6 +353,14 @@ enum Escalation {
 }
 
 impl Escalation {
+    /// Why a session that approves without a person does not approve the re-run.
+    fn unconfined(self) -> Unconfined {
+        match self {
+            Self::Network => Unconfined::RerunWithNetwork,
+            Self::Unconfined => Unconfined::RerunOutsideSandbox,
+        }
+    }
+
     fn question(self) -> &'static str {
         match self {
             Self::Network => {
@@ -411,6 +424,7 @@ async fn rerun_escalated(
         diff: None,
         human_required: true,
         line: None,
+        unattended: Unattended::Refuse(escalation.unconfined()),
     };
     let answer = run
         .tools
