@@ -75,10 +75,17 @@ pub(crate) const SESSION_ENDED: &str =
 const UNANSWERED: &str =
     "The permission request went unanswered (its asker went away); the call was not run.";
 
+/// What the model reads for a call a person refused (SemaCore's `refuse`): the task ends.
+const REFUSED: &str = "The user refused this call; it was not run, and the task stops here. \
+                       Wait for the user to say how to go on.";
+
 /// How a request ended.
 pub(crate) enum Answer {
     Allowed,
     Denied(String),
+    /// A person refused it and the task is to end (seed 001, checkpoint 4's `refuse`): the
+    /// message is the call's result.
+    Refused(String),
     /// The task was interrupted while waiting.
     Cancelled,
 }
@@ -92,6 +99,8 @@ pub(crate) enum PlanAnswer {
     ClearContextAndStart,
     /// Plan mode stays on; the person's feedback, if any.
     KeepPlanning(Option<String>),
+    /// Plan mode stays on, and the task is to end (SemaCore's `refuse`).
+    Refused,
     /// Nobody could answer (no person in this session, the asker went away, the session
     /// ended): the reason.
     Unanswered(String),
@@ -105,6 +114,7 @@ fn decision_name(decision: &PermissionDecision) -> &'static str {
         PermissionDecision::AllowOnce => "allow_once",
         PermissionDecision::AllowAlways => "allow_always",
         PermissionDecision::Deny { .. } => "deny",
+        PermissionDecision::Refuse => "refuse",
         PermissionDecision::StartEditing => "start_editing",
         PermissionDecision::ClearContextAndStart => "clear_context_and_start",
         PermissionDecision::KeepPlanning { .. } => "keep_planning",
@@ -215,6 +225,7 @@ impl Permissions {
                 Answer::Allowed
             }
             Some(PermissionDecision::AllowAlways) => Answer::Allowed,
+            Some(PermissionDecision::Refuse) => Answer::Refused(REFUSED.to_owned()),
             Some(PermissionDecision::Deny { message }) => Answer::Denied(match message {
                 Some(message) => format!("The user denied this call: {message}"),
                 None => "The user denied this call.".to_owned(),
@@ -262,6 +273,7 @@ impl Permissions {
             Some(Reply::Person(
                 PermissionDecision::Deny { message } | PermissionDecision::KeepPlanning { message },
             )) => PlanAnswer::KeepPlanning(message),
+            Some(Reply::Person(PermissionDecision::Refuse)) => PlanAnswer::Refused,
             Some(Reply::Person(PermissionDecision::AllowAlways)) => PlanAnswer::KeepPlanning(Some(
                 "the answer was allow_always, which does not answer a plan; the plan was not approved"
                     .to_owned(),

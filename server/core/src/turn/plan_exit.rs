@@ -104,6 +104,16 @@ pub(super) async fn exit_plan_mode(
             }
             (None, output)
         }
+        PlanAnswer::Refused => {
+            // SemaCore's `refuse`: plan mode stays on, and the task ends (checkpoint 4).
+            run.control.refuse();
+            (
+                None,
+                "The user refused the plan; plan mode stays on and the task stops here. Wait \
+                 for the user to say how to go on."
+                    .to_owned(),
+            )
+        }
         PlanAnswer::Unanswered(reason) => (Some(ControlSignal::EndTurn { answer: plan }), reason),
         PlanAnswer::Cancelled => return finish(CANCELLED_BEFORE_START.to_owned(), true),
     };

@@ -197,6 +197,11 @@ impl Verifier {
                     Answer::Denied(why) => {
                         return not_run(Some(command), format!("not approved ({why})"));
                     }
+                    // A person's refusal ends the task, as an interrupt does.
+                    Answer::Refused(_) => {
+                        control.refuse();
+                        return Next::Interrupted;
+                    }
                     Answer::Cancelled => return Next::Interrupted,
                 }
             }
