@@ -198,7 +198,7 @@ impl Session {
                     "unknown mode `{args}`: plan, default, auto-edit or yolo"
                 ))
             })?;
-        self.set_mode_by_person(conversation, mode)?;
+        self.set_mode(conversation, mode)?;
         Ok(text(format!("mode: {}", self.mode(conversation)?.as_str())))
     }
 
