@@ -292,6 +292,21 @@ test("setMode cannot loosen a conversation past the session's mode", async (t) =
   engine.setMode(root, "plan");
 });
 
+test("command() switches modes under the same ceiling as setMode", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), mode: "auto-edit", model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const events = engine.events();
+  const root = engine.rootConversation;
+  assert.deepEqual(engine.command(root, "/yolo"), { text: "mode: auto-edit" });
+  const { value: warning } = await events.next();
+  assert.equal(warning.type, "warning");
+  assert.match(warning.message, /mode yolo is looser than the session's auto-edit; the conversation uses auto-edit/);
+  assert.equal(engine.command(root, "/mode plan").text, "mode: plan");
+  assert.equal(engine.command(root, "/auto-edit").text, "mode: auto-edit");
+  assert.equal(engine.command(root, "/mode").text, "mode: auto-edit");
+});
+
 test("a permission request open at dispose is denied and the saved session is valid", async (t) => {
   const { url } = await startMock(t, [toolCall("c1", "write", { path: "made.txt", content: "x\n" })]);
   const dir = workspace();

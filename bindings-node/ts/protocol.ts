@@ -584,6 +584,7 @@ export type PermissionDecision =
   | { "decision": "allow_once" }
   | { "decision": "allow_always" }
   | { "decision": "deny", message?: string }
+  | { "decision": "refuse" }
   | { "decision": "start_editing" }
   | { "decision": "clear_context_and_start" }
   | { "decision": "keep_planning", message?: string };
@@ -1010,8 +1011,9 @@ export type EventParams = { event: Event };
 
 /**
  * `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
- * `{ decision: "allow_once" | "allow_always" | "deny", message? }`. An answer that is an
- * error, or anything else than such an object, denies the call
+ * `{ decision: "allow_once" | "allow_always" | "deny", message? }`, or `{ decision:
+ * "refuse" }` (deny and end the task). An answer that is an error, or anything else than
+ * such an object, denies the call
  * ([`PermissionDecision::from_answer`]).
  */
 export type PermissionParams = {

@@ -61,8 +61,9 @@ export interface ModelUpdateData {
 
 export interface ToolPermissionResponse {
   toolName: string;
-  /** `agree` (once), `allow` (always), `refuse`, or any other text: refused, and the text
-   * goes to the model as the reason. */
+  /** `agree` (once), `allow` (always), `refuse` (refused, and the task ends: the call's
+   * result says the user refused it, and `session:interrupted` follows), or any other text:
+   * refused, the text goes to the model as the reason, and the task goes on. */
   selected: string;
 }
 
@@ -335,7 +336,7 @@ export class CoderEngine {
         : response.selected === "allow"
           ? { decision: "allow_always" }
           : response.selected === "refuse"
-            ? { decision: "deny" }
+            ? { decision: "refuse" }
             : { decision: "deny", message: response.selected };
     this.#engine.respondPermission(ask.requestId, decision);
     this.#emit("tool:permission:response", response);

@@ -179,9 +179,6 @@ pub(crate) struct Conversation {
     /// through `exit_plan_mode` returns to; `None` when it was created in plan mode (it then
     /// returns to `default`).
     pub mode_before_plan: Option<Mode>,
-    /// The loosest mode a person chose for it (`/mode` and its kind) in this process; never
-    /// saved. Leaving plan mode returns at most to it or the session's configured mode.
-    pub chosen_by_person: Option<Mode>,
     /// The plan reminder is due at the next input: set on each entry into plan mode,
     /// cleared when the reminder is recorded or plan mode is left.
     pub plan_reminder_due: bool,
@@ -224,7 +221,6 @@ impl Conversation {
             last_active_at: SystemTime::now(),
             mode,
             mode_before_plan: None,
-            chosen_by_person: None,
             plan_reminder_due: mode == Mode::Plan,
             todos: Arc::default(),
             seen: Arc::default(),

@@ -394,7 +394,8 @@ impl Engine {
         self.session.permissions().deny_all();
     }
 
-    /// Switches the mode of a conversation; it applies from the next tool call.
+    /// Switches the mode of a conversation, narrowed to the session's configured mode with a
+    /// `warning` (as `/mode` is); it applies from the next tool call.
     pub fn set_mode(&self, conversation: ConversationId, mode: Mode) -> Result<(), EngineError> {
         self.session.set_mode(conversation, mode)
     }

@@ -414,8 +414,9 @@ pub struct EventParams {
 }
 
 /// `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
-/// `{ decision: "allow_once" | "allow_always" | "deny", message? }`. An answer that is an
-/// error, or anything else than such an object, denies the call
+/// `{ decision: "allow_once" | "allow_always" | "deny", message? }`, or `{ decision:
+/// "refuse" }` (deny and end the task). An answer that is an error, or anything else than
+/// such an object, denies the call
 /// ([`PermissionDecision::from_answer`]).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -235,37 +235,13 @@ impl Session {
     }
 
     /// Sets a conversation's mode, clamped to the session's like [`Session::open_conversation`]
-    /// (with the same `warning`): a client cannot loosen what configuration set.
+    /// (with the same `warning`): policies only narrow (seed 003), so no door loosens what
+    /// configuration set. Every switch comes here: `setMode`, and `/mode` (or `/plan`,
+    /// `/default`, `/auto-edit`, `/yolo`) from the terminal, an editor or the SDK alike.
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
-        self.switch_mode(id, wanted, Some(self.config().mode))
-    }
-
-    /// Sets a conversation's mode as the person asked with `/mode` (or `/plan`, `/default`,
-    /// `/auto-edit`, `/yolo`): seed 004 lets a person switch among the four modes, so no
-    /// ceiling applies. The session's configured mode stays the ceiling of everything else
-    /// (conversations the model opens, a resumed snapshot's modes, `setMode`).
-    pub fn set_mode_by_person(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
-        self.switch_mode(id, wanted, None)
-    }
-
-    fn switch_mode(
-        &self,
-        id: ConversationId,
-        wanted: Mode,
-        ceiling: Option<Mode>,
-    ) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
-        let mode = ceiling.map_or(wanted, |ceiling| narrower(wanted, ceiling));
-        let previous = self.change(&conv, |conversation| {
-            if ceiling.is_none() {
-                conversation.chosen_by_person = Some(
-                    conversation
-                        .chosen_by_person
-                        .map_or(mode, |chosen| super::looser(chosen, mode)),
-                );
-            }
-            conversation.switch_mode(mode)
-        });
+        let mode = narrower(wanted, self.config().mode);
+        let previous = self.change(&conv, |conversation| conversation.switch_mode(mode));
         {
             let mut state = self.state();
             if state.root == id {

@@ -187,7 +187,28 @@ impl Session {
                         "unknown preset `{args}`: strict, balanced, auto-edit or yolo"
                     ))
                 })?;
-            *lock(&self.permissions().preset) = preset;
+            // Policies only narrow (seed 003): the configured preset is the ceiling, as the
+            // configured mode is for `/mode`.
+            let ceiling = self.config().preset;
+            let rank = |preset: Preset| Preset::ALL.iter().position(|p| *p == preset);
+            let granted = if rank(preset) > rank(ceiling) {
+                self.services.hub.emit(
+                    conversation,
+                    None,
+                    coder_protocol::EventMsg::Warning {
+                        message: format!(
+                            "preset {} is looser than the session's {}; the session uses {}",
+                            preset.as_str(),
+                            ceiling.as_str(),
+                            ceiling.as_str()
+                        ),
+                    },
+                );
+                ceiling
+            } else {
+                preset
+            };
+            *lock(&self.permissions().preset) = granted;
         }
         let mode = self.mode(conversation)?;
         let permissions = self.permissions();
@@ -222,7 +243,7 @@ impl Session {
                     "unknown mode `{args}`: plan, default, auto-edit or yolo"
                 ))
             })?;
-        self.set_mode_by_person(conversation, mode)?;
+        self.set_mode(conversation, mode)?;
         Ok(text(format!("mode: {}", self.mode(conversation)?.as_str())))
     }
 

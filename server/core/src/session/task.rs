@@ -642,11 +642,8 @@ impl ContextBuilder for TaskRebuilder {
         let ceiling = super::looser(session.config().mode, Mode::Default);
         let (mode, previous, system, hidden, mcp_view, clamped) = {
             let mut conv = lock(conversation);
-            // Never above what trusted configuration set, or what a person chose in this
-            // process: whatever a saved session said, the person approved a plan, not a mode.
-            let ceiling = conv
-                .chosen_by_person
-                .map_or(ceiling, |chosen| super::looser(chosen, ceiling));
+            // Never above what trusted configuration set: whatever a saved session said, the
+            // person approved a plan, not a mode.
             let after = conv.mode_after_plan();
             let mode = super::narrower(after, ceiling);
             let previous = conv.switch_mode(mode);

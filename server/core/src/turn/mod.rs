@@ -243,27 +243,56 @@ pub(crate) struct Closure {
 #[derive(Debug, Clone)]
 pub(crate) struct TaskControl {
     pub cancel: CancellationToken,
-    reason: Arc<Mutex<AbortReason>>,
+    reason: Arc<Mutex<StopReason>>,
     /// How many handoffs led to this task.
     pub depth: u32,
+}
+
+/// Why a task was stopped (seed 001's abort reasons).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopReason {
+    /// Stopped as [`AbortReason`] says: an interrupt (or a destroy), or a handover.
+    Aborted(AbortReason),
+    /// A person refused one of its calls (SemaCore's `refuse`): that call keeps the refusal
+    /// as its result (checkpoint 4), later calls get the cancel message, and the task ends
+    /// as interrupted.
+    Refused,
 }
 
 impl TaskControl {
     pub fn new(depth: u32) -> Self {
         Self {
             cancel: CancellationToken::new(),
-            reason: Arc::new(Mutex::new(AbortReason::Interrupted)),
+            reason: Arc::new(Mutex::new(StopReason::Aborted(AbortReason::Interrupted))),
             depth,
         }
     }
 
     pub fn stop(&self, reason: AbortReason) {
+        self.stop_for(StopReason::Aborted(reason));
+    }
+
+    /// Stops the task because a person refused one of its calls.
+    pub fn refuse(&self) {
+        self.stop_for(StopReason::Refused);
+    }
+
+    fn stop_for(&self, reason: StopReason) {
         *lock(&self.reason) = reason;
         self.cancel.cancel();
     }
 
-    pub fn reason(&self) -> AbortReason {
+    /// Why the task was stopped (meaningful once it was).
+    pub fn stopped_for(&self) -> StopReason {
         *lock(&self.reason)
+    }
+
+    /// How the task's end is reported (`turn_aborted`): a refusal ends it as interrupted.
+    pub fn reason(&self) -> AbortReason {
+        match self.stopped_for() {
+            StopReason::Aborted(reason) => reason,
+            StopReason::Refused => AbortReason::Interrupted,
+        }
     }
 }
 

@@ -51,10 +51,11 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
     assert_eq!(run("/plan").text, "mode: plan");
     assert_eq!(h.engine.mode(root).unwrap(), Mode::Plan);
     assert_eq!(run("/mode default").text, "mode: default");
-    // The person switches past the configured mode (default here); the API's setMode
-    // stays clamped to it.
-    assert_eq!(run("/yolo").text, "mode: yolo");
-    assert_eq!(run("/auto-edit").text, "mode: auto-edit");
+    // Policies only narrow (seed 003): `/mode` is clamped to the configured mode (default
+    // here) as `setMode` is; `mode_switches_are_clamped_to_the_configured_mode` shows the
+    // warning.
+    assert_eq!(run("/yolo").text, "mode: default");
+    assert_eq!(run("/mode auto-edit").text, "mode: default");
     h.engine.set_mode(root, Mode::Yolo).unwrap();
     assert_eq!(h.engine.mode(root).unwrap(), Mode::Default);
     let matrix = run("/permissions strict").text;
@@ -667,4 +668,94 @@ async fn clear_refuses_a_conversation_whose_history_is_in_use() {
         )
     );
     assert!(h.engine.history(root).unwrap().is_empty());
+}
+
+/// Every way to switch a mode follows one rule (seed 003: policies only narrow): a mode
+/// looser than the configured one is narrowed to it, with a `warning` saying so; a
+/// stricter one is taken, and going back up to the configured mode is too.
+#[tokio::test]
+async fn mode_switches_are_clamped_to_the_configured_mode() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::AutoEdit,
+        Vec::new(),
+    );
+    let root = h.root;
+    let mut warned = Vec::new();
+    for (switch, wanted, expected) in [
+        ("/yolo", Mode::Yolo, Mode::AutoEdit),
+        ("/mode yolo", Mode::Yolo, Mode::AutoEdit),
+        ("setMode", Mode::Yolo, Mode::AutoEdit),
+        ("/plan", Mode::Plan, Mode::Plan),
+        ("/auto-edit", Mode::AutoEdit, Mode::AutoEdit),
+    ] {
+        if switch == "setMode" {
+            h.engine.set_mode(root, wanted).unwrap();
+        } else {
+            let said = h.engine.command(root, switch).unwrap().text;
+            assert_eq!(said, format!("mode: {}", expected.as_str()), "{switch}");
+        }
+        assert_eq!(h.engine.mode(root).unwrap(), expected, "{switch}");
+        while let Ok(event) = h.events.try_recv() {
+            if let coder_protocol::EventMsg::Warning { message } = event.msg {
+                warned.push((switch, message));
+            }
+        }
+    }
+    let narrowed =
+        "mode yolo is looser than the session's auto-edit; the conversation uses auto-edit";
+    assert_eq!(
+        warned,
+        [
+            ("/yolo", narrowed.to_owned()),
+            ("/mode yolo", narrowed.to_owned()),
+            ("setMode", narrowed.to_owned()),
+        ]
+    );
+}
+
+/// `/permissions <preset>` follows the same rule as the modes: the configured preset is the
+/// ceiling; a looser one is narrowed to it with a `warning`, a stricter one is taken, and
+/// going back up to the configured preset is too.
+#[tokio::test]
+async fn preset_switches_are_clamped_to_the_configured_preset() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.preset = coder_protocol::Preset::Balanced,
+        Vec::new(),
+    );
+    let root = h.root;
+    let mut warned = Vec::new();
+    for (wanted, expected) in [
+        ("yolo", "balanced"),
+        ("auto-edit", "balanced"),
+        ("strict", "strict"),
+        ("balanced", "balanced"),
+    ] {
+        let said = h
+            .engine
+            .command(root, &format!("/permissions {wanted}"))
+            .unwrap()
+            .text;
+        assert!(
+            said.starts_with(&format!("preset: {expected}, ")),
+            "{wanted}: {said}"
+        );
+        while let Ok(event) = h.events.try_recv() {
+            if let coder_protocol::EventMsg::Warning { message } = event.msg {
+                warned.push(message);
+            }
+        }
+    }
+    assert_eq!(
+        warned,
+        [
+            "preset yolo is looser than the session's balanced; the session uses balanced",
+            "preset auto-edit is looser than the session's balanced; the session uses balanced",
+        ]
+    );
 }

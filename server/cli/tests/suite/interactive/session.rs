@@ -491,6 +491,35 @@ async fn new_starts_a_session_with_an_empty_context_and_keeps_the_old_one() {
     assert_eq!(saved_sessions(&place).len(), 2);
 }
 
+/// The configured mode (`--mode auto-edit`) is the ceiling of every switch, and stays it after
+/// `/new`, which carries the person's narrower mode as the conversation's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mode_switches_stay_under_the_configured_mode_across_new_sessions() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "auto-edit"]);
+    screen.prompt(1);
+    let status = |text: String| text.lines().rev().nth(1).unwrap_or_default().to_owned();
+    screen.line("/yolo");
+    let text = screen.prompt(2);
+    assert!(
+        text.contains("warning: mode yolo is looser than the session's auto-edit"),
+        "{text}"
+    );
+    assert!(status(text.clone()).ends_with("· auto-edit"), "{text}");
+    screen.line("/plan");
+    screen.prompt(3);
+    screen.line("/new");
+    screen.wait_for("new session");
+    let text = screen.prompt(4);
+    assert!(status(text.clone()).ends_with("· plan"), "{text}");
+    screen.line("/auto-edit");
+    let text = screen.prompt(5);
+    assert!(status(text.clone()).ends_with("· auto-edit"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compact_shows_the_summary_it_made() {
     let server = MockModelServer::start(vec![

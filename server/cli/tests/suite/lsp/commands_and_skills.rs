@@ -2,7 +2,7 @@
 
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Client;
 
@@ -194,6 +194,65 @@ async fn a_built_in_command_sent_as_input_runs_and_reaches_no_model() {
     assert!(
         messages.iter().any(|message| message["content"] == "!ls"),
         "{messages:?}"
+    );
+    client.stop().await;
+}
+
+/// `/mode` and `/yolo` through `conversation/command` are clamped to the configured mode as
+/// `conversation/setMode` is (seed 003: policies only narrow), each with a `warning`.
+#[tokio::test]
+async fn mode_commands_cannot_loosen_the_configured_mode() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    for command in ["/yolo", "/mode auto-edit"] {
+        let answer = client
+            .request(
+                "conversation/command",
+                json!({"conversationId": root, "command": command}),
+                &mut seen,
+            )
+            .await;
+        assert_eq!(
+            answer["result"],
+            json!({"text": "mode: default"}),
+            "{command}"
+        );
+    }
+    let set = client
+        .request(
+            "conversation/setMode",
+            json!({"conversationId": root, "mode": "yolo"}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let looser = |seen: &[Value]| -> Vec<String> {
+        seen.iter()
+            .filter(|m| m["params"]["event"]["type"] == "warning")
+            .filter_map(|m| m["params"]["event"]["message"].as_str())
+            .filter(|message| message.contains("looser"))
+            .map(str::to_owned)
+            .collect()
+    };
+    while looser(&seen).len() < 3 {
+        seen.push(client.read().await);
+    }
+    let warnings = looser(&seen);
+    assert_eq!(
+        warnings,
+        [
+            "mode yolo is looser than the session's default; the conversation uses default",
+            "mode auto-edit is looser than the session's default; the conversation uses default",
+            "mode yolo is looser than the session's default; the conversation uses default",
+        ]
+    );
+    assert!(
+        !seen
+            .iter()
+            .any(|m| m["params"]["event"]["type"] == "mode_changed"),
+        "the mode changed"
     );
     client.stop().await;
 }
