@@ -402,26 +402,30 @@ export type ChatMessage = {
    */
   name?: string,
   /**
-   * Images that came with a message (a `read` of an image file). Providers receive them
-   * in their own form: Anthropic inside the tool result, OpenAI in a user message after
-   * the tool results.
+   * Images that came with a message: a person's (pasted, attached by an `@` reference,
+   * given as input items) or a tool's (a `read` of an image file, an MCP tool's image).
+   * Providers receive them in their own form: Anthropic inside the user message or the
+   * tool result, OpenAI as content parts of the user message, a tool's in a user message
+   * after the tool results.
    */
   attachments?: Array<Attachment>,
 };
 
 /**
- * An image carried by a message, base64-encoded.
+ * An image carried by a message: its bytes, or a URL the provider fetches.
  */
-export type Attachment = {
-  /**
-   * For example `image/png`.
-   */
-  mediaType: string,
-  /**
-   * The bytes, base64 (standard alphabet, padded).
-   */
-  data: string,
-};
+export type Attachment =
+  | {
+      /**
+       * For example `image/png`.
+       */
+      mediaType: string,
+      /**
+       * The bytes, base64 (standard alphabet, padded).
+       */
+      data: string,
+    }
+  | { url: string };
 
 /**
  * A tool call made by the assistant.

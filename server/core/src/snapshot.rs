@@ -276,7 +276,7 @@ mod openai_form {
     }
 
     /// The text of a content (a string, or the text parts of an array, joined by blank
-    /// lines) and its images (`data:` URLs of `image_url` parts).
+    /// lines) and its images (the `data:` or `http(s)` URLs of `image_url` parts).
     fn content(content: Value) -> (Option<String>, Vec<Attachment>) {
         match content {
             Value::String(text) => (Some(text), Vec::new()),
@@ -289,7 +289,7 @@ mod openai_form {
                         Some("image_url") => images.extend(
                             part["image_url"]["url"]
                                 .as_str()
-                                .and_then(crate::conversation::parse_data_url),
+                                .and_then(|url| crate::conversation::image_of_url(url).ok()),
                         ),
                         _ => {}
                     }
@@ -775,7 +775,7 @@ mod tests {
 
     #[test]
     fn images_are_content_parts_on_disk_and_come_back_where_they_were() {
-        let png = coder_protocol::Attachment {
+        let png = coder_protocol::Attachment::Inline {
             media_type: "image/png".into(),
             data: "iVBORw0KGgo=".into(),
         };

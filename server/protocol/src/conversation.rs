@@ -11,7 +11,8 @@ pub enum InputItem {
     Text {
         text: String,
     },
-    /// An image by `data:` URL (sent to the model) or `http(s)` URL (mentioned as text).
+    /// An image by `data:` URL (base64 bytes) or `http(s)` URL (fetched by the provider,
+    /// never by coder); both are sent to the model as images.
     Image {
         image_url: String,
     },

@@ -45,7 +45,10 @@ fn input_items_schema() -> Value {
             "properties": {
                 "type": {"type": "string", "enum": ["text", "image"]},
                 "text": {"type": "string"},
-                "image_url": {"type": "string"},
+                "image_url": {
+                    "type": "string",
+                    "description": "An image: a `data:image/...;base64,...` URL or an `http(s)` URL.",
+                },
             },
             "required": ["type"],
         },
@@ -77,8 +80,8 @@ impl Tool for ConversationTool {
                  (immediate: your turn goes on)."
             }
             "conv_history" => {
-                "Read a conversation's messages (user and assistant text, no tool calls); \
-                 `limit` keeps the last N (immediate: your turn goes on)."
+                "Read a conversation's messages (user and assistant text and images, no tool \
+                 calls); `limit` keeps the last N (immediate: your turn goes on)."
             }
             _ => {
                 "Destroy a conversation (not the root). Its running task, if any, is \

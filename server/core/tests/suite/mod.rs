@@ -2,6 +2,7 @@ mod architecture;
 mod commands;
 mod compaction;
 mod config_fuzz;
+mod conversation_items;
 mod conversations;
 mod documents;
 mod faults;
