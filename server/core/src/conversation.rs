@@ -272,6 +272,7 @@ impl Conversation {
                 .get_or_insert_with(String::new)
                 .push_str(text);
             self.unjournaled_from = self.unjournaled_from.min(last);
+            self.last_active_at = SystemTime::now();
         }
     }
 
@@ -580,6 +581,28 @@ mod tests {
                 (role, _) => format!("{role:?} {}", m.content.clone().unwrap_or_default()),
             })
             .collect()
+    }
+
+    /// Seed 000: a conversation is active whenever its history is written, whichever way.
+    #[test]
+    fn every_change_of_the_history_refreshes_last_active_at() {
+        let mut conversation = Conversation::new(ConversationSpec::default(), Mode::Default);
+        type Change = fn(&mut Conversation);
+        let changes: [(&str, Change); 3] = [
+            ("record", |c| c.record([ChatMessage::user("hi")])),
+            ("append_to_last", |c| c.append_to_last(" there")),
+            ("replace_history", |c| {
+                c.replace_history(vec![ChatMessage::user("summary")])
+            }),
+        ];
+        for (name, change) in changes {
+            conversation.last_active_at = SystemTime::UNIX_EPOCH;
+            change(&mut conversation);
+            assert!(
+                conversation.last_active_at > SystemTime::UNIX_EPOCH,
+                "{name} left last_active_at as it was"
+            );
+        }
     }
 
     #[test]

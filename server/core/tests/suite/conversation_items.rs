@@ -205,3 +205,68 @@ async fn conv_send_sends_images_and_an_image_of_another_scheme_is_refused() {
         ]
     );
 }
+
+/// Seed 000's `conv_create` result: `first_items_count` is how many `items` the new
+/// conversation's first input carried (the `user_instruction` is `first_user_message`, not
+/// an item), present only when items were given.
+#[tokio::test]
+async fn conv_create_reports_how_many_items_its_first_input_carried() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"items": [
+                {"type": "text", "text": "what is in these?"},
+                {"type": "image", "image_url": WEB_IMAGE},
+                {"type": "image", "image_url": PASTED_GIF},
+            ]}),
+        ),
+        MockResponse::text("two cats"),
+        MockResponse::tool_call(
+            "c2",
+            "conv_create",
+            json!({"user_instruction": "and this?", "items": [
+                {"type": "image", "image_url": WEB_IMAGE},
+            ]}),
+        ),
+        MockResponse::text("one cat"),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "delegate").unwrap();
+    until_idle(&mut h).await;
+    let payload = |index: usize, call: &str| -> Value {
+        let mut payload: Value =
+            serde_json::from_str(&result_of(&server, ProviderKind::OpenAi, index, call)).unwrap();
+        payload["conversation_id"] = json!("<id>");
+        payload
+    };
+    assert_eq!(
+        payload(2, "c1"),
+        json!({
+            "conversation_id": "<id>",
+            "first_items_count": 3,
+            "last_assistant_message": "two cats",
+        })
+    );
+    assert_eq!(
+        payload(4, "c2"),
+        json!({
+            "conversation_id": "<id>",
+            "first_user_message": "and this?",
+            "first_items_count": 1,
+            "last_assistant_message": "one cat",
+        })
+    );
+    // The worker was given all of them, the text first.
+    assert_eq!(
+        first_user_content(&server, 1),
+        [
+            json!({"type": "text", "text": "what is in these?"}),
+            json!({"type": "image_url", "image_url": {"url": WEB_IMAGE}}),
+            json!({"type": "image_url", "image_url": {"url": PASTED_GIF}}),
+        ]
+    );
+}

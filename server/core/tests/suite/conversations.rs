@@ -907,3 +907,88 @@ async fn a_tool_the_session_disabled_stays_hidden_and_the_conversation_is_told()
     let offered = server.requests()[0].body["tools"].to_string();
     assert!(!offered.contains("\"apply_patch\""), "{offered}");
 }
+
+/// When `id` was last active, as `list_conversations` says.
+fn active_at(engine: &coder_core::Engine, id: ConversationId) -> std::time::SystemTime {
+    let listed = engine
+        .list_conversations()
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap()
+        .last_active_at;
+    humantime::parse_rfc3339(&listed).unwrap()
+}
+
+/// Seed 000: `last_active_at` is refreshed when history is recorded. Read while the task
+/// waits for a person (the input and the model's call recorded, the task not complete), it
+/// has moved past the conversation's start.
+#[tokio::test]
+async fn last_active_at_moves_when_history_is_recorded_before_the_task_completes() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("b1", "bash", json!({"command": "touch made"})),
+        MockResponse::text("left as it is"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.preset = coder_protocol::Preset::Strict,
+        Vec::new(),
+    );
+    let started = active_at(&h.engine, h.root);
+    let pause = std::time::Duration::from_millis(50);
+    tokio::time::sleep(pause).await;
+    h.engine.send(h.root, "make a file").unwrap();
+    let request_id = loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("no permission request within 20 s")
+            .unwrap();
+        if let EventMsg::PermissionRequested { request_id, .. } = event.msg {
+            break request_id;
+        }
+    };
+    let recorded = active_at(&h.engine, h.root);
+    assert!(
+        recorded >= started + pause,
+        "recording left last_active_at at {recorded:?} (the start: {started:?})"
+    );
+    h.engine
+        .respond_permission(
+            &request_id,
+            coder_protocol::PermissionDecision::Deny { message: None },
+        )
+        .unwrap();
+    until_idle(&mut h).await;
+}
+
+/// Seed 000: `last_active_at` is refreshed at `task_complete` too. A compaction with
+/// nothing to compact records nothing; its completion alone moves the time.
+#[tokio::test]
+async fn last_active_at_moves_when_a_task_completes_without_recording() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let started = active_at(&h.engine, h.root);
+    let pause = std::time::Duration::from_millis(50);
+    tokio::time::sleep(pause).await;
+    h.engine.compact(h.root).unwrap();
+    let events = until_idle(&mut h).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.msg, EventMsg::TaskComplete { error: None, .. })),
+        "{:?}",
+        kinds(&events)
+    );
+    assert_eq!(
+        h.engine.history(h.root).unwrap(),
+        [],
+        "nothing was recorded"
+    );
+    let completed = active_at(&h.engine, h.root);
+    assert!(
+        completed >= started + pause,
+        "task_complete left last_active_at at {completed:?} (the start: {started:?})"
+    );
+}
