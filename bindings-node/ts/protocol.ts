@@ -445,7 +445,10 @@ export type FunctionCall = { name: string, arguments: string };
 export type InputItem = { "type": "text", text: string } | { "type": "image", image_url: string };
 
 /**
- * Which built-in tools a conversation offers (seed 000's `internal_tools`).
+ * Which built-in tools a conversation asks for (seed 000's `internal_tools`, seed 003's
+ * `ToolsPrefs`). A flag left out is inherited: from the calling conversation when a model
+ * opens one (`conv_create`), else from the session's defaults (`include_plan_tool` and
+ * `include_apply_patch_tool` on, the shell the session gives).
  */
 export type ToolsPrefs = {
   /**
@@ -457,14 +460,25 @@ export type ToolsPrefs = {
    */
   include_apply_patch_tool?: boolean,
   /**
-   * Offer web search; coder has no web search tool yet, so this changes nothing.
+   * Offer web search. coder has no web search tool: `true` is refused with an error.
    */
   web_search_request?: boolean,
   /**
-   * Use a streamable shell; coder's `bash` is the only shell, so this changes nothing.
+   * Use a streamable (interactive) shell. coder's one shell is `bash`, which takes no
+   * input: `true` is refused with an error.
    */
   use_streamable_shell_tool?: boolean,
+  /**
+   * How the conversation's commands may run. It may only narrow what the session's
+   * sandbox and policies give (a looser one is narrowed, with a `warning`).
+   */
+  shell_mode?: ShellMode,
 };
+
+/**
+ * How a conversation's commands run (seed 003's `shell_mode`), from the narrowest.
+ */
+export type ShellMode = "off" | "sandboxed" | "unconfined";
 
 /**
  * A conversation in a listing.

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::error::EngineError;
+use crate::tool_selection::ToolSelection;
 
 /// The largest base instructions file a conversation takes (`baseInstructionsFile`): a
 /// system prompt, far below it; a larger file is refused without being read.
@@ -26,12 +27,11 @@ pub struct ConversationSpec {
     pub user_instructions: Option<String>,
     /// MCP tools (`server__tool`) the conversation may see; `None` sees all.
     pub mcp_allowlist: Option<Vec<String>>,
+    /// Built-in tools: a flag left out is inherited (from the calling conversation for the
+    /// conversation tools, else the session's defaults); `shell_mode` only narrows.
     pub tools_prefs: Option<ToolsPrefs>,
     /// Clamped to the session's mode when looser.
     pub mode: Option<Mode>,
-    /// `Some(false)` asks to run commands unconfined, which only the session may decide: it
-    /// is refused with a warning when the session has a sandbox.
-    pub sandbox: Option<bool>,
     /// A model other than the session's, of the same provider.
     pub model: Option<String>,
 }
@@ -46,7 +46,6 @@ impl From<coder_protocol::methods::CreateParams> for ConversationSpec {
             mcp_allowlist: params.mcp_allowlist,
             tools_prefs: params.tools_prefs,
             mode: params.mode,
-            sandbox: None,
             model: params.model,
         }
     }
@@ -60,9 +59,6 @@ impl ConversationSpec {
         }
         if self.mcp_allowlist.is_none() {
             self.mcp_allowlist = parent.mcp_allowlist.clone();
-        }
-        if self.tools_prefs.is_none() {
-            self.tools_prefs = Some(parent.tools_prefs);
         }
         if self.model.is_none() {
             self.model = parent.model.clone();
@@ -148,7 +144,7 @@ fn is_name_part(part: &str) -> bool {
 pub(crate) struct ConversationContext {
     pub base_instructions: Option<String>,
     pub mcp_allowlist: Option<Vec<String>>,
-    pub tools_prefs: ToolsPrefs,
+    pub tools: ToolSelection,
     /// The conversation's own model, when it is not the session's.
     pub model: Option<String>,
 }
@@ -200,6 +196,8 @@ pub(crate) struct Conversation {
 }
 
 impl Conversation {
+    /// A conversation of `spec`, with the session's default tools (the session resolves the
+    /// spec's `tools_prefs` when it opens one).
     pub fn new(spec: ConversationSpec, mode: Mode) -> Self {
         let history = spec
             .user_instructions
@@ -211,7 +209,7 @@ impl Conversation {
             context: ConversationContext {
                 base_instructions: spec.base_instructions,
                 mcp_allowlist: spec.mcp_allowlist,
-                tools_prefs: spec.tools_prefs.unwrap_or_default(),
+                tools: ToolSelection::default(),
                 model: spec.model,
             },
             history,

@@ -23,7 +23,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use coder_protocol::{
     ArchivedSegment, ChatMessage, ConversationId, Mode, Role, SessionId, TodoItem, TokenUsage,
-    ToolsPrefs,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,6 +34,7 @@ use crate::model::ToolSpec;
 #[cfg(test)]
 use crate::prompt::PromptShape;
 use crate::sync::lock;
+use crate::tool_selection::ToolSelection;
 
 /// Where snapshots live, relative to the workspace.
 pub const SESSIONS_DIR: &str = ".coder/sessions";
@@ -183,8 +183,10 @@ pub struct ConversationSnapshot {
     pub base_instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_allowlist: Option<Vec<String>>,
+    /// The built-in tools it offers (older snapshots also hold `web_search_request` and
+    /// `use_streamable_shell_tool`, always false, which are ignored).
     #[serde(default)]
-    pub tools_prefs: ToolsPrefs,
+    pub(crate) tools_prefs: ToolSelection,
     #[serde(default)]
     pub mode: Mode,
     /// In plan mode: the mode it entered plan mode from (absent when created in plan mode).
@@ -364,7 +366,7 @@ impl ConversationSnapshot {
             tools: Vec::new(),
             base_instructions: context.base_instructions.clone(),
             mcp_allowlist: context.mcp_allowlist.clone(),
-            tools_prefs: context.tools_prefs,
+            tools_prefs: context.tools,
             mode: conversation.mode,
             mode_before_plan: conversation.mode_before_plan,
             plan_reminder_due: conversation.plan_reminder_due,
@@ -387,7 +389,7 @@ impl ConversationSnapshot {
         conversation.context = ConversationContext {
             base_instructions: self.base_instructions,
             mcp_allowlist: self.mcp_allowlist,
-            tools_prefs: self.tools_prefs,
+            tools: self.tools_prefs,
             model: self.model_override,
         };
         conversation.history = self

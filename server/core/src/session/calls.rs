@@ -92,7 +92,6 @@ impl Session {
             mcp_allowlist: args.mcp_allowlist,
             tools_prefs: args.internal_tools,
             mode: None,
-            sandbox: None,
             model: None,
         };
         let target = match self.open_conversation(spec, Opener::Conversation(caller)) {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use coder_protocol::{
     AbortReason, ChatMessage, CompactTrigger, ConversationId, EventMsg, Mode, ModeChangeReason,
-    TokenUsage,
+    ShellMode, TokenUsage,
 };
 use futures::future::BoxFuture;
 
@@ -518,12 +518,16 @@ impl Session {
         let config = self.config();
         let base = base_override.or(conv.context.base_instructions.as_deref());
         let mut hidden: Vec<String> = config.disabled_tools.clone();
-        if !conv.context.tools_prefs.include_apply_patch_tool {
+        let tools = &conv.context.tools;
+        if !tools.include_apply_patch_tool {
             hidden.push("apply_patch".to_owned());
+        }
+        if tools.shell(self.shell_ceiling()) == ShellMode::Off {
+            hidden.push(crate::tools::BASH.to_owned());
         }
         // Plan mode plans in the plan it hands to exit_plan_mode, not in a todo list; the
         // todo list comes back with the mode the plan leads to.
-        if !conv.context.tools_prefs.include_plan_tool || conv.mode == Mode::Plan {
+        if !tools.include_plan_tool || conv.mode == Mode::Plan {
             hidden.push("todo_write".to_owned());
         }
         if conv.mode != Mode::Plan {

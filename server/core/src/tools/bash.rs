@@ -26,6 +26,9 @@ const KEEP_BYTES: usize = 30_000;
 /// After the command exits, how long to wait for children that still hold its output open.
 const DRAIN_GRACE: Duration = Duration::from_millis(250);
 
+/// The shell tool's name.
+pub const BASH: &str = "bash";
+
 pub struct BashTool;
 
 #[derive(Deserialize)]
@@ -37,7 +40,7 @@ struct Args {
 #[async_trait]
 impl Tool for BashTool {
     fn name(&self) -> &str {
-        "bash"
+        BASH
     }
 
     fn description(&self) -> &str {

@@ -102,11 +102,17 @@ impl Tool for ConversationTool {
                     "mcp_allowlist": {"type": "array", "items": {"type": "string"}},
                     "internal_tools": {
                         "type": "object",
+                        "description": "Built-in tools of the new conversation; each key left out is yours. coder has no web search and no streamable shell: `true` for either fails the call.",
                         "properties": {
                             "include_plan_tool": {"type": "boolean"},
                             "include_apply_patch_tool": {"type": "boolean"},
                             "web_search_request": {"type": "boolean"},
                             "use_streamable_shell_tool": {"type": "boolean"},
+                            "shell_mode": {
+                                "type": "string",
+                                "enum": ["off", "sandboxed", "unconfined"],
+                                "description": "`off`: no bash. It can only be narrower than yours.",
+                            },
                         },
                     },
                 },

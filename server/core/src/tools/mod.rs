@@ -40,7 +40,7 @@ pub(crate) const MAX_EDIT_BYTES: u64 = 64 << 20;
 
 pub use apply_patch::ApplyPatchTool;
 pub(crate) use apply_patch::patch_paths;
-pub use bash::BashTool;
+pub use bash::{BASH, BashTool};
 pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;
 pub use exit_plan_mode::{EXIT_PLAN_MODE, ExitPlanModeTool};

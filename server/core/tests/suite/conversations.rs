@@ -633,12 +633,19 @@ async fn each_conversation_has_a_stable_prompt_cache_key() {
         .engine
         .create_conversation(ConversationSpec {
             base_instructions: Some("Different.".into()),
-            sandbox: Some(false),
+            // Asking to run commands outside the session's sandbox only narrows to it.
+            tools_prefs: Some(coder_protocol::ToolsPrefs {
+                shell_mode: Some(coder_protocol::ShellMode::Unconfined),
+                ..Default::default()
+            }),
             ..ConversationSpec::default()
         })
         .unwrap();
     let warning = h.events.recv().await.unwrap();
-    assert!(matches!(&warning.msg, EventMsg::Warning { message } if message.contains("sandbox")));
+    assert!(
+        matches!(&warning.msg, EventMsg::Warning { message } if message.contains("it uses `sandboxed`")),
+        "{warning:?}"
+    );
     h.engine.send(h.root, "a").unwrap();
     h.engine.send(h.root, "b").unwrap();
     h.engine.send(b, "c").unwrap();
@@ -664,7 +671,7 @@ async fn the_built_in_prompt_is_the_fallback_and_mentions_a_missing_apply_patch(
         .engine
         .create_conversation(ConversationSpec {
             tools_prefs: Some(coder_protocol::ToolsPrefs {
-                include_apply_patch_tool: false,
+                include_apply_patch_tool: Some(false),
                 ..Default::default()
             }),
             ..ConversationSpec::default()
@@ -755,7 +762,7 @@ async fn instructions_that_include_the_built_in_prompt_keep_the_no_apply_patch_n
         .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
     let no_patch = Some(coder_protocol::ToolsPrefs {
-        include_apply_patch_tool: false,
+        include_apply_patch_tool: Some(false),
         ..Default::default()
     });
     let around_built_in = h
@@ -884,7 +891,7 @@ async fn a_tool_the_session_disabled_stays_hidden_and_the_conversation_is_told()
         .engine
         .create_conversation(ConversationSpec {
             tools_prefs: Some(coder_protocol::ToolsPrefs {
-                include_apply_patch_tool: true,
+                include_apply_patch_tool: Some(true),
                 ..Default::default()
             }),
             ..ConversationSpec::default()

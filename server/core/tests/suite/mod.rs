@@ -7,6 +7,7 @@ mod conversations;
 mod documents;
 mod faults;
 mod input_limits;
+mod internal_tools;
 mod interrupts;
 mod limits;
 mod mcp;
