@@ -67,6 +67,14 @@ impl Tool for BashTool {
         false
     }
 
+    /// A command that is only `apply_patch` and its here-document stands for an
+    /// `apply_patch` call: `apply_patch` is no program on the machine, and coder applies the
+    /// patch itself, with the tool's checks.
+    fn stands_for(&self, input: &Value) -> Option<(&'static str, Value)> {
+        let patch = super::patch_of_command(input["command"].as_str()?)?;
+        Some((super::APPLY_PATCH, json!({"patch": patch})))
+    }
+
     fn validate_input(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
         if input["command"]
             .as_str()

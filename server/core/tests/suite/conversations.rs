@@ -661,27 +661,22 @@ async fn each_conversation_has_a_stable_prompt_cache_key() {
     assert_ne!(key(0), key(2));
 }
 
+/// Without base instructions a conversation gets the built-in prompt (see also
+/// `patch_instructions.rs`: what follows it when `apply_patch` is missing).
 #[tokio::test]
-async fn the_built_in_prompt_is_the_fallback_and_mentions_a_missing_apply_patch() {
+async fn the_built_in_prompt_is_the_fallback() {
     let server = MockModelServer::start(vec![MockResponse::text("ok")])
         .await
         .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
     let b = h
         .engine
-        .create_conversation(ConversationSpec {
-            tools_prefs: Some(coder_protocol::ToolsPrefs {
-                include_apply_patch_tool: Some(false),
-                ..Default::default()
-            }),
-            ..ConversationSpec::default()
-        })
+        .create_conversation(ConversationSpec::default())
         .unwrap();
     h.engine.send(b, "hi").unwrap();
     until_idle(&mut h).await;
     let system = system_of(&server, 0);
     assert!(system.starts_with("You are coder"), "{system}");
-    assert!(system.contains("apply_patch tool is not available"));
 }
 
 #[tokio::test]
@@ -753,43 +748,6 @@ async fn a_root_whose_mode_was_set_is_not_replaced_by_a_create() {
         .unwrap();
     assert_ne!(created, h.root);
     assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Plan);
-}
-
-#[tokio::test]
-async fn instructions_that_include_the_built_in_prompt_keep_the_no_apply_patch_note() {
-    let server = MockModelServer::start(vec![MockResponse::text("a"), MockResponse::text("b")])
-        .await
-        .unwrap();
-    let mut h = Harness::new(&server, ProviderKind::OpenAi);
-    let no_patch = Some(coder_protocol::ToolsPrefs {
-        include_apply_patch_tool: Some(false),
-        ..Default::default()
-    });
-    let around_built_in = h
-        .engine
-        .create_conversation(ConversationSpec {
-            base_instructions: Some(format!("Mine.\n\n{}", coder_core::built_in_prompt())),
-            tools_prefs: no_patch,
-            ..Default::default()
-        })
-        .unwrap();
-    let custom = h
-        .engine
-        .create_conversation(ConversationSpec {
-            base_instructions: Some("Only mine.".into()),
-            tools_prefs: no_patch,
-            ..Default::default()
-        })
-        .unwrap();
-    h.engine.send(around_built_in, "one").unwrap();
-    h.engine.send(custom, "two").unwrap();
-    until_idle(&mut h).await;
-    let system = |i: usize| server.requests()[i].body["messages"][0]["content"].to_string();
-    assert!(system(0).contains("apply_patch tool is not available"));
-    assert!(
-        !system(1).contains("apply_patch"),
-        "custom instructions stay as given"
-    );
 }
 
 #[tokio::test]

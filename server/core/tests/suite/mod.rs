@@ -13,6 +13,7 @@ mod limits;
 mod mcp;
 mod mcp_fuzz;
 mod models;
+mod patch_instructions;
 mod permissions;
 mod plan_mode;
 mod prompt_tools;
