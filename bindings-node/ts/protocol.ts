@@ -429,26 +429,30 @@ export type ChatMessage = {
    */
   name?: string,
   /**
-   * Images that came with a message (a `read` of an image file). Providers receive them
-   * in their own form: Anthropic inside the tool result, OpenAI in a user message after
-   * the tool results.
+   * Images that came with a message: a person's (pasted, attached by an `@` reference,
+   * given as input items) or a tool's (a `read` of an image file, an MCP tool's image).
+   * Providers receive them in their own form: Anthropic inside the user message or the
+   * tool result, OpenAI as content parts of the user message, a tool's in a user message
+   * after the tool results.
    */
   attachments?: Array<Attachment>,
 };
 
 /**
- * An image carried by a message, base64-encoded.
+ * An image carried by a message: its bytes, or a URL the provider fetches.
  */
-export type Attachment = {
-  /**
-   * For example `image/png`.
-   */
-  mediaType: string,
-  /**
-   * The bytes, base64 (standard alphabet, padded).
-   */
-  data: string,
-};
+export type Attachment =
+  | {
+      /**
+       * For example `image/png`.
+       */
+      mediaType: string,
+      /**
+       * The bytes, base64 (standard alphabet, padded).
+       */
+      data: string,
+    }
+  | { url: string };
 
 /**
  * A tool call made by the assistant.
@@ -468,7 +472,10 @@ export type FunctionCall = { name: string, arguments: string };
 export type InputItem = { "type": "text", text: string } | { "type": "image", image_url: string };
 
 /**
- * Which built-in tools a conversation offers (seed 000's `internal_tools`).
+ * Which built-in tools a conversation asks for (seed 000's `internal_tools`, seed 003's
+ * `ToolsPrefs`). A flag left out is inherited: from the calling conversation when a model
+ * opens one (`conv_create`), else from the session's defaults (`include_plan_tool` and
+ * `include_apply_patch_tool` on, the shell the session gives).
  */
 export type ToolsPrefs = {
   /**
@@ -480,14 +487,25 @@ export type ToolsPrefs = {
    */
   include_apply_patch_tool?: boolean,
   /**
-   * Offer web search; coder has no web search tool yet, so this changes nothing.
+   * Offer web search. coder has no web search tool: `true` is refused with an error.
    */
   web_search_request?: boolean,
   /**
-   * Use a streamable shell; coder's `bash` is the only shell, so this changes nothing.
+   * Use a streamable (interactive) shell. coder's one shell is `bash`, which takes no
+   * input: `true` is refused with an error.
    */
   use_streamable_shell_tool?: boolean,
+  /**
+   * How the conversation's commands may run. It may only narrow what the session's
+   * sandbox and policies give (a looser one is narrowed, with a `warning`).
+   */
+  shell_mode?: ShellMode,
 };
+
+/**
+ * How a conversation's commands run (seed 003's `shell_mode`), from the narrowest.
+ */
+export type ShellMode = "off" | "sandboxed" | "unconfined";
 
 /**
  * A conversation in a listing.

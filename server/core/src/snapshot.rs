@@ -23,7 +23,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use coder_protocol::{
     ArchivedSegment, ChatMessage, ConversationId, Mode, Role, SessionId, TodoItem, TokenUsage,
-    ToolsPrefs,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,6 +34,7 @@ use crate::model::ToolSpec;
 #[cfg(test)]
 use crate::prompt::PromptShape;
 use crate::sync::lock;
+use crate::tool_selection::ToolSelection;
 
 /// Where snapshots live, relative to the workspace.
 pub const SESSIONS_DIR: &str = ".coder/sessions";
@@ -183,8 +183,10 @@ pub struct ConversationSnapshot {
     pub base_instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_allowlist: Option<Vec<String>>,
+    /// The built-in tools it offers (older snapshots also hold `web_search_request` and
+    /// `use_streamable_shell_tool`, always false, which are ignored).
     #[serde(default)]
-    pub tools_prefs: ToolsPrefs,
+    pub(crate) tools_prefs: ToolSelection,
     #[serde(default)]
     pub mode: Mode,
     /// In plan mode: the mode it entered plan mode from (absent when created in plan mode).
@@ -288,7 +290,7 @@ mod openai_form {
     }
 
     /// The text of a content (a string, or the text parts of an array, joined by blank
-    /// lines) and its images (`data:` URLs of `image_url` parts).
+    /// lines) and its images (the `data:` or `http(s)` URLs of `image_url` parts).
     fn content(content: Value) -> (Option<String>, Vec<Attachment>) {
         match content {
             Value::String(text) => (Some(text), Vec::new()),
@@ -301,7 +303,7 @@ mod openai_form {
                         Some("image_url") => images.extend(
                             part["image_url"]["url"]
                                 .as_str()
-                                .and_then(crate::conversation::parse_data_url),
+                                .and_then(|url| crate::conversation::image_of_url(url).ok()),
                         ),
                         _ => {}
                     }
@@ -382,7 +384,7 @@ impl ConversationSnapshot {
             tools: Vec::new(),
             base_instructions: context.base_instructions.clone(),
             mcp_allowlist: context.mcp_allowlist.clone(),
-            tools_prefs: context.tools_prefs,
+            tools_prefs: context.tools,
             mode: conversation.mode,
             mode_before_plan: conversation.mode_before_plan,
             plan_reminder_due: conversation.plan_reminder_due,
@@ -423,7 +425,7 @@ impl ConversationSnapshot {
         conversation.context = ConversationContext {
             base_instructions: self.base_instructions,
             mcp_allowlist: self.mcp_allowlist,
-            tools_prefs: self.tools_prefs,
+            tools: self.tools_prefs,
             model: self.model_override,
         };
         conversation.history = self
@@ -812,7 +814,7 @@ mod tests {
 
     #[test]
     fn images_are_content_parts_on_disk_and_come_back_where_they_were() {
-        let png = coder_protocol::Attachment {
+        let png = coder_protocol::Attachment::Inline {
             media_type: "image/png".into(),
             data: "iVBORw0KGgo=".into(),
         };

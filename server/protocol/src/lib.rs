@@ -38,7 +38,8 @@ pub mod tools;
 mod usage;
 
 pub use conversation::{
-    ArchivedSegment, ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
+    ArchivedSegment, ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ShellMode,
+    ToolsPrefs,
 };
 pub use error::ErrorKind;
 pub use event::{

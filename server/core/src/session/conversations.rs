@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use coder_protocol::{
     AbortReason, ChatMessage, ConversationId, ConversationSummary, EventMsg, HistoryEntry, Mode,
-    ModeChangeReason, SessionId,
+    ModeChangeReason, SessionId, ShellMode,
 };
 
 use super::{Session, narrower};
@@ -16,6 +16,7 @@ use crate::conversation::{
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
 use crate::sync::lock;
+use crate::tool_selection::{ToolSelection, session_shell};
 
 /// Who opens a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,36 +67,44 @@ impl Session {
         let config = self.config();
         let config = &*config;
         let ceiling = config.mode;
-        let (spec, inherited_mode) = match opener {
+        let session_shell = self.shell_ceiling();
+        let (spec, inherited_mode, inherited_tools, shell_ceiling) = match opener {
             Opener::Conversation(parent) => {
                 let parent = self.conversation(parent)?;
                 let parent = lock(&parent);
-                (spec.inherit(&parent.context), parent.mode)
+                let tools = parent.context.tools;
+                (
+                    spec.inherit(&parent.context),
+                    parent.mode,
+                    tools,
+                    tools.shell(session_shell),
+                )
             }
-            Opener::Engine | Opener::FrontDoor => (spec, ceiling),
+            Opener::Engine | Opener::FrontDoor => {
+                (spec, ceiling, ToolSelection::default(), session_shell)
+            }
         };
-        let (spec, notes) = spec.resolve(&config.workspace)?;
-        let spec_wants_no_sandbox = spec.sandbox == Some(false);
+        let (spec, mut notes) = spec.resolve(&config.workspace)?;
+        let asked = spec.tools_prefs.unwrap_or_default();
+        let (tools, tool_notes) = ToolSelection::resolve(inherited_tools, &asked, shell_ceiling)?;
+        notes.extend(tool_notes);
         self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
         // Policies only narrow (seed 003): a tool the conversation asks for that the
         // session disabled stays hidden, and the conversation is told so.
-        let refused_tools: Vec<&str> = spec
-            .tools_prefs
-            .as_ref()
-            .map(|prefs| {
-                [
-                    ("apply_patch", prefs.include_apply_patch_tool),
-                    ("todo_write", prefs.include_plan_tool),
-                ]
-                .into_iter()
-                .filter(|(tool, asked)| *asked && config.disabled_tools.iter().any(|d| d == tool))
-                .map(|(tool, _)| tool)
-                .collect()
-            })
-            .unwrap_or_default();
+        let refused_tools: Vec<&str> = [
+            ("apply_patch", asked.include_apply_patch_tool),
+            ("todo_write", asked.include_plan_tool),
+        ]
+        .into_iter()
+        .filter(|(tool, asked)| {
+            *asked == Some(true) && config.disabled_tools.iter().any(|d| d == tool)
+        })
+        .map(|(tool, _)| tool)
+        .collect();
         let mut conversation = Conversation::new(spec, mode);
+        conversation.context.tools = tools;
         conversation.worker = matches!(opener, Opener::Conversation(_));
         let mut state = self.state();
         if opener == Opener::FrontDoor && state.untouched() {
@@ -116,16 +125,6 @@ impl Session {
         for message in notes {
             hub.emit(id, None, EventMsg::Warning { message });
         }
-        if spec_wants_no_sandbox && self.services.sandbox.is_some() {
-            hub.emit(
-                id,
-                None,
-                EventMsg::Warning {
-                    message: "a conversation cannot turn off the session's sandbox; its commands stay confined"
-                        .to_owned(),
-                },
-            );
-        }
         for tool in refused_tools {
             hub.emit(
                 id,
@@ -141,6 +140,17 @@ impl Session {
         }
         self.warn_if_clamped(id, wanted, mode);
         Ok(id)
+    }
+
+    /// The shell the session gives its conversations (seed 003's `shell_mode`): derived
+    /// from `tools.disabled` and the sandbox.
+    pub(super) fn shell_ceiling(&self) -> ShellMode {
+        let bash_disabled = self
+            .config()
+            .disabled_tools
+            .iter()
+            .any(|tool| tool == crate::tools::BASH);
+        session_shell(bash_disabled, self.services.sandbox.is_some())
     }
 
     /// Says, as a `warning` of `id`, that the `wanted` mode was narrowed to `mode` (the

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use coder_protocol::{
     AbortReason, ChatMessage, CompactTrigger, ConversationId, EventMsg, Mode, ModeChangeReason,
-    TokenUsage,
+    ShellMode, TokenUsage,
 };
 use futures::future::BoxFuture;
 
@@ -20,12 +20,12 @@ use crate::model::ActiveModel;
 use crate::model::ToolSpec;
 use crate::process::ToolEnv;
 use crate::prompt::rules::RuleFile;
-use crate::prompt::{Environment, PromptInputs, system_prompt};
+use crate::prompt::{Environment, PatchInstructions, PromptInputs, system_prompt};
 use crate::reminders::plan_handoff;
 use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
 use crate::tool_prompt::PromptedTools;
-use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
+use crate::tools::{APPLY_PATCH, BASH, EXIT_PLAN_MODE, ToolContext, ToolRegistry};
 use crate::turn::compact::{CompactError, Compaction, Compactor};
 use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
@@ -33,9 +33,14 @@ use crate::turn::{
 };
 use crate::undo::PendingCheckpoint;
 
-/// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
-/// conversation is not offered `apply_patch`.
-const NO_APPLY_PATCH_NOTE: &str = "\nThe apply_patch tool is not available in this conversation: change files with `edit` (exact replacements) or `write` (whole files).\n";
+/// What a task of a conversation is told and offered ([`Session::task_prompt`]).
+struct TaskPrompt {
+    system: String,
+    /// Tools not offered.
+    hidden: Vec<String>,
+    /// `bash` applies patches for the `apply_patch` the conversation left out.
+    patch_through_shell: bool,
+}
 
 /// The driver's [`TaskRunner`] for a real session.
 pub(super) struct SessionRunner {
@@ -334,8 +339,17 @@ impl Session {
             events.warning(warning.clone());
         }
         let base_override = plan.base_instructions_override.clone();
-        let (system, hidden) =
-            self.prompt_and_hidden(&lock(conversation), base_override.as_deref(), &rules.files);
+        let tools_in_prompt = active.settings.tool_calling_of(&model) == ToolCalling::Prompt;
+        let TaskPrompt {
+            system,
+            hidden,
+            patch_through_shell,
+        } = self.task_prompt(
+            &lock(conversation),
+            base_override.as_deref(),
+            &rules.files,
+            tools_in_prompt,
+        );
         let rule_paths: Vec<PathBuf> = rules.files.iter().map(|rule| rule.path.clone()).collect();
         self.record_input(
             conversation,
@@ -358,8 +372,7 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        let prompt_mode = active.settings.tool_calling_of(&model) == ToolCalling::Prompt;
-        let prompted = prompt_mode.then(|| self.prompted_tools(conversation, &offered).0);
+        let prompted = tools_in_prompt.then(|| self.prompted_tools(conversation, &offered).0);
         let (todos, seen, history, size, worker) = {
             let conv = lock(conversation);
             (
@@ -411,6 +424,7 @@ impl Session {
                 mcp: mcp_view,
                 permissions: self.services.permissions.clone(),
                 hidden,
+                patch_through_shell,
                 home: self.services.home.clone(),
                 base,
                 checkpoint: checkpoint.clone(),
@@ -428,7 +442,7 @@ impl Session {
                 base_override,
                 rules: rules.files.clone(),
                 model: model_name,
-                prompt_mode,
+                tools_in_prompt,
             }),
             verifier,
         };
@@ -498,46 +512,68 @@ impl Session {
         }
     }
 
-    /// The system prompt of a task of `conv`, and the tools hidden from it: the one place
+    /// The system prompt of a task of `conv` and the tools hidden from it: the one place
     /// that decides both, at a task's start and when an approved plan rebuilds them.
-    fn prompt_and_hidden(
+    /// `prompted`: the model reads its tools in the prompt (seed 002).
+    fn task_prompt(
         &self,
         conv: &Conversation,
         base_override: Option<&str>,
         rules: &[RuleFile],
-    ) -> (String, Vec<String>) {
+        prompted: bool,
+    ) -> TaskPrompt {
         let config = self.config();
         let base = base_override.or(conv.context.base_instructions.as_deref());
         let mut hidden: Vec<String> = config.disabled_tools.clone();
-        if !conv.context.tools_prefs.include_apply_patch_tool {
-            hidden.push("apply_patch".to_owned());
+        let tools = &conv.context.tools;
+        if !tools.include_apply_patch_tool {
+            hidden.push(APPLY_PATCH.to_owned());
+        }
+        if tools.shell(self.shell_ceiling()) == ShellMode::Off {
+            hidden.push(BASH.to_owned());
         }
         // Plan mode plans in the plan it hands to exit_plan_mode, not in a todo list; the
         // todo list comes back with the mode the plan leads to.
-        if !conv.context.tools_prefs.include_plan_tool || conv.mode == Mode::Plan {
+        if !tools.include_plan_tool || conv.mode == Mode::Plan {
             hidden.push("todo_write".to_owned());
         }
         if conv.mode != Mode::Plan {
             hidden.push(EXIT_PLAN_MODE.to_owned());
         }
+        let offered = |tool: &str| !hidden.iter().any(|name| name == tool);
+        // `bash` applies the patches of a conversation that left `apply_patch` out, unless
+        // the session disabled the tool: policies only narrow.
+        let patch_through_shell = !offered(APPLY_PATCH)
+            && offered(BASH)
+            && !config.disabled_tools.iter().any(|name| name == APPLY_PATCH);
+        // Seed 003: the apply_patch instructions follow the built-in prompt only (no
+        // override, no base instructions of the conversation), when the tools lack
+        // `apply_patch` or the model needs them (its tools in the prompt, one line each).
+        let patch = match () {
+            _ if base.is_some() => None,
+            _ if patch_through_shell => Some(PatchInstructions::ThroughShell),
+            _ if !offered(APPLY_PATCH) => Some(PatchInstructions::NotAvailable),
+            _ if prompted => Some(PatchInstructions::ThroughTool),
+            _ => None,
+        };
         let environment = Environment::current(&config.workspace, config.started_in.as_deref());
         // Skills are named only to a conversation that may load them.
-        let skills = (!hidden.iter().any(|name| name == "skill"))
+        let skills = offered("skill")
             .then(|| crate::skills::skills_section(&self.workspace_files().skills))
             .flatten();
-        let mut system = system_prompt(&PromptInputs {
+        let system = system_prompt(&PromptInputs {
             base,
+            patch,
             environment: &environment,
             mode: conv.mode,
             rules,
             skills: skills.as_deref(),
         });
-        // Custom instructions are left as given, unless they include the built-in prompt.
-        let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
-        if built_in && hidden.iter().any(|name| name == "apply_patch") {
-            system.push_str(NO_APPLY_PATCH_NOTE);
+        TaskPrompt {
+            system,
+            hidden,
+            patch_through_shell,
         }
-        (system, hidden)
     }
 
     /// The tools a conversation called through the prompt is told about (seed 002), when
@@ -615,7 +651,7 @@ impl Session {
 }
 
 /// Rebuilds a running task's context when the person approves a plan, with the code that
-/// built it when the task started ([`Session::prompt_and_hidden`], [`Session::offered_tools`]).
+/// built it when the task started ([`Session::task_prompt`], [`Session::offered_tools`]).
 struct TaskRebuilder {
     session: Arc<Session>,
     conversation: Arc<Mutex<Conversation>>,
@@ -624,8 +660,8 @@ struct TaskRebuilder {
     /// The rules files the task started with.
     rules: Vec<RuleFile>,
     model: String,
-    /// The task's tools are described in the prompt (seed 002).
-    prompt_mode: bool,
+    /// The model reads its tools in the prompt (seed 002).
+    tools_in_prompt: bool,
 }
 
 impl ContextBuilder for TaskRebuilder {
@@ -640,19 +676,28 @@ impl ContextBuilder for TaskRebuilder {
         // A person approving a plan may always go on in `default`: a session configured in
         // plan mode leaves it there.
         let ceiling = super::looser(session.config().mode, Mode::Default);
-        let (mode, previous, system, hidden, mcp_view, clamped) = {
+        let (mode, previous, prompt, mcp_view, clamped) = {
             let mut conv = lock(conversation);
             // Never above what trusted configuration set: whatever a saved session said, the
             // person approved a plan, not a mode.
             let after = conv.mode_after_plan();
             let mode = super::narrower(after, ceiling);
             let previous = conv.switch_mode(mode);
-            let (system, hidden) =
-                session.prompt_and_hidden(&conv, self.base_override.as_deref(), &self.rules);
+            let prompt = session.task_prompt(
+                &conv,
+                self.base_override.as_deref(),
+                &self.rules,
+                self.tools_in_prompt,
+            );
             let mcp_view = conv.mcp_view.clone();
             let clamped = (after != mode).then_some(after);
-            (mode, previous, system, hidden, mcp_view, clamped)
+            (mode, previous, prompt, mcp_view, clamped)
         };
+        let TaskPrompt {
+            system,
+            hidden,
+            patch_through_shell,
+        } = prompt;
         if let Some(after) = clamped {
             events.warning(format!(
                 "leaving plan mode for {} would be looser than the session's {}; the conversation uses {}",
@@ -677,7 +722,7 @@ impl ContextBuilder for TaskRebuilder {
             });
             history
         });
-        let (prompted, announced) = if self.prompt_mode {
+        let (prompted, announced) = if self.tools_in_prompt {
             let (initial, announcement) = session.prompted_tools(conversation, &offered);
             (Some(initial), announcement)
         } else {
@@ -691,6 +736,7 @@ impl ContextBuilder for TaskRebuilder {
             system,
             offered,
             hidden,
+            patch_through_shell,
             prompt_cache_key,
             prompted,
             history,

@@ -89,6 +89,7 @@ pub(crate) struct Rebuilt {
     pub system: String,
     pub offered: Vec<ToolSpec>,
     pub hidden: Vec<String>,
+    pub patch_through_shell: bool,
     pub prompt_cache_key: Option<String>,
     /// With tools described in the prompt: the initial tools the description names now.
     pub prompted: Option<Vec<ToolSpec>>,
@@ -132,6 +133,10 @@ pub(crate) struct TurnTools {
     pub permissions: Arc<Permissions>,
     /// Tools not offered to this conversation (disabled, or left out by its tool prefs).
     pub hidden: Vec<String>,
+    /// A `bash` call that only applies a patch runs as an `apply_patch` call
+    /// ([`crate::tools::Tool::stands_for`]): set when the conversation left `apply_patch`
+    /// out and the session did not disable it (seed 003; the prompt's instructions say so).
+    pub patch_through_shell: bool,
     pub home: Option<std::path::PathBuf>,
     /// The context every call starts from (its call id is filled per call).
     pub base: ToolContext,
@@ -545,6 +550,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 system = rebuilt.system;
                 offered = rebuilt.offered;
                 tools.hidden = rebuilt.hidden;
+                tools.patch_through_shell = rebuilt.patch_through_shell;
                 model.prompt_cache_key = rebuilt.prompt_cache_key;
                 prompted = rebuilt.prompted;
                 if let Some(replaced) = rebuilt.history {

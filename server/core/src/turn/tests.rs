@@ -122,6 +122,7 @@ impl ContextBuilder for Host {
             system: String::new(),
             offered: Vec::new(),
             hidden: Vec::new(),
+            patch_through_shell: false,
             prompt_cache_key: None,
             prompted: None,
             history: None,
@@ -231,6 +232,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
                 false,
             )),
             hidden: Vec::new(),
+            patch_through_shell: false,
             home: None,
             base: ToolContext {
                 conversation_id: id,

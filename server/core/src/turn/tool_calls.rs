@@ -85,7 +85,26 @@ pub(super) async fn run_tool_calls(
     }
 }
 
+/// The `apply_patch` call a `bash` call stands for, when the turn lets `bash` apply patches
+/// and its command only applies one ([`crate::tools::Tool::stands_for`]). It keeps the call's
+/// id, and goes through every check of the tool it stands for.
+fn stand_in(call: &ToolCall, run: &ToolRun<'_>) -> Option<ToolCall> {
+    if !run.tools.patch_through_shell || run.hidden(&call.function.name) {
+        return None;
+    }
+    let entry = run.tools.registry.get(&call.function.name)?;
+    let input: Value = serde_json::from_str(&call.function.arguments).ok()?;
+    let (name, input) = entry.tool.stands_for(&input)?;
+    Some(ToolCall::function(
+        call.id.clone(),
+        name.to_owned(),
+        input.to_string(),
+    ))
+}
+
 async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
+    let stand_in = stand_in(call, run);
+    let call = stand_in.as_ref().unwrap_or(call);
     let (registry, mcp, base, events) = (
         &run.tools.registry,
         &run.tools.mcp,
@@ -113,9 +132,10 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             StopReason::Refused => REFUSED_BEFORE_START.to_owned(),
         });
     }
+    // A stand-in runs the tool the conversation left out: that is what it is for.
     let entry = registry
         .get(name)
-        .filter(|_| !run.hidden(name))
+        .filter(|_| !run.hidden(name) || stand_in.is_some())
         .or_else(|| mcp.get(name));
     let Some(entry) = entry else {
         return fail(format!(

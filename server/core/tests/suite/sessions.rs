@@ -281,9 +281,15 @@ async fn last_active_at_is_saved_and_survives_a_resume() {
         .await
         .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let parse = |at: &str| humantime::parse_rfc3339(at).unwrap();
+    let opened = parse(&h.engine.list_conversations()[0].last_active_at);
+    let pause = std::time::Duration::from_millis(50);
+    tokio::time::sleep(pause).await;
     h.engine.send(h.root, "hello").unwrap();
     until_idle(&mut h).await;
     let active = h.engine.list_conversations()[0].last_active_at.clone();
+    // The task made the conversation active: what is saved is that time, not its opening.
+    assert!(parse(&active) >= opened + pause, "{active}");
     let saved = read_snapshot(&h.engine);
     assert_eq!(saved.root.last_active_at.as_deref(), Some(active.as_str()));
 
