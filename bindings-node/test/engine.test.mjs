@@ -34,8 +34,8 @@ test("many conversations through the low-level API, events in seq order", async 
   for (const [i, id] of ids.entries()) {
     // Messages only: the todo reminder after the first input is in the request, not here.
     assert.deepEqual(engine.history(id), [
-      { role: "user", text: `question ${i}` },
-      { role: "assistant", text: `answer ${i}` },
+      { role: "user", text: `question ${i}`, attachments: [] },
+      { role: "assistant", text: `answer ${i}`, attachments: [] },
     ]);
   }
   assert.deepEqual(engine.destroy(ids[1]), { ok: true });

@@ -531,7 +531,11 @@ export type HistoryEntry = {
    */
   role: string,
   text?: string,
-  attachments?: Array<HistoryAttachment>,
+  /**
+   * The entry's images; an empty array when it has none (seed 000 gives every entry
+   * `attachments`).
+   */
+  attachments: Array<HistoryAttachment>,
 };
 
 export type HistoryAttachment = {

@@ -83,7 +83,9 @@ pub struct HistoryEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub text: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The entry's images; an empty array when it has none (seed 000 gives every entry
+    /// `attachments`).
+    #[serde(default)]
     pub attachments: Vec<HistoryAttachment>,
 }
 

@@ -153,7 +153,7 @@ async fn items_given_to_conv_create_reach_the_model_as_images_and_show_in_its_hi
                     {"type": "image", "image_url": PASTED_GIF},
                 ]},
                 {"role": "assistant", "attachments": [{"type": "image", "image_url": READ_PNG}]},
-                {"role": "assistant", "text": "a cat"},
+                {"role": "assistant", "text": "a cat", "attachments": []},
             ]}),
             "{kind:?}"
         );

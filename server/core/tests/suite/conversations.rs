@@ -325,7 +325,7 @@ async fn list_history_and_destroy_do_not_interrupt() {
     );
     assert_eq!(
         payload(&server, 1, "h"),
-        json!({"entries": [{"role": "user", "text": "hello B"}]})
+        json!({"entries": [{"role": "user", "text": "hello B", "attachments": []}]})
     );
     assert_eq!(payload(&server, 2, "d1")["ok"], false);
     assert!(

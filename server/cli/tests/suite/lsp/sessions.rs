@@ -110,8 +110,8 @@ async fn a_saved_session_resumes_with_its_history() {
     assert_eq!(
         entries,
         [
-            json!({"role": "user", "text": "What is the answer?"}),
-            json!({"role": "assistant", "text": "The answer is 42."})
+            json!({"role": "user", "text": "What is the answer?", "attachments": []}),
+            json!({"role": "assistant", "text": "The answer is 42.", "attachments": []})
         ]
     );
     let mut seen = Vec::new();
