@@ -277,3 +277,53 @@ async fn auto_approved_commands_cannot_change_the_protected_files_the_sandbox_ho
         assert!(!ws.join(missing).exists(), "{missing} was left");
     }
 }
+
+/// Seed 003: a conversation that asks for an unconfined shell in a session with a sandbox
+/// keeps the sandbox (the strictest wins): it is told so, and its command still cannot
+/// write outside the workspace.
+#[tokio::test]
+async fn a_conversation_asking_for_an_unconfined_shell_stays_confined() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!("echo inside > inside.txt && touch {}", target.display());
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": command})),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::Yolo,
+        vec![],
+    );
+    answer_with(&h.engine, PermissionDecision::Deny { message: None });
+    let conversation = h
+        .engine
+        .create_conversation(coder_core::ConversationSpec {
+            tools_prefs: Some(coder_protocol::ToolsPrefs {
+                shell_mode: Some(coder_protocol::ShellMode::Unconfined),
+                ..coder_protocol::ToolsPrefs::default()
+            }),
+            ..coder_core::ConversationSpec::default()
+        })
+        .unwrap();
+    let mut told = Vec::new();
+    while let Ok(event) = h.events.try_recv() {
+        if let EventMsg::Warning { message } = event.msg {
+            told.push(message);
+        }
+    }
+    assert!(
+        told.iter().any(|message| message.contains("unconfined")),
+        "{told:?}"
+    );
+    let task = h.engine.send(conversation, "escape").unwrap();
+    h.until_end(task).await;
+    assert!(h.workspace.path().join("inside.txt").exists());
+    assert!(
+        !target.exists(),
+        "a conversation's shell preference let a write outside the workspace through"
+    );
+}
