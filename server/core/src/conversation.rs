@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::error::EngineError;
+use crate::mcp::McpView;
 
 /// The largest base instructions file a conversation takes (`baseInstructionsFile`): a
 /// system prompt, far below it; a larger file is refused without being read.
@@ -59,7 +60,7 @@ impl ConversationSpec {
             self.base_instructions = parent.base_instructions.clone();
         }
         if self.mcp_allowlist.is_none() {
-            self.mcp_allowlist = parent.mcp_allowlist.clone();
+            self.mcp_allowlist = parent.mcp_view.allowlist().map(<[String]>::to_vec);
         }
         if self.tools_prefs.is_none() {
             self.tools_prefs = Some(parent.tools_prefs);
@@ -72,30 +73,17 @@ impl ConversationSpec {
 
     /// Checks the spec and reads the base instructions file. Allowlist entries must be
     /// fully-qualified MCP tool names (`server__tool`); the older `server/tool` form is
-    /// rewritten, and the returned notes say so.
-    pub(crate) fn resolve(mut self, workspace: &Path) -> Result<(Self, Vec<String>), EngineError> {
-        let mut notes = Vec::new();
-        if let Some(allowlist) = &mut self.mcp_allowlist {
-            for name in allowlist.iter_mut() {
-                if let Some((server, tool)) = name.split_once('/')
-                    && is_name_part(server)
-                    && is_name_part(tool)
-                {
-                    let fixed = format!("{server}__{tool}");
-                    notes.push(format!(
-                        "mcp_allowlist entry `{name}` uses the deprecated `server/tool` form; read as `{fixed}`"
-                    ));
-                    *name = fixed;
-                }
-                let valid = name
-                    .split_once("__")
-                    .is_some_and(|(server, tool)| is_name_part(server) && is_name_part(tool));
-                if !valid {
-                    return Err(EngineError::invalid_params(format!(
-                        "mcp_allowlist entry `{name}` is not a fully-qualified tool name like `server__tool`"
-                    )));
-                }
-            }
+    /// rewritten, and the returned note says so.
+    pub(crate) fn resolve(
+        mut self,
+        workspace: &Path,
+    ) -> Result<(Self, Option<String>), EngineError> {
+        let mut note = None;
+        if let Some(allowlist) = self.mcp_allowlist.take() {
+            let normalised = crate::mcp::allowlist::normalise(allowlist)
+                .map_err(|refusal| EngineError::invalid_params(refusal.to_string()))?;
+            note = normalised.deprecation();
+            self.mcp_allowlist = Some(normalised.names);
         }
         if let Some(file) = self.base_instructions_file.take() {
             if self.base_instructions.is_some() {
@@ -103,51 +91,50 @@ impl ConversationSpec {
                     "base instructions text and file are mutually exclusive; give one",
                 ));
             }
-            // Confined like the file tools: the text becomes the system prompt and goes to
-            // the provider, so `/etc/shadow`, `~/.ssh/id_rsa`, `../x` or a link out of the
-            // workspace are refused, in every mode.
-            let requested = file.to_string_lossy();
-            let path =
-                crate::tools::paths::resolve_existing(workspace, &requested).map_err(|err| {
-                    EngineError::invalid_params(format!(
-                        "the base instructions file is refused: {err}"
-                    ))
-                })?;
-            // Read through a handle on the workspace, so a link swapped in after the check
-            // cannot lead the read out.
-            let unreadable = |err: String| {
-                EngineError::invalid_params(format!(
-                    "cannot read the base instructions file {}: {err}",
-                    file.display()
-                ))
-            };
-            let bytes = crate::tools::beneath::WorkspaceDir::open(workspace)
-                .and_then(|dir| {
-                    dir.read(&path, MAX_BASE_INSTRUCTIONS_BYTES)
-                        .map_err(|err| err.to_string())
-                })
-                .map_err(unreadable)?
-                .ok_or_else(|| unreadable("it does not exist".to_owned()))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| unreadable("it is not UTF-8 text".to_owned()))?;
-            self.base_instructions = Some(text);
+            self.base_instructions = Some(read_base_instructions(workspace, &file)?);
         }
-        Ok((self, notes))
+        Ok((self, note))
     }
 }
 
-fn is_name_part(part: &str) -> bool {
-    !part.is_empty()
-        && part
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+/// Reads a base instructions file: inside the workspace only, UTF-8 text, at most
+/// [`MAX_BASE_INSTRUCTIONS_BYTES`].
+pub(crate) fn read_base_instructions(workspace: &Path, file: &Path) -> Result<String, EngineError> {
+    // Confined like the file tools: the text becomes the system prompt and goes to the
+    // provider, so `/etc/shadow`, `~/.ssh/id_rsa`, `../x` or a link out of the workspace
+    // are refused, in every mode.
+    let requested = file.to_string_lossy();
+    let path = crate::tools::paths::resolve_existing(workspace, &requested).map_err(|err| {
+        EngineError::invalid_params(format!("the base instructions file is refused: {err}"))
+    })?;
+    // Read through a handle on the workspace, so a link swapped in after the check cannot
+    // lead the read out.
+    let unreadable = |err: String| {
+        EngineError::invalid_params(format!(
+            "cannot read the base instructions file {}: {err}",
+            file.display()
+        ))
+    };
+    let bytes = crate::tools::beneath::WorkspaceDir::open(workspace)
+        .and_then(|dir| {
+            dir.read(&path, MAX_BASE_INSTRUCTIONS_BYTES)
+                .map_err(|err| err.to_string())
+        })
+        .map_err(unreadable)?
+        .ok_or_else(|| unreadable("it does not exist".to_owned()))?;
+    String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".to_owned()))
 }
 
-/// The LLM context a conversation owns; the session keeps none.
+/// The LLM context a conversation owns (seed 003); the session keeps none.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConversationContext {
+    /// Replace the built-in prompt; never in the history.
     pub base_instructions: Option<String>,
-    pub mcp_allowlist: Option<Vec<String>>,
+    /// The user instructions the conversation was given (at its creation, or changed
+    /// since): the first user message of its history, and a later one for each change.
+    pub user_instructions: Option<String>,
+    /// The MCP tools it sees, narrowed by its allowlist.
+    pub mcp_view: McpView,
     pub tools_prefs: ToolsPrefs,
     /// The conversation's own model, when it is not the session's.
     pub model: Option<String>,
@@ -189,9 +176,10 @@ pub(crate) struct Conversation {
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
     /// What its agent last saw of each file, shared with the file tools while a task runs.
     pub seen: Arc<crate::tools::seen::SeenFiles>,
-    /// The MCP tools this conversation sees: a snapshot, built at its first task after the
-    /// servers settled, rebuilt on refresh.
-    pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
+    /// User instructions set since its last task (`set_context`), recorded as a user
+    /// message at the start of its next one, before its input: a message now could fall
+    /// between a running turn's tool call and its result.
+    pub pending_instructions: Option<String>,
     /// The system prompt and tools of its last task, for the session snapshot.
     pub prompt: Option<Arc<crate::prompt::PromptShape>>,
     /// Opened by another conversation's `conv_create`: a worker (seed 001's subagent). It
@@ -210,7 +198,8 @@ impl Conversation {
             id: ConversationId::new(),
             context: ConversationContext {
                 base_instructions: spec.base_instructions,
-                mcp_allowlist: spec.mcp_allowlist,
+                user_instructions: spec.user_instructions,
+                mcp_view: McpView::new(spec.mcp_allowlist),
                 tools_prefs: spec.tools_prefs.unwrap_or_default(),
                 model: spec.model,
             },
@@ -228,7 +217,7 @@ impl Conversation {
             plan_reminder_due: mode == Mode::Plan,
             todos: Arc::default(),
             seen: Arc::default(),
-            mcp_view: None,
+            pending_instructions: None,
             prompt: None,
             worker: false,
         }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -178,6 +178,8 @@ pub struct McpManager {
     /// Where a stdio server's stderr reader and process watch say that it ended
     /// ([`watch_for_exits`]).
     exits: mpsc::UnboundedSender<Exit>,
+    /// Counts the changes of the tools the servers offer ([`McpManager::generation`]).
+    generation: AtomicU64,
 }
 
 impl McpManager {
@@ -197,6 +199,7 @@ impl McpManager {
             report,
             applying: tokio::sync::Mutex::new(()),
             exits,
+            generation: AtomicU64::new(0),
         });
         let mut starts = Vec::new();
         let mut started = Vec::new();
@@ -300,11 +303,6 @@ impl McpManager {
         None
     }
 
-    /// Whether every server has started or failed.
-    pub(crate) fn is_settled(&self) -> watch::Ref<'_, bool> {
-        self.settled.borrow()
-    }
-
     /// Waits until every server has started or failed.
     pub async fn settled(&self) {
         let mut rx = self.settled.subscribe();
@@ -350,6 +348,13 @@ impl McpManager {
                 (self.report)(format!("MCP server `{name}`: {note}"));
             }
         }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Counts the changes of the tools the ready servers offer: each listing (when servers
+    /// start, at a reload) adds one. A view built at another count is stale.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
     }
 
     /// Each server's status, by name.

@@ -74,28 +74,20 @@ impl Session {
             }
             Opener::Engine | Opener::FrontDoor => (spec, ceiling),
         };
-        let (spec, notes) = spec.resolve(&config.workspace)?;
+        let (spec, deprecation) = spec.resolve(&config.workspace)?;
         let spec_wants_no_sandbox = spec.sandbox == Some(false);
         self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
-        // Policies only narrow (seed 003): a tool the conversation asks for that the
-        // session disabled stays hidden, and the conversation is told so.
-        let refused_tools: Vec<&str> = spec
+        let refused_tools = spec
             .tools_prefs
             .as_ref()
-            .map(|prefs| {
-                [
-                    ("apply_patch", prefs.include_apply_patch_tool),
-                    ("todo_write", prefs.include_plan_tool),
-                ]
-                .into_iter()
-                .filter(|(tool, asked)| *asked && config.disabled_tools.iter().any(|d| d == tool))
-                .map(|(tool, _)| tool)
-                .collect()
-            })
+            .map(|prefs| refused_tools(prefs, &config.disabled_tools))
             .unwrap_or_default();
         let mut conversation = Conversation::new(spec, mode);
+        // Its MCP view is built now, from the servers as they are (seed 003); a task
+        // builds it again when their tools changed since.
+        conversation.context.mcp_view.rebuild(&self.services.mcp);
         conversation.worker = matches!(opener, Opener::Conversation(_));
         let mut state = self.state();
         if opener == Opener::FrontDoor && state.untouched() {
@@ -113,7 +105,8 @@ impl Session {
             .insert(id, Arc::new(Mutex::new(conversation)));
         drop(state);
         let hub = &self.services.hub;
-        for message in notes {
+        if let Some(message) = deprecation {
+            tracing::warn!("{message}");
             hub.emit(id, None, EventMsg::Warning { message });
         }
         if spec_wants_no_sandbox && self.services.sandbox.is_some() {
@@ -126,8 +119,15 @@ impl Session {
                 },
             );
         }
-        for tool in refused_tools {
-            hub.emit(
+        self.warn_refused_tools(id, &refused_tools);
+        self.warn_if_clamped(id, wanted, mode);
+        Ok(id)
+    }
+
+    /// Says, as a `warning` of `id`, that each of `tools` stays hidden although asked for.
+    pub(super) fn warn_refused_tools(&self, id: ConversationId, tools: &[&str]) {
+        for tool in tools {
+            self.services.hub.emit(
                 id,
                 None,
                 EventMsg::Warning {
@@ -139,8 +139,6 @@ impl Session {
                 },
             );
         }
-        self.warn_if_clamped(id, wanted, mode);
-        Ok(id)
     }
 
     /// Says, as a `warning` of `id`, that the `wanted` mode was narrowed to `mode` (the
@@ -164,22 +162,15 @@ impl Session {
         );
     }
 
-    /// Once the MCP servers settled, an allowlist may only name tools they offer.
-    fn check_allowlist(&self, allowlist: Option<&[String]>) -> Result<(), EngineError> {
+    /// An allowlist (normalised) may name only tools of the session's servers, as far as
+    /// they are known now: before any has started, an entry must name a configured server
+    /// that is not disabled or failed; once its server is ready, a tool it offers.
+    pub(super) fn check_allowlist(&self, allowlist: Option<&[String]>) -> Result<(), EngineError> {
         let Some(allowlist) = allowlist else {
             return Ok(());
         };
-        if !*self.services.mcp.is_settled() {
-            return Ok(());
-        }
-        let (_, problems) = crate::mcp::view(&self.services.mcp, Some(allowlist));
-        match problems
-            .into_iter()
-            .find(|p| p.starts_with("no MCP server offers"))
-        {
-            Some(problem) => Err(EngineError::invalid_params(problem)),
-            None => Ok(()),
-        }
+        crate::mcp::check_allowlist(&self.services.mcp, allowlist)
+            .map_err(|refusal| EngineError::invalid_params(refusal.to_string()))
     }
 
     /// The session's conversations, oldest first.
@@ -319,10 +310,11 @@ impl Session {
         Ok(mode)
     }
 
-    /// Rebuilds a conversation's MCP tool view at its next task.
+    /// Builds a conversation's MCP tool view again, from the servers' tools as they are
+    /// now; its next task offers them.
     pub fn refresh_mcp_view(&self, id: ConversationId) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
-        lock(&conv).mcp_view = None;
+        lock(&conv).context.mcp_view.rebuild(&self.services.mcp);
         Ok(())
     }
 
@@ -381,8 +373,10 @@ impl Session {
         let mut clamped = Vec::new();
         let mut clamped_after_plan = Vec::new();
         let mut repaired = Vec::new();
+        let mcp = &self.services.mcp;
         let mut restore = |saved: ConversationSnapshot| {
             let mut conversation = saved.restore();
+            conversation.context.mcp_view.rebuild(mcp);
             // A session killed during a handoff (or a tool call) left calls unanswered; no
             // provider accepts such a history.
             let closed = close_unanswered_calls(&mut conversation.history);
@@ -612,3 +606,22 @@ impl Session {
         }
     }
 }
+
+/// The tools of `prefs` the session disabled (`tools.disabled`): policies only narrow (seed
+/// 003), so a conversation asking for one does not get it, and is told so.
+pub(super) fn refused_tools(
+    prefs: &coder_protocol::ToolsPrefs,
+    disabled: &[String],
+) -> Vec<&'static str> {
+    [
+        ("apply_patch", prefs.include_apply_patch_tool),
+        ("todo_write", prefs.include_plan_tool),
+    ]
+    .into_iter()
+    .filter(|(tool, asked)| *asked && disabled.iter().any(|d| d == tool))
+    .map(|(tool, _)| tool)
+    .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -316,6 +316,14 @@ impl Session {
                 )])
             });
         }
+        // User instructions changed since the last task come before the input.
+        if lock(conversation).pending_instructions.is_some() {
+            self.change(conversation, |conversation| {
+                if let Some(text) = conversation.pending_instructions.take() {
+                    conversation.record([ChatMessage::user(text)]);
+                }
+            });
+        }
         // A person's input starts a turn: the working tree is recorded for `/undo`, while
         // the model is asked; tools wait for it.
         let checkpoint = if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
@@ -353,23 +361,11 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        // Tools described in the prompt (seed 002): the first task's are the initial ones, a
-        // later task's new ones are announced in the history.
-        let prompted =
-            (active.settings.tool_calling_of(&model) == ToolCalling::Prompt).then(|| {
-                self.change(conversation, |conversation| {
-                    if let Some(announcement) =
-                        PromptedTools::update(&mut conversation.prompted_tools, &offered)
-                    {
-                        conversation.record([announcement]);
-                    }
-                    conversation
-                        .prompted_tools
-                        .as_ref()
-                        .map(|known| known.initial(&offered))
-                        .unwrap_or_default()
-                })
-            });
+        let prompted = self.prompted_tools(
+            conversation,
+            &offered,
+            active.settings.tool_calling_of(&model) == ToolCalling::Prompt,
+        );
         let (todos, seen, history, size, worker) = {
             let conv = lock(conversation);
             (
@@ -395,6 +391,7 @@ impl Session {
             seen,
         };
         let model_name = model.clone();
+        let mcp_view_of_task = mcp_view.clone();
         // What the person asked decides whether `default` mode verifies, and with what.
         let verifier = (!worker).then(|| {
             let input = crate::conversation::input_text(&plan.input).unwrap_or_default();
@@ -418,7 +415,7 @@ impl Session {
             max_steps: config.max_steps,
             tools: TurnTools {
                 registry: self.services.tools.clone(),
-                mcp: mcp_view,
+                mcp: mcp_view.clone(),
                 permissions: self.services.permissions.clone(),
                 hidden,
                 home: self.services.home.clone(),
@@ -438,6 +435,7 @@ impl Session {
                 base_override,
                 rules: rules.files.clone(),
                 model: model_name,
+                mcp: mcp_view_of_task,
             }),
             verifier,
         };
@@ -572,7 +570,8 @@ impl Session {
         offered
     }
 
-    /// The conversation's MCP view, built once the servers settled (problems become
+    /// The conversation's MCP tools for a task, once the servers have settled: its view,
+    /// built again when the servers' tools changed since (its new problems become
     /// warnings). `None` when the task was interrupted while waiting for the servers.
     async fn mcp_view(
         &self,
@@ -580,22 +579,47 @@ impl Session {
         control: &TaskControl,
         events: &TaskEvents,
     ) -> Option<Arc<ToolRegistry>> {
-        if let Some(view) = lock(conversation).mcp_view.clone() {
-            return Some(view);
-        }
         let mcp = &self.services.mcp;
         tokio::select! {
             () = mcp.settled() => {}
             () = control.cancel.cancelled() => return None,
         }
-        let allowlist = lock(conversation).context.mcp_allowlist.clone();
-        let (view, problems) = crate::mcp::view(mcp, allowlist.as_deref());
+        let (tools, problems) = {
+            let mut conversation = lock(conversation);
+            let view = &mut conversation.context.mcp_view;
+            if !view.is_current(mcp) {
+                view.rebuild(mcp);
+            }
+            (view.tools(), view.take_problems())
+        };
         for problem in crate::mcp::at_most(problems) {
             events.warning(problem);
         }
-        let view = Arc::new(view);
-        lock(conversation).mcp_view = Some(view.clone());
-        Some(view)
+        Some(tools)
+    }
+
+    /// The initial tools to describe, when tools are described in the prompt (seed 002):
+    /// the first task's are the initial ones, a later task's new ones are announced in the
+    /// history.
+    fn prompted_tools(
+        &self,
+        conversation: &Mutex<Conversation>,
+        offered: &[ToolSpec],
+        in_prompt: bool,
+    ) -> Option<Vec<ToolSpec>> {
+        in_prompt.then(|| {
+            self.change(conversation, |conversation| {
+                let new = PromptedTools::update(&mut conversation.prompted_tools, offered);
+                if let Some(announcement) = crate::tool_prompt::announcement(&new, &[]) {
+                    conversation.record([announcement]);
+                }
+                conversation
+                    .prompted_tools
+                    .as_ref()
+                    .map(|known| known.initial(offered))
+                    .unwrap_or_default()
+            })
+        })
     }
 }
 
@@ -609,6 +633,8 @@ struct TaskRebuilder {
     /// The rules files the task started with.
     rules: Vec<RuleFile>,
     model: String,
+    /// The MCP tools the task started with (its calls go to them).
+    mcp: Arc<ToolRegistry>,
 }
 
 impl ContextBuilder for TaskRebuilder {
@@ -623,7 +649,7 @@ impl ContextBuilder for TaskRebuilder {
         // A person approving a plan may always go on in `default`: a session configured in
         // plan mode leaves it there.
         let ceiling = super::looser(session.config().mode, Mode::Default);
-        let (mode, previous, system, hidden, mcp_view, clamped) = {
+        let (mode, previous, system, hidden, clamped) = {
             let mut conv = lock(conversation);
             // Never above what trusted configuration set, or what a person chose in this
             // process: whatever a saved session said, the person approved a plan, not a mode.
@@ -635,9 +661,8 @@ impl ContextBuilder for TaskRebuilder {
             let previous = conv.switch_mode(mode);
             let (system, hidden) =
                 session.prompt_and_hidden(&conv, self.base_override.as_deref(), &self.rules);
-            let mcp_view = conv.mcp_view.clone();
             let clamped = (after != mode).then_some(after);
-            (mode, previous, system, hidden, mcp_view, clamped)
+            (mode, previous, system, hidden, clamped)
         };
         if let Some(after) = clamped {
             events.warning(format!(
@@ -652,8 +677,7 @@ impl ContextBuilder for TaskRebuilder {
             previous,
             reason,
         });
-        let mcp_view = mcp_view.unwrap_or_else(|| Arc::new(ToolRegistry::empty()));
-        let offered = session.offered_tools(conversation, &system, &hidden, &mcp_view);
+        let offered = session.offered_tools(conversation, &system, &hidden, &self.mcp);
         let history = rebuild_message.map(|plan| {
             let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
             let history = vec![plan_handoff(plan, session.todo_offered(&hidden), &rules)];
