@@ -53,6 +53,37 @@ impl From<coder_protocol::methods::CreateParams> for ConversationSpec {
     }
 }
 
+/// What [`crate::Engine::set_context`] changes of a conversation's context (seed 003's
+/// `SetConversationContext`). A field left `None` is kept; `Some(None)` goes back to the
+/// default (the built-in prompt, every MCP tool).
+#[derive(Debug, Clone, Default)]
+pub struct ContextChange {
+    pub base_instructions: Option<Option<String>>,
+    /// Read as [`ConversationSpec::base_instructions_file`] is; exclusive with
+    /// `base_instructions`.
+    pub base_instructions_file: Option<PathBuf>,
+    /// Recorded as a user message after what the history holds.
+    pub user_instructions: Option<String>,
+    pub mcp_allowlist: Option<Option<Vec<String>>>,
+    pub tools_prefs: Option<ToolsPrefs>,
+    /// Build the MCP view again from the servers' tools as they are now.
+    pub refresh_mcp_view: bool,
+}
+
+/// What a front door's `conversation/setContext` asks for (its conversation aside).
+impl From<coder_protocol::methods::SetContextParams> for ContextChange {
+    fn from(params: coder_protocol::methods::SetContextParams) -> Self {
+        Self {
+            base_instructions: params.base_instructions,
+            base_instructions_file: params.base_instructions_file.map(Into::into),
+            user_instructions: params.user_instructions,
+            mcp_allowlist: params.mcp_allowlist,
+            tools_prefs: params.tools_prefs,
+            refresh_mcp_view: params.refresh_mcp_view,
+        }
+    }
+}
+
 impl ConversationSpec {
     /// Fills what is not given from a parent conversation's context.
     pub(crate) fn inherit(mut self, parent: &ConversationContext) -> Self {

@@ -70,6 +70,12 @@ impl McpView {
         self.built_at == Some(manager.generation())
     }
 
+    /// Narrows the view by `allowlist` instead (normalised already), and builds it again.
+    pub fn set_allowlist(&mut self, manager: &Arc<McpManager>, allowlist: Option<Vec<String>>) {
+        self.allowlist = allowlist;
+        self.rebuild(manager);
+    }
+
     pub fn allowlist(&self) -> Option<&[String]> {
         self.allowlist.as_deref()
     }

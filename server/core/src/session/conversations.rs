@@ -11,7 +11,8 @@ use coder_protocol::{
 
 use super::{Session, narrower};
 use crate::conversation::{
-    Conversation, ConversationSpec, close_unanswered_calls, history_entries,
+    ContextChange, Conversation, ConversationSpec, close_unanswered_calls, history_entries,
+    read_base_instructions,
 };
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
@@ -139,6 +140,80 @@ impl Session {
                 },
             );
         }
+    }
+
+    /// Changes a conversation's context (see [`crate::Engine::set_context`]): everything is
+    /// checked first, then applied at once.
+    pub fn set_context(
+        &self,
+        id: ConversationId,
+        change: ContextChange,
+    ) -> Result<(), EngineError> {
+        let conversation = self.conversation(id)?;
+        let config = self.config();
+        let mut base = change.base_instructions;
+        if let Some(file) = &change.base_instructions_file {
+            if base.is_some() {
+                return Err(EngineError::invalid_params(
+                    "base instructions text and file are mutually exclusive; give one",
+                ));
+            }
+            base = Some(Some(read_base_instructions(&config.workspace, file)?));
+        }
+        let mut deprecation = None;
+        let allowlist = match change.mcp_allowlist {
+            Some(Some(given)) => {
+                let normalised = crate::mcp::allowlist::normalise(given)
+                    .map_err(|refusal| EngineError::invalid_params(refusal.to_string()))?;
+                self.check_allowlist(Some(&normalised.names))?;
+                deprecation = normalised.deprecation();
+                Some(Some(normalised.names))
+            }
+            other => other,
+        };
+        let refused = change
+            .tools_prefs
+            .as_ref()
+            .map(|prefs| refused_tools(prefs, &config.disabled_tools))
+            .unwrap_or_default();
+        let mcp = &self.services.mcp;
+        {
+            // Under the session's lock, so no task of the conversation starts meanwhile:
+            // whether its history may take the user instructions now is decided once.
+            let state = self.state();
+            let held = state.queue.holds_history_of(id);
+            let mut conversation = lock(&conversation);
+            let context = &mut conversation.context;
+            if let Some(base) = base {
+                context.base_instructions = base;
+            }
+            if let Some(prefs) = change.tools_prefs {
+                context.tools_prefs = prefs;
+            }
+            match allowlist {
+                Some(allowlist) => context.mcp_view.set_allowlist(mcp, allowlist),
+                None if change.refresh_mcp_view => context.mcp_view.rebuild(mcp),
+                None => {}
+            }
+            if let Some(text) = change.user_instructions {
+                context.user_instructions = Some(text.clone());
+                if held {
+                    conversation.pending_instructions = Some(text);
+                } else {
+                    conversation.record([ChatMessage::user(text)]);
+                }
+            }
+        }
+        // Written to the session journal.
+        self.change(&conversation, |_| {});
+        if let Some(message) = deprecation {
+            tracing::warn!("{message}");
+            self.services
+                .hub
+                .emit(id, None, EventMsg::Warning { message });
+        }
+        self.warn_refused_tools(id, &refused);
+        Ok(())
     }
 
     /// Says, as a `warning` of `id`, that the `wanted` mode was narrowed to `mode` (the

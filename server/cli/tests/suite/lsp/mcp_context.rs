@@ -1,5 +1,6 @@
 //! A conversation's MCP context through `coder lsp` (seed 003): an allowlist is checked
-//! when it is given, even before any server has started.
+//! when it is given, even before any server has started; `conversation/setContext` changes
+//! a conversation's context from its next task, the history kept in order.
 
 use std::path::Path;
 use std::time::Duration;
@@ -158,5 +159,173 @@ async fn an_allowlist_is_checked_when_given_even_before_any_server_started() {
     );
     let fine = create(&mut client, json!(["gated__echo"]), &mut seen).await;
     assert!(fine["result"]["conversationId"].is_string(), "{fine}");
+    client.stop().await;
+}
+
+/// `conversation/setContext` for `conversation` with `change`: its answer.
+async fn set_context(
+    client: &mut Client,
+    conversation: &str,
+    change: Value,
+    seen: &mut Vec<Value>,
+) -> Value {
+    let mut params = change;
+    params["conversationId"] = json!(conversation);
+    client
+        .request("conversation/setContext", params, seen)
+        .await
+}
+
+/// Reads until the next `task_complete`.
+async fn until_complete(client: &mut Client, seen: &mut Vec<Value>) {
+    loop {
+        let message = client.read().await;
+        let done = message["params"]["event"]["type"] == "task_complete";
+        seen.push(message);
+        if done {
+            return;
+        }
+    }
+}
+
+/// The texts of the user and assistant messages of model request `index`, without the
+/// engine's reminders.
+fn said(server: &MockModelServer, index: usize) -> Vec<String> {
+    server.requests()[index].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user" || m["role"] == "assistant")
+        .filter_map(|m| m["content"].as_str())
+        .filter(|text| !text.is_empty() && !text.starts_with("<system-reminder>"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn set_context_applies_from_the_next_task_and_keeps_the_history_in_order() {
+    let server = MockModelServer::start(vec![
+        coder_testkit::MockResponse::tool_call(
+            "w1",
+            "write",
+            json!({"path": "a.txt", "content": "a"}),
+        ),
+        coder_testkit::MockResponse::text("first answer"),
+        coder_testkit::MockResponse::text("second answer"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::create_dir_all(ws.join(".coder")).unwrap();
+    std::fs::write(
+        ws.join(".coder/config.json"),
+        json!({"tools": {"disabled": ["apply_patch"]}}).to_string(),
+    )
+    .unwrap();
+    let (mut client, root) = Client::ready(ws, &server, "balanced").await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "one", &mut seen).await;
+    // The task waits for a person: it runs while its context changes.
+    let ask = client.server_request("permission/request", &mut seen).await;
+    let changed = set_context(
+        &mut client,
+        &root,
+        json!({
+            "baseInstructions": "You answer in haiku.",
+            "userInstructions": "Be brief.",
+            "toolsPrefs": {"include_apply_patch_tool": true, "include_plan_tool": false},
+        }),
+        &mut seen,
+    )
+    .await;
+    assert_eq!(changed["result"], json!({}), "{changed}");
+    // Refused whole: the base instructions of a request whose allowlist is refused are not
+    // taken either.
+    let refused = set_context(
+        &mut client,
+        &root,
+        json!({"baseInstructions": "IGNORED", "mcpAllowlist": ["nosuch__tool"]}),
+        &mut seen,
+    )
+    .await;
+    assert_eq!(
+        refusal(&refused),
+        "mcp_allowlist entry `nosuch__tool` names an unknown MCP server: this session has none"
+    );
+    let both = set_context(
+        &mut client,
+        &root,
+        json!({"baseInstructions": "x", "baseInstructionsFile": "x.md"}),
+        &mut seen,
+    )
+    .await;
+    assert!(refusal(&both).contains("mutually exclusive"), "{both}");
+    // While the task runs, the history does not take the user instructions.
+    let history = client
+        .request(
+            "conversation/history",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    let texts: Vec<&str> = history["result"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|entry| entry["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["one"]);
+    client
+        .write(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "deny"}}))
+        .await;
+    until_complete(&mut client, &mut seen).await;
+    client.send_text(&root, "two", &mut seen).await;
+    until_complete(&mut client, &mut seen).await;
+
+    // The running task kept the context it started with.
+    let system = |index: usize| {
+        server.requests()[index].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(!system(1).starts_with("You answer in haiku."));
+    assert!(
+        system(2).starts_with("You answer in haiku."),
+        "{}",
+        system(2)
+    );
+    assert!(!system(2).contains("IGNORED"));
+    // The next one has the new context, the user instructions after the history.
+    assert_eq!(
+        said(&server, 2),
+        ["one", "first answer", "Be brief.", "two"]
+    );
+    let tools: Vec<String> = server.requests()[2].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!tools.contains(&"todo_write".to_owned()), "{tools:?}");
+    assert!(
+        !tools.contains(&"apply_patch".to_owned()),
+        "a conversation cannot loosen the session's tools: {tools:?}"
+    );
+    let narrowed: Vec<&str> = events(&seen)
+        .filter(|event| event["type"] == "warning")
+        .filter_map(|event| event["message"].as_str())
+        .filter(|message| message.contains("asks for `apply_patch`"))
+        .collect();
+    assert_eq!(narrowed.len(), 1, "{narrowed:?}");
+    let unknown = set_context(
+        &mut client,
+        "01000000-0000-7000-8000-000000000000",
+        json!({}),
+        &mut seen,
+    )
+    .await;
+    assert_eq!(unknown["error"]["data"]["kind"], "not_found", "{unknown}");
     client.stop().await;
 }
