@@ -1,8 +1,9 @@
 //! A conversation's view of the MCP tools (seed 003's `McpView`): the manager's tools under
 //! their fully-qualified names, in a stable order, narrowed by the conversation's
 //! allowlist. Built when the conversation opens and rebuilt whenever the manager's tools
-//! change (the servers settling, a reload) or the allowlist does; a task keeps the tools
-//! it started with.
+//! change (the servers settling, a reload, a server's `notifications/tools/list_changed`)
+//! or the allowlist does; a task keeps the tools it started with. The view also remembers
+//! what the conversation's model was last offered, so a change can be announced to it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use serde_json::Value;
 use super::McpManager;
 use super::names::{plain, qualified};
 use super::tool::McpTool;
-use crate::tools::{Tool, ToolRegistry};
+use crate::tools::{Tool, ToolRegistry, ToolSpec};
 
 /// The MCP tools one conversation sees.
 #[derive(Debug, Clone)]
@@ -27,12 +28,23 @@ pub(crate) struct McpView {
     unreported: Vec<String>,
     /// Every problem of the last build: a rebuild reports only new ones.
     problems: Vec<String>,
+    /// The names the conversation's model was last offered; `None` before its first task.
+    offered: Option<BTreeSet<String>>,
 }
 
 impl Default for McpView {
     fn default() -> Self {
         Self::new(None)
     }
+}
+
+/// How the tools a conversation's model is offered changed since it was last offered some.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolChanges {
+    /// Tools offered now that were not then, in name order.
+    pub added: Vec<ToolSpec>,
+    /// Names offered then and no longer, in name order.
+    pub removed: Vec<String>,
 }
 
 impl McpView {
@@ -44,6 +56,7 @@ impl McpView {
             built_at: None,
             unreported: Vec::new(),
             problems: Vec::new(),
+            offered: None,
         }
     }
 
@@ -88,6 +101,29 @@ impl McpView {
     /// The problems of its builds that no task has reported yet.
     pub fn take_problems(&mut self) -> Vec<String> {
         std::mem::take(&mut self.unreported)
+    }
+
+    /// Records that the model is offered the view's tools now, and says how they changed
+    /// since it was last offered some (nothing at its first task, or when nothing changed).
+    pub fn offer(&mut self) -> Option<ToolChanges> {
+        let now: BTreeSet<String> = self
+            .tools
+            .specs()
+            .iter()
+            .map(|spec| spec.name.clone())
+            .collect();
+        let before = self.offered.replace(now.clone())?;
+        let changes = ToolChanges {
+            added: self
+                .tools
+                .specs()
+                .iter()
+                .filter(|spec| !before.contains(&spec.name))
+                .cloned()
+                .collect(),
+            removed: before.difference(&now).cloned().collect(),
+        };
+        (!changes.added.is_empty() || !changes.removed.is_empty()).then_some(changes)
     }
 }
 

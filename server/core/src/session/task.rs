@@ -16,6 +16,7 @@ use crate::config::ToolCalling;
 use crate::conversation::Conversation;
 use crate::error::EngineError;
 use crate::events::TaskEvents;
+use crate::mcp::ToolChanges;
 use crate::model::ActiveModel;
 use crate::model::ToolSpec;
 use crate::process::ToolEnv;
@@ -348,7 +349,8 @@ impl Session {
             events,
         )
         .await;
-        let Some(mcp_view) = self.mcp_view(conversation, &control, events).await else {
+        let Some((mcp_view, mcp_changes)) = self.mcp_view(conversation, &control, events).await
+        else {
             let recording = Recording {
                 conversation: conversation.clone(),
                 session: self.clone(),
@@ -361,9 +363,10 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        let prompted = self.prompted_tools(
+        let prompted = self.announce_tools(
             conversation,
             &offered,
+            mcp_changes.unwrap_or_default(),
             active.settings.tool_calling_of(&model) == ToolCalling::Prompt,
         );
         let (todos, seen, history, size, worker) = {
@@ -572,47 +575,62 @@ impl Session {
 
     /// The conversation's MCP tools for a task, once the servers have settled: its view,
     /// built again when the servers' tools changed since (its new problems become
-    /// warnings). `None` when the task was interrupted while waiting for the servers.
+    /// warnings), and how the tools differ from those its model was last offered. `None`
+    /// when the task was interrupted while waiting for the servers.
     async fn mcp_view(
         &self,
         conversation: &Mutex<Conversation>,
         control: &TaskControl,
         events: &TaskEvents,
-    ) -> Option<Arc<ToolRegistry>> {
+    ) -> Option<(Arc<ToolRegistry>, Option<ToolChanges>)> {
         let mcp = &self.services.mcp;
         tokio::select! {
             () = mcp.settled() => {}
             () = control.cancel.cancelled() => return None,
         }
-        let (tools, problems) = {
+        let (tools, changes, problems) = {
             let mut conversation = lock(conversation);
             let view = &mut conversation.context.mcp_view;
             if !view.is_current(mcp) {
                 view.rebuild(mcp);
             }
-            (view.tools(), view.take_problems())
+            (view.tools(), view.offer(), view.take_problems())
         };
         for problem in crate::mcp::at_most(problems) {
             events.warning(problem);
         }
-        Some(tools)
+        Some((tools, changes))
     }
 
-    /// The initial tools to describe, when tools are described in the prompt (seed 002):
-    /// the first task's are the initial ones, a later task's new ones are announced in the
-    /// history.
-    fn prompted_tools(
+    /// Tells the model of the tools it gained and lost since its last task (seed 002's
+    /// dynamic tools: an ordinary message of the history): the MCP tools that changed and,
+    /// when tools are described in the prompt, every tool it was not told of yet. Returns
+    /// the initial tools to describe, when they are described in the prompt (the first
+    /// task's tools are the initial ones).
+    fn announce_tools(
         &self,
         conversation: &Mutex<Conversation>,
         offered: &[ToolSpec],
+        mcp: ToolChanges,
         in_prompt: bool,
     ) -> Option<Vec<ToolSpec>> {
-        in_prompt.then(|| {
-            self.change(conversation, |conversation| {
-                let new = PromptedTools::update(&mut conversation.prompted_tools, offered);
-                if let Some(announcement) = crate::tool_prompt::announcement(&new, &[]) {
-                    conversation.record([announcement]);
+        let ToolChanges { mut added, removed } = mcp;
+        if !in_prompt && added.is_empty() && removed.is_empty() {
+            return None;
+        }
+        self.change(conversation, |conversation| {
+            if in_prompt {
+                for tool in PromptedTools::update(&mut conversation.prompted_tools, offered) {
+                    if !added.iter().any(|known| known.name == tool.name) {
+                        added.push(tool);
+                    }
                 }
+                added.sort_by(|a, b| a.name.cmp(&b.name));
+            }
+            if let Some(announcement) = crate::tool_prompt::announcement(&added, &removed) {
+                conversation.record([announcement]);
+            }
+            in_prompt.then(|| {
                 conversation
                     .prompted_tools
                     .as_ref()

@@ -44,11 +44,14 @@ fn node_server(package: &str, extra: &[&str]) -> McpServerConfig {
     }
 }
 
-fn everything() -> McpServerConfig {
+pub(super) fn everything() -> McpServerConfig {
     node_server("server-everything", &["stdio"])
 }
 
-async fn harness(server: &MockModelServer, servers: Vec<(&str, McpServerConfig)>) -> Harness {
+pub(super) async fn harness(
+    server: &MockModelServer,
+    servers: Vec<(&str, McpServerConfig)>,
+) -> Harness {
     let h = Harness::with(
         server,
         ProviderKind::OpenAi,
@@ -66,7 +69,7 @@ async fn harness(server: &MockModelServer, servers: Vec<(&str, McpServerConfig)>
     h
 }
 
-fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
+pub(super) fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
     server.requests()[index].body["tools"]
         .as_array()
         .unwrap()

@@ -10,6 +10,7 @@ mod interrupts;
 mod limits;
 mod mcp;
 mod mcp_fuzz;
+mod mcp_views;
 mod models;
 mod permissions;
 mod plan_mode;
