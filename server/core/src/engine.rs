@@ -339,7 +339,15 @@ impl Engine {
         self.session.mcp().settled().await;
     }
 
-    /// Rebuilds a conversation's MCP tool view at its next task (after servers changed).
+    /// What holds the MCP servers now: the MCP tools of the conversations' views and of
+    /// running tasks, and the calls under way (for checks that closed conversations leave
+    /// nothing behind).
+    pub fn mcp_usage(&self) -> crate::mcp::McpUsage {
+        self.session.mcp_usage()
+    }
+
+    /// Builds a conversation's MCP tool view again now, from the servers' tools as they
+    /// are; its next task offers them.
     pub fn refresh_mcp_view(&self, conversation: ConversationId) -> Result<(), EngineError> {
         self.session.refresh_mcp_view(conversation)
     }

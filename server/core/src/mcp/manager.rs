@@ -196,6 +196,18 @@ impl Drop for InFlight {
     }
 }
 
+/// What holds the session's MCP servers at a moment, for checks that nothing is left
+/// behind: the MCP tools of conversations' views and of running tasks (each holds the
+/// manager) and the tool calls under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpUsage {
+    /// Holders of the manager besides the session itself: one per MCP tool alive (a
+    /// start or a tool list being read holds it for that while).
+    pub holders: usize,
+    /// Tool calls under way, on every server.
+    pub calls: usize,
+}
+
 /// Reports a server problem to the session (a `warning` event).
 pub type Reporter = Arc<dyn Fn(String) + Send + Sync>;
 
@@ -446,6 +458,18 @@ impl McpManager {
             (self.report)(format!("MCP server `{name}`: {note}"));
         }
         true
+    }
+
+    /// What holds the servers now; `this` is the session's own handle on the manager.
+    pub fn usage(this: &Arc<Self>) -> McpUsage {
+        let calls = lock(&this.servers)
+            .values()
+            .map(|server| server.calls.load(Ordering::SeqCst))
+            .sum();
+        McpUsage {
+            holders: Arc::strong_count(this).saturating_sub(1),
+            calls,
+        }
     }
 
     /// Each server's status, by name.

@@ -16,7 +16,7 @@ mod tool;
 mod view;
 
 pub use config::{McpServerConfig, load_mcp_json};
-pub use manager::{McpManager, ServerStatus};
+pub use manager::{McpManager, McpUsage, ServerStatus};
 pub(crate) use view::{McpView, ToolChanges, at_most};
 
 /// Checks the entries of a normalised allowlist against `manager`'s servers as far as they

@@ -212,6 +212,10 @@ impl Session {
         &self.services.mcp
     }
 
+    pub fn mcp_usage(&self) -> crate::mcp::McpUsage {
+        McpManager::usage(&self.services.mcp)
+    }
+
     /// What the OS sandbox enforces for this session's commands; `None` when commands run
     /// unconfined.
     pub fn sandbox_enforcement(&self) -> Option<SandboxEnforcement> {
