@@ -182,6 +182,21 @@ impl NativeEngine {
         Ok(task.to_string())
     }
 
+    /// Takes what a person typed: a built-in `/command` runs (its text, and the task or
+    /// conversation it started); anything else is queued, and its task named.
+    #[napi(
+        ts_args_type = "conversationId: string, items: import('../ts/protocol').InputItem[]",
+        ts_return_type = "import('../ts/protocol').CommandResult"
+    )]
+    pub fn input(&self, conversation_id: String, items: Value) -> Result<Value> {
+        let items: Vec<InputItem> = parse("input items", items)?;
+        let started = self
+            .engine
+            .input(parse_conversation(&conversation_id)?, items)
+            .map_err(error)?;
+        to_json(started)
+    }
+
     #[napi(ts_return_type = "import('../ts/protocol').ConversationSummary[]")]
     pub fn list(&self) -> Result<Value> {
         to_json(self.engine.list_conversations())

@@ -75,3 +75,28 @@ test("command() runs built-in commands: text, a task to follow, a refusal for an
   assert.equal(event.taskId, started.taskId);
   assert.equal(event.summary, "Summary.");
 });
+
+test("input() and processUserInput take a built-in command as the terminal does: it runs and reaches no model", async (t) => {
+  const { url, requests } = await startMock(t, [text("ok")]);
+  const dir = workspace();
+  const engine = Engine.create({ workingDir: dir, model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" }, saveSessions: false });
+  t.after(async () => {
+    await engine.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const root = engine.rootConversation;
+  const help = engine.input(root, "/help");
+  assert.ok(help.text.includes("/compact"), help.text);
+  assert.equal(help.taskId, undefined);
+  assert.deepEqual(engine.input(root, "/mode plan"), { text: "mode: plan" });
+  assert.equal(engine.command(root, "/mode").text, "mode: plan");
+  assert.throws(() => engine.input(root, "/nosuch"), { code: "invalid_params", message: /unknown command \/nosuch/ });
+  // Plain input is queued, its task named.
+  const done = new Promise((resolve) => engine.onEvent((event) => event.type === "task_complete" && resolve()));
+  const started = engine.input(root, "hello");
+  assert.equal(typeof started.taskId, "string");
+  await done;
+  const sent = await requests();
+  assert.equal(sent.length, 1);
+  assert.ok(sent[0].body.messages.some((message) => message.content === "hello"));
+});

@@ -34,8 +34,8 @@ test("many conversations through the low-level API, events in seq order", async 
   for (const [i, id] of ids.entries()) {
     // Messages only: the todo reminder after the first input is in the request, not here.
     assert.deepEqual(engine.history(id), [
-      { role: "user", text: `question ${i}` },
-      { role: "assistant", text: `answer ${i}` },
+      { role: "user", text: `question ${i}`, attachments: [] },
+      { role: "assistant", text: `answer ${i}`, attachments: [] },
     ]);
   }
   assert.deepEqual(engine.destroy(ids[1]), { ok: true });
@@ -324,6 +324,21 @@ test("setContext changes a conversation's instructions for its next task and ref
     .map((m) => m.content);
   assert.deepEqual(said.slice(-3), ["first", "Be brief.", "two"]);
   assert.throws(() => engine.setContext("nope", {}), { code: "invalid_params" });
+});
+
+test("command() switches modes under the same ceiling as setMode", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), mode: "auto-edit", model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const events = engine.events();
+  const root = engine.rootConversation;
+  assert.deepEqual(engine.command(root, "/yolo"), { text: "mode: auto-edit" });
+  const { value: warning } = await events.next();
+  assert.equal(warning.type, "warning");
+  assert.match(warning.message, /mode yolo is looser than the session's auto-edit; the conversation uses auto-edit/);
+  assert.equal(engine.command(root, "/mode plan").text, "mode: plan");
+  assert.equal(engine.command(root, "/auto-edit").text, "mode: auto-edit");
+  assert.equal(engine.command(root, "/mode").text, "mode: auto-edit");
 });
 
 test("a permission request open at dispose is denied and the saved session is valid", async (t) => {

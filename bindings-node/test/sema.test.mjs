@@ -58,7 +58,8 @@ test("a permission request answered each of the four ways", async (t) => {
   const write = (id, path) => toolCall(id, "write", { path, content: `${id}\n` });
   const { url, requests } = await startMock(t, [
     write("w1", "agree.txt"), text("ok 1"),
-    write("w2", "refuse.txt"), text("ok 2"),
+    // `refuse` ends the task (seed 001, checkpoint 4): the model is not asked again.
+    write("w2", "refuse.txt"),
     write("w3", "feedback.txt"), text("ok 3"),
     write("w4", "allow.txt"), text("ok 4"),
     write("w5", "again.txt"), text("ok 5"),
@@ -74,6 +75,8 @@ test("a permission request answered each of the four ways", async (t) => {
   core.on("message:complete", (data) => completes.push(data));
   const errors = [];
   core.on("tool:execution:error", (data) => errors.push(data));
+  const interrupted = [];
+  core.on("session:interrupted", (data) => interrupted.push(data));
   for (const input of ["one", "two", "three", "four", "five"]) {
     const idle = next(core, "state:update", (d) => d.state === "idle");
     core.processUserInput(input);
@@ -88,13 +91,19 @@ test("a permission request answered each of the four ways", async (t) => {
   const root = core.engine.messages(core.engine.rootConversation);
   const results = root.filter((m) => m.role === "tool").map((m) => m.content);
   assert.equal(results.length, 5);
-  assert.match(results[1], /denied|refused/i);
+  // The refused call keeps the refusal, and the task ended as interrupted; the feedback
+  // (any other text) is a denial the model reads, and the task went on.
+  assert.match(results[1], /^The user refused this call; it was not run, and the task stops here\./);
+  assert.match(results[1], /\[Request interrupted by user\]$/);
+  assert.equal(interrupted.length, 1);
   assert.match(results[2], /write it to notes\/ instead/);
   assert.equal(errors.length, 2);
   const ws = readdirSync(ready.workingDir);
   assert.deepEqual(ws.filter((f) => f.endsWith(".txt")).sort(), ["again.txt", "agree.txt", "allow.txt"]);
   const bodies = await requests();
-  assert.match(JSON.stringify(bodies[5].body.messages), /write it to notes\/ instead/);
+  assert.equal(bodies.length, 9);
+  assert.match(JSON.stringify(bodies[3].body.messages), /The user refused this call/);
+  assert.match(JSON.stringify(bodies[4].body.messages), /write it to notes\/ instead/);
 });
 
 test("interruptSession ends the running task with session:interrupted", async (t) => {
@@ -243,7 +252,7 @@ test("a permission request shows the edit's diff; a malformed answer denies it a
   const thrown = [];
   core.on("tool:permission:request", (data) => {
     asked.push(data);
-    if (asked.length === 1) core.respondToToolPermission({ toolName: data.toolName, selected: "refuse" });
+    if (asked.length === 1) core.respondToToolPermission({ toolName: data.toolName, selected: "not this one" });
     else {
       try {
         core.respondToToolPermission({ toolName: data.toolName, selected: { decision: "allow_once" } });
@@ -416,4 +425,46 @@ test("compact() summarises the main conversation: compact:exec, then the archive
   const done = next(core, "message:complete", (d) => d.content === "third answer");
   core.processUserInput("third question");
   await done;
+});
+
+test("processUserInput runs a built-in command: command:result, no model call; an unknown one is a session:error", async (t) => {
+  const { url, requests } = await startMock(t, []);
+  const { core } = await session(t, url);
+  const said = next(core, "command:result");
+  core.processUserInput("/tools");
+  const result = await said;
+  assert.equal(result.agentId, "main");
+  assert.equal(result.command, "/tools");
+  assert.ok(result.text.includes("bash"), result.text);
+  const failed = next(core, "session:error");
+  core.processUserInput("/nosuch");
+  const error = await failed;
+  assert.equal(error.error.code, "invalid_params");
+  assert.match(error.error.message, /unknown command \/nosuch; known commands: \/help/);
+  assert.equal((await requests()).length, 0);
+});
+
+test("/clear through the engine's command() empties the main conversation: session:cleared, then a fresh context", async (t) => {
+  const { url, requests } = await startMock(t, [text("Noted: heron."), text("Which word?")]);
+  const { core, ready } = await session(t, url);
+  const first = next(core, "state:update", (d) => d.state === "idle");
+  core.processUserInput("The word is heron.");
+  await first;
+  const root = core.engine.rootConversation;
+  const held = core.engine.messages(root).length;
+  const cleared = next(core, "session:cleared");
+  const answer = core.engine.command(root, "/clear");
+  assert.equal(answer.text, `context cleared: ${held} messages left it; the system prompt and the tools stay`);
+  assert.deepEqual(await cleared, { sessionId: ready.sessionId, agentId: "main" });
+  assert.deepEqual(core.engine.messages(root), []);
+  assert.ok(core.engine.commands().some((command) => command.name === "clear" && command.source === "builtin"));
+
+  const done = next(core, "message:complete", (d) => d.content === "Which word?");
+  core.processUserInput("What was the word?");
+  await done;
+  const sent = await requests();
+  const messages = sent[1].body.messages;
+  assert.equal(messages[0].content, sent[0].body.messages[0].content, "the same system prompt");
+  assert.equal(messages[1].content, "What was the word?");
+  assert.ok(!JSON.stringify(messages).includes("heron"), JSON.stringify(messages));
 });

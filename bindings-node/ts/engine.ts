@@ -179,6 +179,22 @@ export class Engine {
   }
 
   /**
+   * Takes what a person typed, as a prompt box would: a built-in `/command` runs as
+   * `command()` does (`text` for people, no task for most); anything else, a custom command
+   * included, is queued as `send()` queues it and its `taskId` returned. An unknown command
+   * throws (`invalid_params`).
+   */
+  input(conversationId: string, input: string | InputItem[]): CommandResult {
+    const items = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
+    const result = this.#live().input(conversationId, items);
+    if (result.taskId) {
+      this.#pending.add(result.taskId);
+      this.#hold();
+    }
+    return result;
+  }
+
+  /**
    * Runs a slash command (`/help`, `/model name`, `/mode plan`, `/compact`, `/diff`, a custom
    * command, ...) in the conversation: `text` for people, and the `taskId` or
    * `conversationId` it started. An unknown command throws (`invalid_params`).

@@ -180,6 +180,13 @@ export type EventMsg =
       segment: number,
     }
   | {
+      "type": "context_cleared",
+      /**
+       * How many messages left the context.
+       */
+      clearedMessages: number,
+    }
+  | {
       "type": "verification",
       status: VerificationStatus,
       /**
@@ -224,6 +231,12 @@ export type EventMsg =
        * again.
        */
       continuation?: TaskId,
+      /**
+       * With `replaced`: the interrupting tool call that took the task's place and the
+       * conversation that runs now, so a front end can say so (seed 000: "the current task
+       * was replaced by conv_create; running the target conversation, then continuing").
+       */
+      replacedBy?: Replacement,
     }
   | { "type": "task_dropped", reason: DropReason }
   | { "type": "state_changed", state: EngineState }
@@ -251,6 +264,20 @@ export type RequestedToolCall = {
    * The arguments as JSON; arguments that are not valid JSON come as a string.
    */
   arguments: JsonValue,
+};
+
+/**
+ * The handoff that replaced a task (`turn_aborted` with `replaced`).
+ */
+export type Replacement = {
+  /**
+   * The interrupting tool the model called (`conv_create`, `conv_send`).
+   */
+  toolName: string,
+  /**
+   * The conversation that runs now; the replaced task's work goes on after its reply.
+   */
+  conversationId: ConversationId,
 };
 
 /**
@@ -402,26 +429,30 @@ export type ChatMessage = {
    */
   name?: string,
   /**
-   * Images that came with a message (a `read` of an image file). Providers receive them
-   * in their own form: Anthropic inside the tool result, OpenAI in a user message after
-   * the tool results.
+   * Images that came with a message: a person's (pasted, attached by an `@` reference,
+   * given as input items) or a tool's (a `read` of an image file, an MCP tool's image).
+   * Providers receive them in their own form: Anthropic inside the user message or the
+   * tool result, OpenAI as content parts of the user message, a tool's in a user message
+   * after the tool results.
    */
   attachments?: Array<Attachment>,
 };
 
 /**
- * An image carried by a message, base64-encoded.
+ * An image carried by a message: its bytes, or a URL the provider fetches.
  */
-export type Attachment = {
-  /**
-   * For example `image/png`.
-   */
-  mediaType: string,
-  /**
-   * The bytes, base64 (standard alphabet, padded).
-   */
-  data: string,
-};
+export type Attachment =
+  | {
+      /**
+       * For example `image/png`.
+       */
+      mediaType: string,
+      /**
+       * The bytes, base64 (standard alphabet, padded).
+       */
+      data: string,
+    }
+  | { url: string };
 
 /**
  * A tool call made by the assistant.
@@ -441,7 +472,10 @@ export type FunctionCall = { name: string, arguments: string };
 export type InputItem = { "type": "text", text: string } | { "type": "image", image_url: string };
 
 /**
- * Which built-in tools a conversation offers (seed 000's `internal_tools`).
+ * Which built-in tools a conversation asks for (seed 000's `internal_tools`, seed 003's
+ * `ToolsPrefs`). A flag left out is inherited: from the calling conversation when a model
+ * opens one (`conv_create`), else from the session's defaults (`include_plan_tool` and
+ * `include_apply_patch_tool` on, the shell the session gives).
  */
 export type ToolsPrefs = {
   /**
@@ -453,14 +487,25 @@ export type ToolsPrefs = {
    */
   include_apply_patch_tool?: boolean,
   /**
-   * Offer web search; coder has no web search tool yet, so this changes nothing.
+   * Offer web search. coder has no web search tool: `true` is refused with an error.
    */
   web_search_request?: boolean,
   /**
-   * Use a streamable shell; coder's `bash` is the only shell, so this changes nothing.
+   * Use a streamable (interactive) shell. coder's one shell is `bash`, which takes no
+   * input: `true` is refused with an error.
    */
   use_streamable_shell_tool?: boolean,
+  /**
+   * How the conversation's commands may run. It may only narrow what the session's
+   * sandbox and policies give (a looser one is narrowed, with a `warning`).
+   */
+  shell_mode?: ShellMode,
 };
+
+/**
+ * How a conversation's commands run (seed 003's `shell_mode`), from the narrowest.
+ */
+export type ShellMode = "off" | "sandboxed" | "unconfined";
 
 /**
  * A conversation in a listing.
@@ -486,7 +531,11 @@ export type HistoryEntry = {
    */
   role: string,
   text?: string,
-  attachments?: Array<HistoryAttachment>,
+  /**
+   * The entry's images; an empty array when it has none (seed 000 gives every entry
+   * `attachments`).
+   */
+  attachments: Array<HistoryAttachment>,
 };
 
 export type HistoryAttachment = {
@@ -557,6 +606,7 @@ export type PermissionDecision =
   | { "decision": "allow_once" }
   | { "decision": "allow_always" }
   | { "decision": "deny", message?: string }
+  | { "decision": "refuse" }
   | { "decision": "start_editing" }
   | { "decision": "clear_context_and_start" }
   | { "decision": "keep_planning", message?: string };
@@ -810,7 +860,26 @@ export type CreateResult = { conversationId: ConversationId };
  */
 export type SendParams = { conversationId: ConversationId, text?: string, items?: Array<InputItem> };
 
-export type SendResult = { taskId: TaskId };
+export type SendResult = {
+  /**
+   * The task the input started. Absent only when the input was a built-in command that
+   * answered at once (`/help`, `/mode plan`): its answer is `text`.
+   */
+  taskId?: TaskId,
+  /**
+   * What a built-in command said, for people; absent for input the model reads.
+   */
+  text?: string,
+  /**
+   * The conversation to go on in, when a built-in command made one (`/new`).
+   */
+  conversationId?: ConversationId,
+};
+
+/**
+ * `conversation/compact` result.
+ */
+export type CompactResult = { taskId: TaskId };
 
 /**
  * Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).
@@ -963,8 +1032,9 @@ export type SetContextParams = {
    */
   mcpAllowlist?: string[] | null,
   /**
-   * The tools offered besides the MCP ones; a tool the session disabled stays hidden,
-   * with a `warning`.
+   * The tools offered besides the MCP ones: a key left out keeps the conversation's
+   * current choice; `shell_mode` narrows to the session's shell (with a `warning`), and
+   * a tool the session disabled stays hidden (with a `warning`).
    */
   toolsPrefs?: ToolsPrefs,
   /**
@@ -1013,8 +1083,9 @@ export type EventParams = { event: Event };
 
 /**
  * `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
- * `{ decision: "allow_once" | "allow_always" | "deny", message? }`. An answer that is an
- * error, or anything else than such an object, denies the call
+ * `{ decision: "allow_once" | "allow_always" | "deny", message? }`, or `{ decision:
+ * "refuse" }` (deny and end the task). An answer that is an error, or anything else than
+ * such an object, denies the call
  * ([`PermissionDecision::from_answer`]).
  */
 export type PermissionParams = {
@@ -1187,7 +1258,7 @@ export type ClientRequests = {
    * Compacts a conversation's history now: queues a task that summarises its older
    * part (`compacted`, then `token_count`); returns the task's id.
    */
-  "conversation/compact": { params: TargetParams, result: SendResult },
+  "conversation/compact": { params: TargetParams, result: CompactResult },
   /**
    * The messages compactions replaced, one segment per compaction, oldest first.
    */

@@ -61,8 +61,9 @@ export interface ModelUpdateData {
 
 export interface ToolPermissionResponse {
   toolName: string;
-  /** `agree` (once), `allow` (always), `refuse`, or any other text: refused, and the text
-   * goes to the model as the reason. */
+  /** `agree` (once), `allow` (always), `refuse` (refused, and the task ends: the call's
+   * result says the user refused it, and `session:interrupted` follows), or any other text:
+   * refused, the text goes to the model as the reason, and the task goes on. */
   selected: string;
 }
 
@@ -270,7 +271,12 @@ export class CoderEngine {
       return;
     }
     try {
-      this.#engine.send(this.#root, input);
+      // A built-in `/command` runs (seed 001's pre-processing) and never reaches the model;
+      // what it says comes as `command:result`.
+      const result = this.#engine.input(this.#root, input);
+      if (!result.taskId || result.text) {
+        this.#emit("command:result", { agentId: MAIN, command: input.trim(), text: result.text });
+      }
     } catch (err) {
       this.#sessionError("fatal_error", err);
     }
@@ -330,7 +336,7 @@ export class CoderEngine {
         : response.selected === "allow"
           ? { decision: "allow_always" }
           : response.selected === "refuse"
-            ? { decision: "deny" }
+            ? { decision: "refuse" }
             : { decision: "deny", message: response.selected };
     this.#engine.respondPermission(ask.requestId, decision);
     this.#emit("tool:permission:response", response);
@@ -488,6 +494,11 @@ export class CoderEngine {
           summary: event.summary,
           archivedMessages: event.archivedMessages,
         });
+        break;
+      case "context_cleared":
+        // SemaCore's `session:cleared`: the context's messages are gone (`/clear` through
+        // `engine.command`); `sessionId` names the session, `agentId` the conversation.
+        this.#emit("session:cleared", { sessionId: this.#engine?.sessionId ?? null, agentId });
         break;
       case "permission_requested":
         if (event.toolName === EXIT_PLAN_MODE) {

@@ -53,7 +53,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!text) return;
       output.show(true);
       output.appendLine(`> ${text}`);
-      await session.send(await current(), text);
+      const started = await session.send(await current(), text);
+      // A built-in command (`/help`) answers at once, with no task to follow.
+      if (started.text) output.appendLine(started.text);
     }),
     vscode.commands.registerCommand("coder.newConversation", async () => {
       creating = start();

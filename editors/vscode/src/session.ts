@@ -23,8 +23,8 @@ import {
   type PermissionDecision,
   type PermissionParams,
   type ServerNotifications,
+  type SendResult,
   type ServerRequests,
-  type TaskId,
 } from "../../../bindings-node/ts/protocol";
 
 export type { Event, PermissionDecision, PermissionParams };
@@ -89,11 +89,12 @@ export class CoderSession {
     return result.conversationId;
   }
 
-  /** Queues input; resolves with the task id at once. Progress arrives as events. */
-  async send(conversationId: ConversationId, input: string | InputItem[]): Promise<TaskId> {
+  /** Takes a person's input and resolves at once: with the task it started (progress
+   * arrives as events), or, for a built-in command (`/help`, `/mode plan`), with its
+   * answer in `text` and no task. */
+  async send(conversationId: ConversationId, input: string | InputItem[]): Promise<SendResult> {
     const params = typeof input === "string" ? { conversationId, text: input } : { conversationId, items: input };
-    const result = await this.#request(CONVERSATION_SEND, params);
-    return result.taskId;
+    return await this.#request(CONVERSATION_SEND, params);
   }
 
   /** Sends `input` and resolves with the last message of its work when it completes;
@@ -121,7 +122,10 @@ export class CoderSession {
       follow();
     });
     try {
-      wanted = await this.send(conversationId, input);
+      const started = await this.send(conversationId, input);
+      // A built-in command that answered at once: its answer is the result.
+      if (!started.taskId) return started.text ?? null;
+      wanted = started.taskId;
       follow();
       const end = await finished;
       if (end.type === "turn_aborted") throw new Error(`the task was aborted: ${end.reason}`);

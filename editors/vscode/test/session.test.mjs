@@ -120,6 +120,10 @@ test("a conversation with a permission request, through vscode-jsonrpc", async (
     }
   }
 
+  // A built-in command typed as input answers at once with its text, no task.
+  assert.match(await session.ask(conversationId, "/tools"), /apply_patch/);
+  assert.deepEqual(await session.send(conversationId, "/mode"), { text: "mode: default" });
+
   const conversations = await session.list();
   assert.deepEqual(conversations.map((c) => [c.id, c.isRoot]), [[conversationId, true]], "the first conversation is the root");
   const history = await session.history(conversationId, 2);

@@ -20,7 +20,8 @@ use coder_core::{
     Config, ConfigError, Door, DoorNames, Engine, ErrorKind, Overrides, ProviderNeed,
 };
 use coder_protocol::{
-    ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset, TaskEnd,
+    ConversationId, EngineState, Event, EventMsg, InputItem, Mode, PermissionDecision, Preset,
+    TaskEnd,
 };
 
 use crate::render::{Human, Style};
@@ -178,15 +179,30 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     ));
     let mut events = engine.subscribe();
     let conversation = engine.root_conversation();
-    // The engine checks the input (empty, too large); a refusal is a usage error.
-    if let Err(err) = engine.send(conversation, prompt) {
+    // The engine checks the input (empty, too large, an unknown command); a refusal is a
+    // usage error. A built-in `/command` runs as at the terminal's prompt.
+    let typed = vec![InputItem::Text { text: prompt }];
+    let started = match engine.input(conversation, typed) {
+        Ok(started) => started,
+        Err(err) => {
+            engine.shutdown().await;
+            return match err.kind() {
+                ErrorKind::InvalidParams | ErrorKind::LimitExceeded => {
+                    Ok(usage_error(&err.to_string()))
+                }
+                _ => Err(err.into()),
+            };
+        }
+    };
+    if started.task_id.is_none() {
+        // A command that answered at once (`/help`, `/tools`, `/mode plan`): its text is
+        // the output.
+        print_command_text(&started.text, args.json);
         engine.shutdown().await;
-        return match err.kind() {
-            ErrorKind::InvalidParams | ErrorKind::LimitExceeded => {
-                Ok(usage_error(&err.to_string()))
-            }
-            _ => Err(err.into()),
-        };
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !started.text.is_empty() {
+        eprintln!("{}", neutralize(&started.text));
     }
 
     let printer: Box<dyn Printer> = if args.json {
@@ -285,6 +301,17 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         }
         Outcome::Interrupted => Stop::Interrupt.exit_code(),
     })
+}
+
+/// Writes a command's answer on stdout: as it is, or as one JSON line of type
+/// `command_result` with `--json`.
+fn print_command_text(text: &str, json: bool) {
+    if json {
+        let line = serde_json::json!({"type": "command_result", "text": text});
+        println!("{line}");
+    } else {
+        println!("{}", neutralize(text));
+    }
 }
 
 /// Sleeps until `at` (never, without one).

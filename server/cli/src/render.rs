@@ -454,11 +454,23 @@ impl Human {
                 }
                 self.context = (*context_tokens, *context_window);
             }
-            // A handoff: the conversation's turn goes on after the other one's reply.
+            // `/clear` says so in its answer; the context it left is empty.
+            EventMsg::ContextCleared { .. } if root => self.context.0 = 0,
+            // A handoff: the conversation's turn goes on after the other one's reply, and
+            // the person is told where the work went (seed 000).
             EventMsg::TurnAborted {
                 reason: AbortReason::Replaced,
+                replaced_by,
                 ..
-            } => self.end_side()?,
+            } => {
+                self.end_side()?;
+                if let Some(replacement) = replaced_by {
+                    self.note(&format!(
+                        "the current task was replaced by {}; running conversation {}, then continuing",
+                        replacement.tool_name, replacement.conversation_id
+                    ))?;
+                }
+            }
             EventMsg::TurnAborted { .. } => {
                 self.end_side()?;
                 self.running.clear();
@@ -545,6 +557,7 @@ impl Human {
             ))?,
             EventMsg::TaskStarted { .. }
             | EventMsg::TokenCount { .. }
+            | EventMsg::ContextCleared { .. }
             | EventMsg::AgentMessage { .. }
             | EventMsg::ToolCallsRequested { .. }
             | EventMsg::ReplyComplete { .. }

@@ -41,7 +41,17 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("skills", "", "the skills the model is told about"),
     ("todos", "", "the conversation's todo list"),
+    (
+        "conversations",
+        "",
+        "the session's conversations: mode, size, which runs",
+    ),
     ("new", "", "start again with an empty context"),
+    (
+        "clear",
+        "",
+        "clear the conversation's context: its messages go, the system prompt and tools stay",
+    ),
     (
         "resume",
         "[session-id]",

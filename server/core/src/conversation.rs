@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use crate::error::EngineError;
 use crate::mcp::McpView;
+use crate::tool_selection::ToolSelection;
 
 /// The largest base instructions file a conversation takes (`baseInstructionsFile`): a
 /// system prompt, far below it; a larger file is refused without being read.
@@ -27,12 +28,11 @@ pub struct ConversationSpec {
     pub user_instructions: Option<String>,
     /// MCP tools (`server__tool`) the conversation may see; `None` sees all.
     pub mcp_allowlist: Option<Vec<String>>,
+    /// Built-in tools: a flag left out is inherited (from the calling conversation for the
+    /// conversation tools, else the session's defaults); `shell_mode` only narrows.
     pub tools_prefs: Option<ToolsPrefs>,
     /// Clamped to the session's mode when looser.
     pub mode: Option<Mode>,
-    /// `Some(false)` asks to run commands unconfined, which only the session may decide: it
-    /// is refused with a warning when the session has a sandbox.
-    pub sandbox: Option<bool>,
     /// A model other than the session's, of the same provider.
     pub model: Option<String>,
 }
@@ -47,7 +47,6 @@ impl From<coder_protocol::methods::CreateParams> for ConversationSpec {
             mcp_allowlist: params.mcp_allowlist,
             tools_prefs: params.tools_prefs,
             mode: params.mode,
-            sandbox: None,
             model: params.model,
         }
     }
@@ -65,6 +64,8 @@ pub struct ContextChange {
     /// Recorded as a user message after what the history holds.
     pub user_instructions: Option<String>,
     pub mcp_allowlist: Option<Option<Vec<String>>>,
+    /// Resolved as at creation by a front door: a key left out keeps the conversation's
+    /// current choice, and `shell_mode` only narrows the session's shell.
     pub tools_prefs: Option<ToolsPrefs>,
     /// Build the MCP view again from the servers' tools as they are now.
     pub refresh_mcp_view: bool,
@@ -92,9 +93,6 @@ impl ConversationSpec {
         }
         if self.mcp_allowlist.is_none() {
             self.mcp_allowlist = parent.mcp_view.allowlist().map(<[String]>::to_vec);
-        }
-        if self.tools_prefs.is_none() {
-            self.tools_prefs = Some(parent.tools_prefs);
         }
         if self.model.is_none() {
             self.model = parent.model.clone();
@@ -166,7 +164,8 @@ pub(crate) struct ConversationContext {
     pub user_instructions: Option<String>,
     /// The MCP tools it sees, narrowed by its allowlist.
     pub mcp_view: McpView,
-    pub tools_prefs: ToolsPrefs,
+    /// Its built-in tools, as resolved from its `tools_prefs`.
+    pub tools: ToolSelection,
     /// The conversation's own model, when it is not the session's.
     pub model: Option<String>,
 }
@@ -197,9 +196,6 @@ pub(crate) struct Conversation {
     /// through `exit_plan_mode` returns to; `None` when it was created in plan mode (it then
     /// returns to `default`).
     pub mode_before_plan: Option<Mode>,
-    /// The loosest mode a person chose for it (`/mode` and its kind) in this process; never
-    /// saved. Leaving plan mode returns at most to it or the session's configured mode.
-    pub chosen_by_person: Option<Mode>,
     /// The plan reminder is due at the next input: set on each entry into plan mode,
     /// cleared when the reminder is recorded or plan mode is left.
     pub plan_reminder_due: bool,
@@ -219,6 +215,8 @@ pub(crate) struct Conversation {
 }
 
 impl Conversation {
+    /// A conversation of `spec`, with the session's default tools (the session resolves the
+    /// spec's `tools_prefs` when it opens one).
     pub fn new(spec: ConversationSpec, mode: Mode) -> Self {
         let history = spec
             .user_instructions
@@ -231,7 +229,7 @@ impl Conversation {
                 base_instructions: spec.base_instructions,
                 user_instructions: spec.user_instructions,
                 mcp_view: McpView::new(spec.mcp_allowlist),
-                tools_prefs: spec.tools_prefs.unwrap_or_default(),
+                tools: ToolSelection::default(),
                 model: spec.model,
             },
             history,
@@ -244,7 +242,6 @@ impl Conversation {
             last_active_at: SystemTime::now(),
             mode,
             mode_before_plan: None,
-            chosen_by_person: None,
             plan_reminder_due: mode == Mode::Plan,
             todos: Arc::default(),
             seen: Arc::default(),
@@ -292,14 +289,28 @@ impl Conversation {
                 .get_or_insert_with(String::new)
                 .push_str(text);
             self.unjournaled_from = self.unjournaled_from.min(last);
+            self.last_active_at = SystemTime::now();
         }
     }
 
-    /// Replaces the whole history (a compaction, a plan approved with a cleared context).
-    pub fn replace_history(&mut self, history: Vec<ChatMessage>) {
-        self.history = history;
+    /// Starts a new batch of the conversation's context (seed 002's clear): every message
+    /// of the history leaves the context and `opening` is what the new batch starts with.
+    /// One operation for each way a context starts over: `/clear` (nothing), a compaction
+    /// (the summary, then the turns kept) and a plan approved with a cleared context (the
+    /// plan). Returns how many messages left.
+    ///
+    /// The system messages stay: the system prompt is never part of the history (each
+    /// task builds it), and neither is the description of the initial tools when tools are
+    /// described in the prompt ([`crate::tool_prompt::request_messages`] opens every
+    /// request with it), so every batch holds both, once. Tools announced later are
+    /// ordinary messages and go with the batch they were in. The size is measured again
+    /// at the next request.
+    pub fn start_batch(&mut self, opening: Vec<ChatMessage>) -> usize {
+        let left = std::mem::replace(&mut self.history, opening).len();
+        self.size = crate::tokens::ContextSize::default();
         self.unjournaled_from = 0;
         self.last_active_at = SystemTime::now();
+        left
     }
 
     /// The text of the last assistant message that has text.
@@ -319,11 +330,19 @@ impl Conversation {
 pub(crate) const UNFINISHED_CALL_RESULT: &str =
     "the session ended before this call finished; it has no result";
 
-/// Gives every assistant tool call without a result one saying the session ended before it
-/// finished, placed after the results its message has, so the history is a valid request
-/// again. Returns how many calls it closed.
-pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
-    let mut closed = 0;
+/// The result a session snapshot gives a tool call still running when it was written (a
+/// long command, a handoff whose target still works): the file is a replayable request
+/// whenever it is written (seed 004 section 10). The conversation itself is not changed; its
+/// real result follows in the journal, and a resume takes the written one out first
+/// (`ConversationSnapshot::running_calls`).
+pub(crate) const RUNNING_CALL_RESULT: &str =
+    "this call was still running when the session was saved; its result is not in this snapshot";
+
+/// Gives every assistant tool call without a result one saying `why` (placed after the
+/// results its message has), so the history is a valid request again. Returns the ids of
+/// the calls it closed.
+pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>, why: &str) -> Vec<String> {
+    let mut closed = Vec::new();
     let mut index = 0;
     while index < history.len() {
         if history[index].role != Role::Assistant || history[index].tool_calls.is_empty() {
@@ -342,11 +361,13 @@ pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
         let missing: Vec<ChatMessage> = calls
             .iter()
             .filter(|call| !answered.contains(&call.id.as_str()))
-            .map(|call| {
-                ChatMessage::tool_result(&call.id, &call.function.name, UNFINISHED_CALL_RESULT)
-            })
+            .map(|call| ChatMessage::tool_result(&call.id, &call.function.name, why))
             .collect();
-        closed += missing.len();
+        closed.extend(
+            missing
+                .iter()
+                .filter_map(|result| result.tool_call_id.clone()),
+        );
         let added = missing.len();
         history.splice(end..end, missing);
         index = end + added;
@@ -354,8 +375,6 @@ pub(crate) fn close_unanswered_calls(history: &mut Vec<ChatMessage>) -> usize {
     closed
 }
 
-/// A user message from input items: texts joined by blank lines, `data:` images attached,
-/// other image URLs mentioned in the text.
 /// The text of input items (images left out), as `task_started` carries it; `None` when
 /// there is no text.
 pub(crate) fn input_text(items: &[InputItem]) -> Option<String> {
@@ -369,15 +388,19 @@ pub(crate) fn input_text(items: &[InputItem]) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join("\n\n"))
 }
 
+/// A user message from input items: texts joined by blank lines, images attached (by
+/// their bytes or their `http(s)` URL). Every door checks the images first
+/// ([`check_images`]); an image URL that is neither is kept as text naming it, so nothing
+/// of the input is lost.
 pub(crate) fn user_message(items: &[InputItem]) -> Option<ChatMessage> {
     let mut texts = Vec::new();
     let mut attachments = Vec::new();
     for item in items {
         match item {
             InputItem::Text { text } => texts.push(text.clone()),
-            InputItem::Image { image_url } => match parse_data_url(image_url) {
-                Some(attachment) => attachments.push(attachment),
-                None => texts.push(format!("[image: {image_url}]")),
+            InputItem::Image { image_url } => match image_of_url(image_url) {
+                Ok(attachment) => attachments.push(attachment),
+                Err(_) => texts.push(format!("[image: {image_url}]")),
             },
         }
     }
@@ -391,7 +414,8 @@ pub(crate) fn user_message(items: &[InputItem]) -> Option<ChatMessage> {
 
 /// The most bytes of one image an input may attach (decoded from its `data:` URL): the
 /// providers take images of a few MiB (Anthropic 5 MB, OpenAI 20 MB) and the image is sent
-/// again with every request of the conversation.
+/// again with every request of the conversation. An image by URL holds no bytes here: the
+/// provider fetches it and applies its own limits.
 pub(crate) const MAX_IMAGE_BYTES: u64 = 10 << 20;
 
 /// The most bytes of images a conversation's history may hold, the input's included.
@@ -403,26 +427,42 @@ fn decoded_len(data: &str) -> u64 {
     (data.len() as u64 / 4 * 3 + (data.len() as u64 % 4) * 3 / 4).saturating_sub(padding as u64)
 }
 
+/// The bytes coder holds of an image: none for an image by URL.
+fn held_bytes(image: &Attachment) -> u64 {
+    match image {
+        Attachment::Inline { data, .. } => decoded_len(data),
+        Attachment::Url { .. } => 0,
+    }
+}
+
 /// The bytes of the images `history` holds (the user's and those tools returned).
 pub(crate) fn image_bytes_of(history: &[ChatMessage]) -> u64 {
     history
         .iter()
         .flat_map(|message| &message.attachments)
-        .map(|attachment| decoded_len(&attachment.data))
+        .map(held_bytes)
         .sum()
 }
 
-/// Refuses input whose `data:` images exceed [`MAX_IMAGE_BYTES`] each, or, with the `held`
-/// bytes of images of the conversation, [`MAX_CONVERSATION_IMAGE_BYTES`]: nothing of the
-/// input is recorded, so it can be sent again with smaller images.
+/// Refuses input with an image that is neither a `data:` URL of base64 bytes nor an
+/// `http(s)` URL, or whose `data:` images exceed [`MAX_IMAGE_BYTES`] each, or, with the
+/// `held` bytes of images of the conversation, [`MAX_CONVERSATION_IMAGE_BYTES`]: nothing
+/// of the input is recorded, so it can be sent again with smaller images. Images by URL
+/// count for no bytes: coder never fetches them.
 pub(crate) fn check_images(items: &[InputItem], held: u64) -> Result<(), EngineError> {
     let mut added = 0u64;
     let images = items.iter().filter_map(|item| match item {
-        InputItem::Image { image_url } => parse_data_url(image_url),
+        InputItem::Image { image_url } => Some(image_of_url(image_url)),
         InputItem::Text { .. } => None,
     });
     for (index, image) in images.enumerate() {
-        let size = decoded_len(&image.data);
+        let image = image.map_err(|why| {
+            EngineError::invalid_params(format!(
+                "image {} of the input {why}; nothing was sent",
+                index + 1
+            ))
+        })?;
+        let size = held_bytes(&image);
         if size > MAX_IMAGE_BYTES {
             return Err(EngineError::new(
                 crate::error::ErrorKind::LimitExceeded,
@@ -450,53 +490,104 @@ pub(crate) fn check_images(items: &[InputItem], held: u64) -> Result<(), EngineE
     Ok(())
 }
 
-pub(crate) fn parse_data_url(url: &str) -> Option<Attachment> {
-    let rest = url.strip_prefix("data:")?;
-    let (media_type, data) = rest.split_once(";base64,")?;
-    Some(Attachment {
-        media_type: media_type.to_owned(),
-        data: data.to_owned(),
-    })
+/// The image an input item's `image_url` names: the bytes of a `data:<media type>;base64,`
+/// URL, or an `http(s)` URL as given (the provider fetches it). The error completes
+/// "image N of the input ...".
+pub(crate) fn image_of_url(url: &str) -> Result<Attachment, String> {
+    if let Some(rest) = url.strip_prefix("data:") {
+        return match rest.split_once(";base64,") {
+            Some((media_type, data)) if !media_type.is_empty() => Ok(Attachment::Inline {
+                media_type: media_type.to_owned(),
+                data: data.to_owned(),
+            }),
+            _ => Err("is a `data:` URL without a media type and base64 bytes \
+                      (`data:image/png;base64,...`)"
+                .to_owned()),
+        };
+    }
+    let parsed = reqwest::Url::parse(url);
+    match parsed {
+        Ok(parsed)
+            if matches!(parsed.scheme(), "http" | "https")
+                && parsed.host_str().is_some_and(|host| !host.is_empty()) =>
+        {
+            Ok(Attachment::Url {
+                url: url.to_owned(),
+            })
+        }
+        _ => {
+            // The URL is named, cut short: it may be anything, of any length.
+            let mut shown: String = url.chars().take(80).collect();
+            if shown.len() < url.len() {
+                shown.push('…');
+            }
+            Err(format!(
+                "is neither a `data:` URL nor an `http(s)` URL: `{shown}`"
+            ))
+        }
+    }
 }
 
 /// Messages only (seed 000, `conv.history`): what the person or the caller said and what
-/// the agent answered, `user` or `assistant`, the last `limit` of them. No tool calls or
-/// outputs, and no context the engine added after an input (a `<system-reminder>`: `@`
-/// attachments, the todo reminder), which nobody said.
+/// the agent answered, `user` or `assistant`, with their images, the last `limit` of them.
+/// No tool calls or outputs, and no context the engine added after an input (a
+/// `<system-reminder>`: `@` attachments, the todo reminder), which nobody said. Images that
+/// tool calls returned (a `read` of a picture) are attachments of the assistant message that
+/// made the calls: what its tools showed the agent.
 pub(crate) fn history_entries(history: &[ChatMessage], limit: Option<usize>) -> Vec<HistoryEntry> {
-    let entries: Vec<HistoryEntry> = history
-        .iter()
-        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
-        .filter_map(|m| {
-            let text = m.content.clone().filter(|t| !t.is_empty());
-            if text.is_none() && m.attachments.is_empty() {
-                return None;
-            }
-            let reminder = m.role == Role::User
-                && text
-                    .as_deref()
-                    .is_some_and(|t| t.starts_with(crate::reminders::OPEN));
-            if reminder {
-                return None;
-            }
-            Some(HistoryEntry {
-                role: match m.role {
-                    Role::User => "user",
-                    _ => "assistant",
-                }
-                .to_owned(),
-                text,
-                attachments: m
-                    .attachments
-                    .iter()
-                    .map(|a| HistoryAttachment {
-                        kind: "image".to_owned(),
-                        image_url: a.data_url(),
-                    })
-                    .collect(),
+    let attachments = |message: &ChatMessage| -> Vec<HistoryAttachment> {
+        message
+            .attachments
+            .iter()
+            .map(|image| HistoryAttachment {
+                kind: "image".to_owned(),
+                image_url: image.url(),
             })
-        })
-        .collect();
+            .collect()
+    };
+    let mut entries: Vec<HistoryEntry> = Vec::new();
+    // The entry of the last assistant message, which the tool results after it answer.
+    let mut caller: Option<usize> = None;
+    for message in history {
+        let text = message.content.clone().filter(|text| !text.is_empty());
+        match message.role {
+            Role::User => {
+                caller = None;
+                let reminder = text
+                    .as_deref()
+                    .is_some_and(|text| text.starts_with(crate::reminders::OPEN));
+                if !reminder {
+                    entries.push(HistoryEntry {
+                        role: "user".to_owned(),
+                        text,
+                        attachments: attachments(message),
+                    });
+                }
+            }
+            Role::Assistant => {
+                caller = Some(entries.len());
+                entries.push(HistoryEntry {
+                    role: "assistant".to_owned(),
+                    text,
+                    attachments: attachments(message),
+                });
+            }
+            Role::Tool if !message.attachments.is_empty() => {
+                let index = *caller.get_or_insert_with(|| {
+                    entries.push(HistoryEntry {
+                        role: "assistant".to_owned(),
+                        text: None,
+                        attachments: Vec::new(),
+                    });
+                    entries.len() - 1
+                });
+                entries[index].attachments.extend(attachments(message));
+            }
+            Role::Tool | Role::System => {}
+        }
+    }
+    // An assistant message of tool calls alone, whose tools returned no image, says nothing.
+    entries.retain(|entry| entry.text.is_some() || !entry.attachments.is_empty());
     let skip = limit.map_or(0, |limit| entries.len().saturating_sub(limit));
     entries.into_iter().skip(skip).collect()
 }
@@ -532,6 +623,28 @@ mod tests {
             .collect()
     }
 
+    /// Seed 000: a conversation is active whenever its history is written, whichever way.
+    #[test]
+    fn every_change_of_the_history_refreshes_last_active_at() {
+        let mut conversation = Conversation::new(ConversationSpec::default(), Mode::Default);
+        type Change = fn(&mut Conversation);
+        let changes: [(&str, Change); 3] = [
+            ("record", |c| c.record([ChatMessage::user("hi")])),
+            ("append_to_last", |c| c.append_to_last(" there")),
+            ("start_batch", |c| {
+                c.start_batch(vec![ChatMessage::user("summary")]);
+            }),
+        ];
+        for (name, change) in changes {
+            conversation.last_active_at = SystemTime::UNIX_EPOCH;
+            change(&mut conversation);
+            assert!(
+                conversation.last_active_at > SystemTime::UNIX_EPOCH,
+                "{name} left last_active_at as it was"
+            );
+        }
+    }
+
     #[test]
     fn unanswered_calls_get_a_result_after_the_ones_they_have() {
         let mut history = vec![
@@ -541,7 +654,10 @@ mod tests {
             ChatMessage::user("later"),
             calls(&["c"]),
         ];
-        assert_eq!(close_unanswered_calls(&mut history), 2);
+        assert_eq!(
+            close_unanswered_calls(&mut history, UNFINISHED_CALL_RESULT),
+            ["b", "c"]
+        );
         let unfinished = UNFINISHED_CALL_RESULT;
         assert_eq!(
             shape(&history),
@@ -556,8 +672,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            close_unanswered_calls(&mut history),
-            0,
+            close_unanswered_calls(&mut history, UNFINISHED_CALL_RESULT),
+            Vec::<String>::new(),
             "a valid history stays"
         );
     }

@@ -229,6 +229,18 @@ impl Engine {
         self.session.send(conversation, items, None)
     }
 
+    /// Takes what a person typed into `conversation`, as seed 001's `processUserInput`
+    /// does: a built-in `/command` runs (see [`Engine::command`]); anything else, a custom
+    /// command included, is queued as [`Engine::send_items`] queues it. The result holds
+    /// the command's text for people (empty for plain input) and the task it started.
+    pub fn input(
+        &self,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+    ) -> Result<coder_protocol::methods::CommandResult, EngineError> {
+        self.session.input(conversation, items)
+    }
+
     /// Queues input with base instructions for this one task only (a per-turn override, as
     /// compaction uses); the conversation's own instructions are left as they are.
     pub fn send_with_instructions(
@@ -406,7 +418,8 @@ impl Engine {
         self.session.permissions().deny_all();
     }
 
-    /// Switches the mode of a conversation; it applies from the next tool call.
+    /// Switches the mode of a conversation, narrowed to the session's configured mode with a
+    /// `warning` (as `/mode` is); it applies from the next tool call.
     pub fn set_mode(&self, conversation: ConversationId, mode: Mode) -> Result<(), EngineError> {
         self.session.set_mode(conversation, mode)
     }

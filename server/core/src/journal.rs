@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 
-use coder_protocol::{ArchivedSegment, ChatMessage, ConversationId, Role, SessionId};
+use coder_protocol::{ArchivedSegment, ChatMessage, ConversationId, SessionId};
 use serde::{Deserialize, Serialize};
 
 use crate::beneath::OwnDir;
@@ -359,7 +359,8 @@ pub(crate) struct Replayed {
 }
 
 /// Replays the journal of `session` in `dir` over `conversations` (the snapshot's, each
-/// with its history without the system prompt), from the line after `through`. A
+/// with its history as written, `ConversationSnapshot::take_written_history`), from the
+/// line after `through`. A
 /// conversation the journal opened is added at the end; one it destroyed is removed. A line
 /// that cannot be read ends the replay there (a crash cuts at most the last one short).
 /// Only a regular file is read, never through a link; the error names the file.
@@ -478,15 +479,6 @@ pub(crate) fn unsaved_sessions(dir: &OwnDir) -> Vec<coder_protocol::methods::Ses
         .collect()
 }
 
-/// The snapshot's messages without its system prompt: the history a journal line's `from`
-/// counts in.
-pub(crate) fn without_system(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
-    messages
-        .into_iter()
-        .filter(|message| message.role != Role::System)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,7 +552,7 @@ mod tests {
             summary: "s".into(),
             messages: root.history.clone(),
         });
-        root.replace_history(vec![ChatMessage::user("summary")]);
+        root.start_batch(vec![ChatMessage::user("summary")]);
         journal.persist(&mut root);
         let back = replayed(dir.path(), session, 0);
         assert_eq!(texts(&back[0]), ["summary"]);
@@ -607,6 +599,85 @@ mod tests {
             .unwrap();
         assert_eq!(replayed.root, Some(root.id));
         assert_eq!(texts(&after[0]), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn the_tools_of_a_conversation_called_through_the_prompt_come_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = SessionId::new();
+        let mut root = conversation();
+        let journal = journal_in(dir.path(), session, root.id);
+        let tool = |name: &str| crate::model::ToolSpec {
+            name: name.into(),
+            description: format!("Does {name}."),
+            parameters: Arc::new(crate::tools::Schema::new(
+                serde_json::json!({"type": "object"}),
+            )),
+        };
+        crate::tool_prompt::PromptedTools::update(&mut root.prompted_tools, &[tool("read")]);
+        let new = crate::tool_prompt::PromptedTools::update(
+            &mut root.prompted_tools,
+            &[tool("read"), tool("grep")],
+        );
+        root.record(crate::tool_prompt::announcement(&new, &[]));
+        journal.persist(&mut root);
+        let back = replayed(dir.path(), session, 0);
+        assert!(root.prompted_tools.is_some());
+        assert_eq!(back[0].prompted_tools, root.prompted_tools);
+        let restored = back[0].clone().restore();
+        assert_eq!(restored.prompted_tools, root.prompted_tools);
+        // Nothing new is announced again, and only `read` is described.
+        let mut known = restored.prompted_tools;
+        let offered = [tool("read"), tool("grep")];
+        assert_eq!(
+            crate::tool_prompt::PromptedTools::update(&mut known, &offered),
+            []
+        );
+        let described = known.unwrap().initial(&offered);
+        assert_eq!(described.len(), 1);
+        assert_eq!(described[0].name, "read");
+    }
+
+    #[test]
+    fn a_call_a_snapshot_closed_while_it_ran_gets_its_real_result_from_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = SessionId::new();
+        let mut root = conversation();
+        let journal = journal_in(dir.path(), session, root.id);
+        let call = coder_protocol::ToolCall::function("c1".into(), "bash".into(), "{}".into());
+        root.record([
+            ChatMessage::user("run it"),
+            ChatMessage::assistant(String::new(), String::new(), vec![call]),
+        ]);
+        journal.persist(&mut root);
+        // A snapshot taken while the call runs holds it closed, and says which it closed.
+        let mut saved = ConversationSnapshot::of(&root, "m");
+        let through = journal.through();
+        assert_eq!(
+            saved.messages.last().unwrap().content.as_deref(),
+            Some(crate::conversation::RUNNING_CALL_RESULT)
+        );
+        assert_eq!(saved.running_calls, ["c1"]);
+        journal.fold(through);
+        // Read back, the history is the conversation's as it was written.
+        saved.take_written_history();
+        assert_eq!(texts(&saved), ["run it", ""]);
+        // The call ends after it: its result is a line of the journal.
+        root.record([ChatMessage::tool_result("c1", "bash", "done")]);
+        journal.persist(&mut root);
+        let mut conversations = vec![saved.clone()];
+        replay(&sessions(dir.path()), session, through, &mut conversations).unwrap();
+        assert_eq!(texts(&conversations[0]), ["run it", "", "done"]);
+        // Without the line (the process died first), the call is left for the resume to
+        // repair, as any call the session ended during.
+        let mut history = saved.restore().history;
+        assert_eq!(
+            crate::conversation::close_unanswered_calls(
+                &mut history,
+                crate::conversation::UNFINISHED_CALL_RESULT
+            ),
+            ["c1"]
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod snapshot;
 mod sync;
 mod tokens;
 mod tool_prompt;
+mod tool_selection;
 pub mod tools;
 pub mod trust;
 mod turn;

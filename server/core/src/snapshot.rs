@@ -23,7 +23,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use coder_protocol::{
     ArchivedSegment, ChatMessage, ConversationId, Mode, Role, SessionId, TodoItem, TokenUsage,
-    ToolsPrefs,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,6 +34,7 @@ use crate::model::ToolSpec;
 #[cfg(test)]
 use crate::prompt::PromptShape;
 use crate::sync::lock;
+use crate::tool_selection::ToolSelection;
 
 /// Where snapshots live, relative to the workspace.
 pub const SESSIONS_DIR: &str = ".coder/sessions";
@@ -187,8 +187,10 @@ pub struct ConversationSnapshot {
     pub user_instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_allowlist: Option<Vec<String>>,
+    /// The built-in tools it offers (older snapshots also hold `web_search_request` and
+    /// `use_streamable_shell_tool`, always false, which are ignored).
     #[serde(default)]
-    pub tools_prefs: ToolsPrefs,
+    pub(crate) tools_prefs: ToolSelection,
     #[serde(default)]
     pub mode: Mode,
     /// In plan mode: the mode it entered plan mode from (absent when created in plan mode).
@@ -215,6 +217,18 @@ pub struct ConversationSnapshot {
     /// Opened by another conversation's `conv_create` (it reports no `token_count`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub worker: bool,
+    /// With tools described in the prompt (seed 002): the names of the initial tools, which
+    /// every batch describes, and of the tools announced since. Absent before the
+    /// conversation's first such task (and in older snapshots: its next task's tools are
+    /// then taken as the initial ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompted_tools: Option<crate::tool_prompt::PromptedTools>,
+    /// Tool calls that were still running when the snapshot was written: their results in
+    /// `messages` only say so (the file is a valid request whenever it is written). A
+    /// resume takes those results out and goes on from the journal, which holds the real
+    /// ones, or repairs the calls as it repairs any call left without a result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running_calls: Vec<String>,
 }
 
 /// Messages on disk in the form a Chat Completions request takes, and back.
@@ -280,7 +294,7 @@ mod openai_form {
     }
 
     /// The text of a content (a string, or the text parts of an array, joined by blank
-    /// lines) and its images (`data:` URLs of `image_url` parts).
+    /// lines) and its images (the `data:` or `http(s)` URLs of `image_url` parts).
     fn content(content: Value) -> (Option<String>, Vec<Attachment>) {
         match content {
             Value::String(text) => (Some(text), Vec::new()),
@@ -293,7 +307,7 @@ mod openai_form {
                         Some("image_url") => images.extend(
                             part["image_url"]["url"]
                                 .as_str()
-                                .and_then(crate::conversation::parse_data_url),
+                                .and_then(|url| crate::conversation::image_of_url(url).ok()),
                         ),
                         _ => {}
                     }
@@ -335,19 +349,25 @@ impl From<&ToolSpec> for ToolDefinition {
 
 impl ConversationSnapshot {
     /// `session_model` is the session's model, used unless the conversation has its own.
+    /// Written at any moment, it is a replayable request as it is: a tool call still
+    /// running (a long command, a handoff's target at work) is written closed, with a result
+    /// saying so ([`crate::conversation::RUNNING_CALL_RESULT`]).
     pub(crate) fn of(conversation: &Conversation, session_model: &str) -> Self {
         let shape = conversation.prompt.as_deref();
         let system = shape.map(|shape| ChatMessage::system(shape.system.clone()));
+        let mut history = conversation.history.clone();
+        let running_calls = crate::conversation::close_unanswered_calls(
+            &mut history,
+            crate::conversation::RUNNING_CALL_RESULT,
+        );
         Self {
+            running_calls,
             model: conversation
                 .context
                 .model
                 .clone()
                 .unwrap_or_else(|| session_model.to_owned()),
-            messages: system
-                .into_iter()
-                .chain(conversation.history.iter().cloned())
-                .collect(),
+            messages: system.into_iter().chain(history).collect(),
             tools: shape
                 .map(|shape| shape.tools.iter().map(ToolDefinition::from).collect())
                 .unwrap_or_default(),
@@ -369,7 +389,7 @@ impl ConversationSnapshot {
             base_instructions: context.base_instructions.clone(),
             user_instructions: context.user_instructions.clone(),
             mcp_allowlist: context.mcp_view.allowlist().map(<[String]>::to_vec),
-            tools_prefs: context.tools_prefs,
+            tools_prefs: context.tools,
             mode: conversation.mode,
             mode_before_plan: conversation.mode_before_plan,
             plan_reminder_due: conversation.plan_reminder_due,
@@ -381,7 +401,25 @@ impl ConversationSnapshot {
                 humantime::format_rfc3339_millis(conversation.last_active_at).to_string(),
             ),
             worker: conversation.worker,
+            prompted_tools: conversation.prompted_tools.clone(),
+            running_calls: Vec::new(),
         }
+    }
+
+    /// The messages as the conversation held them when the snapshot was written, which a
+    /// journal line's `from` counts in: without the system prompt (each task builds its
+    /// own), and without the results the writer gave calls still running
+    /// ([`ConversationSnapshot::running_calls`]).
+    pub(crate) fn take_written_history(&mut self) {
+        let running = std::mem::take(&mut self.running_calls);
+        self.messages.retain(|message| match message.role {
+            Role::System => false,
+            Role::Tool => !message
+                .tool_call_id
+                .as_ref()
+                .is_some_and(|id| running.contains(id)),
+            Role::User | Role::Assistant => true,
+        });
     }
 
     /// The conversation again, its history without the recorded system prompt (each task
@@ -394,7 +432,7 @@ impl ConversationSnapshot {
             base_instructions: self.base_instructions,
             user_instructions: self.user_instructions,
             mcp_view: crate::mcp::McpView::new(self.mcp_allowlist),
-            tools_prefs: self.tools_prefs,
+            tools: self.tools_prefs,
             model: self.model_override,
         };
         conversation.history = self
@@ -414,6 +452,7 @@ impl ConversationSnapshot {
         conversation.unjournaled_from = conversation.history.len();
         conversation.archive_journaled = conversation.archive.len();
         conversation.worker = self.worker;
+        conversation.prompted_tools = self.prompted_tools;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
             .last_active_at
@@ -782,7 +821,7 @@ mod tests {
 
     #[test]
     fn images_are_content_parts_on_disk_and_come_back_where_they_were() {
-        let png = coder_protocol::Attachment {
+        let png = coder_protocol::Attachment::Inline {
             media_type: "image/png".into(),
             data: "iVBORw0KGgo=".into(),
         };

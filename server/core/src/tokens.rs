@@ -266,10 +266,12 @@ mod tests {
     #[test]
     fn images_count_by_size_not_base64() {
         let mut message = ChatMessage::user("look");
-        message.attachments.push(coder_protocol::Attachment {
-            media_type: "image/png".into(),
-            data: "A".repeat(100_000),
-        });
+        message
+            .attachments
+            .push(coder_protocol::Attachment::Inline {
+                media_type: "image/png".into(),
+                data: "A".repeat(100_000),
+            });
         assert_eq!(
             Encoding::Cl100k.count_message(&message),
             PER_MESSAGE + PER_IMAGE + 1

@@ -10,13 +10,14 @@
 //! and the calls are read back from its reply. The history is sent as text too: a call as
 //! the block the model wrote, a result as a user message in `<tool_response>` tags.
 //!
-//! Which tools are described follows seed 002's batches ([`Batches`]): the conversation's
-//! initial tools are described by one system message that every batch holds, never twice; a
-//! context `clear` starts a new batch (keeping the system messages or not) and the
-//! description comes back with it; tools added later (an MCP server's refresh) are ordinary
-//! messages of the batch they arrive in, and so are tools taken away
-//! ([`announcement`], which every conversation gets, whatever the tool calling); without
-//! initial tools there is no description.
+//! Which tools are described follows seed 002's batches: the conversation's initial tools
+//! ([`PromptedTools`]) are described by one system message that opens every request
+//! ([`request_messages`]), never twice; a context that starts over (`/clear`, a compaction,
+//! a plan approved with a cleared context: `Conversation::start_batch`) is a new batch, and
+//! the description opens it again; tools added later (an MCP server's refresh) are ordinary
+//! messages of the batch they arrive in, and so are tools taken away ([`announcement`],
+//! which every conversation gets, whatever the tool calling); without initial tools there
+//! is no description.
 
 use coder_protocol::{ChatMessage, Role, ToolCall};
 use serde_json::Value;
@@ -108,11 +109,16 @@ pub(crate) fn announcement(added: &[ToolSpec], removed: &[String]) -> Option<Cha
     (!parts.is_empty()).then(|| ChatMessage::user(parts.join("\n\n")))
 }
 
-/// What a conversation called through the prompt remembers of its tools: the initial ones
-/// (described in every batch) and the ones announced since.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct PromptedTools {
+/// What a conversation called through the prompt remembers of its tools, by name: the
+/// initial ones (described in every batch) and the ones announced since. Saved with the
+/// conversation (the session snapshot's and journal's `promptedTools`), so a resumed
+/// conversation describes the same tools and announces none twice.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PromptedTools {
+    /// The tools of the conversation's first task.
     initial: Vec<String>,
+    /// Tools offered since, each announced once by an ordinary message.
+    #[serde(default)]
     announced: Vec<String>,
 }
 
@@ -151,100 +157,16 @@ impl PromptedTools {
     }
 }
 
-/// The messages of a request in prompt form: the batch of `history` (as text), which opens
-/// with the description of the `initial` tools.
+/// The messages of a request in prompt form: the description of the `initial` tools, then
+/// `history` as text. Seed 002's batch start: the history never holds the description (it
+/// is built here for every request), so each batch, whatever cleared the history before it
+/// (`Conversation::start_batch`), holds it exactly once; without initial tools there is
+/// none.
 pub(crate) fn request_messages(initial: &[ToolSpec], history: &[ChatMessage]) -> Vec<ChatMessage> {
-    let mut batch = Batches::new(initial.to_vec());
-    for message in as_text(history) {
-        batch.add(message);
-    }
-    batch.visible().into_iter().cloned().collect()
-}
-
-fn is_description(message: &ChatMessage) -> bool {
-    message.role == Role::System
-        && message
-            .content
-            .as_deref()
-            .is_some_and(|text| text.starts_with(TOOLS_HEADER))
-}
-
-/// Seed 002's conversation messages in batches: every message is kept, a batch shows the
-/// messages from its boundary on plus the ones a `clear` kept, and the initial tools'
-/// description is in every batch exactly once.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Batches {
-    messages: Vec<ChatMessage>,
-    /// Indices of messages before the boundary that stay visible (kept system messages).
-    kept: Vec<usize>,
-    /// Where the current batch starts.
-    boundary: usize,
-    /// The tools the conversation started with.
-    initial: Vec<ToolSpec>,
-}
-
-impl Batches {
-    /// A conversation with `initial` tools: its first batch starts with their description.
-    pub fn new(initial: Vec<ToolSpec>) -> Self {
-        let mut batches = Self {
-            initial,
-            ..Self::default()
-        };
-        batches.start_batch(0);
-        batches
-    }
-
-    pub fn add(&mut self, message: ChatMessage) {
-        self.messages.push(message);
-    }
-
-    /// The messages of the current batch, in order.
-    pub fn visible(&self) -> Vec<&ChatMessage> {
-        self.visible_indices()
-            .into_iter()
-            .filter_map(|index| self.messages.get(index))
-            .collect()
-    }
-
-    /// Seed 002's `handleClearOperation`: a new batch that keeps the system messages (with
-    /// `keep_system_message`) or nothing, and holds the initial tools' description either
-    /// way. coder builds each request's batch anew from the history
-    /// ([`request_messages`]), so a history a compaction or an approved plan replaced is a
-    /// new batch by construction; this operation is kept to check the batch rules the seed
-    /// states against a batch that lives on.
-    #[cfg(test)]
-    pub fn clear(&mut self, keep_system_message: bool) {
-        let systems: Vec<usize> = if keep_system_message {
-            self.visible_indices()
-                .into_iter()
-                .filter(|index| self.messages[*index].role == Role::System)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        self.kept = systems;
-        self.start_batch(self.messages.len());
-    }
-
-    fn visible_indices(&self) -> Vec<usize> {
-        self.kept
-            .iter()
-            .copied()
-            .filter(|index| *index < self.boundary)
-            .chain(self.boundary..self.messages.len())
-            .collect()
-    }
-
-    /// Starts a batch at `boundary` and adds the initial tools' description when the batch
-    /// has none.
-    fn start_batch(&mut self, boundary: usize) {
-        self.boundary = boundary;
-        if !self.visible().into_iter().any(is_description)
-            && let Some(description) = description(&self.initial)
-        {
-            self.messages.push(description);
-        }
-    }
+    description(initial)
+        .into_iter()
+        .chain(as_text(history))
+        .collect()
 }
 
 /// A request's history in prompt form: the calls of assistant messages as the blocks a
@@ -395,31 +317,25 @@ mod tests {
         }
     }
 
-    fn descriptions(batches: &Batches) -> usize {
-        batches
-            .visible()
-            .into_iter()
-            .filter(|m| is_description(m))
-            .count()
-    }
-
-    fn texts(batches: &Batches) -> Vec<String> {
-        batches
-            .visible()
+    /// The first line of each message of a request.
+    fn texts(messages: &[ChatMessage]) -> Vec<String> {
+        messages
             .iter()
             .map(|m| m.content.clone().unwrap_or_default())
             .map(|text| text.lines().next().unwrap_or_default().to_owned())
             .collect()
     }
 
-    // The six scenarios of seed 002's "测试场景".
+    // Seed 002's scenarios through a whole conversation are in the core's integration
+    // tests (`tests/suite/prompt_tools.rs`); these check the request's shape.
 
     #[test]
-    fn scenario_1_a_conversation_starts_with_its_initial_tools_described() {
-        let batches = Batches::new(vec![tool("read"), tool("grep")]);
-        let visible = batches.visible();
-        assert_eq!(visible.len(), 1);
-        let text = visible[0].content.as_deref().unwrap();
+    fn a_request_opens_with_the_initial_tools_described_once() {
+        let history = [ChatMessage::user("question")];
+        let messages = request_messages(&[tool("read"), tool("grep")], &history);
+        assert_eq!(texts(&messages), ["Available tools:", "question"]);
+        let text = messages[0].content.as_deref().unwrap();
+        assert_eq!(messages[0].role, Role::System);
         assert!(
             text.starts_with(
                 "Available tools:\n- read(path: string, limit?: integer): Does read.\n- grep("
@@ -428,64 +344,36 @@ mod tests {
         );
         assert!(text.contains("<tool_call>"));
         assert!(!text.contains("More detail."));
-    }
-
-    #[test]
-    fn scenario_2_a_clear_that_keeps_system_messages_keeps_the_description_once() {
-        let mut batches = Batches::new(vec![tool("read")]);
-        batches.add(ChatMessage::system("Project rules."));
-        batches.add(ChatMessage::user("question"));
-        batches.clear(true);
-        assert_eq!(texts(&batches), ["Available tools:", "Project rules."]);
-        assert_eq!(descriptions(&batches), 1);
-    }
-
-    #[test]
-    fn scenario_3_a_clear_that_keeps_nothing_describes_the_tools_again() {
-        let mut batches = Batches::new(vec![tool("read")]);
-        batches.add(ChatMessage::user("question"));
-        batches.clear(false);
-        assert_eq!(texts(&batches), ["Available tools:"]);
-        batches.add(ChatMessage::user("next"));
-        assert_eq!(texts(&batches), ["Available tools:", "next"]);
-    }
-
-    #[test]
-    fn scenario_4_many_batches_never_duplicate_the_description() {
-        let mut batches = Batches::new(vec![tool("read")]);
-        for round in 0..5 {
-            batches.add(ChatMessage::user(format!("round {round}")));
-            batches.clear(round % 2 == 0);
-            assert_eq!(descriptions(&batches), 1, "after clear {round}");
-        }
-        batches.clear(true);
-        batches.clear(true);
-        assert_eq!(descriptions(&batches), 1);
-    }
-
-    #[test]
-    fn scenario_5_without_initial_tools_there_is_no_description() {
-        let mut batches = Batches::new(Vec::new());
-        assert!(batches.visible().is_empty());
-        batches.add(ChatMessage::user("hi"));
-        batches.clear(false);
-        assert!(batches.visible().is_empty());
-    }
-
-    #[test]
-    fn scenario_6_tools_added_later_are_ordinary_messages_and_leave_the_description_alone() {
-        let mut batches = Batches::new(vec![tool("read")]);
-        batches.add(announcement(&[tool("docs__search")], &[]).unwrap());
+        // A new batch (an empty history) opens with it too.
         assert_eq!(
-            texts(&batches),
+            texts(&request_messages(&[tool("read")], &[])),
+            ["Available tools:"]
+        );
+    }
+
+    #[test]
+    fn without_initial_tools_a_request_has_no_description() {
+        let history = [ChatMessage::user("hi")];
+        assert_eq!(texts(&request_messages(&[], &history)), ["hi"]);
+        assert!(request_messages(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn tools_added_later_are_an_ordinary_message_and_leave_the_description_alone() {
+        let history = [announcement(&[tool("docs__search")], &[]).unwrap()];
+        let messages = request_messages(&[tool("read")], &history);
+        assert_eq!(
+            texts(&messages),
             ["Available tools:", "New tools available:"]
         );
-        assert_eq!(descriptions(&batches), 1);
-        // Like any message, the announcement goes with its batch; the initial tools stay.
-        batches.clear(false);
-        assert_eq!(texts(&batches), ["Available tools:"]);
-        let described = batches.visible()[0].content.clone().unwrap();
-        assert!(!described.contains("docs__search"));
+        assert_eq!(messages[1].role, Role::User);
+        assert!(
+            !messages[0]
+                .content
+                .clone()
+                .unwrap()
+                .contains("docs__search")
+        );
     }
 
     #[test]

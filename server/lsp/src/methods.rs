@@ -12,13 +12,13 @@ use coder_protocol::methods::{
     ArchiveResult, COMMAND_LIST, CONVERSATION_ARCHIVE, CONVERSATION_COMMAND, CONVERSATION_COMPACT,
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
     CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_CONTEXT, CONVERSATION_SET_MODE,
-    CommandListParams, CommandListResult, CommandParams, CommandResult, CompletePathsParams,
-    CompletePathsResult, CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult,
-    InterruptResult, ListParams, ListResult, RULE_LIST, RuleListParams, RuleListResult,
-    SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST, SendParams, SendResult,
-    SessionInterruptParams, SessionListParams, SessionListResult, SessionResumeParams,
-    SessionResumeResult, SetContextParams, SetContextResult, SetModeParams, SetModeResult,
-    SkillListParams, SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
+    CommandListParams, CommandListResult, CommandParams, CommandResult, CompactResult,
+    CompletePathsParams, CompletePathsResult, CreateParams, CreateResult, DestroyResult,
+    HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult, RULE_LIST,
+    RuleListParams, RuleListResult, SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST,
+    SendParams, SendResult, SessionInterruptParams, SessionListParams, SessionListResult,
+    SessionResumeParams, SessionResumeResult, SetContextParams, SetContextResult, SetModeParams,
+    SetModeResult, SkillListParams, SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -86,11 +86,12 @@ impl Backend {
                 items.push(InputItem::Text { text });
             }
             items.extend(params.items);
-            let task_id = self
+            // What a person typed: a built-in `/command` runs, as at the terminal.
+            let started = self
                 .engine()?
-                .send_items(params.conversation_id, items)
+                .input(params.conversation_id, items)
                 .map_err(engine_error)?;
-            Ok(SendResult { task_id })
+            Ok(SendResult::from(started))
         })
         .await
     }
@@ -163,13 +164,13 @@ impl Backend {
         .await
     }
 
-    pub(crate) async fn compact(&self, params: TargetParams) -> Result<SendResult> {
+    pub(crate) async fn compact(&self, params: TargetParams) -> Result<CompactResult> {
         contained(CONVERSATION_COMPACT, async {
             let task_id = self
                 .engine()?
                 .compact(params.conversation_id)
                 .map_err(engine_error)?;
-            Ok(SendResult { task_id })
+            Ok(CompactResult { task_id })
         })
         .await
     }

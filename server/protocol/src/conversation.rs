@@ -11,41 +11,55 @@ pub enum InputItem {
     Text {
         text: String,
     },
-    /// An image by `data:` URL (sent to the model) or `http(s)` URL (mentioned as text).
+    /// An image by `data:` URL (base64 bytes) or `http(s)` URL (fetched by the provider,
+    /// never by coder); both are sent to the model as images.
     Image {
         image_url: String,
     },
 }
 
-/// Which built-in tools a conversation offers (seed 000's `internal_tools`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+/// Which built-in tools a conversation asks for (seed 000's `internal_tools`, seed 003's
+/// `ToolsPrefs`). A flag left out is inherited: from the calling conversation when a model
+/// opens one (`conv_create`), else from the session's defaults (`include_plan_tool` and
+/// `include_apply_patch_tool` on, the shell the session gives).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(default)]
-// Clients send this in `conversation/create` and may leave out any field (the container
-// `default`); the `#[ts(as = "Option<bool>", optional)]`s make that `field?: boolean`.
 pub struct ToolsPrefs {
     /// Offer the plan tool (`todo_write`).
-    #[ts(as = "Option<bool>", optional)]
-    pub include_plan_tool: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub include_plan_tool: Option<bool>,
     /// Offer `apply_patch`.
-    #[ts(as = "Option<bool>", optional)]
-    pub include_apply_patch_tool: bool,
-    /// Offer web search; coder has no web search tool yet, so this changes nothing.
-    #[ts(as = "Option<bool>", optional)]
-    pub web_search_request: bool,
-    /// Use a streamable shell; coder's `bash` is the only shell, so this changes nothing.
-    #[ts(as = "Option<bool>", optional)]
-    pub use_streamable_shell_tool: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub include_apply_patch_tool: Option<bool>,
+    /// Offer web search. coder has no web search tool: `true` is refused with an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub web_search_request: Option<bool>,
+    /// Use a streamable (interactive) shell. coder's one shell is `bash`, which takes no
+    /// input: `true` is refused with an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub use_streamable_shell_tool: Option<bool>,
+    /// How the conversation's commands may run. It may only narrow what the session's
+    /// sandbox and policies give (a looser one is narrowed, with a `warning`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub shell_mode: Option<ShellMode>,
 }
 
-impl Default for ToolsPrefs {
-    fn default() -> Self {
-        Self {
-            include_plan_tool: true,
-            include_apply_patch_tool: true,
-            web_search_request: false,
-            use_streamable_shell_tool: false,
-        }
-    }
+/// How a conversation's commands run (seed 003's `shell_mode`), from the narrowest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ShellMode {
+    /// No shell: `bash` is not offered.
+    Off,
+    /// `bash` inside the session's sandbox; a command the sandbox stopped runs again (with
+    /// network, or outside it) only when a person approves.
+    Sandboxed,
+    /// `bash` without a sandbox (the session has none).
+    Unconfined,
 }
 
 /// A conversation in a listing.
@@ -69,7 +83,9 @@ pub struct HistoryEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub text: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The entry's images; an empty array when it has none (seed 000 gives every entry
+    /// `attachments`).
+    #[serde(default)]
     pub attachments: Vec<HistoryAttachment>,
 }
 

@@ -185,6 +185,14 @@ pub enum EventMsg {
         /// The archived segment's index in `conversation/archive`.
         segment: usize,
     },
+    /// The conversation's context was cleared (`/clear`, seed 002's clear): its messages
+    /// left the context and the next input starts a new batch. The system prompt and the
+    /// tools stay; with tools described in the prompt, the initial tools' description opens
+    /// the next request again, once. Outside any task (no `taskId`).
+    ContextCleared {
+        /// How many messages left the context.
+        cleared_messages: usize,
+    },
     /// Automatic verification after the model's edits (seed 004 section 6): one of the
     /// nine allowlisted test commands ran (as a `bash` call: `tool_call_started`, then
     /// `tool_call_completed` or `tool_call_failed`, call id `verify_…`), or did not run and
@@ -229,6 +237,12 @@ pub enum EventMsg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         continuation: Option<TaskId>,
+        /// With `replaced`: the interrupting tool call that took the task's place and the
+        /// conversation that runs now, so a front end can say so (seed 000: "the current task
+        /// was replaced by conv_create; running the target conversation, then continuing").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        replaced_by: Option<Replacement>,
     },
     /// A queued task was dropped before it started (it never had a `task_started`).
     TaskDropped { reason: DropReason },
@@ -338,6 +352,7 @@ impl EventMsg {
             Self::TurnAborted {
                 reason: AbortReason::Replaced,
                 continuation,
+                ..
             } => TaskEnd::HandedOver(*continuation),
             Self::TurnAborted {
                 reason: AbortReason::Interrupted,
@@ -385,6 +400,16 @@ pub enum CompactTrigger {
     Auto,
     /// Asked for (`conversation/compact`, `/compact`, the SDK's `compact`).
     Manual,
+}
+
+/// The handoff that replaced a task (`turn_aborted` with `replaced`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Replacement {
+    /// The interrupting tool the model called (`conv_create`, `conv_send`).
+    pub tool_name: String,
+    /// The conversation that runs now; the replaced task's work goes on after its reply.
+    pub conversation_id: ConversationId,
 }
 
 /// Why a task ended early.
@@ -544,6 +569,7 @@ mod tests {
         let msg = EventMsg::TurnAborted {
             reason: AbortReason::Interrupted,
             continuation: None,
+            replaced_by: None,
         };
         assert_eq!(
             serde_json::to_value(msg).unwrap(),

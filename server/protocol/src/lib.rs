@@ -38,12 +38,13 @@ pub mod tools;
 mod usage;
 
 pub use conversation::{
-    ArchivedSegment, ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ToolsPrefs,
+    ArchivedSegment, ConversationSummary, HistoryAttachment, HistoryEntry, InputItem, ShellMode,
+    ToolsPrefs,
 };
 pub use error::ErrorKind;
 pub use event::{
     AbortReason, CompactTrigger, DropReason, EngineState, Event, EventMsg, McpServerState,
-    ModeChangeReason, ReloadedKind, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
+    ModeChangeReason, ReloadedKind, Replacement, RequestedToolCall, TASK_END_EVENTS, TaskEnd,
     VerificationStatus,
 };
 pub use ids::{ConversationId, SessionId, TaskId};

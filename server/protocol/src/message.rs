@@ -36,27 +36,39 @@ pub struct ChatMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub name: Option<String>,
-    /// Images that came with a message (a `read` of an image file). Providers receive them
-    /// in their own form: Anthropic inside the tool result, OpenAI in a user message after
-    /// the tool results.
+    /// Images that came with a message: a person's (pasted, attached by an `@` reference,
+    /// given as input items) or a tool's (a `read` of an image file, an MCP tool's image).
+    /// Providers receive them in their own form: Anthropic inside the user message or the
+    /// tool result, OpenAI as content parts of the user message, a tool's in a user message
+    /// after the tool results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
 }
 
-/// An image carried by a message, base64-encoded.
+/// An image carried by a message: its bytes, or a URL the provider fetches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Attachment {
-    /// For example `image/png`.
-    pub media_type: String,
-    /// The bytes, base64 (standard alphabet, padded).
-    pub data: String,
+#[serde(untagged)]
+pub enum Attachment {
+    /// The image's bytes, which coder holds and sends.
+    Inline {
+        /// For example `image/png`.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+        /// The bytes, base64 (standard alphabet, padded).
+        data: String,
+    },
+    /// An image by `http` or `https` URL: the provider fetches it when it reads the request;
+    /// coder never does.
+    Url { url: String },
 }
 
 impl Attachment {
-    /// A `data:` URL of the image.
-    pub fn data_url(&self) -> String {
-        format!("data:{};base64,{}", self.media_type, self.data)
+    /// The image as a URL: a `data:` URL of the bytes, or the URL it was given by.
+    pub fn url(&self) -> String {
+        match self {
+            Self::Inline { media_type, data } => format!("data:{media_type};base64,{data}"),
+            Self::Url { url } => url.clone(),
+        }
     }
 }
 

@@ -49,7 +49,7 @@ method_table! {
         /// Compacts a conversation's history now: queues a task that summarises its older
         /// part (`compacted`, then `token_count`); returns the task's id.
         ConversationCompact, CONVERSATION_COMPACT = "conversation/compact":
-            TargetParams => SendResult;
+            TargetParams => CompactResult;
         /// The messages compactions replaced, one segment per compaction, oldest first.
         ConversationArchive, CONVERSATION_ARCHIVE = "conversation/archive":
             TargetParams => ArchiveResult;
@@ -224,7 +224,36 @@ pub struct SendParams {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SendResult {
+    /// The task the input started. Absent only when the input was a built-in command that
+    /// answered at once (`/help`, `/mode plan`): its answer is `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub task_id: Option<TaskId>,
+    /// What a built-in command said, for people; absent for input the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
+    /// The conversation to go on in, when a built-in command made one (`/new`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub conversation_id: Option<ConversationId>,
+}
+
+/// `conversation/compact` result.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
     pub task_id: TaskId,
+}
+
+impl From<CommandResult> for SendResult {
+    fn from(result: CommandResult) -> Self {
+        Self {
+            task_id: result.task_id,
+            text: (!result.text.is_empty()).then_some(result.text),
+            conversation_id: result.conversation_id,
+        }
+    }
 }
 
 /// Params naming one conversation (`conversation/destroy`, `conversation/interrupt`).
@@ -276,8 +305,9 @@ pub struct SetContextParams {
     #[ts(optional, type = "string[] | null")]
     #[schemars(with = "Option<Vec<String>>")]
     pub mcp_allowlist: Option<Option<Vec<String>>>,
-    /// The tools offered besides the MCP ones; a tool the session disabled stays hidden,
-    /// with a `warning`.
+    /// The tools offered besides the MCP ones: a key left out keeps the conversation's
+    /// current choice; `shell_mode` narrows to the session's shell (with a `warning`), and
+    /// a tool the session disabled stays hidden (with a `warning`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tools_prefs: Option<ToolsPrefs>,
@@ -458,8 +488,9 @@ pub struct EventParams {
 }
 
 /// `permission/request` params, server to client. The answer is a [`PermissionDecision`]:
-/// `{ decision: "allow_once" | "allow_always" | "deny", message? }`. An answer that is an
-/// error, or anything else than such an object, denies the call
+/// `{ decision: "allow_once" | "allow_always" | "deny", message? }`, or `{ decision:
+/// "refuse" }` (deny and end the task). An answer that is an error, or anything else than
+/// such an object, denies the call
 /// ([`PermissionDecision::from_answer`]).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]

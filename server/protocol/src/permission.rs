@@ -72,12 +72,16 @@ pub enum PermissionDecision {
     /// Allow this and later calls of the same tool (for `bash`, the same command prefix)
     /// for the rest of the session.
     AllowAlways,
-    /// Refuse; `message` is passed to the model.
+    /// Refuse; `message` is passed to the model, and the task goes on.
     Deny {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         message: Option<String>,
     },
+    /// Refuse and stop (SemaCore's `refuse`, seed 001's checkpoint 4): the call keeps the
+    /// refusal as its result, and the task ends as interrupted. For an `exit_plan_mode`
+    /// request: keep planning, and the task ends.
+    Refuse,
     /// For an `exit_plan_mode` request: leave plan mode and start the work, keeping the
     /// history (`allow_once` means the same).
     StartEditing,
@@ -130,9 +134,11 @@ impl PermissionDecision {
             None => return Err("no `decision`".to_owned()),
         };
         let allowed: &[&str] = match decision {
-            "allow_once" | "allow_always" | "start_editing" | "clear_context_and_start" => {
-                &["decision"]
-            }
+            "allow_once"
+            | "allow_always"
+            | "refuse"
+            | "start_editing"
+            | "clear_context_and_start" => &["decision"],
             "deny" | "keep_planning" => &["decision", "message"],
             other => return Err(format!("unknown decision `{}`", shorten(other))),
         };
@@ -147,6 +153,7 @@ impl PermissionDecision {
         match decision {
             "allow_once" => Ok(PermissionDecision::AllowOnce),
             "allow_always" => Ok(PermissionDecision::AllowAlways),
+            "refuse" => Ok(PermissionDecision::Refuse),
             "start_editing" => Ok(PermissionDecision::StartEditing),
             "clear_context_and_start" => Ok(PermissionDecision::ClearContextAndStart),
             "keep_planning" => Ok(PermissionDecision::KeepPlanning { message }),
@@ -222,6 +229,7 @@ mod tests {
                     message: Some("not now".into()),
                 },
             ),
+            (json!({"decision": "refuse"}), PermissionDecision::Refuse),
             (
                 json!({"decision": "start_editing"}),
                 PermissionDecision::StartEditing,
@@ -276,6 +284,10 @@ mod tests {
             ),
             (
                 json!({"decision": "start_editing", "message": "x"}),
+                "unexpected field `message`",
+            ),
+            (
+                json!({"decision": "refuse", "message": "x"}),
                 "unexpected field `message`",
             ),
             (

@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 
 use coder_protocol::methods::{
     ArchiveResult, CoderCapabilities, CommandInfo, CommandListParams, CommandListResult,
-    CommandParams, CommandResult, CommandSource, CreateParams, CreateResult, DestroyResult,
-    EventParams, HistoryParams, HistoryResult, InitializationOptions, InterruptResult, ListParams,
-    ListResult, PermissionParams, ProviderName, RuleInfo, RuleListParams, RuleListResult,
-    SendParams, SendResult, SessionInfo, SessionInterruptParams, SessionListParams,
-    SessionListResult, SessionResumeParams, SessionResumeResult, SetContextParams,
-    SetContextResult, SetModeParams, SetModeResult, SkillInfo, SkillListParams, SkillListResult,
-    TargetParams,
+    CommandParams, CommandResult, CommandSource, CompactResult, CreateParams, CreateResult,
+    DestroyResult, EventParams, HistoryParams, HistoryResult, InitializationOptions,
+    InterruptResult, ListParams, ListResult, PermissionParams, ProviderName, RuleInfo,
+    RuleListParams, RuleListResult, SendParams, SendResult, SessionInfo, SessionInterruptParams,
+    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult,
+    SetContextParams, SetContextResult, SetModeParams, SetModeResult, SkillInfo, SkillListParams,
+    SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
@@ -28,8 +28,8 @@ use coder_protocol::{
     ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
     McpServerState, Mode, ModeChangeReason, PermissionDecision, PolicyDecision, Preset,
-    ReloadedKind, RequestedToolCall, Role, SessionId, TaskId, TodoItem, TodoStatus, TokenUsage,
-    ToolCall, ToolsPrefs, VerificationStatus, methods, tools,
+    ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem,
+    TodoStatus, TokenUsage, ToolCall, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -87,6 +87,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 Event,
                 EventMsg,
                 RequestedToolCall,
+                Replacement,
                 AbortReason,
                 CompactTrigger,
                 VerificationStatus,
@@ -113,6 +114,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
             [
                 InputItem,
                 ToolsPrefs,
+                ShellMode,
                 ConversationSummary,
                 HistoryEntry,
                 HistoryAttachment,
@@ -133,6 +135,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 CreateResult,
                 SendParams,
                 SendResult,
+                CompactResult,
                 TargetParams,
                 ListParams,
                 ListResult,
@@ -586,12 +589,21 @@ fn wire_shapes_behind_the_ts_attributes() {
         serde_json::to_value(CreateParams::default()).unwrap(),
         json!({})
     );
-    // `ToolsPrefs` reads with any field left out, and always writes all of them.
-    let prefs: ToolsPrefs = serde_json::from_value(json!({"web_search_request": true})).unwrap();
+    // `ToolsPrefs` reads with any field left out (it is then inherited), and writes only
+    // the fields it has.
+    let prefs: ToolsPrefs =
+        serde_json::from_value(json!({"include_plan_tool": false, "shell_mode": "off"})).unwrap();
+    assert_eq!(
+        prefs,
+        ToolsPrefs {
+            include_plan_tool: Some(false),
+            shell_mode: Some(ShellMode::Off),
+            ..ToolsPrefs::default()
+        }
+    );
     assert_eq!(
         serde_json::to_value(prefs).unwrap(),
-        json!({"include_plan_tool": true, "include_apply_patch_tool": true,
-               "web_search_request": true, "use_streamable_shell_tool": false})
+        json!({"include_plan_tool": false, "shell_mode": "off"})
     );
     // Plain `Option`s are written as `null` (`T | null`, not optional).
     let event = Event {

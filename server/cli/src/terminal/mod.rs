@@ -156,12 +156,15 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         if let Some(switch) = session_switch(text) {
             // `/new` and `/resume` take up another session: the engine is one session, so
             // the terminal starts a new engine and lets the old one save and end.
+            // The mode goes on as the conversation's, not as the session's: the configured
+            // mode stays the ceiling every switch is clamped to.
             let carry = Overrides {
                 model: Some(engine.model()),
-                mode: engine.mode(conversation).ok(),
                 ..overrides(trusted)
             };
-            if let Some(next) = switch_session(&engine, switch, &start, carry, &mut printer).await?
+            let mode = engine.mode(conversation).ok();
+            if let Some(next) =
+                switch_session(&engine, switch, &start, carry, mode, &mut printer).await?
             {
                 engine.shutdown().await;
                 engine = next;
@@ -256,13 +259,15 @@ fn session_switch(text: &str) -> Option<Switch<'_>> {
 
 /// Starts the engine of another session: a fresh one for `/new`, one that took up the
 /// saved session for `/resume`. The configuration is read again (a `/model` written since
-/// applies), with the model and mode the person has now. On failure the current session
-/// goes on and the error is printed; returns the new engine when there is one.
+/// applies), with the model the person has now (`carry`); the root conversation takes the
+/// person's `mode`, clamped to the configured one as any switch. On failure the current
+/// session goes on and the error is printed; returns the new engine when there is one.
 async fn switch_session(
     engine: &Engine,
     switch: Switch<'_>,
     start: &Path,
     carry: Overrides,
+    mode: Option<Mode>,
     printer: &mut Human,
 ) -> anyhow::Result<Option<Engine>> {
     if let Switch::Resume(id) = switch
@@ -296,6 +301,10 @@ async fn switch_session(
             .command(next.root_conversation(), &format!("/resume {id}"))
             .map(|result| result.text),
     };
+    let said = said.and_then(|text| match mode {
+        Some(mode) => next.set_mode(next.root_conversation(), mode).map(|()| text),
+        None => Ok(text),
+    });
     match said {
         Ok(text) => {
             printer.say(&neutralize(&text))?;

@@ -94,6 +94,30 @@ async fn an_unknown_slash_command_is_refused_before_the_model() {
     assert!(!stderr.contains(SECRET));
 }
 
+/// A built-in command given to `coder exec` runs as at the terminal's prompt: its answer
+/// is the output, and no model is asked.
+#[tokio::test]
+async fn a_built_in_command_runs_in_coder_exec_without_a_model_call() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let out = exec(dir.path(), user.path(), &server, "/tools").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("bash") && stdout.contains("apply_patch"),
+        "{stdout}"
+    );
+    let mut env = openai_env(&server);
+    env.push(("CODER_HOME", user.path().display().to_string()));
+    let json = coder(dir.path(), &["--json", "/help"], &as_refs(&env)).await;
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    let line: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(line["type"], "command_result");
+    assert!(line["text"].as_str().unwrap().contains("/undo"), "{line}");
+    assert!(server.requests().is_empty());
+}
+
 #[tokio::test]
 async fn a_path_is_not_a_slash_command() {
     let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("ok")])])

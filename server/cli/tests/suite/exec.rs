@@ -714,6 +714,21 @@ async fn a_handoff_completes_with_exit_0_and_the_other_conversation_apart_on_std
     );
     assert!(stderr.contains("[conversation "), "labelled: {stderr}");
     assert!(!stderr.contains("interrupted"), "{stderr}");
+    // The person is told where the work went (seed 000), naming the conversation.
+    let said = stderr
+        .lines()
+        .find(|line| {
+            line.starts_with("the current task was replaced by conv_create; running conversation ")
+        })
+        .unwrap_or_else(|| panic!("the handoff is not said: {stderr}"));
+    assert!(said.ends_with(", then continuing"), "{said}");
+    let child = said
+        .trim_start_matches("the current task was replaced by conv_create; running conversation ")
+        .trim_end_matches(", then continuing");
+    assert!(
+        stderr.contains(&format!("[conversation {child}]")),
+        "the named conversation is the one that ran: {stderr}"
+    );
 
     // JSON mode: every event names its conversation; the run still ends with 0.
     server.push([
@@ -737,6 +752,12 @@ async fn a_handoff_completes_with_exit_0_and_the_other_conversation_apart_on_std
         completes[1]["conversationId"]
     );
     assert_eq!(completes[1]["lastAgentMessage"], "Root again.");
+    let replaced = lines.iter().find(|e| e["type"] == "turn_aborted").unwrap();
+    assert_eq!(replaced["replacedBy"]["toolName"], "conv_create");
+    assert_eq!(
+        replaced["replacedBy"]["conversationId"],
+        completes[0]["conversationId"]
+    );
 }
 
 #[tokio::test]

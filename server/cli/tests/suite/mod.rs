@@ -1,3 +1,4 @@
+mod auto_approval;
 mod coder_dir_links;
 mod command_safety;
 mod commands_and_skills;

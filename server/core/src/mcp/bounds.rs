@@ -188,7 +188,7 @@ pub(super) fn result(content: &Value) -> ToolOutput {
                 } else if attachments.len() == MAX_IMAGES {
                     past_the_last += 1;
                 } else {
-                    attachments.push(Attachment {
+                    attachments.push(Attachment::Inline {
                         media_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
                         data: data.to_owned(),
                     });
@@ -250,7 +250,7 @@ mod tests {
             "one\n{\"type\":\"resource\",\"uri\":\"file:///x\"}\ntwo"
         );
         assert_eq!(output.attachments.len(), 1);
-        assert_eq!(output.attachments[0].media_type, "image/jpeg");
+        assert_eq!(output.attachments[0].url(), "data:image/jpeg;base64,AAAA");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use coder_protocol::{ChatMessage, Role, TokenUsage, ToolCall};
+use coder_protocol::{Attachment, ChatMessage, Role, TokenUsage, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -77,14 +77,19 @@ struct Tool<'a> {
     name: &'a str,
 }
 
-/// Converts OpenAI-shaped history into Anthropic messages: tool calls become `tool_use`
-/// blocks, tool results become `tool_result` blocks of a user message, and consecutive
-/// messages of one role are merged, since Anthropic wants roles to alternate.
+/// Converts OpenAI-shaped history into Anthropic messages: a person's images become
+/// `image` blocks after the text of their message, tool calls become `tool_use` blocks, tool
+/// results become `tool_result` blocks of a user message (their images inside), and
+/// consecutive messages of one role are merged, since Anthropic wants roles to alternate.
 fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in messages {
         let (role, blocks) = match message.role {
-            Role::System | Role::User => ("user", text_block(message)),
+            Role::System | Role::User => {
+                let mut blocks = text_block(message);
+                blocks.extend(message.attachments.iter().map(image_block));
+                ("user", blocks)
+            }
             Role::Assistant => {
                 let mut blocks = text_block(message);
                 blocks.extend(message.tool_calls.iter().map(|call| {
@@ -99,11 +104,7 @@ fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
                     "type": "text",
                     "text": message.content.clone().unwrap_or_default(),
                 })];
-                content.extend(message.attachments.iter().map(|image| {
-                    json!({"type": "image", "source": {
-                        "type": "base64", "media_type": image.media_type, "data": image.data,
-                    }})
-                }));
+                content.extend(message.attachments.iter().map(image_block));
                 let content = if message.attachments.is_empty() {
                     json!(message.content.clone().unwrap_or_default())
                 } else {
@@ -130,6 +131,17 @@ fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
     out.into_iter()
         .map(|(role, blocks)| json!({"role": role, "content": blocks}))
         .collect()
+}
+
+/// One image as an Anthropic content block: its bytes (`base64`), or its `http(s)` URL
+/// (`url`), which Anthropic fetches.
+fn image_block(image: &Attachment) -> Value {
+    match image {
+        Attachment::Inline { media_type, data } => json!({"type": "image", "source": {
+            "type": "base64", "media_type": media_type, "data": data,
+        }}),
+        Attachment::Url { url } => json!({"type": "image", "source": {"type": "url", "url": url}}),
+    }
 }
 
 fn text_block(message: &ChatMessage) -> Vec<Value> {

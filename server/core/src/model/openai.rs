@@ -135,9 +135,10 @@ pub(crate) fn chat_messages(history: &[ChatMessage], keep_reasoning: bool) -> Ve
 /// Opens the user message that carries the images of tool results.
 pub(crate) const TOOL_IMAGES: &str = "Images returned by the tool calls above:";
 
-/// One image as an OpenAI content part.
+/// One image as an OpenAI content part: a `data:` URL of its bytes, or its `http(s)` URL,
+/// which OpenAI fetches.
 fn image_part(image: &Attachment) -> Value {
-    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
+    json!({"type": "image_url", "image_url": {"url": image.url()}})
 }
 
 /// OpenAI takes no images in tool results, so they follow the results in a user message.
@@ -454,7 +455,7 @@ mod tests {
     }
 
     fn png() -> Attachment {
-        Attachment {
+        Attachment::Inline {
             media_type: "image/png".into(),
             data: "iVBORw==".into(),
         }

@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::tools::protected_files::{is_protected, plants_repository};
-use crate::tools::shell_safety::{CommandLine, Risk, SafetyContext, assess_line};
+use crate::tools::shell_safety::{Assessment, CommandLine, Risk, SafetyContext, assess_line};
 use crate::tools::{CONVERSATION_TOOLS, patch_paths};
+
+use super::unattended::{Unattended, Unconfined};
 
 /// Tools that change files.
 const FILE_EDIT_TOOLS: [&str; 3] = ["apply_patch", "edit", "write"];
@@ -57,6 +59,8 @@ pub(crate) struct Check {
     pub reason: String,
     /// For `bash`, the simple commands of the line ("allow always" matches each of them).
     pub line: Option<CommandLine>,
+    /// What a session that approves without a person does when the decision is ask.
+    pub unattended: Unattended,
 }
 
 impl Check {
@@ -66,6 +70,19 @@ impl Check {
             human_required: false,
             reason: reason.into(),
             line: None,
+            unattended: Unattended::Approve,
+        }
+    }
+
+    /// An ask only a person may answer each time (no "allow always"); a session that
+    /// approves without a person does as `unattended` says.
+    fn person(reason: String, unattended: Unattended) -> Self {
+        Self {
+            decision: PolicyDecision::Ask,
+            human_required: true,
+            reason,
+            line: None,
+            unattended,
         }
     }
 }
@@ -156,18 +173,55 @@ pub(crate) fn check(
     let line = assessment
         .as_ref()
         .map(|assessment| assessment.line.clone());
-    let mut result = decide(mode, preset, rules, tool, read_only, command, assessment);
+    let mut result = match assessment
+        .as_ref()
+        .and_then(|assessment| before_policy(mode, assessment, safety.confined))
+    {
+        Some(early) => early,
+        None => decide(mode, preset, rules, tool, read_only, command, assessment),
+    };
     result.line = line;
     if FILE_EDIT_TOOLS.contains(&tool)
         && result.decision != PolicyDecision::Deny
         && let Some(why) = protected_target(tool, input, safety.workspace)
     {
         // Every mode and whatever the rules say: only a person may approve it.
-        result.decision = PolicyDecision::Ask;
-        result.human_required = true;
-        result.reason = format!("protected file: {why}");
+        result = Check {
+            line: result.line,
+            ..Check::person(
+                format!("protected file: {why}"),
+                Unattended::Refuse(Unconfined::ProtectedFileEdit),
+            )
+        };
     }
     result
+}
+
+/// What a `bash` line gets before the policy is asked, in every mode, whatever the rules
+/// say: a catastrophic line is refused (in every mode, yolo included: it would destroy the
+/// home directory, the workspace or its repository, which no confinement makes undoable),
+/// and one that changes protected files needs a person (outside plan mode, which refuses it
+/// anyway).
+fn before_policy(mode: Mode, assessment: &Assessment, confined: bool) -> Option<Check> {
+    if let Risk::Catastrophic(why) = &assessment.risk {
+        // Before the protected files: `rm -rf .git` is refused, not asked about.
+        return Some(Check::new(PolicyDecision::Deny, format!("refused: {why}")));
+    }
+    if assessment.protected.is_empty() || mode == Mode::Plan {
+        return None;
+    }
+    // Every mode, yolo included: a command that changes coder's or git's own files could
+    // loosen what later sessions allow or run commands on the next git operation. Without
+    // a person it runs only where the sandbox keeps those files as they were.
+    let unattended = if confined && assessment.protected_held {
+        Unattended::Approve
+    } else {
+        Unattended::Refuse(Unconfined::ProtectedFilesNotHeld)
+    };
+    Some(Check::person(
+        format!("protected files: {}", assessment.protected.join("; ")),
+        unattended,
+    ))
 }
 
 /// [`check`] for a call that is not a conversation tool or the todo list.
@@ -178,23 +232,10 @@ fn decide(
     tool: &str,
     read_only: ReadOnly,
     command: &str,
-    assessment: Option<crate::tools::shell_safety::Assessment>,
+    assessment: Option<Assessment>,
 ) -> Check {
     use PolicyDecision::{Allow, Ask, Deny};
     let is_bash = assessment.is_some();
-    if let Some(assessment) = &assessment
-        && !assessment.protected.is_empty()
-        && mode != Mode::Plan
-    {
-        // Every mode, yolo included: a command that changes coder's or git's own files
-        // could loosen what later sessions allow or run commands on the next git operation.
-        return Check {
-            decision: Ask,
-            human_required: true,
-            reason: format!("protected files: {}", assessment.protected.join("; ")),
-            line: None,
-        };
-    }
     if is_bash && mode == Mode::Yolo {
         return Check::new(Allow, "yolo mode runs bash without checks");
     }
@@ -210,22 +251,16 @@ fn decide(
         None => Class::Other,
     };
     if mode == Mode::Plan && read_only == ReadOnly::Claimed {
-        return Check {
-            decision: Ask,
-            human_required: true,
-            reason: "plan mode: the tool's server says it only reads, which coder cannot check"
-                .to_owned(),
-            line: None,
-        };
+        return Check::person(
+            "plan mode: the tool's server says it only reads, which coder cannot check".to_owned(),
+            Unattended::Approve,
+        );
     }
     if mode == Mode::Plan && !matches!(class, Class::ReadOnly | Class::ReadOnlyCommand) {
         return Check::new(
             Deny,
             "plan mode does not write or run commands that change anything; present the plan instead",
         );
-    }
-    if let Some(Risk::Catastrophic(why)) = &risk {
-        return Check::new(Deny, format!("refused: {why}"));
     }
 
     let mut result = Check::new(
@@ -253,12 +288,11 @@ fn decide(
     if let Some(Risk::Dangerous(reasons)) = &risk
         && result.decision != Deny
     {
-        return Check {
-            decision: Ask,
-            human_required: true,
-            reason: format!("dangerous command: {}", reasons.join("; ")),
-            line: None,
-        };
+        // Without a person it runs: the sandbox confines it as any command.
+        return Check::person(
+            format!("dangerous command: {}", reasons.join("; ")),
+            Unattended::Approve,
+        );
     }
     result
 }
@@ -375,6 +409,12 @@ pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> V
             decision: PolicyDecision::Ask,
             source: "always asks a person; catastrophic ones are refused".to_owned(),
         });
+    } else {
+        rows.push(MatrixRow {
+            subject: "bash: catastrophic commands".to_owned(),
+            decision: PolicyDecision::Deny,
+            source: "refused in every mode".to_owned(),
+        });
     }
     rows
 }
@@ -388,10 +428,16 @@ mod tests {
     use super::*;
 
     fn decide_bash(mode: Mode, rules: &PermissionRules, command: &str) -> Check {
+        decide_bash_in(mode, rules, command, false)
+    }
+
+    /// [`decide_bash`], with commands run in the sandbox's read-only view when `confined`.
+    fn decide_bash_in(mode: Mode, rules: &PermissionRules, command: &str, confined: bool) -> Check {
         let safety = SafetyContext {
             workspace: Path::new("/work/ws/project"),
             home: Some(Path::new("/home/u")),
             git_root: true,
+            confined,
         };
         let input = json!({ "command": command });
         check(
@@ -476,5 +522,68 @@ mod tests {
         let ruled = decide_bash(Mode::Default, &allowed, "git config core.hooksPath h");
         assert_eq!(ruled.decision, PolicyDecision::Ask);
         assert!(ruled.human_required);
+    }
+
+    #[test]
+    fn without_a_person_asks_are_approved_unless_something_would_run_unconfined() {
+        let none = PermissionRules::default();
+        let unattended = |mode, command, confined| {
+            let verdict = decide_bash_in(mode, &none, command, confined);
+            (verdict.decision, verdict.unattended)
+        };
+        use PolicyDecision::{Ask, Deny};
+        use Unattended::{Approve, Refuse};
+        let unconfined = Refuse(Unconfined::ProtectedFilesNotHeld);
+        // A dangerous command runs: the sandbox confines it as any command.
+        assert_eq!(
+            unattended(Mode::Default, "rm -rf build", false),
+            (Ask, Approve)
+        );
+        // Protected files: approved only where the sandbox keeps them as they were.
+        let hook = "echo x > .git/hooks/pre-commit";
+        assert_eq!(unattended(Mode::Default, hook, true), (Ask, Approve));
+        assert_eq!(unattended(Mode::Yolo, hook, true), (Ask, Approve));
+        assert_eq!(unattended(Mode::Default, hook, false), (Ask, unconfined));
+        for not_held in [
+            "echo x > sub/.mcp.json",
+            "echo x > .git/HEAD",
+            "chmod -R 777 .git",
+        ] {
+            assert_eq!(
+                unattended(Mode::Default, not_held, true),
+                (Ask, unconfined),
+                "{not_held}"
+            );
+        }
+        // Catastrophic lines are refused outright, never asked about.
+        for command in [
+            "rm -rf ~",
+            "rm -rf $HOME",
+            "rm -rf /",
+            "rm -rf .",
+            "rm -rf *",
+            "rm -rf .git",
+        ] {
+            for mode in [Mode::Default, Mode::AutoEdit, Mode::Yolo] {
+                assert_eq!(
+                    unattended(mode, command, true).0,
+                    Deny,
+                    "{mode:?}: {command}"
+                );
+            }
+        }
+        // A file tool never writes a protected file without a person.
+        let safety = SafetyContext::new(Path::new("/work/ws/project"), None, None);
+        let verdict = check(
+            Mode::Yolo,
+            Preset::Yolo,
+            &none,
+            "write",
+            ReadOnly::No,
+            &json!({"path": ".mcp.json", "content": "{}"}),
+            &safety,
+        );
+        assert_eq!(verdict.decision, Ask);
+        assert_eq!(verdict.unattended, Refuse(Unconfined::ProtectedFileEdit));
     }
 }

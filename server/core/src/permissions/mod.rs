@@ -3,11 +3,14 @@
 //! For every call that passed validation, [`Permissions::check`] decides allow, ask or deny
 //! from the conversation's mode, the session's preset and configured rules, and (for `bash`)
 //! the dangerous-command analysis. Asks become `permission_requested` events answered through
-//! [`crate::Engine::respond_permission`].
+//! [`crate::Engine::respond_permission`], or are answered without a person as
+//! [`Unattended`] says when the session approves by itself.
 
 mod matrix;
 mod requests;
+mod unattended;
 
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};
 pub(crate) use matrix::{ReadOnly, check, describe};
 pub(crate) use requests::{Answer, Permissions, PlanAnswer, Request, SESSION_ENDED};
+pub(crate) use unattended::{Unattended, Unconfined};

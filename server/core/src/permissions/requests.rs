@@ -1,4 +1,5 @@
-//! Permission requests: asking a person, remembering "allow always", auto-approval.
+//! Permission requests: asking a person, remembering "allow always", approving without a
+//! person.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -9,7 +10,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use super::PermissionRules;
+use super::{PermissionRules, Unattended};
 use crate::events::TaskEvents;
 use crate::sync::lock;
 use crate::tools::shell_safety::CommandLine;
@@ -37,8 +38,10 @@ pub(crate) struct Request<'a> {
     pub summary: &'a str,
     /// What the call would change, computed without changing it (a unified diff).
     pub diff: Option<String>,
-    /// Only an explicit answer may allow it: no auto-approval, no "allow always".
+    /// Only an explicit answer may allow it: no "allow always".
     pub human_required: bool,
+    /// What the session does with it when it approves without a person.
+    pub unattended: Unattended,
     /// For `bash`, the simple commands of the line.
     pub line: Option<&'a CommandLine>,
 }
@@ -72,10 +75,17 @@ pub(crate) const SESSION_ENDED: &str =
 const UNANSWERED: &str =
     "The permission request went unanswered (its asker went away); the call was not run.";
 
+/// What the model reads for a call a person refused (SemaCore's `refuse`): the task ends.
+const REFUSED: &str = "The user refused this call; it was not run, and the task stops here. \
+                       Wait for the user to say how to go on.";
+
 /// How a request ended.
 pub(crate) enum Answer {
     Allowed,
     Denied(String),
+    /// A person refused it and the task is to end (seed 001, checkpoint 4's `refuse`): the
+    /// message is the call's result.
+    Refused(String),
     /// The task was interrupted while waiting.
     Cancelled,
 }
@@ -84,9 +94,13 @@ pub(crate) enum Answer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum PlanAnswer {
     StartEditing,
+    /// The session approves without a person: the plan is approved as "start editing".
+    StartEditingUnattended,
     ClearContextAndStart,
     /// Plan mode stays on; the person's feedback, if any.
     KeepPlanning(Option<String>),
+    /// Plan mode stays on, and the task is to end (SemaCore's `refuse`).
+    Refused,
     /// Nobody could answer (no person in this session, the asker went away, the session
     /// ended): the reason.
     Unanswered(String),
@@ -100,6 +114,7 @@ fn decision_name(decision: &PermissionDecision) -> &'static str {
         PermissionDecision::AllowOnce => "allow_once",
         PermissionDecision::AllowAlways => "allow_always",
         PermissionDecision::Deny { .. } => "deny",
+        PermissionDecision::Refuse => "refuse",
         PermissionDecision::StartEditing => "start_editing",
         PermissionDecision::ClearContextAndStart => "clear_context_and_start",
         PermissionDecision::KeepPlanning { .. } => "keep_planning",
@@ -159,7 +174,8 @@ impl Permissions {
     }
 
     /// Asks for permission for a call the policy said `ask` about, unless an earlier
-    /// "allow always" covers it. A call that needs a person is never approved automatically.
+    /// "allow always" covers it. A session that approves without a person answers itself,
+    /// as the request's [`Unattended`] says.
     pub async fn ask(
         &self,
         request: Request<'_>,
@@ -172,15 +188,14 @@ impl Permissions {
             request.human_required,
             request.line,
         );
-        if !human_required && (self.auto_approve || self.always_allowed(tool, line)) {
-            return Answer::Allowed;
-        }
         if self.auto_approve {
-            return Answer::Denied(format!(
-                "{summary}: this needs an explicit approval from a person, and this session \
-                 approves automatically; it was not run. Tell the user what you wanted to run \
-                 and why."
-            ));
+            return match request.unattended {
+                Unattended::Approve => Answer::Allowed,
+                Unattended::Refuse(unconfined) => Answer::Denied(unconfined.message(summary)),
+            };
+        }
+        if !human_required && self.always_allowed(tool, line) {
+            return Answer::Allowed;
         }
         let mut options = vec!["allow_once".to_owned()];
         let mut summary = summary.to_owned();
@@ -210,6 +225,7 @@ impl Permissions {
                 Answer::Allowed
             }
             Some(PermissionDecision::AllowAlways) => Answer::Allowed,
+            Some(PermissionDecision::Refuse) => Answer::Refused(REFUSED.to_owned()),
             Some(PermissionDecision::Deny { message }) => Answer::Denied(match message {
                 Some(message) => format!("The user denied this call: {message}"),
                 None => "The user denied this call.".to_owned(),
@@ -227,8 +243,8 @@ impl Permissions {
     }
 
     /// Puts the plan of an `exit_plan_mode` call to a person, with the three answers of
-    /// [`PLAN_EXIT_OPTIONS`]. Only a person answers it: a session that approves
-    /// automatically has nobody to ask, and `allow_always` is not an answer to a plan.
+    /// [`PLAN_EXIT_OPTIONS`] (`allow_always` is not an answer to a plan). A session that
+    /// approves without a person approves it as "start editing" (seed 004 section 5).
     pub async fn ask_plan_exit(
         &self,
         request: Request<'_>,
@@ -236,11 +252,7 @@ impl Permissions {
         cancel: &CancellationToken,
     ) -> PlanAnswer {
         if self.auto_approve {
-            return PlanAnswer::Unanswered(
-                "Nobody can approve the plan: this session approves calls automatically and \
-                 has no person to ask. Plan mode stays on; the plan is the task's answer."
-                    .to_owned(),
-            );
+            return PlanAnswer::StartEditingUnattended;
         }
         let options = PLAN_EXIT_OPTIONS.iter().map(|o| (*o).to_owned()).collect();
         let summary = request.summary.to_owned();
@@ -261,6 +273,7 @@ impl Permissions {
             Some(Reply::Person(
                 PermissionDecision::Deny { message } | PermissionDecision::KeepPlanning { message },
             )) => PlanAnswer::KeepPlanning(message),
+            Some(Reply::Person(PermissionDecision::Refuse)) => PlanAnswer::Refused,
             Some(Reply::Person(PermissionDecision::AllowAlways)) => PlanAnswer::KeepPlanning(Some(
                 "the answer was allow_always, which does not answer a plan; the plan was not approved"
                     .to_owned(),

@@ -46,11 +46,56 @@ impl Environment {
     }
 }
 
+/// The apply_patch instructions: the patch format, after the built-in prompt (seed 003).
+const APPLY_PATCH_FORMAT: &str = include_str!("apply_patch.md");
+
+/// What the instructions say about `apply_patch` after the built-in prompt, when the tool
+/// list alone does not tell the model how to change files with it (seed 003's
+/// `APPLY_PATCH_TOOL_INSTRUCTIONS`; the session decides when, in `session/task.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PatchInstructions {
+    /// The format, and to call the `apply_patch` tool: the model reads its tools in the
+    /// prompt, one line each, which leaves the format out.
+    ThroughTool,
+    /// The format, and to run the patch through `bash` as `apply_patch`: the conversation
+    /// is not offered the tool, and coder applies such a command as an `apply_patch` call.
+    ThroughShell,
+    /// No way to apply a patch (the session disabled the tool, or the conversation has no
+    /// shell): a note saying so, since the built-in prompt speaks of `apply_patch`.
+    NotAvailable,
+}
+
+impl PatchInstructions {
+    fn text(self) -> String {
+        match self {
+            Self::ThroughTool => format!(
+                "{APPLY_PATCH_FORMAT}\nApply a patch by calling the `apply_patch` tool with \
+                 the whole patch as its `patch` argument.\n"
+            ),
+            Self::ThroughShell => format!(
+                "{APPLY_PATCH_FORMAT}\nThis conversation has no `apply_patch` tool. Apply a \
+                 patch by running it with `bash` as the `apply_patch` command, the patch in a \
+                 quoted here-document and nothing else in the command:\n\n```\n\
+                 apply_patch <<'EOF'\n*** Begin Patch\n...\n*** End Patch\nEOF\n```\n\n\
+                 coder applies it itself, with the checks, approval and diff of the tool. \
+                 `apply_patch` is no program on the machine: it works only as the whole \
+                 command.\n"
+            ),
+            Self::NotAvailable => "The apply_patch tool is not available in this \
+                                   conversation: change files with `edit` (exact \
+                                   replacements) or `write` (whole files).\n"
+                .to_owned(),
+        }
+    }
+}
+
 /// Everything a task's system prompt is made of.
 pub(crate) struct PromptInputs<'a> {
     /// A per-turn override or the conversation's base instructions; `None` for the
     /// built-in prompt.
     pub base: Option<&'a str>,
+    /// Follows the built-in prompt; never set with `base`.
+    pub patch: Option<PatchInstructions>,
     pub environment: &'a Environment,
     pub mode: Mode,
     /// The rules files, in the order they are told (the nearest last).
@@ -64,6 +109,10 @@ pub(crate) struct PromptInputs<'a> {
 pub(crate) fn system_prompt(inputs: &PromptInputs<'_>) -> String {
     let mut prompt = inputs.base.unwrap_or(BUILT_IN_PROMPT).trim_end().to_owned();
     prompt.push_str("\n\n");
+    if let Some(patch) = inputs.patch {
+        prompt.push_str(&patch.text());
+        prompt.push('\n');
+    }
     push_environment(&mut prompt, inputs.environment);
     push_mode(&mut prompt, inputs.mode);
     push_rules(&mut prompt, inputs.rules);
@@ -160,6 +209,7 @@ mod tests {
     fn assembled(mode: Mode, rules: &[RuleFile], skills: Option<&str>) -> String {
         system_prompt(&PromptInputs {
             base: Some("You are a test agent."),
+            patch: None,
             environment: &environment(),
             mode,
             rules,
@@ -237,6 +287,7 @@ Today's date: 2025-06-01
     fn the_built_in_prompt_is_the_fallback_and_the_prompt_is_stable() {
         let inputs = PromptInputs {
             base: None,
+            patch: None,
             environment: &environment(),
             mode: Mode::Default,
             rules: &[],
@@ -245,6 +296,25 @@ Today's date: 2025-06-01
         let first = system_prompt(&inputs);
         assert!(first.starts_with(BUILT_IN_PROMPT.trim_end()));
         assert_eq!(first, system_prompt(&inputs));
+    }
+
+    #[test]
+    fn the_apply_patch_instructions_follow_the_built_in_prompt_before_the_environment() {
+        let prompt = system_prompt(&PromptInputs {
+            base: None,
+            patch: Some(PatchInstructions::ThroughShell),
+            environment: &environment(),
+            mode: Mode::Default,
+            rules: &[],
+            skills: None,
+        });
+        let expected = format!(
+            "{}\n\n{}\n{ENVIRONMENT}",
+            BUILT_IN_PROMPT.trim_end(),
+            PatchInstructions::ThroughShell.text()
+        );
+        assert!(prompt.starts_with(&expected), "{prompt}");
+        assert!(prompt.contains("*** Begin Patch") && prompt.contains("apply_patch <<'EOF'"));
     }
 
     #[test]
@@ -257,6 +327,7 @@ Today's date: 2025-06-01
         };
         let prompt = system_prompt(&PromptInputs {
             base: Some("x"),
+            patch: None,
             environment: &env,
             mode: Mode::Default,
             rules: &[],

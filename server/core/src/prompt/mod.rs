@@ -2,7 +2,8 @@
 //!
 //! [`assemble::system_prompt`] puts it together for every task from, in order: the
 //! conversation's base instructions (or a per-turn override) or the built-in prompt
-//! (`built_in.md`); the environment ([`Environment`]); the conversation's mode, with plan
+//! (`built_in.md`), which the apply_patch instructions (`apply_patch.md`) may follow; the
+//! environment ([`Environment`]); the conversation's mode, with plan
 //! mode's own guidance (`plan.md`); the rules files ([`rules`]); and a summary of the
 //! available skills. Everything in it is stable between the turns of a conversation (no
 //! clock time, no counters; the date changes once a day) so that providers' prompt caches
@@ -12,7 +13,7 @@ mod assemble;
 pub(crate) mod rules;
 mod shapes;
 
-pub(crate) use assemble::{Environment, PromptInputs, system_prompt};
+pub(crate) use assemble::{Environment, PatchInstructions, PromptInputs, system_prompt};
 pub(crate) use shapes::{PromptShape, PromptShapes};
 
 const BUILT_IN_PROMPT: &str = include_str!("built_in.md");

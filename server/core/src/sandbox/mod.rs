@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 pub use enforcement::{NetworkEnforcement, SandboxEnforcement};
+pub(crate) use protected::holds_unchanged;
 pub use protected::{CreationAudit, PROTECTED_PATHS};
 
 /// `sandbox.network`: whether confined commands reach the network.

@@ -59,6 +59,64 @@ pub const PROTECTED_PATHS: [&str; 9] = [
 /// The files of a git directory that make git run code or read a configuration elsewhere.
 pub(crate) const GIT_DIR_REDIRECTS: [&str; 4] = ["config", "hooks", "commondir", "config.worktree"];
 
+/// The names at the workspace's root whose whole content a confined command cannot change:
+/// bound read-only when they exist, removed after the call when the command made them.
+const HELD_DIRS: [&str; 3] = [".coder", ".vscode", ".idea"];
+
+/// The files at the workspace's root a confined command cannot change, held as
+/// [`HELD_DIRS`] are.
+const HELD_FILES: [&str; 4] = [".mcp.json", ".nvim.lua", ".nvimrc", ".exrc"];
+
+/// Whether a confined command's change to `path` (absolute and normalized; a component may
+/// be a glob pattern) is stopped by the sandbox's read-only view: the path is one of those
+/// [`CreationAudit::before`] binds read-only, or removes when a command made it. `false`
+/// when that is not certain: protected names below the root (`sub/.mcp.json`, whose
+/// nested project is not bound), the rest of a git directory (`.git/HEAD`, `.git/index`,
+/// which git itself writes), a `.git` entry itself, and a pattern where a name decides.
+/// Names compare without regard to ASCII case: a name that differs only in case is the same
+/// file on a case-insensitive file system, and on a case-sensitive one neither coder nor
+/// git reads it. This says nothing of whether the sandbox runs: see
+/// [`SandboxEnforcement::read_only_view`].
+///
+/// [`SandboxEnforcement::read_only_view`]: super::SandboxEnforcement::read_only_view
+pub(crate) fn holds_unchanged(workspace: &Path, path: &Path) -> bool {
+    let workspace = crate::beneath::normalize(workspace);
+    let Ok(relative) = path.strip_prefix(&workspace) else {
+        return false;
+    };
+    let names: Vec<&str> = relative
+        .components()
+        .filter_map(|component| match component {
+            std::path::Component::Normal(name) => name.to_str(),
+            _ => None,
+        })
+        .collect();
+    let Some(first) = names.first() else {
+        return false;
+    };
+    let is = |name: &str, held: &str| name.eq_ignore_ascii_case(held);
+    if HELD_DIRS.iter().any(|dir| is(first, dir))
+        || (names.len() == 1 && HELD_FILES.iter().any(|file| is(first, file)))
+    {
+        return true;
+    }
+    // The hooks folder `core.hooksPath` names and the targets of protected links.
+    if crate::launchers::launched_from(&workspace)
+        .iter()
+        .any(|(launched, _)| relative.starts_with(launched))
+    {
+        return true;
+    }
+    // In a git directory at any depth: only the files that make git run code.
+    let literal = |name: &&str| !name.contains(['*', '?', '[', '{']);
+    match names.iter().position(|name| is(name, ".git")) {
+        Some(at) if names[..at].iter().all(literal) => names
+            .get(at + 1)
+            .is_some_and(|inside| GIT_DIR_REDIRECTS.contains(inside)),
+        _ => false,
+    }
+}
+
 /// How deep submodule names and nesting are followed below `modules/`.
 const MAX_MODULES_DEPTH: usize = 16;
 
@@ -302,6 +360,59 @@ fn git_dirs_in(git_dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_protected_paths_a_confined_command_cannot_change_are_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("tracked")).unwrap();
+        std::fs::write(
+            root.join(".git/config"),
+            "[core]\n\thooksPath = .githooks\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("tracked/servers.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("tracked/servers.json", root.join(".mcp.json")).unwrap();
+        let holds = |path: &str| holds_unchanged(&root, &root.join(path));
+        for path in [
+            ".coder",
+            ".coder/config.json",
+            ".mcp.json",
+            ".vscode/tasks.json",
+            ".idea/workspace.xml",
+            ".nvim.lua",
+            ".nvimrc",
+            ".exrc",
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".git/hooks/*",
+            ".git/commondir",
+            ".git/config.worktree",
+            "vendor/x/.git/config",
+            ".githooks/pre-commit",
+            "tracked/servers.json",
+        ] {
+            assert!(holds(path), "{path} should be held");
+        }
+        for path in [
+            "src/main.rs",
+            "sub/.mcp.json",
+            "sub/.coder/config.json",
+            "sub/.vscode/tasks.json",
+            ".git",
+            ".git/HEAD",
+            ".git/info/attributes",
+            ".git/*",
+            ".g*/hooks/x",
+            "*/.git/config",
+            ".mcp*",
+            "tracked/other.json",
+        ] {
+            assert!(!holds(path), "{path} should not be held");
+        }
+        assert!(!holds_unchanged(&root, Path::new("/elsewhere/.coder")));
+    }
 
     #[test]
     fn a_protected_link_replaced_by_a_directory_is_put_back() {

@@ -76,6 +76,15 @@ impl Session {
         call_id: &str,
         args: CreateArgs,
     ) -> CallAnswer {
+        let mut input = Vec::new();
+        if let Some(text) = &args.user_instruction {
+            input.push(InputItem::Text { text: text.clone() });
+        }
+        input.extend(args.items.iter().cloned());
+        // Checked before the conversation opens: input it could not take opens nothing.
+        if let Err(err) = self.check_input(&input, 0) {
+            return CallAnswer::Result(failure("success", err.to_string()));
+        }
         let spec = ConversationSpec {
             base_instructions: args.base_instruction_text,
             base_instructions_file: args.base_instruction_file.map(Into::into),
@@ -83,18 +92,12 @@ impl Session {
             mcp_allowlist: args.mcp_allowlist,
             tools_prefs: args.internal_tools,
             mode: None,
-            sandbox: None,
             model: None,
         };
         let target = match self.open_conversation(spec, Opener::Conversation(caller)) {
             Ok(id) => id,
             Err(err) => return CallAnswer::Result(failure("success", err.to_string())),
         };
-        let mut input = Vec::new();
-        if let Some(text) = &args.user_instruction {
-            input.push(InputItem::Text { text: text.clone() });
-        }
-        input.extend(args.items.iter().cloned());
         let closure = Closure {
             call_id: call_id.to_owned(),
             tool_name: "conv_create".to_owned(),
@@ -132,15 +135,22 @@ impl Session {
                 ),
             ));
         }
-        // It runs at most in the caller's mode, from now on: narrowing needs nobody.
-        if let Ok(ceiling) = self.mode(caller) {
-            self.narrow_to_caller(target, ceiling);
-        }
         let mut input = Vec::new();
         if let Some(text) = args.text {
             input.push(InputItem::Text { text });
         }
         input.extend(args.items);
+        let held = self
+            .conversation(target)
+            .map(|conv| crate::conversation::image_bytes_of(&lock(&conv).history))
+            .unwrap_or_default();
+        if let Err(err) = self.check_input(&input, held) {
+            return CallAnswer::Result(failure("success", err.to_string()));
+        }
+        // It runs at most in the caller's mode, from now on: narrowing needs nobody.
+        if let Ok(ceiling) = self.mode(caller) {
+            self.narrow_to_caller(target, ceiling);
+        }
         let closure = Closure {
             call_id: call_id.to_owned(),
             tool_name: "conv_send".to_owned(),

@@ -6,17 +6,18 @@ use std::sync::{Arc, Mutex};
 
 use coder_protocol::{
     AbortReason, ChatMessage, ConversationId, ConversationSummary, EventMsg, HistoryEntry, Mode,
-    ModeChangeReason, SessionId,
+    ModeChangeReason, SessionId, ShellMode,
 };
 
 use super::{Session, narrower};
 use crate::conversation::{
-    ContextChange, Conversation, ConversationSpec, close_unanswered_calls, history_entries,
-    read_base_instructions,
+    ContextChange, Conversation, ConversationSpec, UNFINISHED_CALL_RESULT, close_unanswered_calls,
+    history_entries, read_base_instructions,
 };
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
 use crate::sync::lock;
+use crate::tool_selection::{ToolSelection, session_shell};
 
 /// Who opens a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,25 +68,32 @@ impl Session {
         let config = self.config();
         let config = &*config;
         let ceiling = config.mode;
-        let (spec, inherited_mode) = match opener {
+        let session_shell = self.shell_ceiling();
+        let (spec, inherited_mode, inherited_tools, shell_ceiling) = match opener {
             Opener::Conversation(parent) => {
                 let parent = self.conversation(parent)?;
                 let parent = lock(&parent);
-                (spec.inherit(&parent.context), parent.mode)
+                let tools = parent.context.tools;
+                (
+                    spec.inherit(&parent.context),
+                    parent.mode,
+                    tools,
+                    tools.shell(session_shell),
+                )
             }
-            Opener::Engine | Opener::FrontDoor => (spec, ceiling),
+            Opener::Engine | Opener::FrontDoor => {
+                (spec, ceiling, ToolSelection::default(), session_shell)
+            }
         };
         let (spec, deprecation) = spec.resolve(&config.workspace)?;
-        let spec_wants_no_sandbox = spec.sandbox == Some(false);
+        let asked = spec.tools_prefs.unwrap_or_default();
+        let (tools, notes) = ToolSelection::resolve(inherited_tools, &asked, shell_ceiling)?;
         self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
-        let refused_tools = spec
-            .tools_prefs
-            .as_ref()
-            .map(|prefs| refused_tools(prefs, &config.disabled_tools))
-            .unwrap_or_default();
+        let refused_tools = refused_tools(&asked, &config.disabled_tools);
         let mut conversation = Conversation::new(spec, mode);
+        conversation.context.tools = tools;
         // Its MCP view is built now, from the servers as they are (seed 003); a task
         // builds it again when their tools changed since.
         conversation.context.mcp_view.rebuild(&self.services.mcp);
@@ -110,15 +118,8 @@ impl Session {
             tracing::warn!("{message}");
             hub.emit(id, None, EventMsg::Warning { message });
         }
-        if spec_wants_no_sandbox && self.services.sandbox.is_some() {
-            hub.emit(
-                id,
-                None,
-                EventMsg::Warning {
-                    message: "a conversation cannot turn off the session's sandbox; its commands stay confined"
-                        .to_owned(),
-                },
-            );
+        for message in notes {
+            hub.emit(id, None, EventMsg::Warning { message });
         }
         self.warn_refused_tools(id, &refused_tools);
         self.warn_if_clamped(id, wanted, mode);
@@ -171,11 +172,16 @@ impl Session {
             }
             other => other,
         };
-        let refused = change
-            .tools_prefs
-            .as_ref()
-            .map(|prefs| refused_tools(prefs, &config.disabled_tools))
-            .unwrap_or_default();
+        // Tool preferences resolve as at creation by a front door: a key left out keeps the
+        // conversation's current choice, and the shell narrows to what the session gives.
+        let tools = match &change.tools_prefs {
+            Some(asked) => {
+                let current = lock(&conversation).context.tools;
+                let (tools, notes) = ToolSelection::resolve(current, asked, self.shell_ceiling())?;
+                Some((tools, notes, refused_tools(asked, &config.disabled_tools)))
+            }
+            None => None,
+        };
         let mcp = &self.services.mcp;
         {
             // Under the session's lock, so no task of the conversation starts meanwhile:
@@ -187,8 +193,8 @@ impl Session {
             if let Some(base) = base {
                 context.base_instructions = base;
             }
-            if let Some(prefs) = change.tools_prefs {
-                context.tools_prefs = prefs;
+            if let Some((tools, _, _)) = &tools {
+                context.tools = *tools;
             }
             match allowlist {
                 Some(allowlist) => context.mcp_view.set_allowlist(mcp, allowlist),
@@ -212,8 +218,26 @@ impl Session {
                 .hub
                 .emit(id, None, EventMsg::Warning { message });
         }
-        self.warn_refused_tools(id, &refused);
+        if let Some((_, notes, refused)) = tools {
+            for message in notes {
+                self.services
+                    .hub
+                    .emit(id, None, EventMsg::Warning { message });
+            }
+            self.warn_refused_tools(id, &refused);
+        }
         Ok(())
+    }
+
+    /// The shell the session gives its conversations (seed 003's `shell_mode`): derived
+    /// from `tools.disabled` and the sandbox.
+    pub(super) fn shell_ceiling(&self) -> ShellMode {
+        let bash_disabled = self
+            .config()
+            .disabled_tools
+            .iter()
+            .any(|tool| tool == crate::tools::BASH);
+        session_shell(bash_disabled, self.services.sandbox.is_some())
     }
 
     /// Says, as a `warning` of `id`, that the `wanted` mode was narrowed to `mode` (the
@@ -301,37 +325,13 @@ impl Session {
     }
 
     /// Sets a conversation's mode, clamped to the session's like [`Session::open_conversation`]
-    /// (with the same `warning`): a client cannot loosen what configuration set.
+    /// (with the same `warning`): policies only narrow (seed 003), so no door loosens what
+    /// configuration set. Every switch comes here: `setMode`, and `/mode` (or `/plan`,
+    /// `/default`, `/auto-edit`, `/yolo`) from the terminal, an editor or the SDK alike.
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
-        self.switch_mode(id, wanted, Some(self.config().mode))
-    }
-
-    /// Sets a conversation's mode as the person asked with `/mode` (or `/plan`, `/default`,
-    /// `/auto-edit`, `/yolo`): seed 004 lets a person switch among the four modes, so no
-    /// ceiling applies. The session's configured mode stays the ceiling of everything else
-    /// (conversations the model opens, a resumed snapshot's modes, `setMode`).
-    pub fn set_mode_by_person(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
-        self.switch_mode(id, wanted, None)
-    }
-
-    fn switch_mode(
-        &self,
-        id: ConversationId,
-        wanted: Mode,
-        ceiling: Option<Mode>,
-    ) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
-        let mode = ceiling.map_or(wanted, |ceiling| narrower(wanted, ceiling));
-        let previous = self.change(&conv, |conversation| {
-            if ceiling.is_none() {
-                conversation.chosen_by_person = Some(
-                    conversation
-                        .chosen_by_person
-                        .map_or(mode, |chosen| super::looser(chosen, mode)),
-                );
-            }
-            conversation.switch_mode(mode)
-        });
+        let mode = narrower(wanted, self.config().mode);
+        let previous = self.change(&conv, |conversation| conversation.switch_mode(mode));
         {
             let mut state = self.state();
             if state.root == id {
@@ -454,9 +454,9 @@ impl Session {
             conversation.context.mcp_view.rebuild(mcp);
             // A session killed during a handoff (or a tool call) left calls unanswered; no
             // provider accepts such a history.
-            let closed = close_unanswered_calls(&mut conversation.history);
-            if closed > 0 {
-                repaired.push((conversation.id, closed));
+            let closed = close_unanswered_calls(&mut conversation.history, UNFINISHED_CALL_RESULT);
+            if !closed.is_empty() {
+                repaired.push((conversation.id, closed.len()));
                 // The results went in among the messages: the journal writes them all again.
                 conversation.unjournaled_from = 0;
             }
@@ -545,7 +545,8 @@ impl Session {
 
     /// What `session` left on disk: its snapshot, when it saved one, with the lines of its
     /// journal after it replayed; the root's id, every conversation (the root among them,
-    /// histories without the system prompt) and the journal's last line.
+    /// histories as the conversations held them: without the system prompt, and without the
+    /// results the snapshot gave calls still running) and the journal's last line.
     fn read_saved(
         session: SessionId,
         folder: &snapshot::SessionFolder,
@@ -575,8 +576,7 @@ impl Session {
             None => (None, Vec::new(), 0),
         };
         for conversation in &mut conversations {
-            conversation.messages =
-                crate::journal::without_system(std::mem::take(&mut conversation.messages));
+            conversation.take_written_history();
         }
         let replayed = match &dir {
             Some(dir) => crate::journal::replay(dir, session, through, &mut conversations)
@@ -682,8 +682,9 @@ impl Session {
     }
 }
 
-/// The tools of `prefs` the session disabled (`tools.disabled`): policies only narrow (seed
-/// 003), so a conversation asking for one does not get it, and is told so.
+/// The tools `prefs` asks for (`true`) that the session disabled (`tools.disabled`):
+/// policies only narrow (seed 003), so a conversation asking for one does not get it, and
+/// is told so. A key left out asks for nothing.
 pub(super) fn refused_tools(
     prefs: &coder_protocol::ToolsPrefs,
     disabled: &[String],
@@ -693,7 +694,7 @@ pub(super) fn refused_tools(
         ("todo_write", prefs.include_plan_tool),
     ]
     .into_iter()
-    .filter(|(tool, asked)| *asked && disabled.iter().any(|d| d == tool))
+    .filter(|(tool, asked)| *asked == Some(true) && disabled.iter().any(|d| d == tool))
     .map(|(tool, _)| tool)
     .collect()
 }

@@ -137,6 +137,23 @@ impl Queue {
     pub fn at_rest(&self) -> bool {
         self.is_empty() && !self.driving
     }
+
+    /// Whether `conversation` waits for a continuation: it handed its turn over (it is an
+    /// ancestor in the running chain) and its pending tool call is not answered yet.
+    pub fn awaits_continuation(&self, conversation: ConversationId) -> bool {
+        self.plans
+            .iter()
+            .any(|plan| plan.conversation_id == conversation && plan.closure.is_some())
+    }
+
+    /// A task of `conversation` runs, or it waits for a continuation: its history is in
+    /// use.
+    pub fn holds(&self, conversation: ConversationId) -> bool {
+        self.running
+            .as_ref()
+            .is_some_and(|running| running.conversation_id == conversation)
+            || self.awaits_continuation(conversation)
+    }
 }
 
 /// Starts tasks one at a time and applies their outcomes.
@@ -285,14 +302,9 @@ impl Driver {
             .map(|running| (running.conversation_id, running.task_id))
     }
 
-    /// Whether `conversation` waits for a continuation: it handed its turn over (it is an
-    /// ancestor in the running chain) and its pending tool call is not answered yet.
+    /// Whether `conversation` waits for a continuation ([`Queue::awaits_continuation`]).
     pub fn awaits_continuation(&self, conversation: ConversationId) -> bool {
-        lock(&self.state)
-            .queue
-            .plans
-            .iter()
-            .any(|plan| plan.conversation_id == conversation && plan.closure.is_some())
+        lock(&self.state).queue.awaits_continuation(conversation)
     }
 
     /// How many handoffs the running task's chain made before it (0 when none runs).

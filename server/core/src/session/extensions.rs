@@ -50,8 +50,10 @@ impl Session {
             return Ok((items, None));
         };
         if crate::commands::is_built_in(name) {
+            // `Session::input` runs a built-in typed alone; here it came with other items, or
+            // through the API that only queues input.
             return Err(EngineError::invalid_params(format!(
-                "/{name} is a built-in command: run it as a command (conversation/command, the SDK's command()), not as input"
+                "/{name} is a built-in command: send it alone, as text, or run it with the command API"
             )));
         }
         let files = self.workspace_files();

@@ -286,9 +286,8 @@ impl Session {
         let held = self.conversation(conversation)?;
         check_not_empty(&items)?;
         let (items, model) = self.expand_command(items)?;
-        self.check_prompt_size(&items)?;
         let held = crate::conversation::image_bytes_of(&lock(&held).history);
-        crate::conversation::check_images(&items, held)?;
+        self.check_input(&items, held)?;
         self.require_model()?;
         let mut plan = TaskPlan::new(conversation, items, 0);
         plan.base_instructions_override = base_instructions;
@@ -342,27 +341,26 @@ impl Session {
         Ok(lock(&conversation).archive.clone())
     }
 
-    /// Refuses an input whose text items together exceed `maxPromptBytes`.
-    fn check_prompt_size(&self, items: &[InputItem]) -> Result<(), EngineError> {
+    /// The input rule's bounds, for a conversation whose history holds `held` bytes of
+    /// images: the text items together fit in `maxPromptBytes`, and the images in the image
+    /// limits ([`crate::conversation::check_images`]). The same for a person's input and for
+    /// what a conversation tool sends.
+    pub(super) fn check_input(&self, items: &[InputItem], held: u64) -> Result<(), EngineError> {
         let size = items
             .iter()
             .map(|item| match item {
                 InputItem::Text { text } => text.len(),
-                // Sent as text, naming the URL.
-                InputItem::Image { image_url } => {
-                    if crate::conversation::parse_data_url(image_url).is_some() {
-                        0
-                    } else {
-                        image_url.len()
-                    }
-                }
+                // The bytes of a `data:` image are bounded by the image limits; a URL goes
+                // with every request as it is.
+                InputItem::Image { image_url } if image_url.starts_with("data:") => 0,
+                InputItem::Image { image_url } => image_url.len(),
             })
             .sum();
         let limit = self.config().max_prompt_bytes;
         if size > limit {
             return Err(EngineError::prompt_too_large(size, limit));
         }
-        Ok(())
+        crate::conversation::check_images(items, held)
     }
 
     /// Ends the session, in this order: every open permission request is denied (the model

@@ -6,10 +6,10 @@
 //! command is an error and never reaches the model.
 
 use coder_protocol::methods::CommandResult;
-use coder_protocol::{ConversationId, InputItem, Mode, Preset, TodoStatus};
+use coder_protocol::{ConversationId, EventMsg, InputItem, Mode, Preset, TodoStatus};
 
 use super::Session;
-use crate::commands::slash_command;
+use crate::commands::{is_built_in, slash_command};
 use crate::conversation::ConversationSpec;
 use crate::error::EngineError;
 use crate::sync::lock;
@@ -26,6 +26,28 @@ fn text(text: impl Into<String>) -> CommandResult {
 }
 
 impl Session {
+    /// What a person typed, taken as seed 001's `processUserInput` takes it: a built-in
+    /// `/command` (one text item, nothing else) runs as [`Session::command`] and never
+    /// reaches the model; anything else, a custom command included, is queued by
+    /// [`Session::send`]. Only doors call this: what the model sends with `conv_send` is
+    /// never a command.
+    pub fn input(
+        self: &std::sync::Arc<Self>,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+    ) -> Result<CommandResult, EngineError> {
+        if let [InputItem::Text { text: typed }] = items.as_slice()
+            && slash_command(typed).is_some_and(|(name, _)| is_built_in(name))
+        {
+            return self.command(conversation, typed);
+        }
+        let task = self.send(conversation, items, None)?;
+        Ok(CommandResult {
+            task_id: Some(task),
+            ..text("")
+        })
+    }
+
     /// Runs `/name args` in `conversation`.
     pub fn command(
         self: &std::sync::Arc<Self>,
@@ -52,7 +74,9 @@ impl Session {
             "mcp" => self.mcp_command(args),
             "skills" => Ok(self.skills_command()),
             "todos" => self.todos_command(conversation),
+            "conversations" => self.conversations_command(conversation),
             "new" => self.new_command(),
+            "clear" => self.clear_command(conversation, args),
             "resume" => self.resume_command(args),
             "compact" => {
                 let task = self.compact(conversation)?;
@@ -163,7 +187,28 @@ impl Session {
                         "unknown preset `{args}`: strict, balanced, auto-edit or yolo"
                     ))
                 })?;
-            *lock(&self.permissions().preset) = preset;
+            // Policies only narrow (seed 003): the configured preset is the ceiling, as the
+            // configured mode is for `/mode`.
+            let ceiling = self.config().preset;
+            let rank = |preset: Preset| Preset::ALL.iter().position(|p| *p == preset);
+            let granted = if rank(preset) > rank(ceiling) {
+                self.services.hub.emit(
+                    conversation,
+                    None,
+                    coder_protocol::EventMsg::Warning {
+                        message: format!(
+                            "preset {} is looser than the session's {}; the session uses {}",
+                            preset.as_str(),
+                            ceiling.as_str(),
+                            ceiling.as_str()
+                        ),
+                    },
+                );
+                ceiling
+            } else {
+                preset
+            };
+            *lock(&self.permissions().preset) = granted;
         }
         let mode = self.mode(conversation)?;
         let permissions = self.permissions();
@@ -198,7 +243,7 @@ impl Session {
                     "unknown mode `{args}`: plan, default, auto-edit or yolo"
                 ))
             })?;
-        self.set_mode_by_person(conversation, mode)?;
+        self.set_mode(conversation, mode)?;
         Ok(text(format!("mode: {}", self.mode(conversation)?.as_str())))
     }
 
@@ -258,6 +303,43 @@ impl Session {
         text(format!("Skills:\n{}", lines.join("\n")))
     }
 
+    /// `/conversations`: the session's conversations, the root first, each with its mode,
+    /// size and last activity; the one the command came from and the one running are
+    /// marked (seed 000: the front ends list them by id).
+    fn conversations_command(&self, current: ConversationId) -> Result<CommandResult, EngineError> {
+        let running = self.driver.running().map(|(conversation, _)| conversation);
+        let mut lines = vec!["Conversations:".to_owned()];
+        for summary in self.list_conversations() {
+            let mut marks = Vec::new();
+            if summary.is_root {
+                marks.push("root");
+            }
+            if summary.id == current {
+                marks.push("here");
+            }
+            if Some(summary.id) == running {
+                marks.push("running");
+            }
+            if self.driver.awaits_continuation(summary.id) {
+                marks.push("waiting for another conversation");
+            }
+            let marks = if marks.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", marks.join(", "))
+            };
+            let mode = self.mode(summary.id)?;
+            lines.push(format!(
+                "  {}{marks}: {} mode, {} messages, last active {}",
+                summary.id,
+                mode.as_str(),
+                summary.message_count,
+                summary.last_active_at
+            ));
+        }
+        Ok(text(lines.join("\n")))
+    }
+
     fn todos_command(&self, conversation: ConversationId) -> Result<CommandResult, EngineError> {
         let conversation = self.conversation(conversation)?;
         let todos = lock(&conversation).todos.clone();
@@ -277,6 +359,53 @@ impl Session {
             })
             .collect();
         Ok(text(format!("Todos:\n{}", lines.join("\n"))))
+    }
+
+    /// `/clear`: the conversation's context starts over (seed 002's clear,
+    /// [`crate::conversation::Conversation::start_batch`]): its messages go, the system
+    /// prompt and the tools stay. Refused while its history is in use: a task of it runs
+    /// (the turn records into it), or it waits for a handoff's continuation (whose answer
+    /// needs the call it answers).
+    fn clear_command(
+        &self,
+        conversation: ConversationId,
+        args: &str,
+    ) -> Result<CommandResult, EngineError> {
+        if !args.is_empty() {
+            return Err(EngineError::invalid_params(format!(
+                "/clear takes nothing, not `{args}`"
+            )));
+        }
+        let held = self.conversation(conversation)?;
+        let cleared = {
+            // Under the session's lock, so no task of the conversation starts meanwhile.
+            let state = self.state();
+            if state.queue.holds(conversation) {
+                return Err(EngineError::new(
+                    crate::error::ErrorKind::Busy,
+                    "this conversation's task is running or waits for another conversation's answer: /clear after it ends, or interrupt it first",
+                ));
+            }
+            let mut held = lock(&held);
+            let cleared = held.start_batch(Vec::new());
+            self.services.journal.persist(&mut held);
+            cleared
+        };
+        if let Some(message) = self.services.journal.take_warning() {
+            self.services
+                .hub
+                .emit(conversation, None, EventMsg::Warning { message });
+        }
+        self.services.hub.emit(
+            conversation,
+            None,
+            EventMsg::ContextCleared {
+                cleared_messages: cleared,
+            },
+        );
+        Ok(text(format!(
+            "context cleared: {cleared} messages left it; the system prompt and the tools stay"
+        )))
     }
 
     fn new_command(&self) -> Result<CommandResult, EngineError> {

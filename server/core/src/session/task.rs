@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use coder_protocol::{
     AbortReason, ChatMessage, CompactTrigger, ConversationId, EventMsg, Mode, ModeChangeReason,
-    TokenUsage,
+    ShellMode, TokenUsage,
 };
 use futures::future::BoxFuture;
 
@@ -21,12 +21,12 @@ use crate::model::ActiveModel;
 use crate::model::ToolSpec;
 use crate::process::ToolEnv;
 use crate::prompt::rules::RuleFile;
-use crate::prompt::{Environment, PromptInputs, system_prompt};
+use crate::prompt::{Environment, PatchInstructions, PromptInputs, system_prompt};
 use crate::reminders::plan_handoff;
 use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
 use crate::tool_prompt::PromptedTools;
-use crate::tools::{EXIT_PLAN_MODE, ToolContext, ToolRegistry};
+use crate::tools::{APPLY_PATCH, BASH, EXIT_PLAN_MODE, ToolContext, ToolRegistry};
 use crate::turn::compact::{CompactError, Compaction, Compactor};
 use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
@@ -34,9 +34,14 @@ use crate::turn::{
 };
 use crate::undo::PendingCheckpoint;
 
-/// Appended to the built-in prompt (alone or inside a conversation's instructions) when a
-/// conversation is not offered `apply_patch`.
-const NO_APPLY_PATCH_NOTE: &str = "\nThe apply_patch tool is not available in this conversation: change files with `edit` (exact replacements) or `write` (whole files).\n";
+/// What a task of a conversation is told and offered ([`Session::task_prompt`]).
+struct TaskPrompt {
+    system: String,
+    /// Tools not offered.
+    hidden: Vec<String>,
+    /// `bash` applies patches for the `apply_patch` the conversation left out.
+    patch_through_shell: bool,
+}
 
 /// The driver's [`TaskRunner`] for a real session.
 pub(super) struct SessionRunner {
@@ -137,7 +142,7 @@ impl Recorder for Recording {
             if let Some(usage) = &compaction.usage {
                 conversation.total_usage.add(usage);
             }
-            conversation.replace_history(compaction.history.clone());
+            conversation.start_batch(compaction.history.clone());
             conversation.size = size;
             let index = conversation.archive.len();
             conversation
@@ -195,10 +200,15 @@ impl Session {
             TurnOutcome::Aborted(reason) => events.emit(EventMsg::TurnAborted {
                 reason: *reason,
                 continuation: None,
+                replaced_by: None,
             }),
             TurnOutcome::HandedOver(handoff) => events.emit(EventMsg::TurnAborted {
                 reason: AbortReason::Replaced,
                 continuation: Some(handoff.continuation),
+                replaced_by: Some(coder_protocol::Replacement {
+                    tool_name: handoff.closure.tool_name.clone(),
+                    conversation_id: handoff.target,
+                }),
             }),
         }
         outcome
@@ -338,8 +348,17 @@ impl Session {
             events.warning(warning.clone());
         }
         let base_override = plan.base_instructions_override.clone();
-        let (system, hidden) =
-            self.prompt_and_hidden(&lock(conversation), base_override.as_deref(), &rules.files);
+        let tools_in_prompt = active.settings.tool_calling_of(&model) == ToolCalling::Prompt;
+        let TaskPrompt {
+            system,
+            hidden,
+            patch_through_shell,
+        } = self.task_prompt(
+            &lock(conversation),
+            base_override.as_deref(),
+            &rules.files,
+            tools_in_prompt,
+        );
         let rule_paths: Vec<PathBuf> = rules.files.iter().map(|rule| rule.path.clone()).collect();
         self.record_input(
             conversation,
@@ -363,11 +382,11 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        let prompted = self.announce_tools(
+        let (prompted, _) = self.announce_tools(
             conversation,
             &offered,
             mcp_changes.unwrap_or_default(),
-            active.settings.tool_calling_of(&model) == ToolCalling::Prompt,
+            tools_in_prompt,
         );
         let (todos, seen, history, size, worker) = {
             let conv = lock(conversation);
@@ -421,6 +440,7 @@ impl Session {
                 mcp: mcp_view.clone(),
                 permissions: self.services.permissions.clone(),
                 hidden,
+                patch_through_shell,
                 home: self.services.home.clone(),
                 base,
                 checkpoint: checkpoint.clone(),
@@ -439,6 +459,7 @@ impl Session {
                 rules: rules.files.clone(),
                 model: model_name,
                 mcp: mcp_view_of_task,
+                tools_in_prompt,
             }),
             verifier,
         };
@@ -508,46 +529,68 @@ impl Session {
         }
     }
 
-    /// The system prompt of a task of `conv`, and the tools hidden from it: the one place
+    /// The system prompt of a task of `conv` and the tools hidden from it: the one place
     /// that decides both, at a task's start and when an approved plan rebuilds them.
-    fn prompt_and_hidden(
+    /// `prompted`: the model reads its tools in the prompt (seed 002).
+    fn task_prompt(
         &self,
         conv: &Conversation,
         base_override: Option<&str>,
         rules: &[RuleFile],
-    ) -> (String, Vec<String>) {
+        prompted: bool,
+    ) -> TaskPrompt {
         let config = self.config();
         let base = base_override.or(conv.context.base_instructions.as_deref());
         let mut hidden: Vec<String> = config.disabled_tools.clone();
-        if !conv.context.tools_prefs.include_apply_patch_tool {
-            hidden.push("apply_patch".to_owned());
+        let tools = &conv.context.tools;
+        if !tools.include_apply_patch_tool {
+            hidden.push(APPLY_PATCH.to_owned());
+        }
+        if tools.shell(self.shell_ceiling()) == ShellMode::Off {
+            hidden.push(BASH.to_owned());
         }
         // Plan mode plans in the plan it hands to exit_plan_mode, not in a todo list; the
         // todo list comes back with the mode the plan leads to.
-        if !conv.context.tools_prefs.include_plan_tool || conv.mode == Mode::Plan {
+        if !tools.include_plan_tool || conv.mode == Mode::Plan {
             hidden.push("todo_write".to_owned());
         }
         if conv.mode != Mode::Plan {
             hidden.push(EXIT_PLAN_MODE.to_owned());
         }
+        let offered = |tool: &str| !hidden.iter().any(|name| name == tool);
+        // `bash` applies the patches of a conversation that left `apply_patch` out, unless
+        // the session disabled the tool: policies only narrow.
+        let patch_through_shell = !offered(APPLY_PATCH)
+            && offered(BASH)
+            && !config.disabled_tools.iter().any(|name| name == APPLY_PATCH);
+        // Seed 003: the apply_patch instructions follow the built-in prompt only (no
+        // override, no base instructions of the conversation), when the tools lack
+        // `apply_patch` or the model needs them (its tools in the prompt, one line each).
+        let patch = match () {
+            _ if base.is_some() => None,
+            _ if patch_through_shell => Some(PatchInstructions::ThroughShell),
+            _ if !offered(APPLY_PATCH) => Some(PatchInstructions::NotAvailable),
+            _ if prompted => Some(PatchInstructions::ThroughTool),
+            _ => None,
+        };
         let environment = Environment::current(&config.workspace, config.started_in.as_deref());
         // Skills are named only to a conversation that may load them.
-        let skills = (!hidden.iter().any(|name| name == "skill"))
+        let skills = offered("skill")
             .then(|| crate::skills::skills_section(&self.workspace_files().skills))
             .flatten();
-        let mut system = system_prompt(&PromptInputs {
+        let system = system_prompt(&PromptInputs {
             base,
+            patch,
             environment: &environment,
             mode: conv.mode,
             rules,
             skills: skills.as_deref(),
         });
-        // Custom instructions are left as given, unless they include the built-in prompt.
-        let built_in = base.is_none_or(|base| base.contains(crate::prompt::built_in_prompt()));
-        if built_in && hidden.iter().any(|name| name == "apply_patch") {
-            system.push_str(NO_APPLY_PATCH_NOTE);
+        TaskPrompt {
+            system,
+            hidden,
+            patch_through_shell,
         }
-        (system, hidden)
     }
 
     /// Whether `todo_write` is offered when `hidden` is hidden.
@@ -602,21 +645,22 @@ impl Session {
         Some((tools, changes))
     }
 
-    /// Tells the model of the tools it gained and lost since its last task (seed 002's
-    /// dynamic tools: an ordinary message of the history): the MCP tools that changed and,
-    /// when tools are described in the prompt, every tool it was not told of yet. Returns
-    /// the initial tools to describe, when they are described in the prompt (the first
-    /// task's tools are the initial ones).
+    /// Tells the model of the tools it gained and lost (seed 002's dynamic tools: an
+    /// ordinary message of the history, recorded here), when its context is built (a task's
+    /// start, an approved plan's rebuild): the MCP tools that changed and, when tools are
+    /// described in the prompt, every tool it was not told of yet. Returns the initial tools
+    /// to describe, when they are described in the prompt (the first context's tools are
+    /// the initial ones), and the announcement, if any.
     fn announce_tools(
         &self,
         conversation: &Mutex<Conversation>,
         offered: &[ToolSpec],
         mcp: ToolChanges,
         in_prompt: bool,
-    ) -> Option<Vec<ToolSpec>> {
+    ) -> (Option<Vec<ToolSpec>>, Option<ChatMessage>) {
         let ToolChanges { mut added, removed } = mcp;
         if !in_prompt && added.is_empty() && removed.is_empty() {
-            return None;
+            return (None, None);
         }
         self.change(conversation, |conversation| {
             if in_prompt {
@@ -627,22 +671,24 @@ impl Session {
                 }
                 added.sort_by(|a, b| a.name.cmp(&b.name));
             }
-            if let Some(announcement) = crate::tool_prompt::announcement(&added, &removed) {
-                conversation.record([announcement]);
+            let announcement = crate::tool_prompt::announcement(&added, &removed);
+            if let Some(announcement) = &announcement {
+                conversation.record([announcement.clone()]);
             }
-            in_prompt.then(|| {
+            let initial = in_prompt.then(|| {
                 conversation
                     .prompted_tools
                     .as_ref()
                     .map(|known| known.initial(offered))
                     .unwrap_or_default()
-            })
+            });
+            (initial, announcement)
         })
     }
 }
 
 /// Rebuilds a running task's context when the person approves a plan, with the code that
-/// built it when the task started ([`Session::prompt_and_hidden`], [`Session::offered_tools`]).
+/// built it when the task started ([`Session::task_prompt`], [`Session::offered_tools`]).
 struct TaskRebuilder {
     session: Arc<Session>,
     conversation: Arc<Mutex<Conversation>>,
@@ -653,6 +699,8 @@ struct TaskRebuilder {
     model: String,
     /// The MCP tools the task started with (its calls go to them).
     mcp: Arc<ToolRegistry>,
+    /// The model reads its tools in the prompt (seed 002).
+    tools_in_prompt: bool,
 }
 
 impl ContextBuilder for TaskRebuilder {
@@ -667,21 +715,27 @@ impl ContextBuilder for TaskRebuilder {
         // A person approving a plan may always go on in `default`: a session configured in
         // plan mode leaves it there.
         let ceiling = super::looser(session.config().mode, Mode::Default);
-        let (mode, previous, system, hidden, clamped) = {
+        let (mode, previous, prompt, clamped) = {
             let mut conv = lock(conversation);
-            // Never above what trusted configuration set, or what a person chose in this
-            // process: whatever a saved session said, the person approved a plan, not a mode.
-            let ceiling = conv
-                .chosen_by_person
-                .map_or(ceiling, |chosen| super::looser(chosen, ceiling));
+            // Never above what trusted configuration set: whatever a saved session said, the
+            // person approved a plan, not a mode.
             let after = conv.mode_after_plan();
             let mode = super::narrower(after, ceiling);
             let previous = conv.switch_mode(mode);
-            let (system, hidden) =
-                session.prompt_and_hidden(&conv, self.base_override.as_deref(), &self.rules);
+            let prompt = session.task_prompt(
+                &conv,
+                self.base_override.as_deref(),
+                &self.rules,
+                self.tools_in_prompt,
+            );
             let clamped = (after != mode).then_some(after);
-            (mode, previous, system, hidden, clamped)
+            (mode, previous, prompt, clamped)
         };
+        let TaskPrompt {
+            system,
+            hidden,
+            patch_through_shell,
+        } = prompt;
         if let Some(after) = clamped {
             events.warning(format!(
                 "leaving plan mode for {} would be looser than the session's {}; the conversation uses {}",
@@ -696,14 +750,22 @@ impl ContextBuilder for TaskRebuilder {
             reason,
         });
         let offered = session.offered_tools(conversation, &system, &hidden, &self.mcp);
+        // "Clear the context and start": a new batch that opens with the plan.
         let history = rebuild_message.map(|plan| {
             let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
             let history = vec![plan_handoff(plan, session.todo_offered(&hidden), &rules)];
             session.change(conversation, |conversation| {
-                conversation.replace_history(history.clone())
+                conversation.start_batch(history.clone());
             });
             history
         });
+        // The MCP tools are the task's own, so only what the plan's mode changed is new.
+        let (prompted, announced) = session.announce_tools(
+            conversation,
+            &offered,
+            ToolChanges::default(),
+            self.tools_in_prompt,
+        );
         let prompt_cache_key = session
             .config()
             .prompt_cache_key
@@ -712,8 +774,11 @@ impl ContextBuilder for TaskRebuilder {
             system,
             offered,
             hidden,
+            patch_through_shell,
             prompt_cache_key,
+            prompted,
             history,
+            recorded: announced.into_iter().collect(),
         }
     }
 }

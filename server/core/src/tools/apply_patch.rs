@@ -19,7 +19,44 @@ use self::parser::{FileOp, parse_patch};
 use self::staging::{not_applied, preview, run};
 use super::{Tool, ToolContext, ToolOutput};
 
+/// The tool's name.
+pub const APPLY_PATCH: &str = "apply_patch";
+
 pub struct ApplyPatchTool;
+
+/// The patch a shell command applies, when the whole command is `apply_patch` reading a
+/// patch from a here-document, as the apply_patch instructions teach a conversation that is
+/// not offered the tool (seed 003):
+///
+/// ```text
+/// apply_patch <<'EOF'
+/// *** Begin Patch
+/// ...
+/// *** End Patch
+/// EOF
+/// ```
+///
+/// Anything more in the command (another command, a pipe, a redirection, text after the
+/// closing marker) makes it no patch: it is left to the shell.
+pub(crate) fn patch_of_command(command: &str) -> Option<String> {
+    let command = command.trim();
+    let (opening, rest) = command.split_once('\n')?;
+    let after_name = opening.trim_start().strip_prefix(APPLY_PATCH)?;
+    if !after_name.trim_start().starts_with("<<") {
+        return None;
+    }
+    let marker = parser::heredoc_marker(opening)?;
+    let body = rest.strip_suffix(marker)?;
+    // The marker closes the here-document only on a line of its own.
+    let body = body
+        .strip_suffix('\n')
+        .or_else(|| body.is_empty().then_some(body))?;
+    // A marker line inside ends the here-document there: what follows is more commands.
+    if body.lines().any(|line| line == marker) {
+        return None;
+    }
+    Some(body.to_owned())
+}
 
 /// Every path a patch would change (sources and targets of moves included), for the
 /// permission policy; empty when the patch does not parse (the call then fails before it
@@ -49,7 +86,7 @@ struct Args {
 #[async_trait]
 impl Tool for ApplyPatchTool {
     fn name(&self) -> &str {
-        "apply_patch"
+        APPLY_PATCH
     }
 
     fn description(&self) -> &str {
@@ -127,6 +164,34 @@ mod tests {
 
     fn read(dir: &Path, path: &str) -> String {
         fs::read_to_string(dir.join(path)).unwrap()
+    }
+
+    #[test]
+    fn only_a_command_that_is_all_apply_patch_and_its_heredoc_is_a_patch() {
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch";
+        for command in [
+            format!("apply_patch <<'EOF'\n{patch}\nEOF"),
+            format!("  apply_patch <<\"PATCH\"\n{patch}\nPATCH\n"),
+            format!("apply_patch<<EOF\n{patch}\nEOF"),
+        ] {
+            assert_eq!(
+                patch_of_command(&command).as_deref(),
+                Some(patch),
+                "{command}"
+            );
+        }
+        for command in [
+            format!("apply_patch <<'EOF' && rm -rf build\n{patch}\nEOF"),
+            format!("apply_patch <<'EOF'\n{patch}\nEOF\nrm -rf build"),
+            format!("apply_patch <<'EOF'\n{patch}\nEOF\necho EOF"),
+            format!("apply_patch <<'EOF'\n{patch}\nEOF\nEOF"),
+            format!("cat > a.txt <<'EOF'\n{patch}\nEOF"),
+            format!("apply_patchy <<'EOF'\n{patch}\nEOF"),
+            format!("apply_patch '{patch}'"),
+            "apply_patch".to_owned(),
+        ] {
+            assert_eq!(patch_of_command(&command), None, "{command}");
+        }
     }
 
     #[tokio::test]

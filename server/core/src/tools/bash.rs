@@ -26,6 +26,9 @@ const KEEP_BYTES: usize = 30_000;
 /// After the command exits, how long to wait for children that still hold its output open.
 const DRAIN_GRACE: Duration = Duration::from_millis(250);
 
+/// The shell tool's name.
+pub const BASH: &str = "bash";
+
 pub struct BashTool;
 
 #[derive(Deserialize)]
@@ -37,7 +40,7 @@ struct Args {
 #[async_trait]
 impl Tool for BashTool {
     fn name(&self) -> &str {
-        "bash"
+        BASH
     }
 
     fn description(&self) -> &str {
@@ -62,6 +65,14 @@ impl Tool for BashTool {
 
     fn is_read_only(&self) -> bool {
         false
+    }
+
+    /// A command that is only `apply_patch` and its here-document stands for an
+    /// `apply_patch` call: `apply_patch` is no program on the machine, and coder applies the
+    /// patch itself, with the tool's checks.
+    fn stands_for(&self, input: &Value) -> Option<(&'static str, Value)> {
+        let patch = super::patch_of_command(input["command"].as_str()?)?;
+        Some((super::APPLY_PATCH, json!({"patch": patch})))
     }
 
     fn validate_input(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {

@@ -45,7 +45,10 @@ fn input_items_schema() -> Value {
             "properties": {
                 "type": {"type": "string", "enum": ["text", "image"]},
                 "text": {"type": "string"},
-                "image_url": {"type": "string"},
+                "image_url": {
+                    "type": "string",
+                    "description": "An image: a `data:image/...;base64,...` URL or an `http(s)` URL.",
+                },
             },
             "required": ["type"],
         },
@@ -77,8 +80,8 @@ impl Tool for ConversationTool {
                  (immediate: your turn goes on)."
             }
             "conv_history" => {
-                "Read a conversation's messages (user and assistant text, no tool calls); \
-                 `limit` keeps the last N (immediate: your turn goes on)."
+                "Read a conversation's messages (user and assistant text and images, no tool \
+                 calls); `limit` keeps the last N (immediate: your turn goes on)."
             }
             _ => {
                 "Destroy a conversation (not the root). Its running task, if any, is \
@@ -99,11 +102,17 @@ impl Tool for ConversationTool {
                     "mcp_allowlist": {"type": "array", "items": {"type": "string"}},
                     "internal_tools": {
                         "type": "object",
+                        "description": "Built-in tools of the new conversation; each key left out is yours. coder has no web search and no streamable shell: `true` for either fails the call.",
                         "properties": {
                             "include_plan_tool": {"type": "boolean"},
                             "include_apply_patch_tool": {"type": "boolean"},
                             "web_search_request": {"type": "boolean"},
                             "use_streamable_shell_tool": {"type": "boolean"},
+                            "shell_mode": {
+                                "type": "string",
+                                "enum": ["off", "sandboxed", "unconfined"],
+                                "description": "`off`: no bash. It can only be narrower than yours.",
+                            },
                         },
                     },
                 },

@@ -38,9 +38,9 @@ pub use crate::sandbox::SandboxPolicy;
 /// a source file is far below it; a larger one is refused by its size, not read whole.
 pub(crate) const MAX_EDIT_BYTES: u64 = 64 << 20;
 
-pub use apply_patch::ApplyPatchTool;
-pub(crate) use apply_patch::patch_paths;
-pub use bash::BashTool;
+pub use apply_patch::{APPLY_PATCH, ApplyPatchTool};
+pub(crate) use apply_patch::{patch_of_command, patch_paths};
+pub use bash::{BASH, BashTool};
 pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;
 pub use exit_plan_mode::{EXIT_PLAN_MODE, ExitPlanModeTool};
@@ -135,6 +135,12 @@ pub trait Tool: Send + Sync {
     /// An `Err` means the call cannot succeed; it fails with that message, unasked.
     async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Result<Option<String>, String> {
         Ok(None)
+    }
+    /// The call of another tool this call stands for, with its input, when it is one (a
+    /// `bash` command that only applies a patch stands for an `apply_patch` call). Where the
+    /// turn allows it, that call runs instead, through every check of that tool.
+    fn stands_for(&self, _input: &Value) -> Option<(&'static str, Value)> {
+        None
     }
     /// Runs the tool. An `Err` message goes to the model as the failed call's result.
     /// Long-running tools should stop when `ctx.cancel` fires.

@@ -204,6 +204,32 @@ mod tests {
         }
     }
 
+    /// Every protected name at the workspace's root is one the sandbox's read-only view
+    /// keeps as it was (`sandbox/protected.rs`), so a command changing it may be approved
+    /// without a person when it runs confined; in a git directory only the files that run
+    /// code are, and a `.git` entry itself is not.
+    #[test]
+    fn the_sandbox_holds_every_protected_name_at_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let holds = |path: &str| crate::sandbox::holds_unchanged(&root, &root.join(path));
+        for (name, _) in PROTECTED_DIRS {
+            let inside = format!("{name}/x");
+            if name == ".git" {
+                assert!(!holds(name) && !holds(&inside), "{name}");
+                for redirect in ["config", "hooks/x", "commondir", "config.worktree"] {
+                    assert!(holds(&format!(".git/{redirect}")), "{redirect}");
+                }
+            } else {
+                assert!(holds(name) && holds(&inside), "{name}");
+            }
+        }
+        for (name, _) in PROTECTED_FILES {
+            assert!(holds(name), "{name}");
+            assert!(!holds(&format!("sub/{name}")), "sub/{name}");
+        }
+    }
+
     #[test]
     fn head_and_config_side_by_side_plant_a_repository() {
         let dir = tempfile::tempdir().unwrap();

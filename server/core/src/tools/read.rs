@@ -126,7 +126,7 @@ pub(crate) fn read_image(
     file.read_to_end(&mut bytes)
         .map_err(|err| format!("cannot read {requested}: {err}"))?;
     let mut output = ToolOutput::text(format!("Image {requested} ({media_type}, {size} bytes)."));
-    output.attachments.push(coder_protocol::Attachment {
+    output.attachments.push(coder_protocol::Attachment::Inline {
         media_type: media_type.to_owned(),
         data: base64::engine::general_purpose::STANDARD.encode(bytes),
     });
@@ -475,9 +475,8 @@ mod tests {
         std::fs::write(dir.path().join("dot.PNG"), [0x89, b'P', b'N', b'G']).unwrap();
         let output = read_image(dir.path(), "dot.PNG", image_type("dot.PNG").unwrap()).unwrap();
         assert_eq!(output.content, "Image dot.PNG (image/png, 4 bytes).");
-        assert_eq!(output.attachments[0].data, "iVBORw==");
         assert_eq!(
-            output.attachments[0].data_url(),
+            output.attachments[0].url(),
             "data:image/png;base64,iVBORw=="
         );
         assert!(image_type("notes.txt").is_none());

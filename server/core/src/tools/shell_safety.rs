@@ -46,15 +46,25 @@ pub(crate) struct SafetyContext<'a> {
     /// read-only. With one, its configuration and hooks are read when a read-only git
     /// command is met (see [`git_config::runs_programs`]).
     pub git_root: bool,
+    /// Whether commands run in the sandbox's read-only view, which keeps the protected files
+    /// it holds as they were ([`Assessment::protected_held`]). The analysis does not depend
+    /// on it; the policy does, for approvals without a person.
+    pub confined: bool,
 }
 
 impl<'a> SafetyContext<'a> {
-    /// The context for commands run in `workspace`, looking on disk for its `.git`.
-    pub(crate) fn new(workspace: &'a Path, home: Option<&'a Path>) -> Self {
+    /// The context for commands run in `workspace`, looking on disk for its `.git`, and
+    /// confined by `sandbox` when it enforces its read-only view on this machine.
+    pub(crate) fn new(
+        workspace: &'a Path,
+        home: Option<&'a Path>,
+        sandbox: Option<&crate::sandbox::SandboxPolicy>,
+    ) -> Self {
         Self {
             workspace,
             home,
             git_root: workspace.join(".git").symlink_metadata().is_ok(),
+            confined: sandbox.is_some_and(|policy| policy.enforcement().read_only_view),
         }
     }
 }
@@ -129,6 +139,10 @@ pub(crate) struct Assessment {
     /// Why the line changes a protected file (`.git/`, `.coder/`, `.mcp.json`): only a
     /// person may allow it, in every mode. These reasons are also in [`Risk::Dangerous`].
     pub protected: Vec<String>,
+    /// Whether every protected file the line changes is one the sandbox's read-only view
+    /// keeps as it was ([`crate::sandbox::holds_unchanged`]): run confined, the line cannot
+    /// change them. `true` when it changes none.
+    pub protected_held: bool,
 }
 
 /// Assesses a command line before it runs.
@@ -147,6 +161,7 @@ pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment 
             catastrophic: None,
             dangerous: Vec::new(),
             protected: Vec::new(),
+            protected_held: true,
             read_only: true,
             commands: 0,
         },
@@ -159,10 +174,12 @@ pub(crate) fn assess_line(command: &str, ctx: &SafetyContext<'_>) -> Assessment 
     let mut cwd = Some(walker.workspace.clone());
     walker.script(command, &mut cwd);
     let protected = walker.findings.protected.clone();
+    let protected_held = walker.findings.protected_held;
     Assessment {
         risk: walker.findings.into_risk(),
         line: walker.line,
         protected,
+        protected_held,
     }
 }
 
@@ -184,6 +201,8 @@ struct Findings {
     dangerous: Vec<String>,
     /// Changes to protected files (also in `dangerous`).
     protected: Vec<String>,
+    /// Stays set while every change to a protected file is one the sandbox holds back.
+    protected_held: bool,
     /// Stays set while every command seen is read-only and nothing writes a file.
     read_only: bool,
     /// How many commands were examined.
@@ -243,8 +262,10 @@ impl Walker {
         }
     }
 
-    /// Records a change to a protected file: it needs a person in every mode.
-    fn protected(&mut self, reason: String) {
+    /// Records a change to a protected file: it needs a person in every mode. `held`: the
+    /// sandbox's read-only view keeps the file as it was (see [`Assessment::protected_held`]).
+    fn protected(&mut self, reason: String, held: bool) {
+        self.findings.protected_held &= held;
         if !self.findings.protected.contains(&reason) {
             self.findings.protected.push(reason.clone());
         }

@@ -89,9 +89,14 @@ pub(crate) struct Rebuilt {
     pub system: String,
     pub offered: Vec<ToolSpec>,
     pub hidden: Vec<String>,
+    pub patch_through_shell: bool,
     pub prompt_cache_key: Option<String>,
-    /// The history, when it was replaced.
+    /// With tools described in the prompt: the initial tools the description names now.
+    pub prompted: Option<Vec<ToolSpec>>,
+    /// The history, when a new batch replaced it.
     pub history: Option<Vec<ChatMessage>>,
+    /// What the rebuild recorded after it (tools never described or announced before).
+    pub recorded: Vec<ChatMessage>,
 }
 
 /// Builds a task's context again, from the same code that built it when the task started.
@@ -128,6 +133,10 @@ pub(crate) struct TurnTools {
     pub permissions: Arc<Permissions>,
     /// Tools not offered to this conversation (disabled, or left out by its tool prefs).
     pub hidden: Vec<String>,
+    /// A `bash` call that only applies a patch runs as an `apply_patch` call
+    /// ([`crate::tools::Tool::stands_for`]): set when the conversation left `apply_patch`
+    /// out and the session did not disable it (seed 003; the prompt's instructions say so).
+    pub patch_through_shell: bool,
     pub home: Option<std::path::PathBuf>,
     /// The context every call starts from (its call id is filled per call).
     pub base: ToolContext,
@@ -239,27 +248,56 @@ pub(crate) struct Closure {
 #[derive(Debug, Clone)]
 pub(crate) struct TaskControl {
     pub cancel: CancellationToken,
-    reason: Arc<Mutex<AbortReason>>,
+    reason: Arc<Mutex<StopReason>>,
     /// How many handoffs led to this task.
     pub depth: u32,
+}
+
+/// Why a task was stopped (seed 001's abort reasons).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopReason {
+    /// Stopped as [`AbortReason`] says: an interrupt (or a destroy), or a handover.
+    Aborted(AbortReason),
+    /// A person refused one of its calls (SemaCore's `refuse`): that call keeps the refusal
+    /// as its result (checkpoint 4), later calls get the cancel message, and the task ends
+    /// as interrupted.
+    Refused,
 }
 
 impl TaskControl {
     pub fn new(depth: u32) -> Self {
         Self {
             cancel: CancellationToken::new(),
-            reason: Arc::new(Mutex::new(AbortReason::Interrupted)),
+            reason: Arc::new(Mutex::new(StopReason::Aborted(AbortReason::Interrupted))),
             depth,
         }
     }
 
     pub fn stop(&self, reason: AbortReason) {
+        self.stop_for(StopReason::Aborted(reason));
+    }
+
+    /// Stops the task because a person refused one of its calls.
+    pub fn refuse(&self) {
+        self.stop_for(StopReason::Refused);
+    }
+
+    fn stop_for(&self, reason: StopReason) {
         *lock(&self.reason) = reason;
         self.cancel.cancel();
     }
 
-    pub fn reason(&self) -> AbortReason {
+    /// Why the task was stopped (meaningful once it was).
+    pub fn stopped_for(&self) -> StopReason {
         *lock(&self.reason)
+    }
+
+    /// How the task's end is reported (`turn_aborted`): a refusal ends it as interrupted.
+    pub fn reason(&self) -> AbortReason {
+        match self.stopped_for() {
+            StopReason::Aborted(reason) => reason,
+            StopReason::Refused => AbortReason::Interrupted,
+        }
     }
 }
 
@@ -271,7 +309,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         mut offered,
         mut history,
         mut size,
-        prompted,
+        mut prompted,
         max_steps,
         mut tools,
         control,
@@ -512,10 +550,15 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 system = rebuilt.system;
                 offered = rebuilt.offered;
                 tools.hidden = rebuilt.hidden;
+                tools.patch_through_shell = rebuilt.patch_through_shell;
                 model.prompt_cache_key = rebuilt.prompt_cache_key;
+                prompted = rebuilt.prompted;
                 if let Some(replaced) = rebuilt.history {
+                    // A new batch: measured again at the next request.
                     history = replaced;
+                    size = ContextSize::default();
                 }
+                history.extend(rebuilt.recorded);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! The `exit_plan_mode` call: the plan is put to the person through the permission path,
 //! and their answer becomes the call's result and, when they approved it, a
-//! [`ControlSignal`] the turn acts on before the next model call.
+//! [`ControlSignal`] the turn acts on before the next model call. A session that approves
+//! without a person approves it as "start editing".
 
 use std::time::Instant;
 
@@ -9,7 +10,7 @@ use serde_json::Value;
 
 use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, elapsed_ms};
 use super::{ControlSignal, summary};
-use crate::permissions::{PlanAnswer, Request};
+use crate::permissions::{PlanAnswer, Request, Unattended};
 use crate::sync::lock;
 use crate::tools::EXIT_PLAN_MODE;
 
@@ -62,6 +63,7 @@ pub(super) async fn exit_plan_mode(
         diff: None,
         human_required: true,
         line: None,
+        unattended: Unattended::Approve,
     };
     let answer = run
         .tools
@@ -75,6 +77,15 @@ pub(super) async fn exit_plan_mode(
                 rebuild_message: None,
             }),
             "The user approved the plan. Plan mode is off: carry out the plan now, step by step."
+                .to_owned(),
+        ),
+        PlanAnswer::StartEditingUnattended => (
+            Some(ControlSignal::RebuildContext {
+                reason: ModeChangeReason::ExitPlanMode,
+                rebuild_message: None,
+            }),
+            "This session approves calls without asking a person, so the plan is approved. \
+             Plan mode is off: carry out the plan now, step by step."
                 .to_owned(),
         ),
         PlanAnswer::ClearContextAndStart => (
@@ -92,6 +103,16 @@ pub(super) async fn exit_plan_mode(
                 output.push_str(&format!("\nThe user's feedback: {feedback}"));
             }
             (None, output)
+        }
+        PlanAnswer::Refused => {
+            // SemaCore's `refuse`: plan mode stays on, and the task ends (checkpoint 4).
+            run.control.refuse();
+            (
+                None,
+                "The user refused the plan; plan mode stays on and the task stops here. Wait \
+                 for the user to say how to go on."
+                    .to_owned(),
+            )
         }
         PlanAnswer::Unanswered(reason) => (Some(ControlSignal::EndTurn { answer: plan }), reason),
         PlanAnswer::Cancelled => return finish(CANCELLED_BEFORE_START.to_owned(), true),

@@ -104,7 +104,7 @@ impl Recorder for Mutex<Conversation> {
         size: ContextSize,
     ) -> (usize, UsageNow) {
         let mut conversation = lock(self);
-        conversation.replace_history(compaction.history);
+        conversation.start_batch(compaction.history);
         conversation.size = size;
         drop(conversation);
         (0, self.usage())
@@ -122,8 +122,11 @@ impl ContextBuilder for Host {
             system: String::new(),
             offered: Vec::new(),
             hidden: Vec::new(),
+            patch_through_shell: false,
             prompt_cache_key: None,
+            prompted: None,
             history: None,
+            recorded: Vec::new(),
         }
     }
 }
@@ -229,6 +232,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
                 false,
             )),
             hidden: Vec::new(),
+            patch_through_shell: false,
             home: None,
             base: ToolContext {
                 conversation_id: id,

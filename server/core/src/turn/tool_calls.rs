@@ -1,6 +1,6 @@
 //! Runs the tool calls of one model reply: the pipeline for each call, concurrency when every
 //! call is read-only, and the per-tool interrupt checkpoints (3: before a tool starts, 4:
-//! while it runs).
+//! while it runs, where a person's refusal keeps its message and ends the task).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,11 +14,11 @@ use std::sync::Mutex;
 use coder_protocol::{AbortReason, Mode, PolicyDecision};
 
 use super::{
-    CallAnswer, ControlSignal, ConversationHost, Handoff, TaskControl, TurnTools, plan_exit,
-    summary,
+    CallAnswer, ControlSignal, ConversationHost, Handoff, StopReason, TaskControl, TurnTools,
+    plan_exit, summary,
 };
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, ReadOnly, Request, check};
+use crate::permissions::{Answer, ReadOnly, Request, Unattended, Unconfined, check};
 use crate::sync::lock;
 use crate::tools::conversation::ConversationCall;
 use crate::tools::shell_safety::SafetyContext;
@@ -32,6 +32,8 @@ pub(crate) const REPLACED_BEFORE_START: &str = "This call was not run: an earlie
 /// The result of a call that the interrupt reached while it ran (checkpoint 4).
 pub(crate) const CANCELLED_WHILE_RUNNING: &str =
     "The user interrupted this tool call while it was running; it may have done part of its work.";
+/// The result of a call after one the person refused in the same reply (checkpoint 3).
+const REFUSED_BEFORE_START: &str = "This call was not run: the user refused an earlier call of the same reply, which ended the task.";
 
 /// Everything the calls of one reply run with.
 pub(super) struct ToolRun<'a> {
@@ -83,7 +85,26 @@ pub(super) async fn run_tool_calls(
     }
 }
 
+/// The `apply_patch` call a `bash` call stands for, when the turn lets `bash` apply patches
+/// and its command only applies one ([`crate::tools::Tool::stands_for`]). It keeps the call's
+/// id, and goes through every check of the tool it stands for.
+fn stand_in(call: &ToolCall, run: &ToolRun<'_>) -> Option<ToolCall> {
+    if !run.tools.patch_through_shell || run.hidden(&call.function.name) {
+        return None;
+    }
+    let entry = run.tools.registry.get(&call.function.name)?;
+    let input: Value = serde_json::from_str(&call.function.arguments).ok()?;
+    let (name, input) = entry.tool.stands_for(&input)?;
+    Some(ToolCall::function(
+        call.id.clone(),
+        name.to_owned(),
+        input.to_string(),
+    ))
+}
+
 async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
+    let stand_in = stand_in(call, run);
+    let call = stand_in.as_ref().unwrap_or(call);
     let (registry, mcp, base, events) = (
         &run.tools.registry,
         &run.tools.mcp,
@@ -103,16 +124,18 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         Some(ChatMessage::tool_result(&call.id, name, error))
     };
 
-    // Checkpoint 3: the task was interrupted (or replaced) before this call started.
+    // Checkpoint 3: the task was interrupted, replaced or refused before this call started.
     if base.cancel.is_cancelled() {
-        return fail(match run.control.reason() {
-            AbortReason::Replaced => REPLACED_BEFORE_START.to_owned(),
-            AbortReason::Interrupted => CANCELLED_BEFORE_START.to_owned(),
+        return fail(match run.control.stopped_for() {
+            StopReason::Aborted(AbortReason::Replaced) => REPLACED_BEFORE_START.to_owned(),
+            StopReason::Aborted(AbortReason::Interrupted) => CANCELLED_BEFORE_START.to_owned(),
+            StopReason::Refused => REFUSED_BEFORE_START.to_owned(),
         });
     }
+    // A stand-in runs the tool the conversation left out: that is what it is for.
     let entry = registry
         .get(name)
-        .filter(|_| !run.hidden(name))
+        .filter(|_| !run.hidden(name) || stand_in.is_some())
         .or_else(|| mcp.get(name));
     let Some(entry) = entry else {
         return fail(format!(
@@ -171,7 +194,11 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         return Some(plan_exit::exit_plan_mode(call, &input, run, started).await);
     }
     let permissions = &run.tools.permissions;
-    let safety = SafetyContext::new(&ctx.workspace, run.tools.home.as_deref());
+    let safety = SafetyContext::new(
+        &ctx.workspace,
+        run.tools.home.as_deref(),
+        ctx.sandbox.as_deref(),
+    );
     let verdict = check(
         run.mode,
         permissions.preset(),
@@ -209,11 +236,19 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 diff: preview.clone().filter(|diff| !diff.is_empty()),
                 human_required: verdict.human_required,
                 line: verdict.line.as_ref(),
+                unattended: verdict.unattended,
             };
             let answer = permissions.ask(request, events, &ctx.cancel).await;
             match answer {
                 Answer::Allowed => ctx.approved_diff = preview,
                 Answer::Denied(message) => return fail(message),
+                Answer::Refused(message) => {
+                    // Checkpoint 4 with the reason `refuse` (seed 001): the person refused
+                    // the call while it was being carried out; it keeps the refusal as its
+                    // result, and the task ends.
+                    run.control.refuse();
+                    return fail(message);
+                }
                 Answer::Cancelled => return fail(CANCELLED_BEFORE_START.to_owned()),
             }
         }
@@ -262,9 +297,11 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     };
     // What a tool returns is recorded: the keys coder holds are taken out first.
     let result = result.map(|result| redacted(result, &ctx.env));
-    // Checkpoint 4: interrupted while running. Whatever the tool did was cut short, so the
-    // model is told so, along with anything the tool still returned.
-    if ctx.cancel.is_cancelled() {
+    // Checkpoint 4: stopped while running. When a person refused a call of the reply (the
+    // reason `refuse`), a call that still returned keeps what it returned; any other stop
+    // cut the tool short, so the model is told so, along with anything it still returned.
+    let refused = run.control.stopped_for() == StopReason::Refused;
+    if ctx.cancel.is_cancelled() && !(refused && result.is_some()) {
         let returned = match result {
             Some(Ok(output)) => format!("\nWhat it returned: {}", output.content),
             Some(Err(error)) => format!("\nWhat it returned: {error}"),
@@ -348,6 +385,14 @@ enum Escalation {
 }
 
 impl Escalation {
+    /// Why a session that approves without a person does not approve the re-run.
+    fn unconfined(self) -> Unconfined {
+        match self {
+            Self::Network => Unconfined::RerunWithNetwork,
+            Self::Unconfined => Unconfined::RerunOutsideSandbox,
+        }
+    }
+
     fn question(self) -> &'static str {
         match self {
             Self::Network => {
@@ -411,6 +456,7 @@ async fn rerun_escalated(
         diff: None,
         human_required: true,
         line: None,
+        unattended: Unattended::Refuse(escalation.unconfined()),
     };
     let answer = run
         .tools
@@ -437,6 +483,16 @@ async fn rerun_escalated(
             confined.content,
             escalation.refused()
         ))),
+        Answer::Refused(reason) => {
+            // Checkpoint 4 with the reason `refuse`: the confined run's output and the
+            // refusal are the call's result, and the task ends.
+            run.control.refuse();
+            Ok(ToolOutput::text(format!(
+                "{}\n{}: {reason}",
+                confined.content,
+                escalation.refused()
+            )))
+        }
         Answer::Cancelled => Err(CANCELLED_WHILE_RUNNING.to_owned()),
     }
 }

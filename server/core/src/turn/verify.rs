@@ -139,7 +139,11 @@ impl Verifier {
             );
         };
         let input = json!({"command": command, "timeout_ms": VERIFY_TIMEOUT_MS});
-        let safety = SafetyContext::new(workspace, tools.home.as_deref());
+        let safety = SafetyContext::new(
+            workspace,
+            tools.home.as_deref(),
+            tools.base.sandbox.as_deref(),
+        );
         let permissions = &tools.permissions;
         let verdict_of_policy = check(
             mode,
@@ -186,11 +190,17 @@ impl Verifier {
                     diff: None,
                     human_required: verdict_of_policy.human_required,
                     line: verdict_of_policy.line.as_ref(),
+                    unattended: verdict_of_policy.unattended,
                 };
                 match permissions.ask(request, events, &ctx.cancel).await {
                     Answer::Allowed => {}
                     Answer::Denied(why) => {
                         return not_run(Some(command), format!("not approved ({why})"));
+                    }
+                    // A person's refusal ends the task, as an interrupt does.
+                    Answer::Refused(_) => {
+                        control.refuse();
+                        return Next::Interrupted;
                     }
                     Answer::Cancelled => return Next::Interrupted,
                 }
@@ -342,6 +352,21 @@ pub(crate) fn diff_paths(diff: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plan_mode_never_verifies_even_when_asked() {
+        let asked = Verifier::new(
+            Workflow::default(),
+            crate::verify::requested("change A and verify it"),
+        );
+        let unasked = Verifier::new(Workflow::default(), crate::verify::requested("change A"));
+        assert!(!asked.mode_allows(Mode::Plan));
+        assert!(asked.mode_allows(Mode::Default));
+        assert!(!unasked.mode_allows(Mode::Default));
+        for mode in [Mode::AutoEdit, Mode::Yolo] {
+            assert!(unasked.mode_allows(mode));
+        }
+    }
 
     #[test]
     fn diff_headers_name_the_changed_files() {

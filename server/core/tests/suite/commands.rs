@@ -34,6 +34,7 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
         "/skills",
         "/todos",
         "/new",
+        "/clear",
         "/resume",
         "/compact",
         "/diff",
@@ -50,10 +51,11 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
     assert_eq!(run("/plan").text, "mode: plan");
     assert_eq!(h.engine.mode(root).unwrap(), Mode::Plan);
     assert_eq!(run("/mode default").text, "mode: default");
-    // The person switches past the configured mode (default here); the API's setMode
-    // stays clamped to it.
-    assert_eq!(run("/yolo").text, "mode: yolo");
-    assert_eq!(run("/auto-edit").text, "mode: auto-edit");
+    // Policies only narrow (seed 003): `/mode` is clamped to the configured mode (default
+    // here) as `setMode` is; `mode_switches_are_clamped_to_the_configured_mode` shows the
+    // warning.
+    assert_eq!(run("/yolo").text, "mode: default");
+    assert_eq!(run("/mode auto-edit").text, "mode: default");
     h.engine.set_mode(root, Mode::Yolo).unwrap();
     assert_eq!(h.engine.mode(root).unwrap(), Mode::Default);
     let matrix = run("/permissions strict").text;
@@ -78,6 +80,7 @@ async fn every_built_in_command_answers_and_none_reaches_the_model() {
         ("/mode sideways", ErrorKind::InvalidParams),
         ("/permissions open", ErrorKind::InvalidParams),
         ("/resume 0000", ErrorKind::NotFound),
+        ("/clear everything", ErrorKind::InvalidParams),
         ("no slash", ErrorKind::InvalidParams),
     ] {
         let err = h.engine.command(root, bad).unwrap_err();
@@ -565,4 +568,194 @@ async fn seeded_garbage_commands_get_answers_or_errors_and_the_engine_goes_on() 
     let help = h.engine.command(h.root, "/help").unwrap().text;
     assert!(help.contains("/undo"), "{help}");
     assert!(server.requests().is_empty(), "no garbage reached the model");
+}
+
+/// Events of `h` up to the first that passes `wanted` (within 20 s).
+async fn until_event(
+    h: &mut Harness,
+    wanted: impl Fn(&coder_protocol::Event) -> bool,
+) -> Vec<coder_protocol::Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("the event did not come within 20 s")
+            .unwrap();
+        let found = wanted(&event);
+        seen.push(event);
+        if found {
+            return seen;
+        }
+    }
+}
+
+#[tokio::test]
+async fn clear_refuses_a_conversation_whose_history_is_in_use() {
+    let slow = || MockResponse::text_deltas(400, "more ").with_delay(20);
+    let server = MockModelServer::start(vec![
+        slow(),
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            serde_json::json!({"user_instruction": "count slowly"}),
+        ),
+        slow(),
+        MockResponse::text("the worker is done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let root = h.root;
+    let busy = |h: &Harness, conversation| {
+        let err = h.engine.command(conversation, "/clear").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+        assert!(err.to_string().contains("interrupt it first"), "{err}");
+    };
+
+    // Its task runs: the turn records into the history.
+    let task = h.engine.send(root, "go on at length").unwrap();
+    until_event(&mut h, |event| {
+        matches!(
+            event.msg,
+            coder_protocol::EventMsg::AgentMessageDelta { .. }
+        )
+    })
+    .await;
+    busy(&h, root);
+    h.engine.interrupt(root).unwrap();
+    h.until_end(task).await;
+
+    // It handed its turn over: its call waits for the other conversation's answer.
+    h.engine.send(root, "ask a worker").unwrap();
+    let events = until_event(&mut h, |event| {
+        event.conversation_id != root
+            && matches!(
+                event.msg,
+                coder_protocol::EventMsg::AgentMessageDelta { .. }
+            )
+    })
+    .await;
+    let worker = events.last().unwrap().conversation_id;
+    busy(&h, root);
+    busy(&h, worker);
+    // Another conversation is not in use.
+    let other = h
+        .engine
+        .command(root, "/new")
+        .unwrap()
+        .conversation_id
+        .unwrap();
+    assert!(h.engine.command(other, "/clear").is_ok());
+    h.engine.interrupt(worker).unwrap();
+    let continuation = events
+        .iter()
+        .find_map(|event| match &event.msg {
+            coder_protocol::EventMsg::TurnAborted { continuation, .. } => *continuation,
+            _ => None,
+        })
+        .expect("the handoff names its continuation");
+    h.until_end(continuation).await;
+
+    // Done: the history goes, and what is left is a valid request.
+    let before = h.engine.history(root).unwrap();
+    super::support::assert_history_valid(&before);
+    let answer = h.engine.command(root, "/clear").unwrap();
+    assert_eq!(
+        answer.text,
+        format!(
+            "context cleared: {} messages left it; the system prompt and the tools stay",
+            before.len()
+        )
+    );
+    assert!(h.engine.history(root).unwrap().is_empty());
+}
+
+/// Every way to switch a mode follows one rule (seed 003: policies only narrow): a mode
+/// looser than the configured one is narrowed to it, with a `warning` saying so; a
+/// stricter one is taken, and going back up to the configured mode is too.
+#[tokio::test]
+async fn mode_switches_are_clamped_to_the_configured_mode() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::AutoEdit,
+        Vec::new(),
+    );
+    let root = h.root;
+    let mut warned = Vec::new();
+    for (switch, wanted, expected) in [
+        ("/yolo", Mode::Yolo, Mode::AutoEdit),
+        ("/mode yolo", Mode::Yolo, Mode::AutoEdit),
+        ("setMode", Mode::Yolo, Mode::AutoEdit),
+        ("/plan", Mode::Plan, Mode::Plan),
+        ("/auto-edit", Mode::AutoEdit, Mode::AutoEdit),
+    ] {
+        if switch == "setMode" {
+            h.engine.set_mode(root, wanted).unwrap();
+        } else {
+            let said = h.engine.command(root, switch).unwrap().text;
+            assert_eq!(said, format!("mode: {}", expected.as_str()), "{switch}");
+        }
+        assert_eq!(h.engine.mode(root).unwrap(), expected, "{switch}");
+        while let Ok(event) = h.events.try_recv() {
+            if let coder_protocol::EventMsg::Warning { message } = event.msg {
+                warned.push((switch, message));
+            }
+        }
+    }
+    let narrowed =
+        "mode yolo is looser than the session's auto-edit; the conversation uses auto-edit";
+    assert_eq!(
+        warned,
+        [
+            ("/yolo", narrowed.to_owned()),
+            ("/mode yolo", narrowed.to_owned()),
+            ("setMode", narrowed.to_owned()),
+        ]
+    );
+}
+
+/// `/permissions <preset>` follows the same rule as the modes: the configured preset is the
+/// ceiling; a looser one is narrowed to it with a `warning`, a stricter one is taken, and
+/// going back up to the configured preset is too.
+#[tokio::test]
+async fn preset_switches_are_clamped_to_the_configured_preset() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.preset = coder_protocol::Preset::Balanced,
+        Vec::new(),
+    );
+    let root = h.root;
+    let mut warned = Vec::new();
+    for (wanted, expected) in [
+        ("yolo", "balanced"),
+        ("auto-edit", "balanced"),
+        ("strict", "strict"),
+        ("balanced", "balanced"),
+    ] {
+        let said = h
+            .engine
+            .command(root, &format!("/permissions {wanted}"))
+            .unwrap()
+            .text;
+        assert!(
+            said.starts_with(&format!("preset: {expected}, ")),
+            "{wanted}: {said}"
+        );
+        while let Ok(event) = h.events.try_recv() {
+            if let coder_protocol::EventMsg::Warning { message } = event.msg {
+                warned.push(message);
+            }
+        }
+    }
+    assert_eq!(
+        warned,
+        [
+            "preset yolo is looser than the session's balanced; the session uses balanced",
+            "preset auto-edit is looser than the session's balanced; the session uses balanced",
+        ]
+    );
 }

@@ -325,7 +325,7 @@ async fn list_history_and_destroy_do_not_interrupt() {
     );
     assert_eq!(
         payload(&server, 1, "h"),
-        json!({"entries": [{"role": "user", "text": "hello B"}]})
+        json!({"entries": [{"role": "user", "text": "hello B", "attachments": []}]})
     );
     assert_eq!(payload(&server, 2, "d1")["ok"], false);
     assert!(
@@ -633,12 +633,19 @@ async fn each_conversation_has_a_stable_prompt_cache_key() {
         .engine
         .create_conversation(ConversationSpec {
             base_instructions: Some("Different.".into()),
-            sandbox: Some(false),
+            // Asking to run commands outside the session's sandbox only narrows to it.
+            tools_prefs: Some(coder_protocol::ToolsPrefs {
+                shell_mode: Some(coder_protocol::ShellMode::Unconfined),
+                ..Default::default()
+            }),
             ..ConversationSpec::default()
         })
         .unwrap();
     let warning = h.events.recv().await.unwrap();
-    assert!(matches!(&warning.msg, EventMsg::Warning { message } if message.contains("sandbox")));
+    assert!(
+        matches!(&warning.msg, EventMsg::Warning { message } if message.contains("it uses `sandboxed`")),
+        "{warning:?}"
+    );
     h.engine.send(h.root, "a").unwrap();
     h.engine.send(h.root, "b").unwrap();
     h.engine.send(b, "c").unwrap();
@@ -654,27 +661,22 @@ async fn each_conversation_has_a_stable_prompt_cache_key() {
     assert_ne!(key(0), key(2));
 }
 
+/// Without base instructions a conversation gets the built-in prompt (see also
+/// `patch_instructions.rs`: what follows it when `apply_patch` is missing).
 #[tokio::test]
-async fn the_built_in_prompt_is_the_fallback_and_mentions_a_missing_apply_patch() {
+async fn the_built_in_prompt_is_the_fallback() {
     let server = MockModelServer::start(vec![MockResponse::text("ok")])
         .await
         .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
     let b = h
         .engine
-        .create_conversation(ConversationSpec {
-            tools_prefs: Some(coder_protocol::ToolsPrefs {
-                include_apply_patch_tool: false,
-                ..Default::default()
-            }),
-            ..ConversationSpec::default()
-        })
+        .create_conversation(ConversationSpec::default())
         .unwrap();
     h.engine.send(b, "hi").unwrap();
     until_idle(&mut h).await;
     let system = system_of(&server, 0);
     assert!(system.starts_with("You are coder"), "{system}");
-    assert!(system.contains("apply_patch tool is not available"));
 }
 
 #[tokio::test]
@@ -746,43 +748,6 @@ async fn a_root_whose_mode_was_set_is_not_replaced_by_a_create() {
         .unwrap();
     assert_ne!(created, h.root);
     assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Plan);
-}
-
-#[tokio::test]
-async fn instructions_that_include_the_built_in_prompt_keep_the_no_apply_patch_note() {
-    let server = MockModelServer::start(vec![MockResponse::text("a"), MockResponse::text("b")])
-        .await
-        .unwrap();
-    let mut h = Harness::new(&server, ProviderKind::OpenAi);
-    let no_patch = Some(coder_protocol::ToolsPrefs {
-        include_apply_patch_tool: false,
-        ..Default::default()
-    });
-    let around_built_in = h
-        .engine
-        .create_conversation(ConversationSpec {
-            base_instructions: Some(format!("Mine.\n\n{}", coder_core::built_in_prompt())),
-            tools_prefs: no_patch,
-            ..Default::default()
-        })
-        .unwrap();
-    let custom = h
-        .engine
-        .create_conversation(ConversationSpec {
-            base_instructions: Some("Only mine.".into()),
-            tools_prefs: no_patch,
-            ..Default::default()
-        })
-        .unwrap();
-    h.engine.send(around_built_in, "one").unwrap();
-    h.engine.send(custom, "two").unwrap();
-    until_idle(&mut h).await;
-    let system = |i: usize| server.requests()[i].body["messages"][0]["content"].to_string();
-    assert!(system(0).contains("apply_patch tool is not available"));
-    assert!(
-        !system(1).contains("apply_patch"),
-        "custom instructions stay as given"
-    );
 }
 
 #[tokio::test]
@@ -884,7 +849,7 @@ async fn a_tool_the_session_disabled_stays_hidden_and_the_conversation_is_told()
         .engine
         .create_conversation(ConversationSpec {
             tools_prefs: Some(coder_protocol::ToolsPrefs {
-                include_apply_patch_tool: true,
+                include_apply_patch_tool: Some(true),
                 ..Default::default()
             }),
             ..ConversationSpec::default()
@@ -906,4 +871,89 @@ async fn a_tool_the_session_disabled_stays_hidden_and_the_conversation_is_told()
     until_idle(&mut h).await;
     let offered = server.requests()[0].body["tools"].to_string();
     assert!(!offered.contains("\"apply_patch\""), "{offered}");
+}
+
+/// When `id` was last active, as `list_conversations` says.
+fn active_at(engine: &coder_core::Engine, id: ConversationId) -> std::time::SystemTime {
+    let listed = engine
+        .list_conversations()
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap()
+        .last_active_at;
+    humantime::parse_rfc3339(&listed).unwrap()
+}
+
+/// Seed 000: `last_active_at` is refreshed when history is recorded. Read while the task
+/// waits for a person (the input and the model's call recorded, the task not complete), it
+/// has moved past the conversation's start.
+#[tokio::test]
+async fn last_active_at_moves_when_history_is_recorded_before_the_task_completes() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("b1", "bash", json!({"command": "touch made"})),
+        MockResponse::text("left as it is"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.preset = coder_protocol::Preset::Strict,
+        Vec::new(),
+    );
+    let started = active_at(&h.engine, h.root);
+    let pause = std::time::Duration::from_millis(50);
+    tokio::time::sleep(pause).await;
+    h.engine.send(h.root, "make a file").unwrap();
+    let request_id = loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("no permission request within 20 s")
+            .unwrap();
+        if let EventMsg::PermissionRequested { request_id, .. } = event.msg {
+            break request_id;
+        }
+    };
+    let recorded = active_at(&h.engine, h.root);
+    assert!(
+        recorded >= started + pause,
+        "recording left last_active_at at {recorded:?} (the start: {started:?})"
+    );
+    h.engine
+        .respond_permission(
+            &request_id,
+            coder_protocol::PermissionDecision::Deny { message: None },
+        )
+        .unwrap();
+    until_idle(&mut h).await;
+}
+
+/// Seed 000: `last_active_at` is refreshed at `task_complete` too. A compaction with
+/// nothing to compact records nothing; its completion alone moves the time.
+#[tokio::test]
+async fn last_active_at_moves_when_a_task_completes_without_recording() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let started = active_at(&h.engine, h.root);
+    let pause = std::time::Duration::from_millis(50);
+    tokio::time::sleep(pause).await;
+    h.engine.compact(h.root).unwrap();
+    let events = until_idle(&mut h).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.msg, EventMsg::TaskComplete { error: None, .. })),
+        "{:?}",
+        kinds(&events)
+    );
+    assert_eq!(
+        h.engine.history(h.root).unwrap(),
+        [],
+        "nothing was recorded"
+    );
+    let completed = active_at(&h.engine, h.root);
+    assert!(
+        completed >= started + pause,
+        "task_complete left last_active_at at {completed:?} (the start: {started:?})"
+    );
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use coder_core::{Engine, ProviderKind};
-use coder_protocol::{AbortReason, ConversationId, Event, EventMsg, Role};
+use coder_protocol::{AbortReason, ConversationId, Event, EventMsg, PermissionDecision, Role};
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -34,6 +34,7 @@ fn assert_aborted(events: &[Event]) {
         EventMsg::TurnAborted {
             reason: AbortReason::Interrupted,
             continuation: None,
+            replaced_by: None,
         }
     );
 }
@@ -169,6 +170,100 @@ async fn checkpoint_4_while_a_tool_runs() {
     assert_history_valid(&super::support::without_reminders(
         h.engine.history(h.root).unwrap(),
     ));
+}
+
+/// Checkpoint 4's `refuse` (seed 001): a call a person refused keeps the refusal as its
+/// result, later calls of the reply get the cancel message, and the task ends as
+/// interrupted without asking the model again. A denial with a message (any other answer)
+/// lets the task go on: `permissions.rs`, `a_denial_reaches_the_model_and_nothing_is_written`.
+#[tokio::test]
+async fn checkpoint_4_a_refused_call_keeps_its_refusal_and_ends_the_task() {
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(vec![
+            Chunk::tool_call("w1", "write", json!({"path": "a.txt", "content": "a\n"})),
+            Chunk::tool_call("w2", "write", json!({"path": "b.txt", "content": "b\n"})),
+        ]),
+        MockResponse::text("never asked for"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.preset = coder_protocol::Preset::Balanced,
+        vec![],
+    );
+    let asked = super::support::answer_with(&h.engine, PermissionDecision::Refuse);
+    let events = h.run("write both").await;
+    assert_aborted(&events);
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        1,
+        "the second call was asked about"
+    );
+    assert_eq!(server.requests().len(), 1, "the model was asked again");
+    assert!(!h.workspace.path().join("a.txt").exists());
+    assert!(!h.workspace.path().join("b.txt").exists());
+    let history = h.engine.history(h.root).unwrap();
+    let result = |id: &str| {
+        history
+            .iter()
+            .find(|m| m.tool_call_id.as_deref() == Some(id))
+            .and_then(|m| m.content.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        result("w1").starts_with("The user refused this call; it was not run"),
+        "{}",
+        result("w1")
+    );
+    assert_eq!(
+        result("w2"),
+        format!(
+            "This call was not run: the user refused an earlier call of the same reply, which \
+             ended the task.\n{INTERRUPTED}"
+        )
+    );
+    assert_history_valid(&super::support::without_reminders(history));
+}
+
+/// The one request asked while a tool runs: a confined command the sandbox stopped may run
+/// again outside it. Refused, the call keeps the confined run's output and the refusal, and
+/// the task ends.
+#[tokio::test]
+async fn checkpoint_4_refusing_a_rerun_keeps_the_confined_output_and_ends_the_task() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!("echo before && touch {}", target.display());
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": command})),
+        MockResponse::text("never asked for"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = coder_protocol::Mode::Yolo,
+        vec![],
+    );
+    super::support::answer_with(&h.engine, PermissionDecision::Refuse);
+    let events = h.run("escape").await;
+    assert_aborted(&events);
+    assert!(!target.exists());
+    assert_eq!(server.requests().len(), 1, "the model was asked again");
+    let history = h.engine.history(h.root).unwrap();
+    let result = history
+        .iter()
+        .find(|m| m.tool_call_id.as_deref() == Some("c1"))
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    assert!(result.contains("before\n"), "{result}");
+    assert!(
+        result.contains("outside the sandbox was not approved: The user refused this call"),
+        "{result}"
+    );
+    assert!(result.ends_with(INTERRUPTED), "{result}");
 }
 
 #[tokio::test]

@@ -231,7 +231,7 @@ async fn read_only_commands_run_without_asking_in_the_balanced_preset() {
 }
 
 #[tokio::test]
-async fn dangerous_commands_need_a_person_even_with_auto_approval() {
+async fn dangerous_commands_run_with_auto_approval() {
     let (server, mut h) = calling("bash", json!({"command": "rm -rf build"}), |c| {
         c.auto_approve = true;
     })
@@ -239,12 +239,9 @@ async fn dangerous_commands_need_a_person_even_with_auto_approval() {
     std::fs::create_dir(h.workspace.path().join("build")).unwrap();
     let events = h.run("clean").await;
     assert!(!kinds(&events).contains(&"permission_requested".to_owned()));
-    assert!(h.workspace.path().join("build").exists());
+    assert!(!h.workspace.path().join("build").exists());
     let result = tool_result(&server);
-    assert!(
-        result.contains("needs an explicit approval from a person"),
-        "{result}"
-    );
+    assert!(result.starts_with("Exit code: 0"), "{result}");
 }
 
 #[tokio::test]
@@ -431,7 +428,8 @@ async fn protected_files_need_a_person_in_yolo_mode_with_auto_approval() {
         );
         let result = tool_result(&server);
         assert!(
-            result.contains("protected file") && result.contains("explicit approval"),
+            result.contains("protected file")
+                && result.contains("this session approves calls without asking a person"),
             "{result}"
         );
     }

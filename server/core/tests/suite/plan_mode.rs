@@ -340,15 +340,28 @@ async fn after_clear_and_start_a_failed_model_call_does_not_repeat_the_first_inp
 }
 
 #[tokio::test]
-async fn a_plan_approved_returns_to_the_looser_mode_the_person_chose() {
-    let server = MockModelServer::start(vec![
-        MockResponse::tool_call("p1", "exit_plan_mode", json!({"plan": PLAN})),
-        MockResponse::text("on it"),
-    ])
-    .await
-    .unwrap();
-    // Configured `default`: the person may still choose `yolo` with `/yolo`, and a plan
-    // entered from it returns to it.
+async fn a_plan_approved_returns_to_the_mode_plan_mode_was_entered_from() {
+    let plan_then_approve = || {
+        vec![
+            MockResponse::tool_call("p1", "exit_plan_mode", json!({"plan": PLAN})),
+            MockResponse::text("on it"),
+        ]
+    };
+    // Configured `yolo`: `/plan` from it returns to it.
+    let server = MockModelServer::start(plan_then_approve()).await.unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::Yolo,
+        Vec::new(),
+    );
+    h.engine.command(h.root, "/plan").unwrap();
+    let _asked = answer_with(&h.engine, PermissionDecision::StartEditing);
+    h.run("plan a greeting").await;
+    assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Yolo);
+
+    // Configured `default`: `/yolo` is narrowed to it, so the plan returns to `default`.
+    let server = MockModelServer::start(plan_then_approve()).await.unwrap();
     let mut h = Harness::with(
         &server,
         ProviderKind::OpenAi,
@@ -359,5 +372,5 @@ async fn a_plan_approved_returns_to_the_looser_mode_the_person_chose() {
     h.engine.command(h.root, "/plan").unwrap();
     let _asked = answer_with(&h.engine, PermissionDecision::StartEditing);
     h.run("plan a greeting").await;
-    assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Yolo);
+    assert_eq!(h.engine.mode(h.root).unwrap(), Mode::Default);
 }

@@ -138,3 +138,142 @@ async fn the_commands_private_temp_dir_is_made_when_needed_and_gone_after_shutdo
     h.engine.shutdown().await;
     assert!(!temp_dir.exists(), "{} is left behind", temp_dir.display());
 }
+
+/// The results of the calls of the last request, by call id.
+fn results_by_call(server: &MockModelServer) -> std::collections::HashMap<String, String> {
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].clone();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Every protected file the sandbox holds (`sandbox/protected.rs`: bound read-only, or
+/// removed when a command made it) stays as it was when a session that approves without a
+/// person lets a command change it; those it does not hold are refused before anything runs.
+#[tokio::test]
+async fn auto_approved_commands_cannot_change_the_protected_files_the_sandbox_holds() {
+    let held = [
+        "echo evil > .git/hooks/pre-commit",
+        "echo '[alias] x = !id' >> .git/config",
+        "echo x > .git/commondir",
+        "echo x > .git/config.worktree",
+        "echo '{\"mode\": \"yolo\"}' > .coder/config.json",
+        "echo x > .vscode/tasks.json",
+        "mkdir -p .idea && echo x > .idea/workspace.xml",
+        "echo x > .nvim.lua",
+        "echo x > .nvimrc",
+        "echo x > .exrc",
+        "echo x > .mcp.json",
+        "echo x > tracked/servers.json",
+        "mkdir -p .githooks && echo x > .githooks/pre-commit",
+        "echo x > vendor/x/.git/hooks/post-checkout",
+    ];
+    let not_held = ["echo x > sub/.mcp.json", "echo x > .git/HEAD"];
+    let calls: Vec<coder_testkit::Chunk> = held
+        .iter()
+        .chain(&not_held)
+        .enumerate()
+        .map(|(index, command)| {
+            coder_testkit::Chunk::tool_call(
+                &format!("c{index}"),
+                "bash",
+                json!({"command": command}),
+            )
+        })
+        .collect();
+    let server = MockModelServer::start(vec![
+        MockResponse::stream(calls),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| {
+            c.mode = Mode::Default;
+            c.preset = coder_protocol::Preset::Balanced;
+            c.auto_approve = true;
+        },
+        vec![],
+    );
+    let files = [
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        (".git/config", "[core]\n\thooksPath = .githooks\n"),
+        (".git/hooks/pre-commit", "#!/bin/sh\n"),
+        (".coder/config.json", "{}\n"),
+        (".vscode/tasks.json", "{}\n"),
+        (".nvimrc", "\" mine\n"),
+        ("tracked/servers.json", "{}\n"),
+        ("vendor/x/.git/HEAD", "ref: refs/heads/main\n"),
+        ("vendor/x/.git/hooks/post-checkout", "#!/bin/sh\n"),
+    ];
+    for (path, content) in files {
+        h.write(path, content);
+    }
+    std::fs::create_dir(h.workspace.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink("tracked/servers.json", h.workspace.path().join(".mcp.json"))
+        .unwrap();
+    let enforcement = h.engine.sandbox_enforcement();
+    assert!(
+        enforcement.as_ref().is_some_and(|e| e.read_only_view),
+        "this test needs the sandbox's read-only view: {enforcement:?}"
+    );
+
+    let events = h.run("set things up").await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.msg, EventMsg::PermissionRequested { .. })),
+        "a person was asked"
+    );
+    let results = results_by_call(&server);
+    for (index, command) in held.iter().enumerate() {
+        let result = &results[&format!("c{index}")];
+        // Approved and run (a re-run outside the sandbox is refused later), and stopped or
+        // undone by the sandbox.
+        assert!(result.starts_with("Exit code: "), "{command}: {result}");
+        assert!(
+            !result.starts_with("Exit code: 0\n") || result.contains("removed"),
+            "{command}: {result}"
+        );
+    }
+    for (offset, command) in not_held.iter().enumerate() {
+        let result = &results[&format!("c{}", held.len() + offset)];
+        assert!(
+            result.starts_with("bash: ")
+                && result.contains("protected files")
+                && result.contains("refused"),
+            "{command}: {result}"
+        );
+    }
+    let ws = h.workspace.path();
+    for (path, content) in files {
+        assert_eq!(
+            std::fs::read_to_string(ws.join(path)).unwrap(),
+            content,
+            "{path}"
+        );
+    }
+    for missing in [
+        ".git/commondir",
+        ".git/config.worktree",
+        ".idea",
+        ".nvim.lua",
+        ".exrc",
+        ".githooks",
+        "sub/.mcp.json",
+    ] {
+        assert!(!ws.join(missing).exists(), "{missing} was left");
+    }
+}

@@ -288,9 +288,15 @@ async fn last_active_at_is_saved_and_survives_a_resume() {
         .await
         .unwrap();
     let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let parse = |at: &str| humantime::parse_rfc3339(at).unwrap();
+    let opened = parse(&h.engine.list_conversations()[0].last_active_at);
+    let pause = std::time::Duration::from_millis(50);
+    tokio::time::sleep(pause).await;
     h.engine.send(h.root, "hello").unwrap();
     until_idle(&mut h).await;
     let active = h.engine.list_conversations()[0].last_active_at.clone();
+    // The task made the conversation active: what is saved is that time, not its opening.
+    assert!(parse(&active) >= opened + pause, "{active}");
     let saved = read_snapshot(&h.engine);
     assert_eq!(saved.root.last_active_at.as_deref(), Some(active.as_str()));
 
@@ -405,4 +411,90 @@ async fn a_session_with_more_conversations_than_the_limit_is_refused_by_name() {
     let wide = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
     wide.resume(saved).unwrap();
     wide.shutdown().await;
+}
+
+/// The tool messages answering each assistant tool call among `messages`, by call id, in
+/// order; a call without one fails the test.
+fn results_of_calls(messages: &[serde_json::Value]) -> Vec<(String, String)> {
+    let mut results = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            let id = call["id"].as_str().unwrap();
+            let result = messages[at + 1..]
+                .iter()
+                .take_while(|later| later["role"] == "tool")
+                .find(|later| later["tool_call_id"] == id)
+                .unwrap_or_else(|| panic!("call {id} has no tool message in {messages:#?}"));
+            assert_eq!(result["name"], call["function"]["name"]);
+            results.push((
+                id.to_owned(),
+                result["content"].as_str().unwrap().to_owned(),
+            ));
+        }
+    }
+    results
+}
+
+#[tokio::test]
+async fn a_snapshot_written_while_calls_run_holds_every_call_closed() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "h1",
+            "conv_create",
+            json!({"user_instruction": "run the long job"}),
+        ),
+        MockResponse::tool_call("b1", "bash", json!({"command": "sleep 30"})),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.engine.send(h.root, "hand the long job over").unwrap();
+    // The root waits for the worker (its `conv_create` call is open), and the worker's
+    // command runs.
+    let worker = loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("the command did not start within 20 s")
+            .unwrap();
+        if let EventMsg::ToolCallStarted { tool_name, .. } = &event.msg
+            && tool_name == "bash"
+        {
+            break event.conversation_id;
+        }
+    };
+    h.engine.save().await.unwrap();
+    let path = h.engine.snapshot_path().unwrap();
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let running = "this call was still running when the session was saved; its result is not in this snapshot";
+    assert_eq!(
+        results_of_calls(saved["messages"].as_array().unwrap()),
+        [("h1".to_owned(), running.to_owned())]
+    );
+    let others = saved["conversations"].as_array().unwrap();
+    assert_eq!(others.len(), 1);
+    assert_eq!(others[0]["conversationId"], worker.to_string());
+    assert_eq!(
+        results_of_calls(others[0]["messages"].as_array().unwrap()),
+        [("b1".to_owned(), running.to_owned())]
+    );
+    // It says which results it wrote, for a resume to take out.
+    assert_eq!(saved["runningCalls"], json!(["h1"]));
+    assert_eq!(others[0]["runningCalls"], json!(["b1"]));
+    // The file is read back as it is.
+    let back: SessionSnapshot = serde_json::from_value(saved).unwrap();
+    assert_eq!(back.root.conversation_id, h.root);
+
+    // The conversations themselves were not changed: the calls end with their own results.
+    h.engine.interrupt_session();
+    until_idle(&mut h).await;
+    for conversation in [h.root, worker] {
+        let history = h.engine.history(conversation).unwrap();
+        super::support::assert_history_valid(&history);
+        assert!(
+            history
+                .iter()
+                .all(|m| m.content.as_deref() != Some(running)),
+            "{history:#?}"
+        );
+    }
 }

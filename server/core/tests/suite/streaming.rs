@@ -279,3 +279,45 @@ async fn configuration_warnings_open_the_first_task_only() {
             .any(|e| matches!(e.msg, EventMsg::Warning { .. }))
     );
 }
+
+/// Seed 001 ("Token 追踪"): the usage is published after each reply and also when the task
+/// is interrupted, so a front end's count is right after an interrupt.
+#[tokio::test]
+async fn usage_is_published_again_when_a_task_is_interrupted() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![
+        Chunk::tool_call("c1", "read", serde_json::json!({"path": "a.txt"})),
+        Chunk::usage(1200, 34),
+    ])])
+    .await
+    .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    h.write("a.txt", "A\n");
+    let handle = h.engine.clone();
+    let root = h.root;
+    let fired = std::sync::atomic::AtomicBool::new(false);
+    h.engine.on_event(move |event| {
+        if matches!(event.msg, EventMsg::ToolCallCompleted { .. })
+            && !fired.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            handle.interrupt(root).unwrap();
+        }
+    });
+    let events = h.run("look").await;
+    let counts: Vec<(u64, u64)> = events
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::TokenCount { last, total, .. } => {
+                Some((last.total_tokens, total.total_tokens))
+            }
+            _ => None,
+        })
+        .collect();
+    // After the reply, then at the interrupt: nothing new, the same total.
+    assert_eq!(counts, [(1234, 1234), (0, 1234)], "{events:?}");
+    let names = kinds(&events);
+    let at = names
+        .iter()
+        .rposition(|kind| kind == "token_count")
+        .unwrap();
+    assert_eq!(names[at + 1], "turn_aborted", "{names:?}");
+}

@@ -394,3 +394,64 @@ async fn the_mode_and_the_request_decide_whether_it_applies() {
     let events = off.run("change A").await;
     assert!(statuses(&events).is_empty(), "switched off");
 }
+
+/// Seed 004 section 6: a turn that wrote nothing starts no verification, in the modes
+/// where it would otherwise apply by itself.
+#[tokio::test]
+async fn a_turn_without_edits_starts_no_verification() {
+    for mode in [Mode::AutoEdit, Mode::Yolo] {
+        let server = MockModelServer::start(vec![
+            MockResponse::tool_call("r1", "read", serde_json::json!({"path": "src/A.java"})),
+            MockResponse::text("read it"),
+        ])
+        .await
+        .unwrap();
+        let mut h = Harness::with(
+            &server,
+            ProviderKind::OpenAi,
+            |config| config.mode = mode,
+            Vec::new(),
+        );
+        gradle_project(&h);
+        h.write("src/A.java", "class A {}\n");
+        let events = h.run("look at A and verify it").await;
+        assert!(statuses(&events).is_empty(), "{mode:?}: {events:?}");
+        assert_eq!(
+            server.requests().len(),
+            2,
+            "{mode:?}: no verification round"
+        );
+    }
+}
+
+/// In `yolo` verification applies by itself, as in `auto-edit` (plan mode's refusal is a
+/// unit test of the mode check: no edit can happen there to reach it).
+#[tokio::test]
+async fn yolo_verifies_by_itself() {
+    let (_server, mut h) = one_edit(Vec::new(), |config| config.mode = Mode::Yolo).await;
+    gradle_project(&h);
+    h.write("fixed", "");
+    let events = h.run("change A").await;
+    assert_eq!(statuses(&events), [VerificationStatus::Passed]);
+}
+
+/// With `bash` switched off (`tools.disabled`) verification cannot run, and says so.
+#[tokio::test]
+async fn with_bash_switched_off_verification_says_it_did_not_run() {
+    let (_server, mut h) = one_edit(Vec::new(), |config| {
+        config.mode = Mode::AutoEdit;
+        config.disabled_tools = vec!["bash".to_owned()];
+    })
+    .await;
+    gradle_project(&h);
+    h.write("fixed", "");
+    let events = h.run("change A").await;
+    let found = verifications(&events);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, VerificationStatus::NotRun);
+    assert!(found[0].1.contains("bash"), "{}", found[0].1);
+    assert!(!events.iter().any(|e| matches!(
+        &e.msg,
+        EventMsg::ToolCallStarted { tool_name, .. } if tool_name == "bash"
+    )));
+}

@@ -215,12 +215,14 @@ async fn every_slash_command_answers_at_the_prompt() {
         "/mcp reload",
         "/skills",
         "/todos",
+        "/conversations",
         "/diff",
         "/undo",
         "/compact",
         "/resume",
         "/resume nope",
         "/new",
+        "/clear",
         "/nonsense",
         "/model other-model",
     ];
@@ -430,6 +432,38 @@ async fn resume_takes_up_a_saved_session_by_the_start_of_its_id_even_after_a_tur
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_empties_the_context_of_the_session_it_stays_in() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted"),
+        MockResponse::text("what word?"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("the word is heron");
+    let text = screen.prompt(2);
+    let status = text.lines().rev().nth(1).unwrap();
+    assert!(!status.starts_with("0 / "), "{text}");
+    screen.line("/clear");
+    screen.wait_for("context cleared: ");
+    // The status line's context is empty again.
+    let text = screen.prompt(3);
+    let status = text.lines().rev().nth(1).unwrap();
+    assert!(status.starts_with("0 / "), "{text}");
+    screen.line("what was the word?");
+    screen.prompt(4);
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(!sent.contains("heron"), "{sent}");
+    assert!(sent.contains("what was the word?"), "{sent}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    // One session: its snapshot holds the context after the clear.
+    assert_eq!(saved_sessions(&place).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_starts_a_session_with_an_empty_context_and_keeps_the_old_one() {
     let server = MockModelServer::start(vec![
         MockResponse::text("noted"),
@@ -455,6 +489,35 @@ async fn new_starts_a_session_with_an_empty_context_and_keeps_the_old_one() {
     screen.send("\x04");
     assert!(screen.exit().success());
     assert_eq!(saved_sessions(&place).len(), 2);
+}
+
+/// The configured mode (`--mode auto-edit`) is the ceiling of every switch, and stays it after
+/// `/new`, which carries the person's narrower mode as the conversation's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mode_switches_stay_under_the_configured_mode_across_new_sessions() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "auto-edit"]);
+    screen.prompt(1);
+    let status = |text: String| text.lines().rev().nth(1).unwrap_or_default().to_owned();
+    screen.line("/yolo");
+    let text = screen.prompt(2);
+    assert!(
+        text.contains("warning: mode yolo is looser than the session's auto-edit"),
+        "{text}"
+    );
+    assert!(status(text.clone()).ends_with("· auto-edit"), "{text}");
+    screen.line("/plan");
+    screen.prompt(3);
+    screen.line("/new");
+    screen.wait_for("new session");
+    let text = screen.prompt(4);
+    assert!(status(text.clone()).ends_with("· plan"), "{text}");
+    screen.line("/auto-edit");
+    let text = screen.prompt(5);
+    assert!(status(text.clone()).ends_with("· auto-edit"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -673,4 +736,62 @@ async fn a_hostile_repository_is_read_within_bounds_at_the_terminal() {
             .collect();
         assert_eq!(names.len(), 1, "{kind}: written outside");
     }
+}
+
+/// A handoff at the terminal is said where the work went (seed 000), and `/conversations`
+/// lists the session's conversations with the one typed into marked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handoff_is_said_and_conversations_lists_both() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "Summarise the plan."}),
+        ),
+        MockResponse::text("The plan, summarised."),
+        MockResponse::text("Root answer."),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("delegate");
+    screen.wait_for("── done");
+    screen.prompt(2);
+    let text = screen.text();
+    let said = text
+        .lines()
+        .find(|line| {
+            line.contains("the current task was replaced by conv_create; running conversation ")
+        })
+        .unwrap_or_else(|| panic!("the handoff is not said: {text}"));
+    let child = said
+        .split("running conversation ")
+        .nth(1)
+        .unwrap()
+        .trim_end()
+        .trim_end_matches(", then continuing")
+        .to_owned();
+    screen.line("/conversations");
+    let text = screen.prompt(3);
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|line| !line.contains("Conversations:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .collect();
+    assert_eq!(listed.len(), 2, "{text}");
+    assert!(
+        listed[0].contains("(root, here)") && listed[0].contains("default mode"),
+        "{text}"
+    );
+    assert!(
+        listed[1]
+            .trim_start()
+            .starts_with(&format!("{child}: default mode, ")),
+        "{text}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
 }

@@ -2,7 +2,7 @@
 
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Client;
 
@@ -116,5 +116,143 @@ async fn conversation_command_runs_built_in_commands_and_refuses_unknown_ones() 
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     assert_eq!(unknown["error"]["data"]["kind"], "invalid_params");
     assert!(server.requests().is_empty());
+    client.stop().await;
+}
+
+/// Seed 001's pre-processing: what a person types into a conversation is checked for a
+/// built-in command first, which runs and never reaches the model; a built-in sent with an
+/// image is refused, and a `!` line is input for the model here (only `conversation/command`
+/// runs one).
+#[tokio::test]
+async fn a_built_in_command_sent_as_input_runs_and_reaches_no_model() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    let send = |input: serde_json::Value| {
+        let mut params = json!({"conversationId": root});
+        params
+            .as_object_mut()
+            .unwrap()
+            .extend(input.as_object().unwrap().clone());
+        params
+    };
+    let help = client
+        .request(
+            "conversation/send",
+            send(json!({"text": "/help"})),
+            &mut seen,
+        )
+        .await;
+    let text = help["result"]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("/compact") && text.contains("/undo"),
+        "{help}"
+    );
+    assert!(help["result"].get("taskId").is_none(), "{help}");
+
+    let plan = client
+        .request(
+            "conversation/send",
+            send(json!({"text": "  /mode plan"})),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(plan["result"], json!({"text": "mode: plan"}));
+    client.until_events("mode_changed", 1, &mut seen).await;
+
+    let with_image = client
+        .request(
+            "conversation/send",
+            send(json!({"items": [
+                {"type": "text", "text": "/tools"},
+                {"type": "image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+            ]})),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(with_image["error"]["code"], -32602, "{with_image}");
+    assert!(
+        with_image["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/tools is a built-in command"),
+        "{with_image}"
+    );
+    assert!(server.requests().is_empty(), "a command reached the model");
+
+    // A `!` line is not a command here: the model reads it.
+    let task = client
+        .request("conversation/send", send(json!({"text": "!ls"})), &mut seen)
+        .await;
+    assert!(task["result"]["taskId"].is_string(), "{task}");
+    client.until_events("task_complete", 1, &mut seen).await;
+    let requests = server.requests();
+    let messages = requests[0].body["messages"].as_array().unwrap();
+    assert!(
+        messages.iter().any(|message| message["content"] == "!ls"),
+        "{messages:?}"
+    );
+    client.stop().await;
+}
+
+/// `/mode` and `/yolo` through `conversation/command` are clamped to the configured mode as
+/// `conversation/setMode` is (seed 003: policies only narrow), each with a `warning`.
+#[tokio::test]
+async fn mode_commands_cannot_loosen_the_configured_mode() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    for command in ["/yolo", "/mode auto-edit"] {
+        let answer = client
+            .request(
+                "conversation/command",
+                json!({"conversationId": root, "command": command}),
+                &mut seen,
+            )
+            .await;
+        assert_eq!(
+            answer["result"],
+            json!({"text": "mode: default"}),
+            "{command}"
+        );
+    }
+    let set = client
+        .request(
+            "conversation/setMode",
+            json!({"conversationId": root, "mode": "yolo"}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let looser = |seen: &[Value]| -> Vec<String> {
+        seen.iter()
+            .filter(|m| m["params"]["event"]["type"] == "warning")
+            .filter_map(|m| m["params"]["event"]["message"].as_str())
+            .filter(|message| message.contains("looser"))
+            .map(str::to_owned)
+            .collect()
+    };
+    while looser(&seen).len() < 3 {
+        seen.push(client.read().await);
+    }
+    let warnings = looser(&seen);
+    assert_eq!(
+        warnings,
+        [
+            "mode yolo is looser than the session's default; the conversation uses default",
+            "mode auto-edit is looser than the session's default; the conversation uses default",
+            "mode yolo is looser than the session's default; the conversation uses default",
+        ]
+    );
+    assert!(
+        !seen
+            .iter()
+            .any(|m| m["params"]["event"]["type"] == "mode_changed"),
+        "the mode changed"
+    );
     client.stop().await;
 }

@@ -661,3 +661,64 @@ async fn conv_send_from_plan_mode_narrows_a_looser_conversation_first() {
     assert_eq!(narrowed[0]["previous"], "yolo");
     client.stop().await;
 }
+
+/// `conversation/create`'s `toolsPrefs` (seed 003) over the wire: keys left out keep the
+/// session's defaults, `shell_mode: "off"` takes `bash` away, and web search or a streamable
+/// shell, which coder has not, are refused with `-32602` and open nothing.
+#[tokio::test]
+async fn tools_prefs_narrow_and_what_coder_has_not_is_refused() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    for (prefs, says) in [
+        (json!({"web_search_request": true}), "no web search tool"),
+        (
+            json!({"use_streamable_shell_tool": true}),
+            "no streamable shell",
+        ),
+    ] {
+        let refused = client
+            .request(
+                "conversation/create",
+                json!({"toolsPrefs": prefs}),
+                &mut seen,
+            )
+            .await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+    let list = client
+        .request("conversation/list", json!({}), &mut seen)
+        .await;
+    assert_eq!(list["result"]["conversations"].as_array().unwrap().len(), 1);
+
+    let created = client
+        .request(
+            "conversation/create",
+            json!({"toolsPrefs": {"shell_mode": "off", "include_apply_patch_tool": false}}),
+            &mut seen,
+        )
+        .await;
+    let conversation = created["result"]["conversationId"].as_str().unwrap();
+    assert_eq!(
+        conversation, root,
+        "the refused creates did not take the root"
+    );
+    client.send_text(conversation, "hi", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    let offered: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    let has = |tool: &str| offered.contains(&tool.to_owned());
+    assert!(!has("bash") && !has("apply_patch"), "{offered:?}");
+    // `include_plan_tool` was left out: the session's default, on.
+    assert!(has("todo_write") && has("read"), "{offered:?}");
+    client.stop().await;
+}

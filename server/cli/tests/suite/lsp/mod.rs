@@ -1,6 +1,7 @@
 //! `coder lsp` driven over real stdio with LSP framing, against the mock model.
 
 mod backpressure;
+mod clear;
 mod commands_and_skills;
 mod compaction;
 mod complete_paths;

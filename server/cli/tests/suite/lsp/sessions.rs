@@ -110,8 +110,8 @@ async fn a_saved_session_resumes_with_its_history() {
     assert_eq!(
         entries,
         [
-            json!({"role": "user", "text": "What is the answer?"}),
-            json!({"role": "assistant", "text": "The answer is 42."})
+            json!({"role": "user", "text": "What is the answer?", "attachments": []}),
+            json!({"role": "assistant", "text": "The answer is 42.", "attachments": []})
         ]
     );
     let mut seen = Vec::new();
@@ -606,6 +606,29 @@ async fn a_session_killed_while_a_handoffs_target_runs_resumes_with_the_call_clo
     first.child.kill().await.unwrap();
     // The handoff saved a snapshot as its task ended; the target's task is in the journal.
     assert_eq!(saved_files(workspace.path(), &session), (true, true));
+    // The snapshot replays as it is: the call the target was still answering is closed.
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            workspace
+                .path()
+                .join(format!(".coder/sessions/{session}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let last = saved["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "handoff-1");
+    assert_eq!(
+        last["content"],
+        "this call was still running when the session was saved; its result is not in this snapshot"
+    );
+    assert_eq!(saved["runningCalls"], json!(["handoff-1"]));
 
     // The repair's warning may come before the answer to `initialize`: kept in `seen`.
     let mut seen = Vec::new();

@@ -132,7 +132,7 @@ fn unwrap(lines: &[&str]) -> (usize, usize) {
 }
 
 /// The end marker of a heredoc opened on `line`, as in `apply_patch <<'EOF'`.
-fn heredoc_marker(line: &str) -> Option<&str> {
+pub(super) fn heredoc_marker(line: &str) -> Option<&str> {
     if line.starts_with("***") {
         return None;
     }

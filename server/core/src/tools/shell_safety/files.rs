@@ -183,9 +183,9 @@ impl Walker {
     pub(super) fn delete_target(&mut self, word: &Word<'_>, cwd: &Cwd, children: bool) {
         match word.resolve(cwd.as_deref(), self.home.as_deref()) {
             Target::Known {
+                full,
                 base,
                 children_only,
-                ..
             } => {
                 let relative = !word.source.starts_with(['/', '~', '$', '"', '\'']);
                 let shown = if relative {
@@ -209,6 +209,15 @@ impl Walker {
                     ));
                 } else if base == self.workspace && !children_only && !children {
                     self.catastrophic(format!("recursive delete of {shown}: the whole workspace"));
+                } else if !children && children_only && full == self.workspace.join("*") {
+                    self.catastrophic(format!(
+                        "recursive delete of {shown}: every file of the workspace"
+                    ));
+                } else if self.names_repository(&full, &base, children_only) {
+                    self.catastrophic(format!(
+                        "recursive delete of {shown}: the repository's history and \
+                         configuration (.git)"
+                    ));
                 }
             }
             Target::OtherHome(home) => {
@@ -218,13 +227,31 @@ impl Walker {
         }
     }
 
+    /// Whether a deleted path is the workspace's own `.git` or all of it: `.git`, `.git/*`,
+    /// or a pattern at the root that names `.git` (`.g*`, `.*`).
+    fn names_repository(&self, full: &Path, base: &Path, children_only: bool) -> bool {
+        let repository = self.workspace.join(".git");
+        let names_git = |path: &Path| {
+            path.parent() == Some(self.workspace.as_path())
+                && path
+                    .file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| protected::may_name(name, ".git"))
+        };
+        if !children_only {
+            return names_git(full);
+        }
+        full == repository.join("*") || (base == self.workspace && names_git(full))
+    }
+
     /// Records a change to a protected file when `word` names one (`.git/hooks/x`,
     /// `.coder/`, `.mcp.json`, also through a glob or a symbolic link).
     pub(super) fn protected_target(&mut self, word: &Word<'_>, cwd: &Cwd) {
         if let Target::Known { full, .. } = word.resolve(cwd.as_deref(), self.home.as_deref())
             && let Some(why) = protected::reason(&self.workspace, &full)
         {
-            self.protected(format!("changes {}: {why}", word.source));
+            let held = crate::sandbox::holds_unchanged(&self.workspace, &full);
+            self.protected(format!("changes {}: {why}", word.source), held);
         }
     }
 

@@ -122,7 +122,12 @@ impl Walker {
             }
             // `--template` copies hooks in; a new repository's configuration is its own.
             "init" => {
-                self.protected("git init writes .git/ (configuration and hooks)".to_owned());
+                // A confined `git init` cannot keep what it made: its configuration and hooks
+                // are read-only in an existing repository, and a new one is removed.
+                self.protected(
+                    "git init writes .git/ (configuration and hooks)".to_owned(),
+                    true,
+                );
                 false
             }
             "stash" => {
@@ -215,7 +220,12 @@ impl Walker {
         if scan.long("global") || scan.long("system") {
             self.dangerous("git config changes the configuration of every repository");
         } else {
-            self.protected("git config writes .git/config, whose settings run commands".to_owned());
+            // `.git/config` is read-only to a confined command; a file named by `--file` is
+            // checked as an argument.
+            self.protected(
+                "git config writes .git/config, whose settings run commands".to_owned(),
+                true,
+            );
         }
     }
 

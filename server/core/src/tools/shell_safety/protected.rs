@@ -19,7 +19,7 @@ pub(super) fn reason(workspace: &Path, path: &Path) -> Option<&'static str> {
 
 /// Whether a path component (perhaps a glob pattern) may name `protected`. A pattern only
 /// matches a name starting with `.` when it starts with `.` itself, as in the shell.
-fn may_name(component: &str, protected: &str) -> bool {
+pub(super) fn may_name(component: &str, protected: &str) -> bool {
     if component.eq_ignore_ascii_case(protected) {
         return true;
     }

@@ -19,6 +19,7 @@ fn context() -> SafetyContext<'static> {
         workspace: Path::new("/work/ws/project"),
         home: Some(Path::new("/home/u")),
         git_root: true,
+        confined: false,
     }
 }
 
@@ -96,7 +97,9 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("rm --recursive dist", D, Some("rm -r")),
     ("rm -R out", D, Some("rm -r")),
     ("rm -f Cargo.lock", D, Some("forced delete")),
-    ("rm -rf *", D, Some("rm -rf")),
+    ("rm -rf *.o build*", D, Some("rm -rf")),
+    ("rm -rf .git/hooks sub/.git", D, Some("rm -rf")),
+    ("find . -name '*.o' -delete", D, Some("find deletes")),
     ("rm -rf \"$BUILD_DIR\"", D, Some("rm -rf")),
     ("rm /tmp/scratch.txt", D, Some("outside the workspace")),
     ("cd build && rm -rf *", D, Some("rm -rf")),
@@ -200,6 +203,19 @@ const TABLE: &[(&str, Kind, Option<&str>)] = &[
     ("rm -rf src/../../other", C, Some("outside the workspace")),
     ("rm -rf /work/ws/project", C, Some("whole workspace")),
     ("rm -r .", C, Some("whole workspace")),
+    ("rm -rf *", C, Some("every file of the workspace")),
+    ("rm -rf ./*", C, Some("every file of the workspace")),
+    (
+        "cd src && rm -rf ../*",
+        C,
+        Some("every file of the workspace"),
+    ),
+    ("rm -rf .git", C, Some("(.git)")),
+    ("rm -rf ./.git/", C, Some("(.git)")),
+    ("rm -rf .git/*", C, Some("(.git)")),
+    ("rm -rf .G*", C, Some("(.git)")),
+    ("rm -rf .*", C, Some("(.git)")),
+    ("find .git -delete", C, Some("(.git)")),
     ("rm -rf /$PREFIX", C, Some("whole file system")),
     ("cd / && rm -rf etc", C, Some("outside the workspace")),
     ("sudo rm -rf /", C, Some("whole file system")),
@@ -640,6 +656,7 @@ fn unknown_home_makes_tilde_outside() {
         workspace: Path::new("/work/ws/project"),
         home: None,
         git_root: true,
+        confined: false,
     };
     assert!(matches!(assess("rm -rf ~", &ctx), Risk::Catastrophic(_)));
     assert!(matches!(assess("rm -rf build", &ctx), Risk::Dangerous(_)));
@@ -651,6 +668,7 @@ fn workspace_inside_home_allows_deleting_inside_it() {
         workspace: Path::new("/home/u/project"),
         home: Some(Path::new("/home/u")),
         git_root: true,
+        confined: false,
     };
     assert!(matches!(
         assess("rm -rf ~/project/build", &ctx),
@@ -747,6 +765,7 @@ fn globs_are_expanded_and_each_match_resolved() {
         workspace: &ws,
         home: Some(&home_path),
         git_root: false,
+        confined: false,
     };
     let cases = [
         ("cat ssh*/id_rsa", N),
@@ -797,7 +816,7 @@ fn git_reads_only_in_a_repository_that_runs_nothing() {
         if let Some(extra) = extra {
             std::fs::write(ws.join(".git").join(extra), "x").unwrap();
         }
-        let ctx = SafetyContext::new(ws, None);
+        let ctx = SafetyContext::new(ws, None, None);
         let expected = if index == 0 { R } else { N };
         assert_eq!(
             kind(&assess(command, &ctx)),
@@ -808,7 +827,7 @@ fn git_reads_only_in_a_repository_that_runs_nothing() {
     // `.git` as a file (`gitdir: elsewhere`) names another repository.
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join(".git"), "gitdir: /elsewhere\n").unwrap();
-    let ctx = SafetyContext::new(workspace.path(), None);
+    let ctx = SafetyContext::new(workspace.path(), None, None);
     assert_eq!(kind(&assess("git status", &ctx)), N);
 }
 
