@@ -326,6 +326,21 @@ test("setContext changes a conversation's instructions for its next task and ref
   assert.throws(() => engine.setContext("nope", {}), { code: "invalid_params" });
 });
 
+test("createConversation checks its mcpAllowlist when given, before any conversation exists", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  assert.throws(
+    () => engine.createConversation({ mcpAllowlist: ["nosuch__tool"] }),
+    { code: "invalid_params", message: "mcp_allowlist entry `nosuch__tool` names an unknown MCP server: this session has none" },
+  );
+  assert.throws(() => engine.createConversation({ mcpAllowlist: ["a/b/c"] }), { code: "invalid_params", message: /not a fully-qualified MCP tool name/ });
+  assert.deepEqual(engine.list().map((conversation) => conversation.id), [engine.rootConversation], "nothing was opened");
+  // An allowlist that names nothing is valid: the conversation sees no MCP tool.
+  const seesNone = engine.createConversation({ mcpAllowlist: [] });
+  assert.ok(engine.list().some((conversation) => conversation.id === seesNone));
+});
+
 test("command() switches modes under the same ceiling as setMode", async (t) => {
   const { url } = await startMock(t, []);
   const engine = Engine.create({ workingDir: workspace(), mode: "auto-edit", model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
