@@ -12,8 +12,8 @@ mod thread;
 use std::sync::Mutex;
 
 use coder_core::ErrorKind;
-use coder_core::{ConversationSpec, Engine, EngineError};
-use coder_protocol::methods::CreateParams;
+use coder_core::{ContextChange, ConversationSpec, Engine, EngineError};
+use coder_protocol::methods::{CreateParams, SetContextParams};
 use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId};
 use std::future::Future;
 use std::sync::Arc;
@@ -343,6 +343,16 @@ impl NativeEngine {
         let mode = parse("mode", mode)?;
         self.engine
             .set_mode(parse_conversation(&conversation_id)?, mode)
+            .map_err(error)
+    }
+
+    /// `conversation/setContext` params: changes the conversation's context.
+    #[napi(ts_args_type = "params: import('../ts/protocol').SetContextParams")]
+    pub fn set_context(&self, params: Value) -> Result<()> {
+        let params: SetContextParams = parse("context", params)?;
+        let conversation = params.conversation_id;
+        self.engine
+            .set_context(conversation, ContextChange::from(params))
             .map_err(error)
     }
 

@@ -292,6 +292,55 @@ test("setMode cannot loosen a conversation past the session's mode", async (t) =
   engine.setMode(root, "plan");
 });
 
+test("setContext changes a conversation's instructions for its next task and refuses a bad allowlist whole", async (t) => {
+  const { url, requests } = await startMock(t, [text("first"), text("second")]);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  const events = engine.events();
+  const until = async (type) => {
+    for (;;) {
+      const { value } = await events.next();
+      if (value.type === type) return value;
+    }
+  };
+  const root = engine.rootConversation;
+  engine.send(root, "one");
+  await until("task_complete");
+  engine.setContext(root, { baseInstructions: "You answer in haiku.", userInstructions: "Be brief." });
+  // Nothing of a refused change is taken, the base instructions neither.
+  assert.throws(
+    () => engine.setContext(root, { baseInstructions: null, mcpAllowlist: ["nosuch__tool"] }),
+    { code: "invalid_params", message: "mcp_allowlist entry `nosuch__tool` names an unknown MCP server: this session has none" },
+  );
+  assert.throws(() => engine.setContext(root, { mcpAllowlist: ["a/b/c"] }), { code: "invalid_params", message: /not a fully-qualified MCP tool name/ });
+  engine.send(root, "two");
+  await until("task_complete");
+  const [before, after] = await requests();
+  assert.notEqual(before.body.messages[0].content.split("\n")[0], "You answer in haiku.");
+  assert.ok(after.body.messages[0].content.startsWith("You answer in haiku."), after.body.messages[0].content);
+  // The history keeps its order: the user instructions come after it, before the input.
+  const said = after.body.messages
+    .filter((m) => m.role !== "system" && !m.content.startsWith("<system-reminder>"))
+    .map((m) => m.content);
+  assert.deepEqual(said.slice(-3), ["first", "Be brief.", "two"]);
+  assert.throws(() => engine.setContext("nope", {}), { code: "invalid_params" });
+});
+
+test("createConversation checks its mcpAllowlist when given, before any conversation exists", async (t) => {
+  const { url } = await startMock(t, []);
+  const engine = Engine.create({ workingDir: workspace(), model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });
+  t.after(() => engine.dispose());
+  assert.throws(
+    () => engine.createConversation({ mcpAllowlist: ["nosuch__tool"] }),
+    { code: "invalid_params", message: "mcp_allowlist entry `nosuch__tool` names an unknown MCP server: this session has none" },
+  );
+  assert.throws(() => engine.createConversation({ mcpAllowlist: ["a/b/c"] }), { code: "invalid_params", message: /not a fully-qualified MCP tool name/ });
+  assert.deepEqual(engine.list().map((conversation) => conversation.id), [engine.rootConversation], "nothing was opened");
+  // An allowlist that names nothing is valid: the conversation sees no MCP tool.
+  const seesNone = engine.createConversation({ mcpAllowlist: [] });
+  assert.ok(engine.list().some((conversation) => conversation.id === seesNone));
+});
+
 test("command() switches modes under the same ceiling as setMode", async (t) => {
   const { url } = await startMock(t, []);
   const engine = Engine.create({ workingDir: workspace(), mode: "auto-edit", model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" } });

@@ -22,8 +22,13 @@ import type {
   PathMatch,
   PermissionDecision,
   RuleInfo,
+  SetContextParams,
   SkillInfo,
 } from "./protocol";
+
+/** What `setContext` changes of a conversation's context: every field may be left out (it
+ * is kept); `null` puts `baseInstructions` or `mcpAllowlist` back to the default. */
+export type ContextUpdate = Omit<SetContextParams, "conversationId">;
 
 // The option types are generated from the Rust definitions (`coder_protocol::options`).
 export type { EngineOptions, McpServerOptions, ModelOptions } from "./protocol";
@@ -242,6 +247,18 @@ export class Engine {
 
   setMode(conversationId: string, mode: Mode): void {
     this.#live().setMode(conversationId, mode);
+  }
+
+  /**
+   * Changes a conversation's context (`conversation/setContext`): its base instructions
+   * (`null`: the built-in prompt), new user instructions (a user message after its
+   * history), its MCP allowlist (checked as at creation; `null`: every tool), its tool
+   * preferences, or `refreshMcpView` to build its MCP view again. A running task keeps the
+   * context it started with; the next one has the new one. Throws (`invalid_params`, and
+   * nothing changes) when any part is refused.
+   */
+  setContext(conversationId: string, update: ContextUpdate): void {
+    this.#live().setContext({ ...update, conversationId });
   }
 
   /**

@@ -16,6 +16,7 @@ export { Engine, endsTask } from "./engine";
 export { TASK_END_EVENTS } from "./protocol";
 export type { ErrorCode } from "./errors";
 export type {
+  ContextUpdate,
   EngineOptions,
   EventListener,
   McpServerOptions,

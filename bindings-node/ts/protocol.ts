@@ -657,6 +657,14 @@ export const CONVERSATION_INTERRUPT = "conversation/interrupt";
 export const CONVERSATION_SET_MODE = "conversation/setMode";
 
 /**
+ * Changes a conversation's context (seed 003's `SetConversationContext`): its base
+ * and user instructions, MCP allowlist and tool preferences, or builds its MCP
+ * view again. The history keeps its order; a running task keeps the context it
+ * started with, and the conversation's next task has the new one.
+ */
+export const CONVERSATION_SET_CONTEXT = "conversation/setContext";
+
+/**
  * Compacts a conversation's history now: queues a task that summarises its older
  * part (`compacted`, then `token_count`); returns the task's id.
  */
@@ -737,6 +745,7 @@ export const METHODS = [
   CONVERSATION_DESTROY,
   CONVERSATION_INTERRUPT,
   CONVERSATION_SET_MODE,
+  CONVERSATION_SET_CONTEXT,
   CONVERSATION_COMPACT,
   CONVERSATION_ARCHIVE,
   CONVERSATION_COMMAND,
@@ -999,6 +1008,47 @@ export type SetModeParams = { conversationId: ConversationId, mode: Mode };
 export type SetModeResult = Record<symbol, never>;
 
 /**
+ * `conversation/setContext` params: what to change of a conversation's context; every
+ * field but `conversationId` may be left out, and what is left out is kept.
+ */
+export type SetContextParams = {
+  conversationId: ConversationId,
+  /**
+   * Replace the built-in system prompt; `null` goes back to it.
+   */
+  baseInstructions?: string | null,
+  /**
+   * Like `baseInstructions`, read from a file inside the workspace.
+   */
+  baseInstructionsFile?: string,
+  /**
+   * New user instructions: a user message at the start of the conversation's next
+   * task, after what its history holds.
+   */
+  userInstructions?: string,
+  /**
+   * MCP tools (`server__tool`) the conversation may see, checked as at creation;
+   * `null` sees all.
+   */
+  mcpAllowlist?: string[] | null,
+  /**
+   * The tools offered besides the MCP ones: a key left out keeps the conversation's
+   * current choice; `shell_mode` narrows to the session's shell (with a `warning`), and
+   * a tool the session disabled stays hidden (with a `warning`).
+   */
+  toolsPrefs?: ToolsPrefs,
+  /**
+   * Build the conversation's MCP view again from the servers' tools as they are now.
+   */
+  refreshMcpView?: boolean,
+};
+
+/**
+ * `conversation/setContext` result: an empty object.
+ */
+export type SetContextResult = Record<symbol, never>;
+
+/**
  * `rule/list` params: an empty object.
  */
 export type RuleListParams = Record<symbol, never>;
@@ -1197,6 +1247,13 @@ export type ClientRequests = {
    * next model call has that mode's tools and system prompt.
    */
   "conversation/setMode": { params: SetModeParams, result: SetModeResult },
+  /**
+   * Changes a conversation's context (seed 003's `SetConversationContext`): its base
+   * and user instructions, MCP allowlist and tool preferences, or builds its MCP
+   * view again. The history keeps its order; a running task keeps the context it
+   * started with, and the conversation's next task has the new one.
+   */
+  "conversation/setContext": { params: SetContextParams, result: SetContextResult },
   /**
    * Compacts a conversation's history now: queues a task that summarises its older
    * part (`compacted`, then `token_count`); returns the task's id.

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::error::EngineError;
+use crate::mcp::McpView;
 use crate::tool_selection::ToolSelection;
 
 /// The largest base instructions file a conversation takes (`baseInstructionsFile`): a
@@ -51,6 +52,39 @@ impl From<coder_protocol::methods::CreateParams> for ConversationSpec {
     }
 }
 
+/// What [`crate::Engine::set_context`] changes of a conversation's context (seed 003's
+/// `SetConversationContext`). A field left `None` is kept; `Some(None)` goes back to the
+/// default (the built-in prompt, every MCP tool).
+#[derive(Debug, Clone, Default)]
+pub struct ContextChange {
+    pub base_instructions: Option<Option<String>>,
+    /// Read as [`ConversationSpec::base_instructions_file`] is; exclusive with
+    /// `base_instructions`.
+    pub base_instructions_file: Option<PathBuf>,
+    /// Recorded as a user message after what the history holds.
+    pub user_instructions: Option<String>,
+    pub mcp_allowlist: Option<Option<Vec<String>>>,
+    /// Resolved as at creation by a front door: a key left out keeps the conversation's
+    /// current choice, and `shell_mode` only narrows the session's shell.
+    pub tools_prefs: Option<ToolsPrefs>,
+    /// Build the MCP view again from the servers' tools as they are now.
+    pub refresh_mcp_view: bool,
+}
+
+/// What a front door's `conversation/setContext` asks for (its conversation aside).
+impl From<coder_protocol::methods::SetContextParams> for ContextChange {
+    fn from(params: coder_protocol::methods::SetContextParams) -> Self {
+        Self {
+            base_instructions: params.base_instructions,
+            base_instructions_file: params.base_instructions_file.map(Into::into),
+            user_instructions: params.user_instructions,
+            mcp_allowlist: params.mcp_allowlist,
+            tools_prefs: params.tools_prefs,
+            refresh_mcp_view: params.refresh_mcp_view,
+        }
+    }
+}
+
 impl ConversationSpec {
     /// Fills what is not given from a parent conversation's context.
     pub(crate) fn inherit(mut self, parent: &ConversationContext) -> Self {
@@ -58,7 +92,7 @@ impl ConversationSpec {
             self.base_instructions = parent.base_instructions.clone();
         }
         if self.mcp_allowlist.is_none() {
-            self.mcp_allowlist = parent.mcp_allowlist.clone();
+            self.mcp_allowlist = parent.mcp_view.allowlist().map(<[String]>::to_vec);
         }
         if self.model.is_none() {
             self.model = parent.model.clone();
@@ -68,30 +102,17 @@ impl ConversationSpec {
 
     /// Checks the spec and reads the base instructions file. Allowlist entries must be
     /// fully-qualified MCP tool names (`server__tool`); the older `server/tool` form is
-    /// rewritten, and the returned notes say so.
-    pub(crate) fn resolve(mut self, workspace: &Path) -> Result<(Self, Vec<String>), EngineError> {
-        let mut notes = Vec::new();
-        if let Some(allowlist) = &mut self.mcp_allowlist {
-            for name in allowlist.iter_mut() {
-                if let Some((server, tool)) = name.split_once('/')
-                    && is_name_part(server)
-                    && is_name_part(tool)
-                {
-                    let fixed = format!("{server}__{tool}");
-                    notes.push(format!(
-                        "mcp_allowlist entry `{name}` uses the deprecated `server/tool` form; read as `{fixed}`"
-                    ));
-                    *name = fixed;
-                }
-                let valid = name
-                    .split_once("__")
-                    .is_some_and(|(server, tool)| is_name_part(server) && is_name_part(tool));
-                if !valid {
-                    return Err(EngineError::invalid_params(format!(
-                        "mcp_allowlist entry `{name}` is not a fully-qualified tool name like `server__tool`"
-                    )));
-                }
-            }
+    /// rewritten, and the returned note says so.
+    pub(crate) fn resolve(
+        mut self,
+        workspace: &Path,
+    ) -> Result<(Self, Option<String>), EngineError> {
+        let mut note = None;
+        if let Some(allowlist) = self.mcp_allowlist.take() {
+            let normalised = crate::mcp::allowlist::normalise(allowlist)
+                .map_err(|refusal| EngineError::invalid_params(refusal.to_string()))?;
+            note = normalised.deprecation();
+            self.mcp_allowlist = Some(normalised.names);
         }
         if let Some(file) = self.base_instructions_file.take() {
             if self.base_instructions.is_some() {
@@ -99,51 +120,51 @@ impl ConversationSpec {
                     "base instructions text and file are mutually exclusive; give one",
                 ));
             }
-            // Confined like the file tools: the text becomes the system prompt and goes to
-            // the provider, so `/etc/shadow`, `~/.ssh/id_rsa`, `../x` or a link out of the
-            // workspace are refused, in every mode.
-            let requested = file.to_string_lossy();
-            let path =
-                crate::tools::paths::resolve_existing(workspace, &requested).map_err(|err| {
-                    EngineError::invalid_params(format!(
-                        "the base instructions file is refused: {err}"
-                    ))
-                })?;
-            // Read through a handle on the workspace, so a link swapped in after the check
-            // cannot lead the read out.
-            let unreadable = |err: String| {
-                EngineError::invalid_params(format!(
-                    "cannot read the base instructions file {}: {err}",
-                    file.display()
-                ))
-            };
-            let bytes = crate::tools::beneath::WorkspaceDir::open(workspace)
-                .and_then(|dir| {
-                    dir.read(&path, MAX_BASE_INSTRUCTIONS_BYTES)
-                        .map_err(|err| err.to_string())
-                })
-                .map_err(unreadable)?
-                .ok_or_else(|| unreadable("it does not exist".to_owned()))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| unreadable("it is not UTF-8 text".to_owned()))?;
-            self.base_instructions = Some(text);
+            self.base_instructions = Some(read_base_instructions(workspace, &file)?);
         }
-        Ok((self, notes))
+        Ok((self, note))
     }
 }
 
-fn is_name_part(part: &str) -> bool {
-    !part.is_empty()
-        && part
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+/// Reads a base instructions file: inside the workspace only, UTF-8 text, at most
+/// [`MAX_BASE_INSTRUCTIONS_BYTES`].
+pub(crate) fn read_base_instructions(workspace: &Path, file: &Path) -> Result<String, EngineError> {
+    // Confined like the file tools: the text becomes the system prompt and goes to the
+    // provider, so `/etc/shadow`, `~/.ssh/id_rsa`, `../x` or a link out of the workspace
+    // are refused, in every mode.
+    let requested = file.to_string_lossy();
+    let path = crate::tools::paths::resolve_existing(workspace, &requested).map_err(|err| {
+        EngineError::invalid_params(format!("the base instructions file is refused: {err}"))
+    })?;
+    // Read through a handle on the workspace, so a link swapped in after the check cannot
+    // lead the read out.
+    let unreadable = |err: String| {
+        EngineError::invalid_params(format!(
+            "cannot read the base instructions file {}: {err}",
+            file.display()
+        ))
+    };
+    let bytes = crate::tools::beneath::WorkspaceDir::open(workspace)
+        .and_then(|dir| {
+            dir.read(&path, MAX_BASE_INSTRUCTIONS_BYTES)
+                .map_err(|err| err.to_string())
+        })
+        .map_err(unreadable)?
+        .ok_or_else(|| unreadable("it does not exist".to_owned()))?;
+    String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".to_owned()))
 }
 
-/// The LLM context a conversation owns; the session keeps none.
+/// The LLM context a conversation owns (seed 003); the session keeps none.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConversationContext {
+    /// Replace the built-in prompt; never in the history.
     pub base_instructions: Option<String>,
-    pub mcp_allowlist: Option<Vec<String>>,
+    /// The user instructions the conversation was given (at its creation, or changed
+    /// since): the first user message of its history, and a later one for each change.
+    pub user_instructions: Option<String>,
+    /// The MCP tools it sees, narrowed by its allowlist.
+    pub mcp_view: McpView,
+    /// Its built-in tools, as resolved from its `tools_prefs`.
     pub tools: ToolSelection,
     /// The conversation's own model, when it is not the session's.
     pub model: Option<String>,
@@ -182,9 +203,10 @@ pub(crate) struct Conversation {
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
     /// What its agent last saw of each file, shared with the file tools while a task runs.
     pub seen: Arc<crate::tools::seen::SeenFiles>,
-    /// The MCP tools this conversation sees: a snapshot, built at its first task after the
-    /// servers settled, rebuilt on refresh.
-    pub mcp_view: Option<Arc<crate::tools::ToolRegistry>>,
+    /// User instructions set since its last task (`set_context`), recorded as a user
+    /// message at the start of its next one, before its input: a message now could fall
+    /// between a running turn's tool call and its result.
+    pub pending_instructions: Option<String>,
     /// The system prompt and tools of its last task, for the session snapshot.
     pub prompt: Option<Arc<crate::prompt::PromptShape>>,
     /// Opened by another conversation's `conv_create`: a worker (seed 001's subagent). It
@@ -205,7 +227,8 @@ impl Conversation {
             id: ConversationId::new(),
             context: ConversationContext {
                 base_instructions: spec.base_instructions,
-                mcp_allowlist: spec.mcp_allowlist,
+                user_instructions: spec.user_instructions,
+                mcp_view: McpView::new(spec.mcp_allowlist),
                 tools: ToolSelection::default(),
                 model: spec.model,
             },
@@ -222,7 +245,7 @@ impl Conversation {
             plan_reminder_due: mode == Mode::Plan,
             todos: Arc::default(),
             seen: Arc::default(),
-            mcp_view: None,
+            pending_instructions: None,
             prompt: None,
             worker: false,
         }

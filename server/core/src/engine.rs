@@ -11,7 +11,7 @@ use coder_protocol::{
 };
 
 use crate::config::Config;
-use crate::conversation::ConversationSpec;
+use crate::conversation::{ContextChange, ConversationSpec};
 use crate::documents::Documents;
 use crate::error::EngineError;
 use crate::events::EventReceiver;
@@ -142,6 +142,22 @@ impl Engine {
         spec: ConversationSpec,
     ) -> Result<ConversationId, EngineError> {
         self.session.open_conversation(spec, Opener::FrontDoor)
+    }
+
+    /// Changes a conversation's context (seed 003's `SetConversationContext`): base and user
+    /// instructions, MCP allowlist (checked as at creation), tool preferences (a tool the
+    /// session disabled stays hidden, with a `warning`), or builds its MCP view again. Its
+    /// history keeps its order: new user instructions become a user message after it, at
+    /// once, or, while a task runs on the conversation (or a continuation waits to answer
+    /// its call), at the start of its next task. A running task keeps the context it
+    /// started with; the next one has the new one. Nothing changes when any part is
+    /// refused.
+    pub fn set_context(
+        &self,
+        conversation: ConversationId,
+        change: ContextChange,
+    ) -> Result<(), EngineError> {
+        self.session.set_context(conversation, change)
     }
 
     /// The session's conversations, oldest first.
@@ -335,7 +351,15 @@ impl Engine {
         self.session.mcp().settled().await;
     }
 
-    /// Rebuilds a conversation's MCP tool view at its next task (after servers changed).
+    /// What holds the MCP servers now: the MCP tools of the conversations' views and of
+    /// running tasks, and the calls under way (for checks that closed conversations leave
+    /// nothing behind).
+    pub fn mcp_usage(&self) -> crate::mcp::McpUsage {
+        self.session.mcp_usage()
+    }
+
+    /// Builds a conversation's MCP tool view again now, from the servers' tools as they
+    /// are; its next task offers them.
     pub fn refresh_mcp_view(&self, conversation: ConversationId) -> Result<(), EngineError> {
         self.session.refresh_mcp_view(conversation)
     }

@@ -615,11 +615,11 @@ mod tests {
             )),
         };
         crate::tool_prompt::PromptedTools::update(&mut root.prompted_tools, &[tool("read")]);
-        let announcement = crate::tool_prompt::PromptedTools::update(
+        let new = crate::tool_prompt::PromptedTools::update(
             &mut root.prompted_tools,
             &[tool("read"), tool("grep")],
         );
-        root.record(announcement);
+        root.record(crate::tool_prompt::announcement(&new, &[]));
         journal.persist(&mut root);
         let back = replayed(dir.path(), session, 0);
         assert!(root.prompted_tools.is_some());
@@ -631,7 +631,7 @@ mod tests {
         let offered = [tool("read"), tool("grep")];
         assert_eq!(
             crate::tool_prompt::PromptedTools::update(&mut known, &offered),
-            None
+            []
         );
         let described = known.unwrap().initial(&offered);
         assert_eq!(described.len(), 1);

@@ -52,7 +52,7 @@ pub use config::{
     ProviderConfig, ProviderKind, ProviderNeed, RetryConfig, ToolCalling, Workspace,
     WorkspaceTrust, check_base_url, preset_for, user_config_path,
 };
-pub use conversation::ConversationSpec;
+pub use conversation::{ContextChange, ConversationSpec};
 pub use documents::Documents;
 pub use engine::Engine;
 pub use error::{EngineError, ErrorKind};

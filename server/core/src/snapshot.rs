@@ -181,6 +181,10 @@ pub struct ConversationSnapshot {
     /// Instructions that replace the built-in prompt, when the conversation was given some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_instructions: Option<String>,
+    /// The user instructions the conversation was given (also the first user message of
+    /// its history, and a later one for each change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_allowlist: Option<Vec<String>>,
     /// The built-in tools it offers (older snapshots also hold `web_search_request` and
@@ -383,7 +387,8 @@ impl ConversationSnapshot {
             messages: Vec::new(),
             tools: Vec::new(),
             base_instructions: context.base_instructions.clone(),
-            mcp_allowlist: context.mcp_allowlist.clone(),
+            user_instructions: context.user_instructions.clone(),
+            mcp_allowlist: context.mcp_view.allowlist().map(<[String]>::to_vec),
             tools_prefs: context.tools,
             mode: conversation.mode,
             mode_before_plan: conversation.mode_before_plan,
@@ -422,9 +427,11 @@ impl ConversationSnapshot {
     pub(crate) fn restore(self) -> Conversation {
         let mut conversation = Conversation::new(Default::default(), self.mode);
         conversation.id = self.conversation_id;
+        // The view is built by the session that takes the conversation up.
         conversation.context = ConversationContext {
             base_instructions: self.base_instructions,
-            mcp_allowlist: self.mcp_allowlist,
+            user_instructions: self.user_instructions,
+            mcp_view: crate::mcp::McpView::new(self.mcp_allowlist),
             tools: self.tools_prefs,
             model: self.model_override,
         };

@@ -15,7 +15,9 @@
 //! ([`request_messages`]), never twice; a context that starts over (`/clear`, a compaction,
 //! a plan approved with a cleared context: `Conversation::start_batch`) is a new batch, and
 //! the description opens it again; tools added later (an MCP server's refresh) are ordinary
-//! messages of the batch they arrive in; without initial tools there is no description.
+//! messages of the batch they arrive in, and so are tools taken away ([`announcement`],
+//! which every conversation gets, whatever the tool calling); without initial tools there
+//! is no description.
 
 use coder_protocol::{ChatMessage, Role, ToolCall};
 use serde_json::Value;
@@ -27,6 +29,9 @@ pub(crate) const TOOLS_HEADER: &str = "Available tools:";
 
 /// Opens a message that announces tools added during the conversation.
 pub(crate) const NEW_TOOLS_HEADER: &str = "New tools available:";
+
+/// Opens the part of that message that names the tools taken away.
+pub(crate) const REMOVED_TOOLS_HEADER: &str = "Tools no longer available:";
 
 const OPEN: &str = "<tool_call>";
 const CLOSE: &str = "</tool_call>";
@@ -90,9 +95,18 @@ pub(crate) fn description(tools: &[ToolSpec]) -> Option<ChatMessage> {
     })
 }
 
-/// An ordinary message announcing tools added during the conversation.
-pub(crate) fn announcement(tools: &[ToolSpec]) -> ChatMessage {
-    ChatMessage::user(format!("{NEW_TOOLS_HEADER}\n{}", tool_lines(tools)))
+/// An ordinary message announcing the tools `added` and the tools `removed` (by name)
+/// during the conversation; `None` when neither has any.
+pub(crate) fn announcement(added: &[ToolSpec], removed: &[String]) -> Option<ChatMessage> {
+    let mut parts = Vec::new();
+    if !added.is_empty() {
+        parts.push(format!("{NEW_TOOLS_HEADER}\n{}", tool_lines(added)));
+    }
+    if !removed.is_empty() {
+        let names: Vec<String> = removed.iter().map(|name| format!("- {name}")).collect();
+        parts.push(format!("{REMOVED_TOOLS_HEADER}\n{}", names.join("\n")));
+    }
+    (!parts.is_empty()).then(|| ChatMessage::user(parts.join("\n\n")))
 }
 
 /// What a conversation called through the prompt remembers of its tools, by name: the
@@ -110,15 +124,15 @@ pub struct PromptedTools {
 
 impl PromptedTools {
     /// At a task's start, with the tools it offers: the first task's become the initial
-    /// tools; a later task's that were never seen are announced by the message returned.
-    pub fn update(known: &mut Option<Self>, offered: &[ToolSpec]) -> Option<ChatMessage> {
+    /// tools; a later task's that were never seen are returned, to be announced.
+    pub fn update(known: &mut Option<Self>, offered: &[ToolSpec]) -> Vec<ToolSpec> {
         let names = || offered.iter().map(|tool| tool.name.clone()).collect();
         let Some(known) = known else {
             *known = Some(Self {
                 initial: names(),
                 announced: Vec::new(),
             });
-            return None;
+            return Vec::new();
         };
         let new: Vec<ToolSpec> = offered
             .iter()
@@ -127,13 +141,10 @@ impl PromptedTools {
             })
             .cloned()
             .collect();
-        if new.is_empty() {
-            return None;
-        }
         known
             .announced
             .extend(new.iter().map(|tool| tool.name.clone()));
-        Some(announcement(&new))
+        new
     }
 
     /// The initial tools among `offered` (a tool no longer offered is not described).
@@ -349,7 +360,7 @@ mod tests {
 
     #[test]
     fn tools_added_later_are_an_ordinary_message_and_leave_the_description_alone() {
-        let history = [announcement(&[tool("docs__search")])];
+        let history = [announcement(&[tool("docs__search")], &[]).unwrap()];
         let messages = request_messages(&[tool("read")], &history);
         assert_eq!(
             texts(&messages),
@@ -368,19 +379,38 @@ mod tests {
     #[test]
     fn a_later_task_announces_the_tools_it_gains_once_and_describes_only_the_initial_ones() {
         let mut known = None;
-        assert_eq!(PromptedTools::update(&mut known, &[tool("read")]), None);
+        assert_eq!(PromptedTools::update(&mut known, &[tool("read")]), []);
         let gained = [tool("read"), tool("docs__search")];
-        let announced = PromptedTools::update(&mut known, &gained).unwrap();
+        let new = PromptedTools::update(&mut known, &gained);
+        let announced = announcement(&new, &[]).unwrap();
         assert!(
             announced
                 .content
                 .unwrap()
                 .starts_with("New tools available:\n- docs__search(")
         );
-        assert_eq!(PromptedTools::update(&mut known, &gained), None);
+        assert_eq!(PromptedTools::update(&mut known, &gained), []);
         let initial = known.unwrap().initial(&gained);
         assert_eq!(initial.len(), 1);
         assert_eq!(initial[0].name, "read");
+    }
+
+    #[test]
+    fn tools_taken_away_are_announced_after_the_new_ones() {
+        let removed = ["docs__old".to_owned(), "docs__older".to_owned()];
+        let both = announcement(&[tool("docs__search")], &removed).unwrap();
+        let text = both.content.unwrap();
+        assert!(
+            text.starts_with("New tools available:\n- docs__search("),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n\nTools no longer available:\n- docs__old\n- docs__older"),
+            "{text}"
+        );
+        let only_removed = announcement(&[], &removed[..1]).unwrap().content.unwrap();
+        assert_eq!(only_removed, "Tools no longer available:\n- docs__old");
+        assert_eq!(announcement(&[], &[]), None);
     }
 
     #[test]

@@ -24,9 +24,9 @@ use coder_protocol::EventMsg;
 use coder_protocol::methods::{
     CoderCapabilities, CommandList, ConversationArchive, ConversationCommand, ConversationCompact,
     ConversationCreate, ConversationDestroy, ConversationHistory, ConversationInterrupt,
-    ConversationList, ConversationSend, ConversationSetMode, InitializationOptions, METHODS,
-    PROTOCOL_VERSION, RuleList, SessionInterrupt, SessionList, SessionResume, SkillList,
-    WorkspaceCompletePaths,
+    ConversationList, ConversationSend, ConversationSetContext, ConversationSetMode,
+    InitializationOptions, METHODS, PROTOCOL_VERSION, RuleList, SessionInterrupt, SessionList,
+    SessionResume, SkillList, WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -227,6 +227,7 @@ pub async fn serve_until(
     builder = route::<ConversationDestroy>(builder, Backend::destroy);
     builder = route::<ConversationInterrupt>(builder, Backend::interrupt);
     builder = route::<ConversationSetMode>(builder, Backend::set_mode);
+    builder = route::<ConversationSetContext>(builder, Backend::set_context);
     builder = route::<ConversationCompact>(builder, Backend::compact);
     builder = route::<ConversationCommand>(builder, Backend::command);
     builder = route::<ConversationArchive>(builder, Backend::archive);

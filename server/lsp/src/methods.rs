@@ -6,19 +6,19 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
-use coder_core::{ConversationSpec, EngineError, ErrorKind};
+use coder_core::{ContextChange, ConversationSpec, EngineError, ErrorKind};
 use coder_protocol::InputItem;
 use coder_protocol::methods::{
     ArchiveResult, COMMAND_LIST, CONVERSATION_ARCHIVE, CONVERSATION_COMMAND, CONVERSATION_COMPACT,
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
-    CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_MODE, CommandListParams,
-    CommandListResult, CommandParams, CommandResult, CompactResult, CompletePathsParams,
-    CompletePathsResult, CreateParams, CreateResult, DestroyResult, HistoryParams, HistoryResult,
-    InterruptResult, ListParams, ListResult, RULE_LIST, RuleListParams, RuleListResult,
-    SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST, SendParams, SendResult,
-    SessionInterruptParams, SessionListParams, SessionListResult, SessionResumeParams,
-    SessionResumeResult, SetModeParams, SetModeResult, SkillListParams, SkillListResult,
-    TargetParams, WORKSPACE_COMPLETE_PATHS,
+    CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_CONTEXT, CONVERSATION_SET_MODE,
+    CommandListParams, CommandListResult, CommandParams, CommandResult, CompactResult,
+    CompletePathsParams, CompletePathsResult, CreateParams, CreateResult, DestroyResult,
+    HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult, RULE_LIST,
+    RuleListParams, RuleListResult, SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST,
+    SendParams, SendResult, SessionInterruptParams, SessionListParams, SessionListResult,
+    SessionResumeParams, SessionResumeResult, SetContextParams, SetContextResult, SetModeParams,
+    SetModeResult, SkillListParams, SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -232,6 +232,17 @@ impl Backend {
                 .set_mode(params.conversation_id, params.mode)
                 .map_err(engine_error)?;
             Ok(SetModeResult {})
+        })
+        .await
+    }
+
+    pub(crate) async fn set_context(&self, params: SetContextParams) -> Result<SetContextResult> {
+        contained(CONVERSATION_SET_CONTEXT, async {
+            let conversation = params.conversation_id;
+            self.engine()?
+                .set_context(conversation, ContextChange::from(params))
+                .map_err(engine_error)?;
+            Ok(SetContextResult {})
         })
         .await
     }

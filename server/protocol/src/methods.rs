@@ -40,6 +40,12 @@ method_table! {
         /// next model call has that mode's tools and system prompt.
         ConversationSetMode, CONVERSATION_SET_MODE = "conversation/setMode":
             SetModeParams => SetModeResult;
+        /// Changes a conversation's context (seed 003's `SetConversationContext`): its base
+        /// and user instructions, MCP allowlist and tool preferences, or builds its MCP
+        /// view again. The history keeps its order; a running task keeps the context it
+        /// started with, and the conversation's next task has the new one.
+        ConversationSetContext, CONVERSATION_SET_CONTEXT = "conversation/setContext":
+            SetContextParams => SetContextResult;
         /// Compacts a conversation's history now: queues a task that summarises its older
         /// part (`compacted`, then `token_count`); returns the task's id.
         ConversationCompact, CONVERSATION_COMPACT = "conversation/compact":
@@ -264,6 +270,74 @@ pub struct SetModeParams {
     pub conversation_id: ConversationId,
     pub mode: Mode,
 }
+
+/// `conversation/setContext` params: what to change of a conversation's context; every
+/// field but `conversationId` may be left out, and what is left out is kept.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetContextParams {
+    pub conversation_id: ConversationId,
+    /// Replace the built-in system prompt; `null` goes back to it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "null_or_value"
+    )]
+    #[ts(optional, type = "string | null")]
+    #[schemars(with = "Option<String>")]
+    pub base_instructions: Option<Option<String>>,
+    /// Like `baseInstructions`, read from a file inside the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub base_instructions_file: Option<String>,
+    /// New user instructions: a user message at the start of the conversation's next
+    /// task, after what its history holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub user_instructions: Option<String>,
+    /// MCP tools (`server__tool`) the conversation may see, checked as at creation;
+    /// `null` sees all.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "null_or_value"
+    )]
+    #[ts(optional, type = "string[] | null")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub mcp_allowlist: Option<Option<Vec<String>>>,
+    /// The tools offered besides the MCP ones: a key left out keeps the conversation's
+    /// current choice; `shell_mode` narrows to the session's shell (with a `warning`), and
+    /// a tool the session disabled stays hidden (with a `warning`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tools_prefs: Option<ToolsPrefs>,
+    /// Build the conversation's MCP view again from the servers' tools as they are now.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub refresh_mcp_view: bool,
+}
+
+/// A field that may be absent (`None`), `null` (`Some(None)`) or a value.
+mod null_or_value {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, T: Serialize>(
+        value: &Option<Option<T>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(deserializer).map(Some)
+    }
+}
+
+/// `conversation/setContext` result: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct SetContextResult {}
 
 /// `conversation/setMode` result: an empty object.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
@@ -544,4 +618,37 @@ pub struct PathMatch {
 pub enum PathKind {
     File,
     Dir,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `setContext` tells a field left out (kept) from `null` (back to the default).
+    #[test]
+    fn set_context_tells_absent_from_null() {
+        let id = ConversationId::new();
+        let read = |json: Value| serde_json::from_value::<SetContextParams>(json).unwrap();
+        let absent = read(serde_json::json!({"conversationId": id}));
+        assert_eq!(absent.base_instructions, None);
+        assert_eq!(absent.mcp_allowlist, None);
+        assert!(!absent.refresh_mcp_view);
+        let null = read(serde_json::json!({
+            "conversationId": id, "baseInstructions": null, "mcpAllowlist": null
+        }));
+        assert_eq!(null.base_instructions, Some(None));
+        assert_eq!(null.mcp_allowlist, Some(None));
+        let given = read(serde_json::json!({
+            "conversationId": id, "baseInstructions": "be brief", "mcpAllowlist": ["a__b"],
+            "refreshMcpView": true
+        }));
+        assert_eq!(given.base_instructions, Some(Some("be brief".to_owned())));
+        assert_eq!(given.mcp_allowlist, Some(Some(vec!["a__b".to_owned()])));
+        assert!(given.refresh_mcp_view);
+        // Written back as read: `null` stays `null`, what was left out stays out.
+        assert_eq!(
+            serde_json::to_value(&null).unwrap(),
+            serde_json::json!({"conversationId": id, "baseInstructions": null, "mcpAllowlist": null})
+        );
+    }
 }

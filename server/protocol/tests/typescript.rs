@@ -16,8 +16,9 @@ use coder_protocol::methods::{
     DestroyResult, EventParams, HistoryParams, HistoryResult, InitializationOptions,
     InterruptResult, ListParams, ListResult, PermissionParams, ProviderName, RuleInfo,
     RuleListParams, RuleListResult, SendParams, SendResult, SessionInfo, SessionInterruptParams,
-    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult, SetModeParams,
-    SetModeResult, SkillInfo, SkillListParams, SkillListResult, TargetParams,
+    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult,
+    SetContextParams, SetContextResult, SetModeParams, SetModeResult, SkillInfo, SkillListParams,
+    SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
@@ -153,6 +154,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 SessionInterruptParams,
                 SetModeParams,
                 SetModeResult,
+                SetContextParams,
+                SetContextResult,
                 RuleListParams,
                 RuleListResult,
                 RuleInfo,

@@ -8,9 +8,10 @@
 //!
 //! The same server runs as the `coder-mock-model` binary for tests in other languages.
 //! [`PlainServer`] answers with pre-rendered replies and nothing else: the streaming
-//! benches' floor.
+//! benches' floor. [`mcp`] holds small MCP servers a test scripts in JavaScript.
 
 pub mod fuzz;
+pub mod mcp;
 mod plain;
 mod render;
 mod script;

@@ -1,11 +1,11 @@
-//! The session's MCP connection manager: starts servers, keeps their status, calls tools,
-//! shuts them down.
+//! The session's MCP connection manager: starts servers, keeps their status and tools (read
+//! again when a server says its list changed), calls tools, shuts them down.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
@@ -40,6 +40,37 @@ const EXIT_GRACE: Duration = Duration::from_secs(1);
 
 /// Something of a stdio server ended: its name, its process id, and what ended.
 type Exit = (String, u32, Ended);
+
+/// A connection to a server, with what coder does with what the server sends unasked.
+type Connection = RunningService<RoleClient, ServerEvents>;
+
+/// What coder does with what a server sends unasked: a `notifications/tools/list_changed`
+/// is passed on to the task that reads the server's tools again ([`follow_tool_changes`]);
+/// everything else is left to `rmcp`'s defaults, as a client without a handler would.
+struct ServerEvents {
+    /// Counts the server's list changes; the follower reads it (several changes between two
+    /// reads are one).
+    tool_list_changed: watch::Sender<u64>,
+}
+
+impl ServerEvents {
+    /// A handler, and what its list changes are read from.
+    fn new() -> (Self, watch::Receiver<u64>) {
+        let (tool_list_changed, changes) = watch::channel(0);
+        (Self { tool_list_changed }, changes)
+    }
+}
+
+impl rmcp::ClientHandler for ServerEvents {
+    fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) -> impl std::future::Future<Output = ()> + Send + '_ {
+        self.tool_list_changed
+            .send_modify(|changes| *changes = changes.wrapping_add(1));
+        std::future::ready(())
+    }
+}
 
 /// What of a stdio server ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +111,7 @@ struct Server {
     status: ServerStatus,
     pid: Option<u32>,
     peer: Option<Peer<RoleClient>>,
-    service: Option<RunningService<RoleClient, ()>>,
+    service: Option<Connection>,
     tools: Vec<RemoteTool>,
     /// How long its start may take: the handshake, and then listing its tools.
     startup_timeout: Duration,
@@ -165,6 +196,18 @@ impl Drop for InFlight {
     }
 }
 
+/// What holds the session's MCP servers at a moment, for checks that nothing is left
+/// behind: the MCP tools of conversations' views and of running tasks (each holds the
+/// manager) and the tool calls under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpUsage {
+    /// Holders of the manager besides the session itself: one per MCP tool alive (a
+    /// start or a tool list being read holds it for that while).
+    pub holders: usize,
+    /// Tool calls under way, on every server.
+    pub calls: usize,
+}
+
 /// Reports a server problem to the session (a `warning` event).
 pub type Reporter = Arc<dyn Fn(String) + Send + Sync>;
 
@@ -178,6 +221,10 @@ pub struct McpManager {
     /// Where a stdio server's stderr reader and process watch say that it ended
     /// ([`watch_for_exits`]).
     exits: mpsc::UnboundedSender<Exit>,
+    /// Counts the changes of the tools the servers offer ([`McpManager::generation`]).
+    generation: AtomicU64,
+    /// The manager itself, for the tasks it starts (they hold it only weakly).
+    me: Weak<McpManager>,
 }
 
 impl McpManager {
@@ -191,12 +238,14 @@ impl McpManager {
         let env = Arc::new(env);
         let (settled, _) = watch::channel(configs.is_empty());
         let (exits, exited) = mpsc::unbounded_channel();
-        let manager = Arc::new(Self {
+        let manager = Arc::new_cyclic(|me| Self {
             servers: Mutex::new(BTreeMap::new()),
             settled,
             report,
             applying: tokio::sync::Mutex::new(()),
             exits,
+            generation: AtomicU64::new(0),
+            me: me.clone(),
         });
         let mut starts = Vec::new();
         let mut started = Vec::new();
@@ -222,8 +271,8 @@ impl McpManager {
         };
         tokio::spawn(async move {
             let results = futures::future::join_all(starts).await;
-            for (name, id, result) in results {
-                settling.manager.settle(&name, id, result).await;
+            for (name, id, result, changes) in results {
+                settling.manager.settle(&name, id, result, changes).await;
             }
             settling.manager.list_tools().await;
             // The watcher holds the manager only weakly: it ends with it.
@@ -261,9 +310,10 @@ impl McpManager {
         &self,
         name: &str,
         id: u64,
-        result: Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
+        result: Result<(Connection, Option<u32>), String>,
+        changes: watch::Receiver<u64>,
     ) {
-        if let Some(stale) = self.take_start(name, id, result) {
+        if let Some(stale) = self.take_start(name, id, result, changes) {
             // Off the settling path: the others' starts are not held up behind it.
             tokio::spawn(stop(vec![stale]));
         }
@@ -274,7 +324,8 @@ impl McpManager {
         &self,
         name: &str,
         id: u64,
-        result: Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
+        result: Result<(Connection, Option<u32>), String>,
+        changes: watch::Receiver<u64>,
     ) -> Option<Stopping> {
         let mut servers = lock(&self.servers);
         let Some(server) = servers.get_mut(name).filter(|server| server.id == id) else {
@@ -286,6 +337,12 @@ impl McpManager {
                 let peer = service.peer().clone();
                 server.peer = Some(peer);
                 server.service = Some(service);
+                tokio::spawn(follow_tool_changes(
+                    self.me.clone(),
+                    name.to_owned(),
+                    id,
+                    changes,
+                ));
             }
             Err(error) => {
                 let stderr = tail(&server.stderr);
@@ -298,11 +355,6 @@ impl McpManager {
             }
         }
         None
-    }
-
-    /// Whether every server has started or failed.
-    pub(crate) fn is_settled(&self) -> watch::Ref<'_, bool> {
-        self.settled.borrow()
     }
 
     /// Waits until every server has started or failed.
@@ -349,6 +401,74 @@ impl McpManager {
             for note in notes {
                 (self.report)(format!("MCP server `{name}`: {note}"));
             }
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Counts the changes of the tools the ready servers offer: a listing (when servers
+    /// start, at a reload) and a server's changed list read again each add one. A view
+    /// built at another count is stale.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Reads the tools of server `name` again (its start `id`, ready), after it said its
+    /// list changed, within its startup timeout. Returns whether the server is still that
+    /// start; a list that cannot be read keeps the tools it had, with a `warning`.
+    async fn relist(&self, name: &str, id: u64) -> bool {
+        let (peer, timeout) = {
+            let servers = lock(&self.servers);
+            let Some(server) = servers.get(name).filter(|server| server.id == id) else {
+                return false;
+            };
+            match (&server.status, &server.peer) {
+                (ServerStatus::Ready { .. }, Some(peer)) => (peer.clone(), server.startup_timeout),
+                // Not ready (any more): nothing to read, and nothing offered to change.
+                _ => return !matches!(server.status, ServerStatus::Failed { .. }),
+            }
+        };
+        let listed = tokio::time::timeout(timeout, bounds::list_tools(&peer)).await;
+        let notes = {
+            let mut servers = lock(&self.servers);
+            let Some(server) = servers.get_mut(name).filter(|server| {
+                server.id == id && matches!(server.status, ServerStatus::Ready { .. })
+            }) else {
+                return false;
+            };
+            match listed {
+                Ok(Ok((tools, notes))) => {
+                    server.status = ServerStatus::Ready {
+                        tools: tools.len(),
+                        pid: server.pid,
+                    };
+                    server.tools = tools;
+                    self.generation.fetch_add(1, Ordering::SeqCst);
+                    notes
+                }
+                Ok(Err(err)) => vec![format!(
+                    "its tool list changed but could not be read ({err}); the tools it had are kept"
+                )],
+                Err(_) => vec![
+                    "its tool list changed but reading it timed out; the tools it had are kept"
+                        .to_owned(),
+                ],
+            }
+        };
+        for note in notes {
+            (self.report)(format!("MCP server `{name}`: {note}"));
+        }
+        true
+    }
+
+    /// What holds the servers now; `this` is the session's own handle on the manager.
+    pub fn usage(this: &Arc<Self>) -> McpUsage {
+        let calls = lock(&this.servers)
+            .values()
+            .map(|server| server.calls.load(Ordering::SeqCst))
+            .sum();
+        McpUsage {
+            holders: Arc::strong_count(this).saturating_sub(1),
+            calls,
         }
     }
 
@@ -510,8 +630,8 @@ impl McpManager {
                 ))
             });
         let results = futures::future::join_all(starts).await;
-        for (name, id, result) in results {
-            self.settle(&name, id, result).await;
+        for (name, id, result, changes) in results {
+            self.settle(&name, id, result, changes).await;
         }
         self.list_tools().await;
         self.settled.send_replace(true);
@@ -587,7 +707,7 @@ impl Drop for Settling {
 }
 
 /// A server's connection to stop, and its process (the leader of its process group).
-type Stopping = (RunningService<RoleClient, ()>, Option<u32>);
+type Stopping = (Connection, Option<u32>);
 
 /// Stops `servers` together: each connection closes (stdin closed, then SIGTERM, then
 /// kill, by `rmcp`), then what is left of the server's process group is ended.
@@ -681,6 +801,33 @@ struct Watched {
     peer: Peer<RoleClient>,
     calls: Arc<AtomicUsize>,
     tool_timeout: Duration,
+}
+
+/// Reads the tools of server `name` (its start `id`) again each time it says its list
+/// changed (`changes`, from its [`ServerEvents`]), once the servers have settled (a change
+/// during the first listing is read after it). Several changes while one read runs make one
+/// more read. Ends with the server's connection, with the start a reload replaced, or with
+/// the manager, which it holds only while reading.
+async fn follow_tool_changes(
+    manager: Weak<McpManager>,
+    name: String,
+    id: u64,
+    mut changes: watch::Receiver<u64>,
+) {
+    while changes.changed().await.is_ok() {
+        let Some(mut settled) = manager.upgrade().map(|manager| manager.settled.subscribe()) else {
+            return;
+        };
+        if settled.wait_for(|settled| *settled).await.is_err() {
+            return;
+        }
+        let Some(manager) = manager.upgrade() else {
+            return;
+        };
+        if !manager.relist(&name, id).await {
+            return;
+        }
+    }
 }
 
 /// Something of server `name`'s process `pid` ended. When it is the process, the server is
@@ -808,17 +955,19 @@ async fn start_one(
 ) -> (
     String,
     u64,
-    Result<(RunningService<RoleClient, ()>, Option<u32>), String>,
+    Result<(Connection, Option<u32>), String>,
+    watch::Receiver<u64>,
 ) {
     let timeout = config.startup_timeout(DEFAULT_STARTUP_TIMEOUT);
+    let (events, changes) = ServerEvents::new();
     let result = match (&config.command, &config.url) {
         (Some(program), _) => {
-            start_stdio(&name, program, &config, &workspace, &env, reports, timeout).await
+            start_stdio(&name, program, &config, &workspace, &env, reports, events).await
         }
-        (None, Some(url)) => start_http(url, &config, timeout).await,
+        (None, Some(url)) => start_http(url, &config, events, timeout).await,
         (None, None) => Err("neither `command` nor `url` is configured".to_owned()),
     };
-    (name, id, result)
+    (name, id, result, changes)
 }
 
 /// Starts a stdio server and initialises the MCP session. Its stderr's last lines are kept
@@ -834,8 +983,9 @@ async fn start_stdio(
         exits,
         spawned,
     }: StartReports,
-    timeout: Duration,
-) -> Result<(RunningService<RoleClient, ()>, Option<u32>), String> {
+    events: ServerEvents,
+) -> Result<(Connection, Option<u32>), String> {
+    let timeout = config.startup_timeout(DEFAULT_STARTUP_TIMEOUT);
     let mut command = tokio::process::Command::new(program);
     // Inherited secrets are withheld; what the server's own `env` names is passed.
     env.apply(&mut command);
@@ -865,7 +1015,7 @@ async fn start_stdio(
             }
         });
     }
-    let started = handshake(().serve(transport), timeout).await;
+    let started = handshake(events.serve(transport), timeout).await;
     if started.is_err()
         && let Some(pid) = pid
     {
@@ -955,8 +1105,9 @@ fn push_line(tail: &Mutex<VecDeque<String>>, line: &mut Vec<u8>) {
 async fn start_http(
     url: &str,
     config: &McpServerConfig,
+    events: ServerEvents,
     timeout: Duration,
-) -> Result<(RunningService<RoleClient, ()>, Option<u32>), String> {
+) -> Result<(Connection, Option<u32>), String> {
     let mut headers = HashMap::new();
     for (name, value) in &config.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
@@ -968,15 +1119,15 @@ async fn start_http(
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers),
     );
-    handshake(().serve(transport), timeout)
+    handshake(events.serve(transport), timeout)
         .await
         .map(|service| (service, None))
 }
 
 async fn handshake<E: std::fmt::Display>(
-    serve: impl std::future::Future<Output = Result<RunningService<RoleClient, ()>, E>>,
+    serve: impl std::future::Future<Output = Result<Connection, E>>,
     timeout: Duration,
-) -> Result<RunningService<RoleClient, ()>, String> {
+) -> Result<Connection, String> {
     match tokio::time::timeout(timeout, serve).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(err)) => Err(format!("it did not complete the MCP handshake: {err}")),

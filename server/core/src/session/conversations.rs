@@ -11,7 +11,8 @@ use coder_protocol::{
 
 use super::{Session, narrower};
 use crate::conversation::{
-    Conversation, ConversationSpec, UNFINISHED_CALL_RESULT, close_unanswered_calls, history_entries,
+    ContextChange, Conversation, ConversationSpec, UNFINISHED_CALL_RESULT, close_unanswered_calls,
+    history_entries, read_base_instructions,
 };
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
@@ -84,27 +85,18 @@ impl Session {
                 (spec, ceiling, ToolSelection::default(), session_shell)
             }
         };
-        let (spec, mut notes) = spec.resolve(&config.workspace)?;
+        let (spec, deprecation) = spec.resolve(&config.workspace)?;
         let asked = spec.tools_prefs.unwrap_or_default();
-        let (tools, tool_notes) = ToolSelection::resolve(inherited_tools, &asked, shell_ceiling)?;
-        notes.extend(tool_notes);
+        let (tools, notes) = ToolSelection::resolve(inherited_tools, &asked, shell_ceiling)?;
         self.check_allowlist(spec.mcp_allowlist.as_deref())?;
         let wanted = spec.mode.unwrap_or(inherited_mode);
         let mode = narrower(wanted, ceiling);
-        // Policies only narrow (seed 003): a tool the conversation asks for that the
-        // session disabled stays hidden, and the conversation is told so.
-        let refused_tools: Vec<&str> = [
-            ("apply_patch", asked.include_apply_patch_tool),
-            ("todo_write", asked.include_plan_tool),
-        ]
-        .into_iter()
-        .filter(|(tool, asked)| {
-            *asked == Some(true) && config.disabled_tools.iter().any(|d| d == tool)
-        })
-        .map(|(tool, _)| tool)
-        .collect();
+        let refused_tools = refused_tools(&asked, &config.disabled_tools);
         let mut conversation = Conversation::new(spec, mode);
         conversation.context.tools = tools;
+        // Its MCP view is built now, from the servers as they are (seed 003); a task
+        // builds it again when their tools changed since.
+        conversation.context.mcp_view.rebuild(&self.services.mcp);
         conversation.worker = matches!(opener, Opener::Conversation(_));
         let mut state = self.state();
         if opener == Opener::FrontDoor && state.untouched() {
@@ -122,11 +114,22 @@ impl Session {
             .insert(id, Arc::new(Mutex::new(conversation)));
         drop(state);
         let hub = &self.services.hub;
+        if let Some(message) = deprecation {
+            tracing::warn!("{message}");
+            hub.emit(id, None, EventMsg::Warning { message });
+        }
         for message in notes {
             hub.emit(id, None, EventMsg::Warning { message });
         }
-        for tool in refused_tools {
-            hub.emit(
+        self.warn_refused_tools(id, &refused_tools);
+        self.warn_if_clamped(id, wanted, mode);
+        Ok(id)
+    }
+
+    /// Says, as a `warning` of `id`, that each of `tools` stays hidden although asked for.
+    pub(super) fn warn_refused_tools(&self, id: ConversationId, tools: &[&str]) {
+        for tool in tools {
+            self.services.hub.emit(
                 id,
                 None,
                 EventMsg::Warning {
@@ -138,8 +141,92 @@ impl Session {
                 },
             );
         }
-        self.warn_if_clamped(id, wanted, mode);
-        Ok(id)
+    }
+
+    /// Changes a conversation's context (see [`crate::Engine::set_context`]): everything is
+    /// checked first, then applied at once.
+    pub fn set_context(
+        &self,
+        id: ConversationId,
+        change: ContextChange,
+    ) -> Result<(), EngineError> {
+        let conversation = self.conversation(id)?;
+        let config = self.config();
+        let mut base = change.base_instructions;
+        if let Some(file) = &change.base_instructions_file {
+            if base.is_some() {
+                return Err(EngineError::invalid_params(
+                    "base instructions text and file are mutually exclusive; give one",
+                ));
+            }
+            base = Some(Some(read_base_instructions(&config.workspace, file)?));
+        }
+        let mut deprecation = None;
+        let allowlist = match change.mcp_allowlist {
+            Some(Some(given)) => {
+                let normalised = crate::mcp::allowlist::normalise(given)
+                    .map_err(|refusal| EngineError::invalid_params(refusal.to_string()))?;
+                self.check_allowlist(Some(&normalised.names))?;
+                deprecation = normalised.deprecation();
+                Some(Some(normalised.names))
+            }
+            other => other,
+        };
+        // Tool preferences resolve as at creation by a front door: a key left out keeps the
+        // conversation's current choice, and the shell narrows to what the session gives.
+        let tools = match &change.tools_prefs {
+            Some(asked) => {
+                let current = lock(&conversation).context.tools;
+                let (tools, notes) = ToolSelection::resolve(current, asked, self.shell_ceiling())?;
+                Some((tools, notes, refused_tools(asked, &config.disabled_tools)))
+            }
+            None => None,
+        };
+        let mcp = &self.services.mcp;
+        {
+            // Under the session's lock, so no task of the conversation starts meanwhile:
+            // whether its history may take the user instructions now is decided once.
+            let state = self.state();
+            let held = state.queue.holds_history_of(id);
+            let mut conversation = lock(&conversation);
+            let context = &mut conversation.context;
+            if let Some(base) = base {
+                context.base_instructions = base;
+            }
+            if let Some((tools, _, _)) = &tools {
+                context.tools = *tools;
+            }
+            match allowlist {
+                Some(allowlist) => context.mcp_view.set_allowlist(mcp, allowlist),
+                None if change.refresh_mcp_view => context.mcp_view.rebuild(mcp),
+                None => {}
+            }
+            if let Some(text) = change.user_instructions {
+                context.user_instructions = Some(text.clone());
+                if held {
+                    conversation.pending_instructions = Some(text);
+                } else {
+                    conversation.record([ChatMessage::user(text)]);
+                }
+            }
+        }
+        // Written to the session journal.
+        self.change(&conversation, |_| {});
+        if let Some(message) = deprecation {
+            tracing::warn!("{message}");
+            self.services
+                .hub
+                .emit(id, None, EventMsg::Warning { message });
+        }
+        if let Some((_, notes, refused)) = tools {
+            for message in notes {
+                self.services
+                    .hub
+                    .emit(id, None, EventMsg::Warning { message });
+            }
+            self.warn_refused_tools(id, &refused);
+        }
+        Ok(())
     }
 
     /// The shell the session gives its conversations (seed 003's `shell_mode`): derived
@@ -174,22 +261,15 @@ impl Session {
         );
     }
 
-    /// Once the MCP servers settled, an allowlist may only name tools they offer.
-    fn check_allowlist(&self, allowlist: Option<&[String]>) -> Result<(), EngineError> {
+    /// An allowlist (normalised) may name only tools of the session's servers, as far as
+    /// they are known now: before any has started, an entry must name a configured server
+    /// that is not disabled or failed; once its server is ready, a tool it offers.
+    pub(super) fn check_allowlist(&self, allowlist: Option<&[String]>) -> Result<(), EngineError> {
         let Some(allowlist) = allowlist else {
             return Ok(());
         };
-        if !*self.services.mcp.is_settled() {
-            return Ok(());
-        }
-        let (_, problems) = crate::mcp::view(&self.services.mcp, Some(allowlist));
-        match problems
-            .into_iter()
-            .find(|p| p.starts_with("no MCP server offers"))
-        {
-            Some(problem) => Err(EngineError::invalid_params(problem)),
-            None => Ok(()),
-        }
+        crate::mcp::check_allowlist(&self.services.mcp, allowlist)
+            .map_err(|refusal| EngineError::invalid_params(refusal.to_string()))
     }
 
     /// The session's conversations, oldest first.
@@ -305,10 +385,11 @@ impl Session {
         Ok(mode)
     }
 
-    /// Rebuilds a conversation's MCP tool view at its next task.
+    /// Builds a conversation's MCP tool view again, from the servers' tools as they are
+    /// now; its next task offers them.
     pub fn refresh_mcp_view(&self, id: ConversationId) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
-        lock(&conv).mcp_view = None;
+        lock(&conv).context.mcp_view.rebuild(&self.services.mcp);
         Ok(())
     }
 
@@ -367,8 +448,10 @@ impl Session {
         let mut clamped = Vec::new();
         let mut clamped_after_plan = Vec::new();
         let mut repaired = Vec::new();
+        let mcp = &self.services.mcp;
         let mut restore = |saved: ConversationSnapshot| {
             let mut conversation = saved.restore();
+            conversation.context.mcp_view.rebuild(mcp);
             // A session killed during a handoff (or a tool call) left calls unanswered; no
             // provider accepts such a history.
             let closed = close_unanswered_calls(&mut conversation.history, UNFINISHED_CALL_RESULT);
@@ -598,3 +681,23 @@ impl Session {
         }
     }
 }
+
+/// The tools `prefs` asks for (`true`) that the session disabled (`tools.disabled`):
+/// policies only narrow (seed 003), so a conversation asking for one does not get it, and
+/// is told so. A key left out asks for nothing.
+pub(super) fn refused_tools(
+    prefs: &coder_protocol::ToolsPrefs,
+    disabled: &[String],
+) -> Vec<&'static str> {
+    [
+        ("apply_patch", prefs.include_apply_patch_tool),
+        ("todo_write", prefs.include_plan_tool),
+    ]
+    .into_iter()
+    .filter(|(tool, asked)| *asked == Some(true) && disabled.iter().any(|d| d == tool))
+    .map(|(tool, _)| tool)
+    .collect()
+}
+
+#[cfg(test)]
+mod tests;

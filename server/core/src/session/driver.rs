@@ -120,6 +120,19 @@ impl Queue {
         self.running.is_none() && self.plans.is_empty()
     }
 
+    /// Whether a task runs on `conversation`, or a continuation waits to answer its pending
+    /// tool call: its history must not take a message from outside now (it would fall
+    /// between a call and its result, or before the reply being streamed).
+    pub fn holds_history_of(&self, conversation: ConversationId) -> bool {
+        self.running
+            .as_ref()
+            .is_some_and(|running| running.conversation_id == conversation)
+            || self
+                .plans
+                .iter()
+                .any(|plan| plan.conversation_id == conversation && plan.closure.is_some())
+    }
+
     /// Nothing runs, waits, or is being wound up.
     pub fn at_rest(&self) -> bool {
         self.is_empty() && !self.driving

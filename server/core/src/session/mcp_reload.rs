@@ -9,8 +9,8 @@
 //! line it would run in a `warning`, until a person confirms with `/mcp reload`
 //! ([`Session::confirm_mcp`]), which every door reaches only from the person (the
 //! terminal's prompt, `conversation/command`, the SDK's `command`), never from the model.
-//! Each conversation's MCP view is dropped when the running servers change, so its next
-//! task sees the new tools. A file that cannot be used keeps the running servers.
+//! Each conversation's MCP view is built again at its next task when the running servers
+//! changed their tools, and the change is announced to its model. A file that cannot be used keeps the running servers.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -166,10 +166,6 @@ impl Session {
                     .services
                     .hub
                     .emit(root, None, status_event(server, status));
-            }
-            let conversations: Vec<_> = session.state().conversations.values().cloned().collect();
-            for conversation in conversations {
-                lock(&conversation).mcp_view = None;
             }
             session.services.hub.emit(
                 root,

@@ -16,7 +16,8 @@
 //! 1. the session state ([`state::State`]);
 //! 2. one conversation's lock (`Arc<Mutex<Conversation>>` in the state's table);
 //! 3. the leaf locks of services: the permissions' open requests, the saver's, the journal's, the prompt
-//!    shapes', a task control's abort reason;
+//!    shapes', a task control's abort reason, the MCP manager's servers (read to build a
+//!    conversation's view);
 //! 4. the event hub (taken inside `emit`).
 //!
 //! The state lock is never held across an `.await`, nor while emitting an event (observers
@@ -109,7 +110,7 @@ impl Session {
             None => None,
         };
         let (sandbox, sandbox_warning) = sandbox_for(&config);
-        let root = Conversation::new(ConversationSpec::default(), config.mode);
+        let mut root = Conversation::new(ConversationSpec::default(), config.mode);
         let root_id = root.id;
         let hub = EventHub::default();
         let reporter_hub = hub.clone();
@@ -124,6 +125,7 @@ impl Session {
                 }),
             )
         };
+        root.context.mcp_view.rebuild(&mcp);
         let permissions = Permissions::new(
             config.preset,
             config.permission_rules.clone(),
@@ -208,6 +210,10 @@ impl Session {
 
     pub fn mcp(&self) -> &McpManager {
         &self.services.mcp
+    }
+
+    pub fn mcp_usage(&self) -> crate::mcp::McpUsage {
+        McpManager::usage(&self.services.mcp)
     }
 
     /// What the OS sandbox enforces for this session's commands; `None` when commands run

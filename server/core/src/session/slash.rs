@@ -70,7 +70,7 @@ impl Session {
             "permissions" => self.permissions_command(conversation, args),
             "mode" => self.mode_command(conversation, args),
             "plan" | "default" | "auto-edit" | "yolo" => self.mode_command(conversation, name),
-            "tools" => Ok(self.tools_command()),
+            "tools" => self.tools_command(conversation),
             "mcp" => self.mcp_command(args),
             "skills" => Ok(self.skills_command()),
             "todos" => self.todos_command(conversation),
@@ -259,19 +259,36 @@ impl Session {
         }
     }
 
-    fn tools_command(&self) -> CommandResult {
+    /// `/tools`: the built-in tools, then the MCP tools the conversation's view holds (built
+    /// again first when the servers' tools changed since).
+    fn tools_command(&self, conversation: ConversationId) -> Result<CommandResult, EngineError> {
         let disabled = self.config().disabled_tools.clone();
+        let line = |spec: &crate::tools::ToolSpec| {
+            let first = spec.description.lines().next().unwrap_or_default();
+            format!("  {:<16} {first}", spec.name)
+        };
         let lines: Vec<String> = self
             .tools()
             .specs()
             .iter()
             .filter(|spec| !disabled.contains(&spec.name))
-            .map(|spec| {
-                let first = spec.description.lines().next().unwrap_or_default();
-                format!("  {:<16} {first}", spec.name)
-            })
+            .map(line)
             .collect();
-        text(format!("Tools:\n{}", lines.join("\n")))
+        let mut listing = format!("Tools:\n{}", lines.join("\n"));
+        let mcp = {
+            let conversation = self.conversation(conversation)?;
+            let mut conversation = crate::sync::lock(&conversation);
+            let view = &mut conversation.context.mcp_view;
+            if !view.is_current(&self.services.mcp) {
+                view.rebuild(&self.services.mcp);
+            }
+            view.tools()
+        };
+        if !mcp.specs().is_empty() {
+            let lines: Vec<String> = mcp.specs().iter().map(line).collect();
+            listing.push_str(&format!("\nMCP tools:\n{}", lines.join("\n")));
+        }
+        Ok(text(listing))
     }
 
     fn skills_command(&self) -> CommandResult {

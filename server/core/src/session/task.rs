@@ -16,6 +16,7 @@ use crate::config::ToolCalling;
 use crate::conversation::Conversation;
 use crate::error::EngineError;
 use crate::events::TaskEvents;
+use crate::mcp::ToolChanges;
 use crate::model::ActiveModel;
 use crate::model::ToolSpec;
 use crate::process::ToolEnv;
@@ -326,6 +327,14 @@ impl Session {
                 )])
             });
         }
+        // User instructions changed since the last task come before the input.
+        if lock(conversation).pending_instructions.is_some() {
+            self.change(conversation, |conversation| {
+                if let Some(text) = conversation.pending_instructions.take() {
+                    conversation.record([ChatMessage::user(text)]);
+                }
+            });
+        }
         // A person's input starts a turn: the working tree is recorded for `/undo`, while
         // the model is asked; tools wait for it.
         let checkpoint = if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
@@ -359,7 +368,8 @@ impl Session {
             events,
         )
         .await;
-        let Some(mcp_view) = self.mcp_view(conversation, &control, events).await else {
+        let Some((mcp_view, mcp_changes)) = self.mcp_view(conversation, &control, events).await
+        else {
             let recording = Recording {
                 conversation: conversation.clone(),
                 session: self.clone(),
@@ -372,7 +382,12 @@ impl Session {
         let prompt_cache_key = config
             .prompt_cache_key
             .then(|| prompt_cache_key(&system, &offered, &model));
-        let prompted = tools_in_prompt.then(|| self.prompted_tools(conversation, &offered).0);
+        let (prompted, _) = self.announce_tools(
+            conversation,
+            &offered,
+            mcp_changes.unwrap_or_default(),
+            tools_in_prompt,
+        );
         let (todos, seen, history, size, worker) = {
             let conv = lock(conversation);
             (
@@ -398,6 +413,7 @@ impl Session {
             seen,
         };
         let model_name = model.clone();
+        let mcp_view_of_task = mcp_view.clone();
         // What the person asked decides whether `default` mode verifies, and with what.
         let verifier = (!worker).then(|| {
             let input = crate::conversation::input_text(&plan.input).unwrap_or_default();
@@ -421,7 +437,7 @@ impl Session {
             max_steps: config.max_steps,
             tools: TurnTools {
                 registry: self.services.tools.clone(),
-                mcp: mcp_view,
+                mcp: mcp_view.clone(),
                 permissions: self.services.permissions.clone(),
                 hidden,
                 patch_through_shell,
@@ -442,6 +458,7 @@ impl Session {
                 base_override,
                 rules: rules.files.clone(),
                 model: model_name,
+                mcp: mcp_view_of_task,
                 tools_in_prompt,
             }),
             verifier,
@@ -576,30 +593,6 @@ impl Session {
         }
     }
 
-    /// The tools a conversation called through the prompt is told about (seed 002), when
-    /// its context is built (a task's start, an approved plan's rebuild): the first
-    /// context's tools are its initial tools, which the description names; tools offered
-    /// since that it never saw are announced by an ordinary message, recorded here. Returns
-    /// the initial tools among `offered` and the announcement, if any.
-    fn prompted_tools(
-        &self,
-        conversation: &Mutex<Conversation>,
-        offered: &[ToolSpec],
-    ) -> (Vec<ToolSpec>, Option<ChatMessage>) {
-        self.change(conversation, |conversation| {
-            let announcement = PromptedTools::update(&mut conversation.prompted_tools, offered);
-            if let Some(announcement) = &announcement {
-                conversation.record([announcement.clone()]);
-            }
-            let initial = conversation
-                .prompted_tools
-                .as_ref()
-                .map(|known| known.initial(offered))
-                .unwrap_or_default();
-            (initial, announcement)
-        })
-    }
-
     /// Whether `todo_write` is offered when `hidden` is hidden.
     fn todo_offered(&self, hidden: &[String]) -> bool {
         !hidden.iter().any(|name| name == "todo_write")
@@ -623,30 +616,74 @@ impl Session {
         offered
     }
 
-    /// The conversation's MCP view, built once the servers settled (problems become
-    /// warnings). `None` when the task was interrupted while waiting for the servers.
+    /// The conversation's MCP tools for a task, once the servers have settled: its view,
+    /// built again when the servers' tools changed since (its new problems become
+    /// warnings), and how the tools differ from those its model was last offered. `None`
+    /// when the task was interrupted while waiting for the servers.
     async fn mcp_view(
         &self,
         conversation: &Mutex<Conversation>,
         control: &TaskControl,
         events: &TaskEvents,
-    ) -> Option<Arc<ToolRegistry>> {
-        if let Some(view) = lock(conversation).mcp_view.clone() {
-            return Some(view);
-        }
+    ) -> Option<(Arc<ToolRegistry>, Option<ToolChanges>)> {
         let mcp = &self.services.mcp;
         tokio::select! {
             () = mcp.settled() => {}
             () = control.cancel.cancelled() => return None,
         }
-        let allowlist = lock(conversation).context.mcp_allowlist.clone();
-        let (view, problems) = crate::mcp::view(mcp, allowlist.as_deref());
+        let (tools, changes, problems) = {
+            let mut conversation = lock(conversation);
+            let view = &mut conversation.context.mcp_view;
+            if !view.is_current(mcp) {
+                view.rebuild(mcp);
+            }
+            (view.tools(), view.offer(), view.take_problems())
+        };
         for problem in crate::mcp::at_most(problems) {
             events.warning(problem);
         }
-        let view = Arc::new(view);
-        lock(conversation).mcp_view = Some(view.clone());
-        Some(view)
+        Some((tools, changes))
+    }
+
+    /// Tells the model of the tools it gained and lost (seed 002's dynamic tools: an
+    /// ordinary message of the history, recorded here), when its context is built (a task's
+    /// start, an approved plan's rebuild): the MCP tools that changed and, when tools are
+    /// described in the prompt, every tool it was not told of yet. Returns the initial tools
+    /// to describe, when they are described in the prompt (the first context's tools are
+    /// the initial ones), and the announcement, if any.
+    fn announce_tools(
+        &self,
+        conversation: &Mutex<Conversation>,
+        offered: &[ToolSpec],
+        mcp: ToolChanges,
+        in_prompt: bool,
+    ) -> (Option<Vec<ToolSpec>>, Option<ChatMessage>) {
+        let ToolChanges { mut added, removed } = mcp;
+        if !in_prompt && added.is_empty() && removed.is_empty() {
+            return (None, None);
+        }
+        self.change(conversation, |conversation| {
+            if in_prompt {
+                for tool in PromptedTools::update(&mut conversation.prompted_tools, offered) {
+                    if !added.iter().any(|known| known.name == tool.name) {
+                        added.push(tool);
+                    }
+                }
+                added.sort_by(|a, b| a.name.cmp(&b.name));
+            }
+            let announcement = crate::tool_prompt::announcement(&added, &removed);
+            if let Some(announcement) = &announcement {
+                conversation.record([announcement.clone()]);
+            }
+            let initial = in_prompt.then(|| {
+                conversation
+                    .prompted_tools
+                    .as_ref()
+                    .map(|known| known.initial(offered))
+                    .unwrap_or_default()
+            });
+            (initial, announcement)
+        })
     }
 }
 
@@ -660,6 +697,8 @@ struct TaskRebuilder {
     /// The rules files the task started with.
     rules: Vec<RuleFile>,
     model: String,
+    /// The MCP tools the task started with (its calls go to them).
+    mcp: Arc<ToolRegistry>,
     /// The model reads its tools in the prompt (seed 002).
     tools_in_prompt: bool,
 }
@@ -676,7 +715,7 @@ impl ContextBuilder for TaskRebuilder {
         // A person approving a plan may always go on in `default`: a session configured in
         // plan mode leaves it there.
         let ceiling = super::looser(session.config().mode, Mode::Default);
-        let (mode, previous, prompt, mcp_view, clamped) = {
+        let (mode, previous, prompt, clamped) = {
             let mut conv = lock(conversation);
             // Never above what trusted configuration set: whatever a saved session said, the
             // person approved a plan, not a mode.
@@ -689,9 +728,8 @@ impl ContextBuilder for TaskRebuilder {
                 &self.rules,
                 self.tools_in_prompt,
             );
-            let mcp_view = conv.mcp_view.clone();
             let clamped = (after != mode).then_some(after);
-            (mode, previous, prompt, mcp_view, clamped)
+            (mode, previous, prompt, clamped)
         };
         let TaskPrompt {
             system,
@@ -711,8 +749,7 @@ impl ContextBuilder for TaskRebuilder {
             previous,
             reason,
         });
-        let mcp_view = mcp_view.unwrap_or_else(|| Arc::new(ToolRegistry::empty()));
-        let offered = session.offered_tools(conversation, &system, &hidden, &mcp_view);
+        let offered = session.offered_tools(conversation, &system, &hidden, &self.mcp);
         // "Clear the context and start": a new batch that opens with the plan.
         let history = rebuild_message.map(|plan| {
             let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
@@ -722,12 +759,13 @@ impl ContextBuilder for TaskRebuilder {
             });
             history
         });
-        let (prompted, announced) = if self.tools_in_prompt {
-            let (initial, announcement) = session.prompted_tools(conversation, &offered);
-            (Some(initial), announcement)
-        } else {
-            (None, None)
-        };
+        // The MCP tools are the task's own, so only what the plan's mode changed is new.
+        let (prompted, announced) = session.announce_tools(
+            conversation,
+            &offered,
+            ToolChanges::default(),
+            self.tools_in_prompt,
+        );
         let prompt_cache_key = session
             .config()
             .prompt_cache_key

@@ -1,8 +1,9 @@
 //! Seed 000's `internal_tools` and seed 003's `ToolsPrefs` through `conv_create` called by
-//! the model: keys left out are the caller's, `shell_mode` only narrows, and what coder
-//! does not have (web search, a streamable shell, a sandbox the session lacks) is refused.
+//! the model and through `set_context`: keys left out are the caller's (or the
+//! conversation's own), `shell_mode` only narrows, and what coder does not have (web
+//! search, a streamable shell, a sandbox the session lacks) is refused.
 
-use coder_core::{ConversationSpec, ProviderKind};
+use coder_core::{ContextChange, ConversationSpec, ProviderKind};
 use coder_protocol::{ConversationId, EventMsg, ShellMode, ToolsPrefs};
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
@@ -198,4 +199,120 @@ async fn shell_mode_only_narrows_down_the_chain_of_callers() {
         told,
         ["shell_mode `unconfined` is looser than this conversation may have; it uses `off`"]
     );
+}
+
+/// `set_context`'s tool preferences resolve as a conversation's do when it opens: a key left
+/// out keeps the conversation's current choice (not the defaults), and a refused key (web
+/// search) refuses the whole change, the base instructions given with it too.
+#[tokio::test]
+async fn set_context_keeps_the_tool_choices_it_leaves_out() {
+    let server = MockModelServer::start(vec![MockResponse::text("one"), MockResponse::text("two")])
+        .await
+        .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.sandbox = false,
+        Vec::new(),
+    );
+    let id = h
+        .engine
+        .create_conversation(ConversationSpec {
+            tools_prefs: Some(ToolsPrefs {
+                include_plan_tool: Some(false),
+                shell_mode: Some(ShellMode::Off),
+                ..ToolsPrefs::default()
+            }),
+            ..ConversationSpec::default()
+        })
+        .unwrap();
+    h.engine.send(id, "first").unwrap();
+    until_idle(&mut h).await;
+    h.engine
+        .set_context(
+            id,
+            ContextChange {
+                tools_prefs: Some(ToolsPrefs {
+                    include_apply_patch_tool: Some(false),
+                    ..ToolsPrefs::default()
+                }),
+                ..ContextChange::default()
+            },
+        )
+        .unwrap();
+    let refused = h.engine.set_context(
+        id,
+        ContextChange {
+            base_instructions: Some(Some("IGNORED".to_owned())),
+            tools_prefs: Some(ToolsPrefs {
+                include_plan_tool: Some(true),
+                web_search_request: Some(true),
+                ..ToolsPrefs::default()
+            }),
+            ..ContextChange::default()
+        },
+    );
+    let refused = refused.unwrap_err().to_string();
+    assert!(refused.contains("web_search_request"), "{refused}");
+    h.engine.send(id, "second").unwrap();
+    until_idle(&mut h).await;
+    let has = |index: usize, tool: &str| offered(&server, index).contains(&tool.to_owned());
+    assert_eq!(
+        (has(0, "todo_write"), has(0, "bash"), has(0, "apply_patch")),
+        (false, false, true)
+    );
+    // The plan tool and the shell stay off; only `apply_patch` went, as asked.
+    assert_eq!(
+        (has(1, "todo_write"), has(1, "bash"), has(1, "apply_patch")),
+        (false, false, false)
+    );
+    let system = server.requests()[1].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!system.contains("IGNORED"));
+}
+
+/// `set_context` only narrows the session's tools: a looser `shell_mode` is narrowed to the
+/// session's shell and a tool the session disabled stays hidden, each with a `warning` of
+/// the conversation.
+#[tokio::test]
+async fn set_context_narrows_to_the_sessions_tools_and_says_so() {
+    let server = MockModelServer::start(vec![MockResponse::text("done")])
+        .await
+        .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.disabled_tools = vec!["bash".to_owned(), "todo_write".to_owned()],
+        Vec::new(),
+    );
+    let root = h.root;
+    h.engine
+        .set_context(
+            root,
+            ContextChange {
+                tools_prefs: Some(ToolsPrefs {
+                    include_plan_tool: Some(true),
+                    shell_mode: Some(ShellMode::Unconfined),
+                    ..ToolsPrefs::default()
+                }),
+                ..ContextChange::default()
+            },
+        )
+        .unwrap();
+    h.engine.send(root, "go").unwrap();
+    let events = until_idle(&mut h).await;
+    assert_eq!(
+        warnings(&events),
+        [
+            "shell_mode `unconfined` is looser than this conversation may have; it uses `off`",
+            "the conversation asks for `todo_write`, which this session's configuration disables \
+             (tools.disabled); a conversation may only narrow the session's tools, so \
+             `todo_write` stays hidden",
+        ]
+    );
+    let tools = offered(&server, 0);
+    assert!(!tools.contains(&"bash".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"todo_write".to_owned()), "{tools:?}");
 }

@@ -9,7 +9,7 @@ use coder_protocol::EventMsg;
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::json;
 
-use super::support::{Harness, kinds, last_tool_result};
+use super::support::{Harness, kinds, last_tool_result, until_idle};
 
 /// Where `scripts/setup-mcp-servers.sh` installed the servers (it runs here if needed).
 fn servers_dir() -> PathBuf {
@@ -44,11 +44,14 @@ fn node_server(package: &str, extra: &[&str]) -> McpServerConfig {
     }
 }
 
-fn everything() -> McpServerConfig {
+pub(super) fn everything() -> McpServerConfig {
     node_server("server-everything", &["stdio"])
 }
 
-async fn harness(server: &MockModelServer, servers: Vec<(&str, McpServerConfig)>) -> Harness {
+pub(super) async fn harness(
+    server: &MockModelServer,
+    servers: Vec<(&str, McpServerConfig)>,
+) -> Harness {
     let h = Harness::with(
         server,
         ProviderKind::OpenAi,
@@ -66,7 +69,7 @@ async fn harness(server: &MockModelServer, servers: Vec<(&str, McpServerConfig)>
     h
 }
 
-fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
+pub(super) fn tool_names(server: &MockModelServer, index: usize) -> Vec<String> {
     server.requests()[index].body["tools"]
         .as_array()
         .unwrap()
@@ -185,6 +188,79 @@ async fn allowlists_isolate_conversations_and_are_checked() {
             "{err}"
         );
     }
+    h.engine.shutdown().await;
+}
+
+/// The tool results of the model request `index`, in order.
+fn tool_results(server: &MockModelServer, index: usize) -> Vec<String> {
+    server.requests()[index].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn conv_create_checks_the_allowlist_the_model_gives() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "echo", "mcp_allowlist": ["everything__echo", "nosuch__echo"]}),
+        ),
+        MockResponse::tool_call(
+            "c2",
+            "conv_create",
+            json!({"user_instruction": "echo", "mcp_allowlist": ["everything/echo"]}),
+        ),
+        MockResponse::text("worker done"),
+        MockResponse::text("all done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = harness(&server, vec![("everything", everything())]).await;
+    h.engine.send(h.root, "delegate").unwrap();
+    let events = until_idle(&mut h).await;
+    // The first call is refused by name, as a result the model reads; the turn goes on.
+    let refused: serde_json::Value = serde_json::from_str(&tool_results(&server, 1)[0]).unwrap();
+    assert_eq!(refused["success"], false);
+    assert_eq!(
+        refused["reason"],
+        "mcp_allowlist entry `nosuch__echo` names an unknown MCP server: this session has \
+         `everything`"
+    );
+    // The second opens a worker that sees the one tool, said in the deprecated form.
+    let worker_tools: Vec<String> = tool_names(&server, 2)
+        .into_iter()
+        .filter(|name| name.contains("__"))
+        .collect();
+    assert_eq!(worker_tools, ["everything__echo"]);
+    let worker = events
+        .iter()
+        .find(|event| {
+            matches!(event.msg, EventMsg::TaskStarted { .. }) && event.conversation_id != h.root
+        })
+        .map(|event| event.conversation_id)
+        .expect("the worker's task started");
+    let deprecations: Vec<String> = events
+        .iter()
+        .filter(|event| event.conversation_id == worker)
+        .filter_map(|event| match &event.msg {
+            EventMsg::Warning { message } if message.contains("deprecated") => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        deprecations,
+        [
+            "mcp_allowlist uses the deprecated `server/tool` form: `everything/echo` is read as \
+          `everything__echo`; write fully-qualified names (`server__tool`)"
+        ]
+    );
     h.engine.shutdown().await;
 }
 

@@ -12,6 +12,7 @@ mod interrupts;
 mod limits;
 mod mcp;
 mod mcp_fuzz;
+mod mcp_views;
 mod models;
 mod patch_instructions;
 mod permissions;

@@ -33,6 +33,7 @@ async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
         .engine
         .create_conversation(ConversationSpec {
             base_instructions: Some("You are the side conversation.".into()),
+            user_instructions: Some("Answer in French.".into()),
             mode: Some(Mode::Plan),
             ..ConversationSpec::default()
         })
@@ -65,17 +66,23 @@ async fn going_idle_saves_every_conversation_and_a_fresh_engine_resumes_them() {
         system.starts_with("You are the side conversation."),
         "{system}"
     );
+    // The user instructions are the conversation's own, beside their message.
+    assert_eq!(
+        saved.conversations[0].user_instructions.as_deref(),
+        Some("Answer in French.")
+    );
 
     // A second engine on the same workspace takes the session up.
     let workspace = h.workspace.path().to_path_buf();
     let engine = Engine::new(config(&server, ProviderKind::OpenAi, &workspace)).unwrap();
-    // Each conversation's first input brought a reminder message.
-    assert_eq!(engine.resume(saved.session_id).unwrap(), 8);
+    // Each conversation's first input brought a reminder message; the side conversation's
+    // user instructions are its first.
+    assert_eq!(engine.resume(saved.session_id).unwrap(), 9);
     assert_eq!(engine.session_id(), saved.session_id);
     assert_eq!(engine.root_conversation(), h.root);
     assert_eq!(engine.mode(side).unwrap(), Mode::Plan);
     assert_eq!(
-        engine.conversation_history(side, None).unwrap()[1]
+        engine.conversation_history(side, None).unwrap()[2]
             .text
             .as_deref(),
         Some("side answer")

@@ -14,6 +14,7 @@ pub(crate) mod hostile_repository;
 mod hostile_sessions;
 mod idle;
 mod large_files;
+mod mcp_context;
 mod permissions;
 mod plan_mode;
 mod protocol;
@@ -388,29 +389,4 @@ pub fn rss_kb(pid: u32) -> u64 {
     status_kb(pid, "VmRSS:")
 }
 
-/// The script of a small MCP server for node: newline-delimited JSON-RPC on stdio, each
-/// request (a message with an id) handed to `handle(message)`, which `handle_js` defines
-/// and which answers with `send({id, result})` or `send({id, error})`;
-/// `initialized(message, name)` is the answer to `initialize` for a server of tools named
-/// `name`.
-pub fn node_mcp_server(handle_js: &str) -> String {
-    format!(
-        r#"
-let buffer = "";
-const send = (message) => process.stdout.write(JSON.stringify({{ jsonrpc: "2.0", ...message }}) + "\n");
-const initialized = (message, name) => send({{ id: message.id, result: {{
-  protocolVersion: message.params.protocolVersion,
-  capabilities: {{ tools: {{}} }}, serverInfo: {{ name, version: "1.0.0" }} }} }});
-{handle_js}
-process.stdin.on("data", (chunk) => {{
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\n")) >= 0) {{
-    const message = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (message.id !== undefined) handle(message);
-  }}
-}});
-"#
-    )
-}
+pub use coder_testkit::mcp::node_mcp_server;

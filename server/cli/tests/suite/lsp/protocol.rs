@@ -216,6 +216,16 @@ async fn a_session_using_every_method_validates_against_the_schema() {
         &mut seen,
     )
     .await;
+    let params = json!({"conversationId": root, "userInstructions": "be terse",
+        "baseInstructions": null, "mcpAllowlist": [], "refreshMcpView": true});
+    call(
+        &mut client,
+        &schema,
+        "conversation/setContext",
+        params,
+        &mut seen,
+    )
+    .await;
     let params = json!({"conversationId": root});
     call(
         &mut client,
