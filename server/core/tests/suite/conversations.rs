@@ -8,9 +8,9 @@ use coder_protocol::methods::DestroyResult;
 use coder_protocol::{ConversationId, Event, EventMsg, Mode};
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::support::{Harness, assert_history_valid, kinds, until_idle};
+use super::support::{Harness, assert_history_valid, kinds, system_of, tool_payload, until_idle};
 
 /// `(conversation label, event type)`, naming conversations A, B, C by first appearance.
 fn trace(events: &[Event]) -> Vec<(String, String)> {
@@ -36,28 +36,6 @@ fn expect(rows: &[(&str, &str)]) -> Vec<(String, String)> {
     rows.iter()
         .map(|(c, k)| (c.to_string(), k.to_string()))
         .collect()
-}
-
-/// The payload the model received for tool call `call_id` in request `index`.
-fn payload(server: &MockModelServer, index: usize, call_id: &str) -> Value {
-    let messages = server.requests()[index].body["messages"].clone();
-    let content = messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool_call_id"] == call_id)
-        .unwrap_or_else(|| panic!("no result for {call_id} in request {index}"))["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    serde_json::from_str(&content).unwrap()
-}
-
-fn system_of(server: &MockModelServer, index: usize) -> String {
-    server.requests()[index].body["messages"][0]["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 #[tokio::test]
@@ -118,7 +96,7 @@ async fn create_replaces_the_task_runs_the_new_conversation_then_continues() {
     assert_eq!(continuation, started[2]);
 
     let b = events[7].conversation_id;
-    let result = payload(&server, 2, "c1");
+    let result = tool_payload(&server, 2, "c1");
     assert_eq!(
         result,
         json!({
@@ -172,7 +150,7 @@ async fn send_runs_the_target_and_returns_its_last_message() {
     assert_ne!(rows[aborted + 1].0, rows[aborted].0);
     assert_eq!(rows.last().unwrap().1, "state_changed:Idle");
     assert_eq!(
-        payload(&server, 2, "s1"),
+        tool_payload(&server, 2, "s1"),
         json!({"conversation_id": b.to_string(), "last_assistant_message": "3-1"})
     );
     // B's user instructions are its first message; its request carried them.
@@ -217,11 +195,11 @@ async fn nested_creates_run_innermost_first_and_close_every_call() {
         ])
     );
     assert_eq!(
-        payload(&server, 3, "b1")["last_assistant_message"],
+        tool_payload(&server, 3, "b1")["last_assistant_message"],
         "C done"
     );
     assert_eq!(
-        payload(&server, 4, "a1")["last_assistant_message"],
+        tool_payload(&server, 4, "a1")["last_assistant_message"],
         "B done"
     );
     for conversation in h.engine.list_conversations() {
@@ -247,7 +225,7 @@ async fn the_depth_limit_returns_an_error_instead_of_nesting() {
     );
     h.engine.send(h.root, "go").unwrap();
     let events = until_idle(&mut h).await;
-    let refused = payload(&server, 2, "b1");
+    let refused = tool_payload(&server, 2, "b1");
     assert_eq!(refused["success"], false);
     assert!(
         refused["reason"]
@@ -264,7 +242,7 @@ async fn the_depth_limit_returns_an_error_instead_of_nesting() {
     );
     assert_eq!(h.engine.list_conversations().len(), 2);
     assert_eq!(
-        payload(&server, 3, "a1")["last_assistant_message"],
+        tool_payload(&server, 3, "a1")["last_assistant_message"],
         "B did it alone"
     );
 }
@@ -309,7 +287,7 @@ async fn list_history_and_destroy_do_not_interrupt() {
     h.engine.send(h.root, "inspect").unwrap();
     let events = until_idle(&mut h).await;
     assert!(!kinds(&events).iter().any(|k| k == "turn_aborted"));
-    let list = payload(&server, 1, "l");
+    let list = tool_payload(&server, 1, "l");
     let ids: Vec<&str> = list["conversations"]
         .as_array()
         .unwrap()
@@ -324,21 +302,21 @@ async fn list_history_and_destroy_do_not_interrupt() {
             .ends_with('Z')
     );
     assert_eq!(
-        payload(&server, 1, "h"),
+        tool_payload(&server, 1, "h"),
         json!({"entries": [{"role": "user", "text": "hello B", "attachments": []}]})
     );
-    assert_eq!(payload(&server, 2, "d1")["ok"], false);
+    assert_eq!(tool_payload(&server, 2, "d1")["ok"], false);
     assert!(
-        payload(&server, 2, "d1")["reason"]
+        tool_payload(&server, 2, "d1")["reason"]
             .as_str()
             .unwrap()
             .contains("root")
     );
     assert_eq!(
-        payload(&server, 2, "d2"),
+        tool_payload(&server, 2, "d2"),
         json!({"ok": false, "reason": "conversation not found"})
     );
-    assert_eq!(payload(&server, 2, "d3"), json!({"ok": true}));
+    assert_eq!(tool_payload(&server, 2, "d3"), json!({"ok": true}));
     assert_eq!(h.engine.list_conversations().len(), 1);
 }
 
@@ -371,7 +349,7 @@ async fn history_of_an_unknown_id_and_an_empty_send_fail_without_interrupting() 
     h.engine.send(h.root, "try").unwrap();
     let events = until_idle(&mut h).await;
     assert!(!kinds(&events).iter().any(|k| k == "turn_aborted"));
-    let history = payload(&server, 1, "h");
+    let history = tool_payload(&server, 1, "h");
     assert_eq!(
         history,
         json!({"ok": false, "reason": "conversation not found"})
@@ -458,18 +436,18 @@ async fn create_errors_do_not_interrupt() {
     let events = until_idle(&mut h).await;
     assert!(!kinds(&events).iter().any(|k| k == "turn_aborted"));
     assert!(
-        payload(&server, 1, "x")["reason"]
+        tool_payload(&server, 1, "x")["reason"]
             .as_str()
             .unwrap()
             .contains("mutually exclusive")
     );
     assert!(
-        payload(&server, 1, "f")["reason"]
+        tool_payload(&server, 1, "f")["reason"]
             .as_str()
             .unwrap()
             .contains("missing.md")
     );
-    assert_eq!(payload(&server, 1, "s")["success"], false);
+    assert_eq!(tool_payload(&server, 1, "s")["success"], false);
     let messages = server.requests()[1].body["messages"].clone();
     let missing = messages
         .as_array()

@@ -7,9 +7,9 @@ use coder_core::{ContextChange, ConversationSpec, ProviderKind};
 use coder_protocol::{ConversationId, EventMsg, ShellMode, ToolsPrefs};
 use coder_testkit::{MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::support::{Harness, until_idle, warnings};
+use super::support::{Harness, tool_payload, until_idle, warnings};
 
 /// The names of the tools offered in request `index`.
 fn offered(server: &MockModelServer, index: usize) -> Vec<String> {
@@ -19,21 +19,6 @@ fn offered(server: &MockModelServer, index: usize) -> Vec<String> {
         .iter()
         .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
         .collect()
-}
-
-/// The JSON result the model received for tool call `call_id` in request `index`.
-fn result_of(server: &MockModelServer, index: usize, call_id: &str) -> Value {
-    let messages = server.requests()[index].body["messages"].clone();
-    let content = messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool_call_id"] == call_id)
-        .unwrap_or_else(|| panic!("no result for {call_id} in request {index}"))["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    serde_json::from_str(&content).unwrap()
 }
 
 /// A caller without the plan tool and without a shell opens a conversation giving only
@@ -126,17 +111,17 @@ async fn what_coder_does_not_have_is_refused_as_the_calls_result() {
     h.engine.send(h.root, "try").unwrap();
     until_idle(&mut h).await;
     assert_eq!(
-        result_of(&server, 1, "web"),
+        tool_payload(&server, 1, "web"),
         json!({"success": false, "reason": "web_search_request: coder has no web search tool, \
             so a conversation cannot have one; leave it out or set it to false"})
     );
     assert_eq!(
-        result_of(&server, 1, "pty"),
+        tool_payload(&server, 1, "pty"),
         json!({"success": false, "reason": "use_streamable_shell_tool: coder has no streamable \
             shell (its one shell, `bash`, runs each command to its end without input); leave it \
             out or set it to false"})
     );
-    let sandboxed = result_of(&server, 2, "box");
+    let sandboxed = tool_payload(&server, 2, "box");
     assert_eq!(sandboxed["success"], false);
     assert!(
         sandboxed["reason"]
@@ -146,7 +131,7 @@ async fn what_coder_does_not_have_is_refused_as_the_calls_result() {
         "{sandboxed}"
     );
     assert_eq!(
-        result_of(&server, 4, "ok")["last_assistant_message"],
+        tool_payload(&server, 4, "ok")["last_assistant_message"],
         "worked"
     );
     assert_eq!(

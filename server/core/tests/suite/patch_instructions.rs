@@ -8,7 +8,7 @@ use coder_protocol::{EventMsg, InputItem, PermissionDecision, ToolsPrefs};
 use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::json;
 
-use super::support::{Harness, answer_with, until_idle};
+use super::support::{Harness, answer_with, system_of, until_idle};
 
 /// The instructions' opening and what each way of applying a patch says.
 const FORMAT: &str = "# Changing files with apply_patch\n";
@@ -25,14 +25,6 @@ fn no_apply_patch() -> Option<ToolsPrefs> {
         include_apply_patch_tool: Some(false),
         ..ToolsPrefs::default()
     })
-}
-
-/// The system prompt of request `index` (the first message).
-fn system_of(server: &MockModelServer, index: usize) -> String {
-    server.requests()[index].body["messages"][0]["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 /// A conversation without the `apply_patch` tool and with the built-in prompt is told the

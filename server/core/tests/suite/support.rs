@@ -295,3 +295,26 @@ pub fn entries_under(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     found
 }
+
+/// The JSON a tool call `call_id` returned, as the model received it in request `index`.
+pub fn tool_payload(server: &MockModelServer, index: usize, call_id: &str) -> Value {
+    let messages = server.requests()[index].body["messages"].clone();
+    let content = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no result for {call_id} in request {index}"))["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    serde_json::from_str(&content).unwrap()
+}
+
+/// The system prompt of request `index` (its first message).
+pub fn system_of(server: &MockModelServer, index: usize) -> String {
+    server.requests()[index].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
