@@ -71,6 +71,40 @@ struct Shared {
     walked: Condvar,
     /// Set by [`PathIndex::stop`]: the running walk quits, no other starts.
     stopped: AtomicBool,
+    /// Where a test holds every walk before each path.
+    #[cfg(test)]
+    gate: Gate,
+}
+
+/// A test's hold on the index's walks: while closed, each walker thread waits before its
+/// next path (and before looking at the stop flag, so a stop asked for while it waits is
+/// seen as soon as the gate opens).
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(super) struct Gate {
+    closed: Mutex<bool>,
+    changed: Condvar,
+}
+
+#[cfg(test)]
+impl Gate {
+    pub(super) fn close(&self) {
+        *lock(&self.closed) = true;
+    }
+
+    pub(super) fn open(&self) {
+        *lock(&self.closed) = false;
+        self.changed.notify_all();
+    }
+
+    fn pass(&self) {
+        let closed = lock(&self.closed);
+        drop(
+            self.changed
+                .wait_while(closed, |closed| *closed)
+                .unwrap_or_else(|poison| poison.into_inner()),
+        );
+    }
 }
 
 #[derive(Debug, Default)]
@@ -103,6 +137,8 @@ impl PathIndex {
                 state: Mutex::new(State::default()),
                 walked: Condvar::new(),
                 stopped: AtomicBool::new(false),
+                #[cfg(test)]
+                gate: Gate::default(),
             }),
         }
     }
@@ -173,6 +209,12 @@ impl PathIndex {
         );
     }
 
+    /// The test's hold on this index's walks.
+    #[cfg(test)]
+    pub(super) fn gate(&self) -> &Gate {
+        &self.shared.gate
+    }
+
     /// Whether [`PathIndex::stop`] was called.
     pub fn is_stopped(&self) -> bool {
         self.shared.stopped.load(Ordering::SeqCst)
@@ -224,7 +266,11 @@ impl Shared {
     /// One walk from start to installing its result.
     fn walk_into(&self, found: Arc<Mutex<Vec<Entry>>>) {
         let started = Instant::now();
-        walk_until(&self.root, &found, &self.stopped);
+        #[cfg(test)]
+        let pass = || self.gate.pass();
+        #[cfg(not(test))]
+        let pass = || {};
+        walk_until(&self.root, &found, &self.stopped, &pass);
         let mut entries = std::mem::take(&mut *lock(&found));
         entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let mut state = lock(&self.state);
@@ -248,7 +294,7 @@ impl Drop for PathIndex {
 /// Walks `root` at once on this thread (see [`walk_until`]).
 pub fn walk(root: &Path) -> Snapshot {
     let found = Mutex::new(Vec::new());
-    walk_until(root, &found, &AtomicBool::new(false));
+    walk_until(root, &found, &AtomicBool::new(false), &|| {});
     let mut entries = found
         .into_inner()
         .unwrap_or_else(|poison| poison.into_inner());
@@ -260,13 +306,14 @@ pub fn walk(root: &Path) -> Snapshot {
 /// `.gitignore` (also outside a git repository), `.ignore`, `.git/info/exclude`, the global
 /// git excludes, each read as the repository's files are (`ignore_files.rs`: bounded, no
 /// link out, no FIFO or device); hidden paths are kept (and marked) but `.git` is never
-/// entered; links are not followed.
-fn walk_until(root: &Path, found: &Mutex<Vec<Entry>>, stop: &AtomicBool) {
+/// entered; links are not followed. `pass` runs before each path (a test's gate).
+fn walk_until(root: &Path, found: &Mutex<Vec<Entry>>, stop: &AtomicBool, pass: &(dyn Fn() + Sync)) {
     crate::ignore_files::walker(root, root)
         .hidden(false)
         .build_parallel()
         .run(|| {
             Box::new(move |entry| {
+                pass();
                 if stop.load(Ordering::Relaxed) {
                     return WalkState::Quit;
                 }

@@ -174,42 +174,10 @@ fn hostile_queries_answer_from_inside_the_workspace_only() {
     );
 }
 
-/// A walk that cannot end until [`Gate::open`]: the walker blocks opening the named pipe
-/// `gate/.gitignore` (as it reads every `.gitignore`) until a writer opens it.
-struct Gate(std::path::PathBuf);
-
-impl Gate {
-    fn new(root: &Path) -> Self {
-        std::fs::create_dir_all(root.join("gate")).unwrap();
-        let pipe = root.join("gate/.gitignore");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &pipe,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
-        Self(pipe)
-    }
-
-    /// Lets a walker waiting at the gate through (reading nothing); a walker that comes
-    /// later waits again. Opening for reading and writing never blocks.
-    fn open(&self) {
-        drop(
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&self.0)
-                .unwrap(),
-        );
-    }
-}
-
-/// Calls `until` after each opening of `gate`, at most 2,000 times, 5 ms apart.
-fn open_until(gate: &Gate, mut until: impl FnMut() -> bool) -> bool {
+/// Opens `index`'s gate and calls `until` at most 2,000 times, 5 ms apart.
+fn open_until(index: &PathIndex, mut until: impl FnMut() -> bool) -> bool {
+    index.gate().open();
     for _ in 0..2_000 {
-        gate.open();
         if until() {
             return true;
         }
@@ -222,7 +190,7 @@ fn open_until(gate: &Gate, mut until: impl FnMut() -> bool) -> bool {
 fn a_stale_index_answers_at_once_while_a_background_walk_finds_new_files() {
     let dir = tree(&["one.rs"]);
     let index = walked(dir.path());
-    let gate = Gate::new(dir.path());
+    index.gate().close();
     std::fs::write(dir.path().join("two.rs"), "").unwrap();
     // Still fresh: the file is not known yet.
     assert_eq!(complete(&index, "rs", 10).len(), 1);
@@ -237,15 +205,15 @@ fn a_stale_index_answers_at_once_while_a_background_walk_finds_new_files() {
     assert_eq!(answer, vec!["one.rs"]);
     assert_eq!(index.walks(), 2, "a walk runs: no other starts");
     // Once the walk ends, the new file is offered.
-    assert!(open_until(&gate, || complete(&index, "rs", 10).len() == 2));
+    assert!(open_until(&index, || complete(&index, "rs", 10).len() == 2));
     assert_eq!(paths_of(&index, "two"), vec!["two.rs"]);
 }
 
 #[test]
 fn concurrent_first_calls_start_one_walk_and_answer_without_waiting_for_it() {
     let dir = tree(&["a/one.rs", "b/two.rs", "three.rs"]);
-    let gate = Gate::new(dir.path());
     let index = index(dir.path());
+    index.gate().close();
     std::thread::scope(|scope| {
         let calls: Vec<_> = (0..8)
             .map(|_| scope.spawn(|| complete(&index, "rs", 10)))
@@ -257,24 +225,24 @@ fn concurrent_first_calls_start_one_walk_and_answer_without_waiting_for_it() {
         }
     });
     assert_eq!(index.walks(), 1);
-    assert!(open_until(&gate, || complete(&index, "rs", 10).len() == 3));
+    assert!(open_until(&index, || complete(&index, "rs", 10).len() == 3));
     assert_eq!(index.walks(), 1);
 }
 
 #[test]
 fn stopping_the_index_ends_a_walk_in_progress_and_starts_no_other() {
     let dir = tree(&["one.rs", "two.rs"]);
-    let gate = Gate::new(dir.path());
     let index = index(dir.path());
+    index.gate().close();
     index.refresh();
     std::thread::scope(|scope| {
         let stopping = scope.spawn(|| index.stop());
-        // The walk may be held at the gate; let it through once the stop is asked for, so
-        // it sees the stop at its next path. `stop` returns once the walk's thread ended.
+        // The walk is held at the gate; let it through once the stop is asked for, so it
+        // sees the stop at its next path. `stop` returns once the walk's thread ended.
         let mut rounds = 0;
         while !stopping.is_finished() && rounds < 2_000 {
             if index.is_stopped() {
-                gate.open();
+                index.gate().open();
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
             rounds += 1;
