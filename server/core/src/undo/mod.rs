@@ -27,6 +27,8 @@
 
 mod git;
 mod store;
+#[cfg(test)]
+mod tests;
 mod watching;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -134,6 +136,8 @@ pub(crate) struct Checkpoints {
     inner: Mutex<Inner>,
     /// The running start of the last turn, which its end waits for.
     begun: Mutex<Option<Begun>>,
+    /// The most folders watched ([`watching::MAX_WATCHED_FOLDERS`] but in tests).
+    max_folders: usize,
 }
 
 type Begun = Shared<BoxFuture<'static, Option<String>>>;
@@ -147,6 +151,7 @@ impl Checkpoints {
                 stack: Vec::new(),
             }),
             begun: Mutex::default(),
+            max_folders: watching::MAX_WATCHED_FOLDERS,
         }
     }
 
@@ -232,7 +237,7 @@ impl Checkpoints {
             inner.phase = Phase::Off(reason.clone());
             return Err(reason);
         }
-        let (recorder, note) = Recorder::start(&self.workspace, &repository)?;
+        let (recorder, note) = Recorder::start(&self.workspace, &repository, self.max_folders)?;
         inner.phase = Phase::Recording(Box::new(recorder));
         Ok(note)
     }
@@ -350,6 +355,7 @@ impl Recorder {
     fn start(
         workspace: &Path,
         repository: &git::Repository,
+        max_folders: usize,
     ) -> Result<(Self, Option<String>), String> {
         let dir = WorkspaceDir::open(workspace)?;
         let store = Store::make()?;
@@ -366,7 +372,7 @@ impl Recorder {
             index: BTreeMap::new(),
             known: BTreeMap::new(),
         };
-        match FolderWatch::start(&markers) {
+        match FolderWatch::start(&markers, max_folders) {
             Ok(watch) => {
                 recorder.watch = Some(watch);
                 let mut found = BTreeSet::new();

@@ -36,11 +36,14 @@ pub(super) struct FolderWatch {
     markers: PathBuf,
     next_marker: u64,
     folders: usize,
+    /// At most this many folders ([`MAX_WATCHED_FOLDERS`] but in tests).
+    max_folders: usize,
 }
 
 impl FolderWatch {
-    /// Starts a watch with no workspace folder yet; markers go in `markers`.
-    pub fn start(markers: &Path) -> Result<Self, String> {
+    /// Starts a watch with no workspace folder yet, for at most `max_folders` folders;
+    /// markers go in `markers`.
+    pub fn start(markers: &Path, max_folders: usize) -> Result<Self, String> {
         let (events, raw) = std::sync::mpsc::channel();
         let mut notify = notify::recommended_watcher(move |event| {
             // The receiver goes with the session.
@@ -56,15 +59,17 @@ impl FolderWatch {
             markers: markers.to_path_buf(),
             next_marker: 0,
             folders: 0,
+            max_folders,
         })
     }
 
-    /// Watches `folder` (not its subfolders); an error past [`MAX_WATCHED_FOLDERS`] or when
-    /// the platform refuses.
+    /// Watches `folder` (not its subfolders); an error past the most folders or when the
+    /// platform refuses.
     pub fn watch(&mut self, folder: &Path) -> Result<(), String> {
-        if self.folders >= MAX_WATCHED_FOLDERS {
+        if self.folders >= self.max_folders {
             return Err(format!(
-                "the workspace has more than {MAX_WATCHED_FOLDERS} folders"
+                "the workspace has more than {} folders",
+                self.max_folders
             ));
         }
         self.notify
