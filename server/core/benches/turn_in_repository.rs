@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use coder_core::{ApiKey, Config, Engine, ProviderConfig, ProviderKind};
-use coder_protocol::Preset;
+use coder_protocol::{EngineState, EventMsg, Preset};
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 
 fn env_or(name: &str, default: usize) -> usize {
@@ -87,10 +87,15 @@ fn text() -> MockResponse {
 async fn turn(engine: &Engine, input: &str) -> Duration {
     let mut events = engine.subscribe();
     let start = Instant::now();
-    let task = engine.send(engine.root_conversation(), input).unwrap();
+    engine.send(engine.root_conversation(), input).unwrap();
+    // Idle: the turn's end is read for `/undo` before it.
     loop {
         let event = events.recv().await.unwrap();
-        if event.task_id == Some(task) && event.msg.task_end().is_some() {
+        if event.msg
+            == (EventMsg::StateChanged {
+                state: EngineState::Idle,
+            })
+        {
             break;
         }
     }

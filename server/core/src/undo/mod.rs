@@ -187,9 +187,10 @@ impl Checkpoints {
         let mut inner = lock(&self.inner);
         let Inner { phase, stack } = &mut *inner;
         let mut note = None;
+        let mut fresh = BTreeSet::new();
         if let Phase::Recording(recorder) = phase {
             let open = stack.last_mut().filter(|turn| turn.after.is_none());
-            recorder.sync(open);
+            fresh = recorder.sync(open);
             if recorder.store.bytes() > MAX_STORE_BYTES / 4 * 3 {
                 stack.clear();
                 recorder.compact(stack);
@@ -202,7 +203,7 @@ impl Checkpoints {
         }
         // A turn left open (its end was never recorded) is taken to end here.
         if let Some(turn) = stack.last_mut().filter(|turn| turn.after.is_none()) {
-            close(phase, turn);
+            close(phase, turn, &fresh);
         }
         stack.push(Turn::default());
         note
@@ -214,10 +215,11 @@ impl Checkpoints {
         let Some(turn) = stack.last_mut().filter(|turn| turn.after.is_none()) else {
             return;
         };
-        if let Phase::Recording(recorder) = phase {
-            recorder.sync(Some(turn));
-        }
-        close(phase, turn);
+        let fresh = match phase {
+            Phase::Recording(recorder) => recorder.sync(Some(turn)),
+            _ => BTreeSet::new(),
+        };
+        close(phase, turn, &fresh);
     }
 
     /// Starts recording, once: the first tool that may change files is about to run.
@@ -302,9 +304,9 @@ impl Checkpoints {
             return Ok("the last turn changed no file to undo".to_owned());
         };
         let open = stack.last_mut().filter(|turn| turn.after.is_none());
-        recorder.sync(open);
+        let fresh = recorder.sync(open);
         if let Some(turn) = stack.last_mut().filter(|turn| turn.after.is_none()) {
-            close(phase, turn);
+            close(phase, turn, &fresh);
         }
         let Phase::Recording(recorder) = phase else {
             return Err("/undo is off".to_owned());
@@ -336,12 +338,16 @@ impl crate::tools::ChangeRecorder for Checkpoints {
     }
 }
 
-/// Ends `turn`: each file it changed is read as it is now.
-fn close(phase: &mut Phase, turn: &mut Turn) {
+/// Ends `turn`: each file it changed is read as it is now (but those of `fresh`, read just
+/// now).
+fn close(phase: &mut Phase, turn: &mut Turn, fresh: &BTreeSet<String>) {
     let mut after = BTreeMap::new();
     if let Phase::Recording(recorder) = phase {
         for relative in turn.before.keys() {
-            let now = recorder.read_now(relative);
+            let now = match recorder.known.get(relative) {
+                Some(known) if fresh.contains(relative) => known.clone(),
+                _ => recorder.read_now(relative),
+            };
             recorder.known.insert(relative.clone(), now.clone());
             after.insert(relative.clone(), now);
         }
@@ -414,10 +420,10 @@ impl Recorder {
     }
 
     /// Reads what changed since the last reading: each changed file is copied, and what it
-    /// held before goes into `turn`, when one is open.
-    fn sync(&mut self, mut turn: Option<&mut Turn>) {
+    /// held before goes into `turn`, when one is open. Returns the files read.
+    fn sync(&mut self, mut turn: Option<&mut Turn>) -> BTreeSet<String> {
         let Some(watch) = self.watch.as_mut() else {
-            return;
+            return BTreeSet::new();
         };
         let changed = watch.changed();
         if changed.missed
@@ -429,14 +435,15 @@ impl Recorder {
         for path in changed.paths {
             self.expand(&path, &mut files);
         }
-        for relative in files {
-            let now = self.read_now(&relative);
-            let before = self.known_of(&relative);
+        for relative in &files {
+            let now = self.read_now(relative);
+            let before = self.known_of(relative);
             if let Some(turn) = turn.as_deref_mut() {
                 turn.before.entry(relative.clone()).or_insert(before);
             }
-            self.known.insert(relative, now);
+            self.known.insert(relative.clone(), now);
         }
+        files
     }
 
     /// The files a change at `path` may concern: the file itself; for a new folder, what is
