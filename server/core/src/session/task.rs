@@ -32,7 +32,6 @@ use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
     TurnOutcome, TurnTools, UsageNow, Verifier, interrupted, run_turn,
 };
-use crate::undo::PendingCheckpoint;
 
 /// What a task of a conversation is told and offered ([`Session::task_prompt`]).
 struct TaskPrompt {
@@ -340,7 +339,7 @@ impl Session {
         let checkpoint = if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
             self.services.checkpoints.begin_turn()
         } else {
-            PendingCheckpoint::default()
+            self.services.checkpoints.within_turn()
         };
         let files = self.workspace_files();
         let rules = &files.rules;

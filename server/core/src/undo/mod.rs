@@ -167,7 +167,17 @@ impl Checkpoints {
         *lock(&self.begun) = Some(begun.clone());
         PendingCheckpoint(Some(Arc::new(Pending {
             checkpoints: Arc::clone(self),
-            begun,
+            begun: Some(begun),
+            told: std::sync::atomic::AtomicBool::new(false),
+        })))
+    }
+
+    /// For a task inside a turn (a conversation's, a continuation): no turn starts, but its
+    /// tools that may change files start the recorder as the turn's would.
+    pub fn within_turn(self: &Arc<Self>) -> PendingCheckpoint {
+        PendingCheckpoint(Some(Arc::new(Pending {
+            checkpoints: Arc::clone(self),
+            begun: None,
             told: std::sync::atomic::AtomicBool::new(false),
         })))
     }
@@ -675,7 +685,8 @@ pub(crate) struct PendingCheckpoint(Option<Arc<Pending>>);
 
 struct Pending {
     checkpoints: Arc<Checkpoints>,
-    begun: Begun,
+    /// The turn's start; `None` for a task inside a turn.
+    begun: Option<Begun>,
     /// Whether the notes were said (once per turn).
     told: std::sync::atomic::AtomicBool,
 }
@@ -687,7 +698,10 @@ impl PendingCheckpoint {
         let Some(pending) = &self.0 else {
             return;
         };
-        let note = pending.begun.clone().await;
+        let note = match &pending.begun {
+            Some(begun) => begun.clone().await,
+            None => None,
+        };
         let checkpoints = Arc::clone(&pending.checkpoints);
         let started = tokio::task::spawn_blocking(move || checkpoints.start()).await;
         if pending.told.swap(true, std::sync::atomic::Ordering::SeqCst) {

@@ -370,3 +370,46 @@ async fn undo_after_a_turn_that_only_talked_changes_nothing() {
         "original"
     );
 }
+
+/// The first tool that changes files may run in a conversation the turn started
+/// (`conv_create`): the recorder starts for it as for the turn's own, and `/undo` reverts it
+/// with the turn.
+#[tokio::test]
+async fn undo_reverts_what_a_conversation_the_turn_started_changed() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "a1",
+            "conv_create",
+            serde_json::json!({"user_instruction": "change the file"}),
+        ),
+        MockResponse::tool_call(
+            "b1",
+            "bash",
+            serde_json::json!({"command": "printf child > tracked.txt"}),
+        ),
+        MockResponse::text("changed"),
+        MockResponse::text("all done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |config| config.preset = coder_protocol::Preset::Yolo,
+        Vec::new(),
+    );
+    let dir = h.workspace.path().to_path_buf();
+    repository_with_tracked_txt(&dir);
+    h.engine.send(h.root, "delegate").unwrap();
+    until_idle(&mut h).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracked.txt")).unwrap(),
+        "child"
+    );
+    let said = h.engine.command(h.root, "/undo").unwrap().text;
+    assert_eq!(said, "undid the last turn: restored tracked.txt");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tracked.txt")).unwrap(),
+        "original"
+    );
+}
