@@ -8,6 +8,21 @@ use pretty_assertions::assert_eq;
 
 use super::support::{Harness, git, repository_with_tracked_txt, until_idle};
 
+/// The model's call of `bash` with `command`.
+fn bash(id: &str, command: &str) -> MockResponse {
+    MockResponse::tool_call(id, "bash", serde_json::json!({ "command": command }))
+}
+
+/// A session whose tools run without asking (their changes are what `/undo` reverts).
+fn yolo(server: &MockModelServer) -> Harness {
+    Harness::with(
+        server,
+        ProviderKind::OpenAi,
+        |config| config.preset = coder_protocol::Preset::Yolo,
+        Vec::new(),
+    )
+}
+
 #[tokio::test]
 async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
     let server = MockModelServer::start(vec![
@@ -16,10 +31,9 @@ async fn undo_reverts_the_last_turns_edits_creations_and_command_changes() {
             "write",
             serde_json::json!({"path": "made.txt", "content": "new\n"}),
         ),
-        MockResponse::tool_call(
+        bash(
             "b1",
-            "bash",
-            serde_json::json!({"command": "printf changed > tracked.txt && printf also > notes.txt"}),
+            "printf changed > tracked.txt && printf also > notes.txt",
         ),
         MockResponse::text("done"),
     ])
@@ -105,10 +119,9 @@ fn objects_and_refs(dir: &std::path::Path) -> (Vec<std::path::PathBuf>, String) 
 #[tokio::test]
 async fn undo_keeps_its_records_out_of_the_repository_and_skips_large_files() {
     let server = MockModelServer::start(vec![
-        MockResponse::tool_call(
+        bash(
             "b1",
-            "bash",
-            serde_json::json!({"command": "printf changed > tracked.txt && printf more >> big.bin"}),
+            "printf changed > tracked.txt && printf more >> big.bin",
         ),
         MockResponse::text("done"),
     ])
@@ -153,21 +166,15 @@ async fn undo_keeps_its_records_out_of_the_repository_and_skips_large_files() {
 #[tokio::test]
 async fn undo_keeps_what_the_person_changed_after_the_turn() {
     let server = MockModelServer::start(vec![
-        MockResponse::tool_call(
+        bash(
             "b1",
-            "bash",
-            serde_json::json!({"command": "printf turn > tracked.txt && printf turn > other.txt && printf new > made.txt"}),
+            "printf turn > tracked.txt && printf turn > other.txt && printf new > made.txt",
         ),
         MockResponse::text("done"),
     ])
     .await
     .unwrap();
-    let mut h = Harness::with(
-        &server,
-        ProviderKind::OpenAi,
-        |config| config.preset = coder_protocol::Preset::Yolo,
-        Vec::new(),
-    );
+    let mut h = yolo(&server);
     let dir = h.workspace.path().to_path_buf();
     git(&dir, &["init", "-q"]);
     for name in ["tracked.txt", "other.txt", "mine.txt"] {
@@ -245,10 +252,9 @@ async fn a_repository_whose_config_names_programs_never_runs_them_for_checkpoint
 #[tokio::test]
 async fn undo_puts_back_a_folder_a_command_removed_and_removes_one_it_made() {
     let server = MockModelServer::start(vec![
-        MockResponse::tool_call(
+        bash(
             "b1",
-            "bash",
-            serde_json::json!({"command": "rm -r src && mkdir -p made/deep && printf x > made/deep/f.txt"}),
+            "rm -r src && mkdir -p made/deep && printf x > made/deep/f.txt",
         ),
         MockResponse::text("done"),
     ])
@@ -293,11 +299,7 @@ async fn undo_puts_back_a_folder_a_command_removed_and_removes_one_it_made() {
 #[tokio::test]
 async fn undo_puts_back_what_the_person_saved_between_turns() {
     let server = MockModelServer::start(vec![
-        MockResponse::tool_call(
-            "b1",
-            "bash",
-            serde_json::json!({"command": "printf one > tracked.txt"}),
-        ),
+        bash("b1", "printf one > tracked.txt"),
         MockResponse::text("first"),
         MockResponse::tool_call(
             "w2",
@@ -308,12 +310,7 @@ async fn undo_puts_back_what_the_person_saved_between_turns() {
     ])
     .await
     .unwrap();
-    let mut h = Harness::with(
-        &server,
-        ProviderKind::OpenAi,
-        |config| config.preset = coder_protocol::Preset::Yolo,
-        Vec::new(),
-    );
+    let mut h = yolo(&server);
     let dir = h.workspace.path().to_path_buf();
     repository_with_tracked_txt(&dir);
     let read = || std::fs::read_to_string(dir.join("tracked.txt")).unwrap();
@@ -339,22 +336,13 @@ async fn undo_puts_back_what_the_person_saved_between_turns() {
 #[tokio::test]
 async fn undo_after_a_turn_that_only_talked_changes_nothing() {
     let server = MockModelServer::start(vec![
-        MockResponse::tool_call(
-            "b1",
-            "bash",
-            serde_json::json!({"command": "printf one > tracked.txt"}),
-        ),
+        bash("b1", "printf one > tracked.txt"),
         MockResponse::text("first"),
         MockResponse::text("just talk"),
     ])
     .await
     .unwrap();
-    let mut h = Harness::with(
-        &server,
-        ProviderKind::OpenAi,
-        |config| config.preset = coder_protocol::Preset::Yolo,
-        Vec::new(),
-    );
+    let mut h = yolo(&server);
     let dir = h.workspace.path().to_path_buf();
     repository_with_tracked_txt(&dir);
     h.engine.send(h.root, "first").unwrap();
@@ -382,22 +370,13 @@ async fn undo_reverts_what_a_conversation_the_turn_started_changed() {
             "conv_create",
             serde_json::json!({"user_instruction": "change the file"}),
         ),
-        MockResponse::tool_call(
-            "b1",
-            "bash",
-            serde_json::json!({"command": "printf child > tracked.txt"}),
-        ),
+        bash("b1", "printf child > tracked.txt"),
         MockResponse::text("changed"),
         MockResponse::text("all done"),
     ])
     .await
     .unwrap();
-    let mut h = Harness::with(
-        &server,
-        ProviderKind::OpenAi,
-        |config| config.preset = coder_protocol::Preset::Yolo,
-        Vec::new(),
-    );
+    let mut h = yolo(&server);
     let dir = h.workspace.path().to_path_buf();
     repository_with_tracked_txt(&dir);
     h.engine.send(h.root, "delegate").unwrap();
