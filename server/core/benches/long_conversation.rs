@@ -16,8 +16,10 @@
 //! The floor at each size: serializing the last request's body once with `serde_json` from
 //! a `Value` already built (the body as the server read it, parsed before the clock starts).
 //! Printed: medians over turns, the CPU per turn against the floor (target: within 2x at
-//! every size), and the CPU per turn at 10,000 messages against 100 (flat: what grows is
-//! only the floor's own writing of the bytes).
+//! every size; at 100 messages a turn's fixed cost, about a millisecond, outweighs a floor
+//! of tens of microseconds), the later half of the turns against the earlier (flat per
+//! turn: 1x), and what a turn's CPU grows from 100 to 10,000 messages against what the
+//! floor grows.
 //!
 //! `cargo bench -p coder-core --bench long_conversation` (`-- openai` or `-- anthropic` for
 //! one format; `BENCH_RUNS=N` turns per size, default 30).
@@ -141,6 +143,8 @@ struct Measured {
     cpu: Duration,
     /// The CPU of the pause after a turn, in which the idle session writes its snapshot.
     idle_cpu: Duration,
+    /// The median CPU of the later half of the turns against the earlier half's.
+    drift: f64,
     floor: Duration,
     body_bytes: usize,
 }
@@ -190,8 +194,11 @@ async fn measure(format: Format, messages: usize, runs: usize) -> Measured {
         floors.push(start.elapsed());
         assert_eq!(written.len(), body.len(), "the floor writes the same body");
     }
+    let later = median(cpus[runs / 2..].to_vec());
+    let earlier = median(cpus[..runs / 2].to_vec());
     Measured {
         wall: median(walls),
+        drift: later.as_secs_f64() / earlier.as_secs_f64(),
         cpu: median(cpus),
         idle_cpu: median(idle_cpus),
         floor: median(floors),
@@ -208,10 +215,11 @@ async fn main() {
             continue;
         }
         let mut cpus = Vec::new();
+        let mut floors = Vec::new();
         for messages in SIZES {
             let measured = measure(format, messages, runs).await;
             println!(
-                "{} {:>6} messages ({:.2} MB request): turn {:.3} ms wall, {:.3} ms CPU; floor (serialize the body) {:.3} ms; CPU/floor {:.2}x (target <= 2x); idle snapshot after it {:.3} ms CPU",
+                "{} {:>6} messages ({:.2} MB request): turn {:.3} ms wall, {:.3} ms CPU; floor (serialize the body) {:.3} ms; CPU/floor {:.2}x (target <= 2x); later turns/earlier {:.2}x; idle snapshot after it {:.3} ms CPU",
                 format.name(),
                 messages,
                 measured.body_bytes as f64 / 1e6,
@@ -219,14 +227,20 @@ async fn main() {
                 ms(measured.cpu),
                 ms(measured.floor),
                 measured.cpu.as_secs_f64() / measured.floor.as_secs_f64(),
+                measured.drift,
                 ms(measured.idle_cpu),
             );
             cpus.push(measured.cpu);
+            floors.push(measured.floor);
         }
+        let grown = cpus[2].saturating_sub(cpus[0]);
+        let floor_grown = floors[2].saturating_sub(floors[0]);
         println!(
-            "{} one more turn's CPU, 10,000 messages against 100: {:.2}x",
+            "{} from 100 to 10,000 messages a turn's CPU grows {:.3} ms, the floor {:.3} ms: {:.2}x (target <= 2x)",
             format.name(),
-            cpus[2].as_secs_f64() / cpus[0].as_secs_f64()
+            ms(grown),
+            ms(floor_grown),
+            grown.as_secs_f64() / floor_grown.as_secs_f64()
         );
     }
 }
