@@ -386,12 +386,13 @@ impl Session {
             mcp_changes.unwrap_or_default(),
             tools_in_prompt,
         );
-        let (todos, seen, history, size, worker) = {
+        let (todos, seen, history, wire, size, worker) = {
             let conv = lock(conversation);
             (
                 conv.todos.clone(),
                 conv.seen.clone(),
                 conv.history.clone(),
+                conv.wire.clone(),
                 conv.size,
                 conv.worker,
             )
@@ -431,6 +432,7 @@ impl Session {
             system,
             offered,
             history,
+            wire,
             size,
             prompted,
             max_steps: config.max_steps,
