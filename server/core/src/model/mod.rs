@@ -168,7 +168,7 @@ pub struct ModelRequest<'a> {
     /// The history.
     pub messages: &'a [ChatMessage],
     /// How each history message is written when the history goes as text (tools in the
-    /// prompt, `crate::tool_prompt`); `None` writes it as it is.
+    /// prompt, `tool_prompt.rs`); `None` writes it as it is.
     pub as_text: Option<fn(&ChatMessage) -> ChatMessage>,
     /// The conversation's history as earlier requests wrote it, which this one extends;
     /// `None` writes the whole history.
