@@ -225,6 +225,10 @@ pub struct McpManager {
     generation: AtomicU64,
     /// The manager itself, for the tasks it starts (they hold it only weakly).
     me: Weak<McpManager>,
+    /// Cancelled when the session ends ([`McpManager::shutdown`], [`McpManager::kill_now`]):
+    /// [`watch_for_exits`] ends then, not only once the manager is dropped (an engine
+    /// disposed in Node may be collected much later).
+    ended: CancellationToken,
 }
 
 impl McpManager {
@@ -246,6 +250,7 @@ impl McpManager {
             exits,
             generation: AtomicU64::new(0),
             me: me.clone(),
+            ended: CancellationToken::new(),
         });
         let mut starts = Vec::new();
         let mut started = Vec::new();
@@ -277,8 +282,12 @@ impl McpManager {
             settling.manager.list_tools().await;
             // The watcher holds the manager only weakly: it ends with it.
             let watched = Arc::downgrade(&settling.manager);
+            let ended = settling.manager.ended.clone();
             drop(settling);
-            watch_for_exits(watched, exited).await;
+            tokio::select! {
+                () = watch_for_exits(watched, exited) => {}
+                () = ended.cancelled() => {}
+            }
         });
         manager
     }
@@ -647,6 +656,7 @@ impl McpManager {
 
     /// Shuts every server down gracefully (close stdin, wait, SIGTERM, kill) and reaps it.
     pub async fn shutdown(&self) {
+        self.ended.cancel();
         let (services, starting): (Vec<Stopping>, Vec<u32>) = {
             let mut servers = lock(&self.servers);
             let mut services = Vec::new();
@@ -679,6 +689,7 @@ impl McpManager {
     /// dropped first, as [`McpManager::shutdown`] drops it: coder ended them, so their
     /// exits are not reported as failures.
     pub(crate) fn kill_now(&self) {
+        self.ended.cancel();
         let pids: Vec<u32> = lock(&self.servers)
             .values_mut()
             .filter_map(|server| {
