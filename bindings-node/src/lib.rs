@@ -3,7 +3,7 @@
 //! Each export converts its arguments, calls the engine, converts the result; errors are
 //! mapped in one place ([`error`]). No agent logic lives here. Events leave through one
 //! forwarding task ([`events`]) as JSON batches, in `seq` order. Every engine of the process
-//! runs on one runtime ([`runtime`]). The TypeScript SDK in `ts/` builds the public API on
+//! runs on a few engine threads ([`runtime`]). The TypeScript SDK in `ts/` builds the public API on
 //! top of [`NativeEngine`].
 
 mod events;
@@ -100,6 +100,8 @@ fn to_json(value: impl serde::Serialize) -> Result<Value> {
 pub struct NativeEngine {
     engine: Engine,
     forwarder: Mutex<Option<Forwarder>>,
+    /// The engine thread's runtime this engine runs on.
+    runtime: tokio::runtime::Handle,
 }
 
 /// An engine collected without `dispose` still ends its work (its task cancelled, saving
@@ -108,7 +110,12 @@ pub struct NativeEngine {
 impl Drop for NativeEngine {
     fn drop(&mut self) {
         self.engine.shutdown_now();
-        if let Some(forwarder) = self.forwarder.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(forwarder) = self
+            .forwarder
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             forwarder.abort();
         }
     }
@@ -125,7 +132,7 @@ impl NativeEngine {
     pub fn create(options: Value, on_events: Function<String, ()>) -> Result<Self> {
         let options: EngineOptions = parse("engine options", options)?;
         let config = options::config(&options).map_err(invalid)?;
-        let runtime = runtime::handle();
+        let runtime = runtime::next().map_err(|err| Error::new(ErrorKind::Internal.code(), err))?;
         let engine = {
             let _on_the_runtime = runtime.enter();
             Engine::new(config).map_err(error)?
@@ -134,6 +141,7 @@ impl NativeEngine {
         Ok(Self {
             engine,
             forwarder: Mutex::new(Some(forwarder)),
+            runtime,
         })
     }
 
@@ -376,12 +384,20 @@ impl NativeEngine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        promise(env, async move {
+        // On the engine's thread, where its tasks run.
+        let ended = self.runtime.spawn(async move {
             engine.shutdown().await;
             if let Some(forwarder) = forwarder {
                 forwarder.stop().await;
             }
-            Ok(())
+        });
+        promise(env, async move {
+            ended.await.map_err(|err| {
+                Error::new(
+                    ErrorKind::Internal.code(),
+                    format!("disposing the engine failed: {err}"),
+                )
+            })
         })
     }
 }
@@ -403,7 +419,7 @@ pub fn check_model(env: &Env, model: Value) -> napi::Result<PromiseRaw<'_, Strin
     })
 }
 
-/// How many tasks the addon's runtime holds now, shared by every engine of the process: 0
+/// How many tasks the engine threads hold now, shared by every engine of the process: 0
 /// once every engine is disposed (a diagnostic; nothing to act on).
 #[napi]
 pub fn runtime_tasks() -> u32 {
