@@ -17,8 +17,8 @@ const addon = createRequire(import.meta.url)("../native/index.js");
 /** More engines than inotify instances a user gets by default. */
 const ENGINES = 200;
 
-/** The runtime's 2 workers and at most 16 blocking threads, the watcher's 2 threads, and
- * a few of Node's own that start on first use. */
+/** The 2 engine threads and at most 16 blocking threads, napi's promise worker, the
+ * watcher's 2 threads, and a few of Node's own that start on first use. */
 const MOST_ADDED_THREADS = 28;
 
 const threads = () => readdirSync("/proc/self/task").length;
@@ -68,7 +68,7 @@ test(`${ENGINES} engines in one process hold a bounded number of threads and eac
   assert.ok(threads() - before <= MOST_ADDED_THREADS, `${threads() - before} threads added`);
 });
 
-test("disposed engines leave no task running on the shared runtime", async () => {
+test("disposed engines leave no task running on the shared engine threads", async () => {
   const engines = [];
   for (let i = 0; i < 20; i++) {
     const dir = workspace();

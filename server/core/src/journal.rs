@@ -372,10 +372,7 @@ impl Inner {
         if self.syncer.is_none() {
             self.syncer = Syncer::start().ok();
         }
-        let handed = self
-            .syncer
-            .as_ref()
-            .is_some_and(|syncer| syncer.hand(file));
+        let handed = self.syncer.as_ref().is_some_and(|syncer| syncer.hand(file));
         if !handed {
             return file.sync_data().map_err(|err| cannot(err.to_string()));
         }

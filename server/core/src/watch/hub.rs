@@ -252,7 +252,9 @@ impl Running {
         let flush_folder = flush_folder(&mut notify);
         let shared = Arc::new(Shared {
             routes: Mutex::new(Routes::new(
-                flush_folder.as_ref().map(|folder| folder.path().to_path_buf()),
+                flush_folder
+                    .as_ref()
+                    .map(|folder| folder.path().to_path_buf()),
             )),
             flushed: Condvar::new(),
         });
