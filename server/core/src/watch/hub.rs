@@ -23,7 +23,7 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::WatchedFolder;
-use super::routes::{self, Message, Routes, Subscriber};
+use super::routes::{self, Message, Routes, Shared, Subscriber};
 use crate::sync::lock;
 
 /// The longest [`Hub::flush`] waits for its marker before it returns anyway.
@@ -54,13 +54,6 @@ struct Running {
     /// Alive while notify's thread holds the event handler (tests check that it ends).
     #[cfg(test)]
     handler_alive: std::sync::Weak<()>,
-}
-
-/// The state the debouncer's thread shares with the subscribers' calls.
-pub(super) struct Shared {
-    pub routes: Mutex<Routes>,
-    /// Told each time a flush marker has been read.
-    pub flushed: Condvar,
 }
 
 /// One watched folder: how many subscribers want it watched flat and recursively, and how

@@ -11,12 +11,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use notify::EventKind;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::hub::Shared;
 use super::{WatchedFolder, ignored};
 use crate::sync::lock;
 
@@ -31,6 +31,13 @@ const LONGEST_WAIT: Duration = Duration::from_secs(2);
 pub(super) enum Message {
     Event(notify::Result<notify::Event>),
     Stop,
+}
+
+/// The state the debouncer's thread shares with the subscribers' calls.
+pub(super) struct Shared {
+    pub routes: Mutex<Routes>,
+    /// Told each time a flush marker has been read.
+    pub flushed: Condvar,
 }
 
 /// One subscriber: its workspace (for [`ignored`]), its channel, what it wants watched,
