@@ -234,6 +234,10 @@ pub struct McpManager {
     closed: Arc<Mutex<bool>>,
     /// The manager itself, for the tasks it starts (they hold it only weakly).
     me: Weak<McpManager>,
+    /// Cancelled when the session ends ([`McpManager::shutdown`], [`McpManager::kill_now`]):
+    /// [`watch_for_exits`] ends then, not only once the manager is dropped (an engine
+    /// disposed in Node may be collected much later).
+    ended: CancellationToken,
 }
 
 impl McpManager {
@@ -256,6 +260,7 @@ impl McpManager {
             generation: AtomicU64::new(0),
             closed: Arc::default(),
             me: me.clone(),
+            ended: CancellationToken::new(),
         });
         let mut starts = Vec::new();
         let mut started = Vec::new();
@@ -287,8 +292,12 @@ impl McpManager {
             settling.manager.list_tools().await;
             // The watcher holds the manager only weakly: it ends with it.
             let watched = Arc::downgrade(&settling.manager);
+            let ended = settling.manager.ended.clone();
             drop(settling);
-            watch_for_exits(watched, exited).await;
+            tokio::select! {
+                () = watch_for_exits(watched, exited) => {}
+                () = ended.cancelled() => {}
+            }
         });
         manager
     }
@@ -659,6 +668,7 @@ impl McpManager {
     pub async fn shutdown(&self) {
         // From here no start spawns a process; one spawned before has its id recorded.
         *lock(&self.closed) = true;
+        self.ended.cancel();
         let (services, starting): (Vec<Stopping>, Vec<u32>) = {
             let mut servers = lock(&self.servers);
             let mut services = Vec::new();
@@ -691,6 +701,8 @@ impl McpManager {
     /// dropped first, as [`McpManager::shutdown`] drops it: coder ended them, so their
     /// exits are not reported as failures.
     pub(crate) fn kill_now(&self) {
+        *lock(&self.closed) = true;
+        self.ended.cancel();
         let pids: Vec<u32> = lock(&self.servers)
             .values_mut()
             .filter_map(|server| {
