@@ -75,7 +75,20 @@ export type EventMsg =
       toolCalls: Array<RequestedToolCall>,
       interrupted: boolean,
     }
-  | { "type": "tool_call_started", callId: string, toolName: string, arguments: JsonValue }
+  | {
+      "type": "tool_call_started",
+      callId: string,
+      toolName: string,
+      arguments: JsonValue,
+      /**
+       * What the call does; a client shows it by this, not by `toolName`.
+       */
+      kind: ToolKind,
+      /**
+       * The paths the call reads or changes, absolute (empty when it names none).
+       */
+      locations: Array<ToolLocation>,
+    }
   | {
       "type": "tool_call_completed",
       callId: string,
@@ -109,6 +122,14 @@ export type EventMsg =
       callId: string,
       toolName: string,
       arguments: JsonValue,
+      /**
+       * What the call does.
+       */
+      kind: ToolKind,
+      /**
+       * The paths the call reads or changes, absolute (empty when it names none).
+       */
+      locations: Array<ToolLocation>,
       /**
        * One line saying what would run and why the person is asked.
        */
@@ -366,6 +387,37 @@ export type TokenUsage = {
 export type TodoItem = { content: string, status: TodoStatus };
 
 export type TodoStatus = "pending" | "in_progress" | "completed";
+
+// tool_kind.rs
+
+/**
+ * What a tool call does.
+ */
+export type ToolKind =
+  | "read"
+  | "edit"
+  | "delete"
+  | "move"
+  | "search"
+  | "execute"
+  | "think"
+  | "fetch"
+  | "switch_mode"
+  | "other";
+
+/**
+ * A place in the workspace (or beyond it) a tool call reads or changes.
+ */
+export type ToolLocation = {
+  /**
+   * An absolute path.
+   */
+  path: string,
+  /**
+   * The first line concerned (1-based), when the call names one.
+   */
+  line?: number,
+};
 
 // reference.rs
 

@@ -351,6 +351,7 @@ impl Human {
                 call_id,
                 tool_name,
                 arguments,
+                ..
             } => {
                 let key = match arguments["command"].as_str() {
                     Some(command) => command.lines().next().unwrap_or_default().to_owned(),

@@ -15,11 +15,16 @@
 //!
 //! The floor at each size: serializing the last request's body once with `serde_json` from
 //! a `Value` already built (the body as the server read it, parsed before the clock starts).
-//! Printed: medians over turns, the CPU per turn against the floor (target: within 2x at
-//! every size; at 100 messages a turn's fixed cost, about a millisecond, outweighs a floor
-//! of tens of microseconds), the later half of the turns against the earlier (flat per
-//! turn: 1x), and what a turn's CPU grows from 100 to 10,000 messages against what the
-//! floor grows.
+//! The exchange floor at each size: the cheapest program doing a turn's whole work over the
+//! wire, with the same server and the same HTTP client the engine uses: serialize that body,
+//! post it, read the reply to its end (the process's CPU, the server's part included, as
+//! for the turn).
+//! Printed: medians over turns, the CPU per turn against both floors (target: within 2x of
+//! the serialization floor at every size; at 100 messages a turn's fixed cost outweighs a
+//! floor of tens of microseconds, which the exchange floor shows: that cost is mostly the
+//! HTTP exchange itself), the later half of the turns against the earlier (flat per turn:
+//! 1x), and what a turn's CPU grows from 100 to 10,000 messages against what the floor
+//! grows.
 //!
 //! `cargo bench -p coder-core --bench long_conversation` (`-- openai` or `-- anthropic` for
 //! one format; `BENCH_RUNS=N` turns per size, default 30).
@@ -146,6 +151,8 @@ struct Measured {
     /// The median CPU of the later half of the turns against the earlier half's.
     drift: f64,
     floor: Duration,
+    /// The exchange floor's CPU: serialize, post, read the reply.
+    exchange_floor: Duration,
     body_bytes: usize,
 }
 
@@ -186,6 +193,7 @@ async fn measure(format: Format, messages: usize, runs: usize) -> Measured {
     }
     let body = server.last_request_body();
     engine.shutdown().await;
+    let exchange_floor = exchange_floor(format, &server, &body, &reply, runs).await;
     let value: Value = serde_json::from_slice(&body).unwrap();
     let mut floors = Vec::new();
     for _ in 0..runs {
@@ -202,8 +210,48 @@ async fn measure(format: Format, messages: usize, runs: usize) -> Measured {
         cpu: median(cpus),
         idle_cpu: median(idle_cpus),
         floor: median(floors),
+        exchange_floor,
         body_bytes: body.len(),
     }
+}
+
+/// The median CPU of serializing `body` (parsed before the clock starts), posting it to
+/// `server` as the engine does (one kept-alive client, the same headers' weight) and reading
+/// `reply` back to its end.
+async fn exchange_floor(
+    format: Format,
+    server: &PlainServer,
+    body: &[u8],
+    reply: &str,
+    runs: usize,
+) -> Duration {
+    let value: Value = serde_json::from_slice(body).unwrap();
+    let url = match format {
+        Format::OpenAi => format!("http://{}/v1/chat/completions", server.addr()),
+        Format::Anthropic => format!("http://{}/v1/messages", server.addr()),
+    };
+    let client = reqwest::Client::new();
+    let mut cpus = Vec::new();
+    for run in 0..runs + 3 {
+        server.push(reply);
+        let spent = cpu();
+        let written = serde_json::to_vec(&value).unwrap();
+        let response = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("authorization", "Bearer bench")
+            .body(written)
+            .send()
+            .await
+            .unwrap();
+        let read = response.bytes().await.unwrap();
+        let spent = cpu() - spent;
+        assert!(!read.is_empty(), "the reply is read");
+        if run >= 3 {
+            cpus.push(spent);
+        }
+    }
+    median(cpus)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -219,7 +267,7 @@ async fn main() {
         for messages in SIZES {
             let measured = measure(format, messages, runs).await;
             println!(
-                "{} {:>6} messages ({:.2} MB request): turn {:.3} ms wall, {:.3} ms CPU; floor (serialize the body) {:.3} ms; CPU/floor {:.2}x (target <= 2x); later turns/earlier {:.2}x; idle snapshot after it {:.3} ms CPU",
+                "{} {:>6} messages ({:.2} MB request): turn {:.3} ms wall, {:.3} ms CPU; floor (serialize the body) {:.3} ms; CPU/floor {:.2}x (target <= 2x); exchange floor (serialize, post, read the reply) {:.3} ms CPU, CPU/exchange floor {:.2}x; later turns/earlier {:.2}x; idle snapshot after it {:.3} ms CPU",
                 format.name(),
                 messages,
                 measured.body_bytes as f64 / 1e6,
@@ -227,6 +275,8 @@ async fn main() {
                 ms(measured.cpu),
                 ms(measured.floor),
                 measured.cpu.as_secs_f64() / measured.floor.as_secs_f64(),
+                ms(measured.exchange_floor),
+                measured.cpu.as_secs_f64() / measured.exchange_floor.as_secs_f64(),
                 measured.drift,
                 ms(measured.idle_cpu),
             );

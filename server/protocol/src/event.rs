@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::{ConversationId, ErrorKind, FileReference, Mode, TaskId, TodoItem, TokenUsage};
+use crate::{
+    ConversationId, ErrorKind, FileReference, Mode, TaskId, TodoItem, TokenUsage, ToolKind,
+    ToolLocation,
+};
 
 /// One engine event with its envelope.
 ///
@@ -101,6 +104,10 @@ pub enum EventMsg {
         call_id: String,
         tool_name: String,
         arguments: Value,
+        /// What the call does; a client shows it by this, not by `toolName`.
+        kind: ToolKind,
+        /// The paths the call reads or changes, absolute (empty when it names none).
+        locations: Vec<ToolLocation>,
     },
     /// A tool call finished; `output` is what the model receives.
     ToolCallCompleted {
@@ -132,6 +139,10 @@ pub enum EventMsg {
         call_id: String,
         tool_name: String,
         arguments: Value,
+        /// What the call does.
+        kind: ToolKind,
+        /// The paths the call reads or changes, absolute (empty when it names none).
+        locations: Vec<ToolLocation>,
         /// One line saying what would run and why the person is asked.
         summary: String,
         options: Vec<String>,

@@ -34,6 +34,7 @@ mod permission;
 mod reference;
 pub mod table;
 mod todo;
+mod tool_kind;
 pub mod tools;
 mod usage;
 
@@ -52,4 +53,5 @@ pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{Mode, PLAN_EXIT_OPTIONS, PermissionDecision, PolicyDecision, Preset};
 pub use reference::{FileReference, FileReferenceKind, LineRange};
 pub use todo::{TodoItem, TodoStatus};
+pub use tool_kind::{ToolKind, ToolLocation};
 pub use usage::TokenUsage;

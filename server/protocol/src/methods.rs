@@ -500,6 +500,10 @@ pub struct PermissionParams {
     pub task_id: Option<TaskId>,
     pub tool_name: String,
     pub arguments: Value,
+    /// What the call does.
+    pub kind: crate::ToolKind,
+    /// The paths the call reads or changes, absolute.
+    pub locations: Vec<crate::ToolLocation>,
     pub summary: String,
     pub options: Vec<String>,
     /// For `bash`: the whole command that would run.

@@ -29,7 +29,8 @@ use coder_protocol::{
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
     McpServerState, Mode, ModeChangeReason, PermissionDecision, PolicyDecision, Preset,
     ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem,
-    TodoStatus, TokenUsage, ToolCall, ToolsPrefs, VerificationStatus, methods, tools,
+    TodoStatus, TokenUsage, ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus,
+    methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -101,6 +102,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
         section!("error.rs", [ErrorKind]),
         section!("usage.rs", [TokenUsage]),
         section!("todo.rs", [TodoItem, TodoStatus]),
+        section!("tool_kind.rs", [ToolKind, ToolLocation]),
         section!(
             "reference.rs",
             [FileReference, FileReferenceKind, LineRange]

@@ -35,6 +35,10 @@ impl Tool for McpTool {
         self.schema.clone()
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Other
+    }
+
     fn is_read_only(&self) -> bool {
         self.read_only
     }

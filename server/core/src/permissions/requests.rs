@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use coder_protocol::{EngineState, EventMsg, PLAN_EXIT_OPTIONS, PermissionDecision, Preset};
+use coder_protocol::{
+    EngineState, EventMsg, PLAN_EXIT_OPTIONS, PermissionDecision, Preset, ToolKind, ToolLocation,
+};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +36,9 @@ pub(crate) struct Permissions {
 pub(crate) struct Request<'a> {
     pub call_id: &'a str,
     pub tool: &'a str,
+    /// What the call does, and the paths it reaches (the tool's own answer).
+    pub kind: ToolKind,
+    pub locations: Vec<ToolLocation>,
     pub input: &'a Value,
     pub summary: &'a str,
     /// What the call would change, computed without changing it (a unified diff).
@@ -302,6 +307,8 @@ impl Permissions {
             call_id: request.call_id.to_owned(),
             tool_name: request.tool.to_owned(),
             arguments: input.clone(),
+            kind: request.kind,
+            locations: request.locations.clone(),
             summary,
             options,
             human_required: request.human_required,

@@ -63,6 +63,8 @@ impl Session {
             call_id: call_id.clone(),
             tool_name: "bash".to_owned(),
             arguments: arguments.clone(),
+            kind: BashTool.kind(),
+            locations: BashTool.locations(&arguments, &ctx.workspace),
         });
         let started = std::time::Instant::now();
         let result = BashTool.call(arguments, &ctx).await;

@@ -129,6 +129,32 @@ impl Tool for ApplyPatchTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Edit
+    }
+
+    /// Every file the patch adds, deletes, changes or renames (both names of a rename).
+    fn locations(
+        &self,
+        input: &Value,
+        workspace: &std::path::Path,
+    ) -> Vec<coder_protocol::ToolLocation> {
+        let Some(Ok(patch)) = input["patch"].as_str().map(parse_patch) else {
+            return Vec::new();
+        };
+        patch
+            .ops
+            .iter()
+            .flat_map(|op| match op {
+                FileOp::Add { path, .. } | FileOp::Delete { path } => vec![path.as_str()],
+                FileOp::Update { path, move_to, .. } => std::iter::once(path.as_str())
+                    .chain(move_to.as_deref())
+                    .collect(),
+            })
+            .filter_map(|path| super::paths::location(workspace, Some(path), None))
+            .collect()
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

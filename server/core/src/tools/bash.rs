@@ -63,6 +63,10 @@ impl Tool for BashTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Execute
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

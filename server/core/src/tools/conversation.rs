@@ -149,6 +149,10 @@ impl Tool for ConversationTool {
         }
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Other
+    }
+
     fn is_read_only(&self) -> bool {
         matches!(self.0, "conv_list" | "conv_history")
     }

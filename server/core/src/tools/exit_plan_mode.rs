@@ -39,6 +39,10 @@ impl Tool for ExitPlanModeTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::SwitchMode
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

@@ -91,6 +91,20 @@ impl Tool for GrepTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Search
+    }
+
+    fn locations(
+        &self,
+        input: &Value,
+        workspace: &std::path::Path,
+    ) -> Vec<coder_protocol::ToolLocation> {
+        super::paths::location(workspace, Some(input["path"].as_str().unwrap_or(".")), None)
+            .into_iter()
+            .collect()
+    }
+
     fn is_read_only(&self) -> bool {
         true
     }

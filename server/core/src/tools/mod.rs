@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use coder_protocol::{Attachment, ConversationId, EventMsg, TodoItem};
+use coder_protocol::{Attachment, ConversationId, EventMsg, TodoItem, ToolKind, ToolLocation};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -116,6 +116,14 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON schema of the arguments; calls are validated against it before anything else.
     fn input_schema(&self) -> Value;
+    /// What a call does (the Agent Client Protocol's kinds). Events carry it, so a client
+    /// shows a call by what it does, never by the tool's name.
+    fn kind(&self) -> ToolKind;
+    /// The paths a call with `input` reads or changes, absolute; empty when it names none
+    /// (or its input is not what the schema asks: it fails its validation then).
+    fn locations(&self, _input: &Value, _workspace: &Path) -> Vec<ToolLocation> {
+        Vec::new()
+    }
     /// Read-only tools may run concurrently with each other.
     fn is_read_only(&self) -> bool;
     /// Whether the permission policy may take [`Tool::is_read_only`] for a fact (run the

@@ -93,6 +93,22 @@ pub(crate) fn resolve_for_write(workspace: &Path, requested: &str) -> Result<Pat
 }
 
 /// The path as people should see it: relative to the workspace when inside it.
+/// Where a call's path argument `requested` points, absolute (the workspace joined with a
+/// relative one, `.` and `..` taken lexically: nothing is read), with the first line the call
+/// names. `None` for an empty path.
+pub(crate) fn location(
+    workspace: &Path,
+    requested: Option<&str>,
+    line: Option<u64>,
+) -> Option<coder_protocol::ToolLocation> {
+    let requested = requested.filter(|path| !path.is_empty())?;
+    let path = crate::beneath::normalize(&workspace.join(requested));
+    Some(coder_protocol::ToolLocation {
+        path: path.to_string_lossy().into_owned(),
+        line,
+    })
+}
+
 pub(crate) fn display_path(workspace: &Path, path: &Path) -> String {
     let root = workspace
         .canonicalize()

@@ -71,6 +71,20 @@ impl Tool for ReadTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Read
+    }
+
+    fn locations(
+        &self,
+        input: &Value,
+        workspace: &std::path::Path,
+    ) -> Vec<coder_protocol::ToolLocation> {
+        super::paths::location(workspace, input["path"].as_str(), input["offset"].as_u64())
+            .into_iter()
+            .collect()
+    }
+
     fn is_read_only(&self) -> bool {
         true
     }

@@ -89,6 +89,10 @@ impl Tool for SkillTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Read
+    }
+
     fn is_read_only(&self) -> bool {
         true
     }

@@ -50,6 +50,10 @@ impl Tool for TodoWriteTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Think
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

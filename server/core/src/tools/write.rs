@@ -47,6 +47,20 @@ impl Tool for WriteTool {
         })
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Edit
+    }
+
+    fn locations(
+        &self,
+        input: &Value,
+        workspace: &std::path::Path,
+    ) -> Vec<coder_protocol::ToolLocation> {
+        super::paths::location(workspace, input["path"].as_str(), None)
+            .into_iter()
+            .collect()
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

@@ -12,13 +12,15 @@ use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, elapsed_ms};
 use super::{ControlSignal, summary};
 use crate::permissions::{PlanAnswer, Request, Unattended};
 use crate::sync::lock;
-use crate::tools::EXIT_PLAN_MODE;
+use crate::tools::{EXIT_PLAN_MODE, Tool};
 
 /// What the person is shown besides the plan (which comes whole in `arguments.plan`).
 const SUMMARY: &str = "exit_plan_mode: the plan is ready; approve it to leave plan mode";
 
 /// Runs one `exit_plan_mode` call, its arguments already checked against the schema.
 pub(super) async fn exit_plan_mode(
+    tool: &dyn Tool,
+    workspace: &std::path::Path,
     call: &ToolCall,
     input: &Value,
     run: &ToolRun<'_>,
@@ -58,6 +60,8 @@ pub(super) async fn exit_plan_mode(
     let request = Request {
         call_id: &call.id,
         tool: EXIT_PLAN_MODE,
+        kind: tool.kind(),
+        locations: tool.locations(input, workspace),
         input,
         summary: SUMMARY,
         diff: None,
@@ -121,6 +125,8 @@ pub(super) async fn exit_plan_mode(
         call_id: call.id.clone(),
         tool_name: EXIT_PLAN_MODE.to_owned(),
         arguments: input.clone(),
+        kind: tool.kind(),
+        locations: tool.locations(input, workspace),
     });
     *lock(&run.signal) = signal;
     finish(output, false)

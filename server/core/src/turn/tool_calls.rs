@@ -191,7 +191,17 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     }
     // Only a person answers a plan: no mode or preset decides it.
     if name == EXIT_PLAN_MODE {
-        return Some(plan_exit::exit_plan_mode(call, &input, run, started).await);
+        return Some(
+            plan_exit::exit_plan_mode(
+                entry.tool.as_ref(),
+                &ctx.workspace,
+                call,
+                &input,
+                run,
+                started,
+            )
+            .await,
+        );
     }
     let permissions = &run.tools.permissions;
     let safety = SafetyContext::new(
@@ -231,6 +241,8 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             let request = Request {
                 call_id: &call.id,
                 tool: name,
+                kind: entry.tool.kind(),
+                locations: entry.tool.locations(&input, &ctx.workspace),
                 input: &input,
                 summary: &summary,
                 diff: preview.clone().filter(|diff| !diff.is_empty()),
@@ -258,6 +270,8 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         call_id: call.id.clone(),
         tool_name: name.to_owned(),
         arguments: input.clone(),
+        kind: entry.tool.kind(),
+        locations: entry.tool.locations(&input, &ctx.workspace),
     });
     if let Some(parsed) = ConversationCall::parse(name, input.clone()) {
         let answer = match parsed {
@@ -451,6 +465,8 @@ async fn rerun_escalated(
     let request = Request {
         call_id: &call.id,
         tool: "bash",
+        kind: tool.kind(),
+        locations: tool.locations(&input, &ctx.workspace),
         input: &input,
         summary: &summary,
         diff: None,

@@ -185,6 +185,8 @@ impl Verifier {
                 let request = Ask {
                     call_id: &call_id,
                     tool: "bash",
+                    kind: bash.tool.kind(),
+                    locations: bash.tool.locations(&input, &ctx.workspace),
                     input: &input,
                     summary: &summary,
                     diff: None,
@@ -213,6 +215,8 @@ impl Verifier {
             call_id: call_id.clone(),
             tool_name: "bash".to_owned(),
             arguments: json!({"command": command}),
+            kind: bash.tool.kind(),
+            locations: bash.tool.locations(&input, &ctx.workspace),
         });
         let started = Instant::now();
         let result = tokio::select! {

@@ -225,6 +225,10 @@ impl Tool for SlowTool {
         json!({"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]})
     }
 
+    fn kind(&self) -> coder_protocol::ToolKind {
+        coder_protocol::ToolKind::Other
+    }
+
     fn is_read_only(&self) -> bool {
         self.read_only
     }

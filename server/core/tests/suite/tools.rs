@@ -51,6 +51,10 @@ async fn a_read_call_round_trips_in_both_formats() {
                 call_id: "call_1".into(),
                 tool_name: "read".into(),
                 arguments: json!({"path": "notes.txt"}),
+                kind: coder_protocol::ToolKind::Read,
+                locations: vec![coder_protocol::ToolLocation::path(
+                    h.workspace.path().join("notes.txt").to_string_lossy()
+                )],
             }));
         let second = &server.requests()[1].body;
         let result = match kind {

@@ -26,6 +26,7 @@ mod sessions;
 mod setup;
 mod stale_writes;
 mod stdio;
+mod tool_kinds;
 mod trust;
 
 use std::process::Stdio;

@@ -47,6 +47,13 @@ async fn the_editor_is_shown_the_diff_of_an_edit_before_it_is_made() {
     client.send_text(&conversation, "edit it", &mut seen).await;
     let ask = next_ask(&mut client, &mut seen).await;
     assert_eq!(ask["params"]["toolName"], "edit");
+    // What the call does and where, for a client that shows calls without knowing tools.
+    assert_eq!(ask["params"]["kind"], "edit");
+    let app = workspace.path().join("app.txt");
+    assert_eq!(
+        ask["params"]["locations"],
+        json!([{"path": app.to_string_lossy()}])
+    );
     assert_eq!(
         ask["params"]["diff"],
         "--- a/app.txt\n+++ b/app.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"

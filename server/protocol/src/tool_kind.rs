@@ -1,0 +1,54 @@
+//! What a tool call is and where it reaches, as events carry it: a client shows a call by
+//! its kind and its locations, never by its tool's name. The kinds are the Agent Client
+//! Protocol's, so that door maps them one to one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// What a tool call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads files or other content (`read`, `skill`).
+    Read,
+    /// Changes files (`write`, `edit`, `apply_patch`).
+    Edit,
+    /// Removes files.
+    Delete,
+    /// Moves or renames files.
+    Move,
+    /// Searches files or content (`grep`, `glob`).
+    Search,
+    /// Runs a command (`bash`).
+    Execute,
+    /// Plans or keeps notes, with no effect outside the session (`todo_write`).
+    Think,
+    /// Reads from the network.
+    Fetch,
+    /// Changes the conversation's mode (`exit_plan_mode`).
+    SwitchMode,
+    /// Anything else: the conversation tools, and every MCP tool.
+    Other,
+}
+
+/// A place in the workspace (or beyond it) a tool call reads or changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolLocation {
+    /// An absolute path.
+    pub path: String,
+    /// The first line concerned (1-based), when the call names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub line: Option<u64>,
+}
+
+impl ToolLocation {
+    pub fn path(path: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            line: None,
+        }
+    }
+}
