@@ -25,29 +25,32 @@ const MAX_STRING: usize = 10 * 1024 * 1024;
 /// How far resident memory may stay above where it was after the warm-up.
 const RSS_SLACK_KB: u64 = 10 * 1024;
 
-/// Methods a hostile client might name; `shutdown` and `exit` are left out (they end the
-/// session by design), and so is `didOpen` (an open document is kept on purpose).
-const METHODS: &[&str] = &[
-    "conversation/list",
-    "conversation/create",
-    "conversation/send",
-    "conversation/history",
-    "conversation/destroy",
-    "conversation/interrupt",
-    "conversation/compact",
-    "conversation/archive",
-    "conversation/command",
-    "session/list",
-    "session/resume",
-    "initialize",
-    "initialized",
-    "textDocument/didChange",
-    "textDocument/didClose",
-    "$/cancelRequest",
-    "$/setTrace",
-    "no/such/method",
-    "",
-];
+/// Methods a hostile client might name: every method of the protocol's table (so a new one
+/// is fuzzed as soon as it is declared), the LSP lifecycle and housekeeping ones, and names
+/// no server knows. `shutdown` and `exit` are left out (they end the session by design), and
+/// so is `didOpen` (an open document is kept on purpose).
+static METHODS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(methods);
+
+fn methods() -> Vec<&'static str> {
+    let mut methods: Vec<&'static str> = coder_protocol::methods::TABLE
+        .iter()
+        .map(|method| method.name)
+        .collect();
+    methods.extend([
+        "initialize",
+        "initialized",
+        "textDocument/didChange",
+        "textDocument/didClose",
+        "$/cancelRequest",
+        "$/setTrace",
+        "no/such/method",
+        "",
+    ]);
+    methods.retain(|method| !matches!(*method, "shutdown" | "exit" | "textDocument/didOpen"));
+    methods.sort_unstable();
+    methods.dedup();
+    methods
+}
 
 fn string(rng: &mut Rng) -> String {
     let len = if rng.chance(1000) {
@@ -133,7 +136,7 @@ fn envelope(rng: &mut Rng) -> Value {
         let method = if rng.chance(8) {
             value(rng, 3)
         } else {
-            json!(*rng.pick(METHODS))
+            json!(*rng.pick(&METHODS))
         };
         object.insert("method".to_owned(), method);
     }
