@@ -39,6 +39,8 @@ pub(crate) struct Request<'a> {
     /// What the call does, and the paths it reaches (the tool's own answer).
     pub kind: ToolKind,
     pub locations: Vec<ToolLocation>,
+    /// The whole command line the call runs, for a tool that runs one.
+    pub command: Option<String>,
     pub input: &'a Value,
     pub summary: &'a str,
     /// What the call would change, computed without changing it (a unified diff).
@@ -312,9 +314,7 @@ impl Permissions {
             summary,
             options,
             human_required: request.human_required,
-            command: (request.tool == "bash")
-                .then(|| input["command"].as_str().map(str::to_owned))
-                .flatten(),
+            command: request.command.clone(),
             diff: request.diff.clone(),
         });
         events.emit(EventMsg::StateChanged {

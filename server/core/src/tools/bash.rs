@@ -67,6 +67,10 @@ impl Tool for BashTool {
         coder_protocol::ToolKind::Execute
     }
 
+    fn command_line(&self, input: &Value) -> Option<String> {
+        input["command"].as_str().map(str::to_owned)
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

@@ -124,6 +124,11 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _input: &Value, _workspace: &Path) -> Vec<ToolLocation> {
         Vec::new()
     }
+    /// The whole command line a call with `input` would run, for a tool that runs one: a
+    /// person asked to approve it is shown every line of it.
+    fn command_line(&self, _input: &Value) -> Option<String> {
+        None
+    }
     /// Read-only tools may run concurrently with each other.
     fn is_read_only(&self) -> bool;
     /// Whether the permission policy may take [`Tool::is_read_only`] for a fact (run the

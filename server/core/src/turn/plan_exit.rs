@@ -62,6 +62,7 @@ pub(super) async fn exit_plan_mode(
         tool: EXIT_PLAN_MODE,
         kind: tool.kind(),
         locations: tool.locations(input, workspace),
+        command: tool.command_line(input),
         input,
         summary: SUMMARY,
         diff: None,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use std::sync::Mutex;
 
-use coder_protocol::{AbortReason, Mode, PolicyDecision};
+use coder_protocol::{AbortReason, Mode, PolicyDecision, ToolKind};
 
 use super::{
     CallAnswer, ControlSignal, ConversationHost, Handoff, StopReason, TaskControl, TurnTools,
@@ -243,6 +243,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 tool: name,
                 kind: entry.tool.kind(),
                 locations: entry.tool.locations(&input, &ctx.workspace),
+                command: entry.tool.command_line(&input),
                 input: &input,
                 summary: &summary,
                 diff: preview.clone().filter(|diff| !diff.is_empty()),
@@ -325,7 +326,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     }
     let result = match result {
         Some(Ok(output)) if output.diff.is_none() => {
-            match escalation_wanted(name, &ctx, &output.content) {
+            match escalation_wanted(entry.tool.as_ref(), &ctx, &output.content) {
                 Some(escalation) => Some(
                     rerun_escalated(
                         entry.tool.as_ref(),
@@ -436,9 +437,9 @@ impl Escalation {
 
 /// A confined command failed in a way that looks like the sandbox stopped it: for lack of
 /// network first (the narrower re-run), else a blocked write.
-fn escalation_wanted(tool: &str, ctx: &ToolContext, output: &str) -> Option<Escalation> {
+fn escalation_wanted(tool: &dyn Tool, ctx: &ToolContext, output: &str) -> Option<Escalation> {
     let policy = ctx.sandbox.as_ref()?;
-    if tool != "bash" || output.starts_with("Exit code: 0\n") {
+    if tool.kind() != ToolKind::Execute || output.starts_with("Exit code: 0\n") {
         return None;
     }
     if policy.network_is_cut() && crate::sandbox::looks_offline(output) {
@@ -461,12 +462,13 @@ async fn rerun_escalated(
     confined: ToolOutput,
     escalation: Escalation,
 ) -> Result<ToolOutput, String> {
-    let summary = summarize("bash", &input, escalation.question());
+    let summary = summarize(tool.name(), &input, escalation.question());
     let request = Request {
         call_id: &call.id,
-        tool: "bash",
+        tool: tool.name(),
         kind: tool.kind(),
         locations: tool.locations(&input, &ctx.workspace),
+        command: tool.command_line(&input),
         input: &input,
         summary: &summary,
         diff: None,

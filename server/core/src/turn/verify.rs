@@ -187,6 +187,7 @@ impl Verifier {
                     tool: "bash",
                     kind: bash.tool.kind(),
                     locations: bash.tool.locations(&input, &ctx.workspace),
+                    command: bash.tool.command_line(&input),
                     input: &input,
                     summary: &summary,
                     diff: None,
