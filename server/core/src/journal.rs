@@ -274,7 +274,8 @@ impl Journal {
             return;
         };
         let mut inner = lock(&self.inner);
-        if inner.seq != through || inner.file.is_none() {
+        // A resumed session's journal is folded too, whether this session wrote to it or not.
+        if inner.seq != through || (inner.file.is_none() && inner.bytes == 0) {
             return;
         }
         inner.file = None;
