@@ -555,7 +555,10 @@ impl Session {
         let mut saved_slots = HashMap::with_capacity(lazy.len());
         for saved in lazy {
             loaded += saved.message_count();
-            saved_slots.insert(saved.id(), Arc::new(Mutex::new(Slot::Saved(saved))));
+            saved_slots.insert(
+                saved.id(),
+                Arc::new(Mutex::new(Slot::Saved(Box::new(saved)))),
+            );
         }
         {
             let mut state = self.state();

@@ -143,7 +143,7 @@ impl Serialize for SavedConversation {
 /// then hands out the live conversation).
 #[derive(Debug)]
 pub(crate) enum Slot {
-    Saved(SavedConversation),
+    Saved(Box<SavedConversation>),
     Live(Arc<Mutex<Conversation>>),
 }
 
