@@ -34,7 +34,7 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    /// Starts forwarding on `runtime` (the engine's thread).
+    /// Starts forwarding on `runtime` (the process's runtime).
     pub fn start(
         engine: &Engine,
         on_events: Function<String, ()>,
@@ -55,6 +55,11 @@ impl Forwarder {
     pub async fn stop(self) {
         self.stop.cancel();
         let _ = self.task.await;
+    }
+
+    /// Ends at once, delivering nothing more.
+    pub fn abort(self) {
+        self.task.abort();
     }
 }
 

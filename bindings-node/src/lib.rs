@@ -2,12 +2,13 @@
 //!
 //! Each export converts its arguments, calls the engine, converts the result; errors are
 //! mapped in one place ([`error`]). No agent logic lives here. Events leave through one
-//! forwarding task ([`events`]) as JSON batches, in `seq` order. The TypeScript SDK in `ts/`
-//! builds the public API on top of [`NativeEngine`].
+//! forwarding task ([`events`]) as JSON batches, in `seq` order. Every engine of the process
+//! runs on a few engine threads ([`runtime`]). The TypeScript SDK in `ts/` builds the public API on
+//! top of [`NativeEngine`].
 
 mod events;
 mod options;
-mod thread;
+mod runtime;
 
 use std::sync::Mutex;
 
@@ -16,7 +17,6 @@ use coder_core::{ContextChange, ConversationSpec, Engine, EngineError};
 use coder_protocol::methods::{CreateParams, SetContextParams};
 use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId};
 use std::future::Future;
-use std::sync::Arc;
 
 use napi::bindgen_prelude::{Function, PromiseRaw, ToNapiValue};
 use napi::{Env, JsValue};
@@ -26,7 +26,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::events::Forwarder;
-use crate::thread::EngineThread;
 use coder_protocol::options::{EngineOptions, ModelOptions};
 
 /// A JavaScript error whose `code` is the engine's [`ErrorKind::code`] (`not_found`,
@@ -44,7 +43,7 @@ fn invalid(message: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::InvalidParams.code(), message.to_string())
 }
 
-/// A failure of napi itself or of the addon's thread.
+/// A failure of napi itself.
 fn internal(err: napi::Error) -> Error {
     Error::new(ErrorKind::Internal.code(), err.reason.clone())
 }
@@ -101,14 +100,24 @@ fn to_json(value: impl serde::Serialize) -> Result<Value> {
 pub struct NativeEngine {
     engine: Engine,
     forwarder: Mutex<Option<Forwarder>>,
-    thread: Arc<EngineThread>,
+    /// The engine thread's runtime this engine runs on.
+    runtime: tokio::runtime::Handle,
 }
 
-/// An engine collected without `dispose` still stops saving and removes its temporary
-/// directory before its thread ends.
+/// An engine collected without `dispose` still ends its work (its task cancelled, saving
+/// stopped, its temporary directory removed, [`Engine::shutdown_now`]), and its event
+/// forwarder ends: nobody listens any more.
 impl Drop for NativeEngine {
     fn drop(&mut self) {
         self.engine.shutdown_now();
+        if let Some(forwarder) = self
+            .forwarder
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            forwarder.abort();
+        }
     }
 }
 
@@ -123,16 +132,16 @@ impl NativeEngine {
     pub fn create(options: Value, on_events: Function<String, ()>) -> Result<Self> {
         let options: EngineOptions = parse("engine options", options)?;
         let config = options::config(&options).map_err(invalid)?;
-        let thread = Arc::new(EngineThread::start().map_err(internal)?);
+        let runtime = runtime::next().map_err(|err| Error::new(ErrorKind::Internal.code(), err))?;
         let engine = {
-            let _on_its_thread = thread.handle().enter();
+            let _on_the_runtime = runtime.enter();
             Engine::new(config).map_err(error)?
         };
-        let forwarder = Forwarder::start(&engine, on_events, thread.handle()).map_err(internal)?;
+        let forwarder = Forwarder::start(&engine, on_events, &runtime).map_err(internal)?;
         Ok(Self {
             engine,
             forwarder: Mutex::new(Some(forwarder)),
-            thread,
+            runtime,
         })
     }
 
@@ -375,17 +384,15 @@ impl NativeEngine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let thread = self.thread.clone();
+        // On the engine's thread, where its tasks run.
+        let ended = self.runtime.spawn(async move {
+            engine.shutdown().await;
+            if let Some(forwarder) = forwarder {
+                forwarder.stop().await;
+            }
+        });
         promise(env, async move {
-            let ended = thread.handle().spawn(async move {
-                engine.shutdown().await;
-                if let Some(forwarder) = forwarder {
-                    forwarder.stop().await;
-                }
-            });
-            let ended = ended.await;
-            thread.stop();
-            ended.map_err(|err| {
+            ended.await.map_err(|err| {
                 Error::new(
                     ErrorKind::Internal.code(),
                     format!("disposing the engine failed: {err}"),
@@ -410,6 +417,13 @@ pub fn check_model(env: &Env, model: Value) -> napi::Result<PromiseRaw<'_, Strin
             .await
             .map_err(error)
     })
+}
+
+/// How many tasks the engine threads hold now, shared by every engine of the process: 0
+/// once every engine is disposed (a diagnostic; nothing to act on).
+#[napi]
+pub fn runtime_tasks() -> u32 {
+    u32::try_from(runtime::alive_tasks()).unwrap_or(u32::MAX)
 }
 
 /// coder's built-in system prompt (what a conversation without base instructions gets).

@@ -98,11 +98,6 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     regular(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
-/// `path` opened for reading, within `max` bytes (see [`within`]).
-pub(crate) fn open(path: &Path, max: u64) -> io::Result<Take<File>> {
-    within(open_regular(path)?, max)
-}
-
 /// The bytes of `path`, unless it holds more than `max` (see [`within`]).
 pub(crate) fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     read_file(open_regular(path)?, max)

@@ -178,6 +178,9 @@ pub(crate) struct Conversation {
     pub id: ConversationId,
     pub context: ConversationContext,
     pub history: Vec<ChatMessage>,
+    /// The history as its requests wrote it, shared with a running task, which extends it;
+    /// dropped whenever the history is rewritten rather than extended.
+    pub wire: Arc<Mutex<crate::model::WireHistory>>,
     pub total_usage: TokenUsage,
     /// The size of the context as last measured (the last request and its reply).
     pub size: crate::tokens::ContextSize,
@@ -233,6 +236,7 @@ impl Conversation {
                 model: spec.model,
             },
             history,
+            wire: Arc::default(),
             total_usage: TokenUsage::default(),
             size: Default::default(),
             archive: Vec::new(),
@@ -288,6 +292,7 @@ impl Conversation {
                 .content
                 .get_or_insert_with(String::new)
                 .push_str(text);
+            crate::sync::lock(&self.wire).clear();
             self.unjournaled_from = self.unjournaled_from.min(last);
             self.last_active_at = SystemTime::now();
         }
@@ -301,12 +306,13 @@ impl Conversation {
     ///
     /// The system messages stay: the system prompt is never part of the history (each
     /// task builds it), and neither is the description of the initial tools when tools are
-    /// described in the prompt ([`crate::tool_prompt::request_messages`] opens every
+    /// described in the prompt ([`crate::tool_prompt::request_lead`] opens every
     /// request with it), so every batch holds both, once. Tools announced later are
     /// ordinary messages and go with the batch they were in. The size is measured again
     /// at the next request.
     pub fn start_batch(&mut self, opening: Vec<ChatMessage>) -> usize {
         let left = std::mem::replace(&mut self.history, opening).len();
+        crate::sync::lock(&self.wire).clear();
         self.size = crate::tokens::ContextSize::default();
         self.unjournaled_from = 0;
         self.last_active_at = SystemTime::now();

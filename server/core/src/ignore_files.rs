@@ -14,13 +14,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::beneath::WorkspaceDir;
-use crate::sync::lock;
 
 /// The most bytes of one ignore file read; a larger one is skipped (as a file that cannot
 /// be read is).
@@ -61,7 +60,8 @@ struct Inner {
     /// The root the matchers are built at (resolved when it could be opened).
     root: PathBuf,
     global: Gitignore,
-    state: Mutex<State>,
+    /// Read by every entry of a walk's threads, written once per new directory.
+    state: RwLock<State>,
 }
 
 #[derive(Debug, Default)]
@@ -88,7 +88,7 @@ impl IgnoreRules {
                 roots,
                 root,
                 global,
-                state: Mutex::new(State::default()),
+                state: RwLock::new(State::default()),
             }),
         }
     }
@@ -106,7 +106,12 @@ impl IgnoreRules {
         };
         let parent = relative.parent().unwrap_or(Path::new(""));
         let rules = self.rules_of(parent);
-        let absolute = self.inner.root.join(relative);
+        // The matchers are rooted at the resolved root: a path under it is matched as it is.
+        let absolute = if path.starts_with(&self.inner.root) {
+            std::borrow::Cow::Borrowed(path)
+        } else {
+            std::borrow::Cow::Owned(self.inner.root.join(relative))
+        };
         // `.ignore` in any directory wins over `.gitignore` in any, as in the `ignore` crate.
         for index in 0..NAMES.len() {
             let mut at = rules.as_deref();
@@ -123,7 +128,21 @@ impl IgnoreRules {
     /// The nearest rules at or above directory `relative`, read for each directory on the
     /// way that was not read yet.
     fn rules_of(&self, relative: &Path) -> Option<Arc<DirRules>> {
-        let mut state = lock(&self.inner.state);
+        {
+            let state = self
+                .inner
+                .state
+                .read()
+                .unwrap_or_else(|poison| poison.into_inner());
+            if let Some(found) = state.dirs.get(relative) {
+                return found.clone();
+            }
+        }
+        let mut state = self
+            .inner
+            .state
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
         if let Some(found) = state.dirs.get(relative) {
             return found.clone();
         }

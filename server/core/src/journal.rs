@@ -108,45 +108,81 @@ struct Inner {
 /// How long the syncer gathers lines before it syncs them.
 const SYNC_GATHER: std::time::Duration = std::time::Duration::from_millis(3);
 
-/// Syncs the journal's written lines to disk on a thread of its own, so no turn waits for
-/// the disk: each written line hands it the file (a shared handle: no descriptor is
-/// duplicated, compared or closed per line), and lines handed over while a sync runs are
-/// synced together by the next one. It ends when the journal goes.
+/// Syncs the journal's written lines to disk on the process's sync thread ([`SyncThread`]),
+/// so no turn waits for the disk: each written line hands it the file (a shared handle: no
+/// descriptor is duplicated, compared or closed per line), and lines handed over while a
+/// sync runs are synced together by the next one.
 struct Syncer {
-    files: std::sync::mpsc::Sender<Arc<std::fs::File>>,
+    thread: Arc<SyncThread>,
     /// The first sync that failed, for [`Journal::take_warning`].
-    failure: std::sync::Arc<Mutex<Option<String>>>,
+    failure: Arc<Mutex<Option<String>>>,
 }
+
+/// One thread syncs the journals of every session of the process (a process holding a
+/// thousand sessions would otherwise hold a thousand threads). It starts with the first
+/// journal that writes and ends once no journal holds it.
+struct SyncThread {
+    files: std::sync::mpsc::Sender<Handed>,
+}
+
+/// A file to sync, and where its journal keeps a failure.
+type Handed = (Arc<std::fs::File>, Arc<Mutex<Option<String>>>);
+
+/// The running sync thread, while a journal holds it.
+static SYNC_THREAD: Mutex<std::sync::Weak<SyncThread>> = Mutex::new(std::sync::Weak::new());
 
 impl Syncer {
     fn start() -> std::io::Result<Self> {
-        let (files, waiting) = std::sync::mpsc::channel::<Arc<std::fs::File>>();
-        let failure = std::sync::Arc::new(Mutex::new(None));
-        let failed = failure.clone();
+        let mut running = lock(&SYNC_THREAD);
+        let thread = match running.upgrade() {
+            Some(thread) => thread,
+            None => {
+                let thread = Arc::new(SyncThread::start()?);
+                *running = Arc::downgrade(&thread);
+                thread
+            }
+        };
+        Ok(Self {
+            thread,
+            failure: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// Hands `file` to the sync thread; `false` when it is gone.
+    fn hand(&self, file: &Arc<std::fs::File>) -> bool {
+        self.thread
+            .files
+            .send((Arc::clone(file), Arc::clone(&self.failure)))
+            .is_ok()
+    }
+}
+
+impl SyncThread {
+    fn start() -> std::io::Result<Self> {
+        let (files, waiting) = std::sync::mpsc::channel::<Handed>();
         std::thread::Builder::new()
             .name("coder-journal-sync".to_owned())
             .spawn(move || {
-                let sync = |file: &std::fs::File| {
-                    if let Err(err) = file.sync_data() {
-                        lock(&failed).get_or_insert_with(|| err.to_string());
-                    }
-                };
-                while let Ok(mut file) = waiting.recv() {
+                while let Ok(first) = waiting.recv() {
                     // A turn writes its lines in bursts (the input, then the reply and its
                     // state): a moment's wait syncs a burst with one call, which leaves the
                     // disk and the CPU to the turn.
                     std::thread::sleep(SYNC_GATHER);
                     // What was written meanwhile is synced by one call per file.
+                    let mut handed = vec![first];
                     while let Ok(next) = waiting.try_recv() {
-                        if !Arc::ptr_eq(&file, &next) {
-                            sync(&file);
+                        if !handed.iter().any(|(file, _)| Arc::ptr_eq(file, &next.0)) {
+                            handed.push(next);
                         }
-                        file = next;
                     }
-                    sync(&file);
+                    for (file, failure) in handed {
+                        if let Err(err) = file.sync_data() {
+                            lock(&failure).get_or_insert_with(|| err.to_string());
+                        }
+                    }
                 }
             })?;
-        Ok(Self { files, failure })
+        Ok(Self { files })
     }
 }
 
@@ -350,10 +386,7 @@ impl Inner {
         if self.syncer.is_none() {
             self.syncer = Syncer::start().ok();
         }
-        let handed = self
-            .syncer
-            .as_ref()
-            .is_some_and(|syncer| syncer.files.send(Arc::clone(file)).is_ok());
+        let handed = self.syncer.as_ref().is_some_and(|syncer| syncer.hand(file));
         if !handed {
             return file.sync_data().map_err(|err| cannot(err.to_string()));
         }
@@ -720,6 +753,31 @@ mod tests {
             ),
             ["c1"]
         );
+    }
+
+    #[test]
+    fn the_journals_of_many_sessions_share_one_sync_thread() {
+        let journals: Vec<(tempfile::TempDir, Journal)> = (0..3)
+            .map(|_| {
+                let dir = tempfile::tempdir().unwrap();
+                let mut root = conversation();
+                let journal = journal_in(dir.path(), SessionId::new(), root.id);
+                root.record([ChatMessage::user("one")]);
+                journal.persist(&mut root);
+                (dir, journal)
+            })
+            .collect();
+        let thread_of = |journal: &Journal| {
+            let inner = lock(&journal.inner);
+            Arc::clone(&inner.syncer.as_ref().unwrap().thread)
+        };
+        let first = thread_of(&journals[0].1);
+        for (_, journal) in &journals[1..] {
+            assert!(Arc::ptr_eq(&first, &thread_of(journal)));
+        }
+        for (_, journal) in &journals {
+            assert_eq!(journal.take_warning(), None);
+        }
     }
 
     #[test]

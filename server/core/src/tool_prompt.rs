@@ -12,7 +12,7 @@
 //!
 //! Which tools are described follows seed 002's batches: the conversation's initial tools
 //! ([`PromptedTools`]) are described by one system message that opens every request
-//! ([`request_messages`]), never twice; a context that starts over (`/clear`, a compaction,
+//! ([`request_lead`]), never twice; a context that starts over (`/clear`, a compaction,
 //! a plan approved with a cleared context: `Conversation::start_batch`) is a new batch, and
 //! the description opens it again; tools added later (an MCP server's refresh) are ordinary
 //! messages of the batch they arrive in, and so are tools taken away ([`announcement`],
@@ -157,54 +157,64 @@ impl PromptedTools {
     }
 }
 
-/// The messages of a request in prompt form: the description of the `initial` tools, then
-/// `history` as text. Seed 002's batch start: the history never holds the description (it
-/// is built here for every request), so each batch, whatever cleared the history before it
-/// (`Conversation::start_batch`), holds it exactly once; without initial tools there is
-/// none.
+/// What a request in prompt form writes before its history ([`message_as_text`] writes
+/// each message of that): the description of the `initial` tools. Seed 002's batch start:
+/// the history never holds the description (it is built here for every request), so each
+/// batch, whatever cleared the history before it (`Conversation::start_batch`), holds it
+/// exactly once; without initial tools there is none.
+pub(crate) fn request_lead(initial: &[ToolSpec]) -> Vec<ChatMessage> {
+    description(initial).into_iter().collect()
+}
+
+/// The messages of a request in prompt form, all of them: [`request_lead`], then
+/// `history` as text.
+#[cfg(test)]
 pub(crate) fn request_messages(initial: &[ToolSpec], history: &[ChatMessage]) -> Vec<ChatMessage> {
-    description(initial)
+    request_lead(initial)
         .into_iter()
         .chain(as_text(history))
         .collect()
 }
 
-/// A request's history in prompt form: the calls of assistant messages as the blocks a
-/// model writes, tool results as user messages in `<tool_response>` tags.
+/// A request's history in prompt form ([`message_as_text`]).
+#[cfg(test)]
 pub(crate) fn as_text(history: &[ChatMessage]) -> Vec<ChatMessage> {
-    history
-        .iter()
-        .map(|message| match message.role {
-            Role::Assistant if !message.tool_calls.is_empty() => {
-                let mut text = message.content.clone().unwrap_or_default();
-                for call in &message.tool_calls {
-                    let arguments: Value = serde_json::from_str(&call.function.arguments)
-                        .unwrap_or_else(|_| Value::String(call.function.arguments.clone()));
-                    let block =
-                        serde_json::json!({"name": call.function.name, "arguments": arguments});
-                    if !text.is_empty() {
-                        text.push('\n');
-                    }
-                    text.push_str(&format!("{OPEN}\n{block}\n{CLOSE}"));
+    history.iter().map(message_as_text).collect()
+}
+
+/// A history message in prompt form: the calls of an assistant message as the blocks a
+/// model writes, a tool result as a user message in `<tool_response>` tags, others as
+/// they are.
+pub(crate) fn message_as_text(message: &ChatMessage) -> ChatMessage {
+    match message.role {
+        Role::Assistant if !message.tool_calls.is_empty() => {
+            let mut text = message.content.clone().unwrap_or_default();
+            for call in &message.tool_calls {
+                let arguments: Value = serde_json::from_str(&call.function.arguments)
+                    .unwrap_or_else(|_| Value::String(call.function.arguments.clone()));
+                let block = serde_json::json!({"name": call.function.name, "arguments": arguments});
+                if !text.is_empty() {
+                    text.push('\n');
                 }
-                ChatMessage {
-                    content: Some(text),
-                    tool_calls: Vec::new(),
-                    ..message.clone()
-                }
+                text.push_str(&format!("{OPEN}\n{block}\n{CLOSE}"));
             }
-            Role::Tool => {
-                let name = message.name.as_deref().unwrap_or("tool");
-                let mut response = ChatMessage::user(format!(
-                    "<tool_response name=\"{name}\">\n{}\n</tool_response>",
-                    message.content.as_deref().unwrap_or_default()
-                ));
-                response.attachments = message.attachments.clone();
-                response
+            ChatMessage {
+                content: Some(text),
+                tool_calls: Vec::new(),
+                ..message.clone()
             }
-            _ => message.clone(),
-        })
-        .collect()
+        }
+        Role::Tool => {
+            let name = message.name.as_deref().unwrap_or("tool");
+            let mut response = ChatMessage::user(format!(
+                "<tool_response name=\"{name}\">\n{}\n</tool_response>",
+                message.content.as_deref().unwrap_or_default()
+            ));
+            response.attachments = message.attachments.clone();
+            response
+        }
+        _ => message.clone(),
+    }
 }
 
 /// The calls written in a reply, and its text without them. A block whose JSON is not a

@@ -42,6 +42,8 @@ struct Shared {
     replies: Mutex<VecDeque<PlainReply>>,
     /// The `content-length` of the last request read.
     last_length: AtomicUsize,
+    /// The body of the last request read (swapped in, not copied).
+    last_body: Mutex<Vec<u8>>,
 }
 
 /// The server; its threads end with the process (each connection's when its client closes).
@@ -89,6 +91,15 @@ impl PlainServer {
         self.shared.last_length.load(Ordering::Relaxed)
     }
 
+    /// The body of the last request read.
+    pub fn last_request_body(&self) -> Vec<u8> {
+        self.shared
+            .last_body
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     fn replies(&self) -> std::sync::MutexGuard<'_, VecDeque<PlainReply>> {
         self.shared
             .replies
@@ -131,6 +142,14 @@ fn answer(connection: TcpStream, shared: &Shared) {
             return;
         }
         shared.last_length.store(length, Ordering::Relaxed);
+        // The body read becomes the last one; the buffer it replaces takes the next.
+        std::mem::swap(
+            &mut body,
+            &mut shared
+                .last_body
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         let reply = shared
             .replies
             .lock()

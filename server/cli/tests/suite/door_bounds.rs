@@ -194,3 +194,108 @@ async fn an_image_past_its_limit_is_refused_and_nothing_is_recorded() {
     assert!(server.requests().is_empty(), "the image reached the model");
     client.stop().await;
 }
+
+/// What each turn costs in git processes, seen through a `git` on `PATH` that logs its
+/// calls: a turn that only talks runs none; the first turn whose tools may change files
+/// lists the repository once; later turns run none (their changes are watched); `/undo`
+/// of a file git tracked reads its blob.
+#[tokio::test]
+async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("just talk"),
+        MockResponse::tool_call("b1", "bash", json!({"command": "printf one > tracked.txt"})),
+        MockResponse::text("first change"),
+        MockResponse::tool_call("b2", "bash", json!({"command": "printf two > tracked.txt"})),
+        MockResponse::text("second change"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    git(ws, &["init", "-q"]);
+    std::fs::write(ws.join("tracked.txt"), "original").unwrap();
+    git(ws, &["add", "tracked.txt"]);
+    git(ws, &["commit", "-q", "-m", "first"]);
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls.log");
+    let real = which_git();
+    let wrapper = bin.path().join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let calls = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let mut client = Client::start_with(ws, &server, "yolo", &[("PATH", &path)]);
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut turn = async |text: &str| {
+        let before = calls().len();
+        let mut seen = Vec::new();
+        client.send_text(&root, text, &mut seen).await;
+        client.until_events("state_changed", 2, &mut seen).await;
+        calls()[before..].to_vec()
+    };
+    assert_eq!(
+        turn("hi").await,
+        Vec::<String>::new(),
+        "a turn that only talks"
+    );
+    let first = turn("change it").await;
+    assert!(
+        first.iter().any(|call| call.contains("ls-files")) && first.len() <= 4,
+        "{first:?}"
+    );
+    assert_eq!(turn("again").await, Vec::<String>::new(), "a later turn");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("tracked.txt")).unwrap(),
+        "two"
+    );
+    let mut seen = Vec::new();
+    let answer = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "/undo"}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(
+        answer["result"]["text"],
+        "undid the last turn: restored tracked.txt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("tracked.txt")).unwrap(),
+        "one"
+    );
+    client.stop().await;
+}
+
+/// The `git` the tests' `PATH` finds.
+fn which_git() -> std::path::PathBuf {
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .map(|dir| Path::new(dir).join("git"))
+        .find(|candidate| candidate.is_file())
+        .unwrap()
+}

@@ -440,6 +440,35 @@ async fn sigterm_to_coder_lsp_ends_the_command_and_saves_the_session() {
     assert_eq!(left_in(&tmp), Vec::<PathBuf>::new());
 }
 
+/// `coder lsp` killed outright (SIGKILL: nothing of it runs after) while its session watches
+/// the workspace and a turn has run: nothing of its own is left in `TMPDIR`.
+#[tokio::test]
+async fn a_killed_coder_lsp_leaves_nothing_in_tmpdir() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![Chunk::text("done")])])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, _home, tmp) = dirs(dir.path());
+    let tmp_text = tmp.to_string_lossy().into_owned();
+    let mut client =
+        super::lsp::Client::start_with(&workspace, &server, "yolo", &[("TMPDIR", &tmp_text)]);
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "say done", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    kill(
+        Pid::from_raw(client.child.id().unwrap() as i32),
+        Signal::SIGKILL,
+    )
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), client.child.wait())
+        .await
+        .expect("coder lsp did not end after SIGKILL")
+        .unwrap();
+    assert_eq!(left_in(&tmp), Vec::<PathBuf>::new());
+}
+
 /// An MCP server from the user's configuration is started without coder's secrets, with
 /// what its own `env` names.
 #[tokio::test]

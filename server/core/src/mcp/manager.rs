@@ -149,11 +149,16 @@ impl Server {
     }
 
     /// What a start of it reports back to while it runs.
-    fn reports(&self, exits: &mpsc::UnboundedSender<Exit>) -> StartReports {
+    fn reports(
+        &self,
+        exits: &mpsc::UnboundedSender<Exit>,
+        closed: &Arc<Mutex<bool>>,
+    ) -> StartReports {
         StartReports {
             stderr: self.stderr.clone(),
             exits: exits.clone(),
             spawned: self.spawned.clone(),
+            closed: closed.clone(),
         }
     }
 
@@ -223,8 +228,16 @@ pub struct McpManager {
     exits: mpsc::UnboundedSender<Exit>,
     /// Counts the changes of the tools the servers offer ([`McpManager::generation`]).
     generation: AtomicU64,
+    /// Set by [`McpManager::shutdown`]: no server process is spawned afterwards. A start
+    /// holds it while it spawns its process and records its id, so a shutdown either finds
+    /// that id or comes first and no process is spawned.
+    closed: Arc<Mutex<bool>>,
     /// The manager itself, for the tasks it starts (they hold it only weakly).
     me: Weak<McpManager>,
+    /// Cancelled when the session ends ([`McpManager::shutdown`], [`McpManager::kill_now`]):
+    /// [`watch_for_exits`] ends then, not only once the manager is dropped (an engine
+    /// disposed in Node may be collected much later).
+    ended: CancellationToken,
 }
 
 impl McpManager {
@@ -245,13 +258,15 @@ impl McpManager {
             applying: tokio::sync::Mutex::new(()),
             exits,
             generation: AtomicU64::new(0),
+            closed: Arc::default(),
             me: me.clone(),
+            ended: CancellationToken::new(),
         });
         let mut starts = Vec::new();
         let mut started = Vec::new();
         for (name, config) in configs {
             let server = Server::new(&config);
-            let reports = server.reports(&manager.exits);
+            let reports = server.reports(&manager.exits, &manager.closed);
             started.push((name.clone(), server.id));
             let id = server.id;
             lock(&manager.servers).insert(name.clone(), server);
@@ -277,8 +292,12 @@ impl McpManager {
             settling.manager.list_tools().await;
             // The watcher holds the manager only weakly: it ends with it.
             let watched = Arc::downgrade(&settling.manager);
+            let ended = settling.manager.ended.clone();
             drop(settling);
-            watch_for_exits(watched, exited).await;
+            tokio::select! {
+                () = watch_for_exits(watched, exited) => {}
+                () = ended.cancelled() => {}
+            }
         });
         manager
     }
@@ -619,7 +638,7 @@ impl McpManager {
                 let (reports, id) = {
                     let servers = lock(&self.servers);
                     let server = servers.get(&name)?;
-                    (server.reports(&self.exits), server.id)
+                    (server.reports(&self.exits, &self.closed), server.id)
                 };
                 Some(start_one(
                     (name, id),
@@ -647,6 +666,9 @@ impl McpManager {
 
     /// Shuts every server down gracefully (close stdin, wait, SIGTERM, kill) and reaps it.
     pub async fn shutdown(&self) {
+        // From here no start spawns a process; one spawned before has its id recorded.
+        *lock(&self.closed) = true;
+        self.ended.cancel();
         let (services, starting): (Vec<Stopping>, Vec<u32>) = {
             let mut servers = lock(&self.servers);
             let mut services = Vec::new();
@@ -679,6 +701,8 @@ impl McpManager {
     /// dropped first, as [`McpManager::shutdown`] drops it: coder ended them, so their
     /// exits are not reported as failures.
     pub(crate) fn kill_now(&self) {
+        *lock(&self.closed) = true;
+        self.ended.cancel();
         let pids: Vec<u32> = lock(&self.servers)
             .values_mut()
             .filter_map(|server| {
@@ -943,6 +967,8 @@ struct StartReports {
     stderr: Arc<Mutex<VecDeque<String>>>,
     exits: mpsc::UnboundedSender<Exit>,
     spawned: Arc<AtomicU32>,
+    /// The manager's [`McpManager::closed`]: held while the process is spawned.
+    closed: Arc<Mutex<bool>>,
 }
 
 /// Starts one stdio server and initialises the MCP session, within its startup timeout.
@@ -982,6 +1008,7 @@ async fn start_stdio(
         stderr: stderr_tail,
         exits,
         spawned,
+        closed,
     }: StartReports,
     events: ServerEvents,
 ) -> Result<(Connection, Option<u32>), String> {
@@ -997,13 +1024,23 @@ async fn start_stdio(
             Some(dir) => workspace.join(dir),
             None => workspace.to_path_buf(),
         });
-    let (transport, stderr) = TokioChildProcess::builder(command)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("cannot start `{program}`: {err}"))?;
+    let (transport, stderr) = {
+        let closed = lock(&closed);
+        if *closed {
+            return Err("the session ended before it started".to_owned());
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| format!("cannot start `{program}`: {err}"))?;
+        if let Some(pid) = transport.id() {
+            spawned.store(pid, Ordering::SeqCst);
+        }
+        drop(closed);
+        (transport, stderr)
+    };
     let pid = transport.id();
     if let Some(pid) = pid {
-        spawned.store(pid, Ordering::SeqCst);
         watch_process(name, pid, exits.clone());
     }
     if let Some(stderr) = stderr {

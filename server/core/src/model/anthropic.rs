@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::shown::{ReplyText, Shown};
 use super::sse::SseEvent;
 use super::template::{DeltaTemplate, Piece, borrowed_str};
+use super::wire_history::MessageWriter;
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
@@ -32,10 +33,23 @@ impl WireApi for AnthropicApi {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
-        serde_json::to_vec(&Body {
-            max_tokens: request.max_output_tokens,
-            messages: wire_messages(request.messages),
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn body(
+        &self,
+        request: &ModelRequest<'_>,
+        history: &mut dyn FnMut(bool, &mut Vec<u8>) -> serde_json::Result<()>,
+    ) -> serde_json::Result<Vec<u8>> {
+        // The fields in the order a `Value` writes them (sorted): `max_tokens`, the
+        // messages, then the rest, written apart and joined.
+        let mut body = b"{\"max_tokens\":".to_vec();
+        serde_json::to_writer(&mut body, &request.max_output_tokens)?;
+        body.extend_from_slice(b",\"messages\":[");
+        history(false, &mut body)?;
+        body.extend_from_slice(b"],");
+        let rest = serde_json::to_vec(&AfterMessages {
             model: request.model,
             stream: true,
             system: Some(request.system).filter(|system| !system.is_empty()),
@@ -48,7 +62,14 @@ impl WireApi for AnthropicApi {
                     name: &tool.name,
                 })
                 .collect(),
-        })
+        })?;
+        // `rest` is an object that holds `model`: its fields follow the messages.
+        body.extend_from_slice(rest.get(1..).unwrap_or_default());
+        Ok(body)
+    }
+
+    fn message_writer(&self) -> Box<dyn MessageWriter> {
+        Box::new(AnthropicWriter { open: None })
     }
 
     fn parser(&self) -> Box<dyn StreamParser> {
@@ -56,12 +77,10 @@ impl WireApi for AnthropicApi {
     }
 }
 
-/// A request's body, serialized from borrowed parts (the tools' schemas are not copied),
-/// fields sorted as a `Value` would write them.
+/// A request's body after its messages, serialized from borrowed parts (the tools'
+/// schemas are not copied), fields sorted as a `Value` would write them.
 #[derive(Serialize)]
-struct Body<'a> {
-    max_tokens: u32,
-    messages: Vec<Value>,
+struct AfterMessages<'a> {
     model: &'a str,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,60 +96,76 @@ struct Tool<'a> {
     name: &'a str,
 }
 
-/// Converts OpenAI-shaped history into Anthropic messages: a person's images become
-/// `image` blocks after the text of their message, tool calls become `tool_use` blocks, tool
+/// Writes OpenAI-shaped history as Anthropic messages: a person's images become `image`
+/// blocks after the text of their message, tool calls become `tool_use` blocks, tool
 /// results become `tool_result` blocks of a user message (their images inside), and
 /// consecutive messages of one role are merged, since Anthropic wants roles to alternate.
-fn wire_messages(messages: &[ChatMessage]) -> Vec<Value> {
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in messages {
-        let (role, blocks) = match message.role {
-            Role::System | Role::User => {
-                let mut blocks = text_block(message);
-                blocks.extend(message.attachments.iter().map(image_block));
-                ("user", blocks)
-            }
-            Role::Assistant => {
-                let mut blocks = text_block(message);
-                blocks.extend(message.tool_calls.iter().map(|call| {
-                    let input: Value =
-                        serde_json::from_str(&call.function.arguments).unwrap_or(json!({}));
-                    json!({"type": "tool_use", "id": call.id, "name": call.function.name, "input": input})
-                }));
-                ("assistant", blocks)
-            }
-            Role::Tool => {
-                let mut content = vec![json!({
-                    "type": "text",
-                    "text": message.content.clone().unwrap_or_default(),
-                })];
-                content.extend(message.attachments.iter().map(image_block));
-                let content = if message.attachments.is_empty() {
-                    json!(message.content.clone().unwrap_or_default())
-                } else {
-                    json!(content)
-                };
-                (
-                    "user",
-                    vec![json!({
-                        "type": "tool_result",
-                        "tool_use_id": message.tool_call_id,
-                        "content": content,
-                    })],
-                )
-            }
-        };
+struct AnthropicWriter {
+    /// The last run of one role's messages: a message of that role would join it.
+    open: Option<(&'static str, Vec<Value>)>,
+}
+
+impl MessageWriter for AnthropicWriter {
+    fn push(&mut self, message: &ChatMessage, done: &mut dyn FnMut(Value)) {
+        let (role, blocks) = blocks_of(message);
         if blocks.is_empty() {
-            continue;
+            return;
         }
-        match out.last_mut() {
-            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
-            _ => out.push((role, blocks)),
+        match &mut self.open {
+            Some((open_role, open_blocks)) if *open_role == role => open_blocks.extend(blocks),
+            open => {
+                if let Some((role, blocks)) = open.replace((role, blocks)) {
+                    done(json!({"role": role, "content": blocks}));
+                }
+            }
         }
     }
-    out.into_iter()
-        .map(|(role, blocks)| json!({"role": role, "content": blocks}))
-        .collect()
+
+    fn open(&self, open: &mut dyn FnMut(Value)) {
+        if let Some((role, blocks)) = &self.open {
+            open(json!({"role": role, "content": blocks}));
+        }
+    }
+}
+
+/// The role of the Anthropic message `message` goes in, and its blocks.
+fn blocks_of(message: &ChatMessage) -> (&'static str, Vec<Value>) {
+    match message.role {
+        Role::System | Role::User => {
+            let mut blocks = text_block(message);
+            blocks.extend(message.attachments.iter().map(image_block));
+            ("user", blocks)
+        }
+        Role::Assistant => {
+            let mut blocks = text_block(message);
+            blocks.extend(message.tool_calls.iter().map(|call| {
+                let input: Value =
+                    serde_json::from_str(&call.function.arguments).unwrap_or(json!({}));
+                json!({"type": "tool_use", "id": call.id, "name": call.function.name, "input": input})
+            }));
+            ("assistant", blocks)
+        }
+        Role::Tool => {
+            let mut content = vec![json!({
+                "type": "text",
+                "text": message.content.clone().unwrap_or_default(),
+            })];
+            content.extend(message.attachments.iter().map(image_block));
+            let content = if message.attachments.is_empty() {
+                json!(message.content.clone().unwrap_or_default())
+            } else {
+                json!(content)
+            };
+            (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id,
+                    "content": content,
+                })],
+            )
+        }
+    }
 }
 
 /// One image as an Anthropic content block: its bytes (`base64`), or its `http(s)` URL
@@ -481,6 +516,17 @@ pub(crate) fn parser() -> Box<dyn StreamParser> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// `history` as Anthropic messages.
+    fn wire_messages(history: &[ChatMessage]) -> Vec<Value> {
+        let mut writer = AnthropicWriter { open: None };
+        let mut messages = Vec::new();
+        for message in history {
+            writer.push(message, &mut |wire| messages.push(wire));
+        }
+        writer.open(&mut |wire| messages.push(wire));
+        messages
+    }
 
     #[test]
     fn tool_results_follow_tool_use_in_alternating_roles() {

@@ -31,7 +31,10 @@ pub async fn check_connection(settings: &ModelSettings) -> Result<String, Engine
     let request = ModelRequest {
         model: &settings.model,
         system: "",
+        lead: &[],
         messages: &messages,
+        as_text: None,
+        cache: None,
         tools: &[],
         prompt_cache_key: None,
         max_output_tokens: 16,

@@ -148,7 +148,7 @@ impl ModelClient {
         cancel: &CancellationToken,
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, StreamError> {
-        let body = self.api.body(request).map_err(|err| {
+        let body = super::wire_history::request_body(&*self.api, request).map_err(|err| {
             StreamError::Failed(EngineError::new(
                 ErrorKind::Internal,
                 format!("cannot serialize the request: {err}"),

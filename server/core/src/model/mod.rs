@@ -19,6 +19,7 @@ mod sse;
 #[cfg(test)]
 mod stream_fuzz;
 mod template;
+mod wire_history;
 
 use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
 
@@ -28,6 +29,7 @@ pub use check::check_connection;
 pub use client::ModelClient;
 pub use known::{ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits, prompt_tool_calling};
 pub(crate) use openai::{TOOL_IMAGES, chat_messages};
+pub use wire_history::WireHistory;
 
 use coder_protocol::options::ModelOptions;
 
@@ -160,7 +162,17 @@ impl ModelStream for ActiveModel {
 pub struct ModelRequest<'a> {
     pub model: &'a str,
     pub system: &'a str,
+    /// Messages written before the history in every request: the description of the
+    /// tools when they go in the prompt (seed 002).
+    pub lead: &'a [ChatMessage],
+    /// The history.
     pub messages: &'a [ChatMessage],
+    /// How each history message is written when the history goes as text (tools in the
+    /// prompt, `tool_prompt.rs`); `None` writes it as it is.
+    pub as_text: Option<fn(&ChatMessage) -> ChatMessage>,
+    /// The conversation's history as earlier requests wrote it, which this one extends;
+    /// `None` writes the whole history.
+    pub cache: Option<&'a std::sync::Mutex<WireHistory>>,
     pub tools: &'a [ToolSpec],
     pub max_output_tokens: u32,
     /// Sent as `prompt_cache_key` to providers that accept it.
@@ -215,8 +227,18 @@ pub(crate) trait WireApi: Send + Sync {
     /// The full URL of the streaming endpoint.
     fn url(&self) -> String;
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder;
-    /// The request's body, as JSON bytes.
-    fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>>;
+    /// The name of the wire format, which tells a history written by one from another's.
+    fn name(&self) -> &'static str;
+    /// The request's body, as JSON bytes. `history` appends the messages of the history
+    /// (and the lead messages) where they go, after a comma when told a message precedes
+    /// them ([`WireHistory`]).
+    fn body(
+        &self,
+        request: &ModelRequest<'_>,
+        history: &mut dyn FnMut(bool, &mut Vec<u8>) -> serde_json::Result<()>,
+    ) -> serde_json::Result<Vec<u8>>;
+    /// Writes a history into request messages, one message at a time.
+    fn message_writer(&self) -> Box<dyn wire_history::MessageWriter>;
     fn parser(&self) -> Box<dyn StreamParser>;
 }
 

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::shown::{ReplyText, Shown};
 use super::sse::SseEvent;
 use super::template::{DeltaTemplate, Piece, borrowed_str};
+use super::wire_history::MessageWriter;
 use super::{Feed, ModelRequest, ModelResponse, StreamParser, WireApi};
 use crate::config::ApiKey;
 
@@ -30,14 +31,28 @@ impl WireApi for OpenAiApi {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
-        let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        if !request.system.is_empty() {
-            messages.push(json!({"role": "system", "content": request.system}));
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn body(
+        &self,
+        request: &ModelRequest<'_>,
+        history: &mut dyn FnMut(bool, &mut Vec<u8>) -> serde_json::Result<()>,
+    ) -> serde_json::Result<Vec<u8>> {
+        // The fields in the order a `Value` writes them (sorted): the messages first, then
+        // the rest, written apart and joined.
+        let mut body = b"{\"messages\":[".to_vec();
+        let system = !request.system.is_empty();
+        if system {
+            serde_json::to_writer(
+                &mut body,
+                &json!({"role": "system", "content": request.system}),
+            )?;
         }
-        messages.extend(chat_messages(request.messages, false));
-        serde_json::to_vec(&Body {
-            messages,
+        history(system, &mut body)?;
+        body.extend_from_slice(b"],");
+        let rest = serde_json::to_vec(&AfterMessages {
             model: request.model,
             prompt_cache_key: request.prompt_cache_key,
             stream: true,
@@ -56,6 +71,16 @@ impl WireApi for OpenAiApi {
                     kind: "function",
                 })
                 .collect(),
+        })?;
+        // `rest` is an object that holds `model`: its fields follow the messages.
+        body.extend_from_slice(rest.get(1..).unwrap_or_default());
+        Ok(body)
+    }
+
+    fn message_writer(&self) -> Box<dyn MessageWriter> {
+        Box::new(OpenAiWriter {
+            keep_reasoning: false,
+            images: Vec::new(),
         })
     }
 
@@ -64,12 +89,11 @@ impl WireApi for OpenAiApi {
     }
 }
 
-/// A request's body, serialized from borrowed parts: the tools' schemas are written where
-/// they are, not copied into a `Value` first. Fields in the order a `Value` would write
-/// them (sorted), so the bytes are the same as they were.
+/// A request's body after its messages, serialized from borrowed parts: the tools' schemas
+/// are written where they are, not copied into a `Value` first. Fields in the order a
+/// `Value` would write them (sorted), so the bytes are the same as they were.
 #[derive(Serialize)]
-struct Body<'a> {
-    messages: Vec<Value>,
+struct AfterMessages<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
@@ -105,15 +129,33 @@ struct Function<'a> {
 /// sent it back.
 pub(crate) fn chat_messages(history: &[ChatMessage], keep_reasoning: bool) -> Vec<Value> {
     let mut messages = Vec::with_capacity(history.len());
-    // Images of tool results, waiting for the end of the run of tool messages.
-    let mut images: Vec<Value> = Vec::new();
+    let mut writer = OpenAiWriter {
+        keep_reasoning,
+        images: Vec::new(),
+    };
     for message in history {
-        if message.role != Role::Tool && !images.is_empty() {
-            messages.push(images_message(std::mem::take(&mut images)));
+        writer.push(message, &mut |wire| messages.push(wire));
+    }
+    writer.open(&mut |wire| messages.push(wire));
+    messages
+}
+
+/// Writes a history as OpenAI messages ([`chat_messages`]), one message at a time.
+struct OpenAiWriter {
+    keep_reasoning: bool,
+    /// Images of tool results, waiting for the end of the run of tool messages.
+    images: Vec<Value>,
+}
+
+impl MessageWriter for OpenAiWriter {
+    fn push(&mut self, message: &ChatMessage, done: &mut dyn FnMut(Value)) {
+        if message.role != Role::Tool && !self.images.is_empty() {
+            done(images_message(std::mem::take(&mut self.images)));
         }
-        let mut wire = wire_message(message, keep_reasoning);
+        let mut wire = wire_message(message, self.keep_reasoning);
         if message.role == Role::Tool {
-            images.extend(message.attachments.iter().map(image_part));
+            self.images
+                .extend(message.attachments.iter().map(image_part));
         } else if !message.attachments.is_empty() {
             // The person's images (pasted, or attached by an `@` reference) go in their
             // own message, after its text.
@@ -124,12 +166,15 @@ pub(crate) fn chat_messages(history: &[ChatMessage], keep_reasoning: bool) -> Ve
             parts.extend(message.attachments.iter().map(image_part));
             wire["content"] = Value::Array(parts);
         }
-        messages.push(wire);
+        done(wire);
     }
-    if !images.is_empty() {
-        messages.push(images_message(images));
+
+    fn open(&self, open: &mut dyn FnMut(Value)) {
+        // The images of the last run of tool results, until a message ends the run.
+        if !self.images.is_empty() {
+            open(images_message(self.images.clone()));
+        }
     }
-    messages
 }
 
 /// Opens the user message that carries the images of tool results.
@@ -469,12 +514,16 @@ mod tests {
         let request = ModelRequest {
             model: "m",
             system: "",
+            lead: &[],
             messages: history,
+            as_text: None,
+            cache: None,
             tools: &[],
             max_output_tokens: 100,
             prompt_cache_key: None,
         };
-        let body: Value = serde_json::from_slice(&api.body(&request).unwrap()).unwrap();
+        let body = super::super::wire_history::request_body(&api, &request).unwrap();
+        let body: Value = serde_json::from_slice(&body).unwrap();
         body["messages"].as_array().cloned().unwrap_or_default()
     }
 

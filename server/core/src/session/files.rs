@@ -132,7 +132,7 @@ pub(crate) fn kind_of(path: &Path, config: &Config) -> Option<ReloadedKind> {
         .then_some(ReloadedKind::Rules)
 }
 
-/// The folders a session watches for these files (see `watch.rs` for why no more).
+/// The folders a session watches for these files (see `watch/mod.rs` for why no more).
 pub(crate) fn watched_folders(config: &Config) -> Vec<crate::watch::WatchedFolder> {
     use crate::watch::WatchedFolder;
     let flat = |path: PathBuf| WatchedFolder {

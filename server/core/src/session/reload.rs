@@ -1,4 +1,4 @@
-//! Reloading what changed on disk: the session's watcher (`watch.rs`) sends batches of
+//! Reloading what changed on disk: the session's watcher (`watch/`) sends batches of
 //! changed paths; this loop sorts them by what they mean ([`files::kind_of`]), reads that
 //! again, and announces each reload with a session-level `workspace_reloaded` event (the
 //! root conversation, no task), after the `warning`s of files that could not be used.
@@ -52,7 +52,8 @@ impl Session {
         *lock(&self.watching) = Some(Watching { watcher, reloads });
     }
 
-    /// Stops the watcher and its loop ([`Watcher::stop`]: nothing waits for its threads).
+    /// Stops the watcher and its loop ([`Watcher::stop`]: the session's subscription ends;
+    /// the last one of the process ends the process's watcher).
     pub(super) fn stop_watching(&self) {
         let watching = lock(&self.watching).take();
         if let Some(Watching { watcher, reloads }) = watching {

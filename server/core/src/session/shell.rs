@@ -56,6 +56,7 @@ impl Session {
             documents: self.state().documents.clone(),
             approved_diff: None,
             seen,
+            changes: None,
         };
         let arguments = json!({"command": command});
         events.emit(EventMsg::ToolCallStarted {

@@ -32,7 +32,6 @@ use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
     TurnOutcome, TurnTools, UsageNow, Verifier, interrupted, run_turn,
 };
-use crate::undo::PendingCheckpoint;
 
 /// What a task of a conversation is told and offered ([`Session::task_prompt`]).
 struct TaskPrompt {
@@ -70,10 +69,10 @@ impl TaskRunner for SessionRunner {
         let session = self.session.upgrade();
         Box::pin(async move {
             if let Some(session) = session {
-                // The turn is over: its end is recorded for `/undo`, before the person
-                // (or the next task) can change anything.
-                let checkpoints = session.services.checkpoints.clone();
-                let _ = tokio::task::spawn_blocking(move || checkpoints.record_end()).await;
+                // The turn is over: what it changed is read for `/undo` (a cost in
+                // proportion to that), before the person (or the next task) can change
+                // anything.
+                session.services.checkpoints.end_turn().await;
             }
         })
     }
@@ -335,12 +334,12 @@ impl Session {
                 }
             });
         }
-        // A person's input starts a turn: the working tree is recorded for `/undo`, while
-        // the model is asked; tools wait for it.
+        // A person's input starts a turn for `/undo`, in the background; only tools that
+        // may change files wait for it.
         let checkpoint = if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
-            PendingCheckpoint::start(self.services.checkpoints.clone())
+            self.services.checkpoints.begin_turn()
         } else {
-            PendingCheckpoint::default()
+            self.services.checkpoints.within_turn()
         };
         let files = self.workspace_files();
         let rules = &files.rules;
@@ -375,7 +374,6 @@ impl Session {
                 session: self.clone(),
             };
             recording.record(vec![ChatMessage::user(INTERRUPT_MESSAGE)]);
-            checkpoint.wait(events).await;
             return interrupted(&recording, events, context_window);
         };
         let offered = self.offered_tools(conversation, &system, &hidden, &mcp_view);
@@ -388,12 +386,13 @@ impl Session {
             mcp_changes.unwrap_or_default(),
             tools_in_prompt,
         );
-        let (todos, seen, history, size, worker) = {
+        let (todos, seen, history, wire, size, worker) = {
             let conv = lock(conversation);
             (
                 conv.todos.clone(),
                 conv.seen.clone(),
                 conv.history.clone(),
+                conv.wire.clone(),
                 conv.size,
                 conv.worker,
             )
@@ -411,6 +410,7 @@ impl Session {
             documents: self.state().documents.clone(),
             approved_diff: None,
             seen,
+            changes: Some(self.services.checkpoints.clone()),
         };
         let model_name = model.clone();
         let mcp_view_of_task = mcp_view.clone();
@@ -432,6 +432,7 @@ impl Session {
             system,
             offered,
             history,
+            wire,
             size,
             prompted,
             max_steps: config.max_steps,
@@ -463,10 +464,7 @@ impl Session {
             }),
             verifier,
         };
-        let outcome = run_turn(ctx).await;
-        // A turn that ran no tool still has its start recorded before it ends.
-        checkpoint.wait(events).await;
-        outcome
+        run_turn(ctx).await
     }
 
     /// A compaction task: summarises the conversation's older history now (`compacted`,

@@ -67,7 +67,7 @@ impl Tool for EditTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let (pending, replaced) = pending_edit(input, ctx).await?;
         ctx.check_approved(&pending.diff())?;
-        let change = pending.commit(&ctx.seen).await?;
+        let change = pending.commit(&ctx.seen, ctx.changes.as_deref()).await?;
         let times = if replaced == 1 {
             "once".to_owned()
         } else {

@@ -260,8 +260,11 @@ fn grep(
     args: &Args,
 ) -> Result<String, String> {
     let (base, _) = resolve_readable(workspace, args.path.as_deref().unwrap_or("."), documents)?;
+    // With the line terminator known, the matcher looks for a literal of the pattern across
+    // whole buffers and runs the regex only on the lines that hold one (as `rg` does).
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.case_insensitive)
+        .line_terminator(Some(b'\n'))
         .build(&args.pattern)
         .map_err(|err| format!("invalid regular expression: {err}"))?;
     let filter = match &args.glob {
@@ -307,7 +310,7 @@ fn grep(
             let base = &base;
             let overlay = &overlay;
             let search_into = &search_into;
-            let mut searcher = searcher(context);
+            let mut searcher = searcher(context, args.output_mode);
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;
@@ -323,7 +326,7 @@ fn grep(
                 WalkState::Continue
             })
         });
-    let mut searcher = searcher(context);
+    let mut searcher = searcher(context, args.output_mode);
     for (path, text) in overlay.unsaved(workspace, &base) {
         if !passes(filter.as_ref(), &base, path) {
             continue;
@@ -384,11 +387,13 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A searcher for one thread: line numbers, `context` lines around matches, binary files
-/// skipped, and a line buffer that never grows past [`MAX_LINE_BYTES`].
-fn searcher(context: usize) -> Searcher {
+/// A searcher for one thread: line numbers (only for `content`: counting lines costs a
+/// pass over every byte, which `rg -l` and `rg -c` skip too), `context` lines around
+/// matches, binary files skipped, and a line buffer that never grows past
+/// [`MAX_LINE_BYTES`].
+fn searcher(context: usize, mode: Mode) -> Searcher {
     SearcherBuilder::new()
-        .line_number(true)
+        .line_number(mode == Mode::Content)
         .binary_detection(BinaryDetection::quit(0))
         .before_context(context)
         .after_context(context)
@@ -486,6 +491,22 @@ mod tests {
         std::fs::write(root.join("src/b.py"), "needle\n").unwrap();
         std::fs::write(root.join("blob.bin"), b"needle\0\x01").unwrap();
         dir
+    }
+
+    #[test]
+    fn a_pattern_across_lines_is_refused_with_the_reason() {
+        let dir = tree();
+        let refused = grep(dir.path(), None, &args("needle\\nthree", Mode::Content)).unwrap_err();
+        assert!(
+            refused.starts_with("invalid regular expression"),
+            "{refused}"
+        );
+        assert!(refused.contains("\\n"), "{refused}");
+        // Counted and listed alike, line by line, with what a line holds.
+        assert_eq!(
+            grep(dir.path(), None, &args("ee", Mode::Count)).unwrap(),
+            "src/a.rs:3\nsrc/b.py:1\n"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod todo_write;
 mod write;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -171,6 +171,14 @@ pub struct ToolContext {
     /// What the conversation's agent last saw of each file it read or wrote: `edit`,
     /// `write` and `apply_patch` refuse a file that changed since ([`seen`]).
     pub seen: Arc<seen::SeenFiles>,
+    /// Told before a file tool changes a file on disk, so `/undo` keeps what it held.
+    pub changes: Option<Arc<dyn ChangeRecorder>>,
+}
+
+/// What is told of each file a file tool is about to change on disk (by its absolute path),
+/// before it changes: `/undo`'s checkpoints keep what the file held.
+pub trait ChangeRecorder: Send + Sync + std::fmt::Debug {
+    fn before_change(&self, path: &Path);
 }
 
 impl ToolContext {
@@ -188,6 +196,7 @@ impl ToolContext {
             documents: None,
             approved_diff: None,
             seen: Arc::default(),
+            changes: None,
         }
     }
 

@@ -122,7 +122,7 @@ pub(crate) async fn replace_file(
     .await
     .map_err(|err| format!("write failed: {err}"))??;
     ctx.check_approved(&pending.diff())?;
-    pending.commit(&ctx.seen).await
+    pending.commit(&ctx.seen, ctx.changes.as_deref()).await
 }
 
 /// The unified diff [`replace_file`] would make with the same arguments, changing nothing.
@@ -200,7 +200,11 @@ impl PendingChange {
     /// Makes the change: in the editor when the file is open there and the editor applies
     /// edits, else on disk. An editor's refusal fails the call with nothing changed. The new
     /// content is recorded in `seen`: the agent's own write is what it last saw.
-    pub(crate) async fn commit(self, seen: &SeenFiles) -> Result<FileChange, String> {
+    pub(crate) async fn commit(
+        self,
+        seen: &SeenFiles,
+        changes: Option<&dyn crate::tools::ChangeRecorder>,
+    ) -> Result<FileChange, String> {
         let (path, written) = (self.path.clone(), content_hash(self.new.as_bytes()));
         let mut in_editor = false;
         if let (Some(editor), Some(old)) = (&self.editor, &self.old) {
@@ -220,6 +224,9 @@ impl PendingChange {
         let label = if in_editor {
             self.label
         } else {
+            if let Some(changes) = changes {
+                changes.before_change(&self.path);
+            }
             tokio::task::spawn_blocking(move || self.write_disk())
                 .await
                 .map_err(|err| format!("cannot write: {err}"))??

@@ -100,7 +100,10 @@ pub(crate) async fn compact(
         let request = ModelRequest {
             model: &model.name,
             system: crate::prompt::COMPACT_PROMPT,
+            lead: &[],
             messages: &messages,
+            as_text: None,
+            cache: None,
             tools: &[],
             max_output_tokens: summary_tokens,
             prompt_cache_key: None,

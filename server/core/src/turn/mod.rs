@@ -24,7 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::EngineError;
 use crate::events::TaskEvents;
-use crate::model::{ModelRequest, ModelResponse, ModelStream, StreamError, StreamUpdate, ToolSpec};
+use crate::model::{
+    ModelRequest, ModelResponse, ModelStream, StreamError, StreamUpdate, ToolSpec, WireHistory,
+};
 use crate::permissions::Permissions;
 use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
@@ -47,6 +49,8 @@ pub(crate) struct TurnContext {
     /// The conversation's history when the turn starts; the turn keeps its own copy up to
     /// date with what it records.
     pub history: Vec<ChatMessage>,
+    /// The conversation's history as its requests wrote it, which each request extends.
+    pub wire: Arc<Mutex<WireHistory>>,
     /// The conversation's context size as last measured.
     pub size: ContextSize,
     /// Set when tools are described in the prompt (seed 002): the initial tools, which the
@@ -308,6 +312,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         mut system,
         mut offered,
         mut history,
+        wire,
         mut size,
         mut prompted,
         max_steps,
@@ -344,13 +349,22 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             Ok(next) => next,
             Err(outcome) => return outcome,
         };
-        let as_text = prompted
+        // With tools in the prompt, the request opens with their description and writes
+        // the history as text.
+        let lead = prompted
             .as_deref()
-            .map(|initial| crate::tool_prompt::request_messages(initial, &history));
+            .map(crate::tool_prompt::request_lead)
+            .unwrap_or_default();
+        let as_text = prompted
+            .is_some()
+            .then_some(crate::tool_prompt::message_as_text as fn(&ChatMessage) -> ChatMessage);
         let request = ModelRequest {
             model: &model.name,
             system: &system,
-            messages: as_text.as_deref().unwrap_or(&history),
+            lead: &lead,
+            messages: &history,
+            as_text,
+            cache: Some(&wire),
             tools: if as_text.is_some() { &[] } else { &offered },
             prompt_cache_key: model.prompt_cache_key.as_deref(),
             max_output_tokens: model.max_output_tokens,

@@ -198,6 +198,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
     let mut conversation = Conversation::new(ConversationSpec::default(), Mode::Default);
     conversation.record([ChatMessage::user("hello")]);
     let history = conversation.history.clone();
+    let wire = conversation.wire.clone();
     let conversation = Arc::new(Mutex::new(conversation));
     let model = Arc::new(ScriptedModel {
         replies: Mutex::new(replies.into()),
@@ -220,6 +221,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
         system: "You are a test.".into(),
         offered: Vec::new(),
         history,
+        wire,
         size: Default::default(),
         prompted: None,
         max_steps,

@@ -65,8 +65,6 @@ pub(super) async fn run_tool_calls(
     calls: &[ToolCall],
     run: &ToolRun<'_>,
 ) -> Vec<Option<ChatMessage>> {
-    // Nothing changes the working tree before its record for `/undo` is taken.
-    run.tools.checkpoint.wait(run.events).await;
     let all_read_only = calls.iter().all(|call| {
         run.tools
             .registry
@@ -77,6 +75,8 @@ pub(super) async fn run_tool_calls(
     if all_read_only {
         join_all(calls.iter().map(|call| run_one(call, run))).await
     } else {
+        // Nothing changes the working tree before the turn's start is read for `/undo`.
+        run.tools.checkpoint.ready(run.events).await;
         let mut results = Vec::with_capacity(calls.len());
         for call in calls {
             results.push(run_one(call, run).await);

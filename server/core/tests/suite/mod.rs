@@ -30,4 +30,5 @@ mod support;
 mod tool_call_fuzz;
 mod tool_names;
 mod tools;
+mod undo;
 mod workflow;

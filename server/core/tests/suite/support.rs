@@ -127,10 +127,10 @@ pub async fn until_saved(engine: &coder_core::Engine) -> Vec<u8> {
 pub async fn until_idle(h: &mut Harness) -> Vec<Event> {
     let mut seen = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), h.events.recv())
-            .await
-            .expect("the session did not go idle within 20 s")
-            .unwrap();
+        let Ok(event) = tokio::time::timeout(Duration::from_secs(20), h.events.recv()).await else {
+            panic!("the session did not go idle within 20 s; seen: {seen:#?}");
+        };
+        let event = event.unwrap();
         let idle = event.msg
             == EventMsg::StateChanged {
                 state: EngineState::Idle,
@@ -317,4 +317,26 @@ pub fn system_of(server: &MockModelServer, index: usize) -> String {
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+/// A git repository in `dir` with one committed file, `tracked.txt` ("original").
+pub fn repository_with_tracked_txt(dir: &std::path::Path) {
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("tracked.txt"), "original").unwrap();
+    git(dir, &["add", "tracked.txt"]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+}
+
+/// Runs git in `dir` as a person would, asserting it succeeds.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
 }

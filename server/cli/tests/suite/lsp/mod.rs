@@ -15,6 +15,7 @@ mod hostile_sessions;
 mod idle;
 mod large_files;
 mod mcp_context;
+mod mcp_shutdown;
 mod permissions;
 mod plan_mode;
 mod protocol;

@@ -26,7 +26,7 @@ const NOT_APPLIED: &str = "The patch was not applied; no file was changed.";
 pub(super) async fn run(ctx: &ToolContext, text: &str) -> Result<ToolOutput, String> {
     let staged = staged(ctx, text).await?;
     ctx.check_approved(&staged.diff).map_err(not_applied)?;
-    let in_editor = staged.files.commit().await?;
+    let in_editor = staged.files.commit(ctx.changes.clone()).await?;
     let mut content = format!("Applied the patch:\n{}", staged.summary.join("\n"));
     if !in_editor.is_empty() {
         content.push_str(&format!(
@@ -233,7 +233,10 @@ impl StagedFiles {
     /// Makes the staged changes: updates of open files in the editor first, then the rest
     /// on disk (new and changed files, then removals, so a moved file exists at its new path
     /// before the old one goes). Returns the files changed in the editor.
-    async fn commit(mut self) -> Result<Vec<String>, String> {
+    async fn commit(
+        mut self,
+        changes: Option<Arc<dyn crate::tools::ChangeRecorder>>,
+    ) -> Result<Vec<String>, String> {
         let mut in_editor = Vec::new();
         if let Some(documents) = self.documents.clone() {
             for file in &mut self.files {
@@ -271,11 +274,11 @@ impl StagedFiles {
                 (file.path.clone(), hash)
             })
             .collect();
-        tokio::task::spawn_blocking(move || self.write_disk(&changed_in_editor))
-            .await
-            .map_err(|err| {
-                partly_applied(&format!("apply_patch failed: {err}"), &in_editor, &[])
-            })??;
+        tokio::task::spawn_blocking(move || {
+            self.write_disk(&changed_in_editor, changes.as_deref())
+        })
+        .await
+        .map_err(|err| partly_applied(&format!("apply_patch failed: {err}"), &in_editor, &[]))??;
         for (path, hash) in written {
             seen.saw(&path, hash);
         }
@@ -284,7 +287,11 @@ impl StagedFiles {
 
     /// Writes what did not go to the editor; `in_editor` names what did, for the message
     /// of a failure.
-    fn write_disk(&self, in_editor: &[String]) -> Result<(), String> {
+    fn write_disk(
+        &self,
+        in_editor: &[String],
+        changes: Option<&dyn crate::tools::ChangeRecorder>,
+    ) -> Result<(), String> {
         let mut done: Vec<&str> = Vec::new();
         for file in &self.files {
             let Some(content) = &file.after else {
@@ -295,12 +302,18 @@ impl StagedFiles {
             {
                 continue;
             }
+            if let Some(changes) = changes {
+                changes.before_change(&file.path);
+            }
             write_file(&self.dir, file, content)
                 .map_err(|err| partly_applied(&err, in_editor, &done))?;
             done.push(&file.label);
         }
         for file in &self.files {
             if file.after.is_none() && file.before.is_some() {
+                if let Some(changes) = changes {
+                    changes.before_change(&file.path);
+                }
                 match self.dir.remove(&file.path) {
                     Ok(()) => {}
                     // A file open in the editor but never saved has nothing on disk.

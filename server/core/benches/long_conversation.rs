@@ -1,0 +1,246 @@
+//! One more turn in a long conversation, against the floor of its request: what a turn
+//! costs should not grow with the history beyond writing the request's bytes.
+//!
+//! For each wire format and each size (100, 1,000 and 10,000 messages: a saved session of
+//! exchanges with a tool call, about 300 bytes a message, taken up with `Engine::resume`),
+//! the engine runs turns of one short input and a one-delta reply that carries its usage
+//! (so no token is counted locally), against `coder_testkit::PlainServer`, which reads each
+//! request and writes a reply rendered before. The session is saved as a person's is (a
+//! resumed session always is): each change is written to the journal, and the snapshot
+//! once the session is idle, after the task's end. Each turn is measured from
+//! `Engine::send` to the task's end: its wall time and the CPU the process used meanwhile
+//! (the engine's threads and the server's, which reads the request: a relay's part). The
+//! next turn starts once the snapshot is written (a pause that grows with the size), and
+//! the CPU of that pause is printed too: what the idle snapshot costs a turn.
+//!
+//! The floor at each size: serializing the last request's body once with `serde_json` from
+//! a `Value` already built (the body as the server read it, parsed before the clock starts).
+//! Printed: medians over turns, the CPU per turn against the floor (target: within 2x at
+//! every size; at 100 messages a turn's fixed cost, about a millisecond, outweighs a floor
+//! of tens of microseconds), the later half of the turns against the earlier (flat per
+//! turn: 1x), and what a turn's CPU grows from 100 to 10,000 messages against what the
+//! floor grows.
+//!
+//! `cargo bench -p coder-core --bench long_conversation` (`-- openai` or `-- anthropic` for
+//! one format; `BENCH_RUNS=N` turns per size, default 30).
+
+// A benchmark fails loudly on anything unexpected.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use coder_core::{ApiKey, Config, Engine, ProviderConfig, ProviderKind};
+use coder_protocol::SessionId;
+use coder_testkit::{Chunk, MockResponse, PlainServer};
+use serde_json::{Value, json};
+
+const SIZES: [usize; 3] = [100, 1_000, 10_000];
+
+fn runs() -> usize {
+    std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30)
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// The CPU time the process has used, all threads.
+fn cpu() -> Duration {
+    let spent = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(spent.tv_sec as u64, spent.tv_nsec as u32)
+}
+
+/// Four messages of one exchange with a tool call, about 1.2 KB in all.
+fn exchange(turn: usize) -> [Value; 4] {
+    let call = format!("call-{turn}");
+    [
+        json!({"role": "user", "content": format!("Turn {turn}: {}", "please look at the parser again. ".repeat(6))}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": call, "type": "function",
+            "function": {"name": "read", "arguments": format!("{{\"path\":\"src/parser_{turn}.rs\"}}")}}]}),
+        json!({"role": "tool", "tool_call_id": call, "name": "read", "content": "fn parse(input: &str) -> Result<Ast, Error> { Ok(Ast::new(input)) }\n".repeat(10)}),
+        json!({"role": "assistant", "content": format!("Turn {turn}: {}", "The parser handles that case now. ".repeat(5))}),
+    ]
+}
+
+/// Writes a saved session whose root conversation holds `messages` messages.
+fn write_session(workspace: &Path, messages: usize) -> SessionId {
+    let session = SessionId::new();
+    let history: Vec<Value> = (0..messages.div_ceil(4))
+        .flat_map(exchange)
+        .take(messages)
+        .collect();
+    let file = json!({
+        "version": 1,
+        "sessionId": session,
+        "savedAt": "2026-11-28T00:00:00.000Z",
+        "conversationId": uuid::Uuid::now_v7(),
+        "model": "mock-model",
+        "messages": history,
+    });
+    let dir = workspace.join(".coder/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{session}.json")), file.to_string()).unwrap();
+    session
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    OpenAi,
+    Anthropic,
+}
+
+impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// A one-delta reply with its usage, rendered in this format.
+    fn reply(self) -> String {
+        let chunks = [Chunk::text("Done."), Chunk::usage(1_000, 2)];
+        let reply = match self {
+            Self::OpenAi => MockResponse::prerendered(&chunks),
+            Self::Anthropic => MockResponse::prerendered_anthropic(&chunks),
+        };
+        reply.rendered_body().unwrap().to_owned()
+    }
+}
+
+fn engine(workspace: &Path, server: &PlainServer, format: Format) -> Engine {
+    let base = format!("http://{}", server.addr());
+    let provider = match format {
+        Format::OpenAi => ProviderConfig {
+            kind: ProviderKind::OpenAi,
+            base_url: format!("{base}/v1"),
+            api_key: Some(ApiKey::new("bench")),
+        },
+        Format::Anthropic => ProviderConfig {
+            kind: ProviderKind::Anthropic,
+            base_url: base,
+            api_key: Some(ApiKey::new("bench")),
+        },
+    };
+    let mut config = Config::new(workspace, provider, "mock-model");
+    config.context_window = Some(100_000_000);
+    config.sandbox = false;
+    Engine::new(config).unwrap()
+}
+
+/// One size's figures: medians per turn.
+struct Measured {
+    wall: Duration,
+    cpu: Duration,
+    /// The CPU of the pause after a turn, in which the idle session writes its snapshot.
+    idle_cpu: Duration,
+    /// The median CPU of the later half of the turns against the earlier half's.
+    drift: f64,
+    floor: Duration,
+    body_bytes: usize,
+}
+
+/// Runs `runs` turns (after three not measured) in a conversation of `messages` messages.
+async fn measure(format: Format, messages: usize, runs: usize) -> Measured {
+    let workspace = tempfile::tempdir().unwrap();
+    let session = write_session(workspace.path(), messages);
+    let server = PlainServer::start().unwrap();
+    let engine = engine(workspace.path(), &server, format);
+    assert_eq!(engine.resume(session).unwrap(), messages);
+    let root = engine.root_conversation();
+    let mut events = engine.subscribe();
+    let reply = format.reply();
+    let mut walls = Vec::new();
+    let mut cpus = Vec::new();
+    let mut idle_cpus = Vec::new();
+    let pause = Duration::from_millis(20 + messages as u64 / 50);
+    for turn in 0..runs + 3 {
+        server.push(&reply);
+        let (wall, spent) = (Instant::now(), cpu());
+        let task = engine.send(root, format!("one more turn, {turn}")).unwrap();
+        loop {
+            let event = events.recv().await.unwrap();
+            if event.task_id == Some(task)
+                && let Some(end) = event.msg.task_end()
+            {
+                assert_eq!(end, coder_protocol::TaskEnd::Completed, "{:?}", event.msg);
+                break;
+            }
+        }
+        let (wall, spent, ended) = (wall.elapsed(), cpu() - spent, cpu());
+        tokio::time::sleep(pause).await;
+        if turn >= 3 {
+            walls.push(wall);
+            cpus.push(spent);
+            idle_cpus.push(cpu() - ended);
+        }
+    }
+    let body = server.last_request_body();
+    engine.shutdown().await;
+    let value: Value = serde_json::from_slice(&body).unwrap();
+    let mut floors = Vec::new();
+    for _ in 0..runs {
+        let start = Instant::now();
+        let written = serde_json::to_vec(&value).unwrap();
+        floors.push(start.elapsed());
+        assert_eq!(written.len(), body.len(), "the floor writes the same body");
+    }
+    let later = median(cpus[runs / 2..].to_vec());
+    let earlier = median(cpus[..runs / 2].to_vec());
+    Measured {
+        wall: median(walls),
+        drift: later.as_secs_f64() / earlier.as_secs_f64(),
+        cpu: median(cpus),
+        idle_cpu: median(idle_cpus),
+        floor: median(floors),
+        body_bytes: body.len(),
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let runs = runs();
+    let only = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
+    for format in [Format::OpenAi, Format::Anthropic] {
+        if only.as_deref().is_some_and(|only| only != format.name()) {
+            continue;
+        }
+        let mut cpus = Vec::new();
+        let mut floors = Vec::new();
+        for messages in SIZES {
+            let measured = measure(format, messages, runs).await;
+            println!(
+                "{} {:>6} messages ({:.2} MB request): turn {:.3} ms wall, {:.3} ms CPU; floor (serialize the body) {:.3} ms; CPU/floor {:.2}x (target <= 2x); later turns/earlier {:.2}x; idle snapshot after it {:.3} ms CPU",
+                format.name(),
+                messages,
+                measured.body_bytes as f64 / 1e6,
+                ms(measured.wall),
+                ms(measured.cpu),
+                ms(measured.floor),
+                measured.cpu.as_secs_f64() / measured.floor.as_secs_f64(),
+                measured.drift,
+                ms(measured.idle_cpu),
+            );
+            cpus.push(measured.cpu);
+            floors.push(measured.floor);
+        }
+        let grown = cpus[2].saturating_sub(cpus[0]);
+        let floor_grown = floors[2].saturating_sub(floors[0]);
+        println!(
+            "{} from 100 to 10,000 messages a turn's CPU grows {:.3} ms, the floor {:.3} ms: {:.2}x (target <= 2x)",
+            format.name(),
+            ms(grown),
+            ms(floor_grown),
+            grown.as_secs_f64() / floor_grown.as_secs_f64()
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! A turn where people work: the same turns in a plain folder (the floor: no checkpoint is
+//! taken there), in a git repository of 20,000 committed files, and in that repository with
+//! a 100 MB untracked file. For each workspace, through the public engine against the
+//! testkit's SSE server, the median of:
+//!
+//! - **talk**: a one-delta text turn (send to idle);
+//! - **command**: a turn whose one tool call runs `printf` into a tracked file, then a text
+//!   reply (send to idle), after a first such turn (which starts the recorder, once per
+//!   session) is set aside and timed on its own;
+//! - **/undo** of the last command turn.
+//!
+//! Prints the times and each repository's ratio to the plain folder (target: within 1.2x).
+//!
+//! `cargo bench -p coder-core --bench turn_in_repository` (`BENCH_RUNS=N` samples, default
+//! 15; `BENCH_FILES=N` files, default 20,000).
+
+// A benchmark fails loudly on anything unexpected.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use coder_core::{ApiKey, Config, Engine, ProviderConfig, ProviderKind};
+use coder_protocol::{EngineState, EventMsg, Preset};
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=b", "-c", "user.email=b@b"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// `files` small source files in 100 folders of 10 subfolders, and `tracked.txt`.
+fn fill(dir: &Path, files: usize) {
+    for index in 0..files {
+        let folder = dir.join(format!("src/m{}/s{}", index % 100, (index / 100) % 10));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join(format!("f{index}.rs")),
+            format!("pub fn f{index}() -> usize {{ {index} }}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("tracked.txt"), "original\n").unwrap();
+}
+
+fn engine(workspace: &Path, server: &MockModelServer) -> Engine {
+    let provider = ProviderConfig {
+        kind: ProviderKind::OpenAi,
+        base_url: server.openai_base_url(),
+        api_key: Some(ApiKey::new("bench")),
+    };
+    let mut config = Config::new(workspace, provider, "mock-model");
+    config.context_window = Some(10_000_000);
+    config.save_sessions = false;
+    config.sandbox = false;
+    config.preset = Preset::Yolo;
+    Engine::new(config).unwrap()
+}
+
+fn text() -> MockResponse {
+    MockResponse::prerendered(&[Chunk::text("Done."), Chunk::usage(1_000, 2)])
+}
+
+/// Sends `input` and waits until the session is idle again.
+async fn turn(engine: &Engine, input: &str) -> Duration {
+    let mut events = engine.subscribe();
+    let start = Instant::now();
+    engine.send(engine.root_conversation(), input).unwrap();
+    // Idle: the turn's end is read for `/undo` before it.
+    loop {
+        let event = events.recv().await.unwrap();
+        if event.msg
+            == (EventMsg::StateChanged {
+                state: EngineState::Idle,
+            })
+        {
+            break;
+        }
+    }
+    start.elapsed()
+}
+
+fn command(n: usize) -> MockResponse {
+    MockResponse::tool_call(
+        &format!("c{n}"),
+        "bash",
+        serde_json::json!({"command": format!("printf '{n}\\n' > tracked.txt")}),
+    )
+}
+
+/// Each figure's samples, one per run, for each workspace (in [`WORKSPACES`]' order).
+#[derive(Default)]
+struct Samples {
+    talk: [Vec<Duration>; 3],
+    first_command: [Vec<Duration>; 3],
+    command: [Vec<Duration>; 3],
+    undo: [Vec<Duration>; 3],
+}
+
+const WORKSPACES: [&str; 3] = ["plain folder", "git repository", "+ 100 MB untracked"];
+
+/// The turns in the three workspaces in turn (plain, repository, untracked, plain, ...),
+/// so a busy stretch of the machine weighs on the three alike.
+async fn measure(workspaces: [&Path; 3], server: &MockModelServer, runs: usize) -> Samples {
+    let engines = workspaces.map(|workspace| engine(workspace, server));
+    let mut samples = Samples::default();
+    for _ in 0..runs {
+        for (index, engine) in engines.iter().enumerate() {
+            server.push([text()]);
+            samples.talk[index].push(turn(engine, "hi").await);
+        }
+    }
+    for (index, engine) in engines.iter().enumerate() {
+        server.push([command(0), text()]);
+        samples.first_command[index].push(turn(engine, "change it").await);
+    }
+    for n in 1..=runs {
+        for (index, engine) in engines.iter().enumerate() {
+            server.push([command(n), text()]);
+            samples.command[index].push(turn(engine, "change it").await);
+            let start = Instant::now();
+            let said = engine.command(engine.root_conversation(), "/undo");
+            samples.undo[index].push(start.elapsed());
+            if index > 0 {
+                let said = said.unwrap().text;
+                assert!(said.starts_with("undid the last turn"), "{said}");
+            }
+        }
+    }
+    for engine in engines {
+        engine.shutdown().await;
+    }
+    samples
+}
+
+/// The median of the ratios of `of` to `floor`, run by run.
+fn paired(of: &[Duration], floor: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = of
+        .iter()
+        .zip(floor)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
+fn repository(files: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fill(dir.path(), files);
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "files"]);
+    dir
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let runs = env_or("BENCH_RUNS", 15);
+    let files = env_or("BENCH_FILES", 20_000);
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+
+    let plain = tempfile::tempdir().unwrap();
+    fill(plain.path(), files);
+    let repository_only = repository(files);
+    let untracked = repository(files);
+    // Written, not sparse: reading it costs what a real file costs.
+    std::fs::write(untracked.path().join("data.bin"), vec![7u8; 100 << 20]).unwrap();
+
+    let samples = measure(
+        [plain.path(), repository_only.path(), untracked.path()],
+        &server,
+        runs,
+    )
+    .await;
+
+    println!("{files} files, {runs} runs each, the workspaces in turn; medians, ratios run by run");
+    println!(
+        "| turn | {} | {} | ratio | {} | ratio |",
+        WORKSPACES[0], WORKSPACES[1], WORKSPACES[2]
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let row = |name: &str, of: &[Vec<Duration>; 3]| {
+        println!(
+            "| {name} | {:.2} ms | {:.2} ms | {:.2}x | {:.2} ms | {:.2}x |",
+            ms(median(of[0].clone())),
+            ms(median(of[1].clone())),
+            paired(&of[1], &of[0]),
+            ms(median(of[2].clone())),
+            paired(&of[2], &of[0]),
+        );
+    };
+    row("talk (one delta)", &samples.talk);
+    row("a command (after the first)", &samples.command);
+    row(
+        "the first command (starts the recorder)",
+        &samples.first_command,
+    );
+    println!(
+        "| /undo | refused | {:.2} ms | | {:.2} ms | |",
+        ms(median(samples.undo[1].clone())),
+        ms(median(samples.undo[2].clone()))
+    );
+}

@@ -1,0 +1,721 @@
+//! `/undo` (seed 004 section 4): every file change of the last user turn is reverted, the
+//! model's writes and patches, files the turn created and what its commands changed.
+//!
+//! A checkpoint costs what the turn changed, never the size of the repository, and no turn
+//! waits for one:
+//! - The first time a tool that may change files runs in a session (not before: a session
+//!   that only talks pays nothing), the recorder starts: every folder of the workspace that
+//!   git does not ignore is watched on its own ([`watching`]), and git lists its index and
+//!   what differs from it, once ([`git::list`]). A file git tracks unchanged is recorded by
+//!   its blob in the repository; a changed or new one is copied into the session's private
+//!   store ([`store`]), outside the repository.
+//! - Each turn's start reads what changed since the last reading (the person's edits) and
+//!   copies only those files; the turn's own changes are read at its end. Each file the turn
+//!   changed keeps what it held before the turn and after it.
+//! - `/undo` puts back what the last turn changed: changed and deleted files get their
+//!   content back, files it created are removed. A file changed again since the turn ended
+//!   (by the person, or a later `!command`) is left as it is and named, so `/undo` never
+//!   throws away work that was not the turn's.
+//!
+//! Files git ignores are not recorded, so changes to them stay; nor are files over
+//! [`MAX_RECORDED_FILE`] (a dataset, a build artefact) or symbolic links: `/undo` leaves them
+//! and says so. Past [`MAX_STORE_BYTES`] the records of earlier turns are dropped, with a
+//! warning. Nothing is written into the repository: no object, no ref, and the person's
+//! index, branches, stash and working tree are never touched. Only in a git repository;
+//! elsewhere `/undo` says so. When the workspace cannot be watched (too many folders, or the
+//! platform's limit), what commands change is not recorded, and the turn is told.
+
+mod git;
+mod store;
+#[cfg(test)]
+mod tests;
+mod watching;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use rustix::fs::FileType;
+
+pub(crate) use git::safe_git;
+
+use crate::beneath::WorkspaceDir;
+use crate::ignore_files::IgnoreRules;
+use crate::sync::lock;
+use git::Tracked;
+use store::{Blob, Store};
+use watching::FolderWatch;
+
+/// Files larger than this are not recorded.
+pub(crate) const MAX_RECORDED_FILE: u64 = 16 << 20;
+/// The most a session's private store holds; past three quarters of it, earlier turns'
+/// records are dropped at the next turn's start.
+pub(crate) const MAX_STORE_BYTES: u64 = 512 << 20;
+
+/// What a file held at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Content {
+    Absent,
+    /// Bytes in the private store.
+    Stored {
+        blob: Blob,
+        executable: bool,
+    },
+    /// A file of git's index, unchanged since the session found it.
+    Git(Tracked),
+    /// Not recorded, for this reason.
+    Unrecorded(Unrecorded),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Unrecorded {
+    TooLarge,
+    Link,
+    StoreFull,
+    Unreadable,
+}
+
+impl Unrecorded {
+    fn why(self) -> String {
+        match self {
+            Self::TooLarge => format!("over {} MiB, not recorded", MAX_RECORDED_FILE >> 20),
+            Self::Link => "a symbolic link, not recorded".to_owned(),
+            Self::StoreFull => format!(
+                "not recorded: the records for /undo passed {} MiB",
+                MAX_STORE_BYTES >> 20
+            ),
+            Self::Unreadable => "not readable, not recorded".to_owned(),
+        }
+    }
+}
+
+/// One turn: what each file it changed held before it, and after it once it ended.
+#[derive(Debug, Default)]
+struct Turn {
+    before: BTreeMap<String, Content>,
+    after: Option<BTreeMap<String, Content>>,
+    /// Changes went unseen during the turn (the platform dropped some).
+    missed: bool,
+}
+
+/// The recorder of a session in a git repository, once started.
+struct Recorder {
+    workspace: PathBuf,
+    dir: WorkspaceDir,
+    store: Store,
+    /// `None` when the workspace could not be watched: commands' changes go unseen.
+    watch: Option<FolderWatch>,
+    rules: IgnoreRules,
+    /// Git's index as the session found it.
+    index: BTreeMap<String, Tracked>,
+    /// What each file read since held when last read (else its index entry, else nothing).
+    known: BTreeMap<String, Content>,
+}
+
+enum Phase {
+    /// Nothing recorded yet: started by the first tool that may change files.
+    Waiting,
+    Recording(Box<Recorder>),
+    /// Not a git repository.
+    NoRepository,
+    /// Refused, with the reason.
+    Off(String),
+    Closed,
+}
+
+struct Inner {
+    phase: Phase,
+    stack: Vec<Turn>,
+}
+
+/// The checkpoints of one session, newest last.
+pub(crate) struct Checkpoints {
+    workspace: PathBuf,
+    inner: Mutex<Inner>,
+    /// The running start of the last turn, which its end waits for.
+    begun: Mutex<Option<Begun>>,
+    /// The most folders watched ([`watching::MAX_WATCHED_FOLDERS`] but in tests).
+    max_folders: usize,
+}
+
+type Begun = Shared<BoxFuture<'static, Option<String>>>;
+
+impl Checkpoints {
+    pub fn new(workspace: &Path) -> Self {
+        Self {
+            workspace: workspace.to_path_buf(),
+            inner: Mutex::new(Inner {
+                phase: Phase::Waiting,
+                stack: Vec::new(),
+            }),
+            begun: Mutex::default(),
+            max_folders: watching::MAX_WATCHED_FOLDERS,
+        }
+    }
+
+    /// Starts a turn in the background: what changed since the last reading is read first
+    /// (it is not the turn's). Tools that may change files wait for it
+    /// ([`PendingCheckpoint::ready`]); nothing else does.
+    pub fn begin_turn(self: &Arc<Self>) -> PendingCheckpoint {
+        let checkpoints = Arc::clone(self);
+        let begun: Begun = tokio::task::spawn_blocking(move || checkpoints.begin())
+            .map(|done| done.ok().flatten())
+            .boxed()
+            .shared();
+        *lock(&self.begun) = Some(begun.clone());
+        PendingCheckpoint(Some(Arc::new(Pending {
+            checkpoints: Arc::clone(self),
+            begun: Some(begun),
+            told: std::sync::atomic::AtomicBool::new(false),
+        })))
+    }
+
+    /// For a task inside a turn (a conversation's, a continuation): no turn starts, but its
+    /// tools that may change files start the recorder as the turn's would.
+    pub fn within_turn(self: &Arc<Self>) -> PendingCheckpoint {
+        PendingCheckpoint(Some(Arc::new(Pending {
+            checkpoints: Arc::clone(self),
+            begun: None,
+            told: std::sync::atomic::AtomicBool::new(false),
+        })))
+    }
+
+    /// Ends the last turn (the session is idle, the turn and every task it led to are over):
+    /// what the turn changed is read as it is now. Costs what the turn changed.
+    pub async fn end_turn(self: &Arc<Self>) {
+        let begun = lock(&self.begun).take();
+        if let Some(begun) = begun {
+            begun.await;
+        }
+        let checkpoints = Arc::clone(self);
+        let _ = tokio::task::spawn_blocking(move || checkpoints.end()).await;
+    }
+
+    fn begin(&self) -> Option<String> {
+        let mut inner = lock(&self.inner);
+        let Inner { phase, stack } = &mut *inner;
+        let mut note = None;
+        let mut fresh = BTreeSet::new();
+        if let Phase::Recording(recorder) = phase {
+            let open = stack.last_mut().filter(|turn| turn.after.is_none());
+            fresh = recorder.sync(open);
+            if recorder.store.bytes() > MAX_STORE_BYTES / 4 * 3 {
+                stack.clear();
+                recorder.compact(stack);
+                note = Some(format!(
+                    "the records of earlier turns for /undo passed {} MiB and were dropped; \
+                     /undo reverts from this turn on",
+                    (MAX_STORE_BYTES / 4 * 3) >> 20
+                ));
+            }
+        }
+        // A turn left open (its end was never recorded) is taken to end here.
+        if let Some(turn) = stack.last_mut().filter(|turn| turn.after.is_none()) {
+            close(phase, turn, &fresh);
+        }
+        stack.push(Turn::default());
+        note
+    }
+
+    fn end(&self) {
+        let mut inner = lock(&self.inner);
+        let Inner { phase, stack } = &mut *inner;
+        let Some(turn) = stack.last_mut().filter(|turn| turn.after.is_none()) else {
+            return;
+        };
+        let fresh = match phase {
+            Phase::Recording(recorder) => recorder.sync(Some(turn)),
+            _ => BTreeSet::new(),
+        };
+        close(phase, turn, &fresh);
+    }
+
+    /// Starts recording, once: the first tool that may change files is about to run.
+    /// `Ok(Some(note))`: recording, with something to tell the person.
+    fn start(&self) -> Result<Option<String>, String> {
+        let mut inner = lock(&self.inner);
+        match &inner.phase {
+            Phase::Waiting => {}
+            Phase::Off(reason) => return Err(reason.clone()),
+            Phase::Recording(_) | Phase::NoRepository | Phase::Closed => return Ok(None),
+        }
+        let Some(repository) = git::discover(&self.workspace) else {
+            inner.phase = Phase::NoRepository;
+            return Ok(None);
+        };
+        if let Err(reason) = git::check_filters(&self.workspace) {
+            inner.phase = Phase::Off(reason.clone());
+            return Err(reason);
+        }
+        let (recorder, note) = Recorder::start(&self.workspace, &repository, self.max_folders)?;
+        inner.phase = Phase::Recording(Box::new(recorder));
+        Ok(note)
+    }
+
+    /// Records what `relative` holds before a file tool changes it (the watch may miss it,
+    /// or see it only after the person changed it again).
+    fn before_change_of(&self, relative: &str) {
+        let mut inner = lock(&self.inner);
+        let Inner { phase, stack } = &mut *inner;
+        let (Phase::Recording(recorder), Some(turn)) =
+            (phase, stack.last_mut().filter(|turn| turn.after.is_none()))
+        else {
+            return;
+        };
+        if !turn.before.contains_key(relative) {
+            let now = recorder.read_now(relative);
+            turn.before.insert(relative.to_owned(), now);
+        }
+    }
+
+    /// Forgets the turns recorded so far: a session was taken up, and `/undo` has nothing
+    /// to revert until its next turn starts.
+    pub fn forget(&self) {
+        lock(&self.inner).stack.clear();
+    }
+
+    /// Ends recording and removes the private store (the session ends).
+    pub fn close(&self) {
+        let mut inner = lock(&self.inner);
+        inner.stack.clear();
+        if let Phase::Recording(recorder) = std::mem::replace(&mut inner.phase, Phase::Closed) {
+            recorder.close();
+        }
+    }
+
+    /// Puts the working tree back as the last turn found it; returns what was done, for
+    /// people.
+    pub fn undo(&self) -> Result<String, String> {
+        let mut inner = lock(&self.inner);
+        let Inner { phase, stack } = &mut *inner;
+        match phase {
+            Phase::NoRepository => {
+                return Err(
+                    "/undo works in a git repository, and this workspace is not one".to_owned(),
+                );
+            }
+            Phase::Off(reason) => return Err(reason.clone()),
+            Phase::Closed => return Err("the session has ended".to_owned()),
+            Phase::Waiting if git::discover(&self.workspace).is_none() => {
+                return Err(
+                    "/undo works in a git repository, and this workspace is not one".to_owned(),
+                );
+            }
+            Phase::Waiting | Phase::Recording(_) => {}
+        }
+        if stack.is_empty() {
+            return Err("nothing to undo: no turn has started in this session".to_owned());
+        }
+        let Phase::Recording(recorder) = phase else {
+            // No tool that changes files ran in this session.
+            stack.pop();
+            return Ok("the last turn changed no file to undo".to_owned());
+        };
+        let open = stack.last_mut().filter(|turn| turn.after.is_none());
+        let fresh = recorder.sync(open);
+        if let Some(turn) = stack.last_mut().filter(|turn| turn.after.is_none()) {
+            close(phase, turn, &fresh);
+        }
+        let Phase::Recording(recorder) = phase else {
+            return Err("/undo is off".to_owned());
+        };
+        let Some(turn) = stack.pop() else {
+            return Err("nothing to undo: no turn has started in this session".to_owned());
+        };
+        Ok(recorder.revert(&turn))
+    }
+}
+
+impl std::fmt::Debug for Checkpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkpoints")
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl crate::tools::ChangeRecorder for Checkpoints {
+    fn before_change(&self, path: &Path) {
+        let relative = relative_of(&self.workspace, path).or_else(|| {
+            let root = self.workspace.canonicalize().ok()?;
+            relative_of(&root, path)
+        });
+        if let Some(relative) = relative {
+            self.before_change_of(&relative);
+        }
+    }
+}
+
+/// Ends `turn`: each file it changed is read as it is now (but those of `fresh`, read just
+/// now).
+fn close(phase: &mut Phase, turn: &mut Turn, fresh: &BTreeSet<String>) {
+    let mut after = BTreeMap::new();
+    if let Phase::Recording(recorder) = phase {
+        for relative in turn.before.keys() {
+            let now = match recorder.known.get(relative) {
+                Some(known) if fresh.contains(relative) => known.clone(),
+                _ => recorder.read_now(relative),
+            };
+            recorder.known.insert(relative.clone(), now.clone());
+            after.insert(relative.clone(), now);
+        }
+    }
+    turn.after = Some(after);
+}
+
+impl Recorder {
+    /// Starts the watch over the workspace's folders, then lists the repository (a change
+    /// made meanwhile is read at the next reading).
+    fn start(
+        workspace: &Path,
+        repository: &git::Repository,
+        max_folders: usize,
+    ) -> Result<(Self, Option<String>), String> {
+        let dir = WorkspaceDir::open(workspace)?;
+        let store = Store::make()?;
+        let markers = store.path().join("markers");
+        std::fs::create_dir(&markers)
+            .map_err(|err| format!("cannot make a marker folder: {err}"))?;
+        let mut note = None;
+        let mut recorder = Self {
+            workspace: workspace.to_path_buf(),
+            dir,
+            store,
+            watch: None,
+            rules: IgnoreRules::new(workspace),
+            index: BTreeMap::new(),
+            known: BTreeMap::new(),
+        };
+        match FolderWatch::start(&markers, max_folders) {
+            Ok(watch) => {
+                recorder.watch = Some(watch);
+                let mut found = BTreeSet::new();
+                if let Err(err) = recorder.watch_below(workspace, &mut found) {
+                    recorder.watch = None;
+                    note = Some(unwatched(&err));
+                }
+            }
+            Err(err) => note = Some(unwatched(&err)),
+        }
+        let listing = git::list(workspace, repository)?;
+        recorder.index = listing.index.into_iter().collect();
+        for relative in listing.differing {
+            let now = recorder.read_now(&relative);
+            recorder.known.insert(relative, now);
+        }
+        Ok((recorder, note))
+    }
+
+    /// Watches `folder` and every folder below it that is not ignored; the files found go
+    /// into `files` (relative to the workspace).
+    fn watch_below(&mut self, folder: &Path, files: &mut BTreeSet<String>) -> Result<(), String> {
+        let Some(watch) = self.watch.as_mut() else {
+            return Ok(());
+        };
+        for entry in crate::ignore_files::walker(&self.workspace, folder)
+            .hidden(false)
+            .build()
+            .flatten()
+        {
+            let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
+            if is_dir {
+                watch.watch(entry.path())?;
+            } else if let Some(relative) = relative_of(&self.workspace, entry.path()) {
+                files.insert(relative);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads what changed since the last reading: each changed file is copied, and what it
+    /// held before goes into `turn`, when one is open. Returns the files read.
+    fn sync(&mut self, mut turn: Option<&mut Turn>) -> BTreeSet<String> {
+        let Some(watch) = self.watch.as_mut() else {
+            return BTreeSet::new();
+        };
+        let changed = watch.changed();
+        if changed.missed
+            && let Some(turn) = turn.as_deref_mut()
+        {
+            turn.missed = true;
+        }
+        let mut files = BTreeSet::new();
+        for path in changed.paths {
+            self.expand(&path, &mut files);
+        }
+        for relative in &files {
+            let now = self.read_now(relative);
+            let before = self.known_of(relative);
+            if let Some(turn) = turn.as_deref_mut() {
+                turn.before.entry(relative.clone()).or_insert(before);
+            }
+            self.known.insert(relative.clone(), now);
+        }
+        files
+    }
+
+    /// The files a change at `path` may concern: the file itself; for a new folder, what is
+    /// in it (watched from now on); for a path gone, every file known below it.
+    fn expand(&mut self, path: &Path, files: &mut BTreeSet<String>) {
+        let Some(relative) = relative_of(&self.workspace, path) else {
+            return;
+        };
+        if crate::watch::ignored(&self.workspace, path) {
+            return;
+        }
+        match self.dir.file_type(Path::new(&relative)) {
+            Ok(Some(FileType::Directory)) => {
+                if self.rules.is_ignored(path, true) {
+                    return;
+                }
+                if let Err(err) = self.watch_below(path, files) {
+                    tracing::debug!("not watching a new folder for /undo: {err}");
+                }
+            }
+            Ok(None) => {
+                let below = format!("{relative}/");
+                let known = self.known.range(below.clone()..).map(|(path, _)| path);
+                let tracked = self.index.range(below.clone()..).map(|(path, _)| path);
+                for inside in known.chain(tracked) {
+                    if !inside.starts_with(&below) {
+                        continue;
+                    }
+                    files.insert(inside.clone());
+                }
+                if self.index.contains_key(&relative) || !self.rules.is_ignored(path, false) {
+                    files.insert(relative);
+                }
+            }
+            _ => {
+                if self.index.contains_key(&relative) || !self.rules.is_ignored(path, false) {
+                    files.insert(relative);
+                }
+            }
+        }
+    }
+
+    fn known_of(&self, relative: &str) -> Content {
+        if let Some(known) = self.known.get(relative) {
+            return known.clone();
+        }
+        self.index
+            .get(relative)
+            .map_or(Content::Absent, |tracked| Content::Git(tracked.clone()))
+    }
+
+    /// What `relative` holds now, copied into the store.
+    fn read_now(&mut self, relative: &str) -> Content {
+        let path = Path::new(relative);
+        match self.dir.file_type(path) {
+            Ok(None | Some(FileType::Directory)) => Content::Absent,
+            Ok(Some(FileType::Symlink)) => Content::Unrecorded(Unrecorded::Link),
+            Ok(Some(FileType::RegularFile)) => match self.dir.read(path, MAX_RECORDED_FILE) {
+                Ok(Some(bytes)) => {
+                    let executable = self
+                        .dir
+                        .permissions(path)
+                        .is_ok_and(|bits| bits & 0o111 != 0);
+                    match self.store.put(&bytes, MAX_STORE_BYTES) {
+                        Some(blob) => Content::Stored { blob, executable },
+                        None => Content::Unrecorded(Unrecorded::StoreFull),
+                    }
+                }
+                Ok(None) => Content::Absent,
+                Err(err) if err.kind() == std::io::ErrorKind::FileTooLarge => {
+                    Content::Unrecorded(Unrecorded::TooLarge)
+                }
+                Err(_) => Content::Unrecorded(Unrecorded::Unreadable),
+            },
+            Ok(Some(_)) | Err(_) => Content::Unrecorded(Unrecorded::Unreadable),
+        }
+    }
+
+    /// The bytes and executable bit of `content`; `None` for no file.
+    fn bytes_of(&self, content: &Content) -> Result<Option<(Vec<u8>, bool)>, String> {
+        match content {
+            Content::Absent => Ok(None),
+            Content::Stored { blob, executable } => self
+                .store
+                .get(*blob)
+                .map(|bytes| Some((bytes, *executable)))
+                .map_err(|err| format!("a record for /undo is gone: {err}")),
+            Content::Git(tracked) => git::blob(&self.workspace, &tracked.oid)
+                .map(|bytes| Some((bytes, tracked.executable))),
+            Content::Unrecorded(_) => Err("not recorded".to_owned()),
+        }
+    }
+
+    /// Whether `a` and `b` are the same file (both absent, or the same bytes and bit).
+    fn same(&self, a: &Content, b: &Content) -> bool {
+        if a == b {
+            return true;
+        }
+        match (self.bytes_of(a), self.bytes_of(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    /// Puts back what `turn` changed, but what changed since it ended; what was done, for
+    /// people.
+    fn revert(&mut self, turn: &Turn) -> String {
+        let empty = BTreeMap::new();
+        let after = turn.after.as_ref().unwrap_or(&empty);
+        let (mut restored, mut removed, mut kept, mut failed) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut left: BTreeMap<Unrecorded, Vec<&str>> = BTreeMap::new();
+        for (relative, before) in &turn.before {
+            let Some(end) = after.get(relative) else {
+                continue;
+            };
+            if let Content::Unrecorded(why) = before {
+                left.entry(*why).or_default().push(relative);
+                continue;
+            }
+            if let Content::Unrecorded(why) = end {
+                left.entry(*why).or_default().push(relative);
+                continue;
+            }
+            if self.same(before, end) {
+                continue;
+            }
+            let now = self.read_now(relative);
+            if !self.same(&now, end) {
+                kept.push(relative.as_str());
+                continue;
+            }
+            match self.put_back(relative, before) {
+                Ok(true) => restored.push(relative.as_str()),
+                Ok(false) => removed.push(relative.as_str()),
+                Err(err) => failed.push(format!("{relative} ({err})")),
+            }
+        }
+        let mut notes = String::new();
+        if !kept.is_empty() {
+            notes.push_str(&format!(
+                "; kept {}: changed again since the turn ended",
+                kept.join(", ")
+            ));
+        }
+        for (why, paths) in &left {
+            notes.push_str(&format!("; left {}: {}", paths.join(", "), why.why()));
+        }
+        if !failed.is_empty() {
+            notes.push_str(&format!("; could not put back {}", failed.join(", ")));
+        }
+        if turn.missed {
+            notes.push_str(
+                "; some changes of the turn came too fast to be seen and were not reverted",
+            );
+        }
+        if restored.is_empty() && removed.is_empty() {
+            return format!("the last turn changed no file to undo{notes}");
+        }
+        let mut said = Vec::new();
+        if !restored.is_empty() {
+            said.push(format!("restored {}", restored.join(", ")));
+        }
+        if !removed.is_empty() {
+            said.push(format!("removed {}", removed.join(", ")));
+        }
+        format!("undid the last turn: {}{notes}", said.join("; "))
+    }
+
+    /// Writes `content` at `relative` through the workspace handle (`Ok(true)`), or removes
+    /// the file there when it held none (`Ok(false)`).
+    fn put_back(&self, relative: &str, content: &Content) -> Result<bool, String> {
+        let path = Path::new(relative);
+        match self.bytes_of(content)? {
+            Some((bytes, executable)) => {
+                let mode = if executable { 0o755 } else { 0o644 };
+                self.dir
+                    .write(path, &bytes, Some(mode))
+                    .map_err(|err| err.to_string())?;
+                Ok(true)
+            }
+            None => match self.dir.remove(path) {
+                Ok(()) => Ok(false),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(err) => Err(err.to_string()),
+            },
+        }
+    }
+
+    /// Keeps in the store only what `known` (and the turns of `stack`) still name.
+    fn compact(&mut self, stack: &[Turn]) {
+        let mut kept = HashSet::new();
+        let named = self.known.values().chain(stack.iter().flat_map(|turn| {
+            turn.before
+                .values()
+                .chain(turn.after.iter().flat_map(BTreeMap::values))
+        }));
+        for content in named {
+            if let Content::Stored { blob, .. } = content {
+                kept.insert(*blob);
+            }
+        }
+        self.store.retain(&kept);
+    }
+
+    fn close(self) {
+        drop(self.watch);
+        self.store.close();
+    }
+}
+
+/// `path` relative to `workspace`, `/`-separated; `None` outside it, for the root itself or
+/// a name that is not UTF-8.
+fn relative_of(workspace: &Path, path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(workspace).ok()?.to_str()?;
+    (!relative.is_empty()).then(|| relative.replace(std::path::MAIN_SEPARATOR, "/"))
+}
+
+fn unwatched(err: &str) -> String {
+    format!(
+        "the workspace cannot be watched for /undo ({err}): /undo reverts what the file tools \
+         change, not what commands change"
+    )
+}
+
+/// A turn's start, running in the background until a tool that may change files needs it.
+#[derive(Clone, Default)]
+pub(crate) struct PendingCheckpoint(Option<Arc<Pending>>);
+
+struct Pending {
+    checkpoints: Arc<Checkpoints>,
+    /// The turn's start; `None` for a task inside a turn.
+    begun: Option<Begun>,
+    /// Whether the notes were said (once per turn).
+    told: std::sync::atomic::AtomicBool,
+}
+
+impl PendingCheckpoint {
+    /// Waits until the turn's start is read and the recorder runs: a tool that may change
+    /// files is about to run. Notes and failures are `warning`s of the task, once.
+    pub async fn ready(&self, events: &crate::events::TaskEvents) {
+        let Some(pending) = &self.0 else {
+            return;
+        };
+        let note = match &pending.begun {
+            Some(begun) => begun.clone().await,
+            None => None,
+        };
+        let checkpoints = Arc::clone(&pending.checkpoints);
+        let started = tokio::task::spawn_blocking(move || checkpoints.start()).await;
+        if pending.told.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        if let Some(note) = note {
+            events.warning(note);
+        }
+        match started {
+            Ok(Err(problem)) => events.warning(format!(
+                "the working tree could not be recorded for /undo: {problem}"
+            )),
+            Ok(Ok(Some(note))) => events.warning(note),
+            Ok(Ok(None)) | Err(_) => {}
+        }
+    }
+}

@@ -1,0 +1,107 @@
+use std::path::Path;
+
+use super::watching::FolderWatch;
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// A repository with `a/one.txt` and `b/two.txt` committed.
+fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in [("a/one.txt", "one"), ("b/two.txt", "two")] {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    dir
+}
+
+#[test]
+fn the_watch_reads_a_change_made_just_before_it_asks() {
+    let markers = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let mut watch = FolderWatch::start(markers.path(), 10).unwrap();
+    watch.watch(folder.path()).unwrap();
+    for round in 0..20 {
+        let file = folder.path().join(format!("f{round}"));
+        std::fs::write(&file, "x").unwrap();
+        // No wait: the marker comes after the write in the watcher's one queue.
+        let changed = watch.changed();
+        assert!(changed.paths.contains(&file), "round {round}: {changed:?}");
+        assert!(!changed.missed);
+    }
+    assert!(watch.changed().paths.is_empty());
+}
+
+#[test]
+fn past_the_most_folders_the_file_tools_changes_are_still_undone_and_commands_are_not() {
+    let dir = repository();
+    let ws = dir.path();
+    let mut checkpoints = Checkpoints::new(ws);
+    checkpoints.max_folders = 1;
+    checkpoints.begin();
+    let note = checkpoints.start().unwrap().unwrap_or_default();
+    assert!(note.contains("cannot be watched"), "{note}");
+    assert!(note.contains("more than 1 folders"), "{note}");
+    // A file tool says what it changes; a command does not.
+    checkpoints.before_change_of("a/one.txt");
+    std::fs::write(ws.join("a/one.txt"), "tool").unwrap();
+    std::fs::write(ws.join("b/two.txt"), "command").unwrap();
+    checkpoints.end();
+    let said = checkpoints.undo().unwrap();
+    assert_eq!(said, "undid the last turn: restored a/one.txt");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a/one.txt")).unwrap(),
+        "one"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("b/two.txt")).unwrap(),
+        "command"
+    );
+    checkpoints.close();
+}
+
+#[test]
+fn a_file_changed_back_by_the_turn_is_not_named() {
+    let dir = repository();
+    let ws = dir.path();
+    let checkpoints = Checkpoints::new(ws);
+    checkpoints.begin();
+    checkpoints.start().unwrap();
+    std::fs::write(ws.join("a/one.txt"), "changed").unwrap();
+    std::fs::write(ws.join("a/one.txt"), "one").unwrap();
+    std::fs::write(ws.join("b/two.txt"), "changed").unwrap();
+    checkpoints.end();
+    assert_eq!(
+        checkpoints.undo().unwrap(),
+        "undid the last turn: restored b/two.txt"
+    );
+    checkpoints.close();
+}
+
+#[test]
+fn the_store_goes_with_the_session() {
+    let dir = repository();
+    let checkpoints = Checkpoints::new(dir.path());
+    checkpoints.begin();
+    checkpoints.start().unwrap();
+    let store = match &lock(&checkpoints.inner).phase {
+        Phase::Recording(recorder) => recorder.store.path().to_path_buf(),
+        _ => panic!("not recording"),
+    };
+    assert!(store.is_dir());
+    checkpoints.close();
+    assert!(!store.exists());
+    assert!(checkpoints.undo().is_err());
+}
