@@ -1,17 +1,18 @@
 //! What saving costs and what a resume reads: the snapshot of a large session is left to
 //! the journal after a turn, an old (version 1) file still resumes and is saved again in
-//! the current form, and a resumed conversation's history is read when it is first used.
+//! the current form, a resumed conversation's history is read when it is first used and
+//! its next request is the one it would have sent had the session gone on.
 
 use std::path::Path;
 use std::time::Duration;
 
-use coder_core::{Engine, ErrorKind, ProviderKind, SessionSnapshot};
-use coder_protocol::{ConversationId, Role, SessionId};
-use coder_testkit::{MockModelServer, MockResponse};
+use coder_core::{ConversationSpec, Engine, ErrorKind, ProviderKind, SessionSnapshot};
+use coder_protocol::{ConversationId, InputItem, Role, SessionId};
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::config;
+use super::support::{BOTH, config};
 
 /// The tools a version 1 file gave each conversation.
 fn old_tools() -> Value {
@@ -238,4 +239,122 @@ async fn after_a_turn_a_large_snapshot_is_left_to_the_journal_which_resumes_the_
             .and_then(|m| m.content.as_deref()),
         Some("the answer")
     );
+}
+
+/// A question with a picture pasted beside it.
+fn with_picture(question: &str) -> Vec<InputItem> {
+    vec![
+        InputItem::Text {
+            text: question.to_owned(),
+        },
+        InputItem::Image {
+            image_url: "data:image/png;base64,iVBORw0KGgo=".to_owned(),
+        },
+    ]
+}
+
+/// The files of the sessions folder, by name.
+fn session_files(workspace: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(workspace.join(".coder/sessions"))
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            (entry.file_name(), std::fs::read(entry.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The sessions folder holding `files` and nothing else.
+fn put_back(workspace: &Path, files: &[(std::ffi::OsString, Vec<u8>)]) {
+    let dir = workspace.join(".coder/sessions");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}
+
+/// The body of the last request `server` received, as sent.
+fn last_body(server: &MockModelServer) -> String {
+    let requests = server.requests();
+    let last = requests.last().expect("a request was sent");
+    String::from_utf8(last.raw_body.to_vec()).unwrap()
+}
+
+/// Fails, when `got` is not `expected`, with where they first differ.
+fn assert_same_bytes(got: &str, expected: &str, what: &str) {
+    let (got, expected) = (got.as_bytes(), expected.as_bytes());
+    let at = got
+        .iter()
+        .zip(expected)
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.len().min(expected.len()));
+    let around = |bytes: &[u8]| {
+        String::from_utf8_lossy(&bytes[at.saturating_sub(80)..(at + 80).min(bytes.len())])
+            .into_owned()
+    };
+    assert!(
+        got == expected,
+        "{what}: {} bytes against {}, first apart at byte {at}:\n{}\nagainst\n{}",
+        got.len(),
+        expected.len(),
+        around(got),
+        around(expected)
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_conversation_sends_the_bytes_it_would_have_sent_had_the_session_gone_on() {
+    for kind in BOTH {
+        let server = MockModelServer::start(Vec::new()).await.unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("shot.png"), [0x89, b'P', b'N', b'G']).unwrap();
+        std::fs::write(workspace.path().join("README.md"), "# the project\n").unwrap();
+        let engine = Engine::new(config(&server, kind, workspace.path())).unwrap();
+        // A conversation other than the root, which a resume reads on its first use: a
+        // pasted picture, thinking, tool calls, a tool's image, replies.
+        let side = engine
+            .create_conversation(ConversationSpec::default())
+            .unwrap();
+        server.push([
+            MockResponse::stream(vec![
+                Chunk::thinking("look at the file too"),
+                Chunk::tool_call("c1", "read", json!({"path": "shot.png"})),
+            ]),
+            MockResponse::text("A single pixel."),
+            MockResponse::tool_call("c2", "read", json!({"path": "README.md"})),
+            MockResponse::text("It names the project."),
+        ]);
+        let task = engine
+            .send_items(side, with_picture("what is in this picture?"))
+            .unwrap();
+        until_task_end(&engine, task).await;
+        let task = engine.send(side, "and the readme?").unwrap();
+        until_task_end(&engine, task).await;
+        engine.save().await.unwrap();
+        let saved = session_files(workspace.path());
+        let session = engine.session_id();
+
+        // The session goes on: its next request extends the history its requests kept.
+        server.push([MockResponse::text("Done.")]);
+        let task = engine.send(side, "one more thing").unwrap();
+        until_task_end(&engine, task).await;
+        let went_on = last_body(&server);
+        engine.shutdown().await;
+
+        // The session as saved before that turn, resumed: the same turn sends the same bytes.
+        put_back(workspace.path(), &saved);
+        let resumed = Engine::new(config(&server, kind, workspace.path())).unwrap();
+        resumed.resume(session).unwrap();
+        server.push([MockResponse::text("Done.")]);
+        let task = resumed.send(side, "one more thing").unwrap();
+        until_task_end(&resumed, task).await;
+        let after_resume = last_body(&server);
+        assert!(went_on.contains("one more thing"), "{kind:?}: {went_on}");
+        assert!(went_on.contains("iVBORw0KGgo="), "{kind:?}: {went_on}");
+        assert_same_bytes(&after_resume, &went_on, &format!("{kind:?}"));
+        resumed.shutdown().await;
+    }
 }
