@@ -41,6 +41,7 @@ use coder_protocol::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::beneath::{OwnDir, WorkspaceDir};
 use crate::conversation::{Conversation, ConversationContext};
@@ -759,28 +760,35 @@ impl<W: std::io::Write> std::io::Write for Counted<W> {
 
 /// The sessions saved in `dir`, newest first. A file that is not a snapshot (a temporary
 /// file, a corrupt or foreign one, a link, anything but a regular file) is left out.
+/// Messages are read lightly: their roles, and the text of the root's questions as far as
+/// the title needs it (a message's content is skipped, images and all, until then).
 pub(crate) fn list(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
-    /// What a listing reads of a message.
+    /// What a listing reads of a root's message: its content is read only for the title.
     #[derive(Deserialize)]
-    struct Message {
+    struct Message<'a> {
         role: Role,
-        #[serde(default)]
-        content: Option<String>,
+        #[serde(default, borrow)]
+        content: Option<&'a RawValue>,
+    }
+    /// What a listing reads of another conversation's message.
+    #[derive(Deserialize)]
+    struct Counted {
+        role: Role,
     }
     /// What a listing reads of a conversation: its messages, lightly.
     #[derive(Deserialize)]
     struct Listed {
         #[serde(default)]
-        messages: Vec<Message>,
+        messages: Vec<Counted>,
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
-    struct Head {
+    struct Head<'a> {
         session_id: SessionId,
         saved_at: String,
         model: String,
-        #[serde(default)]
-        messages: Vec<Message>,
+        #[serde(default, borrow)]
+        messages: Vec<Message<'a>>,
         #[serde(default)]
         conversations: Vec<Listed>,
     }
@@ -793,8 +801,12 @@ pub(crate) fn list(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
         .filter_map(|name| {
             let bytes = dir.read(name, MAX_FILE_BYTES).ok()??;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
-            let title =
-                first_question(head.messages.iter().map(|m| (m.role, m.content.as_deref())));
+            let title = first_question(head.messages.iter().map(|m| {
+                let text = (m.role == Role::User)
+                    .then(|| m.content.and_then(text_of))
+                    .flatten();
+                (m.role, text)
+            }));
             Some(coder_protocol::methods::SessionInfo {
                 session_id: head.session_id,
                 saved_at: head.saved_at,
@@ -818,24 +830,49 @@ pub(crate) fn list(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
     sessions
 }
 
+/// The text of a message's content as written: a string, or the text parts of an array
+/// (a question with images beside it) joined by blank lines, as a resume reads them
+/// ([`openai_form`]). `None` for a content without text.
+fn text_of(content: &RawValue) -> Option<String> {
+    /// A part of a content array; an image's is skipped.
+    #[derive(Deserialize)]
+    struct Part {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(default)]
+        text: Option<String>,
+    }
+    if let Ok(text) = serde_json::from_str::<String>(content.get()) {
+        return Some(text);
+    }
+    let parts: Vec<Part> = serde_json::from_str(content.get()).ok()?;
+    let texts: Vec<String> = parts
+        .into_iter()
+        .filter(|part| part.kind == "text")
+        .filter_map(|part| part.text)
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
+}
+
 /// What a listing calls a session: the first thing a person asked in `messages`, cut to
 /// 100 characters (reminders and compaction summaries are not questions).
 pub(crate) fn title(messages: &[ChatMessage]) -> Option<String> {
     first_question(messages.iter().map(|m| (m.role, m.content.as_deref())))
 }
 
-fn first_question<'a>(
-    mut messages: impl Iterator<Item = (Role, Option<&'a str>)>,
+fn first_question<S: AsRef<str>>(
+    mut messages: impl Iterator<Item = (Role, Option<S>)>,
 ) -> Option<String> {
     messages
         .find_map(|(role, content)| {
             content.filter(|text| {
+                let text = text.as_ref();
                 role == Role::User
                     && !text.starts_with(crate::reminders::OPEN)
                     && !text.starts_with(crate::prompt::SUMMARY_OPEN)
             })
         })
-        .map(|text| text.chars().take(100).collect())
+        .map(|text| text.as_ref().chars().take(100).collect())
 }
 
 /// The bytes of the snapshot of `session` in `dir` (`None`: the folder is missing), and

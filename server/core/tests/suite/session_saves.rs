@@ -1,13 +1,14 @@
 //! What saving costs and what a resume reads: the snapshot of a large session is left to
 //! the journal after a turn, an old (version 1) file still resumes and is saved again in
 //! the current form, a resumed conversation's history is read when it is first used and
-//! its next request is the one it would have sent had the session gone on.
+//! its next request is the one it would have sent had the session gone on, and a session
+//! holding images is listed and resumes.
 
 use std::path::Path;
 use std::time::Duration;
 
 use coder_core::{ConversationSpec, Engine, ErrorKind, ProviderKind, SessionSnapshot};
-use coder_protocol::{ConversationId, InputItem, Role, SessionId};
+use coder_protocol::{Attachment, ConversationId, InputItem, Role, SessionId};
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -357,4 +358,65 @@ async fn a_resumed_conversation_sends_the_bytes_it_would_have_sent_had_the_sessi
         assert_same_bytes(&after_resume, &went_on, &format!("{kind:?}"));
         resumed.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_session_whose_conversations_hold_images_is_listed_and_resumes() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("A single pixel."),
+        MockResponse::text("The same pixel."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let engine = Engine::new(config(&server, ProviderKind::OpenAi, workspace.path())).unwrap();
+    let root = engine.root_conversation();
+    let side = engine
+        .create_conversation(ConversationSpec::default())
+        .unwrap();
+    let task = engine
+        .send_items(root, with_picture("what is in this picture?"))
+        .unwrap();
+    until_task_end(&engine, task).await;
+    let task = engine
+        .send_items(side, with_picture("and in this one?"))
+        .unwrap();
+    until_task_end(&engine, task).await;
+    let session = engine.session_id();
+    engine.shutdown().await;
+
+    let again = Engine::new(config(&server, ProviderKind::OpenAi, workspace.path())).unwrap();
+    let listed: Vec<_> = again
+        .saved_sessions()
+        .into_iter()
+        .map(|info| {
+            (
+                info.session_id,
+                info.conversations,
+                info.messages,
+                info.title,
+            )
+        })
+        .collect();
+    // Each conversation: the question, the todo list's reminder, the reply.
+    assert_eq!(
+        listed,
+        [(session, 2, 6, Some("what is in this picture?".to_owned()))]
+    );
+    assert_eq!(again.resume(session).unwrap(), 6);
+    for (conversation, question) in [
+        (root, "what is in this picture?"),
+        (side, "and in this one?"),
+    ] {
+        let history = again.history(conversation).unwrap();
+        assert_eq!(history[0].content.as_deref(), Some(question));
+        assert_eq!(
+            history[0].attachments,
+            [Attachment::Inline {
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }]
+        );
+    }
+    again.shutdown().await;
 }
