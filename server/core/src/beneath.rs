@@ -235,6 +235,20 @@ impl WorkspaceDir {
         rustix::fs::unlinkat(&parent, *last, AtFlags::empty()).map_err(io::Error::from)
     }
 
+    /// Removes the folder at `path` when it is empty (an error names why not: not empty,
+    /// not a folder, gone). Links on the way are refused, as for every path here.
+    pub fn remove_empty_dir(&self, path: &Path) -> io::Result<()> {
+        let names = self.names(path)?;
+        let Some((last, parents)) = names.split_last() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the workspace root cannot be removed",
+            ));
+        };
+        let parent = self.walk(parents, false)?;
+        rustix::fs::unlinkat(&parent, *last, AtFlags::REMOVEDIR).map_err(io::Error::from)
+    }
+
     /// The names of `path` below the root; an error for anything else.
     fn names<'p>(&self, path: &'p Path) -> io::Result<Vec<&'p OsStr>> {
         let relative = path

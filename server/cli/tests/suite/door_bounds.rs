@@ -290,6 +290,56 @@ async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
     client.stop().await;
 }
 
+/// A session that records `/undo`'s checkpoints watches the workspace through the process's
+/// one watcher: after a turn whose command changed a file in a repository, `coder lsp`
+/// holds one inotify instance (a process holding many sessions would otherwise run out of
+/// them, 128 by default), and `/undo` still puts back what the command changed.
+#[tokio::test]
+async fn checkpoints_watch_through_the_processs_one_watcher() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("b1", "bash", json!({"command": "mkdir -p sub && printf new > sub/made.txt && printf one > tracked.txt"})),
+        MockResponse::text("changed"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    git(ws, &["init", "-q"]);
+    std::fs::write(ws.join("tracked.txt"), "original").unwrap();
+    git(ws, &["add", "tracked.txt"]);
+    git(ws, &["commit", "-q", "-m", "first"]);
+    let mut client = Client::start(ws, &server, "yolo");
+    client.initialize(json!({})).await;
+    let root = client.root().await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "change it", &mut seen).await;
+    client.until_events("state_changed", 2, &mut seen).await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("sub/made.txt")).unwrap(),
+        "new"
+    );
+    let pid = client.child.id().unwrap();
+    assert_eq!(super::exec::inotify_instances(pid), 1);
+    let answer = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "/undo"}),
+            &mut seen,
+        )
+        .await;
+    let text = answer["result"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(text.starts_with("undid the last turn"), "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("tracked.txt")).unwrap(),
+        "original"
+    );
+    assert!(!ws.join("sub").exists(), "{text}");
+    client.stop().await;
+}
+
 /// The `git` the tests' `PATH` finds.
 fn which_git() -> std::path::PathBuf {
     std::env::var("PATH")

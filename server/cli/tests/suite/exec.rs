@@ -898,7 +898,7 @@ async fn a_burst_of_deltas_is_printed_joined_and_whole_while_a_trickle_is_printe
 }
 
 /// The inotify instances `pid` holds (links in `/proc/<pid>/fd`).
-fn inotify_instances(pid: u32) -> usize {
+pub(super) fn inotify_instances(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .unwrap()
         .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())

@@ -96,6 +96,8 @@ impl Unrecorded {
 struct Turn {
     before: BTreeMap<String, Content>,
     after: Option<BTreeMap<String, Content>>,
+    /// The folders that appeared during the turn (`/undo` removes those left empty).
+    made_folders: BTreeSet<String>,
     /// Changes went unseen during the turn (the platform dropped some).
     missed: bool,
 }
@@ -112,6 +114,10 @@ struct Recorder {
     index: BTreeMap<String, Tracked>,
     /// What each file read since held when last read (else its index entry, else nothing).
     known: BTreeMap<String, Content>,
+    /// The folders seen (walked or watched since), relative to the workspace.
+    folders: BTreeSet<String>,
+    /// The folders that appeared since the last reading.
+    made: BTreeSet<String>,
 }
 
 enum Phase {
@@ -375,9 +381,6 @@ impl Recorder {
     ) -> Result<(Self, Option<String>), String> {
         let dir = WorkspaceDir::open(workspace)?;
         let store = Store::make()?;
-        let markers = store.path().join("markers");
-        std::fs::create_dir(&markers)
-            .map_err(|err| format!("cannot make a marker folder: {err}"))?;
         let mut note = None;
         let mut recorder = Self {
             workspace: workspace.to_path_buf(),
@@ -387,8 +390,10 @@ impl Recorder {
             rules: IgnoreRules::new(workspace),
             index: BTreeMap::new(),
             known: BTreeMap::new(),
+            folders: BTreeSet::new(),
+            made: BTreeSet::new(),
         };
-        match FolderWatch::start(&markers, max_folders) {
+        match FolderWatch::start(workspace, max_folders) {
             Ok(watch) => {
                 recorder.watch = Some(watch);
                 let mut found = BTreeSet::new();
@@ -396,6 +401,8 @@ impl Recorder {
                     recorder.watch = None;
                     note = Some(unwatched(&err));
                 }
+                // The folders found at the start are nobody's turn's.
+                recorder.made.clear();
             }
             Err(err) => note = Some(unwatched(&err)),
         }
@@ -414,6 +421,7 @@ impl Recorder {
         let Some(watch) = self.watch.as_mut() else {
             return Ok(());
         };
+        let mut folders = Vec::new();
         for entry in crate::ignore_files::walker(&self.workspace, folder)
             .hidden(false)
             .build()
@@ -421,12 +429,17 @@ impl Recorder {
         {
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
             if is_dir {
-                watch.watch(entry.path())?;
+                if let Some(relative) = relative_of(&self.workspace, entry.path())
+                    && self.folders.insert(relative.clone())
+                {
+                    self.made.insert(relative);
+                }
+                folders.push(entry.into_path());
             } else if let Some(relative) = relative_of(&self.workspace, entry.path()) {
                 files.insert(relative);
             }
         }
-        Ok(())
+        watch.watch(folders)
     }
 
     /// Reads what changed since the last reading: each changed file is copied, and what it
@@ -453,6 +466,10 @@ impl Recorder {
             }
             self.known.insert(relative.clone(), now);
         }
+        let made = std::mem::take(&mut self.made);
+        if let Some(turn) = turn {
+            turn.made_folders.extend(made);
+        }
         files
     }
 
@@ -475,6 +492,7 @@ impl Recorder {
                 }
             }
             Ok(None) => {
+                self.forget_folders(&relative);
                 let below = format!("{relative}/");
                 let known = self.known.range(below.clone()..).map(|(path, _)| path);
                 let tracked = self.index.range(below.clone()..).map(|(path, _)| path);
@@ -493,6 +511,35 @@ impl Recorder {
                     files.insert(relative);
                 }
             }
+        }
+    }
+
+    /// Forgets the folder `relative` and those below it (gone from disk), and lets go of
+    /// their watches.
+    fn forget_folders(&mut self, relative: &str) {
+        let below = format!("{relative}/");
+        let gone: Vec<String> = std::iter::once(relative.to_owned())
+            .filter(|folder| self.folders.contains(folder))
+            .chain(
+                self.folders
+                    .range(below.clone()..)
+                    .take_while(|folder| folder.starts_with(&below))
+                    .cloned(),
+            )
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        for folder in &gone {
+            self.folders.remove(folder);
+            self.made.remove(folder);
+        }
+        if let Some(watch) = self.watch.as_mut() {
+            watch.unwatch(
+                gone.iter()
+                    .map(|folder| self.workspace.join(folder))
+                    .collect(),
+            );
         }
     }
 
@@ -587,9 +634,16 @@ impl Recorder {
                 continue;
             }
             match self.put_back(relative, before) {
-                Ok(true) => restored.push(relative.as_str()),
-                Ok(false) => removed.push(relative.as_str()),
+                Ok(true) => restored.push(relative.as_str().to_owned()),
+                Ok(false) => removed.push(relative.as_str().to_owned()),
                 Err(err) => failed.push(format!("{relative} ({err})")),
+            }
+        }
+        // The folders the turn made, deepest first, when nothing is left in them (a file
+        // the person put there since keeps its folder).
+        for folder in turn.made_folders.iter().rev() {
+            if self.dir.remove_empty_dir(Path::new(folder)).is_ok() {
+                removed.push(format!("{folder}/"));
             }
         }
         let mut notes = String::new();

@@ -49,6 +49,8 @@ impl Store {
         })
     }
 
+    /// Where the store lives (tests look inside it).
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         self.dir.path()
     }

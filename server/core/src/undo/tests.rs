@@ -29,14 +29,13 @@ fn repository() -> tempfile::TempDir {
 
 #[test]
 fn the_watch_reads_a_change_made_just_before_it_asks() {
-    let markers = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
-    let mut watch = FolderWatch::start(markers.path(), 10).unwrap();
-    watch.watch(folder.path()).unwrap();
+    let mut watch = FolderWatch::start(folder.path(), 10).unwrap();
+    watch.watch(vec![folder.path().to_path_buf()]).unwrap();
     for round in 0..20 {
         let file = folder.path().join(format!("f{round}"));
         std::fs::write(&file, "x").unwrap();
-        // No wait: the marker comes after the write in the watcher's one queue.
+        // No wait: the flush's marker comes after the write in the watcher's one queue.
         let changed = watch.changed();
         assert!(changed.paths.contains(&file), "round {round}: {changed:?}");
         assert!(!changed.missed);

@@ -118,16 +118,29 @@ impl Hub {
     }
 
     /// Adds `folders` to what the subscriber wants (replacing a folder of the same path)
-    /// and watches those that exist.
-    pub(super) fn watch_folders(&self, id: u64, folders: Vec<WatchedFolder>) {
+    /// and watches those that exist. Fails, naming the first folder the platform would not
+    /// watch, when any was refused (the others stay watched).
+    pub(super) fn watch_folders(&self, id: u64, folders: Vec<WatchedFolder>) -> Result<(), String> {
         self.with_routes(|running, routes| {
+            let mut refused = None;
             for folder in folders {
-                if let Some(released) = routes.want(id, folder) {
+                if let Some(released) = routes.want(id, folder.clone()) {
                     running.release(&released.0, released.1);
                 }
+                if let Err(err) = running.rewatch_one(routes, id, &folder) {
+                    refused.get_or_insert(err);
+                }
             }
-            running.rewatch(routes, id);
-        });
+            refused.map_or(Ok(()), Err)
+        })
+        .unwrap_or_else(|| Err("the watcher is not running".to_owned()))
+    }
+
+    /// Whether the platform dropped changes (its queue overflowed) since the subscriber
+    /// last asked.
+    pub(super) fn take_missed(&self, id: u64) -> bool {
+        self.with_routes(|_, routes| routes.take_missed(id))
+            .unwrap_or(false)
     }
 
     /// Removes `paths` from what the subscriber wants, and lets go of their watches.
@@ -297,20 +310,34 @@ impl Running {
     /// Brings the subscriber's watches in line with its wanted folders on disk.
     fn rewatch(&mut self, routes: &mut Routes, id: u64) {
         for folder in routes.wanted(id) {
-            let exists = std::fs::symlink_metadata(&folder.path).is_ok_and(|meta| meta.is_dir());
-            match (routes.holds(id, &folder.path), exists) {
-                (Some(recursive), false) => {
-                    routes.let_go(id, &folder.path);
-                    self.release(&folder.path, recursive);
-                }
-                (None, true) => match self.acquire(&folder.path, folder.recursive) {
-                    Ok(()) => routes.hold(id, &folder.path, folder.recursive),
-                    Err(err) => tracing::warn!("not watching {}: {err}", folder.path.display()),
-                },
-                (Some(_), true) => self.refresh(&folder.path),
-                (None, false) => {}
+            if let Err(err) = self.rewatch_one(routes, id, &folder) {
+                tracing::warn!("{err}");
             }
         }
+    }
+
+    /// Brings the subscriber's watch of one wanted folder in line with the disk; an error
+    /// names the folder the platform would not watch.
+    fn rewatch_one(
+        &mut self,
+        routes: &mut Routes,
+        id: u64,
+        folder: &WatchedFolder,
+    ) -> Result<(), String> {
+        let exists = std::fs::symlink_metadata(&folder.path).is_ok_and(|meta| meta.is_dir());
+        match (routes.holds(id, &folder.path), exists) {
+            (Some(recursive), false) => {
+                routes.let_go(id, &folder.path);
+                self.release(&folder.path, recursive);
+            }
+            (None, true) => match self.acquire(&folder.path, folder.recursive) {
+                Ok(()) => routes.hold(id, &folder.path, folder.recursive),
+                Err(err) => return Err(format!("not watching {}: {err}", folder.path.display())),
+            },
+            (Some(_), true) => self.refresh(&folder.path),
+            (None, false) => {}
+        }
+        Ok(())
     }
 
     /// Counts one more subscriber of `path`, watching it first if nobody did (or more

@@ -86,15 +86,21 @@ impl Watcher {
     }
 
     /// Adds folders to watch (a folder already wanted takes the new `recursive`); those
-    /// that do not exist yet are watched once [`Watcher::rewatch`] finds them.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn watch_folders(&self, folders: Vec<WatchedFolder>) {
-        self.hub.watch_folders(self.id, folders);
+    /// that do not exist yet are watched once [`Watcher::rewatch`] finds them. Fails, naming
+    /// a folder, when the platform refused to watch any of them (the limit of watches, for
+    /// example); the others are watched.
+    pub fn watch_folders(&self, folders: Vec<WatchedFolder>) -> Result<(), String> {
+        self.hub.watch_folders(self.id, folders)
+    }
+
+    /// Whether the platform dropped changes (its queue overflowed) since the last call:
+    /// some may not have reached this subscription.
+    pub fn take_missed(&self) -> bool {
+        self.hub.take_missed(self.id)
     }
 
     /// Stops watching these folders (for this subscription: another that wants one keeps
     /// its watch).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn unwatch_folders(&self, paths: &[PathBuf]) {
         self.hub.unwatch_folders(self.id, paths);
     }
@@ -107,7 +113,6 @@ impl Watcher {
     /// Blocks until every change made on disk before the call has been delivered to this
     /// subscription's channel, without waiting for the debounce (at most about two seconds;
     /// call it from a blocking thread).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn flush(&self) {
         self.hub.flush(self.id);
     }

@@ -7,7 +7,7 @@
 //! debounced on their own: sent as one sorted batch once none came for [`DEBOUNCE`], or
 //! [`LONGEST_WAIT`] after the first, so a busy workspace does not hold back another's.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Condvar, Mutex};
@@ -45,10 +45,13 @@ pub(super) struct Shared {
 pub(super) struct Subscriber {
     workspace: PathBuf,
     batches: UnboundedSender<Vec<PathBuf>>,
-    wanted: Vec<WatchedFolder>,
+    /// Each wanted folder, and whether recursively.
+    wanted: BTreeMap<PathBuf, bool>,
     /// The folders this subscriber counts in the hub's watches, and whether recursively.
     pub held: HashMap<PathBuf, bool>,
     pending: BTreeSet<PathBuf>,
+    /// The platform dropped changes since [`Routes::take_missed`] last asked.
+    missed: bool,
     /// When the first pending change came, and the last.
     first: Instant,
     last: Instant,
@@ -80,13 +83,9 @@ impl Subscriber {
         batches: UnboundedSender<Vec<PathBuf>>,
     ) -> Self {
         let now = Instant::now();
-        let mut unique: Vec<WatchedFolder> = Vec::with_capacity(wanted.len());
+        let mut unique: BTreeMap<PathBuf, bool> = BTreeMap::new();
         for folder in wanted {
-            if let Some(known) = unique.iter_mut().find(|known| known.path == folder.path) {
-                known.recursive |= folder.recursive;
-            } else {
-                unique.push(folder);
-            }
+            *unique.entry(folder.path).or_default() |= folder.recursive;
         }
         Self {
             workspace,
@@ -94,6 +93,7 @@ impl Subscriber {
             wanted: unique,
             held: HashMap::new(),
             pending: BTreeSet::new(),
+            missed: false,
             first: now,
             last: now,
         }
@@ -127,11 +127,11 @@ impl Routes {
     }
 
     pub fn add(&mut self, id: u64, subscriber: Subscriber) {
-        for folder in &subscriber.wanted {
+        for (path, recursive) in &subscriber.wanted {
             self.folders
-                .entry(folder.path.clone())
+                .entry(path.clone())
                 .or_default()
-                .insert(id, folder.recursive);
+                .insert(id, *recursive);
         }
         self.subscribers.insert(id, subscriber);
     }
@@ -139,8 +139,8 @@ impl Routes {
     /// Removes the subscriber (its flushes end at once); the caller lets go of its watches.
     pub fn remove(&mut self, id: u64) -> Option<Subscriber> {
         let subscriber = self.subscribers.remove(&id)?;
-        for folder in &subscriber.wanted {
-            self.unindex(id, &folder.path);
+        for path in subscriber.wanted.keys() {
+            self.unindex(id, path);
         }
         self.waiting.remove(&id);
         if let Some(flush) = self.flush.as_mut().filter(|flush| flush.subscriber == id) {
@@ -157,7 +157,16 @@ impl Routes {
     pub fn wanted(&self, id: u64) -> Vec<WatchedFolder> {
         self.subscribers
             .get(&id)
-            .map(|subscriber| subscriber.wanted.clone())
+            .map(|subscriber| {
+                subscriber
+                    .wanted
+                    .iter()
+                    .map(|(path, recursive)| WatchedFolder {
+                        path: path.clone(),
+                        recursive: *recursive,
+                    })
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -167,21 +176,19 @@ impl Routes {
     pub fn want(&mut self, id: u64, folder: WatchedFolder) -> Option<(PathBuf, bool)> {
         let subscriber = self.subscribers.get_mut(&id)?;
         let mut released = None;
-        if let Some(known) = subscriber
-            .wanted
-            .iter_mut()
-            .find(|known| known.path == folder.path)
-        {
-            if known.recursive == folder.recursive {
+        if let Some(known) = subscriber.wanted.get_mut(&folder.path) {
+            if *known == folder.recursive {
                 return None;
             }
-            known.recursive = folder.recursive;
+            *known = folder.recursive;
             released = subscriber
                 .held
                 .remove(&folder.path)
                 .map(|recursive| (folder.path.clone(), recursive));
         } else {
-            subscriber.wanted.push(folder.clone());
+            subscriber
+                .wanted
+                .insert(folder.path.clone(), folder.recursive);
         }
         self.folders
             .entry(folder.path)
@@ -194,7 +201,7 @@ impl Routes {
     /// if it had one, for the caller to release.
     pub fn unwant(&mut self, id: u64, path: &Path) -> Option<(PathBuf, bool)> {
         let subscriber = self.subscribers.get_mut(&id)?;
-        subscriber.wanted.retain(|folder| folder.path != path);
+        subscriber.wanted.remove(path);
         let released = subscriber
             .held
             .remove(path)
@@ -229,6 +236,13 @@ impl Routes {
         }
     }
 
+    /// Whether the platform dropped changes since the subscriber last asked.
+    pub fn take_missed(&mut self, id: u64) -> bool {
+        self.subscribers
+            .get_mut(&id)
+            .is_some_and(|subscriber| std::mem::take(&mut subscriber.missed))
+    }
+
     pub fn held_count(&self, id: u64) -> usize {
         self.subscribers
             .get(&id)
@@ -256,6 +270,12 @@ impl Routes {
     /// a flush marker's (its subscriber's pending changes are then sent at once).
     pub fn take(&mut self, event: notify::Event, now: Instant) -> bool {
         let mut flushed = false;
+        if event.need_rescan() {
+            // The platform's queue overflowed: any subscriber may have missed a change.
+            for subscriber in self.subscribers.values_mut() {
+                subscriber.missed = true;
+            }
+        }
         let access = matches!(event.kind, EventKind::Access(_));
         for path in event.paths {
             if self.marker.as_ref() == Some(&path) {

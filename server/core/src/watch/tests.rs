@@ -149,7 +149,7 @@ fn folders_are_watched_and_unwatched_at_run_time() {
     assert_eq!(watcher.watched_count(), 1);
 
     // One that exists is watched at once; one that does not, once a rewatch finds it.
-    watcher.watch_folders(vec![flat(&a), flat(&later)]);
+    watcher.watch_folders(vec![flat(&a), flat(&later)]).unwrap();
     assert_eq!(watcher.watched_count(), 2);
     std::fs::write(a.join("x.md"), "x").unwrap();
     std::fs::create_dir(&later).unwrap();

@@ -291,7 +291,11 @@ async fn undo_puts_back_a_folder_a_command_removed_and_removes_one_it_made() {
     assert_eq!(read("src/a.txt"), "alpha");
     assert_eq!(read("src/inner/b.txt"), "beta");
     assert_eq!(read("src/notes.txt"), "mine");
-    assert!(!dir.join("made/deep/f.txt").exists(), "{said}");
+    assert!(
+        !dir.join("made").exists(),
+        "the folders the command made: {said}"
+    );
+    assert!(said.contains("made/deep/"), "{said}");
 }
 
 /// A turn's start is what the person left: their edit between two turns is what `/undo`
