@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::beneath::OwnDir;
 use crate::conversation::Conversation;
+use crate::snapshot::lazy::Held;
 use crate::snapshot::{ConversationSnapshot, SessionFolder};
 use crate::sync::lock;
 
@@ -94,6 +95,8 @@ struct Inner {
     file: Option<Arc<std::fs::File>>,
     /// The number of the last line written.
     seq: u64,
+    /// The size of the journal on disk, as far as this session wrote it or read it.
+    bytes: u64,
     /// Set once a write failed: the failure is reported once, not at every change.
     failed: bool,
     /// The failure not yet reported.
@@ -197,6 +200,7 @@ impl Journal {
                 model: String::new(),
                 file: None,
                 seq: 0,
+                bytes: 0,
                 failed: false,
                 warning: None,
                 syncer: None,
@@ -294,6 +298,11 @@ impl Journal {
         lock(&self.inner).seq
     }
 
+    /// The size of the journal on disk: what a snapshot written now would fold in.
+    pub fn bytes(&self) -> u64 {
+        lock(&self.inner).bytes
+    }
+
     /// Folds the journal into the snapshot that holds its lines up to `through`: removes it
     /// when nothing was written since.
     pub fn fold(&self, through: u64) {
@@ -301,21 +310,24 @@ impl Journal {
             return;
         };
         let mut inner = lock(&self.inner);
-        if inner.seq != through || inner.file.is_none() {
+        // A resumed session's journal is folded too, whether this session wrote to it or not.
+        if inner.seq != through || (inner.file.is_none() && inner.bytes == 0) {
             return;
         }
         inner.file = None;
+        inner.bytes = 0;
         if let Ok(Some(dir)) = folder.readable() {
             let _ = dir.remove(&Self::name_of(inner.session));
         }
     }
 
-    /// Goes on with a resumed session's journal: its id, root and last line.
-    pub fn resume(&self, session: SessionId, root: ConversationId, seq: u64) {
+    /// Goes on with a resumed session's journal: its id, root, last line and size.
+    pub fn resume(&self, session: SessionId, root: ConversationId, seq: u64, bytes: u64) {
         let mut inner = lock(&self.inner);
         inner.session = session;
         inner.root = root;
         inner.seq = inner.seq.max(seq);
+        inner.bytes = bytes;
         inner.file = None;
     }
 }
@@ -354,6 +366,7 @@ impl Inner {
                 bytes.push(b'\n');
                 file.write_all(&bytes)
                     .map_err(|err| cannot(err.to_string()))?;
+                self.bytes = bytes.len() as u64;
             }
             self.file = Some(Arc::new(file));
         }
@@ -368,6 +381,7 @@ impl Inner {
             self.file = None;
             return result;
         }
+        self.bytes += line.len() as u64;
         // Synced by the syncer; without one (it could not start), here.
         if self.syncer.is_none() {
             self.syncer = Syncer::start().ok();
@@ -389,11 +403,13 @@ pub(crate) struct Replayed {
     pub model: String,
     /// The number of the last line read.
     pub seq: u64,
+    /// The journal's size.
+    pub bytes: u64,
 }
 
 /// Replays the journal of `session` in `dir` over `conversations` (the snapshot's, each
 /// with its history as written, `ConversationSnapshot::take_written_history`), from the
-/// line after `through`. A
+/// line after `through`; a conversation not read yet is read when a line changes it. A
 /// conversation the journal opened is added at the end; one it destroyed is removed. A line
 /// that cannot be read ends the replay there (a crash cuts at most the last one short).
 /// Only a regular file is read, never through a link; the error names the file.
@@ -401,7 +417,7 @@ pub(crate) fn replay(
     dir: &OwnDir,
     session: SessionId,
     through: u64,
-    conversations: &mut Vec<ConversationSnapshot>,
+    conversations: &mut Vec<Held>,
 ) -> std::io::Result<Option<Replayed>> {
     let name = Journal::name_of(session);
     // Past the bound the journal is refused whole, not read up to it: a journal is folded
@@ -414,8 +430,11 @@ pub(crate) fn replay(
             return Err(std::io::Error::new(err.kind(), message));
         }
     };
+    let mut replayed = Replayed {
+        bytes: file.get_ref().metadata()?.len(),
+        ..Replayed::default()
+    };
     let mut lines = std::io::BufReader::new(file).lines();
-    let mut replayed = Replayed::default();
     if let Some(Ok(first)) = lines.next()
         && let Ok(header) = serde_json::from_str::<Header>(&first)
     {
@@ -428,7 +447,7 @@ pub(crate) fn replay(
     let mut index: HashMap<ConversationId, usize> = conversations
         .iter()
         .enumerate()
-        .map(|(at, conversation)| (conversation.conversation_id, at))
+        .map(|(at, conversation)| (conversation.id(), at))
         .collect();
     for line in lines {
         let Ok(line) = line else { break };
@@ -445,7 +464,7 @@ pub(crate) fn replay(
                 index = conversations
                     .iter()
                     .enumerate()
-                    .map(|(at, conversation)| (conversation.conversation_id, at))
+                    .map(|(at, conversation)| (conversation.id(), at))
                     .collect();
             }
             continue;
@@ -454,13 +473,18 @@ pub(crate) fn replay(
             continue;
         };
         let at = *index.entry(id).or_insert_with(|| {
-            conversations.push(ConversationSnapshot {
+            conversations.push(Held::Read(ConversationSnapshot {
                 messages: Vec::new(),
                 ..state.clone()
-            });
+            }));
             conversations.len() - 1
         });
-        let conversation = &mut conversations[at];
+        let conversation = conversations[at].read().map_err(|err| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("conversation {id} of its snapshot cannot be read: {err}"),
+            )
+        })?;
         let mut messages = std::mem::take(&mut conversation.messages);
         let mut archived = std::mem::take(&mut conversation.archived);
         messages.truncate(line.from);
@@ -492,10 +516,18 @@ pub(crate) fn unsaved_sessions(dir: &OwnDir) -> Vec<coder_protocol::methods::Ses
                 return None;
             }
             let session: SessionId = stem.parse().ok()?;
-            let mut conversations = Vec::new();
-            let replayed = replay(dir, session, 0, &mut conversations).ok()??;
+            let mut held = Vec::new();
+            let replayed = replay(dir, session, 0, &mut held).ok()??;
             let root = replayed.root?;
             let saved_at = dir.modified(name)?;
+            // A replay over nothing reads every conversation it opens.
+            let conversations: Vec<ConversationSnapshot> = held
+                .into_iter()
+                .filter_map(|held| match held {
+                    Held::Read(read) => Some(read),
+                    Held::Saved(_) => None,
+                })
+                .collect();
             let title = conversations
                 .iter()
                 .find(|c| c.conversation_id == root)
@@ -545,9 +577,21 @@ mod tests {
         session: SessionId,
         through: u64,
     ) -> Vec<ConversationSnapshot> {
-        let mut conversations = Vec::new();
-        replay(&sessions(dir), session, through, &mut conversations).unwrap();
-        conversations
+        replayed_over(dir, session, through, Vec::new())
+    }
+
+    /// `conversations` with the journal's lines after `through` replayed over them.
+    fn replayed_over(
+        dir: &std::path::Path,
+        session: SessionId,
+        through: u64,
+        conversations: Vec<ConversationSnapshot>,
+    ) -> Vec<ConversationSnapshot> {
+        let mut held: Vec<Held> = conversations.into_iter().map(Held::Read).collect();
+        replay(&sessions(dir), session, through, &mut held).unwrap();
+        held.into_iter()
+            .map(|mut held| held.read().unwrap().clone())
+            .collect()
     }
 
     #[test]
@@ -615,8 +659,7 @@ mod tests {
 
         // Over a snapshot that already holds the lines after `through` (taken later than
         // it said), the replay gives the same history.
-        let mut over = back.clone();
-        replay(&sessions(dir.path()), session, 1, &mut over).unwrap();
+        let over = replayed_over(dir.path(), session, 1, back.clone());
         assert_eq!(texts(&over[0]), ["a", "b", "c"]);
         // Folding removes the journal only when nothing was written since the snapshot.
         journal.fold(2);
@@ -626,12 +669,12 @@ mod tests {
         // The next change starts a new journal, with its header.
         root.record([ChatMessage::user("d")]);
         journal.persist(&mut root);
-        let mut after = back;
+        let mut after: Vec<Held> = back.into_iter().map(Held::Read).collect();
         let replayed = replay(&sessions(dir.path()), session, 3, &mut after)
             .unwrap()
             .unwrap();
         assert_eq!(replayed.root, Some(root.id));
-        assert_eq!(texts(&after[0]), ["a", "b", "c", "d"]);
+        assert_eq!(texts(after[0].read().unwrap()), ["a", "b", "c", "d"]);
     }
 
     #[test]
@@ -698,8 +741,7 @@ mod tests {
         // The call ends after it: its result is a line of the journal.
         root.record([ChatMessage::tool_result("c1", "bash", "done")]);
         journal.persist(&mut root);
-        let mut conversations = vec![saved.clone()];
-        replay(&sessions(dir.path()), session, through, &mut conversations).unwrap();
+        let conversations = replayed_over(dir.path(), session, through, vec![saved.clone()]);
         assert_eq!(texts(&conversations[0]), ["run it", "", "done"]);
         // Without the line (the process died first), the call is left for the resume to
         // repair, as any call the session ended during.

@@ -28,6 +28,9 @@ pub struct RecordedRequest {
     /// Header names are lowercase.
     pub headers: BTreeMap<String, String>,
     pub body: Value,
+    /// The body byte for byte, as it came (empty when bodies are forgotten).
+    #[serde(skip)]
+    pub raw_body: Bytes,
     /// The whole stream was written to the client.
     pub stream_finished: bool,
     /// The client went away before the stream ended.
@@ -159,22 +162,24 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
             (name.as_str().to_owned(), value)
         })
         .collect();
-    let body = match axum::body::to_bytes(request.into_body(), usize::MAX).await {
+    let raw_body = match axum::body::to_bytes(request.into_body(), usize::MAX).await {
         _ if shared
             .forget_bodies
             .load(std::sync::atomic::Ordering::Relaxed) =>
         {
-            Value::Null
+            Bytes::new()
         }
-        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        Err(_) => Value::Null,
+        Ok(bytes) => bytes,
+        Err(_) => Bytes::new(),
     };
+    let body = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
     let index = {
         let mut requests = lock(&shared.requests);
         requests.push(RecordedRequest {
             path: path.clone(),
             headers,
             body,
+            raw_body,
             stream_finished: false,
             client_disconnected: false,
         });

@@ -15,7 +15,9 @@ use crate::conversation::{
     history_entries, read_base_instructions,
 };
 use crate::error::{EngineError, ErrorKind};
-use crate::snapshot::{self, ConversationSnapshot, LiveConversations, Save, SessionSnapshot};
+use crate::snapshot::lazy::{Held, SavedConversation, Slot};
+use crate::snapshot::write::{Entry, LiveConversations, SnapshotFile};
+use crate::snapshot::{self, ConversationSnapshot, Save};
 use crate::sync::lock;
 use crate::tool_selection::{ToolSelection, session_shell};
 
@@ -47,15 +49,57 @@ impl Session {
         self.services.saver.path(self.session_id())
     }
 
+    /// A conversation of the session; one a resume has not read yet is read now.
     pub fn conversation(
         &self,
         id: ConversationId,
     ) -> Result<Arc<Mutex<Conversation>>, EngineError> {
-        self.state()
-            .conversations
-            .get(&id)
-            .cloned()
-            .ok_or_else(|| EngineError::unknown_conversation(id))
+        let slot = {
+            let state = self.state();
+            if let Some(conversation) = state.conversations.get(&id) {
+                return Ok(conversation.clone());
+            }
+            state
+                .saved
+                .get(&id)
+                .cloned()
+                .ok_or_else(|| EngineError::unknown_conversation(id))?
+        };
+        self.read_saved_conversation(id, &slot)
+    }
+
+    /// Reads a conversation a resume kept as it was written, on its first use, outside
+    /// the session's lock: others asking for it meanwhile wait on its slot. A history that
+    /// cannot be read is refused by name and kept as it was (it is written back as read).
+    fn read_saved_conversation(
+        &self,
+        id: ConversationId,
+        slot: &Mutex<Slot>,
+    ) -> Result<Arc<Mutex<Conversation>>, EngineError> {
+        let mut slot = lock(slot);
+        let saved = match &*slot {
+            Slot::Live(conversation) => return Ok(conversation.clone()),
+            Slot::Saved(saved) => saved,
+        };
+        let read = saved.read().map_err(|err| {
+            EngineError::invalid_params(format!(
+                "conversation {id} of the resumed session cannot be read from its snapshot: {err}"
+            ))
+        })?;
+        let (conversation, taken) = self.take_up(read);
+        let conversation = Arc::new(Mutex::new(conversation));
+        {
+            let mut state = self.state();
+            // Destroyed meanwhile: it is gone.
+            if state.saved.remove(&id).is_none() {
+                return Err(EngineError::unknown_conversation(id));
+            }
+            state.conversations.insert(id, conversation.clone());
+        }
+        *slot = Slot::Live(conversation.clone());
+        drop(slot);
+        self.warn_taken_up(id, taken);
+        Ok(conversation)
     }
 
     /// Opens a conversation from `spec`; opened by a conversation tool, what `spec` leaves
@@ -106,7 +150,7 @@ impl Session {
         }
         let id = conversation.id;
         let limit = config.max_conversations;
-        if !state.conversations.contains_key(&id) && state.conversations.len() >= limit {
+        if !state.holds(id) && state.conversation_count() >= limit {
             return Err(EngineError::too_many_conversations(limit));
         }
         state
@@ -274,21 +318,29 @@ impl Session {
 
     /// The session's conversations, oldest first.
     pub fn list_conversations(&self) -> Vec<ConversationSummary> {
-        let state = self.state();
-        let mut list: Vec<ConversationSummary> = state
-            .conversations
-            .values()
-            .map(|conv| {
-                let conv = lock(conv);
-                ConversationSummary {
-                    id: conv.id,
-                    message_count: conv.history.len(),
-                    last_active_at: humantime::format_rfc3339_millis(conv.last_active_at)
-                        .to_string(),
-                    is_root: conv.id == state.root,
-                }
-            })
-            .collect();
+        let (mut list, saved) = {
+            let state = self.state();
+            let list: Vec<ConversationSummary> = state
+                .conversations
+                .values()
+                .map(|conv| {
+                    let conv = lock(conv);
+                    summary(&conv, conv.id == state.root)
+                })
+                .collect();
+            let saved: Vec<_> = state.saved.values().cloned().collect();
+            (list, saved)
+        };
+        // A slot is locked outside the session's lock (it is taken first).
+        list.extend(saved.iter().map(|slot| match &*lock(slot) {
+            Slot::Saved(saved) => ConversationSummary {
+                id: saved.id(),
+                message_count: saved.message_count(),
+                last_active_at: saved.state().last_active_at.clone().unwrap_or_default(),
+                is_root: false,
+            },
+            Slot::Live(conv) => summary(&lock(conv), false),
+        }));
         list.sort_by_key(|summary| summary.id);
         list
     }
@@ -315,8 +367,11 @@ impl Session {
         if self.is_root(id) {
             return Err(EngineError::root_conversation());
         }
-        if self.state().conversations.remove(&id).is_none() {
-            return Err(EngineError::unknown_conversation(id));
+        {
+            let mut state = self.state();
+            if state.conversations.remove(&id).is_none() && state.saved.remove(&id).is_none() {
+                return Err(EngineError::unknown_conversation(id));
+            }
         }
         self.services.journal.destroyed(id);
         self.driver.forget(id);
@@ -403,7 +458,9 @@ impl Session {
         sessions
     }
 
-    /// Takes up a saved session (see [`crate::Engine::resume`]).
+    /// Takes up a saved session (see [`crate::Engine::resume`]). The root, and the
+    /// conversations the journal changed since the snapshot, are read now; the others when
+    /// first used (their small state now, so the warnings a resume gives are given now).
     pub fn resume(&self, session: SessionId) -> Result<usize, EngineError> {
         let fail = |kind, reason: &str| EngineError::resume(session, kind, reason);
         let in_use = || {
@@ -425,57 +482,54 @@ impl Session {
             .saver
             .folder()
             .ok_or_else(|| fail(ErrorKind::InvalidParams, "saving sessions is switched off"))?;
-        let (root_id, mut conversations, seq) = Self::read_saved(session, folder)?;
+        let saved = Self::read_saved(session, folder)?;
         let limit = self.config().max_conversations;
-        if conversations.len() > limit {
+        if saved.conversations.len() > limit {
             return Err(fail(
                 ErrorKind::LimitExceeded,
                 &format!(
                     "it holds {} conversations, more than this session's limit of {limit} (maxConversations)",
-                    conversations.len()
+                    saved.conversations.len()
                 ),
             ));
         }
-        // Nothing of the file is taken before it was read whole; checked again under the
-        // lock that takes it, in case something was sent meanwhile.
-        let mut state = self.state();
-        if !state.queue.at_rest() {
-            return Err(in_use());
-        }
-        // A snapshot is data, not configuration: a mode saved in it (or edited into it) never
-        // raises a conversation above the session's, which trusted configuration set.
+        let root_id = saved.root;
         let ceiling = self.config().mode;
-        let mut clamped = Vec::new();
-        let mut clamped_after_plan = Vec::new();
-        let mut repaired = Vec::new();
-        let mcp = &self.services.mcp;
-        let mut restore = |saved: ConversationSnapshot| {
-            let mut conversation = saved.restore();
-            conversation.context.mcp_view.rebuild(mcp);
-            // A session killed during a handoff (or a tool call) left calls unanswered; no
-            // provider accepts such a history.
-            let closed = close_unanswered_calls(&mut conversation.history, UNFINISHED_CALL_RESULT);
-            if !closed.is_empty() {
-                repaired.push((conversation.id, closed.len()));
-                // The results went in among the messages: the journal writes them all again.
-                conversation.unjournaled_from = 0;
-            }
-            // The mode plan mode returns to as well: approving a plan never raises it.
-            if let Some(saved) = conversation.mode_before_plan {
-                let after = narrower(saved, ceiling);
-                if after != saved {
-                    clamped_after_plan.push((conversation.id, saved));
-                    conversation.mode_before_plan = Some(after);
+        let resumed_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        // Read now: what is read already, the root, and a conversation a resume warns
+        // about (a mode looser than the session's, calls a snapshot wrote while they ran).
+        let mut read = Vec::new();
+        let mut lazy: Vec<SavedConversation> = Vec::new();
+        for mut held in saved.conversations {
+            let now = match &held {
+                Held::Read(_) => true,
+                Held::Saved(saved) => {
+                    let state = saved.state();
+                    held.id() == root_id
+                        || !state.running_calls.is_empty()
+                        || narrower(state.mode, ceiling) != state.mode
+                        || state
+                            .mode_before_plan
+                            .is_some_and(|mode| narrower(mode, ceiling) != mode)
                 }
+            };
+            if now {
+                if let Err(err) = held.read() {
+                    return Err(fail(
+                        ErrorKind::InvalidParams,
+                        &format!("conversation {} cannot be read: {err}", held.id()),
+                    ));
+                }
+                if let Held::Read(conversation) = held {
+                    read.push(conversation);
+                }
+            } else if let Held::Saved(mut saved) = held {
+                // A resumed conversation without a time counts as active at the resume.
+                saved.mark_active_if_unknown(&resumed_at);
+                lazy.push(saved);
             }
-            let mode = narrower(conversation.mode, ceiling);
-            if mode != conversation.mode {
-                clamped.push((conversation.id, conversation.mode));
-                conversation.switch_mode(mode);
-            }
-            conversation
-        };
-        let at = conversations
+        }
+        let at = read
             .iter()
             .position(|conversation| conversation.conversation_id == root_id)
             .ok_or_else(|| {
@@ -484,73 +538,124 @@ impl Session {
                     "its root conversation is missing from the saved files",
                 )
             })?;
-        let root = restore(conversations.remove(at));
+        // Nothing of the file is taken before it was read whole; checked again under the
+        // lock that takes it, in case something was sent meanwhile.
+        let root = read.remove(at);
+        let mut taken_up = Vec::new();
+        let (root, taken) = self.take_up(root);
+        taken_up.push((root.id, taken));
         let mut loaded = root.history.len();
-        state.session_id = session;
-        state.root = root.id;
-        state.root_taken = true;
-        state.conversations = HashMap::from([(root.id, Arc::new(Mutex::new(root)))]);
-        for other in conversations {
-            let other = restore(other);
+        let mut conversations = HashMap::from([(root.id, Arc::new(Mutex::new(root)))]);
+        for other in read {
+            let (other, taken) = self.take_up(other);
+            taken_up.push((other.id, taken));
             loaded += other.history.len();
-            state
-                .conversations
-                .insert(other.id, Arc::new(Mutex::new(other)));
+            conversations.insert(other.id, Arc::new(Mutex::new(other)));
         }
-        drop(state);
-        self.services.journal.resume(session, root_id, seq);
+        let mut saved_slots = HashMap::with_capacity(lazy.len());
+        for saved in lazy {
+            loaded += saved.message_count();
+            saved_slots.insert(
+                saved.id(),
+                Arc::new(Mutex::new(Slot::Saved(Box::new(saved)))),
+            );
+        }
+        {
+            let mut state = self.state();
+            if !state.queue.at_rest() {
+                return Err(in_use());
+            }
+            state.session_id = session;
+            state.root = root_id;
+            state.root_taken = true;
+            state.conversations = conversations;
+            state.saved = saved_slots;
+        }
+        self.services
+            .journal
+            .resume(session, root_id, saved.seq, saved.journal_bytes);
+        self.services.saver.resumed(saved.snapshot_bytes);
         // `/undo` reverts turns of this session only.
         self.services.checkpoints.forget();
-        for (conversation, closed) in repaired {
-            self.services.hub.emit(
-                conversation,
-                None,
-                EventMsg::Warning {
-                    message: format!(
-                        "the saved session ended during {closed} tool call(s) of this conversation; each now has a result saying so"
-                    ),
-                },
-            );
-        }
-        for (conversation, saved_mode) in clamped {
-            self.services.hub.emit(
-                conversation,
-                None,
-                EventMsg::Warning {
-                    message: format!(
-                        "the saved session has mode {} for this conversation, looser than the session's {}; it uses {}",
-                        saved_mode.as_str(),
-                        ceiling.as_str(),
-                        ceiling.as_str()
-                    ),
-                },
-            );
-        }
-        for (conversation, saved_mode) in clamped_after_plan {
-            self.services.hub.emit(
-                conversation,
-                None,
-                EventMsg::Warning {
-                    message: format!(
-                        "the saved session has this conversation leave plan mode for {}, looser than the session's {}; it leaves for {}",
-                        saved_mode.as_str(),
-                        ceiling.as_str(),
-                        ceiling.as_str()
-                    ),
-                },
-            );
+        for (conversation, taken) in taken_up {
+            self.warn_taken_up(conversation, taken);
         }
         Ok(loaded)
     }
 
-    /// What `session` left on disk: its snapshot, when it saved one, with the lines of its
-    /// journal after it replayed; the root's id, every conversation (the root among them,
-    /// histories as the conversations held them: without the system prompt, and without the
-    /// results the snapshot gave calls still running) and the journal's last line.
+    /// A saved conversation taken up: its MCP view built from the servers as they are, its
+    /// mode narrowed to the session's (a snapshot is data, not configuration: a mode saved
+    /// in it, or edited into it, never raises a conversation above the session's), the
+    /// calls left without a result closed. Returns what a resume says of it.
+    fn take_up(&self, saved: ConversationSnapshot) -> (Conversation, TakenUp) {
+        let ceiling = self.config().mode;
+        let mut taken = TakenUp::default();
+        let mut conversation = saved.restore();
+        conversation.context.mcp_view.rebuild(&self.services.mcp);
+        // A session killed during a handoff (or a tool call) left calls unanswered; no
+        // provider accepts such a history.
+        taken.closed =
+            close_unanswered_calls(&mut conversation.history, UNFINISHED_CALL_RESULT).len();
+        if taken.closed > 0 {
+            // The results went in among the messages: the journal writes them all again.
+            conversation.unjournaled_from = 0;
+        }
+        // The mode plan mode returns to as well: approving a plan never raises it.
+        if let Some(saved) = conversation.mode_before_plan {
+            let after = narrower(saved, ceiling);
+            if after != saved {
+                taken.clamped_after_plan = Some(saved);
+                conversation.mode_before_plan = Some(after);
+            }
+        }
+        let mode = narrower(conversation.mode, ceiling);
+        if mode != conversation.mode {
+            taken.clamped = Some(conversation.mode);
+            conversation.switch_mode(mode);
+        }
+        (conversation, taken)
+    }
+
+    /// Says what taking up `conversation` changed, as warnings of it.
+    fn warn_taken_up(&self, conversation: ConversationId, taken: TakenUp) {
+        let ceiling = self.config().mode;
+        let warn = |message: String| {
+            self.services
+                .hub
+                .emit(conversation, None, EventMsg::Warning { message });
+        };
+        if taken.closed > 0 {
+            warn(format!(
+                "the saved session ended during {} tool call(s) of this conversation; each now has a result saying so",
+                taken.closed
+            ));
+        }
+        if let Some(saved_mode) = taken.clamped {
+            warn(format!(
+                "the saved session has mode {} for this conversation, looser than the session's {}; it uses {}",
+                saved_mode.as_str(),
+                ceiling.as_str(),
+                ceiling.as_str()
+            ));
+        }
+        if let Some(saved_mode) = taken.clamped_after_plan {
+            warn(format!(
+                "the saved session has this conversation leave plan mode for {}, looser than the session's {}; it leaves for {}",
+                saved_mode.as_str(),
+                ceiling.as_str(),
+                ceiling.as_str()
+            ));
+        }
+    }
+
+    /// What `session` left on disk: its snapshot, when it saved one (the root read, the
+    /// others lazily), with the lines of its journal after it replayed (the conversations
+    /// they change read); histories as the conversations held them: without the system
+    /// prompt, and without the results the snapshot gave calls still running.
     fn read_saved(
         session: SessionId,
         folder: &snapshot::SessionFolder,
-    ) -> Result<(ConversationId, Vec<ConversationSnapshot>, u64), EngineError> {
+    ) -> Result<ResumedFiles, EngineError> {
         let fail = |err: EngineError| EngineError::resume(session, err.kind(), err);
         // The folder itself is reached without following a link (a linked `.coder` or
         // `.coder/sessions` is refused), and so is every file in it.
@@ -562,22 +667,20 @@ impl Session {
                 EngineError::io(message)
             })
         })?;
-        let (saved, missing) = match snapshot::read(dir.as_ref(), session) {
+        let (saved, missing) = match snapshot::lazy::read(dir.as_ref(), session) {
             Ok(saved) => (Some(saved), None),
             Err(err) if err.kind() == ErrorKind::NotFound => (None, Some(err)),
             Err(err) => return Err(fail(err)),
         };
-        let (mut root, mut conversations, through) = match saved {
-            Some(saved) => {
-                let mut all = vec![saved.root];
-                all.extend(saved.conversations);
-                (Some(all[0].conversation_id), all, saved.journal_through)
-            }
-            None => (None, Vec::new(), 0),
+        let (mut root, mut conversations, through, snapshot_bytes) = match saved {
+            Some(saved) => (
+                Some(saved.root),
+                saved.conversations,
+                saved.journal_through,
+                Some(saved.bytes),
+            ),
+            None => (None, Vec::new(), 0, None),
         };
-        for conversation in &mut conversations {
-            conversation.take_written_history();
-        }
         let replayed = match &dir {
             Some(dir) => crate::journal::replay(dir, session, through, &mut conversations)
                 .map_err(|err| {
@@ -585,6 +688,7 @@ impl Session {
                     fail(match err.kind() {
                         std::io::ErrorKind::FileTooLarge
                         | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::InvalidData
                         | std::io::ErrorKind::Other => EngineError::invalid_params(message),
                         _ => EngineError::io(message),
                     })
@@ -595,32 +699,48 @@ impl Session {
             .as_ref()
             .map_or(0, |replayed| replayed.seq)
             .max(through);
+        let journal_bytes = replayed.as_ref().map_or(0, |replayed| replayed.bytes);
         if root.is_none() {
             root = replayed.and_then(|replayed| replayed.root);
         }
-        match (root, missing) {
-            (Some(root), _) => Ok((root, conversations, seq)),
-            (None, Some(missing)) => Err(fail(missing)),
-            (None, None) => Err(fail(EngineError::invalid_params(
-                "its journal has no header and there is no snapshot",
-            ))),
-        }
+        let root = match (root, missing) {
+            (Some(root), _) => root,
+            (None, Some(missing)) => return Err(fail(missing)),
+            (None, None) => {
+                return Err(fail(EngineError::invalid_params(
+                    "its journal has no header and there is no snapshot",
+                )));
+            }
+        };
+        Ok(ResumedFiles {
+            root,
+            conversations,
+            seq,
+            journal_bytes,
+            snapshot_bytes,
+        })
     }
 
     /// The session as a snapshot: the root conversation and the others, oldest first. The
-    /// others are serialized from the live conversations when the snapshot is written.
-    fn snapshot(&self) -> (u64, SessionSnapshot<LiveConversations>) {
+    /// others are copied from the live conversations when the snapshot is written.
+    fn snapshot(&self) -> (u64, SnapshotFile) {
         let model = self.model_name();
         // Under the session's lock only what names the conversations: each is copied under
         // its own lock, the root here, the others while the file is written.
         let (ticket, session_id, root, mut others) = {
             let state = self.state();
-            let others: Vec<_> = state
+            let mut others: Vec<_> = state
                 .conversations
                 .iter()
                 .filter(|(id, _)| **id != state.root)
-                .map(|(id, conversation)| (*id, conversation.clone()))
+                .map(|(id, conversation)| (*id, Entry::Live(conversation.clone())))
                 .collect();
+            others.extend(
+                state
+                    .saved
+                    .iter()
+                    .map(|(id, slot)| (*id, Entry::Saved(slot.clone()))),
+            );
             (
                 self.services.saver.ticket(),
                 state.session_id,
@@ -636,13 +756,9 @@ impl Session {
         });
         let others = LiveConversations {
             model,
-            conversations: others
-                .into_iter()
-                .map(|(_, conversation)| conversation)
-                .collect(),
+            conversations: others.into_iter().map(|(_, entry)| entry).collect(),
         };
-        let snapshot = snapshot::snapshot(session_id, root, others);
-        (ticket, snapshot)
+        (ticket, SnapshotFile::new(session_id, root, others))
     }
 
     /// Writes the session snapshot, when saving is on.
@@ -664,10 +780,11 @@ impl Session {
         Ok(())
     }
 
-    /// Saves after a task when the last save is old enough (always when `force`), and
-    /// reports a failure as a warning of that conversation.
-    pub async fn save_if_due(&self, conversation: ConversationId, force: bool) {
-        if !force && !self.services.saver.due() {
+    /// Saves after a task or once the session stayed idle (`idle`), when that is due
+    /// ([`snapshot::Saver::due`]: the journal holds every change meanwhile), and reports a
+    /// failure as a warning of that conversation.
+    pub async fn save_if_due(&self, conversation: ConversationId, idle: bool) {
+        if !self.services.saver.due(self.services.journal.bytes(), idle) {
             return;
         }
         if let Err(err) = self.save(Save::Again).await {
@@ -679,6 +796,39 @@ impl Session {
                 },
             );
         }
+    }
+}
+
+/// What taking up a saved conversation changed, for the warnings it gives.
+#[derive(Default)]
+struct TakenUp {
+    /// Calls closed with a result saying the session ended.
+    closed: usize,
+    /// The saved mode, when it was narrowed.
+    clamped: Option<Mode>,
+    /// The saved mode plan mode returned to, when it was narrowed.
+    clamped_after_plan: Option<Mode>,
+}
+
+/// What a resumed session left on disk.
+struct ResumedFiles {
+    root: ConversationId,
+    /// Every conversation, the root among them.
+    conversations: Vec<Held>,
+    /// The journal's last line.
+    seq: u64,
+    journal_bytes: u64,
+    /// The snapshot's size, when there is one.
+    snapshot_bytes: Option<u64>,
+}
+
+/// What `conv.list` says of a conversation.
+fn summary(conv: &Conversation, is_root: bool) -> ConversationSummary {
+    ConversationSummary {
+        id: conv.id,
+        message_count: conv.history.len(),
+        last_active_at: humantime::format_rfc3339_millis(conv.last_active_at).to_string(),
+        is_root,
     }
 }
 

@@ -13,6 +13,8 @@
 //!
 //! Locks are taken in this order, never the other way round:
 //!
+//! 0. the slot of a resumed conversation not read yet (`state.saved`), held while it is
+//!    read on its first use, or while the snapshot writer copies it;
 //! 1. the session state ([`state::State`]);
 //! 2. one conversation's lock (`Arc<Mutex<Conversation>>` in the state's table);
 //! 3. the leaf locks of services: the permissions' open requests, the saver's, the journal's, the prompt

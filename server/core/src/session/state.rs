@@ -9,6 +9,7 @@ use super::driver::Queue;
 use crate::conversation::Conversation;
 use crate::documents::Documents;
 use crate::model::ActiveModel;
+use crate::snapshot::lazy::Slot;
 use crate::sync::lock;
 
 /// What changes while a session runs. Never held across an `.await` nor while emitting.
@@ -21,6 +22,10 @@ pub(crate) struct State {
     pub root_taken: bool,
     /// Each conversation has a lock of its own, taken after this one (never before).
     pub conversations: HashMap<ConversationId, Arc<Mutex<Conversation>>>,
+    /// The conversations of a resumed session not used yet, as its snapshot holds them
+    /// (read when first used, [`crate::snapshot::lazy`]). A slot's lock is taken before
+    /// this one, never after.
+    pub saved: HashMap<ConversationId, Arc<Mutex<Slot>>>,
     /// The task plans waiting, and the running task's control.
     pub queue: Queue,
     /// The session's model; conversations may name another of the same provider. `None`
@@ -49,6 +54,7 @@ impl State {
             root: root_id,
             root_taken: false,
             conversations: HashMap::from([(root_id, Arc::new(Mutex::new(root)))]),
+            saved: HashMap::new(),
             queue: Queue::default(),
             model: None,
             documents: None,
@@ -58,11 +64,22 @@ impl State {
         }
     }
 
+    /// How many conversations the session holds, read or not.
+    pub fn conversation_count(&self) -> usize {
+        self.conversations.len() + self.saved.len()
+    }
+
+    /// Whether the session holds `id`, read or not.
+    pub fn holds(&self, id: ConversationId) -> bool {
+        self.conversations.contains_key(&id) || self.saved.contains_key(&id)
+    }
+
     /// Whether the session is as it started: the root conversation alone, not taken,
     /// nothing sent.
     pub fn untouched(&self) -> bool {
         !self.root_taken
             && self.conversations.len() == 1
+            && self.saved.is_empty()
             && self.queue.is_empty()
             && self
                 .conversations

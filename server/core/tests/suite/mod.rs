@@ -22,6 +22,7 @@ mod races;
 mod read_only_batches;
 mod sandbox;
 mod session_files;
+mod session_saves;
 mod sessions;
 mod shutdown;
 mod streaming;

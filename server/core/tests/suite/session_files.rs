@@ -1,5 +1,5 @@
-//! A seeded fuzz test of what coder reads back as a session: the snapshot and the journal
-//! under `.coder/sessions/`, which a repository can ship and a crash can cut. The files of a
+//! A seeded fuzz test of what coder reads back as a session: the snapshot (read whole, and
+//! lazily, each conversation on its first use) and the journal under `.coder/sessions/`, which a repository can ship and a crash can cut. The files of a
 //! real session are cut, flipped and spliced with hostile pieces (other types, deep
 //! nesting, numbers past every integer, invalid UTF-8, long strings); listing and resuming
 //! each must return a session or an error, never panic, and the engine must go on serving
@@ -25,6 +25,11 @@ const PIECES: &[&[u8]] = &[
     b"\"seq\":18446744073709551615",
     b"\"from\":4294967295",
     b"\"destroyed\":\"0192f0c4-0000-7000-8000-000000000000\"",
+    b"\"systemPrompt\":4294967296",
+    b"\"toolSet\":3",
+    b"\"systemPrompts\":[{}]",
+    b"\"toolSets\":[[7]]",
+    b"\"version\":1",
 ];
 
 /// `valid` with one to four hostile edits ([`coder_testkit::fuzz::mutate`]).
@@ -84,23 +89,29 @@ fn journal_of(snapshot: &[u8]) -> Vec<u8> {
 async fn hostile_session_files_are_listed_or_refused_and_the_engine_goes_on() {
     let server = MockModelServer::start(vec![
         MockResponse::text("noted"),
+        MockResponse::text("noted too"),
         MockResponse::text("still serving"),
     ])
     .await
     .unwrap();
-    // A real session, with a second conversation, saved.
+    // A real session, with a second conversation that ran a task too (the file shares
+    // their prompt and tools), saved.
     let mut first = Harness::new(&server, ProviderKind::OpenAi);
-    first
+    let side = first
         .engine
         .create_conversation(coder_core::ConversationSpec::default())
         .unwrap();
     first.run("remember heron").await;
+    let task = first.engine.send(side, "remember larch").unwrap();
+    first.until_end(task).await;
     until_idle(&mut first).await;
     let saved = first.engine.session_id();
     first.engine.shutdown().await;
     let workspace = first.workspace.path().to_path_buf();
     let dir = workspace.join(".coder/sessions");
     let snapshot = std::fs::read(dir.join(format!("{saved}.json"))).unwrap();
+    let written: Value = serde_json::from_slice(&snapshot).unwrap();
+    assert_eq!(written["conversations"][0]["systemPrompt"], 0);
     // The save folded the session's journal away; one as a crash before it would have left.
     let journal = journal_of(&snapshot);
 
@@ -116,6 +127,8 @@ async fn hostile_session_files_are_listed_or_refused_and_the_engine_goes_on() {
         };
         if with_snapshot {
             let bytes = hostile(&snapshot, &mut rng);
+            // Read whole, as a tool would, it is a snapshot or an error.
+            let _ = serde_json::from_slice::<coder_core::SessionSnapshot>(&bytes);
             std::fs::write(dir.join(format!("{id}.json")), bytes).unwrap();
         }
         if with_journal {
@@ -129,7 +142,16 @@ async fn hostile_session_files_are_listed_or_refused_and_the_engine_goes_on() {
             listed.len()
         );
         match engine.resume(id) {
-            Ok(_) => taken += 1,
+            Ok(_) => {
+                taken += 1;
+                // Each conversation kept as written is read on its first use: it is read,
+                // or refused by name.
+                for listed in engine.list_conversations() {
+                    if let Err(err) = engine.history(listed.id) {
+                        assert!(err.message().contains(&listed.id.to_string()), "{err}");
+                    }
+                }
+            }
             Err(err) => {
                 assert!(!err.message().is_empty());
                 refused += 1;

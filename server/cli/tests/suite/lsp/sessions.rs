@@ -718,3 +718,86 @@ async fn session_files_past_the_ceiling_cost_no_memory_and_are_refused_by_name()
     client.until_events("task_complete", 1, &mut seen).await;
     client.stop().await;
 }
+
+/// Writes a saved session of 300 conversations (past the size a save writes again after
+/// every turn) whose root asked one question; returns its id and its root's.
+fn write_large_session(workspace: &std::path::Path) -> (String, String) {
+    let conversation = |id: coder_protocol::ConversationId, question: &str| {
+        json!({"conversationId": id, "model": "mock-model", "mode": "default",
+            "messages": [{"role": "user", "content": question},
+                         {"role": "assistant", "content": "Noted."}]})
+    };
+    let (session, root) = (
+        coder_protocol::SessionId::new(),
+        coder_protocol::ConversationId::new(),
+    );
+    let mut file = conversation(root, "Old question.");
+    file["version"] = json!(2);
+    file["sessionId"] = json!(session);
+    file["savedAt"] = json!("2026-11-25T00:00:00.000Z");
+    file["conversations"] = (0..300)
+        .map(|at| {
+            let question = format!("Question {at}: {}", "where is the parser? ".repeat(40));
+            conversation(coder_protocol::ConversationId::new(), &question)
+        })
+        .collect();
+    let dir = workspace.join(".coder/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{session}.json")), file.to_string()).unwrap();
+    (session.to_string(), root.to_string())
+}
+
+#[tokio::test]
+async fn a_large_session_saves_its_turns_in_the_journal_and_one_killed_after_a_turn_keeps_them() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("First answer."),
+        MockResponse::text("Second answer."),
+        MockResponse::text("Resumed fine."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (session, root) = write_large_session(workspace.path());
+    let path = workspace
+        .path()
+        .join(format!(".coder/sessions/{session}.json"));
+    let before = std::fs::read(&path).unwrap();
+    let mut seen = Vec::new();
+    let (mut first, _) =
+        Client::resuming(workspace.path(), &server, "balanced", &session, &mut seen).await;
+    first.send_text(&root, "First question.", &mut seen).await;
+    first.until_events("task_complete", 1, &mut seen).await;
+    // Once the session has stayed idle a moment (half a second), its save has passed: the
+    // journal holds the turn, and the large snapshot is not written again for it.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    assert_eq!(saved_files(workspace.path(), &session), (true, true));
+    assert!(
+        std::fs::read(&path).unwrap() == before,
+        "the snapshot was written again after one turn"
+    );
+    // A second turn, and the process killed as soon as it completes.
+    first.send_text(&root, "Second question.", &mut seen).await;
+    first.until_events("task_complete", 2, &mut seen).await;
+    first.child.kill().await.unwrap();
+
+    let mut seen = Vec::new();
+    let (mut resumed, _) =
+        Client::resuming(workspace.path(), &server, "balanced", &session, &mut seen).await;
+    resumed.send_text(&root, "Go on.", &mut seen).await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    assert_eq!(
+        said_without_reminders(&server),
+        [
+            json!(["user", null, "Old question."]),
+            json!(["assistant", null, "Noted."]),
+            json!(["user", null, "First question."]),
+            json!(["assistant", null, "First answer."]),
+            json!(["user", null, "Second question."]),
+            json!(["assistant", null, "Second answer."]),
+            json!(["user", null, "Go on."]),
+        ]
+    );
+    resumed.stop().await;
+    // Written whole at the end, the journal folded in.
+    assert_eq!(saved_files(workspace.path(), &session), (true, false));
+}

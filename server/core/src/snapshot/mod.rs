@@ -4,28 +4,44 @@
 //! The top level is the root conversation in OpenAI Chat Completions form: `model`,
 //! `messages` (the system prompt of its last task first) and `tools` (what that task
 //! offered, as OpenAI `tools`), enough to replay a request. The session's other
-//! conversations follow in `conversations`, in the same shape.
+//! conversations follow in `conversations`, in the same shape except for what they share:
+//! since version 2 a conversation names its system prompt and tools by their place in the
+//! file's `systemPrompts` and `toolSets` (`systemPrompt`, `toolSet`), which hold each
+//! distinct one once, however many conversations sent it ([`write`]). A version 1 file
+//! (each conversation with its own) is read as well.
 //!
-//! The file is written once the session has stayed idle a moment (the driver's `QUIET`),
-//! after a task when the last write is older than [`SAVE_INTERVAL`] (so after the first
-//! task too), and when the session shuts down. The journal holds every change before that. Each write goes to a
-//! temporary file that is renamed over the old one, so a crash never leaves half a snapshot.
-//! The directory carries a `.gitignore` of `*`, so snapshots never show in `git status`.
+//! The journal is the session's record; the snapshot is its compaction. It is written when
+//! the session has none yet, at the end, on demand ([`crate::Engine::save`]), and once the
+//! session has stayed idle a moment (the driver's `QUIET`, or after a task when the last
+//! write is older than [`SAVE_INTERVAL`]) only when that is cheap or has become worth it
+//! ([`Saver::due`]): a small snapshot is written again each time, a large one once the
+//! journal beside it has grown to a share of its size, so the cost of saving follows what
+//! changed, not the size of the session. Each write goes to a temporary file that is renamed
+//! over the old one, so a crash never leaves half a snapshot. The directory carries a
+//! `.gitignore` of `*`, so snapshots never show in `git status`.
+//!
+//! A resume reads the file lazily ([`lazy`]): the root and the list of the other
+//! conversations with their small state, each one's messages kept as written until it is
+//! first used.
 //!
 //! A repository ships `.coder/` too, links included: the folder and every file in it are
 //! reached through the workspace handle without following a link ([`SessionFolder`]), and
 //! only regular files are read or written.
 
+pub(crate) mod lazy;
+pub(crate) mod write;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use coder_protocol::{
     ArchivedSegment, ChatMessage, ConversationId, Mode, Role, SessionId, TodoItem, TokenUsage,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::beneath::{OwnDir, WorkspaceDir};
 use crate::conversation::{Conversation, ConversationContext};
@@ -111,14 +127,16 @@ impl SessionFolder {
     }
 }
 
-/// The snapshot format's version.
-const VERSION: u32 = 1;
+/// The snapshot format's version: 2 since conversations name the system prompt and tools
+/// they share.
+pub(crate) const VERSION: u32 = 2;
 
-/// The whole file. `Others` is how the other conversations are held: read back as
-/// [`ConversationSnapshot`]s, written from the live conversations ([`LiveConversations`]).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The whole file, as read back: every conversation with its own system prompt (the first
+/// of its `messages`) and `tools`, whether the file shares them or not. It is written by
+/// [`write::SnapshotFile`].
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionSnapshot<Others = Vec<ConversationSnapshot>> {
+pub struct SessionSnapshot {
     pub version: u32,
     pub session_id: SessionId,
     /// RFC 3339.
@@ -127,35 +145,73 @@ pub struct SessionSnapshot<Others = Vec<ConversationSnapshot>> {
     #[serde(flatten)]
     pub root: ConversationSnapshot,
     /// The other conversations, oldest first.
-    #[serde(default)]
-    pub conversations: Others,
+    pub conversations: Vec<ConversationSnapshot>,
     /// The last line of the session journal (`<session_id>.jsonl`) this snapshot holds; a
     /// resume replays the lines after it.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub journal_through: u64,
+}
+
+/// The file as written: what the conversations share in tables of their own.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Written {
+    version: u32,
+    session_id: SessionId,
+    saved_at: String,
+    #[serde(flatten)]
+    root: ConversationSnapshot,
+    #[serde(default)]
+    conversations: Vec<ConversationSnapshot>,
+    #[serde(default)]
+    system_prompts: Vec<String>,
+    #[serde(default)]
+    tool_sets: Vec<Vec<ToolDefinition>>,
+    #[serde(default)]
+    journal_through: u64,
+}
+
+impl<'de> Deserialize<'de> for SessionSnapshot {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let written = Written::deserialize(deserializer)?;
+        let mut conversations = written.conversations;
+        for conversation in &mut conversations {
+            if let Some(at) = conversation.system_prompt.take() {
+                let system = written.system_prompts.get(at).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "conversation {} names system prompt {at}, and the file has {}",
+                        conversation.conversation_id,
+                        written.system_prompts.len()
+                    ))
+                })?;
+                conversation
+                    .messages
+                    .insert(0, ChatMessage::system(system.clone()));
+            }
+            if let Some(at) = conversation.tool_set.take() {
+                let tools = written.tool_sets.get(at).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "conversation {} names tool set {at}, and the file has {}",
+                        conversation.conversation_id,
+                        written.tool_sets.len()
+                    ))
+                })?;
+                conversation.tools = tools.clone();
+            }
+        }
+        Ok(Self {
+            version: written.version,
+            session_id: written.session_id,
+            saved_at: written.saved_at,
+            root: written.root,
+            conversations,
+            journal_through: written.journal_through,
+        })
+    }
 }
 
 fn is_zero(value: &u64) -> bool {
     *value == 0
-}
-
-/// The session's other conversations as they are written: each is copied into its
-/// [`ConversationSnapshot`] only while it is serialized, under its own lock, so a save never
-/// holds a second copy of the whole session.
-pub(crate) struct LiveConversations {
-    /// The session's model, for conversations without one of their own.
-    pub model: String,
-    pub conversations: Vec<Arc<Mutex<Conversation>>>,
-}
-
-impl Serialize for LiveConversations {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(
-            self.conversations
-                .iter()
-                .map(|conversation| ConversationSnapshot::of(&lock(conversation), &self.model)),
-        )
-    }
 }
 
 /// One conversation: its messages and tools as a replayable request, and what it needs to
@@ -178,6 +234,14 @@ pub struct ConversationSnapshot {
     /// OpenAI `tools`: `[{type: "function", function: {name, description, parameters}}]`.
     #[serde(default)]
     pub tools: Vec<ToolDefinition>,
+    /// In the file, a conversation's system prompt as its place in `systemPrompts` (the
+    /// first of its messages then is not one). Read back, the prompt is in `messages`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) system_prompt: Option<usize>,
+    /// In the file, a conversation's tools as their place in `toolSets` (its `tools` then
+    /// are empty). Read back, they are in `tools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_set: Option<usize>,
     /// Instructions that replace the built-in prompt, when the conversation was given some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_instructions: Option<String>,
@@ -232,7 +296,7 @@ pub struct ConversationSnapshot {
 }
 
 /// Messages on disk in the form a Chat Completions request takes, and back.
-mod openai_form {
+pub(crate) mod openai_form {
     use coder_protocol::{Attachment, ChatMessage, Role, ToolCall};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use serde_json::Value;
@@ -265,7 +329,22 @@ mod openai_form {
     pub fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Vec<ChatMessage>, D::Error> {
-        let written = Vec::<Written>::deserialize(deserializer)?;
+        Ok(assemble(Vec::<Written>::deserialize(deserializer)?))
+    }
+
+    /// Messages kept as written, one raw value each ([`super::lazy`]), read now.
+    pub fn from_raw(
+        raw: &[Box<serde_json::value::RawValue>],
+    ) -> Result<Vec<ChatMessage>, serde_json::Error> {
+        let written = raw
+            .iter()
+            .map(|message| serde_json::from_str::<Written>(message.get()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(assemble(written))
+    }
+
+    /// The messages of `written`, their images back where they were.
+    fn assemble(written: Vec<Written>) -> Vec<ChatMessage> {
         let mut messages: Vec<ChatMessage> = Vec::with_capacity(written.len());
         for message in written {
             let (text, mut images) = content(message.content);
@@ -290,7 +369,7 @@ mod openai_form {
                 attachments: images,
             });
         }
-        Ok(messages)
+        messages
     }
 
     /// The text of a content (a string, or the text parts of an array, joined by blank
@@ -353,8 +432,19 @@ impl ConversationSnapshot {
     /// running (a long command, a handoff's target at work) is written closed, with a result
     /// saying so ([`crate::conversation::RUNNING_CALL_RESULT`]).
     pub(crate) fn of(conversation: &Conversation, session_model: &str) -> Self {
-        let shape = conversation.prompt.as_deref();
-        let system = shape.map(|shape| ChatMessage::system(shape.system.clone()));
+        let mut snapshot = Self::without_prompt(conversation, session_model);
+        if let Some(shape) = conversation.prompt.as_deref() {
+            snapshot
+                .messages
+                .insert(0, ChatMessage::system(shape.system.clone()));
+            snapshot.tools = shape.tools.iter().map(ToolDefinition::from).collect();
+        }
+        snapshot
+    }
+
+    /// As [`ConversationSnapshot::of`], without the system prompt and tools of the
+    /// conversation's last task (which the file shares between conversations).
+    pub(crate) fn without_prompt(conversation: &Conversation, session_model: &str) -> Self {
         let mut history = conversation.history.clone();
         let running_calls = crate::conversation::close_unanswered_calls(
             &mut history,
@@ -367,10 +457,7 @@ impl ConversationSnapshot {
                 .model
                 .clone()
                 .unwrap_or_else(|| session_model.to_owned()),
-            messages: system.into_iter().chain(history).collect(),
-            tools: shape
-                .map(|shape| shape.tools.iter().map(ToolDefinition::from).collect())
-                .unwrap_or_default(),
+            messages: history,
             archived: conversation.archive.clone(),
             ..Self::state_of(conversation)
         }
@@ -386,6 +473,8 @@ impl ConversationSnapshot {
             model_override: context.model.clone(),
             messages: Vec::new(),
             tools: Vec::new(),
+            system_prompt: None,
+            tool_set: None,
             base_instructions: context.base_instructions.clone(),
             user_instructions: context.user_instructions.clone(),
             mcp_allowlist: context.mcp_view.allowlist().map(<[String]>::to_vec),
@@ -485,7 +574,18 @@ struct OnDisk {
     number: u64,
     /// Set by the last save; later writes are dropped.
     closed: bool,
+    /// The size of the session's snapshot on disk, once this session wrote or read one.
+    bytes: Option<u64>,
 }
+
+/// A snapshot at most this large is written again whenever the session saves (about a
+/// millisecond of work): it stays current, as cheaply as a journal line.
+const SMALL_SNAPSHOT: u64 = 256 << 10;
+
+/// A larger snapshot is written again once the journal beside it holds at least this share
+/// of its size (one byte in `JOURNAL_SHARE`): each byte a turn appends costs at most that
+/// many bytes of snapshot writing, and a resume replays at most that share.
+const JOURNAL_SHARE: u64 = 4;
 
 /// Whether a save is the session's last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -533,10 +633,25 @@ impl Saver {
             .unwrap_or_default()
     }
 
-    /// Whether a busy session should save now.
-    pub fn due(&self) -> bool {
-        self.folder.is_some()
-            && lock(&self.last_saved).is_none_or(|saved| saved.elapsed() >= SAVE_INTERVAL)
+    /// Whether the session should write its snapshot now, with `journal_bytes` in its
+    /// journal: once it stayed idle (`idle`), or after a task when the last write is older
+    /// than [`SAVE_INTERVAL`]; then when it has no snapshot yet, when its snapshot is small
+    /// ([`SMALL_SNAPSHOT`]) or when the journal has grown to a share of it
+    /// ([`JOURNAL_SHARE`]). Otherwise the journal holds what changed, and the snapshot is
+    /// written at the end or on demand.
+    pub fn due(&self, journal_bytes: u64, idle: bool) -> bool {
+        if self.folder.is_none() {
+            return false;
+        }
+        if !idle && lock(&self.last_saved).is_some_and(|saved| saved.elapsed() < SAVE_INTERVAL) {
+            return false;
+        }
+        worth_writing(lock(&self.on_disk).bytes, journal_bytes)
+    }
+
+    /// Takes up a resumed session's snapshot, `bytes` long (`None`: it has none).
+    pub fn resumed(&self, bytes: Option<u64>) {
+        lock(&self.on_disk).bytes = bytes;
     }
 
     /// The number of a snapshot being taken; take it under the lock that orders the
@@ -556,7 +671,7 @@ impl Saver {
     pub async fn write(
         &self,
         ticket: u64,
-        snapshot: SessionSnapshot<LiveConversations>,
+        snapshot: write::SnapshotFile,
         save: Save,
     ) -> Result<bool, EngineError> {
         let Some(folder) = self.folder.clone() else {
@@ -578,8 +693,9 @@ impl Saver {
                 Err(None) => return Ok(false),
                 Err(Some(warning)) => return Err(warning),
             };
-            write_atomic(&dir, &file_name(snapshot.session_id), &snapshot)?;
+            let bytes = write_atomic(&dir, &file_name(snapshot.session_id()), &snapshot)?;
             on_disk.number = ticket;
+            on_disk.bytes = Some(bytes);
             Ok::<bool, String>(true)
         })
         .await
@@ -588,20 +704,12 @@ impl Saver {
     }
 }
 
-/// A snapshot of a session in the making.
-pub(crate) fn snapshot<Others>(
-    session_id: SessionId,
-    root: ConversationSnapshot,
-    conversations: Others,
-) -> SessionSnapshot<Others> {
-    SessionSnapshot {
-        version: VERSION,
-        session_id,
-        saved_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-        root,
-        conversations,
-        journal_through: 0,
-    }
+/// Whether a snapshot of `on_disk` bytes (`None`: there is none) should be written again
+/// with `journal_bytes` in the journal beside it.
+fn worth_writing(on_disk: Option<u64>, journal_bytes: u64) -> bool {
+    on_disk.is_none_or(|bytes| {
+        bytes <= SMALL_SNAPSHOT || journal_bytes.saturating_mul(JOURNAL_SHARE) >= bytes
+    })
 }
 
 /// The snapshot file's name of `session`.
@@ -610,14 +718,20 @@ pub(crate) fn file_name(session: SessionId) -> String {
 }
 
 /// Writes `snapshot` as `name` in `dir`, atomically: synced before it replaces the old one
-/// (the journal it folds in is removed after).
-fn write_atomic(dir: &OwnDir, name: &str, snapshot: &impl Serialize) -> Result<(), String> {
+/// (the journal it folds in is removed after). Returns its size.
+fn write_atomic(dir: &OwnDir, name: &str, snapshot: &impl Serialize) -> Result<u64, String> {
     let shown = dir.shown(name);
+    let mut written = 0;
     dir.write_atomic(name, |file| {
-        let mut writer = std::io::BufWriter::new(file);
+        let mut writer = Counted {
+            inner: std::io::BufWriter::new(file),
+            bytes: 0,
+        };
         serde_json::to_writer(&mut writer, snapshot).map_err(std::io::Error::other)?;
+        written = writer.bytes;
         std::io::Write::flush(&mut writer)
     })
+    .map(|()| written)
     .map_err(|err| {
         format!(
             "cannot save {}",
@@ -626,30 +740,55 @@ fn write_atomic(dir: &OwnDir, name: &str, snapshot: &impl Serialize) -> Result<(
     })
 }
 
+/// A writer that counts what it wrote.
+struct Counted<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        self.bytes += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// The sessions saved in `dir`, newest first. A file that is not a snapshot (a temporary
 /// file, a corrupt or foreign one, a link, anything but a regular file) is left out.
+/// Messages are read lightly: their roles, and the text of the root's questions as far as
+/// the title needs it (a message's content is skipped, images and all, until then).
 pub(crate) fn list(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
-    /// What a listing reads of a message.
+    /// What a listing reads of a root's message: its content is read only for the title.
     #[derive(Deserialize)]
-    struct Message {
+    struct Message<'a> {
         role: Role,
-        #[serde(default)]
-        content: Option<String>,
+        #[serde(default, borrow)]
+        content: Option<&'a RawValue>,
+    }
+    /// What a listing reads of another conversation's message.
+    #[derive(Deserialize)]
+    struct Counted {
+        role: Role,
     }
     /// What a listing reads of a conversation: its messages, lightly.
     #[derive(Deserialize)]
     struct Listed {
         #[serde(default)]
-        messages: Vec<Message>,
+        messages: Vec<Counted>,
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
-    struct Head {
+    struct Head<'a> {
         session_id: SessionId,
         saved_at: String,
         model: String,
-        #[serde(default)]
-        messages: Vec<Message>,
+        #[serde(default, borrow)]
+        messages: Vec<Message<'a>>,
         #[serde(default)]
         conversations: Vec<Listed>,
     }
@@ -662,8 +801,12 @@ pub(crate) fn list(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
         .filter_map(|name| {
             let bytes = dir.read(name, MAX_FILE_BYTES).ok()??;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
-            let title =
-                first_question(head.messages.iter().map(|m| (m.role, m.content.as_deref())));
+            let title = first_question(head.messages.iter().map(|m| {
+                let text = (m.role == Role::User)
+                    .then(|| m.content.and_then(text_of))
+                    .flatten();
+                (m.role, text)
+            }));
             Some(coder_protocol::methods::SessionInfo {
                 session_id: head.session_id,
                 saved_at: head.saved_at,
@@ -687,31 +830,57 @@ pub(crate) fn list(dir: &OwnDir) -> Vec<coder_protocol::methods::SessionInfo> {
     sessions
 }
 
+/// The text of a message's content as written: a string, or the text parts of an array
+/// (a question with images beside it) joined by blank lines, as a resume reads them
+/// ([`openai_form`]). `None` for a content without text.
+fn text_of(content: &RawValue) -> Option<String> {
+    /// A part of a content array; an image's is skipped.
+    #[derive(Deserialize)]
+    struct Part {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(default)]
+        text: Option<String>,
+    }
+    if let Ok(text) = serde_json::from_str::<String>(content.get()) {
+        return Some(text);
+    }
+    let parts: Vec<Part> = serde_json::from_str(content.get()).ok()?;
+    let texts: Vec<String> = parts
+        .into_iter()
+        .filter(|part| part.kind == "text")
+        .filter_map(|part| part.text)
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
+}
+
 /// What a listing calls a session: the first thing a person asked in `messages`, cut to
 /// 100 characters (reminders and compaction summaries are not questions).
 pub(crate) fn title(messages: &[ChatMessage]) -> Option<String> {
     first_question(messages.iter().map(|m| (m.role, m.content.as_deref())))
 }
 
-fn first_question<'a>(
-    mut messages: impl Iterator<Item = (Role, Option<&'a str>)>,
+fn first_question<S: AsRef<str>>(
+    mut messages: impl Iterator<Item = (Role, Option<S>)>,
 ) -> Option<String> {
     messages
         .find_map(|(role, content)| {
             content.filter(|text| {
+                let text = text.as_ref();
                 role == Role::User
                     && !text.starts_with(crate::reminders::OPEN)
                     && !text.starts_with(crate::prompt::SUMMARY_OPEN)
             })
         })
-        .map(|text| text.chars().take(100).collect())
+        .map(|text| text.as_ref().chars().take(100).collect())
 }
 
-/// Reads the snapshot of `session` from `dir` (`None`: the folder is missing).
-pub(crate) fn read(
+/// The bytes of the snapshot of `session` in `dir` (`None`: the folder is missing), and
+/// the name it is shown by.
+pub(crate) fn read_bytes(
     dir: Option<&OwnDir>,
     session: SessionId,
-) -> Result<SessionSnapshot, EngineError> {
+) -> Result<(Vec<u8>, PathBuf), EngineError> {
     let name = file_name(session);
     let shown = Path::new(SESSIONS_DIR).join(&name);
     let missing = || {
@@ -721,7 +890,7 @@ pub(crate) fn read(
         )
     };
     let dir = dir.ok_or_else(missing)?;
-    let text = dir
+    let bytes = dir
         .read(&name, MAX_FILE_BYTES)
         .map_err(|err| {
             let message = format!(
@@ -738,20 +907,18 @@ pub(crate) fn read(
             }
         })?
         .ok_or_else(missing)?;
-    let snapshot: SessionSnapshot = serde_json::from_slice(&text).map_err(|err| {
-        EngineError::invalid_params(format!(
-            "{} is not a session snapshot: {err}",
-            shown.display()
-        ))
-    })?;
-    if snapshot.version > VERSION {
+    Ok((bytes, shown))
+}
+
+/// Refuses a file of a format newer than this coder reads.
+pub(crate) fn check_version(version: u32, shown: &Path) -> Result<(), EngineError> {
+    if version > VERSION {
         return Err(EngineError::invalid_params(format!(
-            "{} was written by a newer coder (snapshot version {})",
+            "{} was written by a newer coder (snapshot version {version})",
             shown.display(),
-            snapshot.version
         )));
     }
-    Ok(snapshot)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -759,6 +926,135 @@ mod tests {
     use super::*;
     use coder_protocol::{FunctionCall, ToolCall};
     use serde_json::json;
+    use write::{Entry, LiveConversations};
+
+    /// Live conversations as the writer takes them.
+    fn live(conversations: Vec<Conversation>) -> LiveConversations {
+        LiveConversations {
+            model: "m".into(),
+            conversations: conversations
+                .into_iter()
+                .map(|conversation| Entry::Live(Arc::new(Mutex::new(conversation))))
+                .collect(),
+        }
+    }
+
+    fn shape(system: &str, tools: &[&str]) -> Arc<PromptShape> {
+        Arc::new(PromptShape {
+            system: system.into(),
+            tools: tools
+                .iter()
+                .map(|name| ToolSpec {
+                    name: (*name).into(),
+                    description: format!("Does {name}."),
+                    parameters: Arc::new(crate::tools::Schema::new(
+                        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+                    )),
+                })
+                .collect(),
+        })
+    }
+
+    #[test]
+    fn conversations_name_the_prompts_and_tools_they_share_which_the_file_holds_once() {
+        let common = shape("You are coder, a long system prompt.", &["read", "grep"]);
+        // Equal to `common`, built apart: shared by content too.
+        let equal = shape("You are coder, a long system prompt.", &["read", "grep"]);
+        let other = shape("You are the reviewer.", &["read", "grep"]);
+        let mut root = Conversation::new(Default::default(), Mode::Default);
+        root.prompt = Some(common.clone());
+        root.record([ChatMessage::user("root question")]);
+        let conversations: Vec<Conversation> = [Some(common), Some(equal), Some(other), None]
+            .into_iter()
+            .enumerate()
+            .map(|(at, prompt)| {
+                let mut conversation = Conversation::new(Default::default(), Mode::Default);
+                conversation.prompt = prompt;
+                conversation.record([ChatMessage::user(format!("question {at}"))]);
+                conversation
+            })
+            .collect();
+        let session = SessionId::new();
+        let file = write::SnapshotFile::new(
+            session,
+            ConversationSnapshot::of(&root, "m"),
+            live(conversations),
+        );
+        let text = serde_json::to_string(&file).unwrap();
+        // The root's request keeps its own; the tables hold each distinct one once.
+        assert_eq!(text.matches("You are coder").count(), 2, "{text}");
+        assert_eq!(text.matches("You are the reviewer").count(), 1, "{text}");
+        assert_eq!(text.matches("Does grep.").count(), 2, "{text}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["version"], 2);
+        assert_eq!(value["messages"][0]["role"], "system");
+        assert_eq!(value["tools"].as_array().unwrap().len(), 2);
+        let written = value["conversations"].as_array().unwrap();
+        let places: Vec<(Value, Value)> = written
+            .iter()
+            .map(|c| (c["systemPrompt"].clone(), c["toolSet"].clone()))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                (json!(0), json!(0)),
+                (json!(0), json!(0)),
+                (json!(1), json!(0)),
+                (Value::Null, Value::Null)
+            ]
+        );
+        assert_eq!(written[0]["messages"][0]["role"], "user");
+        assert_eq!(written[0]["tools"], json!([]));
+        assert_eq!(
+            value["toolSets"][0][1],
+            json!({"type": "function", "function": {"name": "grep", "description": "Does grep.",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}})
+        );
+
+        // Read back, each conversation is a replayable request of its own again.
+        let back: SessionSnapshot = serde_json::from_str(&text).unwrap();
+        let systems: Vec<Option<&str>> = back
+            .conversations
+            .iter()
+            .map(|c| {
+                c.messages
+                    .first()
+                    .filter(|m| m.role == Role::System)
+                    .and_then(|m| m.content.as_deref())
+            })
+            .collect();
+        assert_eq!(
+            systems,
+            [
+                Some("You are coder, a long system prompt."),
+                Some("You are coder, a long system prompt."),
+                Some("You are the reviewer."),
+                None
+            ]
+        );
+        assert_eq!(back.conversations[2].tools.len(), 2);
+        assert!(back.conversations[3].tools.is_empty());
+        assert_eq!(back.conversations[2].system_prompt, None);
+
+        // A place past the tables is refused, by the conversation it names.
+        let mut broken = value;
+        broken["conversations"][2]["toolSet"] = json!(7);
+        let err = serde_json::from_value::<SessionSnapshot>(broken).unwrap_err();
+        assert!(err.to_string().contains("names tool set 7"), "{err}");
+    }
+
+    #[test]
+    fn a_large_snapshot_is_written_again_only_once_the_journal_grew_to_a_share_of_it() {
+        // None yet, or a small one: written.
+        assert!(worth_writing(None, 0));
+        assert!(worth_writing(Some(SMALL_SNAPSHOT), 0));
+        // A large one: not for a turn's lines, once the journal holds a quarter of it.
+        let large = 64 << 20;
+        assert!(!worth_writing(Some(large), 4_000));
+        assert!(!worth_writing(Some(large), large / JOURNAL_SHARE - 1));
+        assert!(worth_writing(Some(large), large / JOURNAL_SHARE));
+        assert!(worth_writing(Some(large), u64::MAX));
+    }
 
     #[test]
     fn the_file_is_a_replayable_chat_completions_request() {
@@ -788,10 +1084,10 @@ mod tests {
             ChatMessage::tool_result("call_1", "read", "# coder"),
         ]);
         let session = SessionId::new();
-        let value = serde_json::to_value(snapshot(
+        let value = serde_json::to_value(write::SnapshotFile::new(
             session,
             ConversationSnapshot::of(&conversation, "gpt-5"),
-            Vec::<ConversationSnapshot>::new(),
+            live(Vec::new()),
         ))
         .unwrap();
         assert_eq!(value["sessionId"], session.to_string());
@@ -865,25 +1161,21 @@ mod tests {
         let saver = Saver::new(workspace.path(), true);
         let session = SessionId::new();
         let mut conversation = Conversation::new(Default::default(), Mode::Default);
-        let live = || LiveConversations {
-            model: "m".into(),
-            conversations: Vec::new(),
-        };
         conversation.record([ChatMessage::user("first")]);
-        let first = snapshot(
+        let first = write::SnapshotFile::new(
             session,
             ConversationSnapshot::of(&conversation, "m"),
-            live(),
+            live(Vec::new()),
         );
         saver
             .write(saver.ticket(), first, Save::Last)
             .await
             .unwrap();
         conversation.record([ChatMessage::user("after the end")]);
-        let late = snapshot(
+        let late = write::SnapshotFile::new(
             session,
             ConversationSnapshot::of(&conversation, "m"),
-            live(),
+            live(Vec::new()),
         );
         saver
             .write(saver.ticket(), late, Save::Again)
@@ -892,8 +1184,11 @@ mod tests {
 
         let path = saver.path(session).unwrap();
         let dir = saver.folder().unwrap().readable().unwrap();
-        let saved = read(dir.as_ref(), session).unwrap();
-        assert_eq!(saved.root.messages.len(), 1);
+        let saved = lazy::read(dir.as_ref(), session).unwrap();
+        let Some(lazy::Held::Read(root)) = saved.conversations.first() else {
+            panic!("the root is read");
+        };
+        assert_eq!(root.messages.len(), 1);
         let mut files: Vec<String> = std::fs::read_dir(path.parent().unwrap())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
