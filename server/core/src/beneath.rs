@@ -224,20 +224,17 @@ impl WorkspaceDir {
 
     /// Removes the file (or link) at `path` itself.
     pub fn remove(&self, path: &Path) -> io::Result<()> {
-        let names = self.names(path)?;
-        let Some((last, parents)) = names.split_last() else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the workspace root cannot be removed",
-            ));
-        };
-        let parent = self.walk(parents, false)?;
-        rustix::fs::unlinkat(&parent, *last, AtFlags::empty()).map_err(io::Error::from)
+        self.unlink(path, AtFlags::empty())
     }
 
     /// Removes the folder at `path` when it is empty (an error names why not: not empty,
     /// not a folder, gone). Links on the way are refused, as for every path here.
     pub fn remove_empty_dir(&self, path: &Path) -> io::Result<()> {
+        self.unlink(path, AtFlags::REMOVEDIR)
+    }
+
+    /// Unlinks the last name of `path` in its folder, reached without following links.
+    fn unlink(&self, path: &Path, flags: AtFlags) -> io::Result<()> {
         let names = self.names(path)?;
         let Some((last, parents)) = names.split_last() else {
             return Err(io::Error::new(
@@ -246,7 +243,7 @@ impl WorkspaceDir {
             ));
         };
         let parent = self.walk(parents, false)?;
-        rustix::fs::unlinkat(&parent, *last, AtFlags::REMOVEDIR).map_err(io::Error::from)
+        rustix::fs::unlinkat(&parent, *last, flags).map_err(io::Error::from)
     }
 
     /// The names of `path` below the root; an error for anything else.

@@ -22,6 +22,14 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// A git repository in `ws` with one commit of `tracked.txt` ("original").
+fn repository_with_tracked_txt(ws: &Path) {
+    git(ws, &["init", "-q"]);
+    std::fs::write(ws.join("tracked.txt"), "original").unwrap();
+    git(ws, &["add", "tracked.txt"]);
+    git(ws, &["commit", "-q", "-m", "first"]);
+}
+
 /// The repository's objects (their names) and refs.
 fn objects_and_refs(dir: &Path) -> (Vec<String>, String) {
     let mut objects = Vec::new();
@@ -72,10 +80,7 @@ async fn undo_through_the_editor_writes_nothing_into_the_repository_and_skips_la
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
-    git(ws, &["init", "-q"]);
-    std::fs::write(ws.join("tracked.txt"), "original").unwrap();
-    git(ws, &["add", "tracked.txt"]);
-    git(ws, &["commit", "-q", "-m", "first"]);
+    repository_with_tracked_txt(ws);
     std::fs::write(ws.join(".env"), "API_TOKEN=very-secret-value").unwrap();
     std::fs::File::create(ws.join("big.bin"))
         .unwrap()
@@ -212,10 +217,7 @@ async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
-    git(ws, &["init", "-q"]);
-    std::fs::write(ws.join("tracked.txt"), "original").unwrap();
-    git(ws, &["add", "tracked.txt"]);
-    git(ws, &["commit", "-q", "-m", "first"]);
+    repository_with_tracked_txt(ws);
     let bin = tempfile::tempdir().unwrap();
     let log = bin.path().join("calls.log");
     let real = which_git();
@@ -304,10 +306,7 @@ async fn checkpoints_watch_through_the_processs_one_watcher() {
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path();
-    git(ws, &["init", "-q"]);
-    std::fs::write(ws.join("tracked.txt"), "original").unwrap();
-    git(ws, &["add", "tracked.txt"]);
-    git(ws, &["commit", "-q", "-m", "first"]);
+    repository_with_tracked_txt(ws);
     let mut client = Client::start(ws, &server, "yolo");
     client.initialize(json!({})).await;
     let root = client.root().await;

@@ -54,9 +54,7 @@ impl Tool for EditTool {
         input: &Value,
         workspace: &std::path::Path,
     ) -> Vec<coder_protocol::ToolLocation> {
-        super::paths::location(workspace, input["path"].as_str(), None)
-            .into_iter()
-            .collect()
+        super::paths::path_argument(workspace, input, None, None)
     }
 
     fn is_read_only(&self) -> bool {

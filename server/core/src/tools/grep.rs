@@ -100,9 +100,7 @@ impl Tool for GrepTool {
         input: &Value,
         workspace: &std::path::Path,
     ) -> Vec<coder_protocol::ToolLocation> {
-        super::paths::location(workspace, Some(input["path"].as_str().unwrap_or(".")), None)
-            .into_iter()
-            .collect()
+        super::paths::path_argument(workspace, input, Some("."), None)
     }
 
     fn is_read_only(&self) -> bool {

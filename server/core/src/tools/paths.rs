@@ -109,6 +109,18 @@ pub(crate) fn location(
     })
 }
 
+/// The location of a call's `path` argument (`default` when it gives none), as a list.
+pub(crate) fn path_argument(
+    workspace: &Path,
+    input: &serde_json::Value,
+    default: Option<&str>,
+    line: Option<u64>,
+) -> Vec<coder_protocol::ToolLocation> {
+    location(workspace, input["path"].as_str().or(default), line)
+        .into_iter()
+        .collect()
+}
+
 pub(crate) fn display_path(workspace: &Path, path: &Path) -> String {
     let root = workspace
         .canonicalize()

@@ -80,9 +80,7 @@ impl Tool for ReadTool {
         input: &Value,
         workspace: &std::path::Path,
     ) -> Vec<coder_protocol::ToolLocation> {
-        super::paths::location(workspace, input["path"].as_str(), input["offset"].as_u64())
-            .into_iter()
-            .collect()
+        super::paths::path_argument(workspace, input, None, input["offset"].as_u64())
     }
 
     fn is_read_only(&self) -> bool {
