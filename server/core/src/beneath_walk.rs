@@ -394,6 +394,58 @@ mod tests {
     }
 
     #[test]
+    fn hostile_ignore_files_are_not_read_as_the_walk_enters_their_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(outside.path().join("rules"), "*\n").unwrap();
+        let out_rules = outside.path().join("rules");
+        for (folder, target) in [
+            ("zero", Path::new("/dev/zero")),
+            ("stdin", Path::new("/dev/stdin")),
+            ("pagemap", Path::new("/proc/self/pagemap")),
+            ("out", &out_rules),
+        ] {
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+            std::fs::write(root.join(folder).join("f"), "x").unwrap();
+            symlink(target, root.join(folder).join(".gitignore")).unwrap();
+        }
+        // A repository's own exclude file, a link out of the workspace.
+        std::fs::create_dir_all(root.join("repo/.git/info")).unwrap();
+        std::fs::write(root.join("repo/f"), "x").unwrap();
+        symlink(&out_rules, root.join("repo/.git/info/exclude")).unwrap();
+        std::fs::create_dir_all(root.join("fifo")).unwrap();
+        std::fs::write(root.join("fifo/f"), "x").unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("fifo/.ignore"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        // A link inside the workspace to a regular file is read, as the shipped files are.
+        std::fs::create_dir_all(root.join("near")).unwrap();
+        std::fs::write(root.join("near/f"), "x").unwrap();
+        std::fs::write(root.join("near/g"), "x").unwrap();
+        std::fs::write(root.join("rules.txt"), "f\n").unwrap();
+        symlink("../rules.txt", root.join("near/.gitignore")).unwrap();
+        assert_eq!(
+            walked(&root, &root, 2).into_keys().collect::<Vec<_>>(),
+            [
+                "fifo/f",
+                "near/g",
+                "out/f",
+                "pagemap/f",
+                "repo/f",
+                "rules.txt",
+                "stdin/f",
+                "zero/f"
+            ]
+        );
+    }
+
+    #[test]
     fn a_folder_swapped_for_a_link_mid_walk_leads_nowhere_outside() {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
