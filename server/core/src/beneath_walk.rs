@@ -450,56 +450,78 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        for file in ["first", "d/f1", "d/f2", "d/sub/f3", "e/g"] {
+        for file in ["first", "d/f1", "d/f2", "d/f4", "d/sub/f3", "e/g"] {
             std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
             std::fs::write(root.join(file), "inside").unwrap();
             std::fs::create_dir_all(outside.path().join(file).parent().unwrap()).unwrap();
             std::fs::write(outside.path().join(file), "outside").unwrap();
         }
-        let ws = WorkspaceDir::open(&root).unwrap();
-        let rules = IgnoreRules::new(&root);
-        let seen = Mutex::new(BTreeMap::new());
         let swap = |folder: &str| {
             let parked = root.join(format!("{folder}-parked"));
             std::fs::rename(root.join(folder), &parked).unwrap();
             symlink(outside.path().join(folder), root.join(folder)).unwrap();
             parked
         };
-        walk_files(&ws, &rules, &root, 1, || {
-            |file: &WalkedFile<'_>| {
-                let path = file.path().strip_prefix(&root).unwrap().to_owned();
-                if path == Path::new("first") {
-                    // Before the walk enters `e`: it finds a link there and does not enter.
-                    swap("e");
-                }
-                if path.starts_with("d")
-                    && !lock(&seen)
-                        .keys()
-                        .any(|seen: &PathBuf| seen.starts_with("d"))
-                {
-                    // After the walk entered `d`: it goes on in the folder it holds, and the
-                    // other file there, now a link to the same file outside, is refused.
-                    let parked = swap("d");
-                    let other = if path.ends_with("f1") { "f2" } else { "f1" };
-                    std::fs::remove_file(parked.join(other)).unwrap();
-                    symlink(outside.path().join("d").join(other), parked.join(other)).unwrap();
-                }
-                let opened = file
-                    .open()
-                    .and_then(std::io::read_to_string)
-                    .unwrap_or_else(|_| "refused".to_owned());
-                lock(&seen).insert(path, opened);
+        let seen = Mutex::new(BTreeMap::new());
+        let visit = |file: &WalkedFile<'_>| {
+            let path = file.path().strip_prefix(&root).unwrap().to_owned();
+            if path == Path::new("first") {
+                // Before the walk enters `e`: it finds a link there and does not enter.
+                swap("e");
             }
-        })
-        .unwrap();
+            let first_in_d = !lock(&seen)
+                .keys()
+                .any(|seen: &PathBuf| seen.starts_with("d"));
+            if path.starts_with("d") && first_in_d {
+                // After the walk entered `d`: it goes on in the folder it holds, where the
+                // other two files become a link to the same file outside and a FIFO.
+                let parked = swap("d");
+                let mut others = ["f1", "f2", "f4"]
+                    .into_iter()
+                    .filter(|name| !path.ends_with(name));
+                let (link, fifo) = (others.next().unwrap(), others.next().unwrap());
+                std::fs::remove_file(parked.join(link)).unwrap();
+                symlink(outside.path().join("d").join(link), parked.join(link)).unwrap();
+                std::fs::remove_file(parked.join(fifo)).unwrap();
+                let mode = Mode::from_raw_mode(0o644);
+                rustix::fs::mknodat(rustix::fs::CWD, parked.join(fifo), FileType::Fifo, mode, 0)
+                    .unwrap();
+            }
+            let opened = file
+                .open()
+                .and_then(std::io::read_to_string)
+                .unwrap_or_else(|_| "refused".to_owned());
+            lock(&seen).insert(path, opened);
+        };
+        // A FIFO opened without `O_NONBLOCK` would wait for a writer for ever.
+        let (done, walked) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let ws = WorkspaceDir::open(&root).unwrap();
+                let rules = IgnoreRules::new(&root);
+                walk_files(&ws, &rules, &root, 1, || visit).unwrap();
+                done.send(()).unwrap();
+            });
+            let waited = walked.recv_timeout(std::time::Duration::from_secs(60));
+            if waited.is_err() {
+                // Let the walk's thread go: a FIFO's open ends when a writer comes.
+                for name in ["f1", "f2", "f4"] {
+                    let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+                    let path = root.join("d-parked").join(name);
+                    let _ = rustix::fs::open(&path, flags, Mode::empty());
+                }
+            }
+            assert!(waited.is_ok(), "the walk hung on a FIFO");
+        });
         let seen = seen.into_inner().unwrap();
         assert!(!seen.values().any(|text| text == "outside"), "{seen:?}");
         let mut opened: Vec<&str> = seen.values().map(String::as_str).collect();
         opened.sort();
-        // `first`, the first file of `d` and `d/sub/f3` read inside; the other file refused.
+        // `first`, the first file of `d` and `d/sub/f3` read inside; the link and the FIFO
+        // refused; nothing of `e`.
         assert_eq!(
             opened,
-            ["inside", "inside", "inside", "refused"],
+            ["inside", "inside", "inside", "refused", "refused"],
             "{seen:?}"
         );
         assert!(seen.contains_key(Path::new("d/sub/f3")), "{seen:?}");
