@@ -63,13 +63,15 @@ fn main() {
         );
         let cpu = paired(pairs.iter().map(|(a, b)| (a.1 as f64, b.1 as f64)));
         println!(
-            "{mode:<20} grep tool {:>7.1} ms   rg {flag} {:>7.1} ms   wall ratio {:.2}x (run by run {:.2}x to {:.2}x)   CPU ratio {:.2}x (target <= 1.0x)",
+            "{mode:<20} grep tool {:>7.1} ms   rg {flag} {:>7.1} ms   wall ratio {:.2}x (run by run {:.2}x to {:.2}x)   CPU ratio {:.2}x (run by run {:.2}x to {:.2}x; target <= 1.0x)",
             ms(median(pairs.iter().map(|(a, _)| a.0).collect())),
             ms(median(pairs.iter().map(|(_, b)| b.0).collect())),
             wall.1,
             wall.0,
             wall.2,
             cpu.1,
+            cpu.0,
+            cpu.2,
         );
     }
 }

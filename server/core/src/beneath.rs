@@ -23,7 +23,7 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -133,6 +133,38 @@ impl WorkspaceDir {
             .transpose()
     }
 
+    /// The shipped file `name` (see [`Self::open_shipped`]) in the folder that `folder`
+    /// holds, a handle opened beneath the root on the folder `relative` (names below the
+    /// root), when it holds at most `max` bytes; `None` when nothing is there. A file that
+    /// is there by its one name is opened from the handle; a link, or a name through a
+    /// folder that is there (`.git/info/exclude`), is opened as [`Self::read_shipped`] opens
+    /// `relative/name`.
+    pub fn read_shipped_in(
+        &self,
+        folder: BorrowedFd<'_>,
+        relative: &Path,
+        name: &str,
+        max: u64,
+    ) -> io::Result<Option<Vec<u8>>> {
+        let by_path = || self.read_shipped(&relative.join(name), max);
+        let Some((first, rest)) = name.split_once('/') else {
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            return match rustix::fs::openat(folder, name, flags, Mode::empty()) {
+                Ok(fd) => crate::bounded::read_file(crate::bounded::regular(fd)?, max).map(Some),
+                Err(Errno::NOENT) => Ok(None),
+                // `O_NOFOLLOW` met a link (`EMLINK` on some systems).
+                Err(Errno::LOOP | Errno::MLINK) => by_path(),
+                Err(err) => Err(err.into()),
+            };
+        };
+        debug_assert!(!rest.is_empty());
+        match rustix::fs::statat(folder, first, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(_) => by_path(),
+            Err(Errno::NOENT) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     /// The first `max` bytes of the shipped file at `path` (see [`Self::open_shipped`]) and
     /// its whole size; `None` when nothing is there.
     pub fn read_shipped_head(&self, path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, u64)>> {
@@ -162,6 +194,18 @@ impl WorkspaceDir {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = self.open_existing(&names, flags)?;
         crate::bounded::regular(fd)
+    }
+
+    /// The directory at `path`, opened for a walk by its handle (`beneath_walk.rs`);
+    /// links refused, as for every path here.
+    /// The handle is new, so its listing starts at the first entry.
+    pub fn open_dir(&self, path: &Path) -> io::Result<OwnedFd> {
+        let names = self.names(path)?;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if names.is_empty() {
+            return Ok(rustix::fs::openat(&self.fd, ".", flags, Mode::empty())?);
+        }
+        self.open_existing(&names, flags)
     }
 
     /// What is at `path` (a link is reported as a link, not followed); `None` when nothing.

@@ -11,9 +11,17 @@
 //! the crate (without requiring a git repository): in each directory from the entry's own
 //! up to the workspace root, `.ignore` first, then `.gitignore`, then the `info/exclude` of
 //! a `.git` directory there; then the person's global git excludes.
+//!
+//! A walk that holds each folder as it goes (`beneath_walk.rs`) reads a folder's rules once
+//! as it enters it ([`IgnoreRules::enter`]) and matches the folder's entries against them
+//! ([`IgnoreRules::ignores`]); other walks ask by path ([`IgnoreRules::is_ignored`]), which
+//! looks each entry's folder up in a cache.
 
 use std::collections::HashMap;
+use std::io;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use ignore::Match;
@@ -44,6 +52,10 @@ struct DirRules {
     parent: Option<Arc<DirRules>>,
 }
 
+/// The rules in force in one folder: its own and those of the folders above it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FolderRules(Option<Arc<DirRules>>);
+
 /// The ignore rules of a workspace, read once per directory as a walk needs them.
 #[derive(Debug, Clone)]
 pub(crate) struct IgnoreRules {
@@ -62,14 +74,14 @@ struct Inner {
     global: Gitignore,
     /// Read by every entry of a walk's threads, written once per new directory.
     state: RwLock<State>,
+    /// Bytes of ignore files that may still be read.
+    left: AtomicU64,
 }
 
 #[derive(Debug, Default)]
 struct State {
     /// Each directory seen, relative to the root, with its nearest rules (itself or above).
     dirs: HashMap<PathBuf, Option<Arc<DirRules>>>,
-    /// Bytes of ignore files read so far.
-    read: u64,
 }
 
 impl IgnoreRules {
@@ -89,6 +101,7 @@ impl IgnoreRules {
                 root,
                 global,
                 state: RwLock::new(State::default()),
+                left: AtomicU64::new(MAX_IGNORE_BYTES),
             }),
         }
     }
@@ -105,23 +118,56 @@ impl IgnoreRules {
             return self.inner.global.matched(path, is_dir).is_ignore();
         };
         let parent = relative.parent().unwrap_or(Path::new(""));
-        let rules = self.rules_of(parent);
+        let rules = FolderRules(self.rules_of(parent));
         // The matchers are rooted at the resolved root: a path under it is matched as it is.
-        let absolute = if path.starts_with(&self.inner.root) {
-            std::borrow::Cow::Borrowed(path)
+        if path.starts_with(&self.inner.root) {
+            self.ignores(&rules, path, is_dir)
         } else {
-            std::borrow::Cow::Owned(self.inner.root.join(relative))
-        };
+            self.ignores(&rules, &self.inner.root.join(relative), is_dir)
+        }
+    }
+
+    /// The rules in force in directory `path` (under the resolved root), read for it and
+    /// for each directory above it that was not read yet: the rules of a walk's start.
+    pub fn folder(&self, path: &Path) -> FolderRules {
+        let relative = path.strip_prefix(&self.inner.root).unwrap_or(Path::new(""));
+        FolderRules(self.rules_of(relative))
+    }
+
+    /// The rules in force in directory `path` (under the resolved root), a folder of
+    /// `parent` that `folder` holds: its own ignore files are read now, once, as a walk
+    /// enters it, from its handle.
+    pub fn enter(&self, parent: &FolderRules, path: &Path, folder: BorrowedFd<'_>) -> FolderRules {
+        let relative = path.strip_prefix(&self.inner.root).unwrap_or(path);
+        let read = self.read_dir_rules(relative, |dir, name, max| {
+            dir.read_shipped_in(folder, relative, name, max)
+        });
+        match read {
+            Some(matchers) => FolderRules(Some(Arc::new(DirRules {
+                matchers,
+                parent: parent.0.clone(),
+            }))),
+            None => parent.clone(),
+        }
+    }
+
+    /// Whether `path` (under the resolved root; a file, or a directory when `is_dir`) is
+    /// ignored by `rules`, those of its folder, or by the global excludes.
+    pub fn ignores(&self, rules: &FolderRules, path: &Path, is_dir: bool) -> bool {
         // `.ignore` in any directory wins over `.gitignore` in any, as in the `ignore` crate.
         for index in 0..NAMES.len() {
-            let mut at = rules.as_deref();
+            let mut at = rules.0.as_deref();
             while let Some(dir) = at {
-                match dir.matchers[index].matched(&absolute, is_dir) {
+                match dir.matchers[index].matched(path, is_dir) {
                     Match::None => at = dir.parent.as_deref(),
                     found => return found.is_ignore(),
                 }
             }
         }
+        if self.inner.global.is_empty() {
+            return false;
+        }
+        let relative = path.strip_prefix(&self.inner.root).unwrap_or(path);
         self.inner.global.matched(relative, is_dir).is_ignore()
     }
 
@@ -158,7 +204,9 @@ impl IgnoreRules {
             .and_then(|parent| state.dirs.get(parent).cloned())
             .flatten();
         for dir in missing {
-            let read = self.read_dir_rules(dir, &mut state.read);
+            let read = self.read_dir_rules(dir, |workspace, name, max| {
+                workspace.read_shipped(&dir.join(name), max)
+            });
             let rules = match read {
                 Some(matchers) => Some(Arc::new(DirRules {
                     matchers,
@@ -173,13 +221,17 @@ impl IgnoreRules {
     }
 
     /// The matchers of directory `relative`; `None` when it has no ignore file.
-    fn read_dir_rules(&self, relative: &Path, read: &mut u64) -> Option<[Gitignore; 3]> {
+    /// `read(workspace, name, max)` reads the file `name` of the directory.
+    fn read_dir_rules(
+        &self,
+        relative: &Path,
+        read: impl Fn(&WorkspaceDir, &str, u64) -> io::Result<Option<Vec<u8>>>,
+    ) -> Option<[Gitignore; 3]> {
         let dir = self.inner.dir.as_ref()?;
         let mut any = false;
         let matchers = NAMES.map(|name| {
             let file = relative.join(name);
-            let left = MAX_IGNORE_BYTES.saturating_sub(*read);
-            let bytes = match dir.read_shipped(&file, MAX_IGNORE_FILE_BYTES.min(left)) {
+            let bytes = match self.within_budget(|max| read(dir, name, max)) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => return Gitignore::empty(),
                 Err(err) => {
@@ -192,7 +244,6 @@ impl IgnoreRules {
                     return Gitignore::empty();
                 }
             };
-            *read += bytes.len() as u64;
             any = true;
             let mut builder = GitignoreBuilder::new(self.inner.root.join(relative));
             let from = Some(file.clone());
@@ -208,6 +259,28 @@ impl IgnoreRules {
             builder.build().unwrap_or_else(|_| Gitignore::empty())
         });
         any.then_some(matchers)
+    }
+
+    /// What `read(max)` reads of an ignore file, `max` being what is left of the walk's
+    /// bytes. What it may take is set aside before it is read, so threads reading at once
+    /// stay within the bound together; what it did not take is given back.
+    fn within_budget(
+        &self,
+        read: impl FnOnce(u64) -> io::Result<Option<Vec<u8>>>,
+    ) -> io::Result<Option<Vec<u8>>> {
+        let left = &self.inner.left;
+        let taken = left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+                Some(left - left.min(MAX_IGNORE_FILE_BYTES))
+            })
+            .map_or(0, |before| before.min(MAX_IGNORE_FILE_BYTES));
+        let read = read(taken);
+        let used = match &read {
+            Ok(Some(bytes)) => bytes.len() as u64,
+            Ok(None) | Err(_) => 0,
+        };
+        left.fetch_add(taken - used.min(taken), Ordering::AcqRel);
+        read
     }
 }
 

@@ -6,6 +6,7 @@
 //! its own tokio runtime: it spawns onto the runtime it was created in.
 
 mod beneath;
+mod beneath_walk;
 mod bounded;
 mod commands;
 pub mod completion;

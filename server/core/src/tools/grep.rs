@@ -17,15 +17,16 @@ use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use self::overlay::Overlay;
 use super::beneath::WorkspaceDir;
-use super::paths::{display_path, resolve_readable};
+use super::paths::resolve_readable;
 use super::{Tool, ToolContext, ToolOutput};
+use crate::beneath_walk::{WalkedFile, walk_files};
 use crate::documents::Documents;
+use crate::ignore_files::IgnoreRules;
 
 /// Output beyond this many lines is cut, with a note saying how much was left out.
 const MAX_LINES: usize = 500;
@@ -295,55 +296,49 @@ fn grep(
     };
     let overlay = Overlay::collect(documents, &base);
     let dir = WorkspaceDir::open(workspace)?;
+    let rules = IgnoreRules::new(workspace);
     let limit = args.head_limit.unwrap_or(MAX_LINES).min(MAX_LINES);
     let found = Mutex::new(Found::new(limit, args.output_mode));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let search_into = |searcher: &mut Searcher, matcher: &RegexMatcher, path: &Path, text| {
-        if !lock(&found).wants(path) {
-            return;
-        }
-        let outcome = search(&dir, searcher, matcher, path, text, args.output_mode, limit);
-        let mut found = lock(&found);
-        match outcome {
-            Searched::Hits { hits, cut } => {
-                found.truncated |= cut;
-                found.add(hits);
+    let search_into =
+        |searcher: &mut Searcher, matcher: &RegexMatcher, path: &Path, source: Source<'_>| {
+            if !lock(&found).wants(path) {
+                return;
             }
-            Searched::Nothing => {}
-            Searched::GiantLine => found.giant_lines += 1,
+            match search(searcher, matcher, path, source, args.output_mode, limit) {
+                Searched::Hits { hits, cut } => {
+                    let mut found = lock(&found);
+                    found.truncated |= cut;
+                    found.add(hits);
+                }
+                Searched::Nothing => {}
+                Searched::GiantLine => lock(&found).giant_lines += 1,
+            }
+        };
+    // A base that cannot be opened (gone since it was resolved) has no matches.
+    let _ = walk_files(&dir, &rules, &base, threads, || {
+        let matcher: RegexMatcher = matcher.clone();
+        let filter = filter.clone();
+        let (base, overlay, search_into) = (&base, &overlay, &search_into);
+        let mut searcher = searcher(context, args.output_mode);
+        move |file: &WalkedFile<'_>| {
+            let path = file.path();
+            if !passes(filter.as_ref(), base, path) {
+                return;
+            }
+            let source = match overlay.text(path) {
+                Some(text) => Source::Editor(text),
+                None => Source::Disk(file),
+            };
+            search_into(&mut searcher, &matcher, path, source);
         }
-    };
-    crate::ignore_files::walker(workspace, &base)
-        .threads(threads)
-        .build_parallel()
-        .run(|| {
-            let matcher: RegexMatcher = matcher.clone();
-            let filter = filter.clone();
-            let base = &base;
-            let overlay = &overlay;
-            let search_into = &search_into;
-            let mut searcher = searcher(context, args.output_mode);
-            Box::new(move |entry| {
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                if !passes(filter.as_ref(), base, entry.path()) {
-                    return WalkState::Continue;
-                }
-                let path = entry.path();
-                search_into(&mut searcher, &matcher, path, overlay.text(path));
-                WalkState::Continue
-            })
-        });
+    });
     let mut searcher = searcher(context, args.output_mode);
     for (path, text) in overlay.unsaved(workspace, &base) {
         if !passes(filter.as_ref(), &base, path) {
             continue;
         }
-        search_into(&mut searcher, &matcher, path, Some(text));
+        search_into(&mut searcher, &matcher, path, Source::Editor(text));
     }
     let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let giant_note = (found.giant_lines > 0).then(|| {
@@ -363,7 +358,9 @@ fn grep(
     }
     let mut lines = Vec::new();
     for file in found.files.values() {
-        let path = display_path(workspace, &file.path);
+        // As `paths::display_path` shows it, with the root resolved once.
+        let path = file.path.strip_prefix(dir.root()).unwrap_or(&file.path);
+        let path = path.display().to_string();
         match args.output_mode {
             Mode::FilesWithMatches => lines.push(path),
             Mode::Count => lines.push(format!("{path}:{}", file.count)),
@@ -423,20 +420,26 @@ enum Searched {
     GiantLine,
 }
 
-/// Searches one file: `text` when the editor has it open, else the file on disk (opened
-/// through `dir`, links refused, so a swap after the walk cannot lead out), keeping at
-/// most `cap` lines.
+/// Where a file's text is read from.
+enum Source<'a> {
+    /// The editor's text of an open file.
+    Editor(&'a str),
+    /// The file on disk, opened from the folder the walk holds (links refused, so a swap
+    /// after the walk listed it cannot lead out).
+    Disk(&'a WalkedFile<'a>),
+}
+
+/// Searches one file, keeping at most `cap` lines.
 fn search(
-    dir: &WorkspaceDir,
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     path: &Path,
-    text: Option<&str>,
+    source: Source<'_>,
     mode: Mode,
     cap: usize,
 ) -> Searched {
     let mut hits = FileHits {
-        path: path.to_path_buf(),
+        path: PathBuf::new(),
         count: 0,
         lines: Vec::new(),
     };
@@ -447,9 +450,9 @@ fn search(
         cap,
         cut: &mut cut,
     };
-    let searched = match text {
-        Some(text) => searcher.search_slice(matcher, text.as_bytes(), sink),
-        None => match dir.open_file(path) {
+    let searched = match source {
+        Source::Editor(text) => searcher.search_slice(matcher, text.as_bytes(), sink),
+        Source::Disk(file) => match file.open() {
             Ok(file) => searcher.search_file(matcher, &file, sink),
             Err(_) => return Searched::Nothing,
         },
@@ -457,7 +460,10 @@ fn search(
     match searched {
         // grep-searcher reports its heap limit only in this message.
         Err(err) if err.to_string().contains("allocation limit") => Searched::GiantLine,
-        Ok(()) if hits.count > 0 => Searched::Hits { hits, cut },
+        Ok(()) if hits.count > 0 => {
+            hits.path = path.to_path_buf();
+            Searched::Hits { hits, cut }
+        }
         Ok(()) | Err(_) => Searched::Nothing,
     }
 }
