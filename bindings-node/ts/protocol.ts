@@ -1146,6 +1146,14 @@ export type PermissionParams = {
   taskId: TaskId | null,
   toolName: string,
   arguments: JsonValue,
+  /**
+   * What the call does.
+   */
+  kind: ToolKind,
+  /**
+   * The paths the call reads or changes, absolute.
+   */
+  locations: Array<ToolLocation>,
   summary: string,
   options: Array<string>,
   /**
