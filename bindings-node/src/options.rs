@@ -18,6 +18,7 @@ const DOOR: Door = Door {
     provider: ProviderNeed::AtStart,
     completes_paths: true,
     watches_files: true,
+    keeps_checkpoints: true,
 };
 
 /// The settings of `model` on its own (`setModel`, `checkModel`), or why they are unusable.

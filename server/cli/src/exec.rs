@@ -102,6 +102,7 @@ const DOOR: Door = Door {
     provider: ProviderNeed::AtStart,
     completes_paths: false,
     watches_files: false,
+    keeps_checkpoints: false,
 };
 
 impl ExecArgs {

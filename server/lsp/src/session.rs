@@ -59,6 +59,7 @@ const DOOR: Door = Door {
     provider: ProviderNeed::ForTasks,
     completes_paths: true,
     watches_files: true,
+    keeps_checkpoints: true,
 };
 
 /// Loads the configuration of the workspace the client names (or of the repository around

@@ -54,6 +54,7 @@ const DOOR: Door = Door {
     provider: ProviderNeed::AtStart,
     completes_paths: true,
     watches_files: true,
+    keeps_checkpoints: true,
 };
 
 pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {

@@ -219,35 +219,8 @@ async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
     let ws = workspace.path();
     repository_with_tracked_txt(ws);
     let bin = tempfile::tempdir().unwrap();
-    let log = bin.path().join("calls.log");
-    let real = which_git();
-    let wrapper = bin.path().join("git");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-            log.display(),
-            real.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let calls = || {
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
+    let (path, log) = logging_git(bin.path());
+    let calls = || git_calls(&log);
     let mut client = Client::start_with(ws, &server, "yolo", &[("PATH", &path)]);
     client.initialize(json!({})).await;
     let root = client.root().await;
@@ -337,6 +310,73 @@ async fn checkpoints_watch_through_the_processs_one_watcher() {
     );
     assert!(!ws.join("sub").exists(), "{text}");
     client.stop().await;
+}
+
+/// A `git` in `bin` that logs each call's arguments to a file and runs the real one: the
+/// `PATH` that finds it first, and the log.
+fn logging_git(bin: &Path) -> (String, std::path::PathBuf) {
+    let log = bin.join("calls.log");
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            which_git().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (path, log)
+}
+
+/// The calls a [`logging_git`] logged.
+fn git_calls(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A one-shot `coder exec` has no later turn to `/undo` from (the records would go with its
+/// process), so a command it runs in a repository waits for no checkpoint: no `git` runs.
+#[tokio::test]
+async fn a_one_shot_command_in_a_repository_runs_no_git() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("b1", "bash", json!({"command": "printf one > tracked.txt"})),
+        MockResponse::text("changed"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    repository_with_tracked_txt(ws);
+    let bin = tempfile::tempdir().unwrap();
+    let (path, log) = logging_git(bin.path());
+    let url = server.openai_base_url();
+    let env = [
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("OPENAI_API_KEY", "k"),
+        ("CODER_MODEL", "mock-model"),
+        ("PATH", path.as_str()),
+    ];
+    let out = super::exec::coder(ws, &["--mode", "yolo", "change it"], &env).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("tracked.txt")).unwrap(),
+        "one"
+    );
+    assert_eq!(git_calls(&log), Vec::<String>::new());
 }
 
 /// The `git` the tests' `PATH` finds.

@@ -31,6 +31,11 @@ pub struct Door {
     /// watcher would change nothing it does, and releasing its inotify instance holds the
     /// process's exit for 4 to 20 ms (the kernel waits for a grace period, in ticks).
     pub watches_files: bool,
+    /// Whether the door's sessions record checkpoints for `/undo`. A door whose session runs
+    /// one task (`coder exec`) has no later turn to undo it from (the records are private
+    /// to the process and go with it), so its first command does not wait for the recorder
+    /// to list the repository and watch its folders.
+    pub keeps_checkpoints: bool,
 }
 
 /// When a door needs a model provider.
@@ -60,6 +65,14 @@ impl Config {
         self.loaded_by
             .as_ref()
             .is_none_or(|loaded_by| loaded_by.door.watches_files)
+    }
+
+    /// Whether sessions of this configuration record checkpoints for `/undo`: yes unless the
+    /// door that loaded it runs one task ([`Door::keeps_checkpoints`]).
+    pub(crate) fn keeps_checkpoints(&self) -> bool {
+        self.loaded_by
+            .as_ref()
+            .is_none_or(|loaded_by| loaded_by.door.keeps_checkpoints)
     }
 
     /// Loads the configuration a door runs with: the workspace by the one rule of
@@ -166,6 +179,7 @@ mod tests {
         provider: ProviderNeed::ForTasks,
         completes_paths: true,
         watches_files: true,
+        keeps_checkpoints: true,
     };
 
     #[test]

@@ -144,7 +144,11 @@ impl Session {
         let journal =
             crate::journal::Journal::new(saver.folder().cloned(), lock(&state).session_id, root_id);
         journal.set_model(&config.model);
-        let checkpoints = Arc::new(crate::undo::Checkpoints::new(&config.workspace));
+        let checkpoints = Arc::new(if config.keeps_checkpoints() {
+            crate::undo::Checkpoints::new(&config.workspace)
+        } else {
+            crate::undo::Checkpoints::unkept(&config.workspace)
+        });
         let services = Services {
             saver,
             journal,

@@ -126,6 +126,8 @@ enum Phase {
     Recording(Box<Recorder>),
     /// Not a git repository.
     NoRepository,
+    /// The session records nothing: it runs one task, with no later turn to undo it from.
+    Unkept,
     /// Refused, with the reason.
     Off(String),
     Closed,
@@ -159,6 +161,13 @@ impl Checkpoints {
             begun: Mutex::default(),
             max_folders: watching::MAX_WATCHED_FOLDERS,
         }
+    }
+
+    /// Checkpoints that record nothing, for a session that runs one task.
+    pub fn unkept(workspace: &Path) -> Self {
+        let checkpoints = Self::new(workspace);
+        lock(&checkpoints.inner).phase = Phase::Unkept;
+        checkpoints
     }
 
     /// Starts a turn in the background: what changed since the last reading is read first
@@ -245,7 +254,9 @@ impl Checkpoints {
         match &inner.phase {
             Phase::Waiting => {}
             Phase::Off(reason) => return Err(reason.clone()),
-            Phase::Recording(_) | Phase::NoRepository | Phase::Closed => return Ok(None),
+            Phase::Recording(_) | Phase::NoRepository | Phase::Unkept | Phase::Closed => {
+                return Ok(None);
+            }
         }
         let Some(repository) = git::discover(&self.workspace) else {
             inner.phase = Phase::NoRepository;
@@ -303,6 +314,11 @@ impl Checkpoints {
                 );
             }
             Phase::Off(reason) => return Err(reason.clone()),
+            Phase::Unkept => {
+                return Err(
+                    "this session runs one task and keeps no checkpoints for /undo".to_owned(),
+                );
+            }
             Phase::Closed => return Err("the session has ended".to_owned()),
             Phase::Waiting if git::discover(&self.workspace).is_none() => {
                 return Err(
