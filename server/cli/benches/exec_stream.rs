@@ -20,7 +20,7 @@
 //! Where people work: in the same rounds, after (b), the same `coder exec` runs in each of
 //! `coder_testkit::workspaces`' three workspaces (a plain folder of 20,000 files, a git
 //! repository of them, and that repository with a 100 MB untracked file), one after the
-//! other, with its configuration at the user level so the workspaces stay as made. For the
+//! other (each round starting with the next), with its configuration at the user level so the workspaces stay as made. For the
 //! empty reply and each reported size it prints the three medians and each repository's
 //! ratio to the plain folder, the median of the run-by-run ratios (target: within 1.2x).
 //!
@@ -121,10 +121,12 @@ fn main() {
                 server.push(&replies[i]);
                 let (coder, cpu) =
                     coder_exec(&root, format, workspace.path(), workspace.path(), deltas);
-                let places = Workspace::ALL.map(|place| {
+                let mut places = [Duration::ZERO; 3];
+                for place in Workspace::in_turn(run) {
                     server.push(&replies[i]);
-                    coder_exec(&root, format, workspaces.path(place), home.path(), deltas).0
-                });
+                    places[place.index()] =
+                        coder_exec(&root, format, workspaces.path(place), home.path(), deltas).0;
+                }
                 row.push(Sample {
                     bare,
                     coder,

@@ -24,7 +24,8 @@
 //!   work: in the same rounds, three more `coder lsp` servers, one in each of
 //!   `coder_testkit::workspaces`' workspaces (a plain folder of 20,000 files, a git
 //!   repository of them, and that repository with a 100 MB untracked file; configured at the
-//!   user level so the workspaces stay as made), take the same reply one after the other;
+//!   user level so the workspaces stay as made), take the same reply one after the other
+//!   (each round starting with the next);
 //!   per size, each repository's ratio to the plain folder is the median of the run-by-run
 //!   ratios (target: within 1.2x).
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
@@ -582,12 +583,13 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
             // What the server spent on the sample, its bookkeeping after the task's end
             // included as far as it is done by then (the rest falls to the next sample).
             let cpu = cpu_time(&clock) - before;
-            let places = places.each_mut().map(|lsp| {
+            let mut times = [Duration::ZERO; 3];
+            for place in Workspace::in_turn(round) {
                 server.push(&reply(deltas));
-                let (time, text) = lsp.sample();
+                let (time, text) = places[place.index()].sample();
                 assert_eq!(text, deltas * 4, "coder lsp streamed part of the reply");
-                time
-            });
+                times[place.index()] = time;
+            }
             row.push(Sample {
                 ours,
                 bare,
@@ -595,7 +597,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
                 relayed,
                 forwarded,
                 cpu,
-                places,
+                places: times,
             });
         }
         if round > 0 {

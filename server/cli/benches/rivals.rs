@@ -412,16 +412,18 @@ async fn bench() {
 }
 
 /// The rounds: in each, every task in every workspace by every agent still measured, in
-/// turn; the first round is a warm-up (each agent's first start in its home, the page
-/// cache) and is not kept.
+/// turn, each round starting with the next workspace and the next agent; the first round is
+/// a warm-up (each agent's first start in its home, the page cache) and is not kept.
 fn measure(contenders: &mut [Contender], workspaces: &Workspaces, runs: usize) -> Samples {
     let mut samples: Samples =
         vec![vec![vec![Vec::new(); contenders.len()]; Workspace::ALL.len()]; Task::ALL.len()];
     let mut n = 0;
     for round in 0..=runs {
         for (t, task) in Task::ALL.into_iter().enumerate() {
-            for place in Workspace::ALL {
-                for (a, contender) in contenders.iter_mut().enumerate() {
+            for place in Workspace::in_turn(round) {
+                let agents = contenders.len();
+                for a in (0..agents).map(|a| (a + round) % agents) {
+                    let contender = &mut contenders[a];
                     if contender.dropped.is_some() {
                         continue;
                     }

@@ -7,7 +7,8 @@
 //! `tracked.txt` (a file a turn may change). They are made once per benchmark run in
 //! temporary directories and removed when [`Workspaces`] is dropped. [`median_ratio`] is
 //! how the benchmarks compare them: the median of the run-by-run ratios, the workspaces
-//! measured in turn so that a busy stretch of the machine weighs on all three alike.
+//! measured in turn so that a busy stretch of the machine weighs on all three alike
+//! ([`Workspace::in_turn`]).
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -50,6 +51,16 @@ impl Workspace {
             Self::Repository => "git repository",
             Self::Untracked => "+ 100 MB untracked",
         }
+    }
+
+    /// The three in the order round `round` measures them: [`Self::ALL`] rotated by one
+    /// place a round, so that no workspace always comes first, or always right after
+    /// another (a process started after a pause, or after a particular other, can be
+    /// slower or faster for it).
+    pub fn in_turn(round: usize) -> [Self; 3] {
+        let mut order = Self::ALL;
+        order.rotate_left(round % Self::ALL.len());
+        order
     }
 
     /// Its position in [`Self::ALL`] (and in arrays of per-workspace samples).
@@ -223,6 +234,15 @@ mod tests {
         let kept = workspaces.paths().map(Path::to_path_buf);
         drop(workspaces);
         assert!(kept.iter().all(|dir| !dir.exists()), "{kept:?}");
+    }
+
+    #[test]
+    fn each_round_starts_with_the_next_workspace() {
+        use Workspace::{Plain, Repository, Untracked};
+        assert_eq!(Workspace::in_turn(0), [Plain, Repository, Untracked]);
+        assert_eq!(Workspace::in_turn(1), [Repository, Untracked, Plain]);
+        assert_eq!(Workspace::in_turn(2), [Untracked, Plain, Repository]);
+        assert_eq!(Workspace::in_turn(3), Workspace::in_turn(0));
     }
 
     #[test]
