@@ -1,8 +1,8 @@
 //! A turn where people work: the same turns in a plain folder (the floor: no checkpoint is
 //! taken there), in a git repository of 20,000 committed files, and in that repository with
-//! a 100 MB untracked file (made by `coder_testkit::workspaces`, as every bench that times a
-//! turn makes them). For each workspace, through the public engine against the testkit's
-//! SSE server, the median of:
+//! a 100 MB untracked file (made by `coder_testkit::workspaces`, as the `coder` crate's
+//! streaming and `rivals` benches make them). For each workspace, through the public engine
+//! against the testkit's SSE server, the median of:
 //!
 //! - **talk**: a one-delta text turn (send to idle);
 //! - **command**: a turn whose one tool call runs `printf` into a tracked file, then a text
