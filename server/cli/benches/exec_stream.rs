@@ -17,8 +17,16 @@
 //! adds at that size. Linear means the per-delta costs at 5,000, 20,000 and 80,000 deltas
 //! are within 20% of each other.
 //!
+//! Where people work: in the same rounds, after (b), the same `coder exec` runs in each of
+//! `coder_testkit::workspaces`' three workspaces (a plain folder of 20,000 files, a git
+//! repository of them, and that repository with a 100 MB untracked file), one after the
+//! other (each round starting with the next), with its configuration at the user level so the workspaces stay as made. For the
+//! empty reply and each reported size it prints the three medians and each repository's
+//! ratio to the plain folder, the median of the run-by-run ratios (target: within 1.2x).
+//!
 //! Run: `cargo bench -p coder --bench exec_stream` (`-- openai` or `-- anthropic` for one
-//! format; `BENCH_RUNS=N` for N samples per point, default 9).
+//! format; `BENCH_RUNS=N` for N samples per point, default 9; `BENCH_FILES=N` files in each
+//! workspace).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,6 +34,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use coder_testkit::workspaces::{Workspace, Workspaces, median_ratio};
 use coder_testkit::{Chunk, MockResponse, PlainServer};
 
 #[path = "support/spread.rs"]
@@ -88,6 +97,16 @@ fn main() {
         r#"{"maxOutputTokens": 100000}"#,
     )
     .unwrap();
+    let workspaces = Workspaces::for_bench().unwrap();
+    // The same limit for the three workspaces, set at the user level (`HOME` is this
+    // directory) so that nothing is written into them.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".config/coder")).unwrap();
+    std::fs::write(
+        home.path().join(".config/coder/config.json"),
+        r#"{"maxOutputTokens": 100000}"#,
+    )
+    .unwrap();
     for format in [Format::OpenAi, Format::Anthropic] {
         if !filter.is_empty() && !filter.iter().any(|f| f == format.name()) {
             continue;
@@ -100,23 +119,38 @@ fn main() {
                 server.push(&replies[i]);
                 let bare = bare_read(&root, format);
                 server.push(&replies[i]);
-                let (coder, cpu) = coder_exec(&root, format, workspace.path(), deltas);
-                row.push(Sample { bare, coder, cpu });
+                let (coder, cpu) =
+                    coder_exec(&root, format, workspace.path(), workspace.path(), deltas);
+                let mut places = [Duration::ZERO; 3];
+                for place in Workspace::in_turn(run) {
+                    server.push(&replies[i]);
+                    places[place.index()] =
+                        coder_exec(&root, format, workspaces.path(place), home.path(), deltas).0;
+                }
+                row.push(Sample {
+                    bare,
+                    coder,
+                    cpu,
+                    places,
+                });
             }
             if run > 0 {
                 rounds.push(row);
             }
         }
         report(format, &rounds);
+        report_workspaces(&rounds, workspaces.files());
     }
 }
 
-/// One sample: curl's time, `coder exec`'s, and the CPU `coder exec` used.
+/// One sample: curl's time, `coder exec`'s, the CPU `coder exec` used, and `coder exec`'s
+/// time in each of the three workspaces (in [`Workspace::ALL`]'s order).
 #[derive(Clone, Copy)]
 struct Sample {
     bare: Duration,
     coder: Duration,
     cpu: Duration,
+    places: [Duration; 3],
 }
 
 /// The median over rounds of `f(round)`.
@@ -195,6 +229,47 @@ fn report(format: Format, rounds: &[Vec<Sample>]) {
     );
 }
 
+/// `coder exec` in the three workspaces: for the empty reply and each reported size, the
+/// medians and each repository's ratio to the plain folder, run by run.
+fn report_workspaces(rounds: &[Vec<Sample>], files: usize) {
+    println!(
+        "where people work: the same coder exec in three workspaces of {files} files (medians; each ratio the median of the run-by-run ratios to the plain folder, target <= 1.2x):"
+    );
+    println!(
+        "| deltas | {} | {} | ratio | {} | ratio | {} / curl |",
+        Workspace::Plain.name(),
+        Workspace::Repository.name(),
+        Workspace::Untracked.name(),
+        Workspace::Plain.name(),
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for deltas in std::iter::once(0).chain(REPORTED) {
+        let at = SIZES.iter().position(|&m| m == deltas).unwrap();
+        let of = |place: Workspace| -> Vec<Duration> {
+            rounds
+                .iter()
+                .map(|row| row[at].places[place.index()])
+                .collect()
+        };
+        let median_ms =
+            |place: Workspace| over_rounds(rounds, |row| ms(row[at].places[place.index()]));
+        let curl = over_rounds(rounds, |row| ms(row[at].bare));
+        println!(
+            "| {deltas} | {:.1} ms | {:.1} ms | {:.2}x | {:.1} ms | {:.2}x | {:.2}x |",
+            median_ms(Workspace::Plain),
+            median_ms(Workspace::Repository),
+            median_ratio(&of(Workspace::Repository), &of(Workspace::Plain)),
+            median_ms(Workspace::Untracked),
+            median_ratio(&of(Workspace::Untracked), &of(Workspace::Plain)),
+            median_ms(Workspace::Plain) / curl,
+        );
+    }
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
 /// `curl` posts the request and reads the whole body to its end.
 fn bare_read(root: &str, format: Format) -> Duration {
     let (path, body) = match format {
@@ -226,12 +301,13 @@ fn bare_read(root: &str, format: Format) -> Duration {
     elapsed
 }
 
-/// `coder exec --json` from spawn until it exits, and the CPU it used; checks it printed
-/// the whole text.
+/// `coder exec --json` in `workspace` with `home` as its `HOME`, from spawn until it exits,
+/// and the CPU it used; checks it printed the whole text.
 fn coder_exec(
     root: &str,
     format: Format,
     workspace: &std::path::Path,
+    home: &std::path::Path,
     deltas: usize,
 ) -> (Duration, Duration) {
     let mut command = Command::new(coder_binary());
@@ -239,7 +315,7 @@ fn coder_exec(
         .args(["exec", "--json", "--trust", "stream please"])
         .current_dir(workspace)
         .env_clear()
-        .env("HOME", workspace)
+        .env("HOME", home)
         .env("CODER_MODEL", "mock-model")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -20,14 +20,22 @@
 //!   (its CPU clock, all threads), and the cost of a delta two ways, each the median of the
 //!   rounds' own figures: averaged from one delta, `(t(n) - t(1)) / (n - 1)`, and at the
 //!   margin, `(t(n) - t(n/2)) / (n/2)`, what one more delta adds at that size; and what
-//!   coder adds to the floor (the paired differences, read the same way).
+//!   coder adds to the floor (the paired differences, read the same way). Where people
+//!   work: in the same rounds, three more `coder lsp` servers, one in each of
+//!   `coder_testkit::workspaces`' workspaces (a plain folder of 20,000 files, a git
+//!   repository of them, and that repository with a 100 MB untracked file; configured at the
+//!   user level so the workspaces stay as made), take the same reply one after the other
+//!   (each round starting with the next);
+//!   per size, each repository's ratio to the plain folder is the median of the run-by-run
+//!   ratios (target: within 1.2x).
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
 //!   (10 exchanges), built over the protocol.
 //!
 //! Run: `cargo bench -p coder --bench lsp`; name measures to run only those, as in
 //! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `memory`).
 //! `BENCH_RUNS=N` sets the throughput rounds, `BENCH_SIZES=5000,20000` the sizes reported;
-//! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run).
+//! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run);
+//! `BENCH_FILES=N` the files in each workspace of the throughput measure.
 //! `BENCH_EVENTS=1` prints, for each throughput sample, the frames and bytes the client read
 //! and when each event arrived (microseconds after the request left), and when the bare
 //! read's first bytes came: where a task's time goes, seen from the client.
@@ -39,11 +47,14 @@ use std::os::fd::AsFd;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use coder_testkit::workspaces::{Workspace, Workspaces, median_ratio};
 use coder_testkit::{Chunk, MockModelServer, MockResponse, PageAligned, PlainServer};
 use serde_json::{Value, json};
 
 #[path = "support/codex.rs"]
 mod codex;
+#[path = "support/install.rs"]
+mod install;
 #[path = "support/spread.rs"]
 mod spread;
 use spread::spread;
@@ -68,12 +79,22 @@ struct Lsp {
 
 impl Lsp {
     fn spawn(base_url: &str, workspace: &std::path::Path) -> Self {
+        Self::spawn_with_home(base_url, workspace, workspace)
+    }
+
+    /// `coder lsp` in `workspace`, with `home` as its `HOME` (where its user-level
+    /// configuration is).
+    fn spawn_with_home(
+        base_url: &str,
+        workspace: &std::path::Path,
+        home: &std::path::Path,
+    ) -> Self {
         let mut child = Command::new(coder_binary())
             .args(["lsp", "--stdio"])
             .current_dir(workspace)
             .env("OPENAI_BASE_URL", base_url)
             .env("OPENAI_API_KEY", "bench")
-            .env("HOME", workspace)
+            .env("HOME", home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -135,6 +156,29 @@ impl Lsp {
     fn initialize(&mut self) {
         self.request("initialize", json!({"capabilities": {}}));
         self.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    }
+
+    /// Initializes a session that trusts its workspace (the throughput measure's).
+    fn initialize_trusted(&mut self) {
+        self.request(
+            "initialize",
+            json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    }
+
+    /// One task of the throughput measure in a conversation of its own, created before and
+    /// destroyed after it: the time from `conversation/send` to the task's end, and the
+    /// length of the reply's text.
+    fn sample(&mut self) -> (Duration, usize) {
+        let created = self.request("conversation/create", json!({}));
+        let conversation = created["result"]["conversationId"].clone();
+        let sample = lsp_read(self, &conversation);
+        self.request(
+            "conversation/destroy",
+            json!({"conversationId": conversation}),
+        );
+        sample
     }
 
     /// Reads until `count` task completions have been seen.
@@ -442,7 +486,8 @@ impl std::fmt::Display for EventTrace {
 }
 
 /// One measured sample: `coder lsp`'s time, the bare read's (the floor, on a kept-alive
-/// connection), the bare read's on a new connection, and the CPU the server spent.
+/// connection), the bare read's on a new connection, the relays', the CPU the server spent,
+/// and `coder lsp`'s time in each of the three workspaces (in [`Workspace::ALL`]'s order).
 #[derive(Clone, Copy)]
 struct Sample {
     ours: Duration,
@@ -451,6 +496,7 @@ struct Sample {
     relayed: Duration,
     forwarded: Duration,
     cpu: Duration,
+    places: [Duration; 3],
 }
 
 /// Deltas through `coder lsp` against a raw read of the same pre-rendered stream, every
@@ -467,11 +513,26 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
     )
     .unwrap();
     let mut lsp = Lsp::spawn(&server.openai_base_url(), workspace);
-    lsp.request(
-        "initialize",
-        json!({"capabilities": {}, "initializationOptions": {"trustWorkspace": true}}),
-    );
-    lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    lsp.initialize_trusted();
+    // Where people work: a server in each of the three workspaces, with the same limit set
+    // at the user level (`HOME` is this directory) so that nothing is written into them.
+    let workspaces = Workspaces::for_bench().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".config/coder")).unwrap();
+    std::fs::write(
+        home.path().join(".config/coder/config.json"),
+        r#"{"maxOutputTokens": 100000}"#,
+    )
+    .unwrap();
+    let mut places = Workspace::ALL.map(|place| {
+        let mut lsp = Lsp::spawn_with_home(
+            &server.openai_base_url(),
+            workspaces.path(place),
+            home.path(),
+        );
+        lsp.initialize_trusted();
+        lsp
+    });
     let clock =
         nix::time::clock_getcpuclockid(nix::unistd::Pid::from_raw(lsp.child.id() as i32)).unwrap();
     let samples = samples();
@@ -482,13 +543,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
     // The floor asks with a request as large as coder's (its system prompt and tool
     // schemas): sending it is part of the work. The mock reads both and parses neither.
     server.push(&reply(1));
-    let created = lsp.request("conversation/create", json!({}));
-    let conversation = created["result"]["conversationId"].clone();
-    lsp_read(&mut lsp, &conversation);
-    lsp.request(
-        "conversation/destroy",
-        json!({"conversationId": conversation}),
-    );
+    lsp.sample();
     let length = server.last_request_length();
     let body = pad(length);
     let mut relay = Relay::spawn(server.addr(), length);
@@ -523,17 +578,18 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
             // A conversation per sample, destroyed after it: one conversation holding every
             // earlier reply (megabytes at 80,000 deltas) would make each request, and the
             // snapshot saved after each task, grow with the sample's index.
-            let created = lsp.request("conversation/create", json!({}));
-            let conversation = created["result"]["conversationId"].clone();
-            let (ours, text) = lsp_read(&mut lsp, &conversation);
-            lsp.request(
-                "conversation/destroy",
-                json!({"conversationId": conversation}),
-            );
+            let (ours, text) = lsp.sample();
             assert_eq!(text, deltas * 4, "coder lsp streamed part of the reply");
             // What the server spent on the sample, its bookkeeping after the task's end
             // included as far as it is done by then (the rest falls to the next sample).
             let cpu = cpu_time(&clock) - before;
+            let mut times = [Duration::ZERO; 3];
+            for place in Workspace::in_turn(round) {
+                server.push(&reply(deltas));
+                let (time, text) = places[place.index()].sample();
+                assert_eq!(text, deltas * 4, "coder lsp streamed part of the reply");
+                times[place.index()] = time;
+            }
             row.push(Sample {
                 ours,
                 bare,
@@ -541,6 +597,7 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
                 relayed,
                 forwarded,
                 cpu,
+                places: times,
             });
         }
         if round > 0 {
@@ -549,6 +606,9 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
     }
     lsp.stop();
     relay.stop();
+    for lsp in places {
+        lsp.stop();
+    }
     let index = |deltas: usize| measured.iter().position(|&m| m == deltas).unwrap();
     let of = |deltas: usize, pick: fn(&Sample) -> Duration| -> Vec<f64> {
         let at = index(deltas);
@@ -652,6 +712,36 @@ fn throughput(server: &PlainServer, workspace: &std::path::Path) {
         spread(&averaged),
         spread(&marginal)
     );
+    println!(
+        "  where people work: coder lsp in three workspaces of {} files (medians; each ratio the median of the run-by-run ratios to the plain folder, target <= 1.2x):",
+        workspaces.files()
+    );
+    for deltas in std::iter::once(1).chain(reported.iter().copied()) {
+        let at = index(deltas);
+        let in_place = |place: Workspace| -> Vec<Duration> {
+            rounds
+                .iter()
+                .map(|row| row[at].places[place.index()])
+                .collect()
+        };
+        let median_ms = |place: Workspace| ms(median(in_place(place)));
+        println!(
+            "  {deltas:>6} deltas: {} {:.2} ms, {} {:.2} ms ({:.2}x), {} {:.2} ms ({:.2}x); the {} {:.2}x of the bare read",
+            Workspace::Plain.name(),
+            median_ms(Workspace::Plain),
+            Workspace::Repository.name(),
+            median_ms(Workspace::Repository),
+            median_ratio(
+                &in_place(Workspace::Repository),
+                &in_place(Workspace::Plain)
+            ),
+            Workspace::Untracked.name(),
+            median_ms(Workspace::Untracked),
+            median_ratio(&in_place(Workspace::Untracked), &in_place(Workspace::Plain)),
+            Workspace::Plain.name(),
+            median(in_place(Workspace::Plain)).as_secs_f64() / med(of(deltas, |s| s.bare)),
+        );
+    }
 }
 
 /// The variable that makes this executable the relay, naming the model server's address.

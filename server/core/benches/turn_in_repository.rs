@@ -1,7 +1,8 @@
 //! A turn where people work: the same turns in a plain folder (the floor: no checkpoint is
 //! taken there), in a git repository of 20,000 committed files, and in that repository with
-//! a 100 MB untracked file. For each workspace, through the public engine against the
-//! testkit's SSE server, the median of:
+//! a 100 MB untracked file (made by `coder_testkit::workspaces`, as the `coder` crate's
+//! streaming and `rivals` benches make them). For each workspace, through the public engine
+//! against the testkit's SSE server, the median of:
 //!
 //! - **talk**: a one-delta text turn (send to idle);
 //! - **command**: a turn whose one tool call runs `printf` into a tracked file, then a text
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use coder_core::{ApiKey, Config, Engine, ProviderConfig, ProviderKind};
 use coder_protocol::{EngineState, EventMsg, Preset};
+use coder_testkit::workspaces::{TRACKED_FILE, Workspace, Workspaces, median_ratio};
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 
 fn env_or(name: &str, default: usize) -> usize {
@@ -38,31 +40,6 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(["-c", "user.name=b", "-c", "user.email=b@b"])
-        .args(args)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
-/// `files` small source files in 100 folders of 10 subfolders, and `tracked.txt`.
-fn fill(dir: &Path, files: usize) {
-    for index in 0..files {
-        let folder = dir.join(format!("src/m{}/s{}", index % 100, (index / 100) % 10));
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::write(
-            folder.join(format!("f{index}.rs")),
-            format!("pub fn f{index}() -> usize {{ {index} }}\n"),
-        )
-        .unwrap();
-    }
-    std::fs::write(dir.join("tracked.txt"), "original\n").unwrap();
 }
 
 fn engine(workspace: &Path, server: &MockModelServer) -> Engine {
@@ -106,11 +83,11 @@ fn command(n: usize) -> MockResponse {
     MockResponse::tool_call(
         &format!("c{n}"),
         "bash",
-        serde_json::json!({"command": format!("printf '{n}\\n' > tracked.txt")}),
+        serde_json::json!({"command": format!("printf '{n}\\n' > {TRACKED_FILE}")}),
     )
 }
 
-/// Each figure's samples, one per run, for each workspace (in [`WORKSPACES`]' order).
+/// Each figure's samples, one per run, for each workspace (in [`Workspace::ALL`]'s order).
 #[derive(Default)]
 struct Samples {
     talk: [Vec<Duration>; 3],
@@ -118,8 +95,6 @@ struct Samples {
     command: [Vec<Duration>; 3],
     undo: [Vec<Duration>; 3],
 }
-
-const WORKSPACES: [&str; 3] = ["plain folder", "git repository", "+ 100 MB untracked"];
 
 /// The turns in the three workspaces in turn (plain, repository, untracked, plain, ...),
 /// so a busy stretch of the machine weighs on the three alike.
@@ -155,50 +130,21 @@ async fn measure(workspaces: [&Path; 3], server: &MockModelServer, runs: usize) 
     samples
 }
 
-/// The median of the ratios of `of` to `floor`, run by run.
-fn paired(of: &[Duration], floor: &[Duration]) -> f64 {
-    let mut ratios: Vec<f64> = of
-        .iter()
-        .zip(floor)
-        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios[ratios.len() / 2]
-}
-
-fn repository(files: usize) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    fill(dir.path(), files);
-    git(dir.path(), &["init", "-q"]);
-    git(dir.path(), &["add", "."]);
-    git(dir.path(), &["commit", "-q", "-m", "files"]);
-    dir
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let runs = env_or("BENCH_RUNS", 15);
-    let files = env_or("BENCH_FILES", 20_000);
     let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let workspaces = Workspaces::for_bench().unwrap();
+    let files = workspaces.files();
 
-    let plain = tempfile::tempdir().unwrap();
-    fill(plain.path(), files);
-    let repository_only = repository(files);
-    let untracked = repository(files);
-    // Written, not sparse: reading it costs what a real file costs.
-    std::fs::write(untracked.path().join("data.bin"), vec![7u8; 100 << 20]).unwrap();
-
-    let samples = measure(
-        [plain.path(), repository_only.path(), untracked.path()],
-        &server,
-        runs,
-    )
-    .await;
+    let samples = measure(workspaces.paths(), &server, runs).await;
 
     println!("{files} files, {runs} runs each, the workspaces in turn; medians, ratios run by run");
     println!(
         "| turn | {} | {} | ratio | {} | ratio |",
-        WORKSPACES[0], WORKSPACES[1], WORKSPACES[2]
+        Workspace::Plain.name(),
+        Workspace::Repository.name(),
+        Workspace::Untracked.name()
     );
     println!("| --- | --- | --- | --- | --- | --- |");
     let row = |name: &str, of: &[Vec<Duration>; 3]| {
@@ -206,9 +152,9 @@ async fn main() {
             "| {name} | {:.2} ms | {:.2} ms | {:.2}x | {:.2} ms | {:.2}x |",
             ms(median(of[0].clone())),
             ms(median(of[1].clone())),
-            paired(&of[1], &of[0]),
+            median_ratio(&of[1], &of[0]),
             ms(median(of[2].clone())),
-            paired(&of[2], &of[0]),
+            median_ratio(&of[2], &of[0]),
         );
     };
     row("talk (one delta)", &samples.talk);

@@ -1,4 +1,5 @@
-//! Renders scripted chunks into SSE frames of either wire format.
+//! Renders scripted chunks into SSE frames of the wire format a request asks for: OpenAI
+//! Chat Completions, OpenAI Responses or Anthropic Messages.
 
 use serde_json::{Value, json};
 
@@ -8,6 +9,8 @@ use crate::Chunk;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireFormat {
     OpenAi,
+    /// OpenAI's Responses API (`POST /v1/responses`), the only one Codex speaks.
+    Responses,
     Anthropic,
 }
 
@@ -16,6 +19,8 @@ impl WireFormat {
     pub fn from_path(path: &str) -> Option<Self> {
         if path.ends_with("/chat/completions") {
             Some(Self::OpenAi)
+        } else if path.ends_with("/responses") {
+            Some(Self::Responses)
         } else if path.ends_with("/messages") {
             Some(Self::Anthropic)
         } else {
@@ -27,7 +32,17 @@ impl WireFormat {
     pub fn render(self, chunks: &[Chunk]) -> Vec<String> {
         match self {
             Self::OpenAi => render_openai(chunks, true),
+            Self::Responses => render_responses(chunks, true),
             Self::Anthropic => render_anthropic(chunks, true),
+        }
+    }
+
+    /// The name a pre-rendered reply of this format carries (`MockResponse::Rendered`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Responses => "responses",
+            Self::Anthropic => "anthropic",
         }
     }
 
@@ -37,6 +52,7 @@ impl WireFormat {
     pub fn render_endless(self, head: &[Chunk], repeat: &Chunk) -> (Vec<String>, String) {
         let open = |chunks: &[Chunk]| match self {
             Self::OpenAi => render_openai(chunks, false),
+            Self::Responses => render_responses(chunks, false),
             Self::Anthropic => render_anthropic(chunks, false),
         };
         let mut chunks = head.to_vec();
@@ -288,6 +304,146 @@ fn render_anthropic(chunks: &[Chunk], close_reply: bool) -> Vec<String> {
     frames
 }
 
+/// The output item a Responses stream is in the middle of.
+enum OpenItem {
+    None,
+    /// A message, with its text so far.
+    Message(String),
+    /// A reasoning item, with its summary so far.
+    Reasoning(String),
+}
+
+/// `close`: close the open item and end with `response.completed`, which carries every
+/// output item and the usage.
+fn render_responses(chunks: &[Chunk], close_reply: bool) -> Vec<String> {
+    let mut frames = vec![event_frame(&json!({
+        "type": "response.created",
+        "response": {"id": "resp_mock", "object": "response", "status": "in_progress", "model": "mock-model"},
+    }))];
+    let mut usage = (0, 0);
+    let mut output: Vec<Value> = Vec::new();
+    let mut open = OpenItem::None;
+    // Closes the open item: its `output_item.done`, and the item into `output`.
+    let close = |frames: &mut Vec<String>, output: &mut Vec<Value>, open: &mut OpenItem| {
+        let index = output.len();
+        let item = match std::mem::replace(open, OpenItem::None) {
+            OpenItem::None => return,
+            OpenItem::Message(text) => json!({
+                "type": "message", "id": format!("msg_mock_{index}"), "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }),
+            OpenItem::Reasoning(text) => json!({
+                "type": "reasoning", "id": format!("rs_mock_{index}"),
+                "summary": [{"type": "summary_text", "text": text}],
+            }),
+        };
+        frames.push(event_frame(&json!({
+            "type": "response.output_item.done", "output_index": index, "item": item,
+        })));
+        output.push(item);
+    };
+    for chunk in chunks {
+        match chunk {
+            Chunk::Text { text } => {
+                if !matches!(open, OpenItem::Message(_)) {
+                    close(&mut frames, &mut output, &mut open);
+                    frames.push(event_frame(&json!({
+                        "type": "response.output_item.added", "output_index": output.len(),
+                        "item": {"type": "message", "id": format!("msg_mock_{}", output.len()),
+                            "role": "assistant", "status": "in_progress", "content": []},
+                    })));
+                    open = OpenItem::Message(String::new());
+                }
+                if let OpenItem::Message(so_far) = &mut open {
+                    so_far.push_str(text);
+                }
+                frames.push(event_frame(&json!({
+                    "type": "response.output_text.delta",
+                    "item_id": format!("msg_mock_{}", output.len()),
+                    "output_index": output.len(), "content_index": 0, "delta": text,
+                })));
+            }
+            Chunk::Thinking { text } => {
+                if !matches!(open, OpenItem::Reasoning(_)) {
+                    close(&mut frames, &mut output, &mut open);
+                    frames.push(event_frame(&json!({
+                        "type": "response.output_item.added", "output_index": output.len(),
+                        "item": {"type": "reasoning", "id": format!("rs_mock_{}", output.len()),
+                            "summary": []},
+                    })));
+                    open = OpenItem::Reasoning(String::new());
+                }
+                if let OpenItem::Reasoning(so_far) = &mut open {
+                    so_far.push_str(text);
+                }
+                frames.push(event_frame(&json!({
+                    "type": "response.reasoning_summary_text.delta",
+                    "item_id": format!("rs_mock_{}", output.len()),
+                    "output_index": output.len(), "summary_index": 0, "delta": text,
+                })));
+            }
+            Chunk::ToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                close(&mut frames, &mut output, &mut open);
+                let index = output.len();
+                let item_id = format!("fc_mock_{index}");
+                frames.push(event_frame(&json!({
+                    "type": "response.output_item.added", "output_index": index,
+                    "item": {"type": "function_call", "id": item_id, "call_id": id,
+                        "name": name, "arguments": "", "status": "in_progress"},
+                })));
+                let (first, second) = split_half(arguments);
+                for part in [first, second] {
+                    frames.push(event_frame(&json!({
+                        "type": "response.function_call_arguments.delta",
+                        "item_id": item_id, "output_index": index, "delta": part,
+                    })));
+                }
+                let item = json!({
+                    "type": "function_call", "id": item_id, "call_id": id, "name": name,
+                    "arguments": arguments, "status": "completed",
+                });
+                frames.push(event_frame(&json!({
+                    "type": "response.output_item.done", "output_index": index, "item": item,
+                })));
+                output.push(item);
+            }
+            Chunk::Usage {
+                input_tokens,
+                output_tokens,
+            } => usage = (*input_tokens, *output_tokens),
+            Chunk::Raw { data } => frames.push(data_frame(data)),
+            Chunk::Verbatim { text } => frames.push(text.clone()),
+            // A raw Chat Completions tool-call delta has no counterpart here.
+            Chunk::ToolCallDelta { .. } => {}
+        }
+    }
+    if !close_reply {
+        return frames;
+    }
+    close(&mut frames, &mut output, &mut open);
+    let (input_tokens, output_tokens) = usage;
+    frames.push(event_frame(&json!({
+        "type": "response.completed",
+        "response": {
+            "id": "resp_mock", "object": "response", "status": "completed",
+            "model": "mock-model", "output": output,
+            "usage": {
+                "input_tokens": input_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": input_tokens + output_tokens,
+            },
+        },
+    })));
+    frames
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,6 +468,93 @@ mod tests {
         assert!(frames.last().is_some_and(|f| f.contains("message_stop")));
     }
 
+    /// The `data` of each frame, parsed, checking that its event name is its type.
+    fn events(frames: &[String]) -> Vec<Value> {
+        frames
+            .iter()
+            .map(|frame| {
+                let (event, data) = frame
+                    .trim_end()
+                    .split_once('\n')
+                    .expect("an event line and a data line");
+                let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap())
+                    .expect("the data is JSON");
+                assert_eq!(event, format!("event: {}", data["type"].as_str().unwrap()));
+                data
+            })
+            .collect()
+    }
+
+    #[test]
+    fn responses_stream_a_message_and_complete_with_the_item_and_usage() {
+        assert_eq!(
+            WireFormat::from_path("/v1/responses"),
+            Some(WireFormat::Responses)
+        );
+        let frames = WireFormat::Responses.render(&[
+            Chunk::text("Do"),
+            Chunk::text("ne."),
+            Chunk::usage(1_000, 2),
+        ]);
+        let events = events(&frames);
+        let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            [
+                "response.created",
+                "response.output_item.added",
+                "response.output_text.delta",
+                "response.output_text.delta",
+                "response.output_item.done",
+                "response.completed",
+            ]
+        );
+        assert_eq!(events[3]["delta"], "ne.");
+        let message = json!({
+            "type": "message", "id": "msg_mock_0", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "Done.", "annotations": []}],
+        });
+        assert_eq!(events[4]["item"], message);
+        let response = &events[5]["response"];
+        assert_eq!(response["output"], json!([message]));
+        assert_eq!(response["usage"]["input_tokens"], 1_000);
+        assert_eq!(response["usage"]["output_tokens"], 2);
+        assert_eq!(response["usage"]["total_tokens"], 1_002);
+    }
+
+    #[test]
+    fn responses_stream_a_function_call_after_reasoning_as_items_of_their_own() {
+        let arguments = json!({"cmd": "printf 1 > tracked.txt"});
+        let frames = WireFormat::Responses.render(&[
+            Chunk::thinking("Look."),
+            Chunk::tool_call("call_1", "exec_command", arguments.clone()),
+        ]);
+        let events = events(&frames);
+        let done: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["type"] == "response.output_item.done")
+            .map(|e| &e["item"])
+            .collect();
+        assert_eq!(done.len(), 2);
+        assert_eq!(done[0]["type"], "reasoning");
+        assert_eq!(done[0]["summary"][0]["text"], "Look.");
+        assert_eq!(
+            *done[1],
+            json!({
+                "type": "function_call", "id": "fc_mock_1", "call_id": "call_1",
+                "name": "exec_command", "arguments": arguments.to_string(),
+                "status": "completed",
+            })
+        );
+        let streamed: String = events
+            .iter()
+            .filter(|e| e["type"] == "response.function_call_arguments.delta")
+            .map(|e| e["delta"].as_str().unwrap())
+            .collect();
+        assert_eq!(streamed, arguments.to_string());
+        assert_eq!(events.last().unwrap()["type"], "response.completed");
+    }
+
     #[test]
     fn an_endless_reply_repeats_one_delta_and_never_closes() {
         let (head, unit) = WireFormat::Anthropic.render_endless(&[], &Chunk::text("ab"));
@@ -323,5 +566,9 @@ mod tests {
         assert_eq!(head.len(), 2);
         assert_eq!(unit, head[1]);
         assert!(!unit.contains("finish_reason\":\"stop") && !unit.contains("[DONE]"));
+        let (head, unit) = WireFormat::Responses.render_endless(&[], &Chunk::text("ab"));
+        assert_eq!(head.len(), 3);
+        assert_eq!(unit, head[2]);
+        assert!(!unit.contains("response.completed"));
     }
 }

@@ -18,7 +18,8 @@ pub enum MockResponse {
     /// for benchmarks, where reading the reply costs the client only the read. Build it
     /// with [`MockResponse::prerendered`]; it answers requests of its own wire format.
     Rendered {
-        /// `"openai"` or `"anthropic"`.
+        /// `"openai"` or `"anthropic"` (`"responses"` is accepted too, though nothing builds
+        /// one).
         format: String,
         body: String,
     },
@@ -57,7 +58,8 @@ pub enum Chunk {
         name: String,
         arguments: String,
     },
-    /// A raw OpenAI tool-call delta, to interleave several calls by index (OpenAI only).
+    /// A raw OpenAI tool-call delta, to interleave several calls by index (Chat Completions
+    /// only: the other formats leave it out).
     ToolCallDelta {
         index: u32,
         #[serde(default)]
@@ -117,7 +119,7 @@ impl MockResponse {
     /// at once when a request takes it.
     pub fn prerendered(chunks: &[Chunk]) -> Self {
         Self::Rendered {
-            format: "openai".to_owned(),
+            format: crate::render::WireFormat::OpenAi.name().to_owned(),
             body: crate::render::WireFormat::OpenAi.render(chunks).concat(),
         }
     }
@@ -133,7 +135,7 @@ impl MockResponse {
     /// `chunks` rendered now, in the Anthropic wire format (see [`Self::prerendered`]).
     pub fn prerendered_anthropic(chunks: &[Chunk]) -> Self {
         Self::Rendered {
-            format: "anthropic".to_owned(),
+            format: crate::render::WireFormat::Anthropic.name().to_owned(),
             body: crate::render::WireFormat::Anthropic.render(chunks).concat(),
         }
     }

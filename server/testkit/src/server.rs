@@ -217,10 +217,7 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
             format: rendered,
             body,
         }) => {
-            let wanted = match format {
-                WireFormat::OpenAi => "openai",
-                WireFormat::Anthropic => "anthropic",
-            };
+            let wanted = format.name();
             if rendered != wanted {
                 return (
                     StatusCode::BAD_REQUEST,

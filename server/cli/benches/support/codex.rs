@@ -33,33 +33,7 @@ const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// or `None` (with the reason on stderr) when it cannot be installed, for example without
 /// access to the npm registry.
 pub fn binary() -> Option<PathBuf> {
-    let output = match Command::new("bash")
-        .arg(SETUP)
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-    {
-        Ok(output) => output,
-        Err(error) => {
-            eprintln!("codex: could not run {SETUP}: {error}");
-            return None;
-        }
-    };
-    if !output.status.success() {
-        eprintln!("codex: {SETUP} failed ({}), skipping Codex", output.status);
-        return None;
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let path = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!(
-            "codex: {SETUP} printed {:?}, which is not a file, skipping Codex",
-            path.display()
-        );
-        None
-    }
+    crate::install::installed(SETUP, "codex")
 }
 
 /// Time from spawning `codex app-server` to receiving the result of its `initialize`
