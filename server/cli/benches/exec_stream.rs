@@ -30,6 +30,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use coder_testkit::bench::ms;
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -264,10 +265,6 @@ fn report_workspaces(rounds: &[Vec<Sample>], files: usize) {
             median_ms(Workspace::Plain) / curl,
         );
     }
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 /// `curl` posts the request and reads the whole body to its end.

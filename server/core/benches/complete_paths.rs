@@ -19,6 +19,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use coder_testkit::bench::ms;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -127,8 +128,4 @@ fn median(mut run: impl FnMut() -> Duration) -> Duration {
     let mut samples: Vec<Duration> = (0..RUNS).map(|_| run()).collect();
     samples.sort();
     samples[RUNS / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }

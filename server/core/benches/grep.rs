@@ -11,9 +11,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use coder_testkit::bench::{median, ms};
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use coder_core::{Tool, ToolContext, tools::GrepTool};
 use serde_json::json;
@@ -108,13 +109,4 @@ fn cpu_ticks(whose: Whose) -> u64 {
         Whose::Mine => fields[11] + fields[12],
         Whose::Children => fields[13] + fields[14],
     }
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }

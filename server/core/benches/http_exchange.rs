@@ -29,6 +29,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use coder_testkit::bench::median;
 use std::future::Future;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -221,11 +222,6 @@ const NAMES: [&str; 6] = [
     "hyper, polled in the task",
     "reqwest, as coder builds it",
 ];
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
 
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {

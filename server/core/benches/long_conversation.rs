@@ -32,6 +32,7 @@
 // A benchmark fails loudly on anything unexpected.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use coder_testkit::bench::{median, ms};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -47,15 +48,6 @@ fn runs() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30)
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 /// The CPU time the process has used, all threads.

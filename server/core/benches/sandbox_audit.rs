@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use coder_testkit::bench::ms;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -56,8 +57,4 @@ fn median(mut run: impl FnMut() -> Duration) -> Duration {
     let mut times: Vec<Duration> = (0..RUNS).map(|_| run()).collect();
     times.sort();
     times[RUNS / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }

@@ -23,6 +23,7 @@
 // The heap is counted by an allocator of the benchmark's own, which wraps the system's.
 #![allow(unsafe_code)]
 
+use coder_testkit::bench::{median, ms};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -103,15 +104,6 @@ fn runs() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20)
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 /// Four messages of one exchange with a tool call, about 1.2 KB in all.

@@ -18,6 +18,7 @@
 // A benchmark fails loudly on anything unexpected.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use coder_testkit::bench::{median, ms};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -31,15 +32,6 @@ fn env_or(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 fn engine(workspace: &Path, server: &MockModelServer) -> Engine {

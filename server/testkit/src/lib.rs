@@ -12,6 +12,7 @@
 //! [`workspaces`] makes the three workspaces the benchmarks time turns in: a plain folder,
 //! a git repository, and one with a large untracked file.
 
+pub mod bench;
 pub mod fuzz;
 pub mod mcp;
 mod plain;
