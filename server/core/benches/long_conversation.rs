@@ -26,8 +26,13 @@
 //! 1x), and what a turn's CPU grows from 100 to 10,000 messages against what the floor
 //! grows.
 //!
+//! Every size runs in the three workspaces of `coder_testkit::workspaces` (a plain folder
+//! of 20,000 files, a git repository of them, that repository with a 100 MB untracked
+//! file), one engine each, taking turns; each repository's turn is printed against the
+//! plain folder's too.
+//!
 //! `cargo bench -p coder-core --bench long_conversation` (`-- openai` or `-- anthropic` for
-//! one format; `BENCH_RUNS=N` turns per size, default 30).
+//! one format; `BENCH_RUNS=N` turns per size, default 30; `BENCH_FILES=N` files).
 
 // A benchmark fails loudly on anything unexpected.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -38,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use coder_core::{ApiKey, Config, Engine, ProviderConfig, ProviderKind};
 use coder_protocol::SessionId;
+use coder_testkit::workspaces::{Workspace, Workspaces, median_ratio};
 use coder_testkit::{Chunk, MockResponse, PlainServer};
 use serde_json::{Value, json};
 
@@ -134,57 +140,75 @@ fn engine(workspace: &Path, server: &PlainServer, format: Format) -> Engine {
     Engine::new(config).unwrap()
 }
 
-/// One size's figures: medians per turn.
-struct Measured {
+/// One workspace's figures at one size: medians per turn.
+struct Turns {
     wall: Duration,
     cpu: Duration,
     /// The CPU of the pause after a turn, in which the idle session writes its snapshot.
     idle_cpu: Duration,
     /// The median CPU of the later half of the turns against the earlier half's.
     drift: f64,
+    /// Every measured turn's CPU, in order.
+    cpus: Vec<Duration>,
+}
+
+/// One size's figures: each workspace's turns (in [`Workspace::ALL`]'s order) and the
+/// floors.
+struct Measured {
+    turns: [Turns; 3],
     floor: Duration,
     /// The exchange floor's CPU: serialize, post, read the reply.
     exchange_floor: Duration,
     body_bytes: usize,
 }
 
-/// Runs `runs` turns (after three not measured) in a conversation of `messages` messages.
-async fn measure(format: Format, messages: usize, runs: usize) -> Measured {
-    let workspace = tempfile::tempdir().unwrap();
-    let session = write_session(workspace.path(), messages);
+/// Runs `runs` turns (after three not measured) in a conversation of `messages` messages in
+/// each workspace, the three engines taking turns.
+async fn measure(format: Format, messages: usize, runs: usize, workspaces: [&Path; 3]) -> Measured {
     let server = PlainServer::start().unwrap();
-    let engine = engine(workspace.path(), &server, format);
-    assert_eq!(engine.resume(session).unwrap(), messages);
-    let root = engine.root_conversation();
-    let mut events = engine.subscribe();
+    let engines = workspaces.map(|workspace| {
+        let session = write_session(workspace, messages);
+        let engine = engine(workspace, &server, format);
+        assert_eq!(engine.resume(session).unwrap(), messages);
+        engine
+    });
+    let mut events = engines.each_ref().map(Engine::subscribe);
     let reply = format.reply();
-    let mut walls = Vec::new();
-    let mut cpus = Vec::new();
-    let mut idle_cpus = Vec::new();
+    let mut walls: [Vec<Duration>; 3] = Default::default();
+    let mut cpus: [Vec<Duration>; 3] = Default::default();
+    let mut idle_cpus: [Vec<Duration>; 3] = Default::default();
     let pause = Duration::from_millis(20 + messages as u64 / 50);
     for turn in 0..runs + 3 {
-        server.push(&reply);
-        let (wall, spent) = (Instant::now(), cpu());
-        let task = engine.send(root, format!("one more turn, {turn}")).unwrap();
-        loop {
-            let event = events.recv().await.unwrap();
-            if event.task_id == Some(task)
-                && let Some(end) = event.msg.task_end()
-            {
-                assert_eq!(end, coder_protocol::TaskEnd::Completed, "{:?}", event.msg);
-                break;
+        for workspace in Workspace::in_turn(turn) {
+            let index = workspace.index();
+            let engine = &engines[index];
+            server.push(&reply);
+            let (wall, spent) = (Instant::now(), cpu());
+            let task = engine
+                .send(engine.root_conversation(), format!("one more turn, {turn}"))
+                .unwrap();
+            loop {
+                let event = events[index].recv().await.unwrap();
+                if event.task_id == Some(task)
+                    && let Some(end) = event.msg.task_end()
+                {
+                    assert_eq!(end, coder_protocol::TaskEnd::Completed, "{:?}", event.msg);
+                    break;
+                }
             }
-        }
-        let (wall, spent, ended) = (wall.elapsed(), cpu() - spent, cpu());
-        tokio::time::sleep(pause).await;
-        if turn >= 3 {
-            walls.push(wall);
-            cpus.push(spent);
-            idle_cpus.push(cpu() - ended);
+            let (wall, spent, ended) = (wall.elapsed(), cpu() - spent, cpu());
+            tokio::time::sleep(pause).await;
+            if turn >= 3 {
+                walls[index].push(wall);
+                cpus[index].push(spent);
+                idle_cpus[index].push(cpu() - ended);
+            }
         }
     }
     let body = server.last_request_body();
-    engine.shutdown().await;
+    for engine in engines {
+        engine.shutdown().await;
+    }
     let exchange_floor = exchange_floor(format, &server, &body, &reply, runs).await;
     let value: Value = serde_json::from_slice(&body).unwrap();
     let mut floors = Vec::new();
@@ -194,13 +218,21 @@ async fn measure(format: Format, messages: usize, runs: usize) -> Measured {
         floors.push(start.elapsed());
         assert_eq!(written.len(), body.len(), "the floor writes the same body");
     }
-    let later = median(cpus[runs / 2..].to_vec());
-    let earlier = median(cpus[..runs / 2].to_vec());
+    let mut walls = walls.into_iter();
+    let mut idle_cpus = idle_cpus.into_iter();
+    let turns = cpus.map(|cpus| {
+        let later = median(cpus[runs / 2..].to_vec());
+        let earlier = median(cpus[..runs / 2].to_vec());
+        Turns {
+            wall: median(walls.next().unwrap_or_default()),
+            cpu: median(cpus.clone()),
+            idle_cpu: median(idle_cpus.next().unwrap_or_default()),
+            drift: later.as_secs_f64() / earlier.as_secs_f64(),
+            cpus,
+        }
+    });
     Measured {
-        wall: median(walls),
-        drift: later.as_secs_f64() / earlier.as_secs_f64(),
-        cpu: median(cpus),
-        idle_cpu: median(idle_cpus),
+        turns,
         floor: median(floors),
         exchange_floor,
         body_bytes: body.len(),
@@ -250,6 +282,11 @@ async fn exchange_floor(
 async fn main() {
     let runs = runs();
     let only = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
+    let workspaces = Workspaces::for_bench().unwrap();
+    println!(
+        "{} files in each workspace; the three engines take turns; ratios to the plain folder are medians of turn-by-turn ratios",
+        workspaces.files()
+    );
     for format in [Format::OpenAi, Format::Anthropic] {
         if only.as_deref().is_some_and(|only| only != format.name()) {
             continue;
@@ -257,28 +294,36 @@ async fn main() {
         let mut cpus = Vec::new();
         let mut floors = Vec::new();
         for messages in SIZES {
-            let measured = measure(format, messages, runs).await;
+            let measured = measure(format, messages, runs, workspaces.paths()).await;
             println!(
-                "{} {:>6} messages ({:.2} MB request): turn {:.3} ms wall, {:.3} ms CPU; floor (serialize the body) {:.3} ms; CPU/floor {:.2}x (target <= 2x); exchange floor (serialize, post, read the reply) {:.3} ms CPU, CPU/exchange floor {:.2}x; later turns/earlier {:.2}x; idle snapshot after it {:.3} ms CPU",
+                "{} {:>6} messages ({:.2} MB request): floor (serialize the body) {:.3} ms; exchange floor (serialize, post, read the reply) {:.3} ms CPU",
                 format.name(),
                 messages,
                 measured.body_bytes as f64 / 1e6,
-                ms(measured.wall),
-                ms(measured.cpu),
                 ms(measured.floor),
-                measured.cpu.as_secs_f64() / measured.floor.as_secs_f64(),
                 ms(measured.exchange_floor),
-                measured.cpu.as_secs_f64() / measured.exchange_floor.as_secs_f64(),
-                measured.drift,
-                ms(measured.idle_cpu),
             );
-            cpus.push(measured.cpu);
+            for workspace in Workspace::ALL {
+                let turns = &measured.turns[workspace.index()];
+                println!(
+                    "  {:<20} turn {:.3} ms wall, {:.3} ms CPU ({:.2}x of the plain folder's); CPU/floor {:.2}x (target <= 2x); CPU/exchange floor {:.2}x; later turns/earlier {:.2}x; idle snapshot after it {:.3} ms CPU",
+                    workspace.name(),
+                    ms(turns.wall),
+                    ms(turns.cpu),
+                    median_ratio(&turns.cpus, &measured.turns[0].cpus),
+                    turns.cpu.as_secs_f64() / measured.floor.as_secs_f64(),
+                    turns.cpu.as_secs_f64() / measured.exchange_floor.as_secs_f64(),
+                    turns.drift,
+                    ms(turns.idle_cpu),
+                );
+            }
+            cpus.push(measured.turns[0].cpu);
             floors.push(measured.floor);
         }
         let grown = cpus[2].saturating_sub(cpus[0]);
         let floor_grown = floors[2].saturating_sub(floors[0]);
         println!(
-            "{} from 100 to 10,000 messages a turn's CPU grows {:.3} ms, the floor {:.3} ms: {:.2}x (target <= 2x)",
+            "{} from 100 to 10,000 messages a turn's CPU (plain folder) grows {:.3} ms, the floor {:.3} ms: {:.2}x (target <= 2x)",
             format.name(),
             ms(grown),
             ms(floor_grown),

@@ -15,6 +15,10 @@
 //!   time and its peak heap against the heap the live session held, and the first use of a
 //!   resumed conversation.
 //!
+//! The crowded sessions and the 10,000-message session's turn run in each of the three
+//! workspaces of `coder_testkit::workspaces` (a plain folder of 20,000 files, a git
+//! repository of them, that repository with a 100 MB untracked file; `BENCH_FILES=N`).
+//!
 //! `cargo bench -p coder-core --bench sessions` (`BENCH_RUNS=N` samples, default 20;
 //! `BENCH_SIZES=10,100` for other crowded sessions; `BENCH_ONLY=crowded` for those alone).
 
@@ -34,6 +38,7 @@ use coder_core::{
     ApiKey, Config, ConversationSpec, Engine, ProviderConfig, ProviderKind, SessionSnapshot,
 };
 use coder_protocol::{ConversationId, Event, EventMsg, SessionId};
+use coder_testkit::workspaces::{Workspace, Workspaces};
 use coder_testkit::{Chunk, MockModelServer, MockResponse, PlainServer};
 use serde_json::{Value, json};
 
@@ -225,10 +230,9 @@ const AFTER_A_TURN: Duration = Duration::from_millis(1_500);
 /// One crowded session of `size` conversations: built through the engine, one exchange
 /// each; then one more exchange and the CPU until its save is done, the file, the live
 /// heap; then `resume` in a fresh engine, and the first use of a resumed conversation.
-async fn crowded(server: &PlainServer, size: usize, runs: usize) {
-    let workspace = tempfile::tempdir().unwrap();
+async fn crowded(server: &PlainServer, size: usize, runs: usize, workspace: &Path, name: &str) {
     let heap_before = heap();
-    let live = engine_at(workspace.path(), server.openai_base_url(), true);
+    let live = engine_at(workspace, server.openai_base_url(), true);
     let mut events = live.subscribe();
     let mut ids = vec![live.root_conversation()];
     for _ in 1..size {
@@ -251,9 +255,7 @@ async fn crowded(server: &PlainServer, size: usize, runs: usize) {
     let built = start.elapsed();
     live.save().await.unwrap();
     let session = live.session_id();
-    let path = workspace
-        .path()
-        .join(format!(".coder/sessions/{session}.json"));
+    let path = workspace.join(format!(".coder/sessions/{session}.json"));
     let file_bytes = std::fs::metadata(&path).unwrap().len();
 
     // The CPU of an idle stretch as long as the one after a turn: the floor.
@@ -298,7 +300,7 @@ async fn crowded(server: &PlainServer, size: usize, runs: usize) {
         std::fs::write(&path, &left).unwrap();
         let _ = std::fs::remove_file(&journal);
         let base = heap();
-        let fresh = engine_at(workspace.path(), server.openai_base_url(), true);
+        let fresh = engine_at(workspace, server.openai_base_url(), true);
         let engine_heap = heap() - base;
         reset_peak();
         let start = Instant::now();
@@ -314,7 +316,7 @@ async fn crowded(server: &PlainServer, size: usize, runs: usize) {
         fresh.shutdown().await;
     }
     println!(
-        "{size} conversations (built in {:.1} s): file {:.2} MB; one more exchange {:.2} ms, then {:.2} ms CPU until saved (idle floor {:.2} ms); live heap {:.1} MiB; resume {:.2} ms, peak heap {:.1} MiB ({:.2}x live), kept {:.1} MiB; first use of a resumed conversation {:.3} ms",
+        "{name}, {size} conversations (built in {:.1} s): file {:.2} MB; one more exchange {:.2} ms, then {:.2} ms CPU until saved (idle floor {:.2} ms); live heap {:.1} MiB; resume {:.2} ms, peak heap {:.1} MiB ({:.2}x live), kept {:.1} MiB; first use of a resumed conversation {:.3} ms",
         built.as_secs_f64(),
         file_bytes as f64 / 1e6,
         ms(median(turn)),
@@ -340,8 +342,18 @@ async fn main() {
         .split(',')
         .filter_map(|size| size.trim().parse().ok())
         .collect();
+    let workspaces = Workspaces::for_bench().unwrap();
     for size in sizes {
-        crowded(&plain, size, runs).await;
+        for workspace in Workspace::ALL {
+            crowded(
+                &plain,
+                size,
+                runs,
+                workspaces.path(workspace),
+                workspace.name(),
+            )
+            .await;
+        }
     }
     if std::env::var("BENCH_ONLY").is_ok_and(|only| only == "crowded") {
         return;
@@ -378,11 +390,16 @@ async fn main() {
         resume.as_secs_f64() / floor.as_secs_f64()
     );
 
-    // One more turn, in a 10,000-message session and in fresh ones.
-    let big = engine(workspace.path(), &server, true);
-    big.resume(session).unwrap();
-    let in_big = persist_turn(&big, &server, runs).await;
-    big.shutdown().await;
+    // One more turn, in a 10,000-message session (in each workspace) and in fresh ones.
+    let mut in_big = Vec::new();
+    for workspace in Workspace::ALL {
+        let path = workspaces.path(workspace);
+        let session = write_session(path, 10_000, 0, 0);
+        let big = engine(path, &server, true);
+        big.resume(session).unwrap();
+        in_big.push(persist_turn(&big, &server, runs).await);
+        big.shutdown().await;
+    }
     let fresh_dir = tempfile::tempdir().unwrap();
     let fresh = engine(fresh_dir.path(), &server, true);
     let in_fresh = persist_turn(&fresh, &server, runs).await;
@@ -392,8 +409,12 @@ async fn main() {
     let without = persist_turn(&unsaved, &server, runs).await;
     unsaved.shutdown().await;
     println!(
-        "persist one turn (reply_complete -> token_count, two synced journal lines): 10,000 messages {:.3} ms, fresh session {:.3} ms, no journal {:.3} ms (target < 5 ms)",
-        ms(in_big),
+        "persist one turn (reply_complete -> token_count, two synced journal lines): 10,000 messages {:.3} ms ({} {:.3} ms, {} {:.3} ms), fresh session {:.3} ms, no journal {:.3} ms (target < 5 ms)",
+        ms(in_big[0]),
+        Workspace::Repository.name(),
+        ms(in_big[1]),
+        Workspace::Untracked.name(),
+        ms(in_big[2]),
         ms(in_fresh),
         ms(without)
     );

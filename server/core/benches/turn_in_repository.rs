@@ -6,9 +6,17 @@
 //!
 //! - **talk**: a one-delta text turn (send to idle);
 //! - **command**: a turn whose one tool call runs `printf` into a tracked file, then a text
-//!   reply (send to idle), after a first such turn (which starts the recorder, once per
-//!   session) is set aside and timed on its own;
+//!   reply (send to idle), after a first such turn is set aside and timed on its own;
+//! - **the first command** of a session whose first turn talked (that turn started the
+//!   recorder in the background, once per session), one per workspace. That first turn's
+//!   reply comes as a real model's short answer does, its frames 200 ms apart (not timed);
+//! - **a command as a session's first turn**, in fresh sessions (`BENCH_FRESH=N`, default
+//!   5): the scripted model answers at once, so nothing hides the recorder's start, which
+//!   the tool waits for (with a real model, its first reply does);
 //! - **/undo** of the last command turn.
+//!
+//! Before anything is timed, one command runs in a throwaway session in an empty folder, so
+//! the process's first command (its first spawn) is paid by none of the workspaces.
 //!
 //! Prints the times and each repository's ratio to the plain folder (target: within 1.2x).
 //!
@@ -84,15 +92,39 @@ fn command(n: usize) -> MockResponse {
 struct Samples {
     talk: [Vec<Duration>; 3],
     first_command: [Vec<Duration>; 3],
+    first_turn_command: [Vec<Duration>; 3],
     command: [Vec<Duration>; 3],
     undo: [Vec<Duration>; 3],
 }
 
 /// The turns in the three workspaces in turn (plain, repository, untracked, plain, ...),
 /// so a busy stretch of the machine weighs on the three alike.
-async fn measure(workspaces: [&Path; 3], server: &MockModelServer, runs: usize) -> Samples {
-    let engines = workspaces.map(|workspace| engine(workspace, server));
+async fn measure(
+    workspaces: [&Path; 3],
+    server: &MockModelServer,
+    runs: usize,
+    fresh: usize,
+) -> Samples {
     let mut samples = Samples::default();
+    let empty = tempfile::tempdir().unwrap();
+    let warm_up = engine(empty.path(), server);
+    server.push([command(0), text()]);
+    turn(&warm_up, "change it").await;
+    warm_up.shutdown().await;
+    for round in 0..fresh {
+        for index in (0..3).map(|i| (i + round) % 3) {
+            let engine = engine(workspaces[index], server);
+            server.push([command(0), text()]);
+            samples.first_turn_command[index].push(turn(&engine, "change it").await);
+            engine.shutdown().await;
+        }
+    }
+    let engines = workspaces.map(|workspace| engine(workspace, server));
+    for engine in &engines {
+        let reply = MockResponse::stream(vec![Chunk::text("Done."), Chunk::usage(1_000, 2)]);
+        server.push([reply.with_delay(200)]);
+        turn(engine, "hi").await;
+    }
     for _ in 0..runs {
         for (index, engine) in engines.iter().enumerate() {
             server.push([text()]);
@@ -129,7 +161,8 @@ async fn main() {
     let workspaces = Workspaces::for_bench().unwrap();
     let files = workspaces.files();
 
-    let samples = measure(workspaces.paths(), &server, runs).await;
+    let fresh = env_or("BENCH_FRESH", 5);
+    let samples = measure(workspaces.paths(), &server, runs, fresh).await;
 
     println!("{files} files, {runs} runs each, the workspaces in turn; medians, ratios run by run");
     println!(
@@ -152,8 +185,12 @@ async fn main() {
     row("talk (one delta)", &samples.talk);
     row("a command (after the first)", &samples.command);
     row(
-        "the first command (starts the recorder)",
+        "the first command, after a turn that talked",
         &samples.first_command,
+    );
+    row(
+        "a command as a fresh session's first turn (waits for the recorder)",
+        &samples.first_turn_command,
     );
     println!(
         "| /undo | refused | {:.2} ms | | {:.2} ms | |",

@@ -177,7 +177,9 @@ pub(crate) struct ConversationContext {
 pub(crate) struct Conversation {
     pub id: ConversationId,
     pub context: ConversationContext,
-    pub history: Vec<ChatMessage>,
+    /// Shared, so a running task and a save take it without copying it; changed in place
+    /// when nothing else holds it.
+    pub history: Arc<Vec<ChatMessage>>,
     /// The history as its requests wrote it, shared with a running task, which extends it;
     /// dropped whenever the history is rewritten rather than extended.
     pub wire: Arc<Mutex<crate::model::WireHistory>>,
@@ -225,7 +227,8 @@ impl Conversation {
             .user_instructions
             .iter()
             .map(|text| ChatMessage::user(text.clone()))
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         Self {
             id: ConversationId::new(),
             context: ConversationContext {
@@ -280,14 +283,14 @@ impl Conversation {
 
     pub fn record(&mut self, messages: impl IntoIterator<Item = ChatMessage>) {
         self.unjournaled_from = self.unjournaled_from.min(self.history.len());
-        self.history.extend(messages);
+        Arc::make_mut(&mut self.history).extend(messages);
         self.last_active_at = SystemTime::now();
     }
 
     /// Appends `text` to the content of the last message.
     pub fn append_to_last(&mut self, text: &str) {
         let last = self.history.len().saturating_sub(1);
-        if let Some(message) = self.history.last_mut() {
+        if let Some(message) = Arc::make_mut(&mut self.history).last_mut() {
             message
                 .content
                 .get_or_insert_with(String::new)
@@ -311,7 +314,7 @@ impl Conversation {
     /// ordinary messages and go with the batch they were in. The size is measured again
     /// at the next request.
     pub fn start_batch(&mut self, opening: Vec<ChatMessage>) -> usize {
-        let left = std::mem::replace(&mut self.history, opening).len();
+        let left = std::mem::replace(&mut self.history, Arc::new(opening)).len();
         crate::sync::lock(&self.wire).clear();
         self.size = crate::tokens::ContextSize::default();
         self.unjournaled_from = 0;

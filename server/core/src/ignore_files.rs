@@ -288,6 +288,15 @@ impl IgnoreRules {
 /// [`IgnoreRules`] in their place. Hidden files are skipped (callers may turn that off with
 /// `.hidden(false)`), links are not followed, and `.git` is never entered.
 pub(crate) fn walker(workspace: &Path, base: &Path) -> ignore::WalkBuilder {
+    walk(workspace, base, false)
+}
+
+/// As [`walker`], yielding folders only: files are passed over without a rule's check.
+pub(crate) fn folder_walker(workspace: &Path, base: &Path) -> ignore::WalkBuilder {
+    walk(workspace, base, true)
+}
+
+fn walk(workspace: &Path, base: &Path, folders_only: bool) -> ignore::WalkBuilder {
     let rules = IgnoreRules::new(workspace);
     let mut builder = ignore::WalkBuilder::new(base);
     builder
@@ -302,7 +311,7 @@ pub(crate) fn walker(workspace: &Path, base: &Path) -> ignore::WalkBuilder {
                 return true;
             }
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
-            !rules.is_ignored(entry.path(), is_dir)
+            (is_dir || !folders_only) && !rules.is_ignored(entry.path(), is_dir)
         });
     builder
 }

@@ -627,7 +627,7 @@ mod tests {
             archived_at: "2026-11-25T00:00:00.000Z".into(),
             trigger: CompactTrigger::Manual,
             summary: "s".into(),
-            messages: root.history.clone(),
+            messages: root.history.to_vec(),
         });
         root.start_batch(vec![ChatMessage::user("summary")]);
         journal.persist(&mut root);
@@ -745,7 +745,7 @@ mod tests {
         assert_eq!(texts(&conversations[0]), ["run it", "", "done"]);
         // Without the line (the process died first), the call is left for the resume to
         // repair, as any call the session ended during.
-        let mut history = saved.restore().history;
+        let mut history = saved.restore().history.to_vec();
         assert_eq!(
             crate::conversation::close_unanswered_calls(
                 &mut history,

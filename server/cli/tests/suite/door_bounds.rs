@@ -200,10 +200,10 @@ async fn an_image_past_its_limit_is_refused_and_nothing_is_recorded() {
     client.stop().await;
 }
 
-/// What each turn costs in git processes, seen through a `git` on `PATH` that logs its
-/// calls: a turn that only talks runs none; the first turn whose tools may change files
-/// lists the repository once; later turns run none (their changes are watched); `/undo`
-/// of a file git tracked reads its blob.
+/// What a session costs in git processes, seen through a `git` on `PATH` that logs its
+/// calls: the first turn starts the recorder in the background, which lists the repository
+/// once (the turn does not wait for it: its git is held until the turn is over); no later
+/// turn runs git (their changes are watched); `/undo` of a file git tracked reads its blob.
 #[tokio::test]
 async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
     let server = MockModelServer::start(vec![
@@ -220,6 +220,8 @@ async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
     repository_with_tracked_txt(ws);
     let bin = tempfile::tempdir().unwrap();
     let (path, log) = logging_git(bin.path());
+    let hold = bin.path().join(HOLD);
+    std::fs::write(&hold, "").unwrap();
     let calls = || git_calls(&log);
     let mut client = Client::start_with(ws, &server, "yolo", &[("PATH", &path)]);
     client.initialize(json!({})).await;
@@ -231,14 +233,24 @@ async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
         client.until_events("state_changed", 2, &mut seen).await;
         calls()[before..].to_vec()
     };
-    assert_eq!(
-        turn("hi").await,
-        Vec::<String>::new(),
-        "a turn that only talks"
-    );
-    let first = turn("change it").await;
+    // Every git call is held until `hold` is gone: the turn ends all the same.
+    turn("hi").await;
+    let mut waited = 0;
+    while calls().is_empty() && waited < 600 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert!(!calls().is_empty(), "the first turn started no recorder");
+    std::fs::remove_file(&hold).unwrap();
+    turn("change it").await;
+    let first = calls();
     assert!(
-        first.iter().any(|call| call.contains("ls-files")) && first.len() <= 4,
+        first
+            .iter()
+            .filter(|call| call.contains("ls-files"))
+            .count()
+            == 1
+            && first.len() <= 4,
         "{first:?}"
     );
     assert_eq!(turn("again").await, Vec::<String>::new(), "a later turn");
@@ -312,16 +324,22 @@ async fn checkpoints_watch_through_the_processs_one_watcher() {
     client.stop().await;
 }
 
+/// While a file of this name is in a [`logging_git`]'s folder, each call waits (at most a
+/// minute) before it runs.
+const HOLD: &str = "hold";
+
 /// A `git` in `bin` that logs each call's arguments to a file and runs the real one: the
 /// `PATH` that finds it first, and the log.
 fn logging_git(bin: &Path) -> (String, std::path::PathBuf) {
     let log = bin.join("calls.log");
     let wrapper = bin.join("git");
+    let hold = bin.join(HOLD);
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\necho \"$*\" >> '{}'\ni=0\nwhile [ -e '{}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\nexec '{}' \"$@\"\n",
             log.display(),
+            hold.display(),
             which_git().display()
         ),
     )

@@ -347,7 +347,7 @@ impl Session {
 
     pub fn history(&self, id: ConversationId) -> Result<Vec<ChatMessage>, EngineError> {
         let conv = self.conversation(id)?;
-        let history = lock(&conv).history.clone();
+        let history = lock(&conv).history.to_vec();
         Ok(history)
     }
 
@@ -594,8 +594,11 @@ impl Session {
         conversation.context.mcp_view.rebuild(&self.services.mcp);
         // A session killed during a handoff (or a tool call) left calls unanswered; no
         // provider accepts such a history.
-        taken.closed =
-            close_unanswered_calls(&mut conversation.history, UNFINISHED_CALL_RESULT).len();
+        taken.closed = close_unanswered_calls(
+            Arc::make_mut(&mut conversation.history),
+            UNFINISHED_CALL_RESULT,
+        )
+        .len();
         if taken.closed > 0 {
             // The results went in among the messages: the journal writes them all again.
             conversation.unjournaled_from = 0;

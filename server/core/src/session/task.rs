@@ -111,6 +111,10 @@ impl Recorder for Recording {
         self.change(|conversation| conversation.record(messages));
     }
 
+    fn history(&self) -> Arc<Vec<ChatMessage>> {
+        Arc::clone(&lock(&self.conversation).history)
+    }
+
     fn append_to_last(&self, text: &str) {
         self.change(|conversation| conversation.append_to_last(text));
     }
@@ -386,12 +390,11 @@ impl Session {
             mcp_changes.unwrap_or_default(),
             tools_in_prompt,
         );
-        let (todos, seen, history, wire, size, worker) = {
+        let (todos, seen, wire, size, worker) = {
             let conv = lock(conversation);
             (
                 conv.todos.clone(),
                 conv.seen.clone(),
-                conv.history.clone(),
                 conv.wire.clone(),
                 conv.size,
                 conv.worker,
@@ -431,7 +434,6 @@ impl Session {
             },
             system,
             offered,
-            history,
             wire,
             size,
             prompted,
@@ -488,7 +490,7 @@ impl Session {
             prompt_cache_key: None,
             compact_threshold: None,
         };
-        let (mut history, mut size, shape) = {
+        let (history, mut size, shape) = {
             let conv = lock(conversation);
             (conv.history.clone(), conv.size, conv.prompt.clone())
         };
@@ -511,7 +513,7 @@ impl Session {
             cancel: &control.cancel,
         };
         let compacted = compactor
-            .run(&mut history, &mut size, before, CompactTrigger::Manual)
+            .run(&history, &mut size, before, CompactTrigger::Manual)
             .await;
         match compacted {
             Ok(()) => {}
@@ -749,16 +751,15 @@ impl ContextBuilder for TaskRebuilder {
         });
         let offered = session.offered_tools(conversation, &system, &hidden, &self.mcp);
         // "Clear the context and start": a new batch that opens with the plan.
-        let history = rebuild_message.map(|plan| {
+        if let Some(plan) = rebuild_message {
             let rules: Vec<PathBuf> = self.rules.iter().map(|rule| rule.path.clone()).collect();
             let history = vec![plan_handoff(plan, session.todo_offered(&hidden), &rules)];
             session.change(conversation, |conversation| {
-                conversation.start_batch(history.clone());
+                conversation.start_batch(history);
             });
-            history
-        });
+        }
         // The MCP tools are the task's own, so only what the plan's mode changed is new.
-        let (prompted, announced) = session.announce_tools(
+        let (prompted, _) = session.announce_tools(
             conversation,
             &offered,
             ToolChanges::default(),
@@ -775,8 +776,7 @@ impl ContextBuilder for TaskRebuilder {
             patch_through_shell,
             prompt_cache_key,
             prompted,
-            history,
-            recorded: announced.into_iter().collect(),
+            new_batch: rebuild_message.is_some(),
         }
     }
 }

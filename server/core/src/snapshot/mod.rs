@@ -445,7 +445,7 @@ impl ConversationSnapshot {
     /// As [`ConversationSnapshot::of`], without the system prompt and tools of the
     /// conversation's last task (which the file shares between conversations).
     pub(crate) fn without_prompt(conversation: &Conversation, session_model: &str) -> Self {
-        let mut history = conversation.history.clone();
+        let mut history = conversation.history.to_vec();
         let running_calls = crate::conversation::close_unanswered_calls(
             &mut history,
             crate::conversation::RUNNING_CALL_RESULT,
@@ -528,7 +528,8 @@ impl ConversationSnapshot {
             .messages
             .into_iter()
             .filter(|message| message.role != Role::System)
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         conversation.mode_before_plan = self.mode_before_plan;
         conversation.plan_reminder_due = self.plan_reminder_due && self.mode == Mode::Plan;
         conversation.total_usage = self.total_usage;
@@ -1152,7 +1153,7 @@ mod tests {
         assert_eq!(messages.len(), 5);
 
         let back: ConversationSnapshot = serde_json::from_value(value).unwrap();
-        assert_eq!(back.messages, conversation.history);
+        assert_eq!(back.messages, *conversation.history);
     }
 
     #[tokio::test]

@@ -172,11 +172,11 @@ pub(crate) struct Compactor<'a> {
 
 impl Compactor<'_> {
     /// Compacts `history` (of `token_before` tokens with the prompt), records the result
-    /// and reports it (`compacted`, then `token_count`); `history` and `size` become the
-    /// compacted history and its size.
+    /// and reports it (`compacted`, then `token_count`); `size` becomes the compacted
+    /// history's.
     pub async fn run(
         &self,
-        history: &mut Vec<ChatMessage>,
+        history: &[ChatMessage],
         size: &mut ContextSize,
         token_before: u64,
         trigger: CompactTrigger,
@@ -186,7 +186,6 @@ impl Compactor<'_> {
             tokens: compaction.token_compact,
             through: compaction.history.len(),
         };
-        *history = compaction.history.clone();
         let archived_messages = compaction.archived.len();
         let summary = compaction.summary.clone();
         let (token_before, token_compact) = (compaction.token_before, compaction.token_compact);

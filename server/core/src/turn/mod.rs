@@ -46,9 +46,6 @@ pub(crate) struct TurnContext {
     pub system: String,
     /// The tools offered, sorted by name.
     pub offered: Vec<ToolSpec>,
-    /// The conversation's history when the turn starts; the turn keeps its own copy up to
-    /// date with what it records.
-    pub history: Vec<ChatMessage>,
     /// The conversation's history as its requests wrote it, which each request extends.
     pub wire: Arc<Mutex<WireHistory>>,
     /// The conversation's context size as last measured.
@@ -97,10 +94,9 @@ pub(crate) struct Rebuilt {
     pub prompt_cache_key: Option<String>,
     /// With tools described in the prompt: the initial tools the description names now.
     pub prompted: Option<Vec<ToolSpec>>,
-    /// The history, when a new batch replaced it.
-    pub history: Option<Vec<ChatMessage>>,
-    /// What the rebuild recorded after it (tools never described or announced before).
-    pub recorded: Vec<ChatMessage>,
+    /// Whether a new batch replaced the history (the conversation holds it, with what the
+    /// rebuild recorded after it).
+    pub new_batch: bool,
 }
 
 /// Builds a task's context again, from the same code that built it when the task started.
@@ -173,6 +169,9 @@ pub(crate) enum TurnOutcome {
 /// Where a conversation's history goes as a turn records it.
 pub(crate) trait Recorder: Send + Sync {
     fn record(&self, messages: Vec<ChatMessage>);
+    /// The conversation's history now, shared (no copy): what the next request sends. A
+    /// task holds it no longer than it needs it, so recording changes it in place.
+    fn history(&self) -> Arc<Vec<ChatMessage>>;
     /// Appends `text` to the content of the last message (an interrupt after the tools ran).
     fn append_to_last(&self, text: &str);
     /// The conversation's mode now: a switch applies from the next tool call.
@@ -311,7 +310,6 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         mut model,
         mut system,
         mut offered,
-        mut history,
         wire,
         mut size,
         mut prompted,
@@ -325,10 +323,6 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         mut verifier,
     } = ctx;
     let cancel = &control.cancel;
-    let record = |history: &mut Vec<ChatMessage>, messages: Vec<ChatMessage>| {
-        history.extend(messages.iter().cloned());
-        recorder.record(messages);
-    };
     let mut last_agent_message = None;
     // Set when the provider refused a request as too long: the next one is compacted.
     let mut overflowed: Option<EngineError> = None;
@@ -342,10 +336,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             events: &events,
             cancel,
         };
-        let next = match fitting
-            .fit(&mut history, &mut size, overflowed.take())
-            .await
-        {
+        let next = match fitting.fit(&mut size, overflowed.take()).await {
             Ok(next) => next,
             Err(outcome) => return outcome,
         };
@@ -358,6 +349,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         let as_text = prompted
             .is_some()
             .then_some(crate::tool_prompt::message_as_text as fn(&ChatMessage) -> ChatMessage);
+        let history = recorder.history();
         let request = ModelRequest {
             model: &model.name,
             system: &system,
@@ -387,6 +379,9 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             StreamUpdate::Warning(message) => events.emit(EventMsg::Warning { message }),
         };
         let streamed = model.client.stream(&request, cancel, &mut on_update).await;
+        // What the request sent; let go before anything is recorded.
+        let sent = history.len();
+        drop(history);
         if let Some(rest) = blocks.as_mut().map(crate::tool_prompt::DeltaFilter::finish)
             && !rest.is_empty()
         {
@@ -444,29 +439,29 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
         refused_once = false;
         let tool_calls = response.tool_calls.clone();
         let reported = response.usage;
-        let reply = record_reply(
+        record_reply(
             recorder.as_ref(),
             response,
             &events,
             &mut last_agent_message,
         );
-        let (reply, usage) = match reported {
-            Some(usage) => (reply, usage),
+        let usage = match reported {
+            Some(usage) => usage,
             None => {
+                let history = recorder.history();
                 let input = match next {
                     Some(next) => next,
                     None => {
-                        size.count(model.encoding, &system, &offered, &history)
-                            .await
+                        let asked = history.get(..sent).unwrap_or(&history);
+                        size.count(model.encoding, &system, &offered, asked).await
                     }
                 };
-                counted_usage(model.encoding, input, reply).await
+                counted_usage(model.encoding, input, history, sent).await
             }
         };
-        history.push(reply);
         size = ContextSize {
             tokens: usage.input_tokens + usage.output_tokens,
-            through: history.len(),
+            through: sent + 1,
         };
         let now = recorder.add_usage(&usage, size);
         emit_usage(&events, usage, now, model.context_window);
@@ -481,9 +476,9 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             };
             match next {
                 verify::Next::Done => {}
-                verify::Next::DoneWith(message) => record(&mut history, vec![message]),
+                verify::Next::DoneWith(message) => recorder.record(vec![message]),
                 verify::Next::Again(message) => {
-                    record(&mut history, vec![message]);
+                    recorder.record(vec![message]);
                     continue;
                 }
                 verify::Next::Interrupted => {
@@ -521,7 +516,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             edited: Mutex::new(Vec::new()),
         };
         let results = tool_calls::run_tool_calls(&tool_calls, &run).await;
-        record(&mut history, results.into_iter().flatten().collect());
+        recorder.record(results.into_iter().flatten().collect());
         if let Some(verifier) = verifier.as_mut() {
             verifier.edited(std::mem::take(&mut *lock(&run.edited)));
         }
@@ -567,12 +562,10 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                 tools.patch_through_shell = rebuilt.patch_through_shell;
                 model.prompt_cache_key = rebuilt.prompt_cache_key;
                 prompted = rebuilt.prompted;
-                if let Some(replaced) = rebuilt.history {
-                    // A new batch: measured again at the next request.
-                    history = replaced;
+                if rebuilt.new_batch {
+                    // Measured again at the next request.
                     size = ContextSize::default();
                 }
-                history.extend(rebuilt.recorded);
             }
         }
     }
@@ -607,7 +600,7 @@ fn record_reply(
     response: ModelResponse,
     events: &TaskEvents,
     last_agent_message: &mut Option<String>,
-) -> ChatMessage {
+) {
     let ModelResponse {
         text,
         reasoning,
@@ -645,39 +638,37 @@ fn record_reply(
         tool_calls: calls,
         interrupted: false,
     });
-    let reply = ChatMessage::assistant(text, reasoning, tool_calls);
-    recorder.record(vec![reply.clone()]);
-    reply
+    recorder.record(vec![ChatMessage::assistant(text, reasoning, tool_calls)]);
 }
 
 /// The usage of a reply the provider did not report: `input` tokens sent (as counted before
-/// the call) and the reply's own, counted off the async threads. Returns the reply with it.
+/// the call) and the reply's own (`history[at]`), counted off the async threads.
 async fn counted_usage(
     encoding: Encoding,
     input: u64,
-    reply: ChatMessage,
-) -> (ChatMessage, TokenUsage) {
+    history: Arc<Vec<ChatMessage>>,
+    at: usize,
+) -> TokenUsage {
     // Shared with the counting thread, not copied: a reply may be megabytes.
-    let shared = Arc::new(reply);
-    let counting = shared.clone();
+    let counting = Arc::clone(&history);
     let output = tokio::task::spawn_blocking(move || {
-        encoding.count_reply(
-            counting.content.as_deref().unwrap_or_default(),
-            counting.reasoning.as_deref().unwrap_or_default(),
-            &counting.tool_calls,
-        )
+        counting.get(at).map_or(0, |reply| {
+            encoding.count_reply(
+                reply.content.as_deref().unwrap_or_default(),
+                reply.reasoning.as_deref().unwrap_or_default(),
+                &reply.tool_calls,
+            )
+        })
     })
-    .await;
-    let reply = Arc::unwrap_or_clone(shared);
-    let output = output.unwrap_or_else(|_| crate::tokens::bound_message(&reply));
-    let usage = TokenUsage {
+    .await
+    .unwrap_or_else(|_| history.get(at).map_or(0, crate::tokens::bound_message));
+    TokenUsage {
         input_tokens: input,
         output_tokens: output,
         total_tokens: input + output,
         estimated: true,
         ..TokenUsage::default()
-    };
-    (reply, usage)
+    }
 }
 
 /// What deciding whether the next request fits needs.
@@ -697,7 +688,6 @@ impl Fitting<'_> {
     /// Returns the request's size when it had to be counted.
     async fn fit(
         &self,
-        history: &mut Vec<ChatMessage>,
         size: &mut ContextSize,
         overflowed: Option<EngineError>,
     ) -> Result<Option<u64>, TurnOutcome> {
@@ -713,10 +703,11 @@ impl Fitting<'_> {
         let limit = model
             .compact_threshold
             .map_or(window, |share| (window as f64 * share) as u64);
-        if overflowed.is_none() && size.bound(system, offered, history) <= limit {
+        let history = self.recorder.history();
+        if overflowed.is_none() && size.bound(system, offered, &history) <= limit {
             return Ok(None);
         }
-        let next = size.count(model.encoding, system, offered, history).await;
+        let next = size.count(model.encoding, system, offered, &history).await;
         if overflowed.is_none() && next <= limit {
             return Ok(Some(next));
         }
@@ -735,7 +726,7 @@ impl Fitting<'_> {
             cancel: self.cancel,
         };
         let compacted = compactor
-            .run(history, size, next, CompactTrigger::Auto)
+            .run(&history, size, next, CompactTrigger::Auto)
             .await;
         if let (
             Err(compact::CompactError::Nothing(_) | compact::CompactError::Failed(_)),

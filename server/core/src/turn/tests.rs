@@ -69,6 +69,10 @@ impl Recorder for Mutex<Conversation> {
         lock(self).record(messages);
     }
 
+    fn history(&self) -> Arc<Vec<ChatMessage>> {
+        Arc::clone(&lock(self).history)
+    }
+
     fn append_to_last(&self, text: &str) {
         lock(self).append_to_last(text);
     }
@@ -125,8 +129,7 @@ impl ContextBuilder for Host {
             patch_through_shell: false,
             prompt_cache_key: None,
             prompted: None,
-            history: None,
-            recorded: Vec::new(),
+            new_batch: false,
         }
     }
 }
@@ -197,7 +200,6 @@ struct Turn {
 fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32) -> Turn {
     let mut conversation = Conversation::new(ConversationSpec::default(), Mode::Default);
     conversation.record([ChatMessage::user("hello")]);
-    let history = conversation.history.clone();
     let wire = conversation.wire.clone();
     let conversation = Arc::new(Mutex::new(conversation));
     let model = Arc::new(ScriptedModel {
@@ -220,7 +222,6 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
         },
         system: "You are a test.".into(),
         offered: Vec::new(),
-        history,
         wire,
         size: Default::default(),
         prompted: None,
@@ -269,7 +270,7 @@ impl Turn {
     }
 
     fn history(&self) -> Vec<ChatMessage> {
-        lock(&self.conversation).history.clone()
+        lock(&self.conversation).history.to_vec()
     }
 
     /// The events emitted so far.

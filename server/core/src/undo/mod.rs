@@ -3,10 +3,11 @@
 //!
 //! A checkpoint costs what the turn changed, never the size of the repository, and no turn
 //! waits for one:
-//! - The first time a tool that may change files runs in a session (not before: a session
-//!   that only talks pays nothing), the recorder starts: every folder of the workspace that
-//!   git does not ignore is watched on its own ([`watching`]), and git lists its index and
-//!   what differs from it, once ([`git::list`]). A file git tracks unchanged is recorded by
+//! - The session's first turn starts the recorder in the background, so the model's first
+//!   reply hides its cost (a session never prompted pays nothing, and a turn never waits for
+//!   it; only a tool that may change files does, if it comes first): every folder of the
+//!   workspace that git does not ignore is watched on its own ([`watching`]), and git lists
+//!   its index and what differs from it, once ([`git::list`]). A file git tracks unchanged is recorded by
 //!   its blob in the repository; a changed or new one is copied into the session's private
 //!   store ([`store`]), outside the repository.
 //! - Each turn's start reads what changed since the last reading (the person's edits) and
@@ -33,6 +34,7 @@ mod watching;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
@@ -102,6 +104,12 @@ struct Turn {
     missed: bool,
 }
 
+/// Why the recorder did not start: for the session, or until the next turn tries again.
+enum Refusal {
+    Lasting(String),
+    ForNow(String),
+}
+
 /// The recorder of a session in a git repository, once started.
 struct Recorder {
     workspace: PathBuf,
@@ -121,8 +129,11 @@ struct Recorder {
 }
 
 enum Phase {
-    /// Nothing recorded yet: started by the first tool that may change files.
+    /// Nothing recorded yet: started by the first turn, or the first tool that may change
+    /// files.
     Waiting,
+    /// The recorder is starting in the background.
+    Starting,
     Recording(Box<Recorder>),
     /// Not a git repository.
     NoRepository,
@@ -146,9 +157,15 @@ pub(crate) struct Checkpoints {
     begun: Mutex<Option<Begun>>,
     /// The most folders watched ([`watching::MAX_WATCHED_FOLDERS`] but in tests).
     max_folders: usize,
+    /// The recorder's start, once begun.
+    starting: Mutex<Option<Start>>,
+    /// Whether the start's note was said (once per session).
+    start_told: AtomicBool,
 }
 
 type Begun = Shared<BoxFuture<'static, Option<String>>>;
+/// The recorder's start: `Ok(Some(note))` when there is something to tell the person.
+type Start = Shared<BoxFuture<'static, Result<Option<String>, String>>>;
 
 impl Checkpoints {
     pub fn new(workspace: &Path) -> Self {
@@ -160,6 +177,8 @@ impl Checkpoints {
             }),
             begun: Mutex::default(),
             max_folders: watching::MAX_WATCHED_FOLDERS,
+            starting: Mutex::default(),
+            start_told: AtomicBool::new(false),
         }
     }
 
@@ -170,42 +189,98 @@ impl Checkpoints {
         checkpoints
     }
 
-    /// Starts a turn in the background: what changed since the last reading is read first
-    /// (it is not the turn's). Tools that may change files wait for it
-    /// ([`PendingCheckpoint::ready`]); nothing else does.
+    /// Starts a turn. What changed since the last reading (not the turn's) is read when
+    /// the turn's first tool that may change files is about to run
+    /// ([`PendingCheckpoint::ready`]), and not before: a turn whose tools change nothing
+    /// reads nothing, at its start or at its end.
     pub fn begin_turn(self: &Arc<Self>) -> PendingCheckpoint {
         let checkpoints = Arc::clone(self);
-        let begun: Begun = tokio::task::spawn_blocking(move || checkpoints.begin())
-            .map(|done| done.ok().flatten())
+        let open = lock(&self.inner)
+            .stack
+            .last()
+            .is_some_and(|turn| turn.after.is_none());
+        let begun: Begun = if open {
+            // A turn left open (its end was never recorded) ends here, read now.
+            tokio::task::spawn_blocking(move || checkpoints.begin())
+                .map(|done| done.ok().flatten())
+                .boxed()
+                .shared()
+        } else {
+            lock(&self.inner).stack.push(Turn::default());
+            async move {
+                tokio::task::spawn_blocking(move || checkpoints.read_before_tools())
+                    .await
+                    .ok()
+                    .flatten()
+            }
             .boxed()
-            .shared();
+            .shared()
+        };
         *lock(&self.begun) = Some(begun.clone());
+        if matches!(lock(&self.inner).phase, Phase::Waiting) {
+            // It runs in the background; tools that may change files wait for it.
+            let _start = self.start_in_background();
+        }
         PendingCheckpoint(Some(Arc::new(Pending {
             checkpoints: Arc::clone(self),
             begun: Some(begun),
-            told: std::sync::atomic::AtomicBool::new(false),
+            told: AtomicBool::new(false),
         })))
     }
 
     /// For a task inside a turn (a conversation's, a continuation): no turn starts, but its
-    /// tools that may change files start the recorder as the turn's would.
+    /// tools that may change files wait for the turn's start as the turn's would.
     pub fn within_turn(self: &Arc<Self>) -> PendingCheckpoint {
         PendingCheckpoint(Some(Arc::new(Pending {
             checkpoints: Arc::clone(self),
-            begun: None,
-            told: std::sync::atomic::AtomicBool::new(false),
+            begun: lock(&self.begun).clone(),
+            told: AtomicBool::new(false),
         })))
     }
 
     /// Ends the last turn (the session is idle, the turn and every task it led to are over):
-    /// what the turn changed is read as it is now. Costs what the turn changed.
+    /// what the turn changed is read as it is now. Costs what the turn changed; nothing
+    /// when no tool that may change files ran.
     pub async fn end_turn(self: &Arc<Self>) {
         let begun = lock(&self.begun).take();
+        // A start that no tool waited for never ran: the turn's tools changed nothing.
+        let touched = begun.as_ref().is_none_or(|begun| begun.peek().is_some());
+        if !touched {
+            let mut inner = lock(&self.inner);
+            if let Some(turn) = inner.stack.last_mut().filter(|turn| turn.after.is_none()) {
+                turn.after = Some(BTreeMap::new());
+            }
+            return;
+        }
         if let Some(begun) = begun {
             begun.await;
         }
         let checkpoints = Arc::clone(self);
         let _ = tokio::task::spawn_blocking(move || checkpoints.end()).await;
+    }
+
+    /// Before the turn's first tool that may change files: what changed since the last
+    /// reading is read (the person's, not the turn's), and the records of earlier turns go
+    /// when the store is past three quarters full.
+    fn read_before_tools(&self) -> Option<String> {
+        let mut inner = lock(&self.inner);
+        let Inner { phase, stack } = &mut *inner;
+        let Phase::Recording(recorder) = phase else {
+            return None;
+        };
+        recorder.sync(None);
+        if recorder.store.bytes() <= MAX_STORE_BYTES / 4 * 3 {
+            return None;
+        }
+        let open = stack.pop();
+        stack.clear();
+        recorder.compact(stack);
+        stack.extend(open);
+        Some(format!(
+            "the records of earlier turns for /undo passed {} MiB and were dropped; \
+             /undo reverts from this turn on",
+            (MAX_STORE_BYTES / 4 * 3) >> 20
+        ))
     }
 
     fn begin(&self) -> Option<String> {
@@ -247,28 +322,80 @@ impl Checkpoints {
         close(phase, turn, &fresh);
     }
 
-    /// Starts recording, once: the first tool that may change files is about to run.
+    /// Starts the recorder in the background, once a session (again after a start that
+    /// failed); the same start for every caller until then.
+    fn start_in_background(self: &Arc<Self>) -> Start {
+        let mut starting = lock(&self.starting);
+        if let Some(start) = &*starting {
+            return start.clone();
+        }
+        let checkpoints = Arc::clone(self);
+        // A blocking task runs from here on, whether or not anyone waits for it.
+        let start: Start = tokio::task::spawn_blocking(move || checkpoints.start())
+            .map(|done| done.unwrap_or_else(|_| Err("the recorder stopped".to_owned())))
+            .boxed()
+            .shared();
+        *starting = Some(start.clone());
+        start
+    }
+
+    /// Starts recording: lists the repository and watches its folders, without holding the
+    /// session's checkpoints meanwhile (a turn begins and ends while it runs).
     /// `Ok(Some(note))`: recording, with something to tell the person.
     fn start(&self) -> Result<Option<String>, String> {
-        let mut inner = lock(&self.inner);
-        match &inner.phase {
-            Phase::Waiting => {}
-            Phase::Off(reason) => return Err(reason.clone()),
-            Phase::Recording(_) | Phase::NoRepository | Phase::Unkept | Phase::Closed => {
-                return Ok(None);
+        {
+            let mut inner = lock(&self.inner);
+            match &inner.phase {
+                Phase::Waiting => inner.phase = Phase::Starting,
+                Phase::Off(reason) => return Err(reason.clone()),
+                Phase::Starting
+                | Phase::Recording(_)
+                | Phase::NoRepository
+                | Phase::Unkept
+                | Phase::Closed => return Ok(None),
             }
         }
+        let started = self.make_recorder();
+        let mut inner = lock(&self.inner);
+        if !matches!(inner.phase, Phase::Starting) {
+            // The session ended meanwhile.
+            if let Ok(Some((recorder, _))) = started {
+                recorder.close();
+            }
+            return Ok(None);
+        }
+        match started {
+            Ok(None) => {
+                inner.phase = Phase::NoRepository;
+                Ok(None)
+            }
+            Ok(Some((recorder, note))) => {
+                inner.phase = Phase::Recording(Box::new(recorder));
+                Ok(note)
+            }
+            Err(Refusal::Lasting(reason)) => {
+                inner.phase = Phase::Off(reason.clone());
+                Err(reason)
+            }
+            Err(Refusal::ForNow(problem)) => {
+                // Tried again by the next turn.
+                inner.phase = Phase::Waiting;
+                drop(inner);
+                *lock(&self.starting) = None;
+                Err(problem)
+            }
+        }
+    }
+
+    /// The recorder with its note, or `None` outside a git repository.
+    fn make_recorder(&self) -> Result<Option<(Recorder, Option<String>)>, Refusal> {
         let Some(repository) = git::discover(&self.workspace) else {
-            inner.phase = Phase::NoRepository;
             return Ok(None);
         };
-        if let Err(reason) = git::check_filters(&self.workspace) {
-            inner.phase = Phase::Off(reason.clone());
-            return Err(reason);
-        }
-        let (recorder, note) = Recorder::start(&self.workspace, &repository, self.max_folders)?;
-        inner.phase = Phase::Recording(Box::new(recorder));
-        Ok(note)
+        git::check_filters(&self.workspace).map_err(Refusal::Lasting)?;
+        Recorder::start(&self.workspace, &repository, self.max_folders)
+            .map(Some)
+            .map_err(Refusal::ForNow)
     }
 
     /// Records what `relative` holds before a file tool changes it (the watch may miss it,
@@ -320,18 +447,18 @@ impl Checkpoints {
                 );
             }
             Phase::Closed => return Err("the session has ended".to_owned()),
-            Phase::Waiting if git::discover(&self.workspace).is_none() => {
+            Phase::Waiting | Phase::Starting if git::discover(&self.workspace).is_none() => {
                 return Err(
                     "/undo works in a git repository, and this workspace is not one".to_owned(),
                 );
             }
-            Phase::Waiting | Phase::Recording(_) => {}
+            Phase::Waiting | Phase::Starting | Phase::Recording(_) => {}
         }
         if stack.is_empty() {
             return Err("nothing to undo: no turn has started in this session".to_owned());
         }
         let Phase::Recording(recorder) = phase else {
-            // No tool that changes files ran in this session.
+            // No tool that changes files ran in this session (they wait for the recorder).
             stack.pop();
             return Ok("the last turn changed no file to undo".to_owned());
         };
@@ -409,20 +536,26 @@ impl Recorder {
             folders: BTreeSet::new(),
             made: BTreeSet::new(),
         };
-        match FolderWatch::start(workspace, max_folders) {
-            Ok(watch) => {
-                recorder.watch = Some(watch);
-                let mut found = BTreeSet::new();
-                if let Err(err) = recorder.watch_below(workspace, &mut found) {
-                    recorder.watch = None;
-                    note = Some(unwatched(&err));
+        // Git lists the repository while the folders are walked and watched (git's status
+        // walks the tree too: the two take about as long).
+        let listing = std::thread::scope(|scope| {
+            let listing = scope.spawn(|| git::list(workspace, repository));
+            match FolderWatch::start(workspace, max_folders) {
+                Ok(watch) => {
+                    recorder.watch = Some(watch);
+                    if let Err(err) = recorder.watch_below(workspace, None) {
+                        recorder.watch = None;
+                        note = Some(unwatched(&err));
+                    }
+                    // The folders found at the start are nobody's turn's.
+                    recorder.made.clear();
                 }
-                // The folders found at the start are nobody's turn's.
-                recorder.made.clear();
+                Err(err) => note = Some(unwatched(&err)),
             }
-            Err(err) => note = Some(unwatched(&err)),
-        }
-        let listing = git::list(workspace, repository)?;
+            listing
+                .join()
+                .unwrap_or_else(|_| Err("git's listing stopped".to_owned()))
+        })?;
         recorder.index = listing.index.into_iter().collect();
         for relative in listing.differing {
             let now = recorder.read_now(&relative);
@@ -432,17 +565,21 @@ impl Recorder {
     }
 
     /// Watches `folder` and every folder below it that is not ignored; the files found go
-    /// into `files` (relative to the workspace).
-    fn watch_below(&mut self, folder: &Path, files: &mut BTreeSet<String>) -> Result<(), String> {
+    /// into `files` (relative to the workspace), when asked for.
+    fn watch_below(
+        &mut self,
+        folder: &Path,
+        mut files: Option<&mut BTreeSet<String>>,
+    ) -> Result<(), String> {
         let Some(watch) = self.watch.as_mut() else {
             return Ok(());
         };
+        let mut walker = match files {
+            Some(_) => crate::ignore_files::walker(&self.workspace, folder),
+            None => crate::ignore_files::folder_walker(&self.workspace, folder),
+        };
         let mut folders = Vec::new();
-        for entry in crate::ignore_files::walker(&self.workspace, folder)
-            .hidden(false)
-            .build()
-            .flatten()
-        {
+        for entry in walker.hidden(false).build().flatten() {
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
             if is_dir {
                 if let Some(relative) = relative_of(&self.workspace, entry.path())
@@ -451,7 +588,10 @@ impl Recorder {
                     self.made.insert(relative);
                 }
                 folders.push(entry.into_path());
-            } else if let Some(relative) = relative_of(&self.workspace, entry.path()) {
+            } else if let (Some(files), Some(relative)) = (
+                files.as_deref_mut(),
+                relative_of(&self.workspace, entry.path()),
+            ) {
                 files.insert(relative);
             }
         }
@@ -503,7 +643,7 @@ impl Recorder {
                 if self.rules.is_ignored(path, true) {
                     return;
                 }
-                if let Err(err) = self.watch_below(path, files) {
+                if let Err(err) = self.watch_below(path, Some(files)) {
                     tracing::debug!("not watching a new folder for /undo: {err}");
                 }
             }
@@ -758,7 +898,7 @@ struct Pending {
     /// The turn's start; `None` for a task inside a turn.
     begun: Option<Begun>,
     /// Whether the notes were said (once per turn).
-    told: std::sync::atomic::AtomicBool,
+    told: AtomicBool,
 }
 
 impl PendingCheckpoint {
@@ -772,20 +912,21 @@ impl PendingCheckpoint {
             Some(begun) => begun.clone().await,
             None => None,
         };
-        let checkpoints = Arc::clone(&pending.checkpoints);
-        let started = tokio::task::spawn_blocking(move || checkpoints.start()).await;
-        if pending.told.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        let started = pending.checkpoints.start_in_background().await;
+        if pending.told.swap(true, Ordering::SeqCst) {
             return;
         }
         if let Some(note) = note {
             events.warning(note);
         }
         match started {
-            Ok(Err(problem)) => events.warning(format!(
+            Err(problem) => events.warning(format!(
                 "the working tree could not be recorded for /undo: {problem}"
             )),
-            Ok(Ok(Some(note))) => events.warning(note),
-            Ok(Ok(None)) | Err(_) => {}
+            Ok(Some(note)) if !pending.checkpoints.start_told.swap(true, Ordering::SeqCst) => {
+                events.warning(note);
+            }
+            Ok(_) => {}
         }
     }
 }

@@ -104,3 +104,50 @@ fn the_store_goes_with_the_session() {
     assert!(!store.exists());
     assert!(checkpoints.undo().is_err());
 }
+
+/// A turn whose tools change nothing reads nothing; the person's changes before a turn's
+/// first tool (between turns, or while the model answers) stay theirs, and `/undo` of that
+/// turn reverts only what its tools changed.
+#[tokio::test]
+async fn a_turn_reads_the_person_s_changes_only_when_a_tool_is_about_to_change_files() {
+    let dir = repository();
+    let ws = dir.path();
+    let checkpoints = Arc::new(Checkpoints::new(ws));
+    let events = crate::events::TaskEvents {
+        hub: crate::events::EventHub::default(),
+        conversation_id: coder_protocol::ConversationId::new(),
+        task_id: coder_protocol::TaskId::new(),
+    };
+    // A turn that talks starts the recorder in the background and reads nothing.
+    let talk = checkpoints.begin_turn();
+    checkpoints.end_turn().await;
+    drop(talk);
+    checkpoints.start_in_background().await.unwrap();
+    std::fs::write(ws.join("a/one.txt"), "the person, between turns").unwrap();
+    // A turn with a command: the person edits while the model answers, then the command.
+    let turn = checkpoints.begin_turn();
+    std::fs::write(ws.join("b/two.txt"), "the person, during the turn").unwrap();
+    turn.ready(&events).await;
+    std::fs::write(ws.join("a/one.txt"), "the command").unwrap();
+    std::fs::write(ws.join("new.txt"), "made by the command").unwrap();
+    checkpoints.end_turn().await;
+    assert_eq!(
+        checkpoints.undo().unwrap(),
+        "undid the last turn: restored a/one.txt; removed new.txt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a/one.txt")).unwrap(),
+        "the person, between turns"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("b/two.txt")).unwrap(),
+        "the person, during the turn"
+    );
+    assert!(!ws.join("new.txt").exists());
+    // The talk before it changed nothing.
+    assert_eq!(
+        checkpoints.undo().unwrap(),
+        "the last turn changed no file to undo"
+    );
+    checkpoints.close();
+}
