@@ -6,13 +6,14 @@
 //! - The session's first turn starts the recorder in the background, so the model's first
 //!   reply hides its cost (a session never prompted pays nothing, and a turn never waits for
 //!   it; only a tool that may change files does, if it comes first): every folder of the
-//!   workspace that git does not ignore is watched on its own ([`watching`]), and git lists
-//!   its index and what differs from it, once ([`git::list`]). A file git tracks unchanged is recorded by
-//!   its blob in the repository; a changed or new one is copied into the session's private
-//!   store ([`store`]), outside the repository.
-//! - Each turn's start reads what changed since the last reading (the person's edits) and
-//!   copies only those files; the turn's own changes are read at its end. Each file the turn
-//!   changed keeps what it held before the turn and after it.
+//!   workspace that git does not ignore is watched on its own ([`watching`]), while git
+//!   lists its index and what differs from it, once ([`git::list`]). A file git tracks
+//!   unchanged is recorded by its blob in the repository; a changed or new one is copied
+//!   into the session's private store ([`store`]), outside the repository.
+//! - When a turn's first tool that may change files is about to run, what changed since
+//!   the last reading (the person's edits) is read and only those files are copied; the
+//!   turn's own changes are read at its end. A turn whose tools change nothing reads
+//!   nothing. Each file the turn changed keeps what it held before the turn and after it.
 //! - `/undo` puts back what the last turn changed: changed and deleted files get their
 //!   content back, files it created are removed. A file changed again since the turn ended
 //!   (by the person, or a later `!command`) is left as it is and named, so `/undo` never
@@ -582,6 +583,10 @@ impl Recorder {
         for entry in walker.hidden(false).build().flatten() {
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
             if is_dir {
+                if crate::watch::ignored(&self.workspace, entry.path()) {
+                    // The engine's own session files, `.git`, `target`: nothing /undo keeps.
+                    continue;
+                }
                 if let Some(relative) = relative_of(&self.workspace, entry.path())
                     && self.folders.insert(relative.clone())
                 {
