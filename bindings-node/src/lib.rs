@@ -315,9 +315,10 @@ impl NativeEngine {
         self.engine.interrupt_session()
     }
 
-    /// Answers a `permission_requested` event. A decision that is not exactly
-    /// `{ decision: "allow_once" | "allow_always" | "deny", message? }` (`message` only with
-    /// `deny`) denies the request, then throws saying what was wrong.
+    /// Answers a `permission_requested` event: `{ optionId, message? }` names one of the
+    /// event's `options` (an id it did not offer denies, saying so); the older
+    /// `{ decision: "allow_once" | "allow_always" | "deny", message? }` is read too. Anything
+    /// else denies the request, then throws saying what was wrong.
     #[napi(
         ts_args_type = "requestId: string, decision: import('../ts/protocol').PermissionDecision"
     )]

@@ -76,6 +76,7 @@ function value(r, depth = 0) {
     () => depth < 3 ? Object.fromEntries(Array.from({ length: r.below(4) }, () => [r.pick(KEYS), value(r, depth + 1)])) : {},
     () => ({ type: r.pick(["text", "image", "nope"]), text: r.pick(STRINGS), data: r.pick(STRINGS), mediaType: r.pick(STRINGS) }),
     () => ({ decision: r.pick(["allow_once", "allow_always", "deny", "start_editing", 7]), message: value(r, depth + 1) }),
+    () => ({ optionId: r.pick(["allow_once", "allow_always", "deny", "refuse", "nope", 7]), message: value(r, depth + 1) }),
   ];
   return r.pick(kinds)();
 }

@@ -94,7 +94,10 @@ test("keep planning through Engine.respondToPlanExit gives the model the feedbac
   assert.deepEqual([event.mode, event.previous, event.reason], ["plan", "default", "set_mode"]);
   engine.onEvent((event) => {
     if (event.type === "permission_requested") {
-      assert.deepEqual(event.options, ["start_editing", "clear_context_and_start", "keep_planning"]);
+      assert.deepEqual(
+        event.options.map((option) => option.optionId),
+        ["start_editing", "clear_context_and_start", "keep_planning", "refuse"],
+      );
       assert.throws(() => engine.respondToPlanExit(event.requestId, { selected: "maybe" }), {
         code: "invalid_params",
       });

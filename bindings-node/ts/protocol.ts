@@ -134,7 +134,10 @@ export type EventMsg =
        * One line saying what would run and why the person is asked.
        */
       summary: string,
-      options: Array<string>,
+      /**
+       * The choices, in the order a door shows them; the answer names one by id.
+       */
+      options: Array<PermissionOption>,
       /**
        * Only a person may allow this call (a dangerous command, a protected file): no
        * mode, preset or auto-approval would, so `allow_always` is not offered. A client
@@ -626,17 +629,6 @@ export type ArchivedSegment = {
 // permission.rs
 
 /**
- * The options of an `exit_plan_mode` request (`permission_requested.options`), in the
- * order a client shows them. A client that knows only `allow_once` and `deny` may answer
- * with those: they mean `start_editing` and `keep_planning`.
- */
-export const PLAN_EXIT_OPTIONS = [
-  "start_editing",
-  "clear_context_and_start",
-  "keep_planning",
-] as const;
-
-/**
  * How much the agent may do on its own (seed 004 section 2).
  */
 export type Mode = "plan" | "default" | "auto-edit" | "yolo";
@@ -661,7 +653,43 @@ export type PermissionDecision =
   | { "decision": "refuse" }
   | { "decision": "start_editing" }
   | { "decision": "clear_context_and_start" }
-  | { "decision": "keep_planning", message?: string };
+  | { "decision": "keep_planning", message?: string }
+  | { "decision": "option", optionId: string, message?: string };
+
+/**
+ * What choosing an option does, in the Agent Client Protocol's terms.
+ */
+export type PermissionOptionKind = "allow_once" | "allow_always" | "reject_once" | "reject_always";
+
+/**
+ * One choice a permission request offers. Doors show the options a request carries, in
+ * order, and nothing else; the answer names one by `optionId`.
+ */
+export type PermissionOption = {
+  /**
+   * Stable across versions: `allow_once`, `allow_always`, `deny`, `refuse`; for a plan,
+   * `start_editing`, `clear_context_and_start`, `keep_planning`, `refuse`.
+   */
+  optionId: string,
+  kind: PermissionOptionKind,
+  /**
+   * What a person reads, whole ("Yes, and allow `cargo test` for the rest of this
+   * session").
+   */
+  label: string,
+  /**
+   * The key a terminal reads for it (`y`, `a`, `n`, `s`, `c`), unique in the request.
+   */
+  key: string,
+  /**
+   * Whether a message to the model may come with it (why not, what to change).
+   */
+  takesMessage: boolean,
+  /**
+   * For `allow_always`: exactly what it allows from now on, and for how long.
+   */
+  covers?: string,
+};
 
 // methods.rs
 
@@ -1155,7 +1183,10 @@ export type PermissionParams = {
    */
   locations: Array<ToolLocation>,
   summary: string,
-  options: Array<string>,
+  /**
+   * The choices, in order; the answer names one (`{ "optionId": ... }`).
+   */
+  options: Array<PermissionOption>,
   /**
    * For `bash`: the whole command that would run.
    */

@@ -6,7 +6,7 @@ import { codeOf, coded } from "./errors";
 import { EventEmitter } from "node:events";
 
 import { Engine, type McpServerOptions, type ModelOptions } from "./engine";
-import type { ErrorKind, Event, Mode, PermissionDecision, Preset } from "./protocol";
+import type { ErrorKind, Event, Mode, PermissionDecision, PermissionOption, Preset } from "./protocol";
 import { disabledTools, semaName } from "./tools";
 
 export interface SemaCoreConfig {
@@ -124,7 +124,14 @@ export class CoderEngine {
   #root = "";
   readonly #replies = new Map<string, Reply>();
   /** Open permission requests, oldest first. */
-  readonly #asks: Array<{ requestId: string; toolName: string; agentId: string; plan?: string }> = [];
+  readonly #asks: Array<{
+    requestId: string;
+    toolName: string;
+    agentId: string;
+    plan?: string;
+    /** The engine's options for the request: SemaCore's answers name one of them. */
+    options?: PermissionOption[];
+  }> = [];
   /** Plans approved with a cleared context, by agent, until their `mode_changed`. */
   readonly #clearing = new Map<string, string>();
   #agentMode: "Agent" | "Plan";
@@ -330,14 +337,25 @@ export class CoderEngine {
     );
     if (index < 0 || !this.#engine) return;
     const [ask] = this.#asks.splice(index, 1);
-    const decision: PermissionDecision =
+    // SemaCore's answers, as the engine's options: `agree` allows once, `allow` allows
+    // always (once where the request offers no "always"), `refuse` stops the task, and any
+    // other text denies with that text for the model.
+    const options = ask.options ?? [];
+    const ofKind = (kind: PermissionOption["kind"]) => options.find((option) => option.kind === kind);
+    const option =
       response.selected === "agree"
-        ? { decision: "allow_once" }
+        ? ofKind("allow_once")
         : response.selected === "allow"
-          ? { decision: "allow_always" }
+          ? (ofKind("allow_always") ?? ofKind("allow_once"))
           : response.selected === "refuse"
-            ? { decision: "refuse" }
-            : { decision: "deny", message: response.selected };
+            ? options.find((option) => option.optionId === "refuse")
+            : options.find((option) => option.kind === "reject_once" && option.takesMessage);
+    const decision: PermissionDecision =
+      option === undefined
+        ? { decision: "deny", message: "the answer named no option of this request; the call was denied" }
+        : option.takesMessage && !["agree", "allow", "refuse"].includes(response.selected)
+          ? { decision: "option", optionId: option.optionId, message: response.selected }
+          : { decision: "option", optionId: option.optionId };
     this.#engine.respondPermission(ask.requestId, decision);
     this.#emit("tool:permission:response", response);
   }
@@ -518,7 +536,7 @@ export class CoderEngine {
           this.#emit("plan:exit:request", request);
           break;
         }
-        this.#asks.push({ requestId: event.requestId, toolName: event.toolName, agentId });
+        this.#asks.push({ requestId: event.requestId, toolName: event.toolName, agentId, options: event.options });
         this.#emit("tool:permission:request", {
           agentId,
           toolName: semaName(event.toolName),
@@ -527,14 +545,9 @@ export class CoderEngine {
           // What would run, whole: the command, or the change as a unified diff.
           ...(event.command !== undefined ? { command: event.command } : {}),
           ...(event.diff !== undefined ? { diff: event.diff } : {}),
-          // Only a person may allow some calls, and never for good: no "allow" then.
-          options: event.humanRequired
-            ? { agree: "Allow once", refuse: "Deny" }
-            : {
-                agree: "Allow once",
-                allow: `Always allow ${semaName(event.toolName)} like this`,
-                refuse: "Deny",
-              },
+          // SemaCore's three answers, labelled by the engine's options (no "allow" where the
+          // engine offers no "always").
+          options: semaOptions(event.options),
         });
         break;
       case "tool_call_started":
@@ -675,4 +688,16 @@ function baseInstructions(config: SemaCoreConfig): string | undefined {
   if (!config.systemPrompt) return undefined;
   if (config.systemPromptMode === "replace" || config.systemPromptMode === "replaceAll") return config.systemPrompt;
   return `${config.systemPrompt}\n\n${Engine.builtInPrompt()}`;
+}
+
+/** SemaCore's answers to a permission request, labelled with the engine's options. */
+function semaOptions(options: PermissionOption[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  const once = options.find((option) => option.kind === "allow_once");
+  const always = options.find((option) => option.kind === "allow_always");
+  const refuse = options.find((option) => option.optionId === "refuse");
+  if (once) labels.agree = once.label;
+  if (always) labels.allow = always.label;
+  if (refuse) labels.refuse = refuse.label;
+  return labels;
 }

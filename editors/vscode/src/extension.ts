@@ -77,51 +77,32 @@ export async function deactivate(): Promise<void> {
   await client?.stop();
 }
 
-/** A modal quick pick over the request's options; dismissing it denies. */
-async function askPermission(request: PermissionParams): Promise<PermissionDecision> {
-  if (request.toolName === "exit_plan_mode") return askPlanExit(request);
-  const choices: Array<vscode.QuickPickItem & { decision: PermissionDecision }> = [
-    { label: "Allow once", decision: { decision: "allow_once" } },
-    { label: "Always allow", decision: { decision: "allow_always" } },
-    { label: "Deny", decision: { decision: "deny" } },
-  ];
-  const offered = choices.filter((choice) => request.options.includes(choice.decision.decision));
-  const picked = await vscode.window.showQuickPick(offered.length > 0 ? offered : choices, {
-    title: `coder wants to run ${request.toolName}`,
-    placeHolder: request.summary,
-    ignoreFocusOut: true,
-  });
-  return picked?.decision ?? { decision: "deny", message: "the user dismissed the request" };
-}
-
 /**
- * The plan of an `exit_plan_mode` call, opened as a markdown document beside the editor,
- * and its three answers; "Keep planning" asks for optional feedback for the model.
- * Dismissing the pick keeps planning.
+ * A modal quick pick over the request's own options, in the engine's order and words; an
+ * option that takes a message asks for one (optional). A plan is opened beside the editor
+ * first. Dismissing the pick denies.
  */
-async function askPlanExit(request: PermissionParams): Promise<PermissionDecision> {
+async function askPermission(request: PermissionParams): Promise<PermissionDecision> {
   const args = request.arguments as { plan?: unknown } | null;
-  const plan = typeof args?.plan === "string" ? args.plan : "";
-  const document = await vscode.workspace.openTextDocument({ language: "markdown", content: plan });
-  await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
-  const choices: Array<vscode.QuickPickItem & { decision: PermissionDecision["decision"] }> = [
-    { label: "Start editing", detail: "Leave plan mode and carry out the plan, keeping the conversation", decision: "start_editing" },
-    {
-      label: "Clear context and start",
-      detail: "Start over from the plan alone, with a fresh context",
-      decision: "clear_context_and_start",
-    },
-    { label: "Keep planning", detail: "Stay in plan mode, optionally telling the agent what to change", decision: "keep_planning" },
-  ];
+  if (request.kind === "switch_mode" && typeof args?.plan === "string") {
+    const document = await vscode.workspace.openTextDocument({ language: "markdown", content: args.plan });
+    await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  }
+  const choices = request.options.map((option) => ({
+    label: option.label,
+    detail: option.covers ? `Covers ${option.covers}` : undefined,
+    option,
+  }));
   const picked = await vscode.window.showQuickPick(choices, {
-    title: "coder has a plan: approve it?",
-    placeHolder: request.summary,
+    title: `coder asks: ${request.summary}`,
+    placeHolder: request.command ?? request.summary,
     ignoreFocusOut: true,
   });
-  if (picked?.decision === "start_editing") return { decision: "start_editing" };
-  if (picked?.decision === "clear_context_and_start") return { decision: "clear_context_and_start" };
-  const feedback = picked
-    ? await vscode.window.showInputBox({ prompt: "What should change in the plan? (optional)", ignoreFocusOut: true })
+  if (!picked) return { decision: "deny", message: "the user dismissed the request" };
+  const message = picked.option.takesMessage
+    ? await vscode.window.showInputBox({ prompt: "A word for the model (optional)", ignoreFocusOut: true })
     : undefined;
-  return feedback ? { decision: "keep_planning", message: feedback } : { decision: "keep_planning" };
+  return message
+    ? { decision: "option", optionId: picked.option.optionId, message }
+    : { decision: "option", optionId: picked.option.optionId };
 }

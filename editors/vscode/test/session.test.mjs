@@ -92,7 +92,10 @@ test("a conversation with a permission request, through vscode-jsonrpc", async (
   const asked = [];
   session.onPermission((request) => {
     asked.push(request);
-    return asked.length === 1 ? { decision: "allow_once" } : { decision: "deny", message: "not that file" };
+    // The answer names one of the request's own options.
+    return asked.length === 1
+      ? { optionId: request.options[0].optionId }
+      : { optionId: "deny", message: "not that file" };
   });
 
   const conversationId = await session.create();
@@ -105,7 +108,16 @@ test("a conversation with a permission request, through vscode-jsonrpc", async (
 
   assert.equal(await session.ask(conversationId, "write a file"), "Written.");
   assert.equal(asked[0].toolName, "write");
-  assert.ok(asked[0].options.includes("allow_once"), JSON.stringify(asked[0].options));
+  assert.deepEqual(
+    asked[0].options.map((option) => [option.optionId, option.kind]),
+    [
+      ["allow_once", "allow_once"],
+      ["allow_always", "allow_always"],
+      ["deny", "reject_once"],
+      ["refuse", "reject_once"],
+    ],
+  );
+  assert.equal(asked[0].options[1].covers, "every `write` call for the rest of this session");
   assert.equal(readFileSync(join(workspace, "from-node.txt"), "utf8"), "node\n");
 
   assert.equal(await session.ask(conversationId, "write another"), "Understood.");

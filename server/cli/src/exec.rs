@@ -15,13 +15,12 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::event_json::EventJson;
-use coder_core::tools::EXIT_PLAN_MODE;
 use coder_core::{
     Config, ConfigError, Door, DoorNames, Engine, ErrorKind, Overrides, ProviderNeed,
 };
 use coder_protocol::{
     ConversationId, EngineState, Event, EventMsg, InputItem, Mode, PermissionDecision, Preset,
-    TaskEnd,
+    TaskEnd, ToolKind,
 };
 
 use crate::render::{Human, Style};
@@ -374,15 +373,16 @@ async fn answer_permission(
 ) -> anyhow::Result<()> {
     let EventMsg::PermissionRequested {
         request_id,
-        tool_name,
+        kind,
         summary,
         human_required,
+        options,
         ..
     } = &event.msg
     else {
         return Ok(());
     };
-    let plan = tool_name == EXIT_PLAN_MODE;
+    let plan = *kind == ToolKind::SwitchMode;
     if plan && !interactive {
         // Nobody to approve the plan: it is not carried out, and is the task's answer.
         engine.withdraw_permission(
@@ -392,28 +392,12 @@ async fn answer_permission(
         )?;
         return Ok(());
     }
-    let decision = if plan {
-        let prompt = "? carry out this plan? [y]es / [c]lear the context and start from it / \
-                      [n]o, keep planning: ";
-        match read_answer(prompt.to_owned(), stop).await.as_str() {
-            "y" | "yes" => PermissionDecision::StartEditing,
-            "c" | "clear" => PermissionDecision::ClearContextAndStart,
-            _ => PermissionDecision::KeepPlanning { message: None },
-        }
-    } else if interactive {
-        // The request, with the whole command or diff, was printed just before.
-        let always = !human_required;
-        let tool = neutralize(tool_name);
-        let prompt = if always {
-            format!("? allow this {tool} call? [y]es / [a]lways / [n]o: ")
-        } else {
-            format!("? allow this {tool} call? [y]es / [n]o: ")
-        };
-        match read_answer(prompt, stop).await.as_str() {
-            "y" | "yes" => PermissionDecision::AllowOnce,
-            "a" | "always" if always => PermissionDecision::AllowAlways,
-            _ => PermissionDecision::Deny { message: None },
-        }
+    let decision = if interactive {
+        // The request, with the whole command, plan or diff, was printed just before. An
+        // answer that names no option denies.
+        let line = read_answer(crate::approval::prompt(options), stop).await;
+        crate::approval::chosen(options, &line)
+            .unwrap_or(PermissionDecision::Deny { message: None })
     } else if !human_required {
         PermissionDecision::Deny {
             message: Some(
@@ -450,7 +434,7 @@ async fn read_answer(prompt: String, stop: &tokio::sync::watch::Receiver<Option<
         // The blocked read is left behind; the runtime does not wait for it at exit.
         _ = crate::signals::stopped(&mut stop) => String::new(),
     };
-    line.trim().to_lowercase()
+    line.trim().to_owned()
 }
 
 enum Outcome {

@@ -5,6 +5,7 @@
 //! Logs go to stderr (`CODER_LOG=debug`), never to stdout, coloured only on a terminal and
 //! never when `NO_COLOR` is set.
 
+mod approval;
 mod color;
 mod exec;
 mod hardening;

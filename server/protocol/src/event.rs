@@ -145,7 +145,8 @@ pub enum EventMsg {
         locations: Vec<ToolLocation>,
         /// One line saying what would run and why the person is asked.
         summary: String,
-        options: Vec<String>,
+        /// The choices, in the order a door shows them; the answer names one by id.
+        options: Vec<crate::PermissionOption>,
         /// Only a person may allow this call (a dangerous command, a protected file): no
         /// mode, preset or auto-approval would, so `allow_always` is not offered. A client
         /// without a person to ask should deny it and say so.

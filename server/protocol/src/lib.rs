@@ -50,7 +50,9 @@ pub use event::{
 };
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
-pub use permission::{Mode, PLAN_EXIT_OPTIONS, PermissionDecision, PolicyDecision, Preset};
+pub use permission::{
+    Mode, PermissionDecision, PermissionOption, PermissionOptionKind, PolicyDecision, Preset,
+};
 pub use reference::{FileReference, FileReferenceKind, LineRange};
 pub use todo::{TodoItem, TodoStatus};
 pub use tool_kind::{ToolKind, ToolLocation};

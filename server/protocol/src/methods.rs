@@ -505,7 +505,8 @@ pub struct PermissionParams {
     /// The paths the call reads or changes, absolute.
     pub locations: Vec<crate::ToolLocation>,
     pub summary: String,
-    pub options: Vec<String>,
+    /// The choices, in order; the answer names one (`{ "optionId": ... }`).
+    pub options: Vec<crate::PermissionOption>,
     /// For `bash`: the whole command that would run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

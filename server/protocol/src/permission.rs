@@ -95,13 +95,48 @@ pub enum PermissionDecision {
         #[ts(optional)]
         message: Option<String>,
     },
+    /// One of the options the request offered, by its id (`permission_requested.options`);
+    /// `message` goes to the model with an option that takes one. An id the request did
+    /// not offer is a denial that says so. A client may send `{ "optionId": ... }` alone.
+    Option {
+        option_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        message: Option<String>,
+    },
 }
 
-/// The options of an `exit_plan_mode` request (`permission_requested.options`), in the
-/// order a client shows them. A client that knows only `allow_once` and `deny` may answer
-/// with those: they mean `start_editing` and `keep_planning`.
-pub const PLAN_EXIT_OPTIONS: [&str; 3] =
-    ["start_editing", "clear_context_and_start", "keep_planning"];
+/// What choosing an option does, in the Agent Client Protocol's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionOptionKind {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+}
+
+/// One choice a permission request offers. Doors show the options a request carries, in
+/// order, and nothing else; the answer names one by `optionId`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionOption {
+    /// Stable across versions: `allow_once`, `allow_always`, `deny`, `refuse`; for a plan,
+    /// `start_editing`, `clear_context_and_start`, `keep_planning`, `refuse`.
+    pub option_id: String,
+    pub kind: PermissionOptionKind,
+    /// What a person reads, whole ("Yes, and allow `cargo test` for the rest of this
+    /// session").
+    pub label: String,
+    /// The key a terminal reads for it (`y`, `a`, `n`, `s`, `c`), unique in the request.
+    pub key: String,
+    /// Whether a message to the model may come with it (why not, what to change).
+    pub takes_message: bool,
+    /// For `allow_always`: exactly what it allows from now on, and for how long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub covers: Option<String>,
+}
 
 impl PermissionDecision {
     /// Reads a client's answer strictly: an object with a known `decision`, and for `deny`
@@ -131,6 +166,7 @@ impl PermissionDecision {
         let decision = match object.get("decision") {
             Some(Value::String(decision)) => decision.as_str(),
             Some(_) => return Err("`decision` is not a string".to_owned()),
+            None if object.contains_key("optionId") => "option",
             None => return Err("no `decision`".to_owned()),
         };
         let allowed: &[&str] = match decision {
@@ -140,6 +176,7 @@ impl PermissionDecision {
             | "start_editing"
             | "clear_context_and_start" => &["decision"],
             "deny" | "keep_planning" => &["decision", "message"],
+            "option" => &["decision", "optionId", "message"],
             other => return Err(format!("unknown decision `{}`", shorten(other))),
         };
         if let Some(extra) = object.keys().find(|key| !allowed.contains(&key.as_str())) {
@@ -157,6 +194,13 @@ impl PermissionDecision {
             "start_editing" => Ok(PermissionDecision::StartEditing),
             "clear_context_and_start" => Ok(PermissionDecision::ClearContextAndStart),
             "keep_planning" => Ok(PermissionDecision::KeepPlanning { message }),
+            "option" => match object.get("optionId") {
+                Some(Value::String(option_id)) => Ok(PermissionDecision::Option {
+                    option_id: option_id.clone(),
+                    message,
+                }),
+                _ => Err("`optionId` is not a string".to_owned()),
+            },
             _ => Ok(PermissionDecision::Deny { message }),
         }
     }

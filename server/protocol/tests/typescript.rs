@@ -27,10 +27,10 @@ use coder_protocol::{
     AbortReason, ArchivedSegment, Attachment, ChatMessage, CompactTrigger, ConversationId,
     ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
-    McpServerState, Mode, ModeChangeReason, PermissionDecision, PolicyDecision, Preset,
-    ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem,
-    TodoStatus, TokenUsage, ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus,
-    methods, tools,
+    McpServerState, Mode, ModeChangeReason, PermissionDecision, PermissionOption,
+    PermissionOptionKind, PolicyDecision, Preset, ReloadedKind, Replacement, RequestedToolCall,
+    Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolKind,
+    ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -125,7 +125,14 @@ fn sections(cfg: &Config) -> Vec<Section> {
         ),
         section!(
             "permission.rs",
-            [Mode, Preset, PolicyDecision, PermissionDecision]
+            [
+                Mode,
+                Preset,
+                PolicyDecision,
+                PermissionDecision,
+                PermissionOptionKind,
+                PermissionOption
+            ]
         ),
         section!(
             "methods.rs",
@@ -215,10 +222,6 @@ fn name_lists(file: &str) -> Vec<(&'static str, &'static [&'static str])> {
             ("CONVERSATION_TOOLS", tools::CONVERSATION_TOOLS),
         ],
         "event.rs" => vec![("TASK_END_EVENTS", coder_protocol::TASK_END_EVENTS)],
-        "permission.rs" => vec![(
-            "PLAN_EXIT_OPTIONS",
-            coder_protocol::PLAN_EXIT_OPTIONS.as_slice(),
-        )],
         _ => Vec::new(),
     }
 }

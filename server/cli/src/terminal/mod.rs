@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
-use coder_core::tools::EXIT_PLAN_MODE;
 use coder_core::{Config, ConfigError, Door, DoorNames, Engine, Overrides, ProviderNeed};
 use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset};
 
@@ -425,37 +424,26 @@ async fn follow(
     }
 }
 
-/// Asks the person about a permission request until they answer `y`, `n` (with a reason
-/// for the model after it, if they like) or `always`. Ctrl+C or Ctrl+D denies and
-/// interrupts the task.
+/// Asks the person about a permission request until they name one of its options (with a
+/// message to the model after it, for an option that takes one). Ctrl+C or Ctrl+D denies
+/// and interrupts the task.
 async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Result<()> {
     let EventMsg::PermissionRequested {
         request_id,
-        tool_name,
-        human_required,
+        options,
         ..
     } = &event.msg
     else {
         return Ok(());
     };
-    let plan = tool_name == EXIT_PLAN_MODE;
-    let always = !human_required && !plan;
-    let prompt = if plan {
-        "? carry out this plan? [y]es / [c]lear the context and start from it / [n]o, keep planning (n <feedback>): ".to_owned()
-    } else if always {
-        format!(
-            "? allow this {} call? [y]es / [n]o (n <reason>) / [a]lways: ",
-            neutralize(tool_name)
-        )
-    } else {
-        format!(
-            "? allow this {} call? [y]es / [n]o (n <reason>): ",
-            neutralize(tool_name)
-        )
-    };
+    let prompt = crate::approval::prompt(options);
     let decision = loop {
-        let line = match input.read(prompt.clone(), false).await {
-            Answer::Line(line) => line,
+        match input.read(prompt.clone(), false).await {
+            Answer::Line(line) => {
+                if let Some(decision) = crate::approval::chosen(options, &line) {
+                    break decision;
+                }
+            }
             Answer::Interrupted | Answer::Eof => {
                 engine.respond_permission(
                     request_id,
@@ -466,30 +454,6 @@ async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Resul
                 engine.interrupt_session();
                 return Ok(());
             }
-        };
-        let answer = line.trim();
-        let (word, reason) = match answer.split_once(char::is_whitespace) {
-            Some((word, reason)) => (word.to_lowercase(), Some(reason.trim().to_owned())),
-            None => (answer.to_lowercase(), None),
-        };
-        let reason = reason.filter(|reason| !reason.is_empty());
-        match word.as_str() {
-            "y" | "yes" if reason.is_none() => {
-                break if plan {
-                    PermissionDecision::StartEditing
-                } else {
-                    PermissionDecision::AllowOnce
-                };
-            }
-            "c" | "clear" if plan && reason.is_none() => {
-                break PermissionDecision::ClearContextAndStart;
-            }
-            "a" | "always" if always && reason.is_none() => {
-                break PermissionDecision::AllowAlways;
-            }
-            "n" | "no" if plan => break PermissionDecision::KeepPlanning { message: reason },
-            "n" | "no" => break PermissionDecision::Deny { message: reason },
-            _ => {}
         }
     };
     engine.respond_permission(request_id, decision)?;

@@ -491,14 +491,21 @@ async fn allow_always_remembers_the_exact_command_for_programs_without_subcomman
         let ask = next_request_or_completion(&mut client, &mut seen).await;
         let ask = ask.unwrap_or_else(|| panic!("`{wanted}` ran without asking"));
         assert_eq!(ask["params"]["arguments"]["command"], wanted);
-        let summary = ask["params"]["summary"].as_str().unwrap();
-        assert!(
-            summary.contains(&format!("\"allow always\" would allow `{wanted}`")),
-            "{summary}"
+        let always = ask["params"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|option| option["optionId"] == "allow_always")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            always["covers"],
+            format!("`{wanted}` for the rest of this session")
         );
+        assert_eq!(always["kind"], "allow_always");
         client
             .write(
-                json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "allow_always"}}),
+                json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"optionId": "allow_always"}}),
             )
             .await;
     }

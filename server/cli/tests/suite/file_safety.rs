@@ -227,7 +227,11 @@ async fn coder_lsp_asks_the_editor_for_a_protected_write_without_allow_always() 
     // The request may arrive before the answer to `conversation/send`.
     let ask: Value = client.server_request("permission/request", &mut seen).await;
     assert_eq!(ask["params"]["toolName"], "write");
-    assert_eq!(ask["params"]["options"], json!(["allow_once", "deny"]));
+    // A protected file is asked about every time: no "allow always".
+    assert_eq!(
+        super::option_ids(&ask["params"]["options"]),
+        ["allow_once", "deny", "refuse"]
+    );
     let summary = ask["params"]["summary"].as_str().unwrap();
     assert!(summary.contains("protected file"), "{summary}");
     assert!(!workspace.path().join(".git/hooks/pre-commit").exists());

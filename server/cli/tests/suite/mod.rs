@@ -55,3 +55,13 @@ pub fn read_terminal(
         String::from_utf8_lossy(&seen).into_owned()
     })
 }
+
+/// The ids of a permission request's `options`, in order.
+pub fn option_ids(options: &serde_json::Value) -> Vec<String> {
+    options
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|option| option["optionId"].as_str().map(str::to_owned))
+        .collect()
+}

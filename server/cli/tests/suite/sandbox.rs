@@ -380,7 +380,10 @@ async fn an_editor_is_asked_before_a_command_reruns_with_network() {
         tool_result(&server).is_empty(),
         "the model saw a result before the re-run"
     );
-    assert_eq!(ask["params"]["options"], json!(["allow_once", "deny"]));
+    assert_eq!(
+        super::option_ids(&ask["params"]["options"]),
+        ["allow_once", "deny", "refuse"]
+    );
     client
         .write(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "allow_once"}}))
         .await;

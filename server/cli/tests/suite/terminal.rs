@@ -59,7 +59,7 @@ async fn plan_answered_at_the_terminal(answer: &str) -> Vec<serde_json::Value> {
     let pty = nix::pty::openpty(None, None).unwrap();
     let terminal = crate::suite::read_terminal(
         std::fs::File::from(pty.master),
-        Some(("carry out this plan?", format!("{answer}\n"))),
+        Some(("[y] Yes, carry out the plan", format!("{answer}\n"))),
     );
     let home = dir.path().join(".home");
     let mut command = tokio::process::Command::new("setsid");

@@ -7,6 +7,7 @@
 //! [`Unattended`] says when the session approves by itself.
 
 mod matrix;
+mod options;
 mod requests;
 mod unattended;
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use coder_protocol::{
-    EngineState, EventMsg, PLAN_EXIT_OPTIONS, PermissionDecision, Preset, ToolKind, ToolLocation,
+    EngineState, EventMsg, PermissionDecision, PermissionOption, Preset, ToolKind, ToolLocation,
 };
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -24,13 +24,17 @@ pub(crate) struct Permissions {
     rules: Mutex<std::sync::Arc<PermissionRules>>,
     /// Asks are approved without a person (`autoApproveAsk`, `approval.interactive=false`).
     pub auto_approve: bool,
-    pending: Mutex<HashMap<String, oneshot::Sender<Reply>>>,
+    /// Open requests, by id.
+    pending: Mutex<HashMap<String, Open>>,
     /// Tools other than `bash` a person allowed for the rest of the session.
     always: Mutex<Vec<String>>,
     /// The `bash` commands a person allowed for the rest of the session, by name and
     /// subcommand (`cargo test`); see [`CommandLine::covered_by`].
     always_commands: Mutex<Vec<String>>,
 }
+
+/// An open request: where the answer goes, and the options the request offered.
+type Open = (oneshot::Sender<Reply>, Vec<PermissionOption>);
 
 /// What a person is asked about.
 pub(crate) struct Request<'a> {
@@ -53,9 +57,8 @@ pub(crate) struct Request<'a> {
     pub line: Option<&'a CommandLine>,
 }
 
-/// What an "allow always" on `line` would remember, for the request's summary: each
-/// remembered key in backquotes (`` `cargo test` ``, line breaks shown as `\n`), or `None`
-/// when nothing would be.
+/// What an "allow always" on `line` would remember: each remembered key in backquotes
+/// (`` `cargo test` ``, line breaks shown as `\n`), or `None` when nothing would be.
 fn always_covers(line: &CommandLine) -> Option<String> {
     let keys: Vec<String> = line
         .keys()
@@ -65,6 +68,18 @@ fn always_covers(line: &CommandLine) -> Option<String> {
         return None;
     }
     Some(keys.join(", "))
+}
+
+/// What an "allow always" on this call would allow, or `None` when none is offered: a
+/// call only a person may allow, a command line with nothing a rule could name.
+fn always_offered(request: &Request<'_>) -> Option<String> {
+    if request.human_required {
+        return None;
+    }
+    match request.line {
+        Some(line) => always_covers(line),
+        None => Some(format!("every `{}` call", request.tool)),
+    }
 }
 
 /// What ends an open request: a person's decision, or the session withdrawing it with a
@@ -125,6 +140,7 @@ fn decision_name(decision: &PermissionDecision) -> &'static str {
         PermissionDecision::StartEditing => "start_editing",
         PermissionDecision::ClearContextAndStart => "clear_context_and_start",
         PermissionDecision::KeepPlanning { .. } => "keep_planning",
+        PermissionDecision::Option { .. } => "option",
     }
 }
 
@@ -204,17 +220,11 @@ impl Permissions {
         if !human_required && self.always_allowed(tool, line) {
             return Answer::Allowed;
         }
-        let mut options = vec!["allow_once".to_owned()];
-        let mut summary = summary.to_owned();
-        if !human_required {
-            options.push("allow_always".to_owned());
-            if let Some(covers) = line.and_then(always_covers) {
-                summary.push_str(&format!("; \"allow always\" would allow {covers}"));
-            }
-        }
-        options.push("deny".to_owned());
+        let always = always_offered(&request);
+        let offers_always = always.is_some();
+        let options = super::options::for_call(always);
         let answer = match self
-            .ask_person(&request, summary, options, events, cancel)
+            .ask_person(&request, summary.to_owned(), options, events, cancel)
             .await
         {
             Some(answer) => answer,
@@ -227,10 +237,11 @@ impl Permissions {
         };
         match answer {
             Some(PermissionDecision::AllowOnce) => Answer::Allowed,
-            Some(PermissionDecision::AllowAlways) if !human_required => {
+            Some(PermissionDecision::AllowAlways) if offers_always => {
                 self.remember(tool, line);
                 Answer::Allowed
             }
+            // A client that names decisions rather than options: once.
             Some(PermissionDecision::AllowAlways) => Answer::Allowed,
             Some(PermissionDecision::Refuse) => Answer::Refused(REFUSED.to_owned()),
             Some(PermissionDecision::Deny { message }) => Answer::Denied(match message {
@@ -240,7 +251,8 @@ impl Permissions {
             Some(
                 decision @ (PermissionDecision::StartEditing
                 | PermissionDecision::ClearContextAndStart
-                | PermissionDecision::KeepPlanning { .. }),
+                | PermissionDecision::KeepPlanning { .. }
+                | PermissionDecision::Option { .. }),
             ) => Answer::Denied(format!(
                 "The answer to the permission request ({}) answers only a plan; the call was denied.",
                 decision_name(&decision)
@@ -249,9 +261,9 @@ impl Permissions {
         }
     }
 
-    /// Puts the plan of an `exit_plan_mode` call to a person, with the three answers of
-    /// [`PLAN_EXIT_OPTIONS`] (`allow_always` is not an answer to a plan). A session that
-    /// approves without a person approves it as "start editing" (seed 004 section 5).
+    /// Puts the plan of an `exit_plan_mode` call to a person, with the plan's options
+    /// (`allow_always` is not an answer to a plan). A session that approves without a
+    /// person approves it as "start editing" (seed 004 section 5).
     pub async fn ask_plan_exit(
         &self,
         request: Request<'_>,
@@ -261,7 +273,7 @@ impl Permissions {
         if self.auto_approve {
             return PlanAnswer::StartEditingUnattended;
         }
-        let options = PLAN_EXIT_OPTIONS.iter().map(|o| (*o).to_owned()).collect();
+        let options = super::options::for_plan();
         let summary = request.summary.to_owned();
         let answer = match self
             .ask_person(&request, summary, options, events, cancel)
@@ -271,9 +283,9 @@ impl Permissions {
             None => return PlanAnswer::Cancelled,
         };
         match answer {
-            Some(Reply::Person(PermissionDecision::AllowOnce | PermissionDecision::StartEditing)) => {
-                PlanAnswer::StartEditing
-            }
+            Some(Reply::Person(
+                PermissionDecision::AllowOnce | PermissionDecision::StartEditing,
+            )) => PlanAnswer::StartEditing,
             Some(Reply::Person(PermissionDecision::ClearContextAndStart)) => {
                 PlanAnswer::ClearContextAndStart
             }
@@ -281,10 +293,12 @@ impl Permissions {
                 PermissionDecision::Deny { message } | PermissionDecision::KeepPlanning { message },
             )) => PlanAnswer::KeepPlanning(message),
             Some(Reply::Person(PermissionDecision::Refuse)) => PlanAnswer::Refused,
-            Some(Reply::Person(PermissionDecision::AllowAlways)) => PlanAnswer::KeepPlanning(Some(
-                "the answer was allow_always, which does not answer a plan; the plan was not approved"
-                    .to_owned(),
-            )),
+            Some(Reply::Person(
+                decision @ (PermissionDecision::AllowAlways | PermissionDecision::Option { .. }),
+            )) => PlanAnswer::KeepPlanning(Some(format!(
+                "the answer was {}, which does not answer a plan; the plan was not approved",
+                decision_name(&decision)
+            ))),
             Some(Reply::Withdrawn(reason)) => PlanAnswer::Unanswered(reason),
             None => PlanAnswer::Unanswered(UNANSWERED.to_owned()),
         }
@@ -296,13 +310,13 @@ impl Permissions {
         &self,
         request: &Request<'_>,
         summary: String,
-        options: Vec<String>,
+        options: Vec<PermissionOption>,
         events: &TaskEvents,
         cancel: &CancellationToken,
     ) -> Option<Option<Reply>> {
         let request_id = Uuid::now_v7().to_string();
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(request_id.clone(), tx);
+        lock(&self.pending).insert(request_id.clone(), (tx, options.clone()));
         let input = request.input;
         events.emit(EventMsg::PermissionRequested {
             request_id: request_id.clone(),
@@ -339,7 +353,10 @@ impl Permissions {
     /// Delivers a person's answer. Returns false for an unknown or already answered id.
     pub fn respond(&self, request_id: &str, decision: PermissionDecision) -> bool {
         match lock(&self.pending).remove(request_id) {
-            Some(tx) => tx.send(Reply::Person(decision)).is_ok(),
+            Some((tx, offered)) => {
+                let decision = super::options::decision_of(&offered, decision);
+                tx.send(Reply::Person(decision)).is_ok()
+            }
             None => false,
         }
     }
@@ -348,7 +365,7 @@ impl Permissions {
     /// Returns false for an unknown or already answered id.
     pub fn withdraw(&self, request_id: &str, reason: &str) -> bool {
         match lock(&self.pending).remove(request_id) {
-            Some(tx) => tx.send(Reply::Withdrawn(reason.to_owned())).is_ok(),
+            Some((tx, _)) => tx.send(Reply::Withdrawn(reason.to_owned())).is_ok(),
             None => false,
         }
     }
@@ -362,7 +379,7 @@ impl Permissions {
     /// (the session is ending).
     pub fn withdraw_all(&self, reason: &str) {
         let open: Vec<_> = lock(&self.pending).drain().collect();
-        for (_, tx) in open {
+        for (_, (tx, _)) in open {
             let _ = tx.send(Reply::Withdrawn(reason.to_owned()));
         }
     }

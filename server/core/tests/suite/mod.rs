@@ -32,3 +32,11 @@ mod tool_names;
 mod tools;
 mod undo;
 mod workflow;
+
+/// The ids of a permission request's options, in order.
+pub fn option_ids(options: &[coder_protocol::PermissionOption]) -> Vec<&str> {
+    options
+        .iter()
+        .map(|option| option.option_id.as_str())
+        .collect()
+}

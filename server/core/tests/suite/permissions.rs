@@ -91,7 +91,14 @@ async fn an_allowed_write_asks_first_then_runs_and_reports_its_diff() {
     assert_eq!(tool_name, "write");
     assert_eq!(arguments, write_call());
     assert!(summary.starts_with("write: out.txt"), "{summary}");
-    assert_eq!(options, ["allow_once", "allow_always", "deny"]);
+    assert_eq!(
+        super::option_ids(&options),
+        ["allow_once", "allow_always", "deny", "refuse"]
+    );
+    assert_eq!(
+        options[1].covers.as_deref(),
+        Some("every `write` call for the rest of this session")
+    );
     assert_eq!(
         std::fs::read_to_string(h.workspace.path().join("out.txt")).unwrap(),
         "hello\n"
@@ -256,7 +263,7 @@ async fn a_person_may_allow_a_dangerous_command_once_but_not_always() {
     else {
         unreachable!()
     };
-    assert_eq!(options, &["allow_once", "deny"]);
+    assert_eq!(super::option_ids(options), ["allow_once", "deny", "refuse"]);
     assert!(summary.contains("dangerous command"), "{summary}");
     assert!(!h.workspace.path().join("build").exists());
 }
@@ -454,7 +461,7 @@ async fn a_person_may_allow_a_protected_write_once_but_not_always() {
     else {
         unreachable!()
     };
-    assert_eq!(options, &["allow_once", "deny"]);
+    assert_eq!(super::option_ids(options), ["allow_once", "deny", "refuse"]);
     assert!(summary.contains("protected file"), "{summary}");
     assert_eq!(
         std::fs::read_to_string(h.workspace.path().join(".git/config")).unwrap(),

@@ -123,8 +123,13 @@ async fn exit_with(decision: PermissionDecision) -> (MockModelServer, Harness, V
         unreachable!()
     };
     assert_eq!(
-        options,
-        &["start_editing", "clear_context_and_start", "keep_planning"]
+        super::option_ids(options),
+        [
+            "start_editing",
+            "clear_context_and_start",
+            "keep_planning",
+            "refuse"
+        ]
     );
     assert!(human_required);
     assert_eq!(arguments["plan"], PLAN);

@@ -76,7 +76,8 @@ async fn the_sandbox_stops_writes_outside_the_workspace_even_in_yolo() {
     let asked = events.iter().any(|e| {
         matches!(&e.msg,
         EventMsg::PermissionRequested { summary, options, .. }
-            if summary.contains("without the sandbox") && options == &["allow_once", "deny"])
+            if summary.contains("without the sandbox")
+                && super::option_ids(options) == ["allow_once", "deny", "refuse"])
     });
     assert!(asked, "no request to re-run outside the sandbox");
     let result = last_tool_result(&server);

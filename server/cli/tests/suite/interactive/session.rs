@@ -140,16 +140,16 @@ async fn approvals_take_yes_no_with_a_reason_and_always() {
     let mut screen = place.start(&server, &[]);
     screen.prompt(1);
     screen.line("make one");
-    screen.wait_for("? allow this bash call?");
+    screen.wait_for("? [y] Yes, allow it this once");
     // Anything but an answer asks again.
     screen.line("maybe");
-    screen.wait_for_count("? allow this bash call?", 2);
+    screen.wait_for_count("? [y] Yes, allow it this once", 2);
     screen.line("y");
     screen.prompt(2);
     assert!(place.read("one.txt").is_some());
 
     screen.line("make two");
-    screen.wait_for_count("? allow this bash call?", 3);
+    screen.wait_for_count("? [y] Yes, allow it this once", 3);
     screen.line("n not in this folder");
     screen.prompt(3);
     assert!(place.read("two.txt").is_none());
@@ -157,11 +157,11 @@ async fn approvals_take_yes_no_with_a_reason_and_always() {
     assert!(result.contains("not in this folder"), "{result}");
 
     screen.line("make three");
-    screen.wait_for_count("? allow this bash call?", 4);
+    screen.wait_for_count("? [y] Yes, allow it this once", 4);
     screen.line("always");
     let text = screen.prompt(4);
     // The second identical call was not asked about.
-    assert_eq!(text.matches("? allow this bash call?").count(), 4);
+    assert_eq!(text.matches("? [y] Yes, allow it this once").count(), 4);
     assert!(text.contains("made three twice"));
     insta::assert_snapshot!("approvals", place.normalized(&text));
     screen.send("\x04");

@@ -198,14 +198,18 @@ async fn a_turn_shows_thinking_todos_an_edits_diff_before_it_is_approved_and_wha
     screen.prompt(1);
     screen.line("guard the parser and verify it");
     // The edit is asked about with its diff on screen, before the file changes.
-    let asked = screen.wait_for("? allow this write call?");
+    let asked = screen.wait_for("? [y] Yes, allow it this once");
     assert!(asked.contains("+fn parse() { guard(); }"), "{asked}");
+    assert!(
+        asked.contains("every `write` call for the rest of this session"),
+        "{asked}"
+    );
     assert_eq!(place.read("src/parser.rs").unwrap(), "fn parse() {}\n");
     screen.line("y");
-    screen.wait_for_count("? allow this bash call?", 1);
+    screen.wait_for_count("? [y] Yes, allow it this once", 2);
     screen.line("y");
     // Then the verification command, asked about as any command.
-    screen.wait_for_count("? allow this bash call?", 2);
+    screen.wait_for_count("? [y] Yes, allow it this once", 3);
     screen.line("y");
     let text = screen.prompt(2);
     assert!(text.contains("The parser needs a guard first."), "{text}");

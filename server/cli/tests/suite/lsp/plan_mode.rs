@@ -81,8 +81,13 @@ async fn exit_with(answer: Value) -> (MockModelServer, Vec<Value>) {
     let params = &ask["params"];
     assert_eq!(params["toolName"], "exit_plan_mode");
     assert_eq!(
-        params["options"],
-        json!(["start_editing", "clear_context_and_start", "keep_planning"])
+        super::super::option_ids(&params["options"]),
+        [
+            "start_editing",
+            "clear_context_and_start",
+            "keep_planning",
+            "refuse"
+        ]
     );
     assert_eq!(params["arguments"]["plan"], PLAN);
     client

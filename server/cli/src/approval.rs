@@ -1,0 +1,109 @@
+//! Asking a person on a terminal: the options a permission request carries, shown as
+//! `[key] label` in their order, and the answer read back by key or id, with a message after
+//! it for an option that takes one. The choices are the engine's; nothing here adds one.
+
+use coder_core::control_chars::neutralize;
+use coder_protocol::{PermissionDecision, PermissionOption};
+
+/// The question for `options`: `? [y] Yes, allow it this once / [n] No, and tell the model
+/// why (n <message>) / ...: `.
+pub(crate) fn prompt(options: &[PermissionOption]) -> String {
+    let choices: Vec<String> = options
+        .iter()
+        .map(|option| {
+            let key = neutralize(&option.key);
+            let hint = if option.takes_message {
+                format!(" ({key} <message>)")
+            } else {
+                String::new()
+            };
+            format!("[{key}] {}{hint}", neutralize(&option.label))
+        })
+        .collect();
+    format!("? {}: ", choices.join(" / "))
+}
+
+/// The option a typed line names: its key, its id, or the word its key stands for (`yes`,
+/// `no`, `always`, `clear`, `stop`), then a message for an option that takes one. `None`
+/// when the line names none of them, or gives a message to an option that takes none (the
+/// person is asked again).
+pub(crate) fn chosen(options: &[PermissionOption], line: &str) -> Option<PermissionDecision> {
+    let line = line.trim();
+    let (word, message) = match line.split_once(char::is_whitespace) {
+        Some((word, message)) => (word, Some(message.trim())),
+        None => (line, None),
+    };
+    let word = word.to_lowercase();
+    let key = match word.as_str() {
+        "yes" => "y",
+        "no" => "n",
+        "always" => "a",
+        "clear" => "c",
+        "stop" => "s",
+        other => other,
+    };
+    let option = options
+        .iter()
+        .find(|option| option.key == key || option.option_id == word)?;
+    let message = message.filter(|message| !message.is_empty());
+    if message.is_some() && !option.takes_message {
+        return None;
+    }
+    Some(PermissionDecision::Option {
+        option_id: option.option_id.clone(),
+        message: message.map(str::to_owned),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coder_protocol::PermissionOptionKind;
+
+    fn options() -> Vec<PermissionOption> {
+        let option = |id: &str, key: &str, label: &str, takes_message: bool| PermissionOption {
+            option_id: id.to_owned(),
+            kind: PermissionOptionKind::AllowOnce,
+            label: label.to_owned(),
+            key: key.to_owned(),
+            takes_message,
+            covers: None,
+        };
+        vec![
+            option("allow_once", "y", "Yes", false),
+            option("deny", "n", "No", true),
+            option("custom", "x", "Something \u{1b}[31mnew", false),
+        ]
+    }
+
+    #[test]
+    fn the_prompt_shows_every_option_it_is_given_and_nothing_else() {
+        assert_eq!(
+            prompt(&options()),
+            "? [y] Yes / [n] No (n <message>) / [x] Something ^[[31mnew: "
+        );
+    }
+
+    #[test]
+    fn an_answer_names_an_option_by_key_id_or_word() {
+        let chose = |line: &str| chosen(&options(), line);
+        let option = |id: &str, message: Option<&str>| {
+            Some(PermissionDecision::Option {
+                option_id: id.to_owned(),
+                message: message.map(str::to_owned),
+            })
+        };
+        assert_eq!(chose("y"), option("allow_once", None));
+        assert_eq!(chose("YES"), option("allow_once", None));
+        assert_eq!(chose("x"), option("custom", None));
+        assert_eq!(
+            chose("n use rg instead"),
+            option("deny", Some("use rg instead"))
+        );
+        assert_eq!(chose("deny"), option("deny", None));
+        // Not offered, or a message where none is taken: asked again.
+        assert_eq!(chose("a"), None);
+        assert_eq!(chose("y but why"), None);
+        assert_eq!(chose(""), None);
+    }
+}

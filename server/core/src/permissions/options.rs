@@ -1,0 +1,179 @@
+//! The choices a permission request offers, and what choosing one means. Every door shows
+//! these, in order, and sends back the id of the one the person chose; no door builds
+//! choices of its own.
+
+use coder_protocol::{PermissionDecision, PermissionOption, PermissionOptionKind};
+
+fn option(
+    id: &str,
+    kind: PermissionOptionKind,
+    key: &str,
+    label: String,
+    takes_message: bool,
+) -> PermissionOption {
+    PermissionOption {
+        option_id: id.to_owned(),
+        kind,
+        label,
+        key: key.to_owned(),
+        takes_message,
+        covers: None,
+    }
+}
+
+/// The choices for a call: allow once; allow always when a rule can cover it (`covers`
+/// says exactly what it would allow: `None` when a person must answer each time); deny,
+/// with a message to the model; deny and stop the task.
+pub(crate) fn for_call(covers: Option<String>) -> Vec<PermissionOption> {
+    let mut options = vec![option(
+        "allow_once",
+        PermissionOptionKind::AllowOnce,
+        "y",
+        "Yes, allow it this once".to_owned(),
+        false,
+    )];
+    if let Some(covers) = covers {
+        let covers = format!("{covers} for the rest of this session");
+        options.push(PermissionOption {
+            covers: Some(covers.clone()),
+            ..option(
+                "allow_always",
+                PermissionOptionKind::AllowAlways,
+                "a",
+                format!("Yes, and allow {covers}"),
+                false,
+            )
+        });
+    }
+    options.push(option(
+        "deny",
+        PermissionOptionKind::RejectOnce,
+        "n",
+        "No, and tell the model why".to_owned(),
+        true,
+    ));
+    options.push(option(
+        "refuse",
+        PermissionOptionKind::RejectOnce,
+        "s",
+        "No, and stop the task".to_owned(),
+        false,
+    ));
+    options
+}
+
+/// The choices for a plan (`exit_plan_mode`).
+pub(crate) fn for_plan() -> Vec<PermissionOption> {
+    vec![
+        option(
+            "start_editing",
+            PermissionOptionKind::AllowOnce,
+            "y",
+            "Yes, carry out the plan".to_owned(),
+            false,
+        ),
+        option(
+            "clear_context_and_start",
+            PermissionOptionKind::AllowOnce,
+            "c",
+            "Yes, clear the context and start from the plan".to_owned(),
+            false,
+        ),
+        option(
+            "keep_planning",
+            PermissionOptionKind::RejectOnce,
+            "n",
+            "No, keep planning, and tell the model what to change".to_owned(),
+            true,
+        ),
+        option(
+            "refuse",
+            PermissionOptionKind::RejectOnce,
+            "s",
+            "No, and stop the task".to_owned(),
+            false,
+        ),
+    ]
+}
+
+/// What an answer means for a request that offered `offered`: an option's id becomes its
+/// decision; an id it did not offer is a denial that says so. Other answers are read as
+/// they are.
+pub(crate) fn decision_of(
+    offered: &[PermissionOption],
+    answer: PermissionDecision,
+) -> PermissionDecision {
+    let PermissionDecision::Option { option_id, message } = answer else {
+        return answer;
+    };
+    let chosen = offered.iter().find(|option| option.option_id == option_id);
+    let message = message.filter(|_| chosen.is_some_and(|option| option.takes_message));
+    match chosen.map(|option| option.option_id.as_str()) {
+        Some("allow_once") => PermissionDecision::AllowOnce,
+        Some("allow_always") => PermissionDecision::AllowAlways,
+        Some("deny") => PermissionDecision::Deny { message },
+        Some("refuse") => PermissionDecision::Refuse,
+        Some("start_editing") => PermissionDecision::StartEditing,
+        Some("clear_context_and_start") => PermissionDecision::ClearContextAndStart,
+        Some("keep_planning") => PermissionDecision::KeepPlanning { message },
+        _ => PermissionDecision::malformed(&format!(
+            "it named option `{}`, which this request did not offer",
+            option_id.chars().take(40).collect::<String>()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_id_becomes_its_decision_and_one_not_offered_is_a_denial() {
+        let offered = for_call(None);
+        let chosen = |id: &str, message: Option<&str>| {
+            decision_of(
+                &offered,
+                PermissionDecision::Option {
+                    option_id: id.to_owned(),
+                    message: message.map(str::to_owned),
+                },
+            )
+        };
+        assert_eq!(chosen("allow_once", None), PermissionDecision::AllowOnce);
+        assert_eq!(
+            chosen("deny", Some("use rg")),
+            PermissionDecision::Deny {
+                message: Some("use rg".to_owned())
+            }
+        );
+        assert_eq!(
+            chosen("refuse", Some("ignored")),
+            PermissionDecision::Refuse
+        );
+        // Not offered without a rule to cover the call.
+        let PermissionDecision::Deny { message: Some(why) } = chosen("allow_always", None) else {
+            panic!("allowed");
+        };
+        assert!(why.contains("did not offer"), "{why}");
+        let keys: Vec<&str> = offered.iter().map(|option| option.key.as_str()).collect();
+        assert_eq!(keys, ["y", "n", "s"]);
+    }
+
+    #[test]
+    fn every_option_set_has_unique_ids_and_keys() {
+        for options in [
+            for_call(Some("`cargo test`".to_owned())),
+            for_call(None),
+            for_plan(),
+        ] {
+            let mut ids: Vec<&str> = options.iter().map(|o| o.option_id.as_str()).collect();
+            let mut keys: Vec<&str> = options.iter().map(|o| o.key.as_str()).collect();
+            let count = ids.len();
+            ids.sort_unstable();
+            ids.dedup();
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!((ids.len(), keys.len()), (count, count));
+        }
+    }
+}
