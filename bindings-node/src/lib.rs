@@ -217,6 +217,18 @@ impl NativeEngine {
         to_json(self.engine.rules())
     }
 
+    /// The permission rules a person recorded with "always" for this project.
+    #[napi(ts_return_type = "import('../ts/protocol').PermissionRule[]")]
+    pub fn permission_rules(&self) -> Result<Value> {
+        to_json(self.engine.permission_rules())
+    }
+
+    /// Removes one recorded permission rule; whether there was one of that id.
+    #[napi]
+    pub fn remove_permission_rule(&self, id: String) -> Result<bool> {
+        self.engine.remove_permission_rule(&id).map_err(error)
+    }
+
     /// The slash commands, built-in then custom, for completion.
     #[napi(ts_return_type = "import('../ts/protocol').CommandInfo[]")]
     pub fn commands(&self) -> Result<Value> {

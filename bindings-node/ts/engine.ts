@@ -21,6 +21,7 @@ import type {
   ModelOptions,
   PathMatch,
   PermissionDecision,
+  PermissionRule,
   RuleInfo,
   SetContextParams,
   SkillInfo,
@@ -267,6 +268,19 @@ export class Engine {
    */
   rules(): RuleInfo[] {
     return this.#native.rules();
+  }
+
+  /**
+   * The permission rules a person recorded with "always" for this project: kept in their
+   * own state, applied by every door (docs/permissions.md).
+   */
+  permissionRules(): PermissionRule[] {
+    return this.#native.permissionRules();
+  }
+
+  /** Removes one recorded permission rule by id; whether there was one. */
+  removePermissionRule(id: string): boolean {
+    return this.#native.removePermissionRule(id);
   }
 
   /** The running task as `[conversationId, taskId]`. */

@@ -650,6 +650,7 @@ export type PermissionDecision =
   | { "decision": "allow_once" }
   | { "decision": "allow_always" }
   | { "decision": "deny", message?: string }
+  | { "decision": "reject_always", message?: string }
   | { "decision": "refuse" }
   | { "decision": "start_editing" }
   | { "decision": "clear_context_and_start" }
@@ -689,6 +690,39 @@ export type PermissionOption = {
    * For `allow_always`: exactly what it allows from now on, and for how long.
    */
   covers?: string,
+};
+
+/**
+ * A rule a person recorded with "always" (`allow_always`, `reject_always`): it lasts,
+ * for one project, in the person's own state (never in the workspace), and applies in every
+ * door.
+ */
+export type PermissionRule = {
+  /**
+   * What `permissions/remove` names.
+   */
+  id: string,
+  /**
+   * The tool it covers.
+   */
+  tool: string,
+  /**
+   * For `bash`: the one command shape it covers (`cargo test`, `rm a.txt`), never a
+   * prefix of a compound line: every simple command of a line must be covered.
+   */
+  command?: string,
+  /**
+   * `allow` or `deny`.
+   */
+  decision: PolicyDecision,
+  /**
+   * The project (its folder) the rule holds in.
+   */
+  project: string,
+  /**
+   * In words, as the option that recorded it said.
+   */
+  covers: string,
 };
 
 // methods.rs
@@ -788,6 +822,17 @@ export const SESSION_RESUME = "session/resume";
 export const RULE_LIST = "rule/list";
 
 /**
+ * The permission rules a person recorded with "always" for this project (in their
+ * own state; every door applies them).
+ */
+export const PERMISSIONS_LIST = "permissions/list";
+
+/**
+ * Removes one recorded permission rule by id.
+ */
+export const PERMISSIONS_REMOVE = "permissions/remove";
+
+/**
  * The slash commands a person can type: the built-in ones, then the custom ones
  * (`.coder/commands/<name>.md`), for completion.
  */
@@ -833,6 +878,8 @@ export const METHODS = [
   SESSION_LIST,
   SESSION_RESUME,
   RULE_LIST,
+  PERMISSIONS_LIST,
+  PERMISSIONS_REMOVE,
   COMMAND_LIST,
   SKILL_LIST,
   WORKSPACE_COMPLETE_PATHS,
@@ -1157,6 +1204,26 @@ export type RuleInfo = {
 };
 
 /**
+ * `permissions/list` params: an empty object.
+ */
+export type PermissionsListParams = Record<symbol, never>;
+
+/**
+ * `permissions/list` result: this project's recorded rules, oldest first.
+ */
+export type PermissionsListResult = { rules: Array<PermissionRule> };
+
+/**
+ * `permissions/remove` params.
+ */
+export type PermissionsRemoveParams = { id: string };
+
+/**
+ * `permissions/remove` result: whether a rule of that id was removed.
+ */
+export type PermissionsRemoveResult = { removed: boolean };
+
+/**
  * `conversation/event` params: one engine event, unchanged.
  */
 export type EventParams = { event: Event };
@@ -1381,6 +1448,15 @@ export type ClientRequests = {
    * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
    */
   "rule/list": { params: RuleListParams, result: RuleListResult },
+  /**
+   * The permission rules a person recorded with "always" for this project (in their
+   * own state; every door applies them).
+   */
+  "permissions/list": { params: PermissionsListParams, result: PermissionsListResult },
+  /**
+   * Removes one recorded permission rule by id.
+   */
+  "permissions/remove": { params: PermissionsRemoveParams, result: PermissionsRemoveResult },
   /**
    * The slash commands a person can type: the built-in ones, then the custom ones
    * (`.coder/commands/<name>.md`), for completion.

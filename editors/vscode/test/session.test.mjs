@@ -114,10 +114,11 @@ test("a conversation with a permission request, through vscode-jsonrpc", async (
       ["allow_once", "allow_once"],
       ["allow_always", "allow_always"],
       ["deny", "reject_once"],
+      ["reject_always", "reject_always"],
       ["refuse", "reject_once"],
     ],
   );
-  assert.equal(asked[0].options[1].covers, "every `write` call for the rest of this session");
+  assert.equal(asked[0].options[1].covers, "every `write` call in this project");
   assert.equal(readFileSync(join(workspace, "from-node.txt"), "utf8"), "node\n");
 
   assert.equal(await session.ask(conversationId, "write another"), "Understood.");

@@ -104,6 +104,17 @@ impl Engine {
         self.session.save(Save::Again).await
     }
 
+    /// The permission rules a person recorded with "always" for this project (kept in their
+    /// own state, applied by every door), oldest first.
+    pub fn permission_rules(&self) -> Vec<coder_protocol::PermissionRule> {
+        self.session.permission_rules()
+    }
+
+    /// Removes one recorded permission rule; whether there was one of that id.
+    pub fn remove_permission_rule(&self, id: &str) -> Result<bool, EngineError> {
+        self.session.remove_permission_rule(id)
+    }
+
     /// The rules files the system prompt holds, as the session holds them (read again when
     /// they change on disk), in the order the prompt tells them (the nearest last).
     pub fn rules(&self) -> Vec<coder_protocol::methods::RuleInfo> {

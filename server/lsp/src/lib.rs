@@ -25,8 +25,8 @@ use coder_protocol::methods::{
     CoderCapabilities, CommandList, ConversationArchive, ConversationCommand, ConversationCompact,
     ConversationCreate, ConversationDestroy, ConversationHistory, ConversationInterrupt,
     ConversationList, ConversationSend, ConversationSetContext, ConversationSetMode,
-    InitializationOptions, METHODS, PROTOCOL_VERSION, RuleList, SessionInterrupt, SessionList,
-    SessionResume, SkillList, WorkspaceCompletePaths,
+    InitializationOptions, METHODS, PROTOCOL_VERSION, PermissionsList, PermissionsRemove, RuleList,
+    SessionInterrupt, SessionList, SessionResume, SkillList, WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -235,6 +235,8 @@ pub async fn serve_until(
     builder = route::<SessionList>(builder, Backend::sessions);
     builder = route::<SessionResume>(builder, Backend::resume);
     builder = route::<RuleList>(builder, Backend::rules);
+    builder = route::<PermissionsList>(builder, Backend::permission_rules);
+    builder = route::<PermissionsRemove>(builder, Backend::remove_permission_rule);
     builder = route::<CommandList>(builder, Backend::commands);
     builder = route::<SkillList>(builder, Backend::skills);
     builder = route::<WorkspaceCompletePaths>(builder, Backend::complete_paths);

@@ -14,11 +14,13 @@ use coder_protocol::methods::{
     CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_CONTEXT, CONVERSATION_SET_MODE,
     CommandListParams, CommandListResult, CommandParams, CommandResult, CompactResult,
     CompletePathsParams, CompletePathsResult, CreateParams, CreateResult, DestroyResult,
-    HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult, RULE_LIST,
-    RuleListParams, RuleListResult, SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST,
-    SendParams, SendResult, SessionInterruptParams, SessionListParams, SessionListResult,
-    SessionResumeParams, SessionResumeResult, SetContextParams, SetContextResult, SetModeParams,
-    SetModeResult, SkillListParams, SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
+    HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult, PERMISSIONS_LIST,
+    PERMISSIONS_REMOVE, PermissionsListParams, PermissionsListResult, PermissionsRemoveParams,
+    PermissionsRemoveResult, RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT,
+    SESSION_LIST, SESSION_RESUME, SKILL_LIST, SendParams, SendResult, SessionInterruptParams,
+    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult,
+    SetContextParams, SetContextResult, SetModeParams, SetModeResult, SkillListParams,
+    SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -263,6 +265,32 @@ impl Backend {
             Ok(RuleListResult {
                 rules: self.engine()?.rules(),
             })
+        })
+        .await
+    }
+
+    pub(crate) async fn permission_rules(
+        &self,
+        _: PermissionsListParams,
+    ) -> Result<PermissionsListResult> {
+        contained(PERMISSIONS_LIST, async {
+            Ok(PermissionsListResult {
+                rules: self.engine()?.permission_rules(),
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn remove_permission_rule(
+        &self,
+        params: PermissionsRemoveParams,
+    ) -> Result<PermissionsRemoveResult> {
+        contained(PERMISSIONS_REMOVE, async {
+            let removed = self
+                .engine()?
+                .remove_permission_rule(&params.id)
+                .map_err(engine_error)?;
+            Ok(PermissionsRemoveResult { removed })
         })
         .await
     }

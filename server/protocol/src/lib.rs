@@ -51,7 +51,8 @@ pub use event::{
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};
 pub use permission::{
-    Mode, PermissionDecision, PermissionOption, PermissionOptionKind, PolicyDecision, Preset,
+    Mode, PermissionDecision, PermissionOption, PermissionOptionKind, PermissionRule,
+    PolicyDecision, Preset,
 };
 pub use reference::{FileReference, FileReferenceKind, LineRange};
 pub use todo::{TodoItem, TodoStatus};

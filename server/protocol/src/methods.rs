@@ -73,6 +73,13 @@ method_table! {
         /// The rules files the system prompt holds now (user level, `.coder/rules/`, then
         /// `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
         RuleList, RULE_LIST = "rule/list": RuleListParams => RuleListResult;
+        /// The permission rules a person recorded with "always" for this project (in their
+        /// own state; every door applies them).
+        PermissionsList, PERMISSIONS_LIST = "permissions/list":
+            PermissionsListParams => PermissionsListResult;
+        /// Removes one recorded permission rule by id.
+        PermissionsRemove, PERMISSIONS_REMOVE = "permissions/remove":
+            PermissionsRemoveParams => PermissionsRemoveResult;
         /// The slash commands a person can type: the built-in ones, then the custom ones
         /// (`.coder/commands/<name>.md`), for completion.
         CommandList, COMMAND_LIST = "command/list": CommandListParams => CommandListResult;
@@ -449,6 +456,28 @@ pub struct CommandResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub conversation_id: Option<ConversationId>,
+}
+
+/// `permissions/list` params: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct PermissionsListParams {}
+
+/// `permissions/list` result: this project's recorded rules, oldest first.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct PermissionsListResult {
+    pub rules: Vec<crate::PermissionRule>,
+}
+
+/// `permissions/remove` params.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct PermissionsRemoveParams {
+    pub id: String,
+}
+
+/// `permissions/remove` result: whether a rule of that id was removed.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct PermissionsRemoveResult {
+    pub removed: bool,
 }
 
 /// `rule/list` params: an empty object.

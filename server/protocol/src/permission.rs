@@ -78,6 +78,13 @@ pub enum PermissionDecision {
         #[ts(optional)]
         message: Option<String>,
     },
+    /// Refuse, and refuse calls like it in this project from now on (a rule that lasts,
+    /// [`PermissionRule`]); `message` is passed to the model, and the task goes on.
+    RejectAlways {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        message: Option<String>,
+    },
     /// Refuse and stop (SemaCore's `refuse`, seed 001's checkpoint 4): the call keeps the
     /// refusal as its result, and the task ends as interrupted. For an `exit_plan_mode`
     /// request: keep planning, and the task ends.
@@ -138,6 +145,29 @@ pub struct PermissionOption {
     pub covers: Option<String>,
 }
 
+/// A rule a person recorded with "always" (`allow_always`, `reject_always`): it lasts,
+/// for one project, in the person's own state (never in the workspace), and applies in every
+/// door.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRule {
+    /// What `permissions/remove` names.
+    pub id: String,
+    /// The tool it covers.
+    pub tool: String,
+    /// For `bash`: the one command shape it covers (`cargo test`, `rm a.txt`), never a
+    /// prefix of a compound line: every simple command of a line must be covered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub command: Option<String>,
+    /// `allow` or `deny`.
+    pub decision: PolicyDecision,
+    /// The project (its folder) the rule holds in.
+    pub project: String,
+    /// In words, as the option that recorded it said.
+    pub covers: String,
+}
+
 impl PermissionDecision {
     /// Reads a client's answer strictly: an object with a known `decision`, and for `deny`
     /// at most a string `message`, nothing else. Anything else (another type, an unknown
@@ -175,7 +205,7 @@ impl PermissionDecision {
             | "refuse"
             | "start_editing"
             | "clear_context_and_start" => &["decision"],
-            "deny" | "keep_planning" => &["decision", "message"],
+            "deny" | "keep_planning" | "reject_always" => &["decision", "message"],
             "option" => &["decision", "optionId", "message"],
             other => return Err(format!("unknown decision `{}`", shorten(other))),
         };
@@ -194,6 +224,7 @@ impl PermissionDecision {
             "start_editing" => Ok(PermissionDecision::StartEditing),
             "clear_context_and_start" => Ok(PermissionDecision::ClearContextAndStart),
             "keep_planning" => Ok(PermissionDecision::KeepPlanning { message }),
+            "reject_always" => Ok(PermissionDecision::RejectAlways { message }),
             "option" => match object.get("optionId") {
                 Some(Value::String(option_id)) => Ok(PermissionDecision::Option {
                     option_id: option_id.clone(),

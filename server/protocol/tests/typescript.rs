@@ -14,11 +14,12 @@ use coder_protocol::methods::{
     ArchiveResult, CoderCapabilities, CommandInfo, CommandListParams, CommandListResult,
     CommandParams, CommandResult, CommandSource, CompactResult, CreateParams, CreateResult,
     DestroyResult, EventParams, HistoryParams, HistoryResult, InitializationOptions,
-    InterruptResult, ListParams, ListResult, PermissionParams, ProviderName, RuleInfo,
-    RuleListParams, RuleListResult, SendParams, SendResult, SessionInfo, SessionInterruptParams,
-    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult,
-    SetContextParams, SetContextResult, SetModeParams, SetModeResult, SkillInfo, SkillListParams,
-    SkillListResult, TargetParams,
+    InterruptResult, ListParams, ListResult, PermissionParams, PermissionsListParams,
+    PermissionsListResult, PermissionsRemoveParams, PermissionsRemoveResult, ProviderName,
+    RuleInfo, RuleListParams, RuleListResult, SendParams, SendResult, SessionInfo,
+    SessionInterruptParams, SessionListParams, SessionListResult, SessionResumeParams,
+    SessionResumeResult, SetContextParams, SetContextResult, SetModeParams, SetModeResult,
+    SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
@@ -28,9 +29,9 @@ use coder_protocol::{
     ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
     McpServerState, Mode, ModeChangeReason, PermissionDecision, PermissionOption,
-    PermissionOptionKind, PolicyDecision, Preset, ReloadedKind, Replacement, RequestedToolCall,
-    Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolKind,
-    ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
+    PermissionOptionKind, PermissionRule, PolicyDecision, Preset, ReloadedKind, Replacement,
+    RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus, TokenUsage,
+    ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -131,7 +132,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 PolicyDecision,
                 PermissionDecision,
                 PermissionOptionKind,
-                PermissionOption
+                PermissionOption,
+                PermissionRule
             ]
         ),
         section!(
@@ -168,6 +170,10 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 RuleListParams,
                 RuleListResult,
                 RuleInfo,
+                PermissionsListParams,
+                PermissionsListResult,
+                PermissionsRemoveParams,
+                PermissionsRemoveResult,
                 EventParams,
                 PermissionParams,
                 CommandListParams,

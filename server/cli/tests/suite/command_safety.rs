@@ -498,10 +498,7 @@ async fn allow_always_remembers_the_exact_command_for_programs_without_subcomman
             .find(|option| option["optionId"] == "allow_always")
             .unwrap()
             .clone();
-        assert_eq!(
-            always["covers"],
-            format!("`{wanted}` for the rest of this session")
-        );
+        assert_eq!(always["covers"], format!("`{wanted}` in this project"));
         assert_eq!(always["kind"], "allow_always");
         client
             .write(

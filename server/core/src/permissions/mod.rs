@@ -6,11 +6,13 @@
 //! [`crate::Engine::respond_permission`], or are answered without a person as
 //! [`Unattended`] says when the session approves by itself.
 
+mod lasting;
 mod matrix;
 mod options;
 mod requests;
 mod unattended;
 
+pub(crate) use lasting::LastingRules;
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};
 pub(crate) use matrix::{ReadOnly, check, describe};
 pub(crate) use requests::{Answer, Permissions, PlanAnswer, Request, SESSION_ENDED};

@@ -21,10 +21,20 @@ fn option(
     }
 }
 
+/// How long an "always" lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Recorded for the project in the person's own state ([`super::lasting`]).
+    Project,
+    /// The person has no state file: the rest of this session.
+    Session,
+}
+
 /// The choices for a call: allow once; allow always when a rule can cover it (`covers`
 /// says exactly what it would allow: `None` when a person must answer each time); deny,
-/// with a message to the model; deny and stop the task.
-pub(crate) fn for_call(covers: Option<String>) -> Vec<PermissionOption> {
+/// with a message to the model; deny always (a rule of the project); deny and stop the
+/// task.
+pub(crate) fn for_call(covers: Option<String>, scope: Scope) -> Vec<PermissionOption> {
     let mut options = vec![option(
         "allow_once",
         PermissionOptionKind::AllowOnce,
@@ -32,15 +42,18 @@ pub(crate) fn for_call(covers: Option<String>) -> Vec<PermissionOption> {
         "Yes, allow it this once".to_owned(),
         false,
     )];
-    if let Some(covers) = covers {
-        let covers = format!("{covers} for the rest of this session");
+    let covers = covers.map(|covers| match scope {
+        Scope::Project => format!("{covers} in this project"),
+        Scope::Session => format!("{covers} for the rest of this session"),
+    });
+    if let Some(covers) = &covers {
         options.push(PermissionOption {
             covers: Some(covers.clone()),
             ..option(
                 "allow_always",
                 PermissionOptionKind::AllowAlways,
                 "a",
-                format!("Yes, and allow {covers}"),
+                format!("Yes, and always allow {covers}"),
                 false,
             )
         });
@@ -52,6 +65,18 @@ pub(crate) fn for_call(covers: Option<String>) -> Vec<PermissionOption> {
         "No, and tell the model why".to_owned(),
         true,
     ));
+    if let (Some(covers), Scope::Project) = (&covers, scope) {
+        options.push(PermissionOption {
+            covers: Some(covers.clone()),
+            ..option(
+                "reject_always",
+                PermissionOptionKind::RejectAlways,
+                "d",
+                format!("No, and always deny {covers}"),
+                true,
+            )
+        });
+    }
     options.push(option(
         "refuse",
         PermissionOptionKind::RejectOnce,
@@ -112,6 +137,7 @@ pub(crate) fn decision_of(
         Some("allow_once") => PermissionDecision::AllowOnce,
         Some("allow_always") => PermissionDecision::AllowAlways,
         Some("deny") => PermissionDecision::Deny { message },
+        Some("reject_always") => PermissionDecision::RejectAlways { message },
         Some("refuse") => PermissionDecision::Refuse,
         Some("start_editing") => PermissionDecision::StartEditing,
         Some("clear_context_and_start") => PermissionDecision::ClearContextAndStart,
@@ -129,7 +155,7 @@ mod tests {
 
     #[test]
     fn an_option_id_becomes_its_decision_and_one_not_offered_is_a_denial() {
-        let offered = for_call(None);
+        let offered = for_call(None, Scope::Session);
         let chosen = |id: &str, message: Option<&str>| {
             decision_of(
                 &offered,
@@ -162,8 +188,9 @@ mod tests {
     #[test]
     fn every_option_set_has_unique_ids_and_keys() {
         for options in [
-            for_call(Some("`cargo test`".to_owned())),
-            for_call(None),
+            for_call(Some("`cargo test`".to_owned()), Scope::Project),
+            for_call(Some("`cargo test`".to_owned()), Scope::Session),
+            for_call(None, Scope::Project),
             for_plan(),
         ] {
             let mut ids: Vec<&str> = options.iter().map(|o| o.option_id.as_str()).collect();

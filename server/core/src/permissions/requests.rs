@@ -12,10 +12,13 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
+use super::lasting::LastingRules;
+use super::options::Scope;
 use super::{PermissionRules, Unattended};
 use crate::events::TaskEvents;
 use crate::sync::lock;
 use crate::tools::shell_safety::CommandLine;
+use coder_protocol::{PermissionRule, PolicyDecision};
 
 /// The session's permission state.
 pub(crate) struct Permissions {
@@ -31,6 +34,9 @@ pub(crate) struct Permissions {
     /// The `bash` commands a person allowed for the rest of the session, by name and
     /// subcommand (`cargo test`); see [`CommandLine::covered_by`].
     always_commands: Mutex<Vec<String>>,
+    /// The project's rules that last, when the person has a state file to keep them in;
+    /// "always" then records there, else it lasts for the session.
+    lasting: Option<LastingRules>,
 }
 
 /// An open request: where the answer goes, and the options the request offered.
@@ -136,6 +142,7 @@ fn decision_name(decision: &PermissionDecision) -> &'static str {
         PermissionDecision::AllowOnce => "allow_once",
         PermissionDecision::AllowAlways => "allow_always",
         PermissionDecision::Deny { .. } => "deny",
+        PermissionDecision::RejectAlways { .. } => "reject_always",
         PermissionDecision::Refuse => "refuse",
         PermissionDecision::StartEditing => "start_editing",
         PermissionDecision::ClearContextAndStart => "clear_context_and_start",
@@ -145,8 +152,14 @@ fn decision_name(decision: &PermissionDecision) -> &'static str {
 }
 
 impl Permissions {
-    pub fn new(preset: Preset, rules: PermissionRules, auto_approve: bool) -> Self {
+    pub fn new(
+        preset: Preset,
+        rules: PermissionRules,
+        auto_approve: bool,
+        lasting: Option<LastingRules>,
+    ) -> Self {
         Self {
+            lasting,
             preset: Mutex::new(preset),
             rules: Mutex::new(std::sync::Arc::new(rules)),
             auto_approve,
@@ -174,10 +187,76 @@ impl Permissions {
     /// of the line must be read-only or one a person allowed always: allowing `cargo test`
     /// does not allow `cargo test && python3 -c ...`.
     fn always_allowed(&self, tool: &str, line: Option<&CommandLine>) -> bool {
+        let lasting = self.lasting.as_ref();
         match line {
-            Some(line) => line.covered_by(&lock(&self.always_commands)),
-            None => lock(&self.always).iter().any(|allowed| allowed == tool),
+            Some(line) => {
+                let mut keys = lock(&self.always_commands).clone();
+                keys.extend(lasting.map_or_else(Vec::new, |rules| {
+                    rules.commands(tool, PolicyDecision::Allow)
+                }));
+                line.covered_by(&keys)
+            }
+            None => {
+                lock(&self.always).iter().any(|allowed| allowed == tool)
+                    || lasting.is_some_and(|rules| rules.covers_tool(tool, PolicyDecision::Allow))
+            }
         }
+    }
+
+    /// Whether a rule the person recorded with "always deny" covers the call: for `bash`,
+    /// any simple command of the line that a rule names.
+    fn always_denied(&self, tool: &str, line: Option<&CommandLine>) -> bool {
+        let Some(rules) = &self.lasting else {
+            return false;
+        };
+        match line {
+            Some(line) => {
+                let denied = rules.commands(tool, PolicyDecision::Deny);
+                line.keys().any(|key| denied.contains(key))
+            }
+            None => rules.covers_tool(tool, PolicyDecision::Deny),
+        }
+    }
+
+    /// The project's recorded rules (none without a state file).
+    pub fn lasting_rules(&self) -> Vec<PermissionRule> {
+        self.lasting
+            .as_ref()
+            .map(LastingRules::list)
+            .unwrap_or_default()
+    }
+
+    /// Removes the project's recorded rule `id`; whether there was one.
+    pub fn remove_lasting_rule(&self, id: &str) -> Result<bool, String> {
+        match &self.lasting {
+            Some(rules) => rules.remove(id),
+            None => Ok(false),
+        }
+    }
+
+    /// Records "always" for the call as a rule of the project, with `decision`; a warning
+    /// for the task when the file cannot be written (the session still remembers an allow).
+    fn record(
+        &self,
+        tool: &str,
+        line: Option<&CommandLine>,
+        decision: PolicyDecision,
+    ) -> Option<String> {
+        let rules = self.lasting.as_ref()?;
+        let shapes: Vec<Option<String>> = match line {
+            Some(line) => line.keys().cloned().map(Some).collect(),
+            None => vec![None],
+        };
+        for shape in shapes {
+            let covers = match &shape {
+                Some(command) => format!("`{}` in this project", command.replace('\n', "\\n")),
+                None => format!("every `{tool}` call in this project"),
+            };
+            if let Err(problem) = rules.add(tool, shape.as_deref(), decision, &covers) {
+                return Some(format!("the rule could not be recorded: {problem}"));
+            }
+        }
+        None
     }
 
     /// Remembers an "allow always": the tool, or for `bash` each simple command of the line
@@ -217,12 +296,22 @@ impl Permissions {
                 Unattended::Refuse(unconfined) => Answer::Denied(unconfined.message(summary)),
             };
         }
+        if self.always_denied(tool, line) {
+            return Answer::Denied(
+                "The user always denies this in this project (a rule they recorded; /permissions lists it); the call was not run."
+                    .to_owned(),
+            );
+        }
         if !human_required && self.always_allowed(tool, line) {
             return Answer::Allowed;
         }
         let always = always_offered(&request);
         let offers_always = always.is_some();
-        let options = super::options::for_call(always);
+        let scope = match self.lasting {
+            Some(_) => Scope::Project,
+            None => Scope::Session,
+        };
+        let options = super::options::for_call(always, scope);
         let answer = match self
             .ask_person(&request, summary.to_owned(), options, events, cancel)
             .await
@@ -239,7 +328,23 @@ impl Permissions {
             Some(PermissionDecision::AllowOnce) => Answer::Allowed,
             Some(PermissionDecision::AllowAlways) if offers_always => {
                 self.remember(tool, line);
+                if let Some(problem) = self.record(tool, line, PolicyDecision::Allow) {
+                    events.warning(problem);
+                }
                 Answer::Allowed
+            }
+            Some(PermissionDecision::RejectAlways { message }) => {
+                if offers_always
+                    && let Some(problem) = self.record(tool, line, PolicyDecision::Deny)
+                {
+                    events.warning(problem);
+                }
+                Answer::Denied(match message {
+                    Some(message) => format!(
+                        "The user denied this call, and calls like it from now on: {message}"
+                    ),
+                    None => "The user denied this call, and calls like it from now on.".to_owned(),
+                })
             }
             // A client that names decisions rather than options: once.
             Some(PermissionDecision::AllowAlways) => Answer::Allowed,
@@ -294,7 +399,9 @@ impl Permissions {
             )) => PlanAnswer::KeepPlanning(message),
             Some(Reply::Person(PermissionDecision::Refuse)) => PlanAnswer::Refused,
             Some(Reply::Person(
-                decision @ (PermissionDecision::AllowAlways | PermissionDecision::Option { .. }),
+                decision @ (PermissionDecision::AllowAlways
+                | PermissionDecision::RejectAlways { .. }
+                | PermissionDecision::Option { .. }),
             )) => PlanAnswer::KeepPlanning(Some(format!(
                 "the answer was {}, which does not answer a plan; the plan was not approved",
                 decision_name(&decision)

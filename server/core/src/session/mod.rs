@@ -132,6 +132,10 @@ impl Session {
             config.preset,
             config.permission_rules.clone(),
             config.auto_approve,
+            config
+                .user_file
+                .as_deref()
+                .and_then(|file| crate::permissions::LastingRules::new(file, &config.workspace)),
         );
         let mut state = State::new(root);
         state.model = model;

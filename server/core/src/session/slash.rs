@@ -180,6 +180,15 @@ impl Session {
         conversation: ConversationId,
         args: &str,
     ) -> Result<CommandResult, EngineError> {
+        if let Some(id) = args.strip_prefix("remove") {
+            let id = id.trim();
+            return match self.remove_permission_rule(id)? {
+                true => Ok(text(format!("removed the rule {id}"))),
+                false => Err(EngineError::invalid_params(format!(
+                    "no recorded rule `{id}` in this project: /permissions lists them"
+                ))),
+            };
+        }
         if !args.is_empty() {
             let preset: Preset = serde_json::from_value(serde_json::Value::String(args.to_owned()))
                 .map_err(|_| {
@@ -226,7 +235,30 @@ impl Session {
                 row.source
             )
         }));
+        let recorded = permissions.lasting_rules();
+        if !recorded.is_empty() {
+            lines.push(
+                "recorded with \"always\" (/permissions remove <id> takes one away):".to_owned(),
+            );
+            lines.extend(
+                recorded.iter().map(|rule| {
+                    format!("  {} {} ({})", rule.decision.as_str(), rule.covers, rule.id)
+                }),
+            );
+        }
         Ok(text(lines.join("\n")))
+    }
+
+    /// The permission rules recorded with "always" for this project.
+    pub fn permission_rules(&self) -> Vec<coder_protocol::PermissionRule> {
+        self.permissions().lasting_rules()
+    }
+
+    /// Removes a recorded permission rule; whether there was one of that id.
+    pub fn remove_permission_rule(&self, id: &str) -> Result<bool, EngineError> {
+        self.permissions()
+            .remove_lasting_rule(id)
+            .map_err(|problem| EngineError::new(crate::error::ErrorKind::Io, problem))
     }
 
     fn mode_command(

@@ -233,6 +233,7 @@ fn turn(replies: Vec<Option<Result<ModelResponse, StreamError>>>, max_steps: u32
                 Preset::default(),
                 PermissionRules::default(),
                 false,
+                None,
             )),
             hidden: Vec::new(),
             patch_through_shell: false,

@@ -14,6 +14,7 @@ pub(crate) mod hostile_repository;
 mod hostile_sessions;
 mod idle;
 mod large_files;
+mod lasting_rules;
 mod mcp_context;
 mod mcp_shutdown;
 mod permissions;
