@@ -19,6 +19,14 @@ export const toolCall = (id, name, args) => ({
 /** Mocks and their script directories, also ended when the test process exits before a
  * test's own cleanup ran (a timeout, a crash). */
 const leftovers = [];
+
+// The person's own state (user configuration, permission rules recorded with "always") is
+// never the real home's in a test: a folder of its own, unless the test file names one.
+if (process.env.CODER_HOME === undefined) {
+  const home = mkdtempSync(join(tmpdir(), "coder-home-"));
+  process.env.CODER_HOME = home;
+  process.once("exit", () => rmSync(home, { recursive: true, force: true }));
+}
 process.once("exit", () => {
   for (const { mock, dir } of leftovers) {
     mock.kill();
