@@ -290,17 +290,18 @@ impl Permissions {
             request.human_required,
             request.line,
         );
-        if self.auto_approve {
-            return match request.unattended {
-                Unattended::Approve => Answer::Allowed,
-                Unattended::Refuse(unconfined) => Answer::Denied(unconfined.message(summary)),
-            };
-        }
+        // A person's "always deny" holds over approval without a person too.
         if self.always_denied(tool, line) {
             return Answer::Denied(
                 "The user always denies this in this project (a rule they recorded; /permissions lists it); the call was not run."
                     .to_owned(),
             );
+        }
+        if self.auto_approve {
+            return match request.unattended {
+                Unattended::Approve => Answer::Allowed,
+                Unattended::Refuse(unconfined) => Answer::Denied(unconfined.message(summary)),
+            };
         }
         if !human_required && self.always_allowed(tool, line) {
             return Answer::Allowed;

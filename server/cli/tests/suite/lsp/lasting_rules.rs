@@ -167,6 +167,28 @@ async fn always_lasts_for_the_project_across_restarts_and_doors_until_removed() 
         ws.join("one.txt").exists(),
         "coder exec did not apply the rule"
     );
+    // A deny rule holds over approval without a person.
+    server.push([touch("d1", "two.txt"), MockResponse::text("fourth")]);
+    let out = super::super::exec::coder(
+        ws,
+        &["--auto-approve", "touch the other"],
+        &[
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("OPENAI_API_KEY", "k"),
+            ("CODER_MODEL", "mock-model"),
+            ("HOME", home),
+        ],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !ws.join("two.txt").exists(),
+        "--auto-approve ran a call the person always denies"
+    );
 
     // Removed one by one.
     let id = rules(&mut client).await[0]["id"]
