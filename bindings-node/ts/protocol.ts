@@ -131,6 +131,15 @@ export type EventMsg =
        */
       locations: Array<ToolLocation>,
       /**
+       * What would happen, in a few words, from the call's kind and what it touches
+       * (`Run cargo test`, `Edit src/main.rs`).
+       */
+      title: string,
+      /**
+       * Why the person is asked: the rule or preset, the command's risk, the sandbox.
+       */
+      reason: string,
+      /**
        * One line saying what would run and why the person is asked.
        */
       summary: string,
@@ -1249,6 +1258,14 @@ export type PermissionParams = {
    * The paths the call reads or changes, absolute.
    */
   locations: Array<ToolLocation>,
+  /**
+   * What would happen, in a few words (`Run cargo test`, `Edit src/main.rs`).
+   */
+  title: string,
+  /**
+   * Why the person is asked: the rule or preset, the command's risk, the sandbox.
+   */
+  reason: string,
   summary: string,
   /**
    * The choices, in order; the answer names one (`{ "optionId": ... }`).

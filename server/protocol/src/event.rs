@@ -143,6 +143,11 @@ pub enum EventMsg {
         kind: ToolKind,
         /// The paths the call reads or changes, absolute (empty when it names none).
         locations: Vec<ToolLocation>,
+        /// What would happen, in a few words, from the call's kind and what it touches
+        /// (`Run cargo test`, `Edit src/main.rs`).
+        title: String,
+        /// Why the person is asked: the rule or preset, the command's risk, the sandbox.
+        reason: String,
         /// One line saying what would run and why the person is asked.
         summary: String,
         /// The choices, in the order a door shows them; the answer names one by id.

@@ -533,6 +533,10 @@ pub struct PermissionParams {
     pub kind: crate::ToolKind,
     /// The paths the call reads or changes, absolute.
     pub locations: Vec<crate::ToolLocation>,
+    /// What would happen, in a few words (`Run cargo test`, `Edit src/main.rs`).
+    pub title: String,
+    /// Why the person is asked: the rule or preset, the command's risk, the sandbox.
+    pub reason: String,
     pub summary: String,
     /// The choices, in order; the answer names one (`{ "optionId": ... }`).
     pub options: Vec<crate::PermissionOption>,

@@ -491,6 +491,9 @@ async fn allow_always_remembers_the_exact_command_for_programs_without_subcomman
         let ask = next_request_or_completion(&mut client, &mut seen).await;
         let ask = ask.unwrap_or_else(|| panic!("`{wanted}` ran without asking"));
         assert_eq!(ask["params"]["arguments"]["command"], wanted);
+        assert_eq!(ask["params"]["title"], format!("Run `{wanted}`"));
+        let reason = ask["params"]["reason"].as_str().unwrap();
+        assert!(reason.contains("balanced preset"), "{reason}");
         let always = ask["params"]["options"]
             .as_array()
             .unwrap()

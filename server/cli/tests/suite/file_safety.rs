@@ -227,6 +227,11 @@ async fn coder_lsp_asks_the_editor_for_a_protected_write_without_allow_always() 
     // The request may arrive before the answer to `conversation/send`.
     let ask: Value = client.server_request("permission/request", &mut seen).await;
     assert_eq!(ask["params"]["toolName"], "write");
+    let title = ask["params"]["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("Edit /") && title.ends_with(".git/hooks/pre-commit"),
+        "{title}"
+    );
     // A protected file is asked about every time: no "allow always".
     assert_eq!(
         super::option_ids(&ask["params"]["options"]),

@@ -53,6 +53,8 @@ pub(crate) struct Request<'a> {
     pub command: Option<String>,
     pub input: &'a Value,
     pub summary: &'a str,
+    /// Why the person is asked.
+    pub reason: &'a str,
     /// What the call would change, computed without changing it (a unified diff).
     pub diff: Option<String>,
     /// Only an explicit answer may allow it: no "allow always".
@@ -61,6 +63,45 @@ pub(crate) struct Request<'a> {
     pub unattended: Unattended,
     /// For `bash`, the simple commands of the line.
     pub line: Option<&'a CommandLine>,
+}
+
+/// A request's title, from what the call does and what it touches: the command it runs
+/// (its first line), else the paths it reaches, else the tool.
+fn title_of(request: &Request<'_>) -> String {
+    let verb = match request.kind {
+        ToolKind::Read => "Read",
+        ToolKind::Edit => "Edit",
+        ToolKind::Delete => "Delete",
+        ToolKind::Move => "Move",
+        ToolKind::Search => "Search",
+        ToolKind::Execute => "Run",
+        ToolKind::Think => "Note",
+        ToolKind::Fetch => "Fetch",
+        ToolKind::SwitchMode => "Carry out the plan",
+        ToolKind::Other => "Use",
+    };
+    if let Some(command) = request.command.as_deref() {
+        let first = command.lines().next().unwrap_or_default();
+        let more = if command.lines().nth(1).is_some() {
+            " …"
+        } else {
+            ""
+        };
+        return format!("{verb} `{first}`{more}");
+    }
+    if request.kind == ToolKind::SwitchMode {
+        return verb.to_owned();
+    }
+    let paths: Vec<&str> = request
+        .locations
+        .iter()
+        .map(|location| location.path.as_str())
+        .collect();
+    match paths.as_slice() {
+        [] => format!("{verb} `{}`", request.tool),
+        [one] => format!("{verb} {one}"),
+        [one, rest @ ..] => format!("{verb} {one} and {} more", rest.len()),
+    }
 }
 
 /// What an "allow always" on `line` would remember: each remembered key in backquotes
@@ -433,6 +474,8 @@ impl Permissions {
             arguments: input.clone(),
             kind: request.kind,
             locations: request.locations.clone(),
+            title: title_of(request),
+            reason: request.reason.to_owned(),
             summary,
             options,
             human_required: request.human_required,

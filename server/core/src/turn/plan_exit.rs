@@ -65,6 +65,7 @@ pub(super) async fn exit_plan_mode(
         command: tool.command_line(input),
         input,
         summary: SUMMARY,
+        reason: "a plan is carried out only when a person approves it",
         diff: None,
         human_required: true,
         line: None,

@@ -190,6 +190,7 @@ impl Verifier {
                     command: bash.tool.command_line(&input),
                     input: &input,
                     summary: &summary,
+                    reason: &verdict_of_policy.reason,
                     diff: None,
                     human_required: verdict_of_policy.human_required,
                     line: verdict_of_policy.line.as_ref(),
