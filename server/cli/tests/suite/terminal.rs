@@ -64,6 +64,8 @@ async fn plan_answered_at_the_terminal(answer: &str) -> Vec<serde_json::Value> {
     let home = dir.path().join(".home");
     let mut command = tokio::process::Command::new("setsid");
     command
+        // A test that fails (a prompt never answered) ends its coder too.
+        .kill_on_drop(true)
         .args([
             "--ctty",
             env!("CARGO_BIN_EXE_coder"),
