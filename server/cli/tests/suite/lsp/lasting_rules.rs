@@ -45,6 +45,28 @@ async fn turn(client: &mut Client, conversation: &str, text: &str, answers: &[&s
     }
 }
 
+/// `coder exec args` in `ws`, whose `HOME` is `ws` (the person's state the editor's session
+/// recorded into), against `server`; it must succeed.
+async fn exec_in(ws: &std::path::Path, server: &MockModelServer, args: &[&str]) {
+    let url = server.openai_base_url();
+    let out = super::super::exec::coder(
+        ws,
+        args,
+        &[
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("OPENAI_API_KEY", "k"),
+            ("CODER_MODEL", "mock-model"),
+            ("HOME", ws.to_str().unwrap()),
+        ],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 async fn rules(client: &mut Client) -> Vec<Value> {
     let mut seen = Vec::new();
     let answer = client
@@ -145,46 +167,14 @@ async fn always_lasts_for_the_project_across_restarts_and_doors_until_removed() 
     // Another door: `coder exec` with no terminal would deny an ask; the rule allows it.
     std::fs::remove_file(ws.join("one.txt")).unwrap();
     server.push([touch("c1", "one.txt"), MockResponse::text("third")]);
-    let url = server.openai_base_url();
-    let home = ws.to_str().unwrap();
-    let out = super::super::exec::coder(
-        ws,
-        &["touch it"],
-        &[
-            ("OPENAI_BASE_URL", url.as_str()),
-            ("OPENAI_API_KEY", "k"),
-            ("CODER_MODEL", "mock-model"),
-            ("HOME", home),
-        ],
-    )
-    .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exec_in(ws, &server, &["touch it"]).await;
     assert!(
         ws.join("one.txt").exists(),
         "coder exec did not apply the rule"
     );
     // A deny rule holds over approval without a person.
     server.push([touch("d1", "two.txt"), MockResponse::text("fourth")]);
-    let out = super::super::exec::coder(
-        ws,
-        &["--auto-approve", "touch the other"],
-        &[
-            ("OPENAI_BASE_URL", url.as_str()),
-            ("OPENAI_API_KEY", "k"),
-            ("CODER_MODEL", "mock-model"),
-            ("HOME", home),
-        ],
-    )
-    .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exec_in(ws, &server, &["--auto-approve", "touch the other"]).await;
     assert!(
         !ws.join("two.txt").exists(),
         "--auto-approve ran a call the person always denies"
