@@ -89,6 +89,7 @@ export type EventMsg =
        */
       locations: Array<ToolLocation>,
     }
+  | { "type": "tool_call_output_delta", callId: string, stream: OutputStream, delta: string }
   | {
       "type": "tool_call_completed",
       callId: string,
@@ -163,7 +164,13 @@ export type EventMsg =
        * this change, or fails if the files changed meanwhile.
        */
       diff?: string,
+      /**
+       * For a call that leaves plan mode (`kind: switch_mode`): the plan, whole, in
+       * markdown.
+       */
+      plan?: string,
     }
+  | { "type": "permission_withdrawn", requestId: string, reason: string }
   | {
       "type": "token_count",
       last: TokenUsage,
@@ -352,6 +359,11 @@ export type McpServerState = "ready" | "failed" | "disabled" | "stopped";
  * What the session is doing.
  */
 export type EngineState = "idle" | "running" | "waiting_for_permission";
+
+/**
+ * Which of a command's outputs a delta comes from.
+ */
+export type OutputStream = "stdout" | "stderr";
 
 // error.rs
 
@@ -1280,6 +1292,10 @@ export type PermissionParams = {
    * made.
    */
   diff?: string,
+  /**
+   * For a call that leaves plan mode: the plan, whole, in markdown.
+   */
+  plan?: string,
 };
 
 /**

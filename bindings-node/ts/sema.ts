@@ -99,8 +99,6 @@ const PLAN_CHOICES = {
   keepPlanning: "keep_planning",
 } as const;
 
-const EXIT_PLAN_MODE = "exit_plan_mode";
-
 interface Usage {
   useTokens: number;
   maxTokens: number;
@@ -128,6 +126,7 @@ export class CoderEngine {
     requestId: string;
     toolName: string;
     agentId: string;
+    /** Set for a plan to approve (`kind: switch_mode`), to its text. */
     plan?: string;
     /** The engine's options for the request: SemaCore's answers name one of them. */
     options?: PermissionOption[];
@@ -375,7 +374,7 @@ export class CoderEngine {
       );
     }
     const index = this.#asks.findIndex(
-      (ask) => ask.toolName === EXIT_PLAN_MODE && (response.agentId === undefined || ask.agentId === response.agentId),
+      (ask) => ask.plan !== undefined && (response.agentId === undefined || ask.agentId === response.agentId),
     );
     if (index < 0 || !this.#engine) return;
     const [ask] = this.#asks.splice(index, 1);
@@ -518,10 +517,17 @@ export class CoderEngine {
         // `engine.command`); `sessionId` names the session, `agentId` the conversation.
         this.#emit("session:cleared", { sessionId: this.#engine?.sessionId ?? null, agentId });
         break;
+      case "permission_withdrawn": {
+        // The request ended without an answer (the mode or preset changed, the task was
+        // interrupted): a later answer has nothing to answer.
+        const index = this.#asks.findIndex((ask) => ask.requestId === event.requestId);
+        if (index >= 0) this.#asks.splice(index, 1);
+        break;
+      }
       case "permission_requested":
-        if (event.toolName === EXIT_PLAN_MODE) {
-          const args = event.arguments as { plan?: unknown } | null;
-          const plan = typeof args?.plan === "string" ? args.plan : "";
+        if (event.kind === "switch_mode") {
+          // A plan to approve: the engine sends it whole.
+          const plan = event.plan ?? "";
           this.#asks.push({ requestId: event.requestId, toolName: event.toolName, agentId, plan });
           const request: PlanExitRequest = {
             agentId,

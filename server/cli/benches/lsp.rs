@@ -30,9 +30,15 @@
 //!   ratios (target: within 1.2x).
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
 //!   (10 exchanges), built over the protocol.
+//! - Live output: a `bash` call printing 100 MB in 64-byte lines, its output streamed to
+//!   the client as `tool_call_output_delta`s, against the floor in the same rounds: the same
+//!   command read to its end from a pipe by this process. The call's own duration
+//!   (`durationMs`) and the whole task, each the median of the run-by-run ratios; then the
+//!   peak resident set of a server whose client reads nothing while the call runs, against
+//!   one whose client reads everything.
 //!
 //! Run: `cargo bench -p coder --bench lsp`; name measures to run only those, as in
-//! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `memory`).
+//! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `live`, `memory`).
 //! `BENCH_RUNS=N` sets the throughput rounds, `BENCH_SIZES=5000,20000` the sizes reported;
 //! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run);
 //! `BENCH_FILES=N` the files in each workspace of the throughput measure.
@@ -228,6 +234,9 @@ fn main() {
         // Served by a plain thread, not the axum mock: its serving would be most of the
         // floor at 5,000 deltas.
         throughput(&PlainServer::start().unwrap(), workspace.path());
+    }
+    if run("live") {
+        live(&server, &base_url);
     }
     if run("memory") {
         // A workspace of its own, so the snapshot size printed is this session's alone.
@@ -915,6 +924,159 @@ fn memory(server: &MockModelServer, base_url: &str, workspace: &std::path::Path)
         "memory: session snapshots on disk: {:.1} MB",
         saved as f64 / 1e6
     );
+}
+
+/// The command of the live output measure: 100 MB in lines of 64 bytes.
+fn live_command() -> String {
+    format!("yes '{}' | head -c 100000000", "x".repeat(63))
+}
+
+/// The floor of the live output measure: the command run by bash, its output read to the
+/// end from a pipe, 64 KiB at a time.
+fn live_floor(command: &str) -> Duration {
+    let started = Instant::now();
+    let mut child = Command::new("bash")
+        .args(["-c", command])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut buffer = vec![0; 64 * 1024];
+    let mut read = 0;
+    loop {
+        let n = stdout.read(&mut buffer).unwrap();
+        if n == 0 {
+            break;
+        }
+        read += n;
+    }
+    child.wait().unwrap();
+    assert_eq!(read, 100_000_000);
+    started.elapsed()
+}
+
+/// `coder lsp` in a workspace of its own whose person's setting is `yolo`, so commands run
+/// without asking; initialized, with its root conversation's id.
+fn live_server(base_url: &str, home: &std::path::Path) -> (Lsp, Value) {
+    std::fs::create_dir_all(home.join(".config/coder")).unwrap();
+    std::fs::write(
+        home.join(".config/coder/config.json"),
+        json!({"permissions": {"preset": "yolo"}}).to_string(),
+    )
+    .unwrap();
+    let mut lsp = Lsp::spawn(base_url, home);
+    lsp.initialize_trusted();
+    let list = lsp.request("conversation/list", json!({}));
+    let root = list["result"]["conversations"][0]["id"].clone();
+    (lsp, root)
+}
+
+/// Live output: see the module's doc.
+fn live(server: &MockModelServer, base_url: &str) {
+    let command = live_command();
+    let home = tempfile::tempdir().unwrap();
+    let (mut lsp, root) = live_server(base_url, home.path());
+    let (mut floors, mut calls, mut tasks, mut call_ratios, mut task_ratios) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut streamed = 0;
+    for _ in 0..samples() {
+        let floor = live_floor(&command);
+        server.push([
+            MockResponse::tool_call("c1", "bash", json!({ "command": command })),
+            MockResponse::text("done"),
+        ]);
+        let started = Instant::now();
+        lsp.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "conversation/send",
+            "params": {"conversationId": root, "text": "print"}}),
+        );
+        let mut call = Duration::ZERO;
+        streamed = 0;
+        loop {
+            let message: Value = serde_json::from_slice(&lsp.read()).unwrap();
+            let event = &message["params"]["event"];
+            match event["type"].as_str() {
+                Some("tool_call_output_delta") => {
+                    streamed += event["delta"].as_str().unwrap().len();
+                }
+                Some("tool_call_completed") => {
+                    call = Duration::from_millis(event["durationMs"].as_u64().unwrap());
+                }
+                Some("task_complete") => break,
+                _ => {}
+            }
+        }
+        let task = started.elapsed();
+        call_ratios.push(call.as_secs_f64() / floor.as_secs_f64());
+        task_ratios.push(task.as_secs_f64() / floor.as_secs_f64());
+        floors.push(floor);
+        calls.push(call);
+        tasks.push(task);
+    }
+    lsp.stop();
+    println!(
+        "live: 100 MB printed, {:.1} MB streamed; floor (a pipe read to its end) {}; \
+         the call {} ({:.2}x, {}), the whole task {} ({:.2}x, {}) (target: the call within 1.5x)",
+        streamed as f64 / 1e6,
+        ms(median(floors.clone())),
+        ms(median(calls.clone())),
+        median_f64(&call_ratios),
+        spread(&call_ratios),
+        ms(median(tasks.clone())),
+        median_f64(&task_ratios),
+        spread(&task_ratios),
+    );
+
+    // Memory: one server whose client reads everything, one whose client reads nothing
+    // until the call is over (the model has been sent its result).
+    let mut peaks = Vec::new();
+    for reads in [true, false] {
+        let home = tempfile::tempdir().unwrap();
+        let (mut lsp, root) = live_server(base_url, home.path());
+        let before = server.requests().len();
+        server.push([
+            MockResponse::tool_call("c1", "bash", json!({ "command": command })),
+            MockResponse::text("done"),
+        ]);
+        lsp.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "conversation/send",
+            "params": {"conversationId": root, "text": "print"}}),
+        );
+        if reads {
+            lsp.until_complete(1);
+        } else {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while server.requests().len() < before + 2 {
+                assert!(Instant::now() < deadline, "the call did not end in 120 s");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            lsp.until_complete(1);
+        }
+        peaks.push(peak_kib(lsp.child.id()));
+        lsp.stop();
+    }
+    println!(
+        "live: peak resident set, client reading everything {:.1} MB, client reading \
+         nothing while the call runs {:.1} MB",
+        peaks[0] as f64 / 1024.0,
+        peaks[1] as f64 / 1024.0
+    );
+}
+
+fn median_f64(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+/// The peak resident set size of process `pid`, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
 }
 
 /// The resident set size of process `pid`, in KiB.

@@ -416,7 +416,9 @@ async fn answer_permission(
             )),
         }
     };
-    engine.respond_permission(request_id, decision)?;
+    // The request may have ended while the person was asked (the task was interrupted):
+    // the `permission_withdrawn` printed next says so.
+    let _ = engine.respond_permission(request_id, decision);
     Ok(())
 }
 

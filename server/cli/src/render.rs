@@ -18,9 +18,9 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use coder_core::control_chars::neutralize;
-use coder_core::tools::EXIT_PLAN_MODE;
 use coder_protocol::{
-    AbortReason, ConversationId, Event, EventMsg, ModeChangeReason, TodoStatus, VerificationStatus,
+    AbortReason, ConversationId, Event, EventMsg, ModeChangeReason, TodoStatus, ToolKind,
+    VerificationStatus,
 };
 
 use crate::markdown::Markdown;
@@ -75,6 +75,8 @@ pub struct Human {
     side_ended_line: bool,
     /// Running tool calls: their summary line and start.
     running: BTreeMap<String, (String, Instant)>,
+    /// What each running call does, from its start.
+    kinds: BTreeMap<String, ToolKind>,
     /// The spinner's line is on screen.
     spinner_shown: bool,
     spinner_frame: usize,
@@ -85,6 +87,19 @@ pub struct Human {
     /// The diff shown with the last permission request, and its call: the same diff is
     /// not shown again when that call completes.
     asked_diff: Option<(String, String)>,
+    /// Commands whose output is shown as it streams, by call id.
+    streaming: BTreeMap<String, Streaming>,
+}
+
+/// A command's output shown while it runs.
+#[derive(Default)]
+struct Streaming {
+    /// The line naming the command was shown: its output is being shown as it comes.
+    headed: bool,
+    /// The end of the last delta, not yet a whole line.
+    partial: String,
+    shown: usize,
+    hidden: usize,
 }
 
 impl Human {
@@ -104,11 +119,13 @@ impl Human {
             side: None,
             side_ended_line: true,
             running: BTreeMap::new(),
+            kinds: BTreeMap::new(),
             spinner_shown: false,
             spinner_frame: 0,
             task: None,
             context: (0, None),
             asked_diff: None,
+            streaming: BTreeMap::new(),
         }
     }
 
@@ -132,8 +149,24 @@ impl Human {
         })
     }
 
-    /// Draws the spinner for the longest-running tool.
+    /// Draws the spinner for the longest-running tool, after the output of commands that
+    /// have now run long enough for it to be shown as it comes.
     pub fn tick(&mut self) -> std::io::Result<()> {
+        let due: Vec<String> = self
+            .streaming
+            .iter()
+            .filter(|(call, streaming)| {
+                !streaming.headed
+                    && self
+                        .running
+                        .get(*call)
+                        .is_some_and(|(_, started)| started.elapsed() >= SPINNER_AFTER)
+            })
+            .map(|(call, _)| call.clone())
+            .collect();
+        for call in due {
+            self.flush_output(&call)?;
+        }
         let Some((line, started)) = self.running.values().min_by_key(|(_, at)| *at).cloned() else {
             return Ok(());
         };
@@ -304,6 +337,86 @@ impl Human {
         self.note(text.trim_end())
     }
 
+    /// What a running command printed, under a line naming it, [`OUTPUT_LINES`] lines at
+    /// most: whole lines as they come once the command has run for [`SPINNER_AFTER`] (a
+    /// quick command's output is shown under its summary, as before), the rest when it ends.
+    fn output_delta(&mut self, call_id: &str, delta: &str) -> std::io::Result<()> {
+        let streaming = self.streaming.entry(call_id.to_owned()).or_default();
+        streaming
+            .partial
+            .push_str(&delta.replace("\r\n", "\n").replace('\r', "\n"));
+        let long_enough = self
+            .running
+            .get(call_id)
+            .is_some_and(|(_, started)| started.elapsed() >= SPINNER_AFTER);
+        if streaming.headed || long_enough {
+            self.flush_output(call_id)?;
+        }
+        Ok(())
+    }
+
+    /// Shows the whole lines a running command printed so far, under a line naming it.
+    fn flush_output(&mut self, call_id: &str) -> std::io::Result<()> {
+        let Some(streaming) = self.streaming.get_mut(call_id) else {
+            return Ok(());
+        };
+        let Some(end) = streaming.partial.rfind('\n') else {
+            return Ok(());
+        };
+        let whole: String = streaming.partial.drain(..=end).collect();
+        if !std::mem::replace(&mut streaming.headed, true) {
+            let line = self
+                .running
+                .get(call_id)
+                .map_or("", |(line, _)| line.as_str());
+            let header = format!("▸ {line}");
+            self.note(&header)?;
+        }
+        self.output_lines(call_id, &whole)
+    }
+
+    /// Shows `text`'s lines under the command while fewer than [`OUTPUT_LINES`] were shown;
+    /// counts the others.
+    fn output_lines(&mut self, call_id: &str, text: &str) -> std::io::Result<()> {
+        let Some(streaming) = self.streaming.get_mut(call_id) else {
+            return Ok(());
+        };
+        let mut shown = String::new();
+        for line in text.lines() {
+            if streaming.shown < OUTPUT_LINES {
+                streaming.shown += 1;
+                shown.push_str("  │ ");
+                shown.push_str(line);
+                shown.push('\n');
+            } else {
+                streaming.hidden += 1;
+            }
+        }
+        if shown.is_empty() {
+            return Ok(());
+        }
+        self.note(shown.trim_end())
+    }
+
+    /// Ends a command's streamed output: its last line, and how many were not shown.
+    /// Returns whether the call's output was streamed.
+    fn end_output(&mut self, call_id: &str) -> std::io::Result<bool> {
+        let Some(streaming) = self.streaming.get_mut(call_id) else {
+            return Ok(false);
+        };
+        if !streaming.headed {
+            self.streaming.remove(call_id);
+            return Ok(false);
+        }
+        let partial = std::mem::take(&mut streaming.partial);
+        self.output_lines(call_id, &partial)?;
+        let hidden = self.streaming.remove(call_id).map_or(0, |s| s.hidden);
+        if hidden > 0 {
+            self.note(&format!("  │ … {hidden} more lines"))?;
+        }
+        Ok(true)
+    }
+
     /// The closing line of the root's task.
     fn closing(&mut self, how: &str, color: Option<&'static str>) -> std::io::Result<()> {
         let Some((started, tokens)) = self.task.take() else {
@@ -351,8 +464,10 @@ impl Human {
                 call_id,
                 tool_name,
                 arguments,
+                kind,
                 ..
             } => {
+                self.kinds.insert(call_id.clone(), *kind);
                 let key = match arguments["command"].as_str() {
                     Some(command) => command.lines().next().unwrap_or_default().to_owned(),
                     None => arguments["path"]
@@ -364,6 +479,9 @@ impl Human {
                 let line = neutralize(&format!("{tool_name} {key}")).into_owned();
                 self.running.insert(call_id.clone(), (line, Instant::now()));
             }
+            EventMsg::ToolCallOutputDelta { call_id, delta, .. } if self.style.command_output => {
+                self.output_delta(call_id, delta)?;
+            }
             EventMsg::ToolCallCompleted {
                 call_id,
                 tool_name,
@@ -373,6 +491,8 @@ impl Human {
                 output,
             } => {
                 self.running.remove(call_id);
+                let kind = self.kinds.remove(call_id);
+                let streamed = self.end_output(call_id)?;
                 self.note(&format!("• {tool_name} {summary} ({duration_ms} ms)"))?;
                 let shown = self.asked_diff.take();
                 let shown = shown
@@ -380,7 +500,7 @@ impl Human {
                     .is_some_and(|(call, asked)| call == call_id && Some(asked) == diff.as_ref());
                 if let Some(diff) = diff.as_ref().filter(|_| !shown) {
                     self.diff(diff)?;
-                } else if self.style.command_output && shows_output(tool_name) {
+                } else if self.style.command_output && !streamed && kind.is_some_and(shows_output) {
                     self.command_output(output)?;
                 }
             }
@@ -392,11 +512,17 @@ impl Human {
                 ..
             } => {
                 self.running.remove(call_id);
+                self.kinds.remove(call_id);
+                self.end_output(call_id)?;
                 self.note_in(
                     Some(RED),
                     &format!("✗ {tool_name} {summary} ({duration_ms} ms)"),
                 )?;
             }
+            EventMsg::PermissionWithdrawn { reason, .. } => self.note_in(
+                Some(YELLOW),
+                &format!("the request was withdrawn: {reason}"),
+            )?,
             EventMsg::Warning { message } => {
                 self.note_in(Some(YELLOW), &format!("warning: {message}"))?
             }
@@ -518,18 +644,14 @@ impl Human {
                 summary,
                 command,
                 diff,
-                tool_name,
-                arguments,
+                plan,
                 ..
             } => {
                 // What would run, whole: every line of the command (or of a plan to
                 // approve), marked so that no line of it can pass for coder's own, and the
                 // diff of a change.
                 let mut text = format!("permission needed: {}", first_line(summary));
-                let plan = (tool_name == EXIT_PLAN_MODE)
-                    .then(|| arguments["plan"].as_str())
-                    .flatten();
-                if let Some(command) = command.as_deref().or(plan) {
+                if let Some(command) = command.as_deref().or(plan.as_deref()) {
                     for line in command.lines() {
                         text.push_str("\n  │ ");
                         text.push_str(line);
@@ -563,6 +685,7 @@ impl Human {
             | EventMsg::ToolCallsRequested { .. }
             | EventMsg::ReplyComplete { .. }
             | EventMsg::TaskDropped { .. }
+            | EventMsg::ToolCallOutputDelta { .. }
             | EventMsg::StateChanged { .. } => {}
         }
         Ok(())
@@ -635,11 +758,11 @@ fn reference_line(reference: &coder_protocol::FileReference) -> String {
     format!("@{path}: attached {what}{cut}")
 }
 
-/// The tools whose report the terminal shows whole under their summary line: what a command
-/// printed, what a search found, what an MCP tool returned. A file `read` shows its summary
-/// only (the model reads the file; the person has it in their editor).
-fn shows_output(tool: &str) -> bool {
-    matches!(tool, "bash" | "grep" | "glob") || tool.contains("__")
+/// The calls whose report the terminal shows whole under their summary line, by what they
+/// do: what a command printed, what a search found, what an MCP or conversation tool
+/// returned. A file `read` or an edit shows its summary (and an edit its diff) only.
+fn shows_output(kind: ToolKind) -> bool {
+    matches!(kind, ToolKind::Execute | ToolKind::Search | ToolKind::Other)
 }
 
 #[cfg(test)]

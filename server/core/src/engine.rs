@@ -21,7 +21,6 @@ use crate::permissions::{MatrixRow, describe};
 use crate::sandbox::SandboxEnforcement;
 use crate::session::{Opener, Session};
 use crate::snapshot::Save;
-use crate::sync::lock;
 use crate::tools::Tool;
 
 /// One session of the engine. Cheap to clone; all clones drive the same session.
@@ -448,7 +447,7 @@ impl Engine {
 
     /// Switches the session's permission preset.
     pub fn set_preset(&self, preset: Preset) {
-        *lock(&self.session.permissions().preset) = preset;
+        self.session.permissions().set_preset(preset);
     }
 
     /// The permission matrix in force for a conversation, for people to read.

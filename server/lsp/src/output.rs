@@ -124,6 +124,7 @@ impl Asker {
             options,
             command,
             diff,
+            plan,
             ..
         } = &event.msg
         {
@@ -144,6 +145,7 @@ impl Asker {
                     options: options.clone(),
                     command: command.clone(),
                     diff: diff.clone(),
+                    plan: plan.clone(),
                 },
             );
         }

@@ -31,9 +31,10 @@ pub struct Event {
 }
 
 impl Event {
-    /// Joins `next` into `self` when both are text deltas (or both thinking deltas) of the
-    /// same conversation and task: consecutive deltas of one kind in one task belong to one
-    /// message, which ends with `agent_message` (or `agent_reasoning`), never merged. The
+    /// Joins `next` into `self` when both are text deltas (or both thinking deltas, or both
+    /// output deltas of one call's stream) of the same conversation and task: consecutive
+    /// deltas of one kind in one task belong to one message, which ends with
+    /// `agent_message` (or `agent_reasoning`, or the call's end), never merged. The
     /// joined delta carries the later `seq`. Returns whether `next` was absorbed; a front door
     /// that falls behind its reader uses it so what waits is bounded by the number of
     /// distinct events, not by the length of the stream.
@@ -54,9 +55,33 @@ impl Event {
                 self.seq = next.seq;
                 true
             }
+            (
+                EventMsg::ToolCallOutputDelta {
+                    call_id: held_call,
+                    stream: held_stream,
+                    delta: held,
+                },
+                EventMsg::ToolCallOutputDelta {
+                    call_id,
+                    stream,
+                    delta,
+                },
+            ) if held_call == call_id && held_stream == stream => {
+                held.push_str(delta);
+                self.seq = next.seq;
+                true
+            }
             _ => false,
         }
     }
+}
+
+/// Which of a command's outputs a delta comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
 }
 
 /// What happened. Serialized with a snake_case `type` tag next to camelCase fields.
@@ -108,6 +133,16 @@ pub enum EventMsg {
         kind: ToolKind,
         /// The paths the call reads or changes, absolute (empty when it names none).
         locations: Vec<ToolLocation>,
+    },
+    /// What a running command printed since the last delta (`bash`, a person's `!command`),
+    /// so a client can show a live terminal: whole lines where the command ends them, with
+    /// secrets coder knows redacted and invalid UTF-8 replaced. Bounded per call (4 MiB,
+    /// then one last delta saying the rest is not streamed); every delta of a call comes before its `tool_call_completed`
+    /// or `tool_call_failed`, whose `output` stays what the model receives.
+    ToolCallOutputDelta {
+        call_id: String,
+        stream: OutputStream,
+        delta: String,
     },
     /// A tool call finished; `output` is what the model receives.
     ToolCallCompleted {
@@ -166,7 +201,17 @@ pub enum EventMsg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         diff: Option<String>,
+        /// For a call that leaves plan mode (`kind: switch_mode`): the plan, whole, in
+        /// markdown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        plan: Option<String>,
     },
+    /// A `permission_requested` ended without the door's answer: the mode or preset changed
+    /// and the call is decided again (a new request follows if it still needs one), the task
+    /// was interrupted, the session withdrew it, or nobody could answer. A door closes the
+    /// prompt it shows for `request_id`; an answer sent afterwards is refused as unknown.
+    PermissionWithdrawn { request_id: String, reason: String },
     /// Usage of the last model response and the conversation's running total, after every
     /// model response and after an interruption. Only conversations a person or client
     /// opened report it; a worker opened by `conv_create` does not (seed 001's subagents).

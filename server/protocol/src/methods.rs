@@ -549,6 +549,10 @@ pub struct PermissionParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub diff: Option<String>,
+    /// For a call that leaves plan mode: the plan, whole, in markdown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub plan: Option<String>,
 }
 
 /// The client's answer to `permission/request`.

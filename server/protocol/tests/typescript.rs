@@ -28,7 +28,7 @@ use coder_protocol::{
     AbortReason, ArchivedSegment, Attachment, ChatMessage, CompactTrigger, ConversationId,
     ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
-    McpServerState, Mode, ModeChangeReason, PermissionDecision, PermissionOption,
+    McpServerState, Mode, ModeChangeReason, OutputStream, PermissionDecision, PermissionOption,
     PermissionOptionKind, PermissionRule, PolicyDecision, Preset, ReloadedKind, Replacement,
     RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus, TokenUsage,
     ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
@@ -97,7 +97,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 ReloadedKind,
                 ModeChangeReason,
                 McpServerState,
-                EngineState
+                EngineState,
+                OutputStream
             ]
         ),
         section!("error.rs", [ErrorKind]),

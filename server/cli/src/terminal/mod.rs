@@ -445,18 +445,20 @@ async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Resul
                 }
             }
             Answer::Interrupted | Answer::Eof => {
-                engine.respond_permission(
+                let _ = engine.respond_permission(
                     request_id,
                     PermissionDecision::Deny {
                         message: Some("the user interrupted".to_owned()),
                     },
-                )?;
+                );
                 engine.interrupt_session();
                 return Ok(());
             }
         }
     };
-    engine.respond_permission(request_id, decision)?;
+    // The request may have ended while the person was asked (the mode or preset changed, the
+    // task was interrupted): the `permission_withdrawn` printed next says so.
+    let _ = engine.respond_permission(request_id, decision);
     Ok(())
 }
 

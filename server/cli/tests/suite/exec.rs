@@ -939,3 +939,40 @@ async fn exec_reads_the_rules_at_its_task_and_watches_nothing() {
         .to_owned();
     assert!(system.contains("Always answer in haiku."), "{system}");
 }
+
+/// `coder exec --json` prints a running command's lines as they come: the first arrives
+/// while the command still runs (the file it writes last does not exist yet).
+#[tokio::test]
+async fn json_mode_prints_a_running_command_s_lines_before_it_ends() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "for i in 1 2 3; do echo tick $i; sleep 1; done; touch ended"}),
+        ),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_on(dir.path(), &server, &["--json", "--auto-approve", "count"]);
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let mut first_line_before_the_end = None;
+    let mut streamed = String::new();
+    while let Some(line) =
+        tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("coder exec stopped writing")
+            .unwrap()
+    {
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "tool_call_output_delta" {
+            first_line_before_the_end.get_or_insert(!dir.path().join("ended").exists());
+            streamed.push_str(event["delta"].as_str().unwrap());
+        }
+    }
+    assert!(child.wait().await.unwrap().success());
+    assert_eq!(first_line_before_the_end, Some(true));
+    assert_eq!(streamed, "tick 1\ntick 2\ntick 3\n");
+}

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use coder_protocol::{
-    EngineState, EventMsg, PermissionDecision, PermissionOption, Preset, ToolKind, ToolLocation,
+    ConversationId, EngineState, EventMsg, PermissionDecision, PermissionOption, Preset, ToolKind,
+    ToolLocation,
 };
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -39,8 +40,15 @@ pub(crate) struct Permissions {
     lasting: Option<LastingRules>,
 }
 
-/// An open request: where the answer goes, and the options the request offered.
-type Open = (oneshot::Sender<Reply>, Vec<PermissionOption>);
+/// An open request: where the answer goes, the options the request offered, and whether a
+/// change of mode or preset decides it again (not a call only a person may allow, nor a
+/// plan).
+struct Open {
+    reply: oneshot::Sender<Reply>,
+    options: Vec<PermissionOption>,
+    redecidable: bool,
+    conversation: ConversationId,
+}
 
 /// What a person is asked about.
 pub(crate) struct Request<'a> {
@@ -51,6 +59,8 @@ pub(crate) struct Request<'a> {
     pub locations: Vec<ToolLocation>,
     /// The whole command line the call runs, for a tool that runs one.
     pub command: Option<String>,
+    /// The plan a call that leaves plan mode puts to the person.
+    pub plan: Option<String>,
     pub input: &'a Value,
     pub summary: &'a str,
     /// Why the person is asked.
@@ -134,6 +144,8 @@ fn always_offered(request: &Request<'_>) -> Option<String> {
 enum Reply {
     Person(PermissionDecision),
     Withdrawn(String),
+    /// The mode or preset changed: the call is to be decided again.
+    Redecide,
 }
 
 /// What the model reads for a call whose request was open when the session ended.
@@ -157,7 +169,16 @@ pub(crate) enum Answer {
     Refused(String),
     /// The task was interrupted while waiting.
     Cancelled,
+    /// The mode or preset changed while the request waited: the caller decides the call
+    /// again, with the mode and preset in force now (it may be allowed, denied, or asked
+    /// about anew).
+    Redecide,
 }
+
+/// What a door is told when a request it shows ends without its answer.
+const REDECIDED: &str = "the mode or permission preset changed; the call is decided again";
+const INTERRUPTED: &str = "the task was interrupted";
+const NOBODY: &str = "nobody can answer it now";
 
 /// How the person answered an `exit_plan_mode` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,9 +240,11 @@ impl Permissions {
         lock(&self.rules).clone()
     }
 
-    /// Puts `rules` in force from the next permission check.
+    /// Puts `rules` in force from the next permission check; waiting requests are decided
+    /// again.
     pub fn set_rules(&self, rules: PermissionRules) {
         *lock(&self.rules) = std::sync::Arc::new(rules);
+        self.redecide(None);
     }
 
     /// Whether an earlier "allow always" covers the call. For `bash`, every simple command
@@ -363,6 +386,7 @@ impl Permissions {
         };
         let answer = match answer {
             Some(Reply::Withdrawn(reason)) => return Answer::Denied(reason),
+            Some(Reply::Redecide) => return Answer::Redecide,
             Some(Reply::Person(decision)) => Some(decision),
             None => None,
         };
@@ -449,7 +473,8 @@ impl Permissions {
                 decision_name(&decision)
             ))),
             Some(Reply::Withdrawn(reason)) => PlanAnswer::Unanswered(reason),
-            None => PlanAnswer::Unanswered(UNANSWERED.to_owned()),
+            // A plan is never decided again: only a person answers it.
+            Some(Reply::Redecide) | None => PlanAnswer::Unanswered(UNANSWERED.to_owned()),
         }
     }
 
@@ -465,7 +490,15 @@ impl Permissions {
     ) -> Option<Option<Reply>> {
         let request_id = Uuid::now_v7().to_string();
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(request_id.clone(), (tx, options.clone()));
+        lock(&self.pending).insert(
+            request_id.clone(),
+            Open {
+                reply: tx,
+                options: options.clone(),
+                redecidable: !request.human_required && request.kind != ToolKind::SwitchMode,
+                conversation: events.conversation_id,
+            },
+        );
         let input = request.input;
         events.emit(EventMsg::PermissionRequested {
             request_id: request_id.clone(),
@@ -480,6 +513,7 @@ impl Permissions {
             options,
             human_required: request.human_required,
             command: request.command.clone(),
+            plan: request.plan.clone(),
             diff: request.diff.clone(),
         });
         events.emit(EventMsg::StateChanged {
@@ -492,9 +526,26 @@ impl Permissions {
             answer = rx => answer.ok(),
             () = cancel.cancelled() => {
                 lock(&self.pending).remove(&request_id);
+                events.emit(EventMsg::PermissionWithdrawn {
+                    request_id,
+                    reason: INTERRUPTED.to_owned(),
+                });
                 return None;
             }
         };
+        // A request that ended without its door's answer: the door closes its prompt.
+        let closed = match &answer {
+            Some(Reply::Person(_)) => None,
+            Some(Reply::Withdrawn(reason)) => Some(reason.clone()),
+            Some(Reply::Redecide) => Some(REDECIDED.to_owned()),
+            None => Some(NOBODY.to_owned()),
+        };
+        if let Some(reason) = closed {
+            events.emit(EventMsg::PermissionWithdrawn {
+                request_id: request_id.clone(),
+                reason,
+            });
+        }
         events.emit(EventMsg::StateChanged {
             state: EngineState::Running,
         });
@@ -504,9 +555,9 @@ impl Permissions {
     /// Delivers a person's answer. Returns false for an unknown or already answered id.
     pub fn respond(&self, request_id: &str, decision: PermissionDecision) -> bool {
         match lock(&self.pending).remove(request_id) {
-            Some((tx, offered)) => {
-                let decision = super::options::decision_of(&offered, decision);
-                tx.send(Reply::Person(decision)).is_ok()
+            Some(open) => {
+                let decision = super::options::decision_of(&open.options, decision);
+                open.reply.send(Reply::Person(decision)).is_ok()
             }
             None => false,
         }
@@ -516,7 +567,7 @@ impl Permissions {
     /// Returns false for an unknown or already answered id.
     pub fn withdraw(&self, request_id: &str, reason: &str) -> bool {
         match lock(&self.pending).remove(request_id) {
-            Some((tx, _)) => tx.send(Reply::Withdrawn(reason.to_owned())).is_ok(),
+            Some(open) => open.reply.send(Reply::Withdrawn(reason.to_owned())).is_ok(),
             None => false,
         }
     }
@@ -530,8 +581,35 @@ impl Permissions {
     /// (the session is ending).
     pub fn withdraw_all(&self, reason: &str) {
         let open: Vec<_> = lock(&self.pending).drain().collect();
-        for (_, (tx, _)) in open {
-            let _ = tx.send(Reply::Withdrawn(reason.to_owned()));
+        for (_, open) in open {
+            let _ = open.reply.send(Reply::Withdrawn(reason.to_owned()));
         }
+    }
+
+    /// Ends every open request a mode or preset decides (not one only a person may allow,
+    /// nor a plan), of `conversation` or of every conversation, so its call is decided
+    /// again with what is in force now: a change takes effect for a call already waiting,
+    /// as for the next one.
+    pub fn redecide(&self, conversation: Option<ConversationId>) {
+        let redecided: Vec<Open> = {
+            let mut pending = lock(&self.pending);
+            let ids: Vec<String> = pending
+                .iter()
+                .filter(|(_, open)| {
+                    open.redecidable && conversation.is_none_or(|id| id == open.conversation)
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| pending.remove(id)).collect()
+        };
+        for open in redecided {
+            let _ = open.reply.send(Reply::Redecide);
+        }
+    }
+
+    /// Switches the session's preset; waiting requests are decided again.
+    pub fn set_preset(&self, preset: Preset) {
+        *lock(&self.preset) = preset;
+        self.redecide(None);
     }
 }

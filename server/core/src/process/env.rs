@@ -106,6 +106,16 @@ impl ToolEnv {
         crate::secrets::redact_values(text, self.secret_values.iter().map(String::as_str))
     }
 
+    /// The length of the longest value [`ToolEnv::redact`] replaces: text cut into pieces
+    /// is redacted whole when no piece ends within this many bytes of a cut.
+    pub fn longest_secret(&self) -> usize {
+        self.secret_values
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Removes from `command` every variable of coder's environment that
     /// [`ToolEnv::withholds`]; variables set on `command` afterwards are passed as set.
     pub fn apply(&self, command: &mut tokio::process::Command) {

@@ -395,6 +395,8 @@ impl Session {
         }
         self.warn_if_clamped(id, wanted, mode);
         if previous != mode {
+            // A call waiting for a person is decided again under the new mode.
+            self.permissions().redecide(Some(id));
             self.services.hub.emit(
                 id,
                 None,

@@ -57,6 +57,7 @@ impl Session {
             approved_diff: None,
             seen,
             changes: None,
+            live_output: Some(crate::turn::output_to(events, &call_id)),
         };
         let arguments = json!({"command": command});
         events.emit(EventMsg::ToolCallStarted {

@@ -217,7 +217,7 @@ impl Session {
             } else {
                 preset
             };
-            *lock(&self.permissions().preset) = granted;
+            self.permissions().set_preset(granted);
         }
         let mode = self.mode(conversation)?;
         let permissions = self.permissions();

@@ -414,6 +414,7 @@ impl Session {
             approved_diff: None,
             seen,
             changes: Some(self.services.checkpoints.clone()),
+            live_output: None,
         };
         let model_name = model.clone();
         let mcp_view_of_task = mcp_view.clone();

@@ -2,7 +2,8 @@
 //!
 //! The command runs in a session of its own (`setsid`), so it has no controlling terminal,
 //! with stdin `/dev/null` and coder's environment minus its secrets
-//! ([`crate::process::ToolEnv`]). Its output is captured with the tail kept when it is long.
+//! ([`crate::process::ToolEnv`]). Its output is captured with the tail kept when it is long,
+//! and streamed while it runs when the context asks for it ([`super::live_output`]).
 //! When the call ends (exit, timeout, interrupt or any early drop of the call), everything it
 //! started is killed and reaped, background processes included
 //! ([`crate::process::spawn_call`]), and its output pipes are closed.
@@ -17,6 +18,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 
+use coder_protocol::OutputStream;
+
+use super::live_output::LiveOutput;
 use super::{Tool, ToolContext, ToolOutput};
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -166,7 +170,11 @@ impl Drop for Collector {
     }
 }
 
-fn collect(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Collector {
+/// Reads `stream` into a [`Tail`], and into `live` as it arrives.
+fn collect(
+    stream: Option<impl AsyncRead + Unpin + Send + 'static>,
+    live: Option<(Arc<LiveOutput>, OutputStream)>,
+) -> Collector {
     let tail = Arc::new(Mutex::new(Tail::default()));
     let mut reader = None;
     if let Some(mut stream) = stream {
@@ -176,6 +184,9 @@ fn collect(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Collector
             while let Ok(n) = stream.read(&mut buf).await {
                 if n == 0 {
                     break;
+                }
+                if let Some((live, which)) = &live {
+                    live.push(*which, &buf[..n]);
                 }
                 sink.lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -211,8 +222,13 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         crate::sandbox::spawn(command_line, ctx.sandbox.clone(), audit.as_ref())
     })
     .map_err(|err| format!("cannot start bash: {err}"))?;
-    let stdout = collect(child.stdout.take());
-    let stderr = collect(child.stderr.take());
+    let live = ctx
+        .live_output
+        .clone()
+        .map(|sink| LiveOutput::new(sink, ctx.env.clone()));
+    let live_as = |which| live.clone().map(|live| (live, which));
+    let stdout = collect(child.stdout.take(), live_as(OutputStream::Stdout));
+    let stderr = collect(child.stderr.take(), live_as(OutputStream::Stderr));
     let status = tokio::select! {
         status = child.wait() => Some(status.map_err(|err| format!("waiting for bash failed: {err}"))?),
         () = tokio::time::sleep(timeout) => None,
@@ -235,6 +251,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let (out, err) = (stdout.finish(), stderr.finish());
+    if let Some(live) = &live {
+        live.finish();
+    }
     let mut report = match status {
         Some(status) => match status.code() {
             Some(code) => format!("Exit code: {code}\n"),

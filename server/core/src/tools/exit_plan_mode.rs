@@ -43,6 +43,10 @@ impl Tool for ExitPlanModeTool {
         coder_protocol::ToolKind::SwitchMode
     }
 
+    fn plan(&self, input: &Value) -> Option<String> {
+        input["plan"].as_str().map(str::to_owned)
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

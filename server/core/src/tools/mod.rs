@@ -12,6 +12,7 @@ mod edit;
 mod exit_plan_mode;
 mod glob;
 mod grep;
+pub mod live_output;
 pub(crate) mod paths;
 pub(crate) mod protected_files;
 pub(crate) mod read;
@@ -129,6 +130,11 @@ pub trait Tool: Send + Sync {
     fn command_line(&self, _input: &Value) -> Option<String> {
         None
     }
+    /// The plan a call with `input` puts to a person, for a tool that switches out of plan
+    /// mode: shown whole, as a command line is.
+    fn plan(&self, _input: &Value) -> Option<String> {
+        None
+    }
     /// Read-only tools may run concurrently with each other.
     fn is_read_only(&self) -> bool;
     /// Whether the permission policy may take [`Tool::is_read_only`] for a fact (run the
@@ -186,6 +192,9 @@ pub struct ToolContext {
     pub seen: Arc<seen::SeenFiles>,
     /// Told before a file tool changes a file on disk, so `/undo` keeps what it held.
     pub changes: Option<Arc<dyn ChangeRecorder>>,
+    /// Where a command's output goes while it runs ([`live_output`]); `None` keeps it to the
+    /// result.
+    pub live_output: Option<live_output::OutputSink>,
 }
 
 /// What is told of each file a file tool is about to change on disk (by its absolute path),
@@ -210,6 +219,7 @@ impl ToolContext {
             approved_diff: None,
             seen: Arc::default(),
             changes: None,
+            live_output: None,
         }
     }
 

@@ -33,7 +33,7 @@ use crate::tokens::{ContextSize, Encoding};
 use crate::tools::conversation::ConversationCall;
 use crate::tools::{ToolContext, ToolRegistry};
 
-pub(crate) use tool_calls::CANCELLED_BEFORE_START;
+pub(crate) use tool_calls::{CANCELLED_BEFORE_START, output_to};
 pub(crate) use verify::Verifier;
 
 /// Added to the history when a task is interrupted.
@@ -469,7 +469,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             let next = match verifier.as_mut() {
                 Some(verifier) => {
                     verifier
-                        .after_reply(&tools, recorder.mode(), &events, &control)
+                        .after_reply(&tools, &|| recorder.mode(), &events, &control)
                         .await
                 }
                 None => verify::Next::Done,
@@ -505,9 +505,10 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             return interrupted(recorder.as_ref(), &events, model.context_window);
         }
 
+        let mode_now = || recorder.mode();
         let run = tool_calls::ToolRun {
             tools: &tools,
-            mode: recorder.mode(),
+            mode: &mode_now,
             conversations: conversations.as_ref(),
             control: &control,
             events: &events,

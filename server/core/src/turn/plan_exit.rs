@@ -50,7 +50,7 @@ pub(super) async fn exit_plan_mode(
         ChatMessage::tool_result(&call.id, EXIT_PLAN_MODE, output)
     };
     // Offered only in plan mode, but the mode may have been switched during the reply.
-    if run.mode != Mode::Plan {
+    if run.mode() != Mode::Plan {
         return finish(
             "Error: plan mode is not on, so there is no plan to approve; go on with the work."
                 .to_owned(),
@@ -63,6 +63,7 @@ pub(super) async fn exit_plan_mode(
         kind: tool.kind(),
         locations: tool.locations(input, workspace),
         command: tool.command_line(input),
+        plan: tool.plan(input),
         input,
         summary: SUMMARY,
         reason: "a plan is carried out only when a person approves it",

@@ -21,6 +21,7 @@ use crate::events::TaskEvents;
 use crate::permissions::{Answer, ReadOnly, Request, Unattended, Unconfined, check};
 use crate::sync::lock;
 use crate::tools::conversation::ConversationCall;
+use crate::tools::live_output::OutputSink;
 use crate::tools::shell_safety::SafetyContext;
 use crate::tools::{EXIT_PLAN_MODE, Tool, ToolContext, ToolOutput};
 
@@ -35,11 +36,24 @@ pub(crate) const CANCELLED_WHILE_RUNNING: &str =
 /// The result of a call after one the person refused in the same reply (checkpoint 3).
 const REFUSED_BEFORE_START: &str = "This call was not run: the user refused an earlier call of the same reply, which ended the task.";
 
+/// Sends what the call `call_id` prints while it runs as `tool_call_output_delta` events.
+pub(crate) fn output_to(events: &TaskEvents, call_id: &str) -> OutputSink {
+    let (events, call_id) = (events.clone(), call_id.to_owned());
+    OutputSink::new(move |stream, delta| {
+        events.emit(EventMsg::ToolCallOutputDelta {
+            call_id: call_id.clone(),
+            stream,
+            delta,
+        });
+    })
+}
+
 /// Everything the calls of one reply run with.
 pub(super) struct ToolRun<'a> {
     pub tools: &'a TurnTools,
-    /// The conversation's mode for this reply's calls.
-    pub mode: Mode,
+    /// The conversation's mode now: a switch applies from the next decision, a waiting
+    /// request's included.
+    pub mode: &'a (dyn Fn() -> Mode + Sync),
     /// Answers the conversation tools.
     pub conversations: &'a dyn ConversationHost,
     /// The running task's control: its cancellation and why it was stopped.
@@ -54,6 +68,10 @@ pub(super) struct ToolRun<'a> {
 }
 
 impl ToolRun<'_> {
+    pub fn mode(&self) -> Mode {
+        (self.mode)()
+    }
+
     fn hidden(&self, name: &str) -> bool {
         self.tools.hidden.iter().any(|hidden| hidden == name)
     }
@@ -209,61 +227,69 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         run.tools.home.as_deref(),
         ctx.sandbox.as_deref(),
     );
-    let verdict = check(
-        run.mode,
-        permissions.preset(),
-        &permissions.rules(),
-        name,
-        match (entry.tool.vouches_read_only(), entry.tool.is_read_only()) {
-            (true, _) => ReadOnly::Vouched,
-            (false, true) => ReadOnly::Claimed,
-            (false, false) => ReadOnly::No,
-        },
-        &input,
-        &safety,
-    );
-    match verdict.decision {
-        PolicyDecision::Allow => {}
-        PolicyDecision::Deny => {
-            return fail(format!(
-                "Permission denied ({}); the call was not run.",
-                verdict.reason
-            ));
-        }
-        PolicyDecision::Ask => {
-            // The person sees the change before it is made; a call that cannot succeed
-            // fails without asking.
-            let preview = match entry.tool.preview(&input, &ctx).await {
-                Ok(preview) => preview,
-                Err(reason) => return fail(format!("Error: {reason}")),
-            };
-            let summary = summarize(name, &input, &verdict.reason);
-            let request = Request {
-                call_id: &call.id,
-                tool: name,
-                kind: entry.tool.kind(),
-                locations: entry.tool.locations(&input, &ctx.workspace),
-                command: entry.tool.command_line(&input),
-                input: &input,
-                summary: &summary,
-                reason: &verdict.reason,
-                diff: preview.clone().filter(|diff| !diff.is_empty()),
-                human_required: verdict.human_required,
-                line: verdict.line.as_ref(),
-                unattended: verdict.unattended,
-            };
-            let answer = permissions.ask(request, events, &ctx.cancel).await;
-            match answer {
-                Answer::Allowed => ctx.approved_diff = preview,
-                Answer::Denied(message) => return fail(message),
-                Answer::Refused(message) => {
-                    // Checkpoint 4 with the reason `refuse` (seed 001): the person refused
-                    // the call while it was being carried out; it keeps the refusal as its
-                    // result, and the task ends.
-                    run.control.refuse();
-                    return fail(message);
+    // Decided with the mode and preset in force now; a change while a person is asked
+    // decides it again.
+    loop {
+        let verdict = check(
+            run.mode(),
+            permissions.preset(),
+            &permissions.rules(),
+            name,
+            match (entry.tool.vouches_read_only(), entry.tool.is_read_only()) {
+                (true, _) => ReadOnly::Vouched,
+                (false, true) => ReadOnly::Claimed,
+                (false, false) => ReadOnly::No,
+            },
+            &input,
+            &safety,
+        );
+        match verdict.decision {
+            PolicyDecision::Allow => break,
+            PolicyDecision::Deny => {
+                return fail(format!(
+                    "Permission denied ({}); the call was not run.",
+                    verdict.reason
+                ));
+            }
+            PolicyDecision::Ask => {
+                // The person sees the change before it is made; a call that cannot succeed
+                // fails without asking.
+                let preview = match entry.tool.preview(&input, &ctx).await {
+                    Ok(preview) => preview,
+                    Err(reason) => return fail(format!("Error: {reason}")),
+                };
+                let summary = summarize(name, &input, &verdict.reason);
+                let request = Request {
+                    call_id: &call.id,
+                    tool: name,
+                    kind: entry.tool.kind(),
+                    locations: entry.tool.locations(&input, &ctx.workspace),
+                    command: entry.tool.command_line(&input),
+                    plan: entry.tool.plan(&input),
+                    input: &input,
+                    summary: &summary,
+                    reason: &verdict.reason,
+                    diff: preview.clone().filter(|diff| !diff.is_empty()),
+                    human_required: verdict.human_required,
+                    line: verdict.line.as_ref(),
+                    unattended: verdict.unattended,
+                };
+                match permissions.ask(request, events, &ctx.cancel).await {
+                    Answer::Allowed => {
+                        ctx.approved_diff = preview;
+                        break;
+                    }
+                    Answer::Denied(message) => return fail(message),
+                    Answer::Refused(message) => {
+                        // Checkpoint 4 with the reason `refuse` (seed 001): the person
+                        // refused the call while it was being carried out; it keeps the
+                        // refusal as its result, and the task ends.
+                        run.control.refuse();
+                        return fail(message);
+                    }
+                    Answer::Cancelled => return fail(CANCELLED_BEFORE_START.to_owned()),
+                    Answer::Redecide => {}
                 }
-                Answer::Cancelled => return fail(CANCELLED_BEFORE_START.to_owned()),
             }
         }
     }
@@ -275,6 +301,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         kind: entry.tool.kind(),
         locations: entry.tool.locations(&input, &ctx.workspace),
     });
+    ctx.live_output = Some(output_to(events, &call.id));
     if let Some(parsed) = ConversationCall::parse(name, input.clone()) {
         let answer = match parsed {
             Ok(parsed) => {
@@ -470,6 +497,7 @@ async fn rerun_escalated(
         kind: tool.kind(),
         locations: tool.locations(&input, &ctx.workspace),
         command: tool.command_line(&input),
+        plan: None,
         input: &input,
         summary: &summary,
         reason: escalation.question(),
@@ -514,6 +542,12 @@ async fn rerun_escalated(
             )))
         }
         Answer::Cancelled => Err(CANCELLED_WHILE_RUNNING.to_owned()),
+        // Only a person may allow leaving the sandbox: no mode or preset decides it again.
+        Answer::Redecide => Ok(ToolOutput::text(format!(
+            "{}\n{}: the request was withdrawn",
+            confined.content,
+            escalation.refused()
+        ))),
     }
 }
 

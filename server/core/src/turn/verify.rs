@@ -95,7 +95,7 @@ impl Verifier {
     pub async fn after_reply(
         &mut self,
         tools: &TurnTools,
-        mode: Mode,
+        mode: &(dyn Fn() -> Mode + Sync),
         events: &TaskEvents,
         control: &TaskControl,
     ) -> Next {
@@ -103,7 +103,7 @@ impl Verifier {
         let retrying = std::mem::take(&mut self.retry_pending);
         if self.stopped
             || !self.workflow.auto_verify_after_edit
-            || !self.mode_allows(mode)
+            || !self.mode_allows(mode())
             || (!retrying && edited.iter().all(|path| is_documentation(path)))
         {
             return Next::Done;
@@ -145,15 +145,6 @@ impl Verifier {
             tools.base.sandbox.as_deref(),
         );
         let permissions = &tools.permissions;
-        let verdict_of_policy = check(
-            mode,
-            permissions.preset(),
-            &permissions.rules(),
-            "bash",
-            crate::permissions::ReadOnly::No,
-            &input,
-            &safety,
-        );
         let call_id = format!(
             "verify_{}_{}",
             events.task_id.to_string().replace('-', ""),
@@ -163,50 +154,65 @@ impl Verifier {
             call_id: call_id.clone(),
             ..tools.base.clone()
         };
-        match verdict_of_policy.decision {
-            PolicyDecision::Allow => {}
-            PolicyDecision::Deny => {
-                return not_run(
-                    Some(command),
-                    format!(
-                        "the permissions deny `{command}` ({})",
+        // Decided with the mode and preset in force now; a change while a person is asked
+        // decides it again.
+        loop {
+            let verdict_of_policy = check(
+                mode(),
+                permissions.preset(),
+                &permissions.rules(),
+                "bash",
+                crate::permissions::ReadOnly::No,
+                &input,
+                &safety,
+            );
+            match verdict_of_policy.decision {
+                PolicyDecision::Allow => break,
+                PolicyDecision::Deny => {
+                    return not_run(
+                        Some(command),
+                        format!(
+                            "the permissions deny `{command}` ({})",
+                            verdict_of_policy.reason
+                        ),
+                    );
+                }
+                // Asked as any `bash` call would be (section 5): the person sees the command
+                // and why it runs; "allow always" covers the next verification too, and a
+                // session that approves by itself runs it.
+                PolicyDecision::Ask => {
+                    let summary = format!(
+                        "bash: {command} (auto-verification after the edits; {})",
                         verdict_of_policy.reason
-                    ),
-                );
-            }
-            // Asked as any `bash` call would be (section 5): the person sees the command
-            // and why it runs; "allow always" covers the next verification too, and a
-            // session that approves by itself runs it.
-            PolicyDecision::Ask => {
-                let summary = format!(
-                    "bash: {command} (auto-verification after the edits; {})",
-                    verdict_of_policy.reason
-                );
-                let request = Ask {
-                    call_id: &call_id,
-                    tool: "bash",
-                    kind: bash.tool.kind(),
-                    locations: bash.tool.locations(&input, &ctx.workspace),
-                    command: bash.tool.command_line(&input),
-                    input: &input,
-                    summary: &summary,
-                    reason: &verdict_of_policy.reason,
-                    diff: None,
-                    human_required: verdict_of_policy.human_required,
-                    line: verdict_of_policy.line.as_ref(),
-                    unattended: verdict_of_policy.unattended,
-                };
-                match permissions.ask(request, events, &ctx.cancel).await {
-                    Answer::Allowed => {}
-                    Answer::Denied(why) => {
-                        return not_run(Some(command), format!("not approved ({why})"));
+                    );
+                    let request = Ask {
+                        call_id: &call_id,
+                        tool: "bash",
+                        kind: bash.tool.kind(),
+                        locations: bash.tool.locations(&input, &ctx.workspace),
+                        command: bash.tool.command_line(&input),
+                        plan: None,
+                        input: &input,
+                        summary: &summary,
+                        reason: &verdict_of_policy.reason,
+                        diff: None,
+                        human_required: verdict_of_policy.human_required,
+                        line: verdict_of_policy.line.as_ref(),
+                        unattended: verdict_of_policy.unattended,
+                    };
+                    match permissions.ask(request, events, &ctx.cancel).await {
+                        Answer::Allowed => break,
+                        Answer::Denied(why) => {
+                            return not_run(Some(command), format!("not approved ({why})"));
+                        }
+                        // A person's refusal ends the task, as an interrupt does.
+                        Answer::Refused(_) => {
+                            control.refuse();
+                            return Next::Interrupted;
+                        }
+                        Answer::Cancelled => return Next::Interrupted,
+                        Answer::Redecide => {}
                     }
-                    // A person's refusal ends the task, as an interrupt does.
-                    Answer::Refused(_) => {
-                        control.refuse();
-                        return Next::Interrupted;
-                    }
-                    Answer::Cancelled => return Next::Interrupted,
                 }
             }
         }

@@ -161,6 +161,7 @@ async fn a_persons_shell_command_runs_unasked_and_the_model_sees_its_result() {
         .unwrap();
     let task = started.task_id.expect("a shell command is a task");
     let events = h.until_end(task).await;
+    // What the command printed streams while it runs, stdout and stderr apart.
     let kinds: Vec<String> = super::support::kinds(&events)
         .into_iter()
         .filter(|kind| kind != "state_changed")
@@ -170,8 +171,27 @@ async fn a_persons_shell_command_runs_unasked_and_the_model_sees_its_result() {
         [
             "task_started",
             "tool_call_started",
+            "tool_call_output_delta",
+            "tool_call_output_delta",
             "tool_call_completed",
             "task_complete"
+        ]
+    );
+    let mut streamed: Vec<(coder_protocol::OutputStream, String)> = events
+        .iter()
+        .filter_map(|event| match &event.msg {
+            coder_protocol::EventMsg::ToolCallOutputDelta { stream, delta, .. } => {
+                Some((*stream, delta.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    streamed.sort_by_key(|(stream, _)| *stream == coder_protocol::OutputStream::Stderr);
+    assert_eq!(
+        streamed,
+        [
+            (coder_protocol::OutputStream::Stdout, "hi\n".to_owned()),
+            (coder_protocol::OutputStream::Stderr, "oops\n".to_owned())
         ]
     );
     let output = events

@@ -168,6 +168,40 @@ async fn approvals_take_yes_no_with_a_reason_and_always() {
     assert!(screen.exit().success());
 }
 
+/// A running command's lines appear under it while it runs, and once: not again when it
+/// ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_command_s_lines_appear_while_it_runs() {
+    let server = MockModelServer::start(vec![
+        bash("c1", "echo tick 1; sleep 3; echo tick 2; touch ended"),
+        MockResponse::text("counted"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--permissions", "yolo"]);
+    screen.prompt(1);
+    screen.line("count");
+    screen.wait_for("│ tick 1");
+    assert!(
+        place.read("ended").is_none(),
+        "the first line showed only once the command had ended"
+    );
+    let text = screen.prompt(2);
+    assert_eq!(text.matches("│ tick 1").count(), 1, "{text}");
+    assert_eq!(text.matches("│ tick 2").count(), 1, "{text}");
+    let (during, after) = (
+        text.find("▸ bash echo tick 1").unwrap(),
+        text.find("• bash").unwrap(),
+    );
+    assert!(
+        during < text.find("│ tick 2").unwrap() && text.find("│ tick 2").unwrap() < after,
+        "{text}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bang_command_runs_without_the_model_and_enters_the_conversation() {
     let server = MockModelServer::start(vec![MockResponse::text("I see the files")])
