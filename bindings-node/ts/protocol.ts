@@ -88,6 +88,11 @@ export type EventMsg =
        * The paths the call reads or changes, absolute (empty when it names none).
        */
       locations: Array<ToolLocation>,
+      /**
+       * What it does, in a few words, from its kind and its command or paths (`` Run
+       * `cargo test` ``, `Read /abs/src/main.rs`), as `permission_requested` says it.
+       */
+      title: string,
     }
   | { "type": "tool_call_output_delta", callId: string, stream: OutputStream, delta: string }
   | {

@@ -637,7 +637,9 @@ export class CoderEngine {
       case "mode_changed": {
         if (isMain) this.#agentMode = event.mode === "plan" ? "Plan" : "Agent";
         const plan = this.#clearing.get(agentId);
-        if (plan !== undefined && event.reason === "exit_plan_mode") {
+        // The plan approved with a cleared context has taken the conversation out of plan
+        // mode.
+        if (plan !== undefined && event.previous === "plan" && event.mode !== "plan") {
           this.#clearing.delete(agentId);
           const implement: PlanImplement = { planFilePath: "", planContent: plan };
           this.#emit("plan:implement", implement);

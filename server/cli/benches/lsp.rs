@@ -1015,8 +1015,9 @@ fn live(server: &MockModelServer, base_url: &str) {
     }
     lsp.stop();
     println!(
-        "live: 100 MB printed, {:.1} MB streamed; floor (a pipe read to its end) {}; \
-         the call {} ({:.2}x, {}), the whole task {} ({:.2}x, {}) (target: the call within 1.5x)",
+        "live: 100 MB printed, {:.1} MB streamed; floor (a pipe read to its end) {:.1} ms; \
+         the call {:.1} ms ({:.2}x, {}), the whole task {:.1} ms ({:.2}x, {}) \
+         (target: the call within 1.5x)",
         streamed as f64 / 1e6,
         ms(median(floors.clone())),
         ms(median(calls.clone())),

@@ -462,21 +462,12 @@ impl Human {
             }
             EventMsg::ToolCallStarted {
                 call_id,
-                tool_name,
-                arguments,
                 kind,
+                title,
                 ..
             } => {
                 self.kinds.insert(call_id.clone(), *kind);
-                let key = match arguments["command"].as_str() {
-                    Some(command) => command.lines().next().unwrap_or_default().to_owned(),
-                    None => arguments["path"]
-                        .as_str()
-                        .or(arguments["pattern"].as_str())
-                        .unwrap_or_default()
-                        .to_owned(),
-                };
-                let line = neutralize(&format!("{tool_name} {key}")).into_owned();
+                let line = neutralize(title).into_owned();
                 self.running.insert(call_id.clone(), (line, Instant::now()));
             }
             EventMsg::ToolCallOutputDelta { call_id, delta, .. } if self.style.command_output => {

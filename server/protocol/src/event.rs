@@ -133,6 +133,9 @@ pub enum EventMsg {
         kind: ToolKind,
         /// The paths the call reads or changes, absolute (empty when it names none).
         locations: Vec<ToolLocation>,
+        /// What it does, in a few words, from its kind and its command or paths (`` Run
+        /// `cargo test` ``, `Read /abs/src/main.rs`), as `permission_requested` says it.
+        title: String,
     },
     /// What a running command printed since the last delta (`bash`, a person's `!command`),
     /// so a client can show a live terminal: whole lines where the command ends them, with

@@ -2,21 +2,64 @@
 
 use std::collections::BTreeMap;
 
-use coder_protocol::{Mode, PolicyDecision, Preset};
+use std::path::{Path, PathBuf};
+
+use coder_protocol::{Mode, PolicyDecision, Preset, ToolKind};
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tools::Tool;
 use crate::tools::protected_files::{is_protected, plants_repository};
 use crate::tools::shell_safety::{Assessment, CommandLine, Risk, SafetyContext, assess_line};
-use crate::tools::{CONVERSATION_TOOLS, patch_paths};
 
 use super::unattended::{Unattended, Unconfined};
 
-/// Tools that change files.
-const FILE_EDIT_TOOLS: [&str; 3] = ["apply_patch", "edit", "write"];
-const TODO_WRITE: &str = "todo_write";
-const BASH: &str = "bash";
+/// What the policy knows of one call: what its tool says of it (its kind, whether it only
+/// reads or stays inside the session, the command line it runs, the paths it reaches),
+/// never what its name means. The name is kept for the rules a person configured, which
+/// name tools.
+pub(crate) struct Call<'a> {
+    pub tool: &'a str,
+    pub kind: ToolKind,
+    pub read_only: ReadOnly,
+    /// It changes nothing outside the session (the todo list, the conversation tools).
+    pub inside_session: bool,
+    /// The command line it runs, for a tool that runs one.
+    pub command: Option<String>,
+    /// The paths it reads or changes, absolute.
+    pub paths: Vec<PathBuf>,
+}
+
+impl<'a> Call<'a> {
+    /// The call of `tool` with `input`, as the tool describes it.
+    pub fn of(tool: &'a dyn Tool, input: &Value, workspace: &Path) -> Self {
+        Self {
+            tool: tool.name(),
+            kind: tool.kind(),
+            read_only: match (tool.vouches_read_only(), tool.is_read_only()) {
+                (true, _) => ReadOnly::Vouched,
+                (false, true) => ReadOnly::Claimed,
+                (false, false) => ReadOnly::No,
+            },
+            inside_session: tool.stays_inside_session(),
+            command: tool.command_line(input),
+            paths: tool
+                .locations(input, workspace)
+                .into_iter()
+                .map(|location| PathBuf::from(location.path))
+                .collect(),
+        }
+    }
+
+    /// Whether it changes files: the file tools, whose changes a person reviews as a diff.
+    fn edits_files(&self) -> bool {
+        matches!(
+            self.kind,
+            ToolKind::Edit | ToolKind::Delete | ToolKind::Move
+        )
+    }
+}
 
 /// Rules from configuration (`permissions` in `.coder/config.json`), applied over the preset.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -154,22 +197,17 @@ pub(crate) fn check(
     mode: Mode,
     preset: Preset,
     rules: &PermissionRules,
-    tool: &str,
-    read_only: ReadOnly,
-    input: &Value,
+    call: &Call<'_>,
     safety: &SafetyContext<'_>,
 ) -> Check {
     use PolicyDecision::Allow;
-    if CONVERSATION_TOOLS.contains(&tool) {
-        return Check::new(Allow, "conversation tools stay inside the session");
+    if call.inside_session {
+        // Every mode, plan included: the todo list is the plan, the conversation tools work
+        // in the session's own conversations, and nothing outside changes.
+        return Check::new(Allow, format!("`{}` stays inside the session", call.tool));
     }
-    if tool == TODO_WRITE {
-        // Every mode, plan included: the list is the plan, and nothing outside changes.
-        return Check::new(Allow, "the todo list stays inside the session");
-    }
-    let is_bash = tool == BASH;
-    let command = input["command"].as_str().unwrap_or_default().trim();
-    let assessment = is_bash.then(|| assess_line(command, safety));
+    let command = call.command.as_deref().unwrap_or_default().trim();
+    let assessment = call.command.is_some().then(|| assess_line(command, safety));
     let line = assessment
         .as_ref()
         .map(|assessment| assessment.line.clone());
@@ -178,12 +216,12 @@ pub(crate) fn check(
         .and_then(|assessment| before_policy(mode, assessment, safety.confined))
     {
         Some(early) => early,
-        None => decide(mode, preset, rules, tool, read_only, command, assessment),
+        None => decide(mode, preset, rules, call, command, assessment),
     };
     result.line = line;
-    if FILE_EDIT_TOOLS.contains(&tool)
+    if call.edits_files()
         && result.decision != PolicyDecision::Deny
-        && let Some(why) = protected_target(tool, input, safety.workspace)
+        && let Some(why) = protected_target(&call.paths, safety.workspace)
     {
         // Every mode and whatever the rules say: only a person may approve it.
         result = Check {
@@ -229,15 +267,15 @@ fn decide(
     mode: Mode,
     preset: Preset,
     rules: &PermissionRules,
-    tool: &str,
-    read_only: ReadOnly,
+    call: &Call<'_>,
     command: &str,
     assessment: Option<Assessment>,
 ) -> Check {
     use PolicyDecision::{Allow, Ask, Deny};
-    let is_bash = assessment.is_some();
-    if is_bash && mode == Mode::Yolo {
-        return Check::new(Allow, "yolo mode runs bash without checks");
+    let (tool, read_only) = (call.tool, call.read_only);
+    let runs_commands = assessment.is_some();
+    if runs_commands && mode == Mode::Yolo {
+        return Check::new(Allow, "yolo mode runs commands without checks");
     }
     let (risk, line) = match assessment {
         Some(assessment) => (Some(assessment.risk), Some(assessment.line)),
@@ -247,7 +285,7 @@ fn decide(
         _ if read_only == ReadOnly::Vouched => Class::ReadOnly,
         Some(Risk::ReadOnly) => Class::ReadOnlyCommand,
         Some(_) => Class::Command,
-        None if FILE_EDIT_TOOLS.contains(&tool) => Class::FileEdit,
+        None if call.edits_files() => Class::FileEdit,
         None => Class::Other,
     };
     if mode == Mode::Plan && read_only == ReadOnly::Claimed {
@@ -298,21 +336,15 @@ fn decide(
 }
 
 /// Why a file edit touches a protected file (see [`is_protected`]), if it does: in every
-/// mode and whatever the rules say, only a person may approve it.
-fn protected_target(tool: &str, input: &Value, workspace: &std::path::Path) -> Option<String> {
-    let paths = match tool {
-        "apply_patch" => patch_paths(input["patch"].as_str().unwrap_or_default()),
-        _ => input["path"]
-            .as_str()
-            .map(str::to_owned)
-            .into_iter()
-            .collect(),
-    };
-    let planted: Vec<&std::path::Path> = paths.iter().map(std::path::Path::new).collect();
+/// mode and whatever the rules say, only a person may approve it. `paths` are the call's,
+/// absolute; they are named relative to the workspace.
+fn protected_target(paths: &[PathBuf], workspace: &Path) -> Option<String> {
+    let planted: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     paths
         .iter()
         .find_map(|path| {
-            is_protected(workspace, std::path::Path::new(path)).map(|why| format!("{path}: {why}"))
+            let shown = path.strip_prefix(workspace).unwrap_or(path);
+            is_protected(workspace, path).map(|why| format!("{}: {why}", shown.display()))
         })
         .or_else(|| plants_repository(workspace, &planted).map(str::to_owned))
 }
@@ -423,8 +455,6 @@ pub(crate) fn describe(mode: Mode, preset: Preset, rules: &PermissionRules) -> V
 mod tests {
     use std::path::Path;
 
-    use serde_json::json;
-
     use super::*;
 
     fn decide_bash(mode: Mode, rules: &PermissionRules, command: &str) -> Check {
@@ -439,16 +469,15 @@ mod tests {
             git_root: true,
             confined,
         };
-        let input = json!({ "command": command });
-        check(
-            mode,
-            Preset::Balanced,
-            rules,
-            BASH,
-            ReadOnly::No,
-            &input,
-            &safety,
-        )
+        let call = Call {
+            tool: "bash",
+            kind: ToolKind::Execute,
+            read_only: ReadOnly::No,
+            inside_session: false,
+            command: Some(command.to_owned()),
+            paths: Vec::new(),
+        };
+        check(mode, Preset::Balanced, rules, &call, &safety)
     }
 
     fn rules(rules: &[(&str, PolicyDecision)]) -> PermissionRules {
@@ -496,7 +525,7 @@ mod tests {
         // The person switched `bash` off; a rule that asks (from an untrusted workspace,
         // which may add `ask` rules) must not switch it back on.
         let mut ruled = rules(&[("*", Ask)]);
-        ruled.tools.insert(BASH.to_owned(), Deny);
+        ruled.tools.insert("bash".to_owned(), Deny);
         assert_eq!(decide_bash(Mode::Default, &ruled, "id").decision, Deny);
         assert_eq!(
             decide_bash(Mode::Default, &ruled, "cargo test").decision,
@@ -574,15 +603,15 @@ mod tests {
         }
         // A file tool never writes a protected file without a person.
         let safety = SafetyContext::new(Path::new("/work/ws/project"), None, None);
-        let verdict = check(
-            Mode::Yolo,
-            Preset::Yolo,
-            &none,
-            "write",
-            ReadOnly::No,
-            &json!({"path": ".mcp.json", "content": "{}"}),
-            &safety,
-        );
+        let write = Call {
+            tool: "write",
+            kind: ToolKind::Edit,
+            read_only: ReadOnly::No,
+            inside_session: false,
+            command: None,
+            paths: vec![PathBuf::from("/work/ws/project/.mcp.json")],
+        };
+        let verdict = check(Mode::Yolo, Preset::Yolo, &none, &write, &safety);
         assert_eq!(verdict.decision, Ask);
         assert_eq!(verdict.unattended, Refuse(Unconfined::ProtectedFileEdit));
     }

@@ -13,7 +13,7 @@ mod requests;
 mod unattended;
 
 pub(crate) use lasting::LastingRules;
+pub(crate) use matrix::{Call, check, describe};
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};
-pub(crate) use matrix::{ReadOnly, check, describe};
 pub(crate) use requests::{Answer, Permissions, PlanAnswer, Request, SESSION_ENDED};
 pub(crate) use unattended::{Unattended, Unconfined};

@@ -75,43 +75,14 @@ pub(crate) struct Request<'a> {
     pub line: Option<&'a CommandLine>,
 }
 
-/// A request's title, from what the call does and what it touches: the command it runs
-/// (its first line), else the paths it reaches, else the tool.
+/// A request's title: the call's ([`crate::tools::title`]).
 fn title_of(request: &Request<'_>) -> String {
-    let verb = match request.kind {
-        ToolKind::Read => "Read",
-        ToolKind::Edit => "Edit",
-        ToolKind::Delete => "Delete",
-        ToolKind::Move => "Move",
-        ToolKind::Search => "Search",
-        ToolKind::Execute => "Run",
-        ToolKind::Think => "Note",
-        ToolKind::Fetch => "Fetch",
-        ToolKind::SwitchMode => "Carry out the plan",
-        ToolKind::Other => "Use",
-    };
-    if let Some(command) = request.command.as_deref() {
-        let first = command.lines().next().unwrap_or_default();
-        let more = if command.lines().nth(1).is_some() {
-            " …"
-        } else {
-            ""
-        };
-        return format!("{verb} `{first}`{more}");
-    }
-    if request.kind == ToolKind::SwitchMode {
-        return verb.to_owned();
-    }
-    let paths: Vec<&str> = request
-        .locations
-        .iter()
-        .map(|location| location.path.as_str())
-        .collect();
-    match paths.as_slice() {
-        [] => format!("{verb} `{}`", request.tool),
-        [one] => format!("{verb} {one}"),
-        [one, rest @ ..] => format!("{verb} {one} and {} more", rest.len()),
-    }
+    crate::tools::title(
+        request.kind,
+        request.tool,
+        request.command.as_deref(),
+        &request.locations,
+    )
 }
 
 /// What an "allow always" on `line` would remember: each remembered key in backquotes

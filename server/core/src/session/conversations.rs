@@ -845,8 +845,8 @@ pub(super) fn refused_tools(
     disabled: &[String],
 ) -> Vec<&'static str> {
     [
-        ("apply_patch", prefs.include_apply_patch_tool),
-        ("todo_write", prefs.include_plan_tool),
+        (crate::tools::APPLY_PATCH, prefs.include_apply_patch_tool),
+        (crate::tools::TODO_WRITE, prefs.include_plan_tool),
     ]
     .into_iter()
     .filter(|(tool, asked)| *asked == Some(true) && disabled.iter().any(|d| d == tool))

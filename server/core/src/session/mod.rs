@@ -100,7 +100,7 @@ impl Session {
             (files.skills.clone(), files.skill_problems.clone())
         });
         for tool in &mut tools {
-            if tool.name() == "skill" {
+            if tool.name() == crate::tools::SKILL {
                 *tool = Arc::new(crate::tools::SkillTool::cached(cached.clone()));
             }
         }

@@ -60,13 +60,12 @@ impl Session {
             live_output: Some(crate::turn::output_to(events, &call_id)),
         };
         let arguments = json!({"command": command});
-        events.emit(EventMsg::ToolCallStarted {
-            call_id: call_id.clone(),
-            tool_name: "bash".to_owned(),
-            arguments: arguments.clone(),
-            kind: BashTool.kind(),
-            locations: BashTool.locations(&arguments, &ctx.workspace),
-        });
+        events.emit(crate::tools::started(
+            &BashTool,
+            &call_id,
+            &arguments,
+            &ctx.workspace,
+        ));
         let started = std::time::Instant::now();
         let result = BashTool.call(arguments, &ctx).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -74,7 +73,7 @@ impl Session {
             Ok(output) => {
                 events.emit(EventMsg::ToolCallCompleted {
                     call_id,
-                    tool_name: "bash".to_owned(),
+                    tool_name: BashTool.name().to_owned(),
                     summary: crate::turn::summary::completed(command, &output.content),
                     output: output.content.clone(),
                     duration_ms,
@@ -85,7 +84,7 @@ impl Session {
             Err(error) => {
                 events.emit(EventMsg::ToolCallFailed {
                     call_id,
-                    tool_name: "bash".to_owned(),
+                    tool_name: BashTool.name().to_owned(),
                     summary: crate::turn::summary::failed(command, &error),
                     error: error.clone(),
                     duration_ms,

@@ -26,7 +26,7 @@ use crate::reminders::plan_handoff;
 use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
 use crate::tool_prompt::PromptedTools;
-use crate::tools::{APPLY_PATCH, BASH, EXIT_PLAN_MODE, ToolContext, ToolRegistry};
+use crate::tools::{APPLY_PATCH, BASH, EXIT_PLAN_MODE, TODO_WRITE, ToolContext, ToolRegistry};
 use crate::turn::compact::{CompactError, Compaction, Compactor};
 use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
@@ -553,7 +553,7 @@ impl Session {
         // Plan mode plans in the plan it hands to exit_plan_mode, not in a todo list; the
         // todo list comes back with the mode the plan leads to.
         if !tools.include_plan_tool || conv.mode == Mode::Plan {
-            hidden.push("todo_write".to_owned());
+            hidden.push(TODO_WRITE.to_owned());
         }
         if conv.mode != Mode::Plan {
             hidden.push(EXIT_PLAN_MODE.to_owned());
@@ -576,7 +576,7 @@ impl Session {
         };
         let environment = Environment::current(&config.workspace, config.started_in.as_deref());
         // Skills are named only to a conversation that may load them.
-        let skills = offered("skill")
+        let skills = offered(crate::tools::SKILL)
             .then(|| crate::skills::skills_section(&self.workspace_files().skills))
             .flatten();
         let system = system_prompt(&PromptInputs {
@@ -596,8 +596,8 @@ impl Session {
 
     /// Whether `todo_write` is offered when `hidden` is hidden.
     fn todo_offered(&self, hidden: &[String]) -> bool {
-        !hidden.iter().any(|name| name == "todo_write")
-            && self.services.tools.get("todo_write").is_some()
+        !hidden.iter().any(|name| name == TODO_WRITE)
+            && self.services.tools.get(TODO_WRITE).is_some()
     }
 
     /// The tools offered (built-in and MCP, sorted by name), kept as the conversation's

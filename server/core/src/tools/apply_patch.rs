@@ -58,26 +58,6 @@ pub(crate) fn patch_of_command(command: &str) -> Option<String> {
     Some(body.to_owned())
 }
 
-/// Every path a patch would change (sources and targets of moves included), for the
-/// permission policy; empty when the patch does not parse (the call then fails before it
-/// changes anything).
-pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
-    let Ok(patch) = parse_patch(patch) else {
-        return Vec::new();
-    };
-    let mut paths = Vec::new();
-    for op in patch.ops {
-        match op {
-            FileOp::Add { path, .. } | FileOp::Delete { path } => paths.push(path),
-            FileOp::Update { path, move_to, .. } => {
-                paths.push(path);
-                paths.extend(move_to);
-            }
-        }
-    }
-    paths
-}
-
 #[derive(Deserialize)]
 struct Args {
     patch: String,

@@ -117,6 +117,14 @@ struct Tail {
 
 impl Tail {
     fn push(&mut self, chunk: &[u8]) {
+        if chunk.len() >= KEEP_BYTES {
+            // The chunk holds the whole tail: keep its end, copy nothing else.
+            self.dropped += self.bytes.len() + chunk.len() - KEEP_BYTES;
+            self.bytes.clear();
+            self.bytes
+                .extend_from_slice(&chunk[chunk.len() - KEEP_BYTES..]);
+            return;
+        }
         self.bytes.extend_from_slice(chunk);
         if self.bytes.len() > 2 * KEEP_BYTES {
             let cut = self.bytes.len() - KEEP_BYTES;
@@ -180,7 +188,9 @@ fn collect(
     if let Some(mut stream) = stream {
         let sink = tail.clone();
         reader = Some(tokio::spawn(async move {
-            let mut buf = vec![0; 16 * 1024];
+            // As large as a pipe's usual capacity: a command that prints a lot is read in
+            // as few wake-ups as it can be.
+            let mut buf = vec![0; 64 * 1024];
             while let Ok(n) = stream.read(&mut buf).await {
                 if n == 0 {
                     break;

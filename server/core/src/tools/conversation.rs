@@ -149,6 +149,10 @@ impl Tool for ConversationTool {
         }
     }
 
+    fn stays_inside_session(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> coder_protocol::ToolKind {
         coder_protocol::ToolKind::Other
     }

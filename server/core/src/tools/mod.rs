@@ -19,6 +19,7 @@ pub(crate) mod read;
 pub mod seen;
 pub(crate) mod shell_safety;
 mod skill;
+mod title;
 mod todo_write;
 mod write;
 
@@ -39,8 +40,8 @@ pub use crate::sandbox::SandboxPolicy;
 /// a source file is far below it; a larger one is refused by its size, not read whole.
 pub(crate) const MAX_EDIT_BYTES: u64 = 64 << 20;
 
+pub(crate) use apply_patch::patch_of_command;
 pub use apply_patch::{APPLY_PATCH, ApplyPatchTool};
-pub(crate) use apply_patch::{patch_of_command, patch_paths};
 pub use bash::{BASH, BashTool};
 pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;
@@ -48,8 +49,10 @@ pub use exit_plan_mode::{EXIT_PLAN_MODE, ExitPlanModeTool};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use read::ReadTool;
-pub use skill::{CachedSkills, SkillTool};
-pub use todo_write::TodoWriteTool;
+pub use skill::{CachedSkills, SKILL, SkillTool};
+pub(crate) use title::started;
+pub use title::title;
+pub use todo_write::{TODO_WRITE, TodoWriteTool};
 pub use write::WriteTool;
 
 /// What a tool looks like to a model: its name, what it is for, and its arguments' schema.
@@ -129,6 +132,11 @@ pub trait Tool: Send + Sync {
     /// person asked to approve it is shown every line of it.
     fn command_line(&self, _input: &Value) -> Option<String> {
         None
+    }
+    /// Whether the tool changes nothing outside the session (the todo list, the
+    /// conversation tools): every mode allows it.
+    fn stays_inside_session(&self) -> bool {
+        false
     }
     /// The plan a call with `input` puts to a person, for a tool that switches out of plan
     /// mode: shown whole, as a command line is.

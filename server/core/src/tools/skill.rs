@@ -64,10 +64,13 @@ struct Args {
     file: Option<String>,
 }
 
+/// The tool's name.
+pub const SKILL: &str = "skill";
+
 #[async_trait]
 impl Tool for SkillTool {
     fn name(&self) -> &str {
-        "skill"
+        SKILL
     }
 
     fn description(&self) -> &str {

@@ -15,10 +15,13 @@ struct Args {
     todos: Vec<TodoItem>,
 }
 
+/// The tool's name.
+pub const TODO_WRITE: &str = "todo_write";
+
 #[async_trait]
 impl Tool for TodoWriteTool {
     fn name(&self) -> &str {
-        "todo_write"
+        TODO_WRITE
     }
 
     fn description(&self) -> &str {
@@ -48,6 +51,10 @@ impl Tool for TodoWriteTool {
             "required": ["todos"],
             "additionalProperties": false,
         })
+    }
+
+    fn stays_inside_session(&self) -> bool {
+        true
     }
 
     fn kind(&self) -> coder_protocol::ToolKind {

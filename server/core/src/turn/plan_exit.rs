@@ -12,7 +12,7 @@ use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, elapsed_ms};
 use super::{ControlSignal, summary};
 use crate::permissions::{PlanAnswer, Request, Unattended};
 use crate::sync::lock;
-use crate::tools::{EXIT_PLAN_MODE, Tool};
+use crate::tools::Tool;
 
 /// What the person is shown besides the plan (which comes whole in `arguments.plan`).
 const SUMMARY: &str = "exit_plan_mode: the plan is ready; approve it to leave plan mode";
@@ -32,7 +32,7 @@ pub(super) async fn exit_plan_mode(
         if failed {
             events.emit(EventMsg::ToolCallFailed {
                 call_id: call.id.clone(),
-                tool_name: EXIT_PLAN_MODE.to_owned(),
+                tool_name: tool.name().to_owned(),
                 summary: summary::failed("", &output),
                 error: output.clone(),
                 duration_ms: elapsed_ms(started),
@@ -40,14 +40,14 @@ pub(super) async fn exit_plan_mode(
         } else {
             events.emit(EventMsg::ToolCallCompleted {
                 call_id: call.id.clone(),
-                tool_name: EXIT_PLAN_MODE.to_owned(),
+                tool_name: tool.name().to_owned(),
                 summary: summary::completed("", &output),
                 output: output.clone(),
                 duration_ms: elapsed_ms(started),
                 diff: None,
             });
         }
-        ChatMessage::tool_result(&call.id, EXIT_PLAN_MODE, output)
+        ChatMessage::tool_result(&call.id, tool.name(), output)
     };
     // Offered only in plan mode, but the mode may have been switched during the reply.
     if run.mode() != Mode::Plan {
@@ -59,7 +59,7 @@ pub(super) async fn exit_plan_mode(
     }
     let request = Request {
         call_id: &call.id,
-        tool: EXIT_PLAN_MODE,
+        tool: tool.name(),
         kind: tool.kind(),
         locations: tool.locations(input, workspace),
         command: tool.command_line(input),
@@ -124,13 +124,7 @@ pub(super) async fn exit_plan_mode(
         PlanAnswer::Unanswered(reason) => (Some(ControlSignal::EndTurn { answer: plan }), reason),
         PlanAnswer::Cancelled => return finish(CANCELLED_BEFORE_START.to_owned(), true),
     };
-    events.emit(EventMsg::ToolCallStarted {
-        call_id: call.id.clone(),
-        tool_name: EXIT_PLAN_MODE.to_owned(),
-        arguments: input.clone(),
-        kind: tool.kind(),
-        locations: tool.locations(input, workspace),
-    });
+    events.emit(crate::tools::started(tool, &call.id, input, workspace));
     *lock(&run.signal) = signal;
     finish(output, false)
 }

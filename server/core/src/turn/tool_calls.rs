@@ -18,12 +18,12 @@ use super::{
     plan_exit, summary,
 };
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, ReadOnly, Request, Unattended, Unconfined, check};
+use crate::permissions::{Answer, Call, Request, Unattended, Unconfined, check};
 use crate::sync::lock;
 use crate::tools::conversation::ConversationCall;
 use crate::tools::live_output::OutputSink;
 use crate::tools::shell_safety::SafetyContext;
-use crate::tools::{EXIT_PLAN_MODE, Tool, ToolContext, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolOutput};
 
 /// The result of a call that the interrupt reached before it started (checkpoint 3).
 pub(crate) const CANCELLED_BEFORE_START: &str =
@@ -208,7 +208,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         return fail(format!("Error: {reason}"));
     }
     // Only a person answers a plan: no mode or preset decides it.
-    if name == EXIT_PLAN_MODE {
+    if entry.tool.kind() == ToolKind::SwitchMode {
         return Some(
             plan_exit::exit_plan_mode(
                 entry.tool.as_ref(),
@@ -234,13 +234,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             run.mode(),
             permissions.preset(),
             &permissions.rules(),
-            name,
-            match (entry.tool.vouches_read_only(), entry.tool.is_read_only()) {
-                (true, _) => ReadOnly::Vouched,
-                (false, true) => ReadOnly::Claimed,
-                (false, false) => ReadOnly::No,
-            },
-            &input,
+            &Call::of(entry.tool.as_ref(), &input, &ctx.workspace),
             &safety,
         );
         match verdict.decision {
@@ -294,13 +288,12 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         }
     }
 
-    events.emit(EventMsg::ToolCallStarted {
-        call_id: call.id.clone(),
-        tool_name: name.to_owned(),
-        arguments: input.clone(),
-        kind: entry.tool.kind(),
-        locations: entry.tool.locations(&input, &ctx.workspace),
-    });
+    events.emit(crate::tools::started(
+        entry.tool.as_ref(),
+        &call.id,
+        &input,
+        &ctx.workspace,
+    ));
     ctx.live_output = Some(output_to(events, &call.id));
     if let Some(parsed) = ConversationCall::parse(name, input.clone()) {
         let answer = match parsed {

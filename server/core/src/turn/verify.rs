@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::{TaskControl, TurnTools};
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, Request as Ask, check};
+use crate::permissions::{Answer, Call, Request as Ask, check};
 use crate::tools::ToolContext;
 use crate::tools::shell_safety::SafetyContext;
 use crate::verify::{
@@ -120,10 +120,12 @@ impl Verifier {
             });
             Next::Done
         };
-        let bash = tools
-            .registry
-            .get("bash")
-            .filter(|_| !tools.hidden.iter().any(|hidden| hidden == "bash"));
+        let bash = tools.registry.get(crate::tools::BASH).filter(|_| {
+            !tools
+                .hidden
+                .iter()
+                .any(|hidden| hidden == crate::tools::BASH)
+        });
         let Some(bash) = bash else {
             return not_run(None, "the bash tool is not available".to_owned());
         };
@@ -161,9 +163,7 @@ impl Verifier {
                 mode(),
                 permissions.preset(),
                 &permissions.rules(),
-                "bash",
-                crate::permissions::ReadOnly::No,
-                &input,
+                &Call::of(bash.tool.as_ref(), &input, &ctx.workspace),
                 &safety,
             );
             match verdict_of_policy.decision {
@@ -187,7 +187,7 @@ impl Verifier {
                     );
                     let request = Ask {
                         call_id: &call_id,
-                        tool: "bash",
+                        tool: bash.tool.name(),
                         kind: bash.tool.kind(),
                         locations: bash.tool.locations(&input, &ctx.workspace),
                         command: bash.tool.command_line(&input),
@@ -219,13 +219,12 @@ impl Verifier {
 
         self.runs += 1;
         let attempt = self.runs;
-        events.emit(EventMsg::ToolCallStarted {
-            call_id: call_id.clone(),
-            tool_name: "bash".to_owned(),
-            arguments: json!({"command": command}),
-            kind: bash.tool.kind(),
-            locations: bash.tool.locations(&input, &ctx.workspace),
-        });
+        events.emit(crate::tools::started(
+            bash.tool.as_ref(),
+            &call_id,
+            &input,
+            &ctx.workspace,
+        ));
         let started = Instant::now();
         let result = tokio::select! {
             biased;
@@ -236,7 +235,7 @@ impl Verifier {
         let Some(result) = result.filter(|_| !control.cancel.is_cancelled()) else {
             events.emit(EventMsg::ToolCallFailed {
                 call_id,
-                tool_name: "bash".to_owned(),
+                tool_name: bash.tool.name().to_owned(),
                 summary: super::summary::failed(command, "interrupted"),
                 error: super::tool_calls::CANCELLED_WHILE_RUNNING.to_owned(),
                 duration_ms,
@@ -246,7 +245,7 @@ impl Verifier {
         match &result {
             Ok(report) => events.emit(EventMsg::ToolCallCompleted {
                 call_id,
-                tool_name: "bash".to_owned(),
+                tool_name: bash.tool.name().to_owned(),
                 summary: super::summary::completed(command, report),
                 output: report.clone(),
                 duration_ms,
@@ -254,7 +253,7 @@ impl Verifier {
             }),
             Err(error) => events.emit(EventMsg::ToolCallFailed {
                 call_id,
-                tool_name: "bash".to_owned(),
+                tool_name: bash.tool.name().to_owned(),
                 summary: super::summary::failed(command, error),
                 error: error.clone(),
                 duration_ms,

@@ -120,3 +120,75 @@ fn no_module_imports_itself_through_others() {
     }
     assert_eq!(cycles, Vec::<String>::new(), "imports: {graph:#?}");
 }
+
+/// Every source file under `dir` whose name ends with one of `extensions`.
+fn sources(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if name != "node_modules" && name != "dist" && name != "out" {
+                sources(&path, extensions, out);
+            }
+        } else if extensions.iter().any(|ext| name.ends_with(ext)) {
+            out.push(path);
+        }
+    }
+}
+
+/// The doors translate, nothing more (docs/architecture.md): no front door decides anything
+/// by a tool's name or reads a tool's arguments. They show a call by what the core says of
+/// it (`kind`, `title`, `locations`, `command`, `diff`, `plan`, `options`). Left out: the
+/// generated protocol copy, and the SemaCore facade's table of SemaCore's own tool names
+/// (`bindings-node/ts/tools.ts`), which translates names and decides nothing.
+#[test]
+fn no_door_decides_by_a_tool_s_name_or_reads_its_arguments() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    for dir in ["server/cli/src", "server/lsp/src", "bindings-node/src"] {
+        sources(&root.join(dir), &[".rs"], &mut files);
+    }
+    for dir in ["bindings-node/ts", "editors/vscode/src"] {
+        sources(&root.join(dir), &[".ts", ".mts"], &mut files);
+    }
+    sources(&root.join("editors"), &[".lua"], &mut files);
+    files.retain(|file| !file.ends_with("ts/protocol.ts") && !file.ends_with("ts/tools.ts"));
+    assert!(files.len() > 10, "the doors' sources were not found");
+    let names: Vec<&str> = coder_protocol::tools::BUILTIN_TOOLS
+        .iter()
+        .chain(coder_protocol::tools::CONVERSATION_TOOLS)
+        .copied()
+        .collect();
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") || code.starts_with('*') || code.starts_with("--") {
+                continue;
+            }
+            let named = names.iter().any(|name| {
+                line.contains(&format!("\"{name}\"")) || line.contains(&format!("'{name}'"))
+            });
+            let constant = line.contains("coder_core::tools::") && line.contains("_MODE")
+                || ["tools::BASH", "tools::APPLY_PATCH", "tools::TODO_WRITE"]
+                    .iter()
+                    .any(|constant| line.contains(constant));
+            // Passing the arguments on whole is translation; reading one is not.
+            let arguments = line.contains("arguments[")
+                || line.replace("arguments.clone()", "").contains("arguments.");
+            if named || constant || arguments {
+                found.push(format!(
+                    "{}:{}: {}",
+                    file.strip_prefix(&root).unwrap_or(file).display(),
+                    number + 1,
+                    code
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

@@ -55,6 +55,7 @@ async fn a_read_call_round_trips_in_both_formats() {
                 locations: vec![coder_protocol::ToolLocation::path(
                     h.workspace.path().join("notes.txt").to_string_lossy()
                 )],
+                title: format!("Read {}", h.workspace.path().join("notes.txt").display()),
             }));
         let second = &server.requests()[1].body;
         let result = match kind {

@@ -191,7 +191,8 @@ async fn a_running_command_s_lines_appear_while_it_runs() {
     assert_eq!(text.matches("│ tick 1").count(), 1, "{text}");
     assert_eq!(text.matches("│ tick 2").count(), 1, "{text}");
     let (during, after) = (
-        text.find("▸ bash echo tick 1").unwrap(),
+        text.find("▸ Run `echo tick 1; sleep 3; echo tick 2; touch ended`")
+            .unwrap(),
         text.find("• bash").unwrap(),
     );
     assert!(
