@@ -14,8 +14,8 @@ use std::sync::Mutex;
 
 use coder_core::ErrorKind;
 use coder_core::{ContextChange, ConversationSpec, Engine, EngineError};
-use coder_protocol::methods::{CreateParams, SetContextParams};
-use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId};
+use coder_protocol::methods::{CreateParams, SetContextParams, SteerResult};
+use coder_protocol::{ConversationId, InputItem, PermissionDecision, SessionId, TaskId};
 use std::future::Future;
 
 use napi::bindgen_prelude::{Function, PromiseRaw, ToNapiValue};
@@ -189,6 +189,30 @@ impl NativeEngine {
             .send_items(parse_conversation(&conversation_id)?, items)
             .map_err(error)?;
         Ok(task.to_string())
+    }
+
+    /// Steers input into the conversation's running task: its model reads it at the next
+    /// checkpoint; queued as `send` queues it when no task runs there (`conversation/steer`).
+    #[napi(
+        ts_args_type = "conversationId: string, items: import('../ts/protocol').InputItem[]",
+        ts_return_type = "import('../ts/protocol').SteerResult"
+    )]
+    pub fn steer(&self, conversation_id: String, items: Value) -> Result<Value> {
+        let items: Vec<InputItem> = parse("input items", items)?;
+        let (input_id, steering) = self
+            .engine
+            .steer(parse_conversation(&conversation_id)?, items)
+            .map_err(error)?;
+        to_json(SteerResult { input_id, steering })
+    }
+
+    /// Withdraws input no model has read yet; whether there was such input.
+    #[napi]
+    pub fn withdraw_input(&self, input_id: String) -> Result<bool> {
+        let input_id: TaskId = input_id
+            .parse()
+            .map_err(|_| invalid(format!("`{input_id}` is not an input id")))?;
+        Ok(self.engine.withdraw_input(input_id))
     }
 
     /// Takes what a person typed: a built-in `/command` runs (its text, and the task or

@@ -25,6 +25,7 @@ import type {
   RuleInfo,
   SetContextParams,
   SkillInfo,
+  SteerResult,
 } from "./protocol";
 
 /** What `setContext` changes of a conversation's context: every field may be left out (it
@@ -123,6 +124,28 @@ export class Engine {
     this.#pending.add(task);
     this.#hold();
     return task;
+  }
+
+  /**
+   * Steers input into the conversation's running task: its model reads it at the next
+   * checkpoint (after the current tool calls), without the task ending, and an
+   * `input_receipt` event says `steered`. When no task runs there (or it ends first), the
+   * input is queued as `send()` queues it, under the same id. `steering` says whether a task
+   * of the conversation was running.
+   */
+  steer(conversationId: string, input: string | InputItem[]): SteerResult {
+    const items = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
+    const steered = this.#live().steer(conversationId, items);
+    if (!steered.steering) {
+      this.#pending.add(steered.inputId);
+      this.#hold();
+    }
+    return steered;
+  }
+
+  /** Withdraws input no model has read yet (queued, or waiting to be steered). */
+  withdrawInput(inputId: string): boolean {
+    return this.#live().withdrawInput(inputId);
   }
 
   list(): ConversationSummary[] {

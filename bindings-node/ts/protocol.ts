@@ -284,6 +284,7 @@ export type EventMsg =
       replacedBy?: Replacement,
     }
   | { "type": "task_dropped", reason: DropReason }
+  | { "type": "input_receipt", inputId: TaskId, receipt: Receipt, step?: number, reason?: string }
   | { "type": "state_changed", state: EngineState }
   | { "type": "todo_updated", todos: Array<TodoItem> }
   | { "type": "file_reference", references: Array<FileReference> }
@@ -343,7 +344,7 @@ export type VerificationStatus = "passed" | "retrying" | "failed" | "environment
 /**
  * Why a queued task was dropped before it ran.
  */
-export type DropReason = "interrupted" | "conversation_destroyed" | "session_ended";
+export type DropReason = "interrupted" | "conversation_destroyed" | "session_ended" | "withdrawn";
 
 /**
  * Which of the files a session keeps was read again ([`EventMsg::WorkspaceReloaded`]).
@@ -369,6 +370,11 @@ export type EngineState = "idle" | "running" | "waiting_for_permission";
  * Which of a command's outputs a delta comes from.
  */
 export type OutputStream = "stdout" | "stderr";
+
+/**
+ * What became of an input ([`EventMsg::InputReceipt`]).
+ */
+export type Receipt = "queued" | "steered" | "started" | "dropped";
 
 // error.rs
 
@@ -771,6 +777,20 @@ export const CONVERSATION_CREATE = "conversation/create";
 export const CONVERSATION_SEND = "conversation/send";
 
 /**
+ * Steers input into the conversation's running task: its model reads it at the
+ * next checkpoint (after the current tool calls) without the task ending
+ * (`input_receipt` `steered`); queued as `conversation/send` would be when no task
+ * runs there or the task ends first. Answers the input's id at once.
+ */
+export const CONVERSATION_STEER = "conversation/steer";
+
+/**
+ * Withdraws input no model has read yet (queued, or waiting to be steered): its
+ * `input_receipt` says `dropped`.
+ */
+export const CONVERSATION_WITHDRAW = "conversation/withdraw";
+
+/**
  * The session's conversations.
  */
 export const CONVERSATION_LIST = "conversation/list";
@@ -891,6 +911,8 @@ export const CONVERSATION_EVENT = "conversation/event";
 export const METHODS = [
   CONVERSATION_CREATE,
   CONVERSATION_SEND,
+  CONVERSATION_STEER,
+  CONVERSATION_WITHDRAW,
   CONVERSATION_LIST,
   CONVERSATION_HISTORY,
   CONVERSATION_DESTROY,
@@ -1250,6 +1272,31 @@ export type PermissionsRemoveParams = { id: string };
 export type PermissionsRemoveResult = { removed: boolean };
 
 /**
+ * `conversation/steer` result.
+ */
+export type SteerResult = {
+  /**
+   * The input's id: `input_receipt` events name it, and `conversation/withdraw` takes it.
+   */
+  inputId: TaskId,
+  /**
+   * A task of the conversation was running: the input goes to it at its next checkpoint
+   * (or is queued if it ends first). `false`: the input was queued as a task of its own.
+   */
+  steering: boolean,
+};
+
+/**
+ * `conversation/withdraw` params.
+ */
+export type WithdrawParams = { inputId: TaskId };
+
+/**
+ * `conversation/withdraw` result: whether input of that id was waiting and is withdrawn.
+ */
+export type WithdrawResult = { withdrawn: boolean };
+
+/**
  * `conversation/event` params: one engine event, unchanged.
  */
 export type EventParams = { event: Event };
@@ -1422,6 +1469,18 @@ export type ClientRequests = {
    * as `conversation/event` notifications.
    */
   "conversation/send": { params: SendParams, result: SendResult },
+  /**
+   * Steers input into the conversation's running task: its model reads it at the
+   * next checkpoint (after the current tool calls) without the task ending
+   * (`input_receipt` `steered`); queued as `conversation/send` would be when no task
+   * runs there or the task ends first. Answers the input's id at once.
+   */
+  "conversation/steer": { params: SendParams, result: SteerResult },
+  /**
+   * Withdraws input no model has read yet (queued, or waiting to be steered): its
+   * `input_receipt` says `dropped`.
+   */
+  "conversation/withdraw": { params: WithdrawParams, result: WithdrawResult },
   /**
    * The session's conversations.
    */

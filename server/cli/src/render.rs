@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use coder_core::control_chars::neutralize;
 use coder_protocol::{
-    AbortReason, ConversationId, Event, EventMsg, ModeChangeReason, TodoStatus, ToolKind,
+    AbortReason, ConversationId, Event, EventMsg, ModeChangeReason, Receipt, TodoStatus, ToolKind,
     VerificationStatus,
 };
 
@@ -510,6 +510,26 @@ impl Human {
                     &format!("✗ {tool_name} {summary} ({duration_ms} ms)"),
                 )?;
             }
+            EventMsg::InputReceipt {
+                receipt: Receipt::Steered,
+                step,
+                ..
+            } => self.note(&format!(
+                "↳ your message went to the model with its request {}",
+                step.unwrap_or_default()
+            ))?,
+            EventMsg::InputReceipt {
+                receipt: Receipt::Dropped,
+                reason,
+                ..
+            } => self.note_in(
+                Some(YELLOW),
+                &format!(
+                    "your message was dropped: {}",
+                    reason.as_deref().unwrap_or("no reason given")
+                ),
+            )?,
+            EventMsg::InputReceipt { .. } => {}
             EventMsg::PermissionWithdrawn { reason, .. } => self.note_in(
                 Some(YELLOW),
                 &format!("the request was withdrawn: {reason}"),

@@ -239,6 +239,26 @@ impl Engine {
         self.session.send(conversation, items, None)
     }
 
+    /// Steers input into the task running on `conversation`: its model gets it at the next
+    /// checkpoint (after the current tool calls), without the task ending, and an
+    /// `input_receipt` says `steered` with the step. When no task runs there (or it ends
+    /// first), the input is queued as [`Engine::send_items`] queues it, under the same id.
+    /// Returns the input's id and whether a task of the conversation was running.
+    pub fn steer(
+        &self,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+    ) -> Result<(TaskId, bool), EngineError> {
+        self.session.steer(conversation, items)
+    }
+
+    /// Withdraws input no model has read yet: queued behind the running task (it ends with
+    /// `task_dropped`), or waiting to be steered. Its `input_receipt` says `dropped`.
+    /// Returns whether there was such input.
+    pub fn withdraw_input(&self, input: TaskId) -> bool {
+        self.session.withdraw_input(input)
+    }
+
     /// Takes what a person typed into `conversation`, as seed 001's `processUserInput`
     /// does: a built-in `/command` runs (see [`Engine::command`]); anything else, a custom
     /// command included, is queued as [`Engine::send_items`] queues it. The result holds

@@ -25,8 +25,9 @@ use coder_protocol::methods::{
     CoderCapabilities, CommandList, ConversationArchive, ConversationCommand, ConversationCompact,
     ConversationCreate, ConversationDestroy, ConversationHistory, ConversationInterrupt,
     ConversationList, ConversationSend, ConversationSetContext, ConversationSetMode,
-    InitializationOptions, METHODS, PROTOCOL_VERSION, PermissionsList, PermissionsRemove, RuleList,
-    SessionInterrupt, SessionList, SessionResume, SkillList, WorkspaceCompletePaths,
+    ConversationSteer, ConversationWithdraw, InitializationOptions, METHODS, PROTOCOL_VERSION,
+    PermissionsList, PermissionsRemove, RuleList, SessionInterrupt, SessionList, SessionResume,
+    SkillList, WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -222,6 +223,8 @@ pub async fn serve_until(
     });
     builder = route::<ConversationCreate>(builder, Backend::create);
     builder = route::<ConversationSend>(builder, Backend::send);
+    builder = route::<ConversationSteer>(builder, Backend::steer);
+    builder = route::<ConversationWithdraw>(builder, Backend::withdraw);
     builder = route::<ConversationList>(builder, Backend::list);
     builder = route::<ConversationHistory>(builder, Backend::history);
     builder = route::<ConversationDestroy>(builder, Backend::destroy);

@@ -12,15 +12,16 @@ use coder_protocol::methods::{
     ArchiveResult, COMMAND_LIST, CONVERSATION_ARCHIVE, CONVERSATION_COMMAND, CONVERSATION_COMPACT,
     CONVERSATION_CREATE, CONVERSATION_DESTROY, CONVERSATION_HISTORY, CONVERSATION_INTERRUPT,
     CONVERSATION_LIST, CONVERSATION_SEND, CONVERSATION_SET_CONTEXT, CONVERSATION_SET_MODE,
-    CommandListParams, CommandListResult, CommandParams, CommandResult, CompactResult,
-    CompletePathsParams, CompletePathsResult, CreateParams, CreateResult, DestroyResult,
-    HistoryParams, HistoryResult, InterruptResult, ListParams, ListResult, PERMISSIONS_LIST,
-    PERMISSIONS_REMOVE, PermissionsListParams, PermissionsListResult, PermissionsRemoveParams,
-    PermissionsRemoveResult, RULE_LIST, RuleListParams, RuleListResult, SESSION_INTERRUPT,
-    SESSION_LIST, SESSION_RESUME, SKILL_LIST, SendParams, SendResult, SessionInterruptParams,
-    SessionListParams, SessionListResult, SessionResumeParams, SessionResumeResult,
-    SetContextParams, SetContextResult, SetModeParams, SetModeResult, SkillListParams,
-    SkillListResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
+    CONVERSATION_STEER, CONVERSATION_WITHDRAW, CommandListParams, CommandListResult, CommandParams,
+    CommandResult, CompactResult, CompletePathsParams, CompletePathsResult, CreateParams,
+    CreateResult, DestroyResult, HistoryParams, HistoryResult, InterruptResult, ListParams,
+    ListResult, PERMISSIONS_LIST, PERMISSIONS_REMOVE, PermissionsListParams, PermissionsListResult,
+    PermissionsRemoveParams, PermissionsRemoveResult, RULE_LIST, RuleListParams, RuleListResult,
+    SESSION_INTERRUPT, SESSION_LIST, SESSION_RESUME, SKILL_LIST, SendParams, SendResult,
+    SessionInterruptParams, SessionListParams, SessionListResult, SessionResumeParams,
+    SessionResumeResult, SetContextParams, SetContextResult, SetModeParams, SetModeResult,
+    SkillListParams, SkillListResult, SteerResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
+    WithdrawParams, WithdrawResult,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -94,6 +95,31 @@ impl Backend {
                 .input(params.conversation_id, items)
                 .map_err(engine_error)?;
             Ok(SendResult::from(started))
+        })
+        .await
+    }
+
+    pub(crate) async fn steer(&self, params: SendParams) -> Result<SteerResult> {
+        contained(CONVERSATION_STEER, async {
+            let mut items = Vec::new();
+            if let Some(text) = params.text {
+                items.push(InputItem::Text { text });
+            }
+            items.extend(params.items);
+            let (input_id, steering) = self
+                .engine()?
+                .steer(params.conversation_id, items)
+                .map_err(engine_error)?;
+            Ok(SteerResult { input_id, steering })
+        })
+        .await
+    }
+
+    pub(crate) async fn withdraw(&self, params: WithdrawParams) -> Result<WithdrawResult> {
+        contained(CONVERSATION_WITHDRAW, async {
+            Ok(WithdrawResult {
+                withdrawn: self.engine()?.withdraw_input(params.input_id),
+            })
         })
         .await
     }

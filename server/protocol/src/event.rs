@@ -311,6 +311,21 @@ pub enum EventMsg {
     },
     /// A queued task was dropped before it started (it never had a `task_started`).
     TaskDropped { reason: DropReason },
+    /// What became of a person's input (`conversation/send`, `conversation/steer`):
+    /// `queued` behind the running task, `steered` into it at a checkpoint (`step`: the
+    /// model call of the task it came before), `started` as a task of its own, or `dropped`
+    /// (`reason`). `inputId` is the id the method answered; the event's `taskId` is the task
+    /// it went into (for `steered`, the running one).
+    InputReceipt {
+        input_id: TaskId,
+        receipt: Receipt,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        step: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason: Option<String>,
+    },
     /// The session's engine state changed.
     StateChanged { state: EngineState },
     /// The conversation's todo list changed (the whole new list).
@@ -512,6 +527,23 @@ pub enum DropReason {
     ConversationDestroyed,
     /// The session ended.
     SessionEnded,
+    /// The person withdrew the input before it ran (`conversation/withdraw`).
+    Withdrawn,
+}
+
+/// What became of an input ([`EventMsg::InputReceipt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Receipt {
+    /// It waits behind the running task; it can still be withdrawn.
+    Queued,
+    /// It was given to the running task's model at a checkpoint (`step`: the model call
+    /// it came before), without ending the task.
+    Steered,
+    /// Its task started.
+    Started,
+    /// It will not run (`reason` says why).
+    Dropped,
 }
 
 /// Which of the files a session keeps was read again ([`EventMsg::WorkspaceReloaded`]).

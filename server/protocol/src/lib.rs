@@ -45,8 +45,8 @@ pub use conversation::{
 pub use error::ErrorKind;
 pub use event::{
     AbortReason, CompactTrigger, DropReason, EngineState, Event, EventMsg, McpServerState,
-    ModeChangeReason, OutputStream, ReloadedKind, Replacement, RequestedToolCall, TASK_END_EVENTS,
-    TaskEnd, VerificationStatus,
+    ModeChangeReason, OutputStream, Receipt, ReloadedKind, Replacement, RequestedToolCall,
+    TASK_END_EVENTS, TaskEnd, VerificationStatus,
 };
 pub use ids::{ConversationId, SessionId, TaskId};
 pub use message::{Attachment, ChatMessage, FunctionCall, Role, ToolCall};

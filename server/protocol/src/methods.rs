@@ -25,6 +25,16 @@ method_table! {
         /// Queues input for a conversation; returns the task's id at once, progress comes
         /// as `conversation/event` notifications.
         ConversationSend, CONVERSATION_SEND = "conversation/send": SendParams => SendResult;
+        /// Steers input into the conversation's running task: its model reads it at the
+        /// next checkpoint (after the current tool calls) without the task ending
+        /// (`input_receipt` `steered`); queued as `conversation/send` would be when no task
+        /// runs there or the task ends first. Answers the input's id at once.
+        ConversationSteer, CONVERSATION_STEER = "conversation/steer":
+            SendParams => SteerResult;
+        /// Withdraws input no model has read yet (queued, or waiting to be steered): its
+        /// `input_receipt` says `dropped`.
+        ConversationWithdraw, CONVERSATION_WITHDRAW = "conversation/withdraw":
+            WithdrawParams => WithdrawResult;
         /// The session's conversations.
         ConversationList, CONVERSATION_LIST = "conversation/list": ListParams => ListResult;
         /// A conversation's history, as people read it.
@@ -466,6 +476,30 @@ pub struct PermissionsListParams {}
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
 pub struct PermissionsListResult {
     pub rules: Vec<crate::PermissionRule>,
+}
+
+/// `conversation/steer` result.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SteerResult {
+    /// The input's id: `input_receipt` events name it, and `conversation/withdraw` takes it.
+    pub input_id: TaskId,
+    /// A task of the conversation was running: the input goes to it at its next checkpoint
+    /// (or is queued if it ends first). `false`: the input was queued as a task of its own.
+    pub steering: bool,
+}
+
+/// `conversation/withdraw` params.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WithdrawParams {
+    pub input_id: TaskId,
+}
+
+/// `conversation/withdraw` result: whether input of that id was waiting and is withdrawn.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct WithdrawResult {
+    pub withdrawn: bool,
 }
 
 /// `permissions/remove` params.

@@ -22,6 +22,7 @@ use coder_protocol::methods::{
     SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
+use coder_protocol::methods::{SteerResult, WithdrawParams, WithdrawResult};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
@@ -29,9 +30,9 @@ use coder_protocol::{
     ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
     FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
     McpServerState, Mode, ModeChangeReason, OutputStream, PermissionDecision, PermissionOption,
-    PermissionOptionKind, PermissionRule, PolicyDecision, Preset, ReloadedKind, Replacement,
-    RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus, TokenUsage,
-    ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
+    PermissionOptionKind, PermissionRule, PolicyDecision, Preset, Receipt, ReloadedKind,
+    Replacement, RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus,
+    TokenUsage, ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -98,7 +99,8 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 ModeChangeReason,
                 McpServerState,
                 EngineState,
-                OutputStream
+                OutputStream,
+                Receipt
             ]
         ),
         section!("error.rs", [ErrorKind]),
@@ -175,6 +177,9 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 PermissionsListResult,
                 PermissionsRemoveParams,
                 PermissionsRemoveResult,
+                SteerResult,
+                WithdrawParams,
+                WithdrawResult,
                 EventParams,
                 PermissionParams,
                 CommandListParams,

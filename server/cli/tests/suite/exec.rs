@@ -132,6 +132,7 @@ async fn json_mode_prints_every_event_as_a_line() {
         types,
         [
             "state_changed",
+            "input_receipt",
             "task_started",
             "agent_message_delta",
             "agent_message_delta",
@@ -142,18 +143,20 @@ async fn json_mode_prints_every_event_as_a_line() {
             "state_changed",
         ]
     );
+    assert_eq!(events[1]["receipt"], "started");
+    assert_eq!(events[1]["inputId"], events[1]["taskId"]);
     for (i, event) in events.iter().enumerate() {
         assert_eq!(event["seq"], i as u64);
         assert!(event["conversationId"].is_string());
         assert!(event["taskId"].is_string());
     }
-    assert_eq!(events[1]["input"], "hi");
-    assert_eq!(events[5]["text"], "ab");
-    assert_eq!(events[6]["total"]["inputTokens"], 5);
-    assert_eq!(events[6]["contextTokens"], 7);
-    assert_eq!(events[6]["contextWindow"], 128_000);
-    assert_eq!(events[7]["lastAgentMessage"], "ab");
-    assert_eq!(events[8]["state"], "idle");
+    assert_eq!(events[2]["input"], "hi");
+    assert_eq!(events[6]["text"], "ab");
+    assert_eq!(events[7]["total"]["inputTokens"], 5);
+    assert_eq!(events[7]["contextTokens"], 7);
+    assert_eq!(events[7]["contextWindow"], 128_000);
+    assert_eq!(events[8]["lastAgentMessage"], "ab");
+    assert_eq!(events[9]["state"], "idle");
     assert!(!text(&out.stdout).contains(SECRET));
 }
 

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use coder_protocol::{
-    AbortReason, ConversationId, DropReason, EngineState, EventMsg, InputItem, TaskId,
+    AbortReason, ConversationId, DropReason, EngineState, EventMsg, InputItem, Receipt, TaskId,
 };
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
@@ -18,7 +18,7 @@ use tokio::runtime::Handle;
 use super::state::State;
 use crate::events::EventHub;
 use crate::sync::lock;
-use crate::turn::{Closure, TaskControl, TurnOutcome};
+use crate::turn::{Closure, Steer, TaskControl, TurnOutcome};
 
 /// How long a session stays idle before its snapshot is written (see
 /// [`Driver::save_when_quiet`]).
@@ -47,6 +47,9 @@ pub(crate) struct TaskPlan {
     pub compact: bool,
     /// The task runs a person's `!command` (no model, no turn).
     pub shell: Option<String>,
+    /// A person's input: its fate is told with `input_receipt` events (queued, started,
+    /// dropped). Not for the tasks a handoff queues.
+    pub receipts: bool,
 }
 
 /// Names the chain of tasks one user input started (its handoffs' targets and
@@ -75,7 +78,18 @@ impl TaskPlan {
             handoffs: 0,
             compact: false,
             shell: None,
+            receipts: true,
         }
+    }
+}
+
+/// An `input_receipt` for input `id` in `conversation`.
+fn receipt(id: TaskId, receipt: Receipt, reason: Option<String>) -> EventMsg {
+    EventMsg::InputReceipt {
+        input_id: id,
+        receipt,
+        step: None,
+        reason,
     }
 }
 
@@ -182,15 +196,27 @@ impl Driver {
         }
     }
 
+    /// Runs `work` on the session's runtime.
+    pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.runtime.spawn(work);
+    }
+
     /// Queues `plans` after everything already waiting.
     pub fn enqueue(self: &Arc<Self>, plans: Vec<TaskPlan>) {
         self.push(plans, false);
     }
 
     fn push(self: &Arc<Self>, plans: Vec<TaskPlan>, front: bool) {
-        let start = {
+        let (start, queued) = {
             let mut state = lock(&self.state);
             let queue = &mut state.queue;
+            // Input that waits behind other work is told it is queued.
+            let busy = queue.running.is_some() || !queue.plans.is_empty();
+            let queued: Vec<(ConversationId, TaskId)> = plans
+                .iter()
+                .filter(|plan| busy && plan.receipts)
+                .map(|plan| (plan.conversation_id, plan.task_id))
+                .collect();
             if front {
                 for plan in plans.into_iter().rev() {
                     queue.plans.push_front(plan);
@@ -198,8 +224,15 @@ impl Driver {
             } else {
                 queue.plans.extend(plans);
             }
-            !std::mem::replace(&mut queue.driving, true)
+            (!std::mem::replace(&mut queue.driving, true), queued)
         };
+        for (conversation, task) in queued {
+            self.hub.emit(
+                conversation,
+                Some(task),
+                receipt(task, Receipt::Queued, None),
+            );
+        }
         if start {
             self.runtime.spawn(self.clone().drive());
         }
@@ -243,6 +276,50 @@ impl Driver {
         true
     }
 
+    /// Gives `steer` to the task running on `conversation`, for its next checkpoint; gives
+    /// it back when none runs there or the task takes no more.
+    pub fn steer(&self, conversation: ConversationId, steer: Steer) -> Result<(), Steer> {
+        let state = lock(&self.state);
+        match &state.queue.running {
+            Some(running) if running.conversation_id == conversation => {
+                running.control.offer_steer(steer)
+            }
+            _ => Err(steer),
+        }
+    }
+
+    /// Withdraws a person's input `id` that has not reached a model yet: queued as a task
+    /// (it ends with `task_dropped`) or waiting to be steered into the running one. Returns
+    /// whether there was such input.
+    pub fn withdraw(&self, id: TaskId) -> bool {
+        let (dropped, steered) = {
+            let mut state = lock(&self.state);
+            let queue = &mut state.queue;
+            let at = queue
+                .plans
+                .iter()
+                .position(|plan| plan.task_id == id && plan.receipts && plan.closure.is_none());
+            let dropped = at.and_then(|at| queue.plans.remove(at));
+            let steered = match (&dropped, &queue.running) {
+                (None, Some(running)) => running
+                    .control
+                    .withdraw_steer(id)
+                    .then_some(running.conversation_id),
+                _ => None,
+            };
+            (dropped, steered)
+        };
+        if let Some(conversation) = steered {
+            let reason = Some(drop_reason(DropReason::Withdrawn).to_owned());
+            self.hub
+                .emit(conversation, None, receipt(id, Receipt::Dropped, reason));
+            return true;
+        }
+        let withdrawn = dropped.is_some();
+        self.drop_plans(dropped, DropReason::Withdrawn);
+        withdrawn
+    }
+
     /// Drops every queued plan of `conversation`.
     pub fn forget(&self, conversation: ConversationId) {
         let dropped = {
@@ -284,12 +361,22 @@ impl Driver {
                 "the conversation was destroyed before this call finished"
             }
             DropReason::SessionEnded => "the session ended before this call finished",
+            DropReason::Withdrawn => "withdrawn by the user before this call finished",
         };
         for plan in plans {
             let (conversation, task) = (plan.conversation_id, plan.task_id);
+            let receipts = plan.receipts;
             self.runner.dropped(plan, why);
             self.hub
                 .emit(conversation, Some(task), EventMsg::TaskDropped { reason });
+            if receipts {
+                let reason = Some(drop_reason(reason).to_owned());
+                self.hub.emit(
+                    conversation,
+                    Some(task),
+                    receipt(task, Receipt::Dropped, reason),
+                );
+            }
         }
     }
 
@@ -383,13 +470,34 @@ impl Driver {
                             EventMsg::StateChanged { state },
                         );
                     }
+                    if plan.receipts {
+                        self.hub.emit(
+                            plan.conversation_id,
+                            Some(plan.task_id),
+                            receipt(plan.task_id, Receipt::Started, None),
+                        );
+                    }
                     let ids = (plan.conversation_id, plan.task_id);
                     let chain = (plan.depth, plan.chain, plan.handoffs);
-                    let outcome = self.runner.run(*plan, control).await;
+                    let outcome = self.runner.run(*plan, control.clone()).await;
                     {
                         let mut state = lock(&self.state);
                         state.queue.last_task = Some(ids);
                         state.queue.running = None;
+                    }
+                    // Input steered too late for the task's last checkpoint runs next, as
+                    // its own task.
+                    let unsteered: Vec<TaskPlan> = control
+                        .close_steers()
+                        .into_iter()
+                        .map(|steer| {
+                            let mut plan = TaskPlan::new(ids.0, steer.input, 0);
+                            plan.task_id = steer.id;
+                            plan
+                        })
+                        .collect();
+                    if !unsteered.is_empty() {
+                        self.push(unsteered, true);
                     }
                     self.apply(ids.0, chain, outcome);
                     self.finished.send_modify(|count| *count += 1);
@@ -447,7 +555,9 @@ impl Driver {
                 let mut target = TaskPlan::new(handoff.target, handoff.input, depth + 1);
                 target.chain = chain;
                 target.handoffs = handoffs + 1;
+                target.receipts = false;
                 let mut continuation = TaskPlan::new(conversation, Vec::new(), depth);
+                continuation.receipts = false;
                 continuation.task_id = handoff.continuation;
                 continuation.chain = chain;
                 continuation.handoffs = handoffs + 1;
@@ -462,6 +572,16 @@ impl Driver {
             }
             TurnOutcome::Completed { .. } | TurnOutcome::Aborted(_) => {}
         }
+    }
+}
+
+/// Why an input was dropped, in words, for its `input_receipt`.
+fn drop_reason(reason: DropReason) -> &'static str {
+    match reason {
+        DropReason::Interrupted => "the task it waited behind was interrupted",
+        DropReason::ConversationDestroyed => "its conversation was destroyed",
+        DropReason::SessionEnded => "the session ended",
+        DropReason::Withdrawn => "withdrawn",
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use coder_protocol::{EventMsg, InputItem, Mode, TodoItem, TodoStatus};
+use coder_protocol::{ChatMessage, EventMsg, InputItem, Mode, TodoItem, TodoStatus};
 
 use super::Session;
 use crate::conversation::{Conversation, user_message};
@@ -14,6 +14,43 @@ use crate::reminders::{InputReminders, is_first_input};
 use crate::sync::lock;
 
 impl Session {
+    /// What `input`'s `@` references attach, read off the runtime's threads.
+    async fn expand_references(&self, input: &[InputItem]) -> crate::references::Expanded {
+        if !crate::references::any(input) {
+            return crate::references::Expanded::default();
+        }
+        let workspace = self.config().workspace.clone();
+        let documents = self.state().documents.clone();
+        let items = input.to_vec();
+        tokio::task::spawn_blocking(move || {
+            crate::references::expand(&workspace, documents.as_deref(), &items)
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    /// What the history records of input steered into a running task: the person's message
+    /// and what its `@` references attach, as for any input (the first input's and plan
+    /// mode's reminders belong to a task's start, not to a steer).
+    pub(super) async fn steer_messages(&self, input: &[InputItem]) -> Vec<ChatMessage> {
+        let Some(message) = user_message(input) else {
+            return Vec::new();
+        };
+        let expanded = self.expand_references(input).await;
+        let reminders = InputReminders {
+            references: expanded.reminders,
+            images: expanded.images,
+            first_input: false,
+            todo_offered: false,
+            rules: Vec::new(),
+            plan_entered: false,
+            complex_task: false,
+        };
+        std::iter::once(message)
+            .chain(reminders.message())
+            .collect()
+    }
+
     /// Seed 004 section 7: with `requireTodoForComplex`, a complex request (`complexity.rs`)
     /// in a conversation whose todos are all done (or that has none) starts a todo list with
     /// the request as its one item, in progress. Returns the list it started.
@@ -68,18 +105,7 @@ impl Session {
                 conversation.plan_reminder_due && conversation.mode == Mode::Plan,
             )
         };
-        let expanded = if crate::references::any(input) {
-            let workspace = self.config().workspace.clone();
-            let documents = self.state().documents.clone();
-            let items = input.to_vec();
-            tokio::task::spawn_blocking(move || {
-                crate::references::expand(&workspace, documents.as_deref(), &items)
-            })
-            .await
-            .unwrap_or_default()
-        } else {
-            crate::references::Expanded::default()
-        };
+        let expanded = self.expand_references(input).await;
         let started = self.todos_for_complex_task(conversation, input, todo_offered);
         let reminders = InputReminders {
             references: expanded.reminders,

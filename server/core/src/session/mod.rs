@@ -307,6 +307,52 @@ impl Session {
         Ok(task_id)
     }
 
+    /// Steers `items` into the task running on `conversation`: the model gets them at the
+    /// task's next checkpoint (after its current tool calls), and an `input_receipt` says
+    /// `steered`. When no task runs there, or it ends before that checkpoint, the input is
+    /// queued as [`Session::send`] queues it, under the same id. Returns the input's id and
+    /// whether a task of the conversation was running.
+    pub fn steer(
+        self: &Arc<Self>,
+        conversation: ConversationId,
+        items: Vec<InputItem>,
+    ) -> Result<(coder_protocol::TaskId, bool), EngineError> {
+        let held = self.conversation(conversation)?;
+        check_not_empty(&items)?;
+        let held = crate::conversation::image_bytes_of(&lock(&held).history);
+        self.check_input(&items, held)?;
+        self.require_model()?;
+        let plan = TaskPlan::new(conversation, items, 0);
+        let id = plan.task_id;
+        let running = self
+            .driver
+            .running()
+            .is_some_and(|(running, _)| running == conversation);
+        if !running {
+            self.driver.enqueue(vec![plan]);
+            return Ok((id, false));
+        }
+        let session = self.clone();
+        self.driver.spawn(async move {
+            let messages = session.steer_messages(&plan.input).await;
+            let steer = crate::turn::Steer {
+                id,
+                input: plan.input.clone(),
+                messages,
+            };
+            if session.driver.steer(conversation, steer).is_err() {
+                session.driver.enqueue(vec![plan]);
+            }
+        });
+        Ok((id, true))
+    }
+
+    /// Withdraws input `id` that no model has read yet (queued, or waiting to be steered);
+    /// whether there was such input.
+    pub fn withdraw_input(&self, id: coder_protocol::TaskId) -> bool {
+        self.driver.withdraw(id)
+    }
+
     /// Changes a conversation and writes the change to the session journal, synced,
     /// before returning; a journal that cannot be written is reported once, as a warning.
     pub(crate) fn change<R>(

@@ -254,6 +254,27 @@ pub(crate) struct TaskControl {
     reason: Arc<Mutex<StopReason>>,
     /// How many handoffs led to this task.
     pub depth: u32,
+    /// Input a person steered into the task, for its next checkpoint.
+    steers: Arc<Mutex<SteerBox>>,
+}
+
+/// A person's input for a running task: given to its model at the next checkpoint (after
+/// the current tool calls), without ending the task.
+#[derive(Debug, Clone)]
+pub(crate) struct Steer {
+    /// The input's id (a task id, which it keeps if it ends up queued instead).
+    pub id: TaskId,
+    /// The input as the person gave it.
+    pub input: Vec<coder_protocol::InputItem>,
+    /// What the history records of it.
+    pub messages: Vec<ChatMessage>,
+}
+
+#[derive(Debug, Default)]
+struct SteerBox {
+    waiting: Vec<Steer>,
+    /// The task passed its last checkpoint: nothing more is taken.
+    closed: bool,
 }
 
 /// Why a task was stopped (seed 001's abort reasons).
@@ -273,7 +294,38 @@ impl TaskControl {
             cancel: CancellationToken::new(),
             reason: Arc::new(Mutex::new(StopReason::Aborted(AbortReason::Interrupted))),
             depth,
+            steers: Arc::default(),
         }
+    }
+
+    /// Offers `steer` to the task; gives it back when the task takes no more.
+    pub fn offer_steer(&self, steer: Steer) -> Result<(), Steer> {
+        let mut steers = lock(&self.steers);
+        if steers.closed {
+            return Err(steer);
+        }
+        steers.waiting.push(steer);
+        Ok(())
+    }
+
+    /// Takes back the steer `id` not given to the model yet; whether there was one.
+    pub fn withdraw_steer(&self, id: TaskId) -> bool {
+        let mut steers = lock(&self.steers);
+        let before = steers.waiting.len();
+        steers.waiting.retain(|steer| steer.id != id);
+        steers.waiting.len() != before
+    }
+
+    /// The steers waiting, for the checkpoint that gives them to the model.
+    fn take_steers(&self) -> Vec<Steer> {
+        std::mem::take(&mut lock(&self.steers).waiting)
+    }
+
+    /// Ends the taking of steers (the task ended); returns those not given to the model.
+    pub fn close_steers(&self) -> Vec<Steer> {
+        let mut steers = lock(&self.steers);
+        steers.closed = true;
+        std::mem::take(&mut steers.waiting)
     }
 
     pub fn stop(&self, reason: AbortReason) {
@@ -327,7 +379,7 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
     // Set when the provider refused a request as too long: the next one is compacted.
     let mut overflowed: Option<EngineError> = None;
     let mut refused_once = false;
-    for _step in 0..max_steps {
+    for step in 0..max_steps {
         let fitting = Fitting {
             model: &model,
             system: &system,
@@ -568,6 +620,23 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
                     size = ContextSize::default();
                 }
             }
+        }
+        // Checkpoint 2, going on: a person's input steered into the task goes to the model
+        // with the next request (`step`: that request's number in the task, from 1). At the
+        // step limit there is no next request: it waits for a task of its own.
+        let steers = if step + 1 < max_steps {
+            control.take_steers()
+        } else {
+            Vec::new()
+        };
+        for steer in steers {
+            recorder.record(steer.messages);
+            events.emit(EventMsg::InputReceipt {
+                input_id: steer.id,
+                receipt: coder_protocol::Receipt::Steered,
+                step: Some(step + 2),
+                reason: None,
+            });
         }
     }
     events.warning(format!(

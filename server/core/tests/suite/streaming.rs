@@ -86,9 +86,14 @@ async fn text_streams_as_deltas_then_whole_message_usage_and_completion() {
                 error: None,
             }
         );
-        // One envelope: the same conversation and task, seq without gaps.
+        // One envelope: the same conversation and task, seq without gaps (the input's
+        // `started` receipt among them).
         let task = events[1].task_id;
-        for (i, event) in events.iter().chain([&idle]).enumerate() {
+        let mut all: Vec<&coder_protocol::Event> =
+            events.iter().chain(&h.receipts).chain([&idle]).collect();
+        all.sort_by_key(|event| event.seq);
+        assert_eq!(h.receipts.len(), 1);
+        for (i, event) in all.into_iter().enumerate() {
             assert_eq!(event.seq, events[0].seq + i as u64);
             assert_eq!(event.conversation_id, h.root);
             assert_eq!(event.task_id, task);

@@ -46,6 +46,9 @@ pub struct Harness {
     pub events: EventReceiver,
     pub workspace: tempfile::TempDir,
     pub root: ConversationId,
+    /// The `input_receipt` events [`Harness::until_end`] and [`until_idle`] read: kept
+    /// apart, so the other tests see a task's own events in order.
+    pub receipts: Vec<Event>,
 }
 
 impl Harness {
@@ -70,6 +73,7 @@ impl Harness {
             events,
             workspace,
             root,
+            receipts: Vec::new(),
         }
     }
 
@@ -94,6 +98,10 @@ impl Harness {
                 .await
                 .expect("the task did not end within 20 s")
                 .expect("event stream closed");
+            if matches!(event.msg, EventMsg::InputReceipt { .. }) {
+                self.receipts.push(event);
+                continue;
+            }
             let ended = event.task_id == Some(task)
                 && matches!(
                     event.msg,
@@ -131,6 +139,10 @@ pub async fn until_idle(h: &mut Harness) -> Vec<Event> {
             panic!("the session did not go idle within 20 s; seen: {seen:#?}");
         };
         let event = event.unwrap();
+        if matches!(event.msg, EventMsg::InputReceipt { .. }) {
+            h.receipts.push(event);
+            continue;
+        }
         let idle = event.msg
             == EventMsg::StateChanged {
                 state: EngineState::Idle,

@@ -35,9 +35,16 @@ async fn a_compaction_asked_for_reports_its_sizes_and_keeps_what_it_replaced() {
         .await;
     let task = answer["result"]["taskId"].as_str().unwrap().to_owned();
     client.until_events("task_complete", 1, &mut seen).await;
+    // The request's receipts: `started` (after `queued` when the last task was still being
+    // wound up).
+    let receipts: Vec<&str> = events(&seen)
+        .filter(|e| e["type"] == "input_receipt" && e["inputId"] == task.as_str())
+        .map(|e| e["receipt"].as_str().unwrap())
+        .collect();
+    assert_eq!(receipts.last(), Some(&"started"), "{receipts:?}");
     let ours: Vec<String> = event_types(&seen)
         .into_iter()
-        .filter(|kind| kind != "state_changed")
+        .filter(|kind| kind != "state_changed" && kind != "input_receipt")
         .collect();
     assert_eq!(
         ours,

@@ -382,6 +382,9 @@ async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
         order,
         [
             "A state_changed(running)",
+            // The person's input started: its receipt. The tasks the handoff queued (B's
+            // and A's continuation) are no person's input and have none.
+            "A input_receipt",
             "A task_started",
             "A tool_calls_requested",
             "A reply_complete",
@@ -584,7 +587,14 @@ async fn input_queued_for_a_conversation_destroyed_before_it_ran_ends_with_task_
             )
         })
         .collect();
-    assert_eq!(ends, [("task_dropped", "conversation_destroyed")]);
+    assert_eq!(
+        ends,
+        [
+            ("input_receipt", ""),
+            ("task_dropped", "conversation_destroyed"),
+            ("input_receipt", "its conversation was destroyed")
+        ]
+    );
     client.stop().await;
 }
 

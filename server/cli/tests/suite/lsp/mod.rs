@@ -29,6 +29,7 @@ mod sessions;
 mod setup;
 mod stale_writes;
 mod stdio;
+mod steering;
 mod tool_kinds;
 mod trust;
 
