@@ -174,6 +174,11 @@ export type EventMsg =
        * markdown.
        */
       plan?: string,
+      /**
+       * For tools that change files: each file the change touches, its text now and
+       * after (files up to 1 MiB; a larger one is in `diff` only).
+       */
+      changes?: Array<FileDiff>,
     }
   | { "type": "permission_withdrawn", requestId: string, reason: string }
   | {
@@ -452,6 +457,26 @@ export type ToolLocation = {
    * The first line concerned (1-based), when the call names one.
    */
   line?: number,
+};
+
+/**
+ * One file a change would make, whole: what it holds now and what it would hold (the
+ * Agent Client Protocol's diff content). Beside the unified diff, for editors that show a
+ * change side by side.
+ */
+export type FileDiff = {
+  /**
+   * An absolute path.
+   */
+  path: string,
+  /**
+   * What it holds now; absent for a file the change creates.
+   */
+  oldText?: string,
+  /**
+   * What it would hold; absent for a file the change deletes.
+   */
+  newText?: string,
 };
 
 // reference.rs
@@ -1348,6 +1373,10 @@ export type PermissionParams = {
    * For a call that leaves plan mode: the plan, whole, in markdown.
    */
   plan?: string,
+  /**
+   * For `write`, `edit` and `apply_patch`: each file's text now and after.
+   */
+  changes?: Array<FileDiff>,
 };
 
 /**

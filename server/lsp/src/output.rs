@@ -125,6 +125,7 @@ impl Asker {
             command,
             diff,
             plan,
+            changes,
             ..
         } = &event.msg
         {
@@ -146,6 +147,7 @@ impl Asker {
                     command: command.clone(),
                     diff: diff.clone(),
                     plan: plan.clone(),
+                    changes: changes.clone(),
                 },
             );
         }

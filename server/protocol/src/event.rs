@@ -209,6 +209,11 @@ pub enum EventMsg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         plan: Option<String>,
+        /// For tools that change files: each file the change touches, its text now and
+        /// after (files up to 1 MiB; a larger one is in `diff` only).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<crate::FileDiff>>", optional)]
+        changes: Vec<crate::FileDiff>,
     },
     /// A `permission_requested` ended without the door's answer: the mode or preset changed
     /// and the call is decided again (a new request follows if it still needs one), the task

@@ -56,5 +56,5 @@ pub use permission::{
 };
 pub use reference::{FileReference, FileReferenceKind, LineRange};
 pub use todo::{TodoItem, TodoStatus};
-pub use tool_kind::{ToolKind, ToolLocation};
+pub use tool_kind::{FileDiff, ToolKind, ToolLocation};
 pub use usage::TokenUsage;

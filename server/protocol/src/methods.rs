@@ -587,6 +587,10 @@ pub struct PermissionParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub plan: Option<String>,
+    /// For `write`, `edit` and `apply_patch`: each file's text now and after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<crate::FileDiff>>", optional)]
+    pub changes: Vec<crate::FileDiff>,
 }
 
 /// The client's answer to `permission/request`.

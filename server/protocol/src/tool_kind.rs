@@ -32,6 +32,24 @@ pub enum ToolKind {
     Other,
 }
 
+/// One file a change would make, whole: what it holds now and what it would hold (the
+/// Agent Client Protocol's diff content). Beside the unified diff, for editors that show a
+/// change side by side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileDiff {
+    /// An absolute path.
+    pub path: String,
+    /// What it holds now; absent for a file the change creates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub old_text: Option<String>,
+    /// What it would hold; absent for a file the change deletes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub new_text: Option<String>,
+}
+
 /// A place in the workspace (or beyond it) a tool call reads or changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]

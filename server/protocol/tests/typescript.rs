@@ -27,12 +27,13 @@ use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
     AbortReason, ArchivedSegment, Attachment, ChatMessage, CompactTrigger, ConversationId,
-    ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
-    FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
-    McpServerState, Mode, ModeChangeReason, OutputStream, PermissionDecision, PermissionOption,
-    PermissionOptionKind, PermissionRule, PolicyDecision, Preset, Receipt, ReloadedKind,
-    Replacement, RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus,
-    TokenUsage, ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
+    ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileDiff,
+    FileReference, FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem,
+    LineRange, McpServerState, Mode, ModeChangeReason, OutputStream, PermissionDecision,
+    PermissionOption, PermissionOptionKind, PermissionRule, PolicyDecision, Preset, Receipt,
+    ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem,
+    TodoStatus, TokenUsage, ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus,
+    methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -106,7 +107,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
         section!("error.rs", [ErrorKind]),
         section!("usage.rs", [TokenUsage]),
         section!("todo.rs", [TodoItem, TodoStatus]),
-        section!("tool_kind.rs", [ToolKind, ToolLocation]),
+        section!("tool_kind.rs", [ToolKind, ToolLocation, FileDiff]),
         section!(
             "reference.rs",
             [FileReference, FileReferenceKind, LineRange]

@@ -67,6 +67,8 @@ pub(crate) struct Request<'a> {
     pub reason: &'a str,
     /// What the call would change, computed without changing it (a unified diff).
     pub diff: Option<String>,
+    /// Each file it would change, its text now and after.
+    pub changes: Vec<coder_protocol::FileDiff>,
     /// Only an explicit answer may allow it: no "allow always".
     pub human_required: bool,
     /// What the session does with it when it approves without a person.
@@ -485,6 +487,7 @@ impl Permissions {
             human_required: request.human_required,
             command: request.command.clone(),
             plan: request.plan.clone(),
+            changes: request.changes.clone(),
             diff: request.diff.clone(),
         });
         events.emit(EventMsg::StateChanged {

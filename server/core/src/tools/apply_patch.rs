@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use self::parser::{FileOp, parse_patch};
 use self::staging::{not_applied, preview, run};
-use super::{Tool, ToolContext, ToolOutput};
+use super::{Preview, Tool, ToolContext, ToolOutput};
 
 /// The tool's name.
 pub const APPLY_PATCH: &str = "apply_patch";
@@ -146,7 +146,7 @@ impl Tool for ApplyPatchTool {
         parse_patch(patch).map(drop).map_err(not_applied)
     }
 
-    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<String>, String> {
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let args: Args = serde_json::from_value(input.clone()).map_err(|err| err.to_string())?;
         preview(ctx, &args.patch).await.map(Some)
     }
@@ -216,6 +216,42 @@ mod tests {
         assert_eq!(tool.name(), "apply_patch");
         assert!(!tool.is_read_only());
         assert!(jsonschema::validator_for(&tool.input_schema()).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_preview_carries_each_file_before_and_after_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("b.txt"), "bee\n").unwrap();
+        fs::write(dir.path().join("c.txt"), "sea\n").unwrap();
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+ay\n*** Update File: b.txt\n-bee\n+BEE\n*** Delete File: c.txt\n*** End Patch\n";
+        let preview = ApplyPatchTool
+            .preview(&json!({ "patch": patch }), &context(dir.path()))
+            .await
+            .unwrap()
+            .unwrap();
+        let at = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+        let texts: Vec<(String, Option<&str>, Option<&str>)> = preview
+            .changes
+            .iter()
+            .map(|change| {
+                (
+                    change.path.clone(),
+                    change.old_text.as_deref(),
+                    change.new_text.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                (at("a.txt"), None, Some("ay\n")),
+                (at("b.txt"), Some("bee\n"), Some("BEE\n")),
+                (at("c.txt"), Some("sea\n"), None),
+            ]
+        );
+        assert!(preview.diff.contains("+BEE"), "{}", preview.diff);
+        assert!(!dir.path().join("a.txt").exists());
+        assert_eq!(read(dir.path(), "c.txt"), "sea\n");
     }
 
     #[tokio::test]

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::write::{PendingChange, prepare_change};
-use super::{Tool, ToolContext, ToolOutput};
+use super::{Preview, Tool, ToolContext, ToolOutput};
 
 pub struct EditTool;
 
@@ -71,9 +71,9 @@ impl Tool for EditTool {
         Ok(())
     }
 
-    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<String>, String> {
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let (pending, _) = pending_edit(input.clone(), ctx).await?;
-        Ok(Some(pending.diff()))
+        Ok(Some(pending.preview()))
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {

@@ -158,9 +158,10 @@ pub trait Tool: Send + Sync {
         Ok(())
     }
     /// What the call would change, computed without changing anything, for the person asked
-    /// to approve it: a unified diff for tools that change files, `None` for the others.
-    /// An `Err` means the call cannot succeed; it fails with that message, unasked.
-    async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Result<Option<String>, String> {
+    /// to approve it: for tools that change files, a unified diff and each file's text now
+    /// and after; `None` for the others. An `Err` means the call cannot succeed; it fails
+    /// with that message, unasked.
+    async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Result<Option<Preview>, String> {
         Ok(None)
     }
     /// The call of another tool this call stands for, with its input, when it is one (a
@@ -203,6 +204,35 @@ pub struct ToolContext {
     /// Where a command's output goes while it runs ([`live_output`]); `None` keeps it to the
     /// result.
     pub live_output: Option<live_output::OutputSink>,
+}
+
+/// A change a file tool would make, computed without making it ([`Tool::preview`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Preview {
+    /// The change as a unified diff: what the call then makes exactly, or fails.
+    pub diff: String,
+    /// Each file it touches, whole, before and after (up to [`PREVIEW_TEXT_LIMIT`]).
+    pub changes: Vec<coder_protocol::FileDiff>,
+}
+
+/// The largest file whose text a [`Preview`] carries whole; a larger one is in its diff
+/// only.
+pub const PREVIEW_TEXT_LIMIT: usize = 1 << 20;
+
+impl Preview {
+    /// Adds one file's change from `old` (`None`: it does not exist yet) to `new` (`None`:
+    /// it is deleted); nothing for a file left as it was or too large to carry whole.
+    pub(crate) fn push_file(&mut self, path: &Path, old: Option<&str>, new: Option<&str>) {
+        let fits = |text: Option<&str>| text.is_none_or(|text| text.len() <= PREVIEW_TEXT_LIMIT);
+        if old == new || !fits(old) || !fits(new) {
+            return;
+        }
+        self.changes.push(coder_protocol::FileDiff {
+            path: path.to_string_lossy().into_owned(),
+            old_text: old.map(str::to_owned),
+            new_text: new.map(str::to_owned),
+        });
+    }
 }
 
 /// What is told of each file a file tool is about to change on disk (by its absolute path),

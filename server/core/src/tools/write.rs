@@ -12,7 +12,7 @@ use super::beneath::WorkspaceDir;
 use super::diff::unified_diff;
 use super::paths::{display_path, resolve_for_write};
 use super::seen::{SeenFiles, content_hash};
-use super::{Tool, ToolContext, ToolOutput};
+use super::{Preview, Tool, ToolContext, ToolOutput};
 use crate::documents::{Documents, IN_EDITOR_NOTE};
 
 pub struct WriteTool;
@@ -63,7 +63,7 @@ impl Tool for WriteTool {
         false
     }
 
-    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<String>, String> {
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let args: Args = serde_json::from_value(input.clone()).map_err(|err| err.to_string())?;
         preview_change(ctx, args.path, move |_| Ok(args.content))
             .await
@@ -142,13 +142,13 @@ pub(crate) async fn preview_change(
     ctx: &ToolContext,
     requested: String,
     update: impl FnOnce(Option<&str>) -> Result<String, String> + Send + 'static,
-) -> Result<String, String> {
+) -> Result<Preview, String> {
     let workspace = ctx.workspace.clone();
     let documents = ctx.documents.clone();
     let seen = ctx.seen.clone();
     tokio::task::spawn_blocking(move || {
         prepare_change(&workspace, documents.as_ref(), &seen, &requested, update)
-            .map(|pending| pending.diff())
+            .map(|pending| pending.preview())
     })
     .await
     .map_err(|err| format!("write failed: {err}"))?
@@ -207,6 +207,16 @@ impl PendingChange {
     /// The change as a unified diff.
     pub(crate) fn diff(&self) -> String {
         unified_diff(&self.label, self.old.as_deref(), Some(&self.new))
+    }
+
+    /// The change as a person is shown it: the diff, and the file before and after.
+    pub(crate) fn preview(&self) -> Preview {
+        let mut preview = Preview {
+            diff: self.diff(),
+            changes: Vec::new(),
+        };
+        preview.push_file(&self.path, self.old.as_deref(), Some(&self.new));
+        preview
     }
 
     /// Makes the change: in the editor when the file is open there and the editor applies

@@ -68,6 +68,7 @@ pub(super) async fn exit_plan_mode(
         summary: SUMMARY,
         reason: "a plan is carried out only when a person approves it",
         diff: None,
+        changes: Vec::new(),
         human_required: true,
         line: None,
         unattended: Unattended::Approve,

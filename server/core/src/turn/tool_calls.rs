@@ -248,8 +248,9 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             PolicyDecision::Ask => {
                 // The person sees the change before it is made; a call that cannot succeed
                 // fails without asking.
-                let preview = match entry.tool.preview(&input, &ctx).await {
-                    Ok(preview) => preview,
+                let (diff, changes) = match entry.tool.preview(&input, &ctx).await {
+                    Ok(Some(preview)) => (Some(preview.diff), preview.changes),
+                    Ok(None) => (None, Vec::new()),
                     Err(reason) => return fail(format!("Error: {reason}")),
                 };
                 let summary = summarize(name, &input, &verdict.reason);
@@ -263,14 +264,15 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                     input: &input,
                     summary: &summary,
                     reason: &verdict.reason,
-                    diff: preview.clone().filter(|diff| !diff.is_empty()),
+                    diff: diff.clone().filter(|diff| !diff.is_empty()),
+                    changes,
                     human_required: verdict.human_required,
                     line: verdict.line.as_ref(),
                     unattended: verdict.unattended,
                 };
                 match permissions.ask(request, events, &ctx.cancel).await {
                     Answer::Allowed => {
-                        ctx.approved_diff = preview;
+                        ctx.approved_diff = diff;
                         break;
                     }
                     Answer::Denied(message) => return fail(message),
@@ -495,6 +497,7 @@ async fn rerun_escalated(
         summary: &summary,
         reason: escalation.question(),
         diff: None,
+        changes: Vec::new(),
         human_required: true,
         line: None,
         unattended: Unattended::Refuse(escalation.unconfined()),

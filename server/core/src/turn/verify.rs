@@ -196,6 +196,7 @@ impl Verifier {
                         summary: &summary,
                         reason: &verdict_of_policy.reason,
                         diff: None,
+                        changes: Vec::new(),
                         human_required: verdict_of_policy.human_required,
                         line: verdict_of_policy.line.as_ref(),
                         unattended: verdict_of_policy.unattended,

@@ -58,6 +58,11 @@ async fn the_editor_is_shown_the_diff_of_an_edit_before_it_is_made() {
         ask["params"]["diff"],
         "--- a/app.txt\n+++ b/app.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
     );
+    // And the file whole, before and after, for an editor's side-by-side view.
+    assert_eq!(
+        ask["params"]["changes"],
+        json!([{"path": app.to_string_lossy(), "oldText": "one\ntwo\nthree\n", "newText": "one\nTWO\nthree\n"}])
+    );
     // Nothing is written before the answer.
     assert_eq!(
         std::fs::read_to_string(workspace.path().join("app.txt")).unwrap(),

@@ -15,7 +15,7 @@ use crate::tools::beneath::WorkspaceDir;
 use crate::tools::diff::unified_diff;
 use crate::tools::paths::{display_path, resolve_for_write};
 use crate::tools::seen::{SeenFiles, content_hash};
-use crate::tools::{ToolContext, ToolOutput};
+use crate::tools::{Preview, ToolContext, ToolOutput};
 
 /// Appended to every error found before writing.
 const NOT_APPLIED: &str = "The patch was not applied; no file was changed.";
@@ -38,8 +38,17 @@ pub(super) async fn run(ctx: &ToolContext, text: &str) -> Result<ToolOutput, Str
 }
 
 /// The unified diffs [`run`] would make of `text`, changing nothing.
-pub(super) async fn preview(ctx: &ToolContext, text: &str) -> Result<String, String> {
-    staged(ctx, text).await.map(|staged| staged.diff)
+pub(super) async fn preview(ctx: &ToolContext, text: &str) -> Result<Preview, String> {
+    staged(ctx, text).await.map(|staged| {
+        let mut preview = Preview {
+            diff: staged.diff,
+            changes: Vec::new(),
+        };
+        for file in &staged.files.files {
+            preview.push_file(&file.path, file.before.as_deref(), file.after.as_deref());
+        }
+        preview
+    })
 }
 
 /// `text` parsed and applied in memory, on the blocking pool.
