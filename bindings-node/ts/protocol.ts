@@ -769,6 +769,11 @@ export type PermissionRule = {
    */
   command?: string,
   /**
+   * For a tool on files: the folder it covers, relative to the project (`src/parser`;
+   * empty for every file of the project). The tool's calls whose every path is under it.
+   */
+  folder?: string,
+  /**
    * `allow` or `deny`.
    */
   decision: PolicyDecision,

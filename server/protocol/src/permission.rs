@@ -160,6 +160,11 @@ pub struct PermissionRule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub command: Option<String>,
+    /// For a tool on files: the folder it covers, relative to the project (`src/parser`;
+    /// empty for every file of the project). The tool's calls whose every path is under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub folder: Option<String>,
     /// `allow` or `deny`.
     pub decision: PolicyDecision,
     /// The project (its folder) the rule holds in.

@@ -74,6 +74,7 @@ impl LastingRules {
         &self,
         tool: &str,
         command: Option<&str>,
+        folder: Option<&str>,
         decision: PolicyDecision,
         covers: &str,
     ) -> Result<(), String> {
@@ -82,6 +83,7 @@ impl LastingRules {
             rule.project == self.project
                 && rule.tool == tool
                 && rule.command.as_deref() == command
+                && rule.folder.as_deref() == folder
                 && rule.decision == decision
         };
         if rules.iter().any(same) {
@@ -91,6 +93,7 @@ impl LastingRules {
             id: uuid::Uuid::now_v7().to_string(),
             tool: tool.to_owned(),
             command: command.map(str::to_owned),
+            folder: folder.map(str::to_owned),
             decision,
             project: self.project.clone(),
             covers: covers.to_owned(),
@@ -118,11 +121,33 @@ impl LastingRules {
             .collect()
     }
 
-    /// Whether a rule gives the whole of `tool` (no command shape) `decision`.
-    pub fn covers_tool(&self, tool: &str, decision: PolicyDecision) -> bool {
-        self.list()
-            .iter()
-            .any(|rule| rule.tool == tool && rule.command.is_none() && rule.decision == decision)
+    /// Whether a rule gives `tool` (no command shape) `decision` for a call whose paths are
+    /// all under `folder` (`None`: a call on no files, which only a rule for the whole tool
+    /// covers).
+    pub fn covers_tool(&self, tool: &str, folder: Option<&str>, decision: PolicyDecision) -> bool {
+        self.list().iter().any(|rule| {
+            rule.tool == tool
+                && rule.command.is_none()
+                && rule.decision == decision
+                && covers_folder(rule.folder.as_deref(), folder)
+        })
+    }
+}
+
+/// Whether a rule for `ruled` (`None`: the whole tool) covers a call whose paths are all
+/// under `folder`: the call's folder is the rule's or one inside it, component by component
+/// (`src` covers `src/parser`, not `srcs`).
+pub(crate) fn covers_folder(ruled: Option<&str>, folder: Option<&str>) -> bool {
+    match (ruled, folder) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(ruled), Some(folder)) => {
+            ruled.is_empty()
+                || folder == ruled
+                || folder
+                    .strip_prefix(ruled)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        }
     }
 }
 
@@ -141,6 +166,7 @@ mod tests {
             .add(
                 "bash",
                 Some("cargo test"),
+                None,
                 PolicyDecision::Allow,
                 "`cargo test`",
             )
@@ -149,22 +175,44 @@ mod tests {
             .add(
                 "bash",
                 Some("cargo test"),
+                None,
                 PolicyDecision::Allow,
                 "`cargo test`",
             )
             .unwrap();
         rules
-            .add("write", None, PolicyDecision::Deny, "every `write` call")
+            .add(
+                "write",
+                None,
+                None,
+                PolicyDecision::Deny,
+                "every `write` call",
+            )
+            .unwrap();
+        rules
+            .add(
+                "edit",
+                None,
+                Some("src"),
+                PolicyDecision::Allow,
+                "`edit` on files under `src/`",
+            )
             .unwrap();
         other
-            .add("bash", Some("make"), PolicyDecision::Allow, "`make`")
+            .add("bash", Some("make"), None, PolicyDecision::Allow, "`make`")
             .unwrap();
         assert_eq!(
             rules.commands("bash", PolicyDecision::Allow),
             ["cargo test"]
         );
-        assert!(rules.covers_tool("write", PolicyDecision::Deny));
-        assert!(!rules.covers_tool("write", PolicyDecision::Allow));
+        assert!(rules.covers_tool("write", Some("docs"), PolicyDecision::Deny));
+        assert!(!rules.covers_tool("write", Some("docs"), PolicyDecision::Allow));
+        // A folder rule covers calls on files under it, and no others.
+        assert!(rules.covers_tool("edit", Some("src"), PolicyDecision::Allow));
+        assert!(rules.covers_tool("edit", Some("src/parser"), PolicyDecision::Allow));
+        assert!(!rules.covers_tool("edit", Some("srcs"), PolicyDecision::Allow));
+        assert!(!rules.covers_tool("edit", Some(""), PolicyDecision::Allow));
+        assert!(!rules.covers_tool("edit", None, PolicyDecision::Allow));
         assert_eq!(other.list().len(), 1);
         let id = rules.list()[0].id.clone();
         assert!(rules.remove(&id).unwrap());

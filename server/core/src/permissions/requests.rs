@@ -30,8 +30,9 @@ pub(crate) struct Permissions {
     pub auto_approve: bool,
     /// Open requests, by id.
     pending: Mutex<HashMap<String, Open>>,
-    /// Tools other than `bash` a person allowed for the rest of the session.
-    always: Mutex<Vec<String>>,
+    /// Tools other than `bash` a person allowed for the rest of the session, each with the
+    /// folder it covers (`None`: the whole tool).
+    always: Mutex<Vec<(String, Option<String>)>>,
     /// The `bash` commands a person allowed for the rest of the session, by name and
     /// subcommand (`cargo test`); see [`CommandLine::covered_by`].
     always_commands: Mutex<Vec<String>>,
@@ -67,6 +68,9 @@ pub(crate) struct Request<'a> {
     pub reason: &'a str,
     /// What the call would change, computed without changing it (a unified diff).
     pub diff: Option<String>,
+    /// For a call on files, the folder under the workspace all its paths are in (empty for
+    /// the top): "always" covers the tool's calls on files under it.
+    pub folder: Option<String>,
     /// Each file it would change, its text now and after.
     pub changes: Vec<coder_protocol::FileDiff>,
     /// Only an explicit answer may allow it: no "allow always".
@@ -85,6 +89,34 @@ fn title_of(request: &Request<'_>) -> String {
         request.command.as_deref(),
         &request.locations,
     )
+}
+
+/// The folder under `workspace` all of a call's `locations` are in, relative, with `/`
+/// between its parts (empty for the top): what "always" covers for a tool on files. `None`
+/// for a call on no files or on one outside the workspace.
+pub(crate) fn folder_of(locations: &[ToolLocation], workspace: &std::path::Path) -> Option<String> {
+    let mut common: Option<Vec<String>> = None;
+    for location in locations {
+        let relative = std::path::Path::new(&location.path)
+            .strip_prefix(workspace)
+            .ok()?;
+        let folder: Vec<String> = relative
+            .parent()
+            .into_iter()
+            .flat_map(|parent| parent.components())
+            .map(|part| part.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        common = Some(match common {
+            None => folder,
+            Some(common) => common
+                .into_iter()
+                .zip(folder)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a)
+                .collect(),
+        });
+    }
+    common.map(|parts| parts.join("/"))
 }
 
 /// What an "allow always" on `line` would remember: each remembered key in backquotes
@@ -106,9 +138,11 @@ fn always_offered(request: &Request<'_>) -> Option<String> {
     if request.human_required {
         return None;
     }
-    match request.line {
-        Some(line) => always_covers(line),
-        None => Some(format!("every `{}` call", request.tool)),
+    match (request.line, request.folder.as_deref()) {
+        (Some(line), _) => always_covers(line),
+        (None, Some("")) => Some(format!("`{}` on any file", request.tool)),
+        (None, Some(folder)) => Some(format!("`{}` on files under `{folder}/`", request.tool)),
+        (None, None) => Some(format!("every `{}` call", request.tool)),
     }
 }
 
@@ -223,7 +257,7 @@ impl Permissions {
     /// Whether an earlier "allow always" covers the call. For `bash`, every simple command
     /// of the line must be read-only or one a person allowed always: allowing `cargo test`
     /// does not allow `cargo test && python3 -c ...`.
-    fn always_allowed(&self, tool: &str, line: Option<&CommandLine>) -> bool {
+    fn always_allowed(&self, tool: &str, line: Option<&CommandLine>, folder: Option<&str>) -> bool {
         let lasting = self.lasting.as_ref();
         match line {
             Some(line) => {
@@ -234,15 +268,17 @@ impl Permissions {
                 line.covered_by(&keys)
             }
             None => {
-                lock(&self.always).iter().any(|allowed| allowed == tool)
-                    || lasting.is_some_and(|rules| rules.covers_tool(tool, PolicyDecision::Allow))
+                lock(&self.always).iter().any(|(allowed, ruled)| {
+                    allowed == tool && super::lasting::covers_folder(ruled.as_deref(), folder)
+                }) || lasting
+                    .is_some_and(|rules| rules.covers_tool(tool, folder, PolicyDecision::Allow))
             }
         }
     }
 
     /// Whether a rule the person recorded with "always deny" covers the call: for `bash`,
     /// any simple command of the line that a rule names.
-    fn always_denied(&self, tool: &str, line: Option<&CommandLine>) -> bool {
+    fn always_denied(&self, tool: &str, line: Option<&CommandLine>, folder: Option<&str>) -> bool {
         let Some(rules) = &self.lasting else {
             return false;
         };
@@ -251,7 +287,7 @@ impl Permissions {
                 let denied = rules.commands(tool, PolicyDecision::Deny);
                 line.keys().any(|key| denied.contains(key))
             }
-            None => rules.covers_tool(tool, PolicyDecision::Deny),
+            None => rules.covers_tool(tool, folder, PolicyDecision::Deny),
         }
     }
 
@@ -275,21 +311,28 @@ impl Permissions {
     /// for the task when the file cannot be written (the session still remembers an allow).
     fn record(
         &self,
-        tool: &str,
-        line: Option<&CommandLine>,
+        request: &Request<'_>,
+        covers: &str,
         decision: PolicyDecision,
     ) -> Option<String> {
         let rules = self.lasting.as_ref()?;
+        let (tool, line) = (request.tool, request.line);
         let shapes: Vec<Option<String>> = match line {
             Some(line) => line.keys().cloned().map(Some).collect(),
             None => vec![None],
         };
         for shape in shapes {
-            let covers = match &shape {
-                Some(command) => format!("`{}` in this project", command.replace('\n', "\\n")),
-                None => format!("every `{tool}` call in this project"),
+            let (covers, folder) = match &shape {
+                Some(command) => (
+                    format!("`{}` in this project", command.replace('\n', "\\n")),
+                    None,
+                ),
+                None => (
+                    format!("{covers} in this project"),
+                    request.folder.as_deref(),
+                ),
             };
-            if let Err(problem) = rules.add(tool, shape.as_deref(), decision, &covers) {
+            if let Err(problem) = rules.add(tool, shape.as_deref(), folder, decision, &covers) {
                 return Some(format!("the rule could not be recorded: {problem}"));
             }
         }
@@ -298,7 +341,7 @@ impl Permissions {
 
     /// Remembers an "allow always": the tool, or for `bash` each simple command of the line
     /// that needed approval (a person saw all of them).
-    fn remember(&self, tool: &str, line: Option<&CommandLine>) {
+    fn remember(&self, tool: &str, line: Option<&CommandLine>, folder: Option<&str>) {
         match line {
             Some(line) => {
                 let mut commands = lock(&self.always_commands);
@@ -308,7 +351,7 @@ impl Permissions {
                     }
                 }
             }
-            None => lock(&self.always).push(tool.to_owned()),
+            None => lock(&self.always).push((tool.to_owned(), folder.map(str::to_owned))),
         }
     }
 
@@ -327,8 +370,9 @@ impl Permissions {
             request.human_required,
             request.line,
         );
+        let folder = request.folder.as_deref();
         // A person's "always deny" holds over approval without a person too.
-        if self.always_denied(tool, line) {
+        if self.always_denied(tool, line, folder) {
             return Answer::Denied(
                 "The user always denies this in this project (a rule they recorded; /permissions lists it); the call was not run."
                     .to_owned(),
@@ -340,7 +384,7 @@ impl Permissions {
                 Unattended::Refuse(unconfined) => Answer::Denied(unconfined.message(summary)),
             };
         }
-        if !human_required && self.always_allowed(tool, line) {
+        if !human_required && self.always_allowed(tool, line, folder) {
             return Answer::Allowed;
         }
         let always = always_offered(&request);
@@ -349,7 +393,8 @@ impl Permissions {
             Some(_) => Scope::Project,
             None => Scope::Session,
         };
-        let options = super::options::for_call(always, scope);
+        let options = super::options::for_call(always.clone(), scope);
+        let always = always.unwrap_or_default();
         let answer = match self
             .ask_person(&request, summary.to_owned(), options, events, cancel)
             .await
@@ -366,15 +411,15 @@ impl Permissions {
         match answer {
             Some(PermissionDecision::AllowOnce) => Answer::Allowed,
             Some(PermissionDecision::AllowAlways) if offers_always => {
-                self.remember(tool, line);
-                if let Some(problem) = self.record(tool, line, PolicyDecision::Allow) {
+                self.remember(tool, line, folder);
+                if let Some(problem) = self.record(&request, &always, PolicyDecision::Allow) {
                     events.warning(problem);
                 }
                 Answer::Allowed
             }
             Some(PermissionDecision::RejectAlways { message }) => {
                 if offers_always
-                    && let Some(problem) = self.record(tool, line, PolicyDecision::Deny)
+                    && let Some(problem) = self.record(&request, &always, PolicyDecision::Deny)
                 {
                     events.warning(problem);
                 }

@@ -69,6 +69,7 @@ pub(super) async fn exit_plan_mode(
         reason: "a plan is carried out only when a person approves it",
         diff: None,
         changes: Vec::new(),
+        folder: None,
         human_required: true,
         line: None,
         unattended: Unattended::Approve,

@@ -18,7 +18,7 @@ use super::{
     plan_exit, summary,
 };
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, Call, Request, Unattended, Unconfined, check};
+use crate::permissions::{Answer, Call, Request, Unattended, Unconfined, check, folder_of};
 use crate::sync::lock;
 use crate::tools::conversation::ConversationCall;
 use crate::tools::live_output::OutputSink;
@@ -254,12 +254,18 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                     Err(reason) => return fail(format!("Error: {reason}")),
                 };
                 let summary = summarize(name, &input, &verdict.reason);
+                let locations = entry.tool.locations(&input, &ctx.workspace);
+                let command = entry.tool.command_line(&input);
                 let request = Request {
                     call_id: &call.id,
                     tool: name,
                     kind: entry.tool.kind(),
-                    locations: entry.tool.locations(&input, &ctx.workspace),
-                    command: entry.tool.command_line(&input),
+                    folder: command
+                        .is_none()
+                        .then(|| folder_of(&locations, &ctx.workspace))
+                        .flatten(),
+                    locations,
+                    command,
                     plan: entry.tool.plan(&input),
                     input: &input,
                     summary: &summary,
@@ -498,6 +504,7 @@ async fn rerun_escalated(
         reason: escalation.question(),
         diff: None,
         changes: Vec::new(),
+        folder: None,
         human_required: true,
         line: None,
         unattended: Unattended::Refuse(escalation.unconfined()),

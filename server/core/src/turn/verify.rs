@@ -197,6 +197,7 @@ impl Verifier {
                         reason: &verdict_of_policy.reason,
                         diff: None,
                         changes: Vec::new(),
+                        folder: None,
                         human_required: verdict_of_policy.human_required,
                         line: verdict_of_policy.line.as_ref(),
                         unattended: verdict_of_policy.unattended,

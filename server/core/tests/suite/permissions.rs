@@ -52,6 +52,63 @@ fn write_call() -> Value {
     json!({"path": "out.txt", "content": "hello\n"})
 }
 
+/// "Always" on a file tool covers the folder the call's files are in: a later call on a file
+/// there runs unasked, one elsewhere is asked about.
+#[tokio::test]
+async fn always_on_a_file_tool_covers_the_folder_of_its_files() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "write", json!({"path": "src/a.rs", "content": "a\n"})),
+        MockResponse::tool_call(
+            "c2",
+            "write",
+            json!({"path": "src/deep/b.rs", "content": "b\n"}),
+        ),
+        MockResponse::tool_call(
+            "c3",
+            "write",
+            json!({"path": "docs/c.md", "content": "c\n"}),
+        ),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| balanced(c, |_| {}),
+        vec![],
+    );
+    let requests = answer_with(&h.engine, PermissionDecision::AllowAlways);
+    h.run("write them").await;
+    let asked: Vec<(String, Option<String>)> = requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::PermissionRequested {
+                call_id, options, ..
+            } => Some((call_id.clone(), options[1].covers.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            (
+                "c1".to_owned(),
+                Some("`write` on files under `src/` for the rest of this session".to_owned())
+            ),
+            (
+                "c3".to_owned(),
+                Some("`write` on files under `docs/` for the rest of this session".to_owned())
+            ),
+        ]
+    );
+    for file in ["src/a.rs", "src/deep/b.rs", "docs/c.md"] {
+        assert!(h.workspace.path().join(file).exists(), "{file}");
+    }
+}
+
 #[tokio::test]
 async fn an_allowed_write_asks_first_then_runs_and_reports_its_diff() {
     let (server, mut h) = calling("write", write_call(), |_| {}).await;
@@ -97,7 +154,7 @@ async fn an_allowed_write_asks_first_then_runs_and_reports_its_diff() {
     );
     assert_eq!(
         options[1].covers.as_deref(),
-        Some("every `write` call for the rest of this session")
+        Some("`write` on any file for the rest of this session")
     );
     assert_eq!(
         std::fs::read_to_string(h.workspace.path().join("out.txt")).unwrap(),

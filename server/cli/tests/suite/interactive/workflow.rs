@@ -201,7 +201,7 @@ async fn a_turn_shows_thinking_todos_an_edits_diff_before_it_is_approved_and_wha
     let asked = screen.wait_for("? [y] Yes, allow it this once");
     assert!(asked.contains("+fn parse() { guard(); }"), "{asked}");
     assert!(
-        asked.contains("every `write` call in this project"),
+        asked.contains("`write` on files under `src/` in this project"),
         "{asked}"
     );
     assert_eq!(place.read("src/parser.rs").unwrap(), "fn parse() {}\n");
