@@ -23,6 +23,7 @@ mod protocol;
 mod reload;
 mod reload_config;
 mod reload_mcp;
+mod rewind;
 mod sessions;
 mod setup;
 mod stale_writes;
