@@ -1155,8 +1155,9 @@ export type PointsResult = { points: Array<RewindPoint> };
  */
 export type RewindPoint = {
   /**
-   * Its place among the conversation's inputs since it began, from 0: the same after a
-   * resume.
+   * Its place among the conversation's inputs, from 0: the same after a resume or a
+   * compaction (the inputs a compaction summarised still count); after a rewind or a
+   * fork, the next input takes the place of the first one cut.
    */
   point: number,
   /**

@@ -227,8 +227,8 @@ pub(crate) struct Conversation {
 /// A person's input in a conversation's history: a point a rewind or a fork goes back to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct InputPoint {
-    /// Its place among the conversation's inputs since it began, from 0: it names the point
-    /// across resumes and compactions.
+    /// Its place among the conversation's inputs, from 0: it names the point across resumes
+    /// and compactions (after a cut, the next input takes the first place cut).
     pub point: usize,
     /// Where the input is in the history.
     pub at: usize,
@@ -297,14 +297,15 @@ impl Conversation {
     }
 
     /// Cuts the history before its message `at` (a point): that message and every one
-    /// after it go, and so do the points among them. Returns how many messages went.
+    /// after it go, and so do the points among them; the next input takes the first
+    /// point cut. Returns how many messages went.
     pub fn cut_before(&mut self, at: usize) -> usize {
         let len = self.history.len();
         if at >= len {
             return 0;
         }
         Arc::make_mut(&mut self.history).truncate(at);
-        self.points.retain(|input| input.at < at);
+        self.inputs_recorded = cut_points(&mut self.points, at).unwrap_or(self.inputs_recorded);
         crate::sync::lock(&self.wire).clear();
         self.size = crate::tokens::ContextSize::default();
         self.unjournaled_from = self.unjournaled_from.min(at);
@@ -407,6 +408,18 @@ impl Conversation {
             })
             .and_then(|m| m.content.clone())
     }
+}
+
+/// Takes the points at or after history index `at` out of `points`; the first one taken,
+/// if any.
+pub(crate) fn cut_points(points: &mut Vec<InputPoint>, at: usize) -> Option<usize> {
+    let first = points
+        .iter()
+        .filter(|input| input.at >= at)
+        .map(|input| input.point)
+        .min();
+    points.retain(|input| input.at < at);
+    first
 }
 
 /// The result given to a tool call that has none when a saved session is taken up: the
@@ -761,8 +774,8 @@ mod tests {
         assert_eq!(conversation.cut_before(5), 2);
         assert_eq!(points(&conversation), [(1, 2)]);
         assert_eq!(conversation.history.len(), 5);
-        // The next input goes on from the numbers recorded.
-        assert_eq!(conversation.record_input([ChatMessage::user("again")]), 3);
+        // The next input takes the place of the first one cut.
+        assert_eq!(conversation.record_input([ChatMessage::user("again")]), 2);
         conversation.start_batch(Vec::new());
         assert!(conversation.points.is_empty());
     }

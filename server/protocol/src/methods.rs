@@ -719,8 +719,9 @@ pub struct PointsResult {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RewindPoint {
-    /// Its place among the conversation's inputs since it began, from 0: the same after a
-    /// resume.
+    /// Its place among the conversation's inputs, from 0: the same after a resume or a
+    /// compaction (the inputs a compaction summarised still count); after a rewind or a
+    /// fork, the next input takes the place of the first one cut.
     pub point: usize,
     /// The first line of its text, cut to 100 characters (empty for images alone).
     pub text: String,

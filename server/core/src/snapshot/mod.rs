@@ -519,7 +519,8 @@ impl ConversationSnapshot {
             .take_while(|message| message.role == Role::System)
             .count();
         self.messages.truncate(lead + at);
-        self.points.retain(|input| input.at < at);
+        self.inputs_recorded =
+            crate::conversation::cut_points(&mut self.points, at).unwrap_or(self.inputs_recorded);
         self.running_calls.clear();
         self.context_tokens = 0;
     }

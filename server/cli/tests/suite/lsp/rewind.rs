@@ -256,3 +256,93 @@ async fn a_rewind_outside_a_repository_goes_back_and_says_files_were_not_recorde
     assert_eq!(gone["error"]["data"]["kind"], "invalid_params", "{gone}");
     client.stop().await;
 }
+
+/// The points of `conversation`, as `[point, text]` pairs.
+async fn points(client: &mut Client, conversation: &str, seen: &mut Vec<Value>) -> Vec<Value> {
+    let answer = client
+        .request(
+            "conversation/points",
+            json!({"conversationId": conversation}),
+            seen,
+        )
+        .await;
+    answer["result"]["points"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .iter()
+        .map(|point| json!([point["point"], point["text"]]))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fork_goes_on_from_its_point_and_leaves_the_original_byte_identical() {
+    let mut script = three_turns();
+    script.push(MockResponse::text("in the fork"));
+    script.push(MockResponse::text("fork resumed"));
+    let server = MockModelServer::start(script).await.unwrap();
+    let workspace = repository();
+    let ws = workspace.path();
+    let (mut client, original, root) = Client::session(ws, &server, "yolo").await;
+    let mut seen = Vec::new();
+    run_three_turns(&mut client, &root, &mut seen).await;
+    let before = files(ws);
+
+    let forked = client
+        .request(
+            "session/fork",
+            json!({"conversationId": root, "point": 1}),
+            &mut seen,
+        )
+        .await;
+    let said = &forked["result"];
+    assert_eq!(said["forkedFrom"], original.as_str(), "{forked}");
+    let fork = said["sessionId"].as_str().unwrap().to_owned();
+    assert_ne!(fork, original);
+    assert!(
+        said["text"]
+            .as_str()
+            .unwrap()
+            .contains("no file was touched"),
+        "{forked}"
+    );
+    let sessions = ws.join(".coder/sessions");
+    let original_file = sessions.join(format!("{original}.json"));
+    let saved = std::fs::read(&original_file).unwrap();
+    assert!(sessions.join(format!("{fork}.json")).exists());
+    assert_eq!(files(ws), before, "a fork touches no file");
+
+    // The connection goes on in the fork, from before the second input.
+    assert_eq!(
+        points(&mut client, &root, &mut seen).await,
+        [json!([0, "first"])]
+    );
+    client.send_text(&root, "go on here", &mut seen).await;
+    client.until_events("task_complete", 4, &mut seen).await;
+    assert_eq!(last_inputs(&server), [json!("first"), json!("go on here")]);
+    client.stop().await;
+    assert_eq!(
+        std::fs::read(&original_file).unwrap(),
+        saved,
+        "the original's file changed"
+    );
+
+    // The original resumes with all its points; the fork with its cut history.
+    let (mut again, init) = Client::resuming(ws, &server, "yolo", &original, &mut seen).await;
+    assert!(init.get("result").is_some(), "{init}");
+    assert_eq!(points(&mut again, &root, &mut seen).await.len(), 3);
+    again.stop().await;
+    let (mut resumed, init) = Client::resuming(ws, &server, "yolo", &fork, &mut seen).await;
+    assert!(init.get("result").is_some(), "{init}");
+    assert_eq!(
+        points(&mut resumed, &root, &mut seen).await,
+        [json!([0, "first"]), json!([1, "go on here"])]
+    );
+    let mut seen = Vec::new();
+    resumed.send_text(&root, "and again", &mut seen).await;
+    resumed.until_events("task_complete", 1, &mut seen).await;
+    assert_eq!(
+        last_inputs(&server),
+        [json!("first"), json!("go on here"), json!("and again")]
+    );
+    resumed.stop().await;
+}
