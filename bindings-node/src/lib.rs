@@ -80,6 +80,11 @@ fn rejection(env: &Env, err: Error) -> napi::Error {
     }
 }
 
+/// What a task spawned on the engine's thread gave, or why it stopped.
+fn joined<T>(done: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
+    done.map_err(|err| Error::new(ErrorKind::Internal.code(), format!("stopped: {err}")))?
+}
+
 /// `value` as `T`, or an `invalid_params` error naming `what`.
 fn parse<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|err| invalid(format!("invalid {what}: {err}")))
@@ -164,6 +169,53 @@ impl NativeEngine {
             .map_err(|_| invalid(format!("`{session_id}` is not a session id")))?;
         let loaded = self.engine.resume(session).map_err(error)?;
         Ok(u32::try_from(loaded).unwrap_or(u32::MAX))
+    }
+
+    /// The conversation's points (a person's inputs), oldest first.
+    #[napi(ts_return_type = "import('../ts/protocol').RewindPoint[]")]
+    pub fn rewind_points(&self, conversation_id: String) -> Result<Value> {
+        let points = self
+            .engine
+            .rewind_points(parse_conversation(&conversation_id)?)
+            .map_err(error)?;
+        to_json(points)
+    }
+
+    /// Takes the conversation back to before `point` (its files and its history); with
+    /// `dryRun`, only says what it would do.
+    #[napi(ts_return_type = "Promise<import('../ts/protocol').RewindResult>")]
+    pub fn rewind<'env>(
+        &self,
+        env: &'env Env,
+        conversation_id: String,
+        point: u32,
+        dry_run: bool,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        let engine = self.engine.clone();
+        let conversation = parse_conversation(&conversation_id);
+        // On the engine's thread, where its tasks run.
+        let done = self.runtime.spawn(async move {
+            let result = engine.rewind(conversation?, point as usize, dry_run).await;
+            to_json(result.map_err(error)?)
+        });
+        promise(env, async move { joined(done.await) })
+    }
+
+    /// Starts a new saved session from `point` of the conversation and goes on in it.
+    #[napi(ts_return_type = "Promise<import('../ts/protocol').ForkResult>")]
+    pub fn fork<'env>(
+        &self,
+        env: &'env Env,
+        conversation_id: String,
+        point: u32,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        let engine = self.engine.clone();
+        let conversation = parse_conversation(&conversation_id);
+        let done = self.runtime.spawn(async move {
+            let result = engine.fork(conversation?, point as usize).await;
+            to_json(result.map_err(error)?)
+        });
+        promise(env, async move { joined(done.await) })
     }
 
     #[napi]

@@ -15,6 +15,7 @@ import type {
   DestroyResult,
   EngineOptions,
   Event,
+  ForkResult,
   HistoryEntry,
   InputItem,
   Mode,
@@ -22,6 +23,8 @@ import type {
   PathMatch,
   PermissionDecision,
   PermissionRule,
+  RewindPoint,
+  RewindResult,
   RuleInfo,
   SetContextParams,
   SkillInfo,
@@ -111,6 +114,37 @@ export class Engine {
   /** Takes up a saved session (`.coder/sessions/<id>.json`); returns the messages loaded. */
   resume(sessionId: string): number {
     return this.#live().resume(sessionId);
+  }
+
+  /**
+   * The conversation's points, oldest first: each input a person sent it that its history
+   * still holds (a compaction or a clear takes earlier ones away), by its place among the
+   * conversation's inputs, with its first line.
+   */
+  rewindPoints(conversationId: string): RewindPoint[] {
+    return this.#native.rewindPoints(conversationId);
+  }
+
+  /**
+   * Takes the conversation back to before `point`: the files the engine's turns changed
+   * since go back to what they held then (files changed since by the person, or by another
+   * conversation's later turns, are kept and named in `kept`), and the history is cut
+   * before that input; the model's next request carries it as it is left. With `dryRun`,
+   * resolves with what it would do and changes nothing. Outside a git repository only the
+   * conversation goes back (`filesRecorded: false`). Rejects with `busy` while a task runs.
+   */
+  rewind(conversationId: string, point: number, options: { dryRun?: boolean } = {}): Promise<RewindResult> {
+    return this.#live().rewind(conversationId, point, options.dryRun ?? false);
+  }
+
+  /**
+   * Starts a new saved session from `point` of the conversation and goes on in it (as
+   * `resume` does): the fork holds this session's conversations, that one cut before the
+   * point. The session it leaves stays on disk as it was; no file of the workspace is
+   * touched. Resolves with the fork's id (`sessionId`).
+   */
+  fork(conversationId: string, point: number): Promise<ForkResult> {
+    return this.#live().fork(conversationId, point);
   }
 
   createConversation(params: CreateParams = {}): string {

@@ -892,6 +892,29 @@ export const SESSION_LIST = "session/list";
 export const SESSION_RESUME = "session/resume";
 
 /**
+ * The points of a conversation, oldest first: each input a person sent that its
+ * history still holds (a compaction or a clear takes the earlier ones away), named
+ * by its place among the conversation's inputs, with its first line.
+ */
+export const CONVERSATION_POINTS = "conversation/points";
+
+/**
+ * Takes a conversation back to before one of its points: the files the engine's
+ * turns changed since are put back (those changed since by anything else are kept
+ * and named) and the history is cut before that input; with `dryRun`, only says
+ * what it would do. Only while no task runs or waits (else `data.kind` `busy`).
+ */
+export const CONVERSATION_REWIND = "conversation/rewind";
+
+/**
+ * Starts a new session from a point: a new saved session (its own id and file)
+ * holds this one's conversations, that one cut before the point, and the
+ * connection goes on in it as after `session/resume`. The session it came from
+ * stays on disk as it was, byte for byte; no file of the workspace is touched.
+ */
+export const SESSION_FORK = "session/fork";
+
+/**
  * The rules files the system prompt holds now (user level, `.coder/rules/`, then
  * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
  */
@@ -955,6 +978,9 @@ export const METHODS = [
   SESSION_INTERRUPT,
   SESSION_LIST,
   SESSION_RESUME,
+  CONVERSATION_POINTS,
+  CONVERSATION_REWIND,
+  SESSION_FORK,
   RULE_LIST,
   PERMISSIONS_LIST,
   PERMISSIONS_REMOVE,
@@ -1185,6 +1211,130 @@ export type SessionResumeParams = { sessionId: SessionId };
  * `session/resume` result: how many messages came back.
  */
 export type SessionResumeResult = { sessionId: SessionId, messages: number };
+
+/**
+ * `conversation/points` result: the conversation's points, oldest first.
+ */
+export type PointsResult = { points: Array<RewindPoint> };
+
+/**
+ * A point of a conversation: an input a person sent, which a rewind or a fork goes back
+ * to. Points the history no longer holds (a compaction summarised them, a clear removed
+ * them) are gone and not listed.
+ */
+export type RewindPoint = {
+  /**
+   * Its place among the conversation's inputs, from 0: the same after a resume or a
+   * compaction (the inputs a compaction summarised still count); after a rewind or a
+   * fork, the next input takes the place of the first one cut.
+   */
+  point: number,
+  /**
+   * The first line of its text, cut to 100 characters (empty for images alone).
+   */
+  text: string,
+  /**
+   * The messages of the history from it on: what a rewind to it removes.
+   */
+  messages: number,
+};
+
+/**
+ * `conversation/rewind` params.
+ */
+export type RewindParams = {
+  conversationId: ConversationId,
+  /**
+   * The point to go back to (see `conversation/points`).
+   */
+  point: number,
+  /**
+   * Only say what the rewind would do; nothing changes.
+   */
+  dryRun?: boolean,
+};
+
+/**
+ * `conversation/rewind` result: what was done (or, for a dry run, what would be).
+ */
+export type RewindResult = {
+  dryRun: boolean,
+  /**
+   * The messages cut from the history: the point's input and everything after it. The
+   * model's next request carries the history as it is left.
+   */
+  messagesRemoved: number,
+  /**
+   * Files put back to what they held before the point.
+   */
+  restored: Array<string>,
+  /**
+   * Files created since the point, removed; folders made since and left empty end in
+   * `/` (a dry run names files only).
+   */
+  removed: Array<string>,
+  /**
+   * Files left as they are, each with why.
+   */
+  kept: Array<KeptFile>,
+  /**
+   * Whether the session recorded file changes (false outside a git repository): when
+   * not, only the conversation went back.
+   */
+  filesRecorded: boolean,
+  /**
+   * What happened, for people.
+   */
+  text: string,
+};
+
+/**
+ * A file a rewind leaves as it is.
+ */
+export type KeptFile = {
+  path: string,
+  reason: KeptReason,
+  /**
+   * The reason in words, for people.
+   */
+  detail: string,
+};
+
+/**
+ * Why a rewind keeps a file.
+ */
+export type KeptReason = "changed_since" | "other_conversation" | "not_recorded" | "failed";
+
+/**
+ * `session/fork` params.
+ */
+export type ForkParams = {
+  conversationId: ConversationId,
+  /**
+   * The point the fork starts from (see `conversation/points`): the fork's copy of the
+   * conversation is cut before it.
+   */
+  point: number,
+};
+
+/**
+ * `session/fork` result: the new session, which the connection goes on in.
+ */
+export type ForkResult = {
+  sessionId: SessionId,
+  /**
+   * The session it was forked from, left as it was.
+   */
+  forkedFrom: SessionId,
+  /**
+   * The messages the fork holds, in all its conversations.
+   */
+  messages: number,
+  /**
+   * What happened, for people.
+   */
+  text: string,
+};
 
 /**
  * `conversation/destroy` result: `ok: false` with a reason for the root conversation or
@@ -1574,6 +1724,26 @@ export type ClientRequests = {
    * `data.kind` `not_found`.
    */
   "session/resume": { params: SessionResumeParams, result: SessionResumeResult },
+  /**
+   * The points of a conversation, oldest first: each input a person sent that its
+   * history still holds (a compaction or a clear takes the earlier ones away), named
+   * by its place among the conversation's inputs, with its first line.
+   */
+  "conversation/points": { params: TargetParams, result: PointsResult },
+  /**
+   * Takes a conversation back to before one of its points: the files the engine's
+   * turns changed since are put back (those changed since by anything else are kept
+   * and named) and the history is cut before that input; with `dryRun`, only says
+   * what it would do. Only while no task runs or waits (else `data.kind` `busy`).
+   */
+  "conversation/rewind": { params: RewindParams, result: RewindResult },
+  /**
+   * Starts a new session from a point: a new saved session (its own id and file)
+   * holds this one's conversations, that one cut before the point, and the
+   * connection goes on in it as after `session/resume`. The session it came from
+   * stays on disk as it was, byte for byte; no file of the workspace is touched.
+   */
+  "session/fork": { params: ForkParams, result: ForkResult },
   /**
    * The rules files the system prompt holds now (user level, `.coder/rules/`, then
    * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).

@@ -217,6 +217,21 @@ pub(crate) struct Conversation {
     /// Opened by another conversation's `conv_create`: a worker (seed 001's subagent). It
     /// reports no `token_count`; only the conversations a person or client opened do.
     pub worker: bool,
+    /// The points the history holds (a person's inputs), oldest first: the places a rewind
+    /// or a fork goes back to.
+    pub points: Vec<InputPoint>,
+    /// How many inputs of a person the conversation recorded: the next one's point.
+    pub inputs_recorded: usize,
+}
+
+/// A person's input in a conversation's history: a point a rewind or a fork goes back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct InputPoint {
+    /// Its place among the conversation's inputs, from 0: it names the point across resumes
+    /// and compactions (after a cut, the next input takes the first place cut).
+    pub point: usize,
+    /// Where the input is in the history.
+    pub at: usize,
 }
 
 impl Conversation {
@@ -255,7 +270,47 @@ impl Conversation {
             pending_instructions: None,
             prompt: None,
             worker: false,
+            points: Vec::new(),
+            inputs_recorded: 0,
         }
+    }
+
+    /// Records a person's input (with the reminders that follow it) as the next point.
+    pub fn record_input(&mut self, messages: impl IntoIterator<Item = ChatMessage>) -> usize {
+        let point = self.inputs_recorded;
+        self.points.push(InputPoint {
+            point,
+            at: self.history.len(),
+        });
+        self.inputs_recorded += 1;
+        self.record(messages);
+        point
+    }
+
+    /// Where point `point` is in the history; `None` when the history does not hold it
+    /// (never recorded, or gone with a compaction or a clear).
+    pub fn point_at(&self, point: usize) -> Option<usize> {
+        self.points
+            .iter()
+            .find(|input| input.point == point)
+            .map(|input| input.at)
+    }
+
+    /// Cuts the history before its message `at` (a point): that message and every one
+    /// after it go, and so do the points among them; the next input takes the first
+    /// point cut. Returns how many messages went.
+    pub fn cut_before(&mut self, at: usize) -> usize {
+        let len = self.history.len();
+        if at >= len {
+            return 0;
+        }
+        Arc::make_mut(&mut self.history).truncate(at);
+        self.inputs_recorded = cut_points(&mut self.points, at).unwrap_or(self.inputs_recorded);
+        crate::sync::lock(&self.wire).clear();
+        self.size = crate::tokens::ContextSize::default();
+        self.unjournaled_from = self.unjournaled_from.min(at);
+        self.last_active_at = SystemTime::now();
+        len - at
     }
 
     /// Switches to `mode` and returns the mode it had, keeping the plan-mode bookkeeping:
@@ -313,12 +368,33 @@ impl Conversation {
     /// request with it), so every batch holds both, once. Tools announced later are
     /// ordinary messages and go with the batch they were in. The size is measured again
     /// at the next request.
+    /// The history's points go with it (see [`Conversation::compacted_to`] for a
+    /// compaction, which keeps the latest turns and their points).
     pub fn start_batch(&mut self, opening: Vec<ChatMessage>) -> usize {
+        self.points.clear();
         let left = std::mem::replace(&mut self.history, Arc::new(opening)).len();
         crate::sync::lock(&self.wire).clear();
         self.size = crate::tokens::ContextSize::default();
         self.unjournaled_from = 0;
         self.last_active_at = SystemTime::now();
+        left
+    }
+
+    /// A compaction's new batch: `history` ends with the last `kept` messages of the
+    /// history as it is, whose points stay (at their new places); the others' go.
+    pub fn compacted_to(&mut self, history: Vec<ChatMessage>, kept: usize) -> usize {
+        let old = self.history.len();
+        let mut points = std::mem::take(&mut self.points);
+        let lead = history.len().saturating_sub(kept);
+        let left = self.start_batch(history);
+        if kept <= old {
+            let cut = old - kept;
+            points.retain(|input| input.at >= cut);
+            for input in &mut points {
+                input.at = input.at - cut + lead;
+            }
+            self.points = points;
+        }
         left
     }
 
@@ -332,6 +408,18 @@ impl Conversation {
             })
             .and_then(|m| m.content.clone())
     }
+}
+
+/// Takes the points at or after history index `at` out of `points`; the first one taken,
+/// if any.
+pub(crate) fn cut_points(points: &mut Vec<InputPoint>, at: usize) -> Option<usize> {
+    let first = points
+        .iter()
+        .filter(|input| input.at >= at)
+        .map(|input| input.point)
+        .min();
+    points.retain(|input| input.at < at);
+    first
 }
 
 /// The result given to a tool call that has none when a saved session is taken up: the
@@ -652,6 +740,44 @@ mod tests {
                 "{name} left last_active_at as it was"
             );
         }
+    }
+
+    /// Points are a person's inputs, numbered over the conversation's life: a compaction
+    /// keeps those of the turns it keeps (at their new places), a cut takes those after it.
+    #[test]
+    fn points_follow_the_history_through_a_compaction_and_a_cut() {
+        let mut conversation = Conversation::new(ConversationSpec::default(), Mode::Default);
+        for turn in 0..3 {
+            conversation.record([ChatMessage::user("instructions, not a point")]);
+            let point = conversation.record_input([ChatMessage::user(format!("ask {turn}"))]);
+            assert_eq!(point, turn);
+            conversation.record([ChatMessage::assistant(
+                format!("answer {turn}"),
+                String::new(),
+                Vec::new(),
+            )]);
+        }
+        let points = |c: &Conversation| -> Vec<(usize, usize)> {
+            c.points
+                .iter()
+                .map(|input| (input.point, input.at))
+                .collect()
+        };
+        assert_eq!(points(&conversation), [(0, 1), (1, 4), (2, 7)]);
+        // The summary, then the last two turns kept whole.
+        let mut compacted = vec![ChatMessage::user("summary")];
+        compacted.extend_from_slice(&conversation.history[3..]);
+        conversation.compacted_to(compacted, 6);
+        assert_eq!(points(&conversation), [(1, 2), (2, 5)]);
+        assert_eq!(conversation.history[2].content.as_deref(), Some("ask 1"));
+        assert_eq!(conversation.point_at(0), None);
+        assert_eq!(conversation.cut_before(5), 2);
+        assert_eq!(points(&conversation), [(1, 2)]);
+        assert_eq!(conversation.history.len(), 5);
+        // The next input takes the place of the first one cut.
+        assert_eq!(conversation.record_input([ChatMessage::user("again")]), 2);
+        conversation.start_batch(Vec::new());
+        assert!(conversation.points.is_empty());
     }
 
     #[test]

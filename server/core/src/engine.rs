@@ -77,6 +77,45 @@ impl Engine {
         self.session.resume(session)
     }
 
+    /// The points of `conversation`, oldest first: each input a person sent it that its
+    /// history still holds (a compaction or a clear takes earlier ones away), by its place
+    /// among the conversation's inputs (the same after a resume), with its first line.
+    pub fn rewind_points(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<coder_protocol::methods::RewindPoint>, EngineError> {
+        self.session.points(conversation)
+    }
+
+    /// Takes `conversation` back to before `point`: the files the engine's turns of that
+    /// conversation changed since go back to what they held then (files changed since by
+    /// the person, or by another conversation's later turns, are kept and named), the
+    /// history is cut before that input and the snapshot written; the model's next
+    /// request carries the history as it is left. With `dry_run`, says what it would do
+    /// and changes nothing. Outside a git repository only the conversation goes back, and
+    /// the answer says the files were not recorded. `busy` while a task runs or waits.
+    pub async fn rewind(
+        &self,
+        conversation: ConversationId,
+        point: usize,
+        dry_run: bool,
+    ) -> Result<coder_protocol::methods::RewindResult, EngineError> {
+        self.session.rewind(conversation, point, dry_run).await
+    }
+
+    /// Starts a new session from `point` of `conversation`: a new saved session (its own id
+    /// and file) holds this one's conversations, that one cut before the point, and this
+    /// engine goes on in it, as after [`Engine::resume`]. The session it leaves is saved
+    /// first and stays on disk as it is; no file of the workspace is touched. `busy` while
+    /// a task runs or waits; `invalid_params` when saving sessions is switched off.
+    pub async fn fork(
+        &self,
+        conversation: ConversationId,
+        point: usize,
+    ) -> Result<coder_protocol::methods::ForkResult, EngineError> {
+        self.session.fork(conversation, point).await
+    }
+
     /// Whether the workspace's own files (`.coder/config.json`, `.mcp.json`) were applied
     /// whole; when not, they could only narrow the person's settings (see
     /// [`crate::Config::untrusted_notice`]).

@@ -24,10 +24,10 @@ use coder_protocol::EventMsg;
 use coder_protocol::methods::{
     CoderCapabilities, CommandList, ConversationArchive, ConversationCommand, ConversationCompact,
     ConversationCreate, ConversationDestroy, ConversationHistory, ConversationInterrupt,
-    ConversationList, ConversationSend, ConversationSetContext, ConversationSetMode,
-    ConversationSteer, ConversationWithdraw, InitializationOptions, METHODS, PROTOCOL_VERSION,
-    PermissionsList, PermissionsRemove, RuleList, SessionInterrupt, SessionList, SessionResume,
-    SkillList, WorkspaceCompletePaths,
+    ConversationList, ConversationPoints, ConversationRewind, ConversationSend,
+    ConversationSetContext, ConversationSetMode, ConversationSteer, ConversationWithdraw,
+    InitializationOptions, METHODS, PROTOCOL_VERSION, PermissionsList, PermissionsRemove, RuleList,
+    SessionFork, SessionInterrupt, SessionList, SessionResume, SkillList, WorkspaceCompletePaths,
 };
 use coder_protocol::table::Request;
 use tokio::sync::mpsc;
@@ -237,6 +237,9 @@ pub async fn serve_until(
     builder = route::<SessionInterrupt>(builder, Backend::interrupt_session);
     builder = route::<SessionList>(builder, Backend::sessions);
     builder = route::<SessionResume>(builder, Backend::resume);
+    builder = route::<ConversationPoints>(builder, Backend::points);
+    builder = route::<ConversationRewind>(builder, Backend::rewind);
+    builder = route::<SessionFork>(builder, Backend::fork);
     builder = route::<RuleList>(builder, Backend::rules);
     builder = route::<PermissionsList>(builder, Backend::permission_rules);
     builder = route::<PermissionsRemove>(builder, Backend::remove_permission_rule);

@@ -23,6 +23,10 @@ use coder_protocol::methods::{
     SkillListParams, SkillListResult, SteerResult, TargetParams, WORKSPACE_COMPLETE_PATHS,
     WithdrawParams, WithdrawResult,
 };
+use coder_protocol::methods::{
+    CONVERSATION_POINTS, CONVERSATION_REWIND, ForkParams, ForkResult, PointsResult, RewindParams,
+    RewindResult, SESSION_FORK,
+};
 use futures::FutureExt;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
@@ -233,6 +237,38 @@ impl Backend {
                 session_id: params.session_id,
                 messages,
             })
+        })
+        .await
+    }
+
+    pub(crate) async fn points(&self, params: TargetParams) -> Result<PointsResult> {
+        contained(CONVERSATION_POINTS, async {
+            let points = self
+                .engine()?
+                .rewind_points(params.conversation_id)
+                .map_err(engine_error)?;
+            Ok(PointsResult { points })
+        })
+        .await
+    }
+
+    pub(crate) async fn rewind(&self, params: RewindParams) -> Result<RewindResult> {
+        contained(CONVERSATION_REWIND, async {
+            self.engine()?
+                .rewind(params.conversation_id, params.point, params.dry_run)
+                .await
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    /// The connection goes on in the fork, as after `session/resume`.
+    pub(crate) async fn fork(&self, params: ForkParams) -> Result<ForkResult> {
+        contained(SESSION_FORK, async {
+            self.engine()?
+                .fork(params.conversation_id, params.point)
+                .await
+                .map_err(engine_error)
         })
         .await
     }

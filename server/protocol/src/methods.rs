@@ -80,6 +80,22 @@ method_table! {
         /// `data.kind` `not_found`.
         SessionResume, SESSION_RESUME = "session/resume":
             SessionResumeParams => SessionResumeResult;
+        /// The points of a conversation, oldest first: each input a person sent that its
+        /// history still holds (a compaction or a clear takes the earlier ones away), named
+        /// by its place among the conversation's inputs, with its first line.
+        ConversationPoints, CONVERSATION_POINTS = "conversation/points":
+            TargetParams => PointsResult;
+        /// Takes a conversation back to before one of its points: the files the engine's
+        /// turns changed since are put back (those changed since by anything else are kept
+        /// and named) and the history is cut before that input; with `dryRun`, only says
+        /// what it would do. Only while no task runs or waits (else `data.kind` `busy`).
+        ConversationRewind, CONVERSATION_REWIND = "conversation/rewind":
+            RewindParams => RewindResult;
+        /// Starts a new session from a point: a new saved session (its own id and file)
+        /// holds this one's conversations, that one cut before the point, and the
+        /// connection goes on in it as after `session/resume`. The session it came from
+        /// stays on disk as it was, byte for byte; no file of the workspace is touched.
+        SessionFork, SESSION_FORK = "session/fork": ForkParams => ForkResult;
         /// The rules files the system prompt holds now (user level, `.coder/rules/`, then
         /// `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
         RuleList, RULE_LIST = "rule/list": RuleListParams => RuleListResult;
@@ -731,4 +747,107 @@ mod tests {
             serde_json::json!({"conversationId": id, "baseInstructions": null, "mcpAllowlist": null})
         );
     }
+}
+
+/// `conversation/points` result: the conversation's points, oldest first.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct PointsResult {
+    pub points: Vec<RewindPoint>,
+}
+
+/// A point of a conversation: an input a person sent, which a rewind or a fork goes back
+/// to. Points the history no longer holds (a compaction summarised them, a clear removed
+/// them) are gone and not listed.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindPoint {
+    /// Its place among the conversation's inputs, from 0: the same after a resume or a
+    /// compaction (the inputs a compaction summarised still count); after a rewind or a
+    /// fork, the next input takes the place of the first one cut.
+    pub point: usize,
+    /// The first line of its text, cut to 100 characters (empty for images alone).
+    pub text: String,
+    /// The messages of the history from it on: what a rewind to it removes.
+    pub messages: usize,
+}
+
+/// `conversation/rewind` params.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindParams {
+    pub conversation_id: ConversationId,
+    /// The point to go back to (see `conversation/points`).
+    pub point: usize,
+    /// Only say what the rewind would do; nothing changes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub dry_run: bool,
+}
+
+/// `conversation/rewind` result: what was done (or, for a dry run, what would be).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindResult {
+    pub dry_run: bool,
+    /// The messages cut from the history: the point's input and everything after it. The
+    /// model's next request carries the history as it is left.
+    pub messages_removed: usize,
+    /// Files put back to what they held before the point.
+    pub restored: Vec<String>,
+    /// Files created since the point, removed; folders made since and left empty end in
+    /// `/` (a dry run names files only).
+    pub removed: Vec<String>,
+    /// Files left as they are, each with why.
+    pub kept: Vec<KeptFile>,
+    /// Whether the session recorded file changes (false outside a git repository): when
+    /// not, only the conversation went back.
+    pub files_recorded: bool,
+    /// What happened, for people.
+    pub text: String,
+}
+
+/// A file a rewind leaves as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct KeptFile {
+    pub path: String,
+    pub reason: KeptReason,
+    /// The reason in words, for people.
+    pub detail: String,
+}
+
+/// Why a rewind keeps a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeptReason {
+    /// Changed since by the person, or anything outside the conversation's turns.
+    ChangedSince,
+    /// A later turn of another conversation of the session changed it.
+    OtherConversation,
+    /// Its content was not recorded (too large, a symbolic link, past the records' bound).
+    NotRecorded,
+    /// Putting it back failed.
+    Failed,
+}
+
+/// `session/fork` params.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkParams {
+    pub conversation_id: ConversationId,
+    /// The point the fork starts from (see `conversation/points`): the fork's copy of the
+    /// conversation is cut before it.
+    pub point: usize,
+}
+
+/// `session/fork` result: the new session, which the connection goes on in.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkResult {
+    pub session_id: SessionId,
+    /// The session it was forked from, left as it was.
+    pub forked_from: SessionId,
+    /// The messages the fork holds, in all its conversations.
+    pub messages: usize,
+    /// What happened, for people.
+    pub text: String,
 }

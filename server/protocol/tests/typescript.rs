@@ -22,6 +22,10 @@ use coder_protocol::methods::{
     SkillInfo, SkillListParams, SkillListResult, TargetParams,
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
+use coder_protocol::methods::{
+    ForkParams, ForkResult, KeptFile, KeptReason, PointsResult, RewindParams, RewindPoint,
+    RewindResult,
+};
 use coder_protocol::methods::{SteerResult, WithdrawParams, WithdrawResult};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
@@ -164,6 +168,14 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 SessionInfo,
                 SessionResumeParams,
                 SessionResumeResult,
+                PointsResult,
+                RewindPoint,
+                RewindParams,
+                RewindResult,
+                KeptFile,
+                KeptReason,
+                ForkParams,
+                ForkResult,
                 DestroyResult,
                 InterruptResult,
                 SessionInterruptParams,

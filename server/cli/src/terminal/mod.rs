@@ -3,14 +3,17 @@
 //! the model and the mode; line two is the prompt, with the working directory.
 //!
 //! What a person types goes to the engine as it is: `/name` and `!command` through
-//! [`Engine::command`] (the core knows every command), anything else as input. The door
-//! only reads lines, prints events ([`crate::render`]) and asks for approvals.
+//! [`Engine::command`] (the core knows every command), anything else as input; `/new`,
+//! `/resume <id>`, `/rewind` and `/fork` ask the engine for their parts ([`points`]). The
+//! door only reads lines, prints events ([`crate::render`]) and asks for approvals and
+//! confirmations.
 //!
 //! Ctrl+C interrupts the running task; at an empty prompt, a second Ctrl+C in a row exits,
 //! as Ctrl+D does. SIGTERM and SIGHUP end the session (the task interrupted, the session
 //! saved) and exit with 143 or 129.
 
 mod input;
+mod points;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -151,6 +154,16 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         let line = input::joined(&line);
         let text = line.trim();
         if text.is_empty() {
+            continue;
+        }
+        if let Some(command) = points::point_command(text) {
+            match command {
+                Ok(command) => {
+                    points::run(&engine, conversation, command, &input, &mut printer).await?;
+                }
+                Err(usage) => printer.say(&format!("error: {usage}"))?,
+            }
+            printer.flush()?;
             continue;
         }
         if let Some(switch) = session_switch(text) {

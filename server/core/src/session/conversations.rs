@@ -728,7 +728,7 @@ impl Session {
 
     /// The session as a snapshot: the root conversation and the others, oldest first. The
     /// others are copied from the live conversations when the snapshot is written.
-    fn snapshot(&self) -> (u64, SnapshotFile) {
+    pub(super) fn snapshot(&self) -> (u64, SnapshotFile) {
         let model = self.model_name();
         // Under the session's lock only what names the conversations: each is copied under
         // its own lock, the root here, the others while the file is written.

@@ -85,12 +85,14 @@ impl Session {
         Some(todos.clone())
     }
 
-    /// Records `input` as the user's message and, right after it, its reminders. Nothing
-    /// is recorded for an empty input (a continuation).
+    /// Records `input` as the user's message and, right after it, its reminders; a
+    /// person's input (`point`) is the conversation's next point. Nothing is recorded for
+    /// an empty input (a continuation).
     pub(super) async fn record_input(
         &self,
         conversation: &Arc<Mutex<Conversation>>,
         input: &[InputItem],
+        point: bool,
         todo_offered: bool,
         rules: Vec<PathBuf>,
         events: &TaskEvents,
@@ -120,8 +122,13 @@ impl Session {
             if plan_entered {
                 conversation.plan_reminder_due = false;
             }
-            conversation.record([message]);
-            conversation.record(reminders.message());
+            let mut messages = vec![message];
+            messages.extend(reminders.message());
+            if point {
+                conversation.record_input(messages);
+            } else {
+                conversation.record(messages);
+            }
         });
         if let Some(todos) = started {
             events.emit(EventMsg::TodoUpdated { todos });

@@ -35,6 +35,7 @@ mod input;
 mod live_config;
 mod mcp_reload;
 mod reload;
+mod rewind;
 mod services;
 mod shell;
 mod slash;

@@ -145,7 +145,9 @@ impl Recorder for Recording {
             if let Some(usage) = &compaction.usage {
                 conversation.total_usage.add(usage);
             }
-            conversation.start_batch(compaction.history.clone());
+            // The summary, then the turns kept whole (whose points stay).
+            let kept = compaction.history.len().saturating_sub(1);
+            conversation.compacted_to(compaction.history.clone(), kept);
             conversation.size = size;
             let index = conversation.archive.len();
             conversation
@@ -338,12 +340,21 @@ impl Session {
                 }
             });
         }
-        // A person's input starts a turn for `/undo`, in the background; only tools that
-        // may change files wait for it.
-        let checkpoint = if plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty() {
-            self.services.checkpoints.begin_turn()
-        } else {
-            self.services.checkpoints.within_turn()
+        // A person's input is a point of the conversation and starts a turn for `/undo`
+        // and rewinds, in the background; only tools that may change files wait for it.
+        // What the model sends another conversation, a continuation and a handoff's
+        // target belong to the turn that led to them.
+        let point = (plan.depth == 0 && plan.closure.is_none() && !plan.input.is_empty())
+            .then(|| lock(conversation).inputs_recorded);
+        let checkpoint = match point {
+            Some(point) => self
+                .services
+                .checkpoints
+                .begin_turn(crate::undo::TurnOwner {
+                    conversation: plan.conversation_id,
+                    point,
+                }),
+            None => self.services.checkpoints.within_turn(),
         };
         let files = self.workspace_files();
         let rules = &files.rules;
@@ -366,6 +377,7 @@ impl Session {
         self.record_input(
             conversation,
             &plan.input,
+            point.is_some(),
             self.todo_offered(&hidden),
             rule_paths,
             events,

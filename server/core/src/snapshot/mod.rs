@@ -293,6 +293,19 @@ pub struct ConversationSnapshot {
     /// ones, or repairs the calls as it repairs any call left without a result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub running_calls: Vec<String>,
+    /// The points its history holds (a person's inputs, which a rewind or a fork goes back
+    /// to): each one's number and its place among the messages, system prompt left out.
+    /// Absent in older snapshots: their conversations have no points before their next
+    /// input.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) points: Vec<crate::conversation::InputPoint>,
+    /// How many inputs of a person the conversation recorded.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub inputs_recorded: usize,
+}
+
+fn is_zero_usize(value: &usize) -> bool {
+    *value == 0
 }
 
 /// Messages on disk in the form a Chat Completions request takes, and back.
@@ -492,7 +505,24 @@ impl ConversationSnapshot {
             worker: conversation.worker,
             prompted_tools: conversation.prompted_tools.clone(),
             running_calls: Vec::new(),
+            points: conversation.points.clone(),
+            inputs_recorded: conversation.inputs_recorded,
         }
+    }
+
+    /// Cuts the messages before the history's message `at` (a point; the system prompt,
+    /// when the snapshot holds one, is not counted) and the points among those cut.
+    pub(crate) fn cut_before(&mut self, at: usize) {
+        let lead = self
+            .messages
+            .iter()
+            .take_while(|message| message.role == Role::System)
+            .count();
+        self.messages.truncate(lead + at);
+        self.inputs_recorded =
+            crate::conversation::cut_points(&mut self.points, at).unwrap_or(self.inputs_recorded);
+        self.running_calls.clear();
+        self.context_tokens = 0;
     }
 
     /// The messages as the conversation held them when the snapshot was written, which a
@@ -543,6 +573,13 @@ impl ConversationSnapshot {
         conversation.archive_journaled = conversation.archive.len();
         conversation.worker = self.worker;
         conversation.prompted_tools = self.prompted_tools;
+        let held = conversation.history.len();
+        conversation.points = self
+            .points
+            .into_iter()
+            .filter(|input| input.at < held)
+            .collect();
+        conversation.inputs_recorded = self.inputs_recorded;
         conversation.todos = Arc::new(Mutex::new(self.todos));
         if let Some(at) = self
             .last_active_at
@@ -659,6 +696,35 @@ impl Saver {
     /// session's state, so numbers follow the states they were taken from.
     pub fn ticket(&self) -> u64 {
         self.taken.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Writes the snapshot of another session (a fork) now, beside this one's. Its file
+    /// must be new: nothing is written over an existing one.
+    pub fn write_other(&self, snapshot: &write::SnapshotFile) -> Result<(), EngineError> {
+        let folder = self
+            .folder
+            .as_ref()
+            .ok_or_else(|| EngineError::invalid_params("saving sessions is switched off"))?;
+        let dir = folder.writable().map_err(|warning| {
+            EngineError::io(warning.unwrap_or_else(|| "not saved".to_owned()))
+        })?;
+        let name = file_name(snapshot.session_id());
+        if dir.exists(&name) {
+            return Err(EngineError::invalid_params(format!(
+                "{} exists already",
+                dir.shown(&name).display()
+            )));
+        }
+        write_atomic(&dir, &name, snapshot).map_err(EngineError::io)?;
+        Ok(())
+    }
+
+    /// Drops every snapshot taken before now that is not written yet: the session is
+    /// another one from here on (a fork), and the one it was stays on disk as it is.
+    pub fn drop_earlier(&self) {
+        let ticket = self.ticket();
+        let mut on_disk = lock(&self.on_disk);
+        on_disk.number = on_disk.number.max(ticket);
     }
 
     /// Stops saving at once: waits for a write in flight, and nothing is written after.

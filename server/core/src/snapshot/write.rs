@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use coder_protocol::SessionId;
+use coder_protocol::{ConversationId, SessionId};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -52,6 +52,31 @@ impl SnapshotFile {
     pub fn session_id(&self) -> SessionId {
         self.session_id
     }
+
+    /// Makes this the snapshot of a fork: session `fork`, with `conversation` cut before
+    /// its history's message `at`.
+    pub fn fork_as(&mut self, fork: SessionId, conversation: ConversationId, at: usize) {
+        self.session_id = fork;
+        if self.root.conversation_id == conversation {
+            self.root.cut_before(at);
+            return;
+        }
+        for entry in &mut self.conversations.conversations {
+            let live = match entry {
+                Entry::Live(live) => Some(live.clone()),
+                Entry::Saved(slot) => match &*lock(slot) {
+                    Slot::Live(live) => Some(live.clone()),
+                    Slot::Saved(_) => None,
+                },
+                Entry::Cut(..) => None,
+            };
+            if let Some(live) = live
+                && lock(&live).id == conversation
+            {
+                *entry = Entry::Cut(live, at);
+            }
+        }
+    }
 }
 
 /// The session's other conversations as they are written, oldest first.
@@ -66,6 +91,8 @@ pub(crate) enum Entry {
     Live(Arc<Mutex<Conversation>>),
     /// One a resume has not read yet (or read since: then its slot says where it is).
     Saved(Arc<Mutex<Slot>>),
+    /// A live one cut before its history's message at this place (a fork's).
+    Cut(Arc<Mutex<Conversation>>, usize),
 }
 
 impl Serialize for SnapshotFile {
@@ -186,8 +213,13 @@ struct Written<'a> {
 
 impl Serialize for Written<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut cut = None;
         let live = match self.entry {
             Entry::Live(conversation) => conversation.clone(),
+            Entry::Cut(conversation, at) => {
+                cut = Some(*at);
+                conversation.clone()
+            }
             Entry::Saved(slot) => {
                 let slot = lock(slot);
                 match &*slot {
@@ -204,6 +236,9 @@ impl Serialize for Written<'_> {
                 let (system, tools) = self.shared.borrow_mut().place(shape);
                 snapshot.system_prompt = Some(system);
                 snapshot.tool_set = Some(tools);
+            }
+            if let Some(at) = cut {
+                snapshot.cut_before(at);
             }
             snapshot
         };

@@ -28,6 +28,7 @@
 //! platform's limit), what commands change is not recorded, and the turn is told.
 
 mod git;
+mod rewind;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -43,6 +44,7 @@ use futures::future::{BoxFuture, Shared};
 use rustix::fs::FileType;
 
 pub(crate) use git::safe_git;
+pub(crate) use rewind::FileRewind;
 
 use crate::beneath::WorkspaceDir;
 use crate::ignore_files::IgnoreRules;
@@ -94,9 +96,18 @@ impl Unrecorded {
     }
 }
 
+/// The point a turn belongs to: the person's input that started it, in its conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TurnOwner {
+    pub conversation: coder_protocol::ConversationId,
+    pub point: usize,
+}
+
 /// One turn: what each file it changed held before it, and after it once it ended.
 #[derive(Debug, Default)]
 struct Turn {
+    /// The input that started it (`None` only in tests).
+    owner: Option<TurnOwner>,
     before: BTreeMap<String, Content>,
     after: Option<BTreeMap<String, Content>>,
     /// The folders that appeared during the turn (`/undo` removes those left empty).
@@ -194,7 +205,7 @@ impl Checkpoints {
     /// the turn's first tool that may change files is about to run
     /// ([`PendingCheckpoint::ready`]), and not before: a turn whose tools change nothing
     /// reads nothing, at its start or at its end.
-    pub fn begin_turn(self: &Arc<Self>) -> PendingCheckpoint {
+    pub fn begin_turn(self: &Arc<Self>, owner: TurnOwner) -> PendingCheckpoint {
         let checkpoints = Arc::clone(self);
         let open = lock(&self.inner)
             .stack
@@ -202,12 +213,15 @@ impl Checkpoints {
             .is_some_and(|turn| turn.after.is_none());
         let begun: Begun = if open {
             // A turn left open (its end was never recorded) ends here, read now.
-            tokio::task::spawn_blocking(move || checkpoints.begin())
+            tokio::task::spawn_blocking(move || checkpoints.begin(Some(owner)))
                 .map(|done| done.ok().flatten())
                 .boxed()
                 .shared()
         } else {
-            lock(&self.inner).stack.push(Turn::default());
+            lock(&self.inner).stack.push(Turn {
+                owner: Some(owner),
+                ..Turn::default()
+            });
             async move {
                 tokio::task::spawn_blocking(move || checkpoints.read_before_tools())
                     .await
@@ -284,7 +298,7 @@ impl Checkpoints {
         ))
     }
 
-    fn begin(&self) -> Option<String> {
+    fn begin(&self, owner: Option<TurnOwner>) -> Option<String> {
         let mut inner = lock(&self.inner);
         let Inner { phase, stack } = &mut *inner;
         let mut note = None;
@@ -306,7 +320,10 @@ impl Checkpoints {
         if let Some(turn) = stack.last_mut().filter(|turn| turn.after.is_none()) {
             close(phase, turn, &fresh);
         }
-        stack.push(Turn::default());
+        stack.push(Turn {
+            owner,
+            ..Turn::default()
+        });
         note
     }
 

@@ -63,6 +63,76 @@ async fn undo_restores_an_edited_a_created_and_a_command_changed_file() {
     assert!(screen.exit().success());
 }
 
+/// `/rewind` lists the points, `/rewind N` shows what it would change and asks; no leaves
+/// everything as it is, yes goes back. `/fork N` starts a new session from a point.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_lists_the_points_previews_asks_then_goes_back_and_fork_starts_a_session() {
+    let server = MockModelServer::start(vec![
+        write_call("c1", "edited.txt", "changed by the model\n"),
+        MockResponse::text("done"),
+        write_call("c2", "created.txt", "new\n"),
+        MockResponse::text("made it"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let dir = place.workspace.path();
+    place.write("edited.txt", "original\n");
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "start"]);
+    let mut screen = place.start(&server, &["--mode", "yolo"]);
+    screen.prompt(1);
+    screen.line("change the file");
+    screen.prompt(2);
+    screen.line("make another\nwith a second line");
+    screen.prompt(3);
+    screen.line("/rewind");
+    let text = screen.prompt(4);
+    assert!(text.contains("    0  change the file"), "{text}");
+    assert!(text.contains("    1  make another\n"), "{text}");
+    assert!(!text.contains("1  make another\nwith"), "{text}");
+
+    screen.line("/rewind 0");
+    screen.wait_for("Rewind? [y/N]");
+    let text = screen.text();
+    assert!(text.contains("would restore edited.txt"), "{text}");
+    assert!(text.contains("would remove created.txt"), "{text}");
+    screen.line("n");
+    let text = screen.prompt(5);
+    assert!(text.contains("not rewound"), "{text}");
+    assert_eq!(place.read("created.txt").as_deref(), Some("new\n"));
+
+    screen.line("/rewind 1");
+    screen.wait_for("Rewind? [y/N]");
+    screen.line("y");
+    let text = screen.prompt(6);
+    assert!(
+        text.contains("rewound the conversation to before point 1"),
+        "{text}"
+    );
+    assert_eq!(place.read("created.txt"), None);
+    assert_eq!(
+        place.read("edited.txt").as_deref(),
+        Some("changed by the model\n")
+    );
+
+    screen.line("/fork 0");
+    let text = screen.prompt(7);
+    assert!(text.contains("no file was touched"), "{text}");
+    screen.line("/rewind");
+    let text = screen.prompt(8);
+    assert!(text.contains("no points to go back to"), "{text}");
+    screen.line("/fork x");
+    let text = screen.prompt(9);
+    assert!(
+        text.contains("error: /fork N: N is a point's number"),
+        "{text}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
 /// A Gradle project whose wrapper passes once a file named `fixed` exists.
 fn gradle_project(place: &Place) {
     use std::os::unix::fs::PermissionsExt;

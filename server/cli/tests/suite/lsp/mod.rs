@@ -25,6 +25,7 @@ mod redecide;
 mod reload;
 mod reload_config;
 mod reload_mcp;
+mod rewind;
 mod sessions;
 mod setup;
 mod stale_writes;
