@@ -12,8 +12,9 @@ async fn next_ask(client: &mut Client, seen: &mut Vec<Value>) -> Value {
     client.server_request("permission/request", seen).await
 }
 
-/// Reads until the task's `task_complete`; returns the events seen.
-async fn until_complete(client: &mut Client, seen: &mut Vec<Value>) -> Vec<Value> {
+/// Reads until the task's `task_complete`, leaving any server request unanswered; returns
+/// the events seen.
+pub(super) async fn until_complete(client: &mut Client, seen: &mut Vec<Value>) -> Vec<Value> {
     loop {
         let message = client.read().await;
         let done = message["params"]["event"]["type"] == "task_complete";

@@ -6,23 +6,10 @@ use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::{Value, json};
 
 use super::Client;
+use super::permissions::until_complete;
 
 fn touch() -> MockResponse {
     MockResponse::tool_call("c1", "bash", json!({"command": "touch made.txt"}))
-}
-
-/// Reads until the task's `task_complete`, leaving any server request unanswered; returns
-/// the events seen.
-async fn until_complete(client: &mut Client, seen: &mut Vec<Value>) -> Vec<Value> {
-    loop {
-        let message = client.read().await;
-        let done = message["params"]["event"]["type"] == "task_complete";
-        seen.push(message);
-        if done {
-            break;
-        }
-    }
-    super::events(seen).cloned().collect()
 }
 
 async fn command(client: &mut Client, conversation: &str, text: &str, seen: &mut Vec<Value>) {
