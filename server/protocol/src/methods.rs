@@ -10,7 +10,7 @@ use ts_rs::TS;
 use crate::table::method_table;
 use crate::{
     ConversationId, ConversationSummary, Event, HistoryEntry, InputItem, Mode, PermissionDecision,
-    SessionId, TaskId, ToolsPrefs,
+    SessionId, SubscribeParams, SubscribeResult, TaskId, ToolsPrefs,
 };
 
 /// The coder protocol version advertised in `initialize`.
@@ -70,6 +70,12 @@ method_table! {
         /// `data.kind` `not_found`.
         SessionResume, SESSION_RESUME = "session/resume":
             SessionResumeParams => SessionResumeResult;
+        /// Picks the event stream up again from a `seq`: the events since, from the
+        /// engine's bounded buffer, or a snapshot of the session when they are no longer
+        /// kept. Live `conversation/event` notifications go on; a `fromSeq` past the next
+        /// event is `-32602`.
+        SessionSubscribe, SESSION_SUBSCRIBE = "session/subscribe":
+            SubscribeParams => SubscribeResult;
         /// The rules files the system prompt holds now (user level, `.coder/rules/`, then
         /// `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
         RuleList, RULE_LIST = "rule/list": RuleListParams => RuleListResult;

@@ -26,12 +26,13 @@ use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
     AbortReason, ArchivedSegment, Attachment, ChatMessage, CompactTrigger, ConversationId,
-    ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileReference,
-    FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem, LineRange,
-    McpServerState, Mode, ModeChangeReason, PermissionDecision, PermissionOption,
+    ConversationState, ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg,
+    FileReference, FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem,
+    LineRange, McpServerState, Mode, ModeChangeReason, PermissionDecision, PermissionOption,
     PermissionOptionKind, PermissionRule, PolicyDecision, Preset, ReloadedKind, Replacement,
-    RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem, TodoStatus, TokenUsage,
-    ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
+    RequestedToolCall, Role, SessionId, SessionSnapshot, ShellMode, SubscribeParams,
+    SubscribeResult, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolKind, ToolLocation,
+    ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -122,6 +123,15 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 HistoryEntry,
                 HistoryAttachment,
                 ArchivedSegment
+            ]
+        ),
+        section!(
+            "replay.rs",
+            [
+                SubscribeParams,
+                SubscribeResult,
+                SessionSnapshot,
+                ConversationState
             ]
         ),
         section!(
