@@ -40,14 +40,33 @@ impl Forwarder {
         on_events: Function<String, ()>,
         runtime: &tokio::runtime::Handle,
     ) -> Result<Self> {
+        Self::start_with(engine.subscribe(), None, on_events, runtime)
+    }
+
+    /// Starts forwarding `events` on `runtime`, after handing `first` over as a batch of
+    /// its own (what a listener attaching from a `seq` missed: the `session/subscribe`
+    /// result as JSON, never merged with what follows).
+    pub fn start_with(
+        events: EventReceiver,
+        first: Option<String>,
+        on_events: Function<String, ()>,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<Self> {
         let listener: Listener = on_events
             .build_threadsafe_function()
             .callee_handled::<false>()
             .weak::<true>()
             .build()?;
-        let events = engine.subscribe();
         let stop = CancellationToken::new();
-        let task = runtime.spawn(forward(events, listener, stop.clone()));
+        let stopped = stop.clone();
+        let task = runtime.spawn(async move {
+            if let Some(first) = first
+                && listener.call_async_catch(first).await.is_err()
+            {
+                return;
+            }
+            forward(events, listener, stopped).await;
+        });
         Ok(Self { stop, task })
     }
 

@@ -454,6 +454,33 @@ impl NativeEngine {
             .map_err(error)
     }
 
+    /// A second listener from `fromSeq` (see [`Engine::subscribe_from`]): `onEvents` gets
+    /// first the `session/subscribe` result as a JSON object (`{events}` or `{snapshot}`),
+    /// then batches of live events as JSON arrays, as the engine's own listener does. A
+    /// `fromSeq` past the next event's throws `invalid_params`.
+    #[napi(ts_args_type = "fromSeq: number, onEvents: (batch: string) => void")]
+    pub fn subscribe(
+        &self,
+        from_seq: f64,
+        on_events: Function<String, ()>,
+    ) -> Result<NativeSubscription> {
+        let whole =
+            from_seq >= 0.0 && from_seq.fract() == 0.0 && from_seq <= 9_007_199_254_740_991.0;
+        if !whole {
+            return Err(invalid(format!(
+                "fromSeq must be a whole number, 0 or more: {from_seq}"
+            )));
+        }
+        let (replay, events) = self.engine.subscribe_from(from_seq as u64).map_err(error)?;
+        let first = serde_json::to_string(&replay.into_result())
+            .map_err(|err| Error::new(ErrorKind::Internal.code(), err.to_string()))?;
+        let forwarder = Forwarder::start_with(events, Some(first), on_events, &self.runtime)
+            .map_err(internal)?;
+        Ok(NativeSubscription {
+            forwarder: Mutex::new(Some(forwarder)),
+        })
+    }
+
     /// The running task as `[conversationId, taskId]`, if any.
     #[napi]
     pub fn running_task(&self) -> Option<Vec<String>> {
@@ -488,6 +515,35 @@ impl NativeEngine {
                 )
             })
         })
+    }
+}
+
+/// A listener attached with [`NativeEngine::subscribe`]; it ends with `close`, or when the
+/// engine ends.
+#[napi]
+pub struct NativeSubscription {
+    forwarder: Mutex<Option<Forwarder>>,
+}
+
+#[napi]
+impl NativeSubscription {
+    /// Stops delivering events to this listener at once.
+    #[napi]
+    pub fn close(&self) {
+        if let Some(forwarder) = self
+            .forwarder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            forwarder.abort();
+        }
+    }
+}
+
+impl Drop for NativeSubscription {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 

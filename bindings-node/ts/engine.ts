@@ -26,9 +26,11 @@ import type {
   RewindPoint,
   RewindResult,
   RuleInfo,
+  SessionSnapshot,
   SetContextParams,
   SkillInfo,
   SteerResult,
+  SubscribeResult,
 } from "./protocol";
 
 /** What `setContext` changes of a conversation's context: every field may be left out (it
@@ -39,6 +41,16 @@ export type ContextUpdate = Omit<SetContextParams, "conversationId">;
 export type { EngineOptions, McpServerOptions, ModelOptions } from "./protocol";
 
 export type EventListener = (event: Event) => void;
+
+/** Where a listener attached with `subscribe` starts. */
+export interface SubscribeOptions {
+  /** The first `seq` wanted: one more than the highest the listener holds (0 for all the
+   * engine still keeps). */
+  fromSeq: number;
+  /** Called once, first, when `fromSeq` is older than the oldest event the engine keeps:
+   * where the session is; the events from its `nextSeq` follow. */
+  onSnapshot?: (snapshot: SessionSnapshot) => void;
+}
 
 /** The three answers to a plan (`exit_plan_mode`'s permission request). */
 export type PlanExitChoice = "start_editing" | "clear_context_and_start" | "keep_planning";
@@ -354,6 +366,31 @@ export class Engine {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Attaches another listener from `fromSeq`, as a client that reconnects does: it gets
+   * the events from `fromSeq` on (kept by the engine, never merged), or, when those are no
+   * longer kept, `onSnapshot` with a snapshot of the session first, then every later event
+   * in `seq` order. The other listeners are not disturbed. Returns the unsubscribe function.
+   * Throws `invalid_params` for a `fromSeq` past the next event's. */
+  subscribe(options: SubscribeOptions, listener: EventListener): () => void {
+    let first = true;
+    const subscription = this.#live().subscribe(options.fromSeq, (batch: string) => {
+      if (first) {
+        first = false;
+        const missed = JSON.parse(batch) as SubscribeResult;
+        if ("snapshot" in missed) {
+          call(() => options.onSnapshot?.(missed.snapshot));
+          return;
+        }
+        for (const event of missed.events) call(() => listener(event));
+        return;
+      }
+      for (const event of JSON.parse(batch) as Event[]) call(() => listener(event));
+    });
+    const close = (): void => subscription.close();
+    this.#onDispose.push(close);
+    return close;
+  }
+
   /** Every event from now until `dispose`, as an async iterable. */
   events(): AsyncIterableIterator<Event> {
     const queue: Event[] = [];
@@ -412,17 +449,7 @@ export class Engine {
       if (event.type === "state_changed" && event.state === "idle" && this.#pending.size === 0) {
         this.#release();
       }
-      for (const listener of this.#listeners) {
-        try {
-          listener(event);
-        } catch (err) {
-          // The other listeners and later events still get theirs; the error surfaces as an
-          // uncaught exception, as a throwing EventEmitter listener's would.
-          queueMicrotask(() => {
-            throw err;
-          });
-        }
-      }
+      for (const listener of this.#listeners) call(() => listener(event));
     }
   }
 
@@ -442,6 +469,19 @@ export class Engine {
   #release(): void {
     if (this.#keepAlive) clearInterval(this.#keepAlive);
     this.#keepAlive = undefined;
+  }
+}
+
+/** Calls a listener. The other listeners and later events still get theirs when it
+ * throws; the error surfaces as an uncaught exception, as a throwing EventEmitter
+ * listener's would. */
+function call(listener: () => void): void {
+  try {
+    listener();
+  } catch (err) {
+    queueMicrotask(() => {
+      throw err;
+    });
   }
 }
 

@@ -24,5 +24,6 @@ export type {
   ModelOptions,
   PlanExitAnswer,
   PlanExitChoice,
+  SubscribeOptions,
 } from "./engine";
 export type * from "./protocol";

@@ -683,6 +683,73 @@ export type ArchivedSegment = {
   messages: Array<ChatMessage>,
 };
 
+// replay.rs
+
+/**
+ * `session/subscribe` params: the first `seq` the client wants (one more than the highest
+ * it holds; 0 for everything the engine still has).
+ */
+export type SubscribeParams = { fromSeq: number };
+
+/**
+ * `session/subscribe` result: `{ events }`, every event from `fromSeq` on, in `seq` order,
+ * up to the moment of the answer, never merged; or `{ snapshot }` when `fromSeq` is older
+ * than the oldest event the engine keeps. Live `conversation/event` notifications go on
+ * meanwhile; a client keeps the highest `seq` it has applied and ignores events at or
+ * below it.
+ */
+export type SubscribeResult = { "events": Array<Event> } | { "snapshot": SessionSnapshot };
+
+/**
+ * Where a session is, for a client whose missed events are no longer kept: live events
+ * follow from `nextSeq`.
+ */
+export type SessionSnapshot = {
+  /**
+   * The `seq` of the first event after the snapshot.
+   */
+  nextSeq: number,
+  sessionId: SessionId,
+  /**
+   * What the engine is doing, as its last `state_changed` said.
+   */
+  state: EngineState,
+  /**
+   * The session's mode: no conversation's is looser.
+   */
+  mode: Mode,
+  /**
+   * The session's conversations, oldest first.
+   */
+  conversations: Array<ConversationState>,
+  /**
+   * The `permission_requested` events still waiting for an answer, as they were sent.
+   */
+  permissionRequests: Array<Event>,
+  /**
+   * The `tool_call_started` events of the calls still running, as they were sent.
+   */
+  runningTools: Array<Event>,
+};
+
+/**
+ * One conversation in a [`SessionSnapshot`].
+ */
+export type ConversationState = {
+  id: ConversationId,
+  isRoot: boolean,
+  mode: Mode,
+  /**
+   * How many messages its history holds.
+   */
+  messageCount: number,
+  /**
+   * Its last messages (at most 20), oldest first, in the history's form (OpenAI Chat
+   * Completions).
+   */
+  messages: Array<ChatMessage>,
+};
+
 // permission.rs
 
 /**
@@ -915,6 +982,14 @@ export const CONVERSATION_REWIND = "conversation/rewind";
 export const SESSION_FORK = "session/fork";
 
 /**
+ * Picks the event stream up again from a `seq`: the events since, from the
+ * engine's bounded buffer, or a snapshot of the session when they are no longer
+ * kept. Live `conversation/event` notifications go on; a `fromSeq` past the next
+ * event is `-32602`.
+ */
+export const SESSION_SUBSCRIBE = "session/subscribe";
+
+/**
  * The rules files the system prompt holds now (user level, `.coder/rules/`, then
  * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
  */
@@ -981,6 +1056,7 @@ export const METHODS = [
   CONVERSATION_POINTS,
   CONVERSATION_REWIND,
   SESSION_FORK,
+  SESSION_SUBSCRIBE,
   RULE_LIST,
   PERMISSIONS_LIST,
   PERMISSIONS_REMOVE,
@@ -1744,6 +1820,13 @@ export type ClientRequests = {
    * stays on disk as it was, byte for byte; no file of the workspace is touched.
    */
   "session/fork": { params: ForkParams, result: ForkResult },
+  /**
+   * Picks the event stream up again from a `seq`: the events since, from the
+   * engine's bounded buffer, or a snapshot of the session when they are no longer
+   * kept. Live `conversation/event` notifications go on; a `fromSeq` past the next
+   * event is `-32602`.
+   */
+  "session/subscribe": { params: SubscribeParams, result: SubscribeResult },
   /**
    * The rules files the system prompt holds now (user level, `.coder/rules/`, then
    * `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).

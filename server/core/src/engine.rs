@@ -19,7 +19,7 @@ use crate::mcp::ServerStatus;
 use crate::model::{ModelSettings, ToolSpec};
 use crate::permissions::{MatrixRow, describe};
 use crate::sandbox::SandboxEnforcement;
-use crate::session::{Opener, Session};
+use crate::session::{Opener, Replay, Session};
 use crate::snapshot::Save;
 use crate::tools::Tool;
 
@@ -251,6 +251,27 @@ impl Engine {
     /// Every event from now on, in `seq` order, without loss.
     pub fn subscribe(&self) -> EventReceiver {
         self.session.hub().subscribe()
+    }
+
+    /// Every event from `from_seq` on, for a client that reconnects or attaches late: what
+    /// it missed, then, from the receiver, every later event, in `seq` order, taken under
+    /// the lock that numbers events (no gap, no event twice). What it missed comes from the
+    /// engine's buffer of recent events (the last 100,000, at most about 64 MiB), or, when
+    /// `from_seq` is older than the oldest kept, as a snapshot of the session. A `from_seq`
+    /// past the next event's is `invalid_params`. `seq` never starts again within one
+    /// engine: after a resume it goes on, and the events from before it are no longer kept.
+    pub fn subscribe_from(&self, from_seq: u64) -> Result<(Replay, EventReceiver), EngineError> {
+        match self.session.replay(from_seq, true)? {
+            (replay, Some(receiver)) => Ok((replay, receiver)),
+            (_, None) => Err(EngineError::internal("the event hub gave no receiver")),
+        }
+    }
+
+    /// What [`Engine::subscribe_from`] replays, for a client that already has the live
+    /// stream (a front door's own subscriber): the events from `from_seq` up to
+    /// [`Replay::next_seq`], or a snapshot.
+    pub fn replay_from(&self, from_seq: u64) -> Result<Replay, EngineError> {
+        Ok(self.session.replay(from_seq, false)?.0)
     }
 
     /// Calls `observer` for every event, on the thread that emits it, before the engine goes

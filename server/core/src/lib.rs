@@ -57,12 +57,13 @@ pub use conversation::{ContextChange, ConversationSpec};
 pub use documents::Documents;
 pub use engine::Engine;
 pub use error::{EngineError, ErrorKind};
-pub use events::EventReceiver;
+pub use events::{EventReceiver, ReplayedEvents};
 pub use permissions::{CommandRule, MatrixRow, PermissionRules};
 pub use prompt::built_in_prompt;
 pub use sandbox::{
     CreationAudit, NetworkEnforcement, PROTECTED_PATHS, SandboxEnforcement, SandboxNetwork,
 };
+pub use session::Replay;
 pub use snapshot::{
     ConversationSnapshot, FunctionDefinition, SESSIONS_DIR, SessionSnapshot, ToolDefinition,
 };

@@ -15,6 +15,8 @@ use tower::Service;
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, LspService};
 
+use coder_protocol::methods::SESSION_SUBSCRIBE;
+
 use crate::Backend;
 use crate::framing::{MAX_ERROR_MESSAGE, short};
 use crate::output::{Out, push_frame};
@@ -76,6 +78,26 @@ pub(crate) async fn run(
             Some(request) = requests.recv() => {
                 if futures::future::poll_fn(|cx| service.poll_ready(cx)).await.is_err() {
                     break;
+                }
+                // `session/subscribe` is answered beside tower-lsp ([`crate::replay`]), once
+                // the session exists; before, the service refuses it as it refuses any
+                // request before `initialize`.
+                if request.method() == SESSION_SUBSCRIBE
+                    && let Ok(engine) = service.inner().engine()
+                {
+                    let engine = engine.clone();
+                    let out = out.clone();
+                    let (_, id, params) = request.into_parts();
+                    if let Some(id) = id {
+                        // Off the dispatch loop: a long answer is written while other
+                        // requests go on.
+                        tokio::task::spawn_blocking(move || {
+                            if let Some(answer) = crate::replay::answer(&engine, id, params) {
+                                let _ = out.send(answer);
+                            }
+                        });
+                    }
+                    continue;
                 }
                 let exit = request.method() == "exit";
                 in_flight.push(service.call(request));

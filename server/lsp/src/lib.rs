@@ -13,6 +13,7 @@ mod framing;
 mod methods;
 mod output;
 mod permissions;
+mod replay;
 mod session;
 mod stdio;
 

@@ -88,17 +88,34 @@ impl EventFrames {
         let scratch = &mut self.scratch;
         scratch.clear();
         scratch.extend_from_slice(EVENT_HEAD);
-        let written = match self.json.write(&mut *scratch, event) {
-            Ok(true) => Ok(()),
-            Ok(false) => serde_json::to_writer(&mut *scratch, event).map_err(Into::into),
-            Err(err) => Err(err),
-        };
-        match written {
-            Ok(()) => {
-                scratch.extend_from_slice(b"}}");
-                push_frame(out, scratch);
-            }
-            Err(err) => tracing::error!("event {} not serialized: {err}", event.seq),
+        if write_event(&mut self.json, scratch, event) {
+            scratch.extend_from_slice(b"}}");
+            push_frame(out, scratch);
+        }
+    }
+}
+
+/// Appends `event` as JSON, the bytes serde writes for it; an event that cannot be
+/// serialized (none can) is logged and left out.
+pub(crate) fn push_event(json: &mut EventJson, out: &mut Vec<u8>, event: &Event) {
+    let start = out.len();
+    if !write_event(json, out, event) {
+        out.truncate(start);
+    }
+}
+
+/// Writes `event` after what `out` holds; whether it was written.
+fn write_event(json: &mut EventJson, out: &mut Vec<u8>, event: &Event) -> bool {
+    let written = match json.write(&mut *out, event) {
+        Ok(true) => Ok(()),
+        Ok(false) => serde_json::to_writer(&mut *out, event).map_err(Into::into),
+        Err(err) => Err(err),
+    };
+    match written {
+        Ok(()) => true,
+        Err(err) => {
+            tracing::error!("event {} not serialized: {err}", event.seq);
+            false
         }
     }
 }
@@ -160,6 +177,9 @@ pub(crate) enum Out {
     Frame(Vec<u8>),
     /// The session's events, once `initialize` created it.
     Events(EventReceiver, Asker),
+    /// A `session/subscribe` answer ([`crate::replay`]): written after every event before
+    /// `next_seq` and before every later one.
+    Replay { frame: Vec<u8>, next_seq: u64 },
 }
 
 /// What waits while a batch is being written. Nearly everything that waits is an event, so
@@ -181,6 +201,32 @@ fn queue(waiting: &mut VecDeque<Waiting>, event: Event) {
         return;
     }
     waiting.push_back(Waiting::Event(event));
+}
+
+/// Queues a `session/subscribe` answer in its place: behind the events before `next_seq`
+/// (all already in the receiver, since the engine sent them before it replayed), ahead of
+/// the later ones.
+fn queue_replay(
+    waiting: &mut VecDeque<Waiting>,
+    events: &mut Option<(EventReceiver, Asker)>,
+    frame: Vec<u8>,
+    next_seq: u64,
+) {
+    let mut later = None;
+    if let Some((receiver, asker)) = events {
+        while let Ok(event) = receiver.try_recv() {
+            asker.ask(&event);
+            if event.seq >= next_seq {
+                later = Some(event);
+                break;
+            }
+            queue(waiting, event);
+        }
+    }
+    waiting.push_back(Waiting::Frame(frame));
+    if let Some(event) = later {
+        waiting.push_back(Waiting::Event(event));
+    }
 }
 
 /// The next event, once the session exists.
@@ -226,6 +272,10 @@ pub(crate) async fn run(
                         events = Some((receiver, asker));
                         took = true;
                     }
+                    Ok(Out::Replay { frame, next_seq }) => {
+                        queue_replay(&mut waiting, &mut events, frame, next_seq);
+                        took = true;
+                    }
                     Err(_) => {}
                 }
                 if let Some((receiver, asker)) = &mut events
@@ -267,6 +317,9 @@ pub(crate) async fn run(
             frame = frames.recv(), if open => match frame {
                 Some(Out::Frame(frame)) => waiting.push_back(Waiting::Frame(frame)),
                 Some(Out::Events(receiver, asker)) => events = Some((receiver, asker)),
+                Some(Out::Replay { frame, next_seq }) => {
+                    queue_replay(&mut waiting, &mut events, frame, next_seq);
+                }
                 None => open = false,
             },
             Some(event) = next_event(&mut events), if events.is_some() => {

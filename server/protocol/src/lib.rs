@@ -32,6 +32,7 @@ pub mod methods;
 pub mod options;
 mod permission;
 mod reference;
+mod replay;
 pub mod table;
 mod todo;
 mod tool_kind;
@@ -55,6 +56,7 @@ pub use permission::{
     PolicyDecision, Preset,
 };
 pub use reference::{FileReference, FileReferenceKind, LineRange};
+pub use replay::{ConversationState, SessionSnapshot, SubscribeParams, SubscribeResult};
 pub use todo::{TodoItem, TodoStatus};
 pub use tool_kind::{FileDiff, ToolKind, ToolLocation};
 pub use usage::TokenUsage;

@@ -10,7 +10,7 @@ use ts_rs::TS;
 use crate::table::method_table;
 use crate::{
     ConversationId, ConversationSummary, Event, HistoryEntry, InputItem, Mode, PermissionDecision,
-    SessionId, TaskId, ToolsPrefs,
+    SessionId, SubscribeParams, SubscribeResult, TaskId, ToolsPrefs,
 };
 
 /// The coder protocol version advertised in `initialize`.
@@ -96,6 +96,12 @@ method_table! {
         /// connection goes on in it as after `session/resume`. The session it came from
         /// stays on disk as it was, byte for byte; no file of the workspace is touched.
         SessionFork, SESSION_FORK = "session/fork": ForkParams => ForkResult;
+        /// Picks the event stream up again from a `seq`: the events since, from the
+        /// engine's bounded buffer, or a snapshot of the session when they are no longer
+        /// kept. Live `conversation/event` notifications go on; a `fromSeq` past the next
+        /// event is `-32602`.
+        SessionSubscribe, SESSION_SUBSCRIBE = "session/subscribe":
+            SubscribeParams => SubscribeResult;
         /// The rules files the system prompt holds now (user level, `.coder/rules/`, then
         /// `AGENTS.md`/`CLAUDE.md` from the workspace root down to the start directory).
         RuleList, RULE_LIST = "rule/list": RuleListParams => RuleListResult;

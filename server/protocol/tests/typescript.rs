@@ -31,13 +31,13 @@ use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
 use coder_protocol::table::{Direction, MethodInfo, MethodVisitor, Notification, Request};
 use coder_protocol::{
     AbortReason, ArchivedSegment, Attachment, ChatMessage, CompactTrigger, ConversationId,
-    ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg, FileDiff,
-    FileReference, FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry, InputItem,
-    LineRange, McpServerState, Mode, ModeChangeReason, OutputStream, PermissionDecision,
+    ConversationState, ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg,
+    FileDiff, FileReference, FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry,
+    InputItem, LineRange, McpServerState, Mode, ModeChangeReason, OutputStream, PermissionDecision,
     PermissionOption, PermissionOptionKind, PermissionRule, PolicyDecision, Preset, Receipt,
-    ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, ShellMode, TaskId, TodoItem,
-    TodoStatus, TokenUsage, ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus,
-    methods, tools,
+    ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, SessionSnapshot, ShellMode,
+    SubscribeParams, SubscribeResult, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolKind,
+    ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -130,6 +130,15 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 HistoryEntry,
                 HistoryAttachment,
                 ArchivedSegment
+            ]
+        ),
+        section!(
+            "replay.rs",
+            [
+                SubscribeParams,
+                SubscribeResult,
+                SessionSnapshot,
+                ConversationState
             ]
         ),
         section!(

@@ -573,6 +573,9 @@ impl Session {
             state.conversations = conversations;
             state.saved = saved_slots;
         }
+        // The kept events tell of the session before: a client picking the stream up from
+        // before now gets a snapshot of this one (`seq` goes on).
+        self.services.hub.forget_kept();
         self.services
             .journal
             .resume(session, root_id, saved.seq, saved.journal_bytes);

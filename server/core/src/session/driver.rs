@@ -126,6 +126,8 @@ pub(crate) struct Queue {
     /// A drive loop is alive (it may be between two tasks).
     driving: bool,
     last_task: Option<(ConversationId, TaskId)>,
+    /// The loop has said `idle` and has nothing left to do but end.
+    idle_said: bool,
 }
 
 impl Queue {
@@ -147,9 +149,10 @@ impl Queue {
                 .any(|plan| plan.conversation_id == conversation && plan.closure.is_some())
     }
 
-    /// Nothing runs, waits, or is being wound up.
+    /// Nothing runs, waits, or is being wound up: the loop has ended, or it has said `idle`
+    /// (a client that saw `idle` finds the session at rest).
     pub fn at_rest(&self) -> bool {
-        self.is_empty() && !self.driving
+        self.is_empty() && (!self.driving || self.idle_said)
     }
 
     /// Whether `conversation` waits for a continuation: it handed its turn over (it is an
@@ -207,16 +210,24 @@ impl Driver {
     }
 
     fn push(self: &Arc<Self>, plans: Vec<TaskPlan>, front: bool) {
-        let (start, queued) = {
+        // Input that waits behind other work is told it is queued, before it can start: a
+        // `queued` never follows the `started` of the same input.
+        let busy = {
+            let state = lock(&self.state);
+            state.queue.running.is_some() || !state.queue.plans.is_empty()
+        };
+        if busy {
+            for plan in plans.iter().filter(|plan| plan.receipts) {
+                self.hub.emit(
+                    plan.conversation_id,
+                    Some(plan.task_id),
+                    receipt(plan.task_id, Receipt::Queued, None),
+                );
+            }
+        }
+        let start = {
             let mut state = lock(&self.state);
             let queue = &mut state.queue;
-            // Input that waits behind other work is told it is queued.
-            let busy = queue.running.is_some() || !queue.plans.is_empty();
-            let queued: Vec<(ConversationId, TaskId)> = plans
-                .iter()
-                .filter(|plan| busy && plan.receipts)
-                .map(|plan| (plan.conversation_id, plan.task_id))
-                .collect();
             if front {
                 for plan in plans.into_iter().rev() {
                     queue.plans.push_front(plan);
@@ -224,15 +235,8 @@ impl Driver {
             } else {
                 queue.plans.extend(plans);
             }
-            (!std::mem::replace(&mut queue.driving, true), queued)
+            !std::mem::replace(&mut queue.driving, true)
         };
-        for (conversation, task) in queued {
-            self.hub.emit(
-                conversation,
-                Some(task),
-                receipt(task, Receipt::Queued, None),
-            );
-        }
         if start {
             self.runtime.spawn(self.clone().drive());
         }
@@ -430,6 +434,7 @@ impl Driver {
         let queue = &mut state.queue;
         match queue.plans.pop_front() {
             Some(plan) => {
+                queue.idle_said = false;
                 let control = TaskControl::new(plan.depth);
                 queue.running = Some(Running {
                     task_id: plan.task_id,
@@ -447,6 +452,7 @@ impl Driver {
             None => {
                 queue.running = None;
                 queue.driving = false;
+                queue.idle_said = false;
                 Next::Stop
             }
         }
@@ -507,6 +513,7 @@ impl Driver {
                     reported_running = false;
                     if let Some((conversation_id, task_id)) = last {
                         self.runner.turn_ended().await;
+                        lock(&self.state).queue.idle_said = true;
                         let state = EngineState::Idle;
                         self.hub.emit(
                             conversation_id,

@@ -35,6 +35,7 @@ mod input;
 mod live_config;
 mod mcp_reload;
 mod reload;
+mod replay;
 mod rewind;
 mod services;
 mod shell;
@@ -63,6 +64,7 @@ use crate::tools::{Tool, ToolRegistry};
 pub(crate) use conversations::Opener;
 pub(crate) use driver::{Driver, TaskPlan};
 pub use reload::FilesChanged;
+pub use replay::Replay;
 use services::Services;
 use state::State;
 

@@ -25,6 +25,7 @@ mod redecide;
 mod reload;
 mod reload_config;
 mod reload_mcp;
+mod replay;
 mod rewind;
 mod sessions;
 mod setup;
@@ -54,6 +55,11 @@ pub(super) async fn write_frame(output: &mut (impl AsyncWrite + Unpin), message:
 
 /// Reads the next LSP frame's body, within 20 s.
 pub(super) async fn read_frame(input: &mut (impl AsyncBufRead + Unpin)) -> Value {
+    serde_json::from_str(&read_frame_text(input).await).unwrap()
+}
+
+/// Reads the next LSP frame's body as the server wrote it, within 20 s.
+pub(super) async fn read_frame_text(input: &mut (impl AsyncBufRead + Unpin)) -> String {
     let read = async {
         let mut length = 0usize;
         loop {
@@ -72,7 +78,7 @@ pub(super) async fn read_frame(input: &mut (impl AsyncBufRead + Unpin)) -> Value
         }
         let mut body = vec![0; length];
         input.read_exact(&mut body).await.unwrap();
-        serde_json::from_slice(&body).unwrap()
+        String::from_utf8(body).unwrap()
     };
     tokio::time::timeout(Duration::from_secs(20), read)
         .await
@@ -238,6 +244,11 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<W, R> {
 
     pub async fn read(&mut self) -> Value {
         read_frame(&mut self.stdout).await
+    }
+
+    /// The next message's body, byte for byte.
+    pub async fn read_text(&mut self) -> String {
+        read_frame_text(&mut self.stdout).await
     }
 
     /// Sends a request and returns its response, collecting what arrives meanwhile.

@@ -96,6 +96,23 @@ async fn run_three_turns(client: &mut Client, root: &str, seen: &mut Vec<Value>)
             .until_events("state_changed", 2 * (turn + 1), seen)
             .await;
     }
+    // `idle` is said just before the session's loop winds up: wait (bounded) until a dry
+    // run, which changes nothing, is no longer refused as busy.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let answer = client
+            .request(
+                "conversation/rewind",
+                json!({"conversationId": root, "point": 0, "dryRun": true}),
+                seen,
+            )
+            .await;
+        if answer["error"]["data"]["kind"] != "busy" {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "still busy: {answer}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test]
