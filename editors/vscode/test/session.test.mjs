@@ -118,7 +118,7 @@ test("a conversation with a permission request, through vscode-jsonrpc", async (
       ["refuse", "reject_once"],
     ],
   );
-  assert.equal(asked[0].options[1].covers, "every `write` call in this project");
+  assert.equal(asked[0].options[1].covers, "`write` on any file in this project");
   assert.equal(readFileSync(join(workspace, "from-node.txt"), "utf8"), "node\n");
 
   assert.equal(await session.ask(conversationId, "write another"), "Understood.");
