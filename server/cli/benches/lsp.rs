@@ -28,6 +28,8 @@
 //!   (each round starting with the next);
 //!   per size, each repository's ratio to the plain folder is the median of the run-by-run
 //!   ratios (target: within 1.2x).
+//! - Replay: a reconnecting client's `session/subscribe` for the last 100,000 events of a
+//!   session, against the same answer written by a process that only forwards it.
 //! - Memory: resident set of a session holding 1,000 conversations of 20 messages each
 //!   (10 exchanges), built over the protocol.
 //! - Live output: a `bash` call printing 100 MB in 64-byte lines, its output streamed to
@@ -38,7 +40,8 @@
 //!   one whose client reads everything.
 //!
 //! Run: `cargo bench -p coder --bench lsp`; name measures to run only those, as in
-//! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `live`, `memory`).
+//! `cargo bench -p coder --bench lsp -- memory` (`cold`, `throughput`, `live`, `replay`,
+//! `memory`).
 //! `BENCH_RUNS=N` sets the throughput rounds, `BENCH_SIZES=5000,20000` the sizes reported;
 //! `CODER_BIN` names the `coder` binary to measure (another build, for an A/B run);
 //! `BENCH_FILES=N` the files in each workspace of the throughput measure.
@@ -131,21 +134,7 @@ impl Lsp {
     /// Reads the next frame's body into `body`, reusing its allocation (the throughput
     /// client allocates nothing per frame, as the floor's reader does not).
     fn read_into(&mut self, body: &mut Vec<u8>) {
-        let mut length = 0;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            self.stdout.read_line(&mut line).unwrap();
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(value) = line.strip_prefix("Content-Length: ") {
-                length = value.parse().unwrap();
-            }
-        }
-        body.resize(length, 0);
-        self.stdout.read_exact(body).unwrap();
+        read_frame_into(&mut self.stdout, body);
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -206,6 +195,25 @@ impl Lsp {
     }
 }
 
+/// Reads the next LSP frame's body from `input` into `body`, reusing its allocation.
+fn read_frame_into(input: &mut impl BufRead, body: &mut Vec<u8>) {
+    let mut length = 0;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        input.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("Content-Length: ") {
+            length = value.parse().unwrap();
+        }
+    }
+    body.resize(length, 0);
+    input.read_exact(body).unwrap();
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -213,6 +221,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 fn main() {
     if let Ok(relay) = std::env::var(RELAY_ENV) {
         return relay_main(&relay);
+    }
+    if let Ok(frame) = std::env::var(REPLAY_FLOOR_ENV) {
+        return replay_floor_main(&frame);
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime
@@ -237,6 +248,10 @@ fn main() {
     }
     if run("live") {
         live(&server, &base_url);
+    }
+    if run("replay") {
+        let workspace = tempfile::tempdir().unwrap();
+        replay(&server, &base_url, workspace.path());
     }
     if run("memory") {
         // A workspace of its own, so the snapshot size printed is this session's alone.
@@ -853,6 +868,145 @@ fn relay_main(addr: &str) {
             kept_alive_read(&mut stream, addr, &body, &mut buffer);
         }
         stdout.write_all(b"done\n").unwrap();
+    }
+}
+
+/// How many events the replay measure asks for again: the engine's buffer holds this many.
+const REPLAYED: usize = 100_000;
+
+/// The variable that makes this executable the replay's floor: it names a file holding one
+/// frame, which it writes whole to its stdout for each line on its stdin.
+const REPLAY_FLOOR_ENV: &str = "CODER_BENCH_REPLAY_FRAME";
+
+/// A reconnecting client's `session/subscribe` for the last 100,000 events of a session
+/// (one reply of 100,000 deltas, text and thinking in turn), from the request to the last byte of the answer, against
+/// the floor: a process in `coder lsp`'s place that writes the same answer, already
+/// serialized, when asked (one line in, one write out). Rounds alternate the two.
+fn replay(server: &MockModelServer, base_url: &str, workspace: &std::path::Path) {
+    // Text and thinking alternate: the engine joins consecutive pieces of one kind that a
+    // read of the body delivers, so one kind alone would be a few events.
+    let mut chunks: Vec<Chunk> = (0..REPLAYED)
+        .map(|i| {
+            if i % 2 == 0 {
+                Chunk::text("tok ")
+            } else {
+                Chunk::thinking("hm ")
+            }
+        })
+        .collect();
+    chunks.push(Chunk::usage(20, REPLAYED as u64));
+    server.push([MockResponse::prerendered(&chunks)]);
+    drop(chunks);
+    let mut lsp = Lsp::spawn(base_url, workspace);
+    lsp.initialize();
+    let created = lsp.request("conversation/create", json!({}));
+    let conversation = created["result"]["conversationId"].clone();
+    lsp.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "conversation/send",
+                     "params": {"conversationId": conversation, "text": "go"}}),
+    );
+    // Every event of the turn, to its last (the engine idle again).
+    let mut body = Vec::new();
+    let last_seq = loop {
+        lsp.read_into(&mut body);
+        if !contains(&body, b"\"method\":\"conversation/event\"") {
+            continue;
+        }
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        let event = &message["params"]["event"];
+        if event["type"] == "state_changed" && event["state"] == "idle" {
+            break event["seq"].as_u64().unwrap();
+        }
+    };
+    let from_seq = last_seq + 1 - REPLAYED as u64;
+
+    let mut answer = Vec::new();
+    let mut ours = Vec::new();
+    let mut floor = Vec::new();
+    let mut floor_child: Option<(Child, ChildStdin, BufReader<ChildStdout>)> = None;
+    let frame_file = tempfile::NamedTempFile::new().unwrap();
+    let rounds = samples().max(10);
+    for round in 0..=rounds {
+        let started = Instant::now();
+        lsp.send(
+            &json!({"jsonrpc": "2.0", "id": 1_000_000 + round, "method": "session/subscribe",
+                         "params": {"fromSeq": from_seq}}),
+        );
+        // Skip the notifications still on their way: the answer is the one response (a
+        // notification names its method first).
+        loop {
+            lsp.read_into(&mut body);
+            if !contains(&body[..body.len().min(40)], b"\"method\"") {
+                break;
+            }
+        }
+        let elapsed = started.elapsed();
+        if round == 0 {
+            // The warm-up: check the answer, and hand its bytes to the floor.
+            let parsed: Value = serde_json::from_slice(&body).unwrap();
+            let events = parsed["result"]["events"].as_array().unwrap_or_else(|| {
+                panic!(
+                    "not events: {}",
+                    String::from_utf8_lossy(&body[..body.len().min(600)])
+                )
+            });
+            assert_eq!(events.len(), REPLAYED);
+            assert_eq!(events[0]["seq"], from_seq);
+            answer = body.clone();
+            let mut framed = format!("Content-Length: {}\r\n\r\n", answer.len()).into_bytes();
+            framed.extend_from_slice(&answer);
+            std::fs::write(frame_file.path(), &framed).unwrap();
+            let mut child = Command::new(std::env::current_exe().unwrap())
+                .env(REPLAY_FLOOR_ENV, frame_file.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
+            floor_child = Some((child, stdin, stdout));
+        } else {
+            assert_eq!(
+                body.len(),
+                answer.len(),
+                "every answer holds the same events"
+            );
+            ours.push(elapsed);
+        }
+        let (_, stdin, stdout) = floor_child.as_mut().unwrap();
+        let started = Instant::now();
+        stdin.write_all(b"go\n").unwrap();
+        read_frame_into(stdout, &mut body);
+        let elapsed = started.elapsed();
+        assert_eq!(body.len(), answer.len());
+        if round > 0 {
+            floor.push(elapsed);
+        }
+    }
+    if let Some((mut child, stdin, _)) = floor_child {
+        drop(stdin);
+        child.wait().unwrap();
+    }
+    lsp.stop();
+    let (ours, floor) = (median(ours), median(floor));
+    println!(
+        "replay of {REPLAYED} buffered events to a reconnecting client ({:.1} MB answer), median of {rounds}: coder lsp {:.1} ms; floor (the same bytes written by a relay) {:.1} ms; ratio {:.2}x (target < 100 ms)",
+        answer.len() as f64 / 1e6,
+        ms(ours),
+        ms(floor),
+        ours.as_secs_f64() / floor.as_secs_f64()
+    );
+}
+
+/// The replay floor's side: until stdin ends, the frame in the file `path`, written whole
+/// to stdout (a pipe of 1 MiB, as `coder lsp` widens its own) for each line.
+fn replay_floor_main(path: &str) {
+    let frame = std::fs::read(path).unwrap();
+    let mut stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().unwrap());
+    let _ = nix::fcntl::fcntl(&stdout, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+    for line in std::io::stdin().lock().lines() {
+        line.unwrap();
+        stdout.write_all(&frame).unwrap();
     }
 }
 

@@ -20,6 +20,7 @@ mod plan_mode;
 mod prompt_tools;
 mod races;
 mod read_only_batches;
+mod replay;
 mod sandbox;
 mod session_files;
 mod session_saves;
