@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 
-import { CoderSession, type PermissionDecision, type PermissionParams } from "./session";
+import { type Cancellation, CoderSession, type PermissionDecision, type PermissionParams } from "./session";
 
 let client: LanguageClient | undefined;
 
@@ -80,12 +80,13 @@ export async function deactivate(): Promise<void> {
 /**
  * A modal quick pick over the request's own options, in the engine's order and words; an
  * option that takes a message asks for one (optional). A plan is opened beside the editor
- * first. Dismissing the pick denies.
+ * first. Dismissing the pick denies; a request the engine withdrew closes it.
  */
-async function askPermission(request: PermissionParams): Promise<PermissionDecision> {
-  const args = request.arguments as { plan?: unknown } | null;
-  if (request.kind === "switch_mode" && typeof args?.plan === "string") {
-    const document = await vscode.workspace.openTextDocument({ language: "markdown", content: args.plan });
+async function askPermission(request: PermissionParams, cancelled: Cancellation): Promise<PermissionDecision> {
+  const withdrawn = new vscode.CancellationTokenSource();
+  cancelled.onCancellationRequested(() => withdrawn.cancel());
+  if (request.plan) {
+    const document = await vscode.workspace.openTextDocument({ language: "markdown", content: request.plan });
     await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   }
   const choices = request.options.map((option) => ({
@@ -97,7 +98,8 @@ async function askPermission(request: PermissionParams): Promise<PermissionDecis
     title: `coder asks: ${request.summary}`,
     placeHolder: request.command ?? request.summary,
     ignoreFocusOut: true,
-  });
+  }, withdrawn.token);
+  withdrawn.dispose();
   if (!picked) return { decision: "deny", message: "the user dismissed the request" };
   const message = picked.option.takesMessage
     ? await vscode.window.showInputBox({ prompt: "A word for the model (optional)", ignoreFocusOut: true })

@@ -33,11 +33,24 @@ export type { Event, PermissionDecision, PermissionParams };
 export interface Connection {
   sendRequest<R>(method: string, params?: unknown): Promise<R>;
   onNotification(method: string, handler: (params: any) => void): unknown;
-  onRequest(method: string, handler: (params: any) => unknown): unknown;
+  onRequest(method: string, handler: (params: any, token: Cancellation) => unknown): unknown;
+}
+
+/** What vscode-jsonrpc's and VS Code's `CancellationToken` both are: set when the server
+ * sends `$/cancelRequest` for a request (a withdrawn permission request). */
+export interface Cancellation {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): unknown;
 }
 
 export type EventListener = (event: Event) => void;
-export type PermissionHandler = (request: PermissionParams) => PermissionDecision | Promise<PermissionDecision>;
+/** Answers a permission request. `cancelled` is set when the engine withdraws it (a mode or
+ * preset change decided the call again, or the task was interrupted): close the prompt; the
+ * answer is no longer read. */
+export type PermissionHandler = (
+  request: PermissionParams,
+  cancelled: Cancellation,
+) => PermissionDecision | Promise<PermissionDecision>;
 
 /** The answer when no handler is set: the tool does not run. */
 const NO_HANDLER: PermissionDecision = { decision: "deny", message: "no one is there to approve it" };
@@ -54,9 +67,9 @@ export class CoderSession {
       for (const listener of this.#listeners) listener(event);
     };
     type Ask = ServerRequests[typeof PERMISSION_REQUEST];
-    const onAsk = async (request: Ask["params"]): Promise<Ask["result"]> => {
+    const onAsk = async (request: Ask["params"], cancelled: Cancellation): Promise<Ask["result"]> => {
       try {
-        return (await this.#permissions?.(request)) ?? NO_HANDLER;
+        return (await this.#permissions?.(request, cancelled)) ?? NO_HANDLER;
       } catch (err) {
         return { decision: "deny", message: `the editor failed to ask: ${String(err)}` };
       }

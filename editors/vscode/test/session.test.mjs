@@ -151,6 +151,33 @@ test("a conversation with a permission request, through vscode-jsonrpc", async (
   connection.dispose();
 });
 
+test("a request the engine withdraws is cancelled for the editor, which closes its prompt", async (t) => {
+  const url = await startMock(t, [
+    { kind: "stream", chunks: [{ type: "tool_call", id: "w1", name: "write", arguments: '{"path":"later.txt","content":"x\\n"}' }] },
+    text("Done."),
+  ]);
+  const { workspace, session } = await startServer(t, url);
+  const conversationId = await session.create();
+  let withdrawn;
+  const prompted = new Promise((resolve) => {
+    session.onPermission((request, cancelled) => {
+      resolve(request);
+      // The prompt stays open until the server cancels it.
+      return new Promise((answer) => {
+        withdrawn = () => cancelled.isCancellationRequested;
+        cancelled.onCancellationRequested(() => answer({ optionId: "deny", message: "closed" }));
+      });
+    });
+  });
+  const done = session.ask(conversationId, "write it");
+  await prompted;
+  // Plan mode decides the call again, without an answer: denied.
+  await session.send(conversationId, "/mode plan");
+  assert.equal(await done, "Done.");
+  assert.equal(withdrawn(), true, "the request was cancelled");
+  assert.throws(() => readFileSync(join(workspace, "later.txt")), /ENOENT/);
+});
+
 test("interrupt ends the running task as aborted, and the conversation goes on", async (t) => {
   const url = await startMock(t, [
     { kind: "stream", chunks: Array.from({ length: 500 }, () => ({ type: "text", text: "slow " })), delay_ms: 20 },

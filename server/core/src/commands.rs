@@ -72,6 +72,16 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
         "",
         "revert every file change of the last turn (git)",
     ),
+    (
+        "rewind",
+        "[N]",
+        "the points to go back to; with N, show what going back to before point N changes, then do it",
+    ),
+    (
+        "fork",
+        "N",
+        "start a new session from before point N, leaving this one as it is",
+    ),
 ];
 
 /// Whether `name` is a built-in command.

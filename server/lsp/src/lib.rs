@@ -109,6 +109,7 @@ impl Backend {
         let asker = output::Asker {
             client: self.client.clone(),
             engine: engine.clone(),
+            open: permissions::Open::default(),
         };
         if let Err(Session { engine, .. }) = self.session.set(Session {
             engine: engine.clone(),

@@ -125,10 +125,14 @@ fn write_event(json: &mut EventJson, out: &mut Vec<u8>, event: &Event) -> bool {
 pub(crate) struct Asker {
     pub client: Client,
     pub engine: Engine,
+    pub open: permissions::Open,
 }
 
 impl Asker {
     fn ask(&self, event: &Event) {
+        if let EventMsg::PermissionWithdrawn { request_id, .. } = &event.msg {
+            permissions::cancel(self.client.clone(), &self.open, request_id);
+        }
         if let EventMsg::PermissionRequested {
             request_id,
             tool_name,
@@ -149,6 +153,7 @@ impl Asker {
             permissions::ask(
                 self.client.clone(),
                 self.engine.clone(),
+                self.open.clone(),
                 PermissionParams {
                     request_id: request_id.clone(),
                     conversation_id: event.conversation_id,

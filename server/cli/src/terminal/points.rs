@@ -45,7 +45,9 @@ pub(super) async fn run(
     printer: &mut Human,
 ) -> anyhow::Result<()> {
     let said = match command {
-        PointCommand::List => list(engine, conversation),
+        PointCommand::List => engine
+            .command(conversation, "/rewind")
+            .map(|listed| listed.text),
         PointCommand::Rewind(point) => {
             match rewind(engine, conversation, point, input, printer).await? {
                 Some(said) => said,
@@ -62,27 +64,6 @@ pub(super) async fn run(
         Err(err) => printer.say(&format!("error: {}", neutralize(&err.to_string())))?,
     }
     Ok(())
-}
-
-/// The points, numbered, each with its first line.
-fn list(engine: &Engine, conversation: ConversationId) -> Result<String, coder_core::EngineError> {
-    let points = engine.rewind_points(conversation)?;
-    if points.is_empty() {
-        return Ok(
-            "no points to go back to: nothing typed into this conversation is in its history"
-                .to_owned(),
-        );
-    }
-    let mut lines = vec![
-        "Points (/rewind N goes back to before one, /fork N starts a new session from it):"
-            .to_owned(),
-    ];
-    lines.extend(
-        points
-            .iter()
-            .map(|point| format!("  {:>3}  {}", point.point, point.text)),
-    );
-    Ok(lines.join("\n"))
 }
 
 /// Shows what going back to `point` would change and asks; the rewind's text once done,

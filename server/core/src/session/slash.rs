@@ -99,6 +99,11 @@ impl Session {
                     .map(text)
                     .map_err(EngineError::invalid_params)
             }
+            "rewind" if args.trim().is_empty() => self.points_command(conversation),
+            "rewind" | "fork" => Err(EngineError::invalid_params(format!(
+                "/{name} N goes through `conversation/rewind` or `session/fork` in this door \
+                 (the terminal asks before it changes files); /rewind lists the points"
+            ))),
             _ => {
                 // A custom command: its prompt becomes the conversation's input.
                 let task = self.send(
@@ -135,6 +140,26 @@ impl Session {
             task_id: Some(task_id),
             ..text(format!("running `{command}`"))
         })
+    }
+
+    /// `/rewind`: the conversation's points, numbered, first line each.
+    fn points_command(&self, conversation: ConversationId) -> Result<CommandResult, EngineError> {
+        let points = self.points(conversation)?;
+        if points.is_empty() {
+            return Ok(text(
+                "no points to go back to: nothing typed into this conversation is in its history",
+            ));
+        }
+        let mut lines = vec![
+            "Points (/rewind N goes back to before one, /fork N starts a new session from it):"
+                .to_owned(),
+        ];
+        lines.extend(
+            points
+                .iter()
+                .map(|point| format!("  {:>3}  {}", point.point, point.text)),
+        );
+        Ok(text(lines.join("\n")))
     }
 
     fn help(&self) -> CommandResult {

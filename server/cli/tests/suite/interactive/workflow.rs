@@ -104,7 +104,8 @@ async fn rewind_lists_the_points_previews_asks_then_goes_back_and_fork_starts_a_
     assert_eq!(place.read("created.txt").as_deref(), Some("new\n"));
 
     screen.line("/rewind 1");
-    screen.wait_for("Rewind? [y/N]");
+    // The second question: the first is still on the screen.
+    screen.wait_for_count("Rewind? [y/N]", 2);
     screen.line("y");
     let text = screen.prompt(6);
     assert!(

@@ -71,6 +71,9 @@ async fn a_waiting_command_runs_once_the_preset_allows_it() {
         events.iter().any(|e| e["type"] == "tool_call_completed"),
         "{events:?}"
     );
+    // The editor is told the request is no longer wanted, so it can close its prompt.
+    let cancel = client.server_request("$/cancelRequest", &mut seen).await;
+    assert_eq!(cancel["params"]["id"], ask["id"], "{cancel}");
 
     // The editor's late answer to the withdrawn request changes nothing, and the server
     // goes on.
@@ -94,7 +97,7 @@ async fn a_waiting_command_is_denied_once_plan_mode_is_on() {
     let (mut client, conversation) = Client::ready(ws, &server, "balanced").await;
     let mut seen = Vec::new();
     client.send_text(&conversation, "make it", &mut seen).await;
-    client.server_request("permission/request", &mut seen).await;
+    let ask = client.server_request("permission/request", &mut seen).await;
     let answer = client
         .request(
             "conversation/setMode",
@@ -106,6 +109,8 @@ async fn a_waiting_command_is_denied_once_plan_mode_is_on() {
     let events = until_complete(&mut client, &mut seen).await;
     assert!(!ws.join("made.txt").exists(), "the call ran in plan mode");
     assert!(events.iter().any(|e| e["type"] == "permission_withdrawn"));
+    let cancel = client.server_request("$/cancelRequest", &mut seen).await;
+    assert_eq!(cancel["params"]["id"], ask["id"], "{cancel}");
     let failed = events
         .iter()
         .find(|e| e["type"] == "tool_call_failed")
