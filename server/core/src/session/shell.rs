@@ -67,7 +67,8 @@ impl Session {
             &ctx.workspace,
         ));
         let started = std::time::Instant::now();
-        let result = BashTool.call(arguments, &ctx).await;
+        // Recorded like a model's call: without the secrets the environment withholds.
+        let result = crate::turn::redacted(BashTool.call(arguments, &ctx).await, &ctx.env);
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let report = match result {
             Ok(output) => {

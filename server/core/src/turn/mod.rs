@@ -33,7 +33,7 @@ use crate::tokens::{ContextSize, Encoding};
 use crate::tools::conversation::ConversationCall;
 use crate::tools::{ToolContext, ToolRegistry};
 
-pub(crate) use tool_calls::{CANCELLED_BEFORE_START, output_to};
+pub(crate) use tool_calls::{CANCELLED_BEFORE_START, output_to, redacted};
 pub(crate) use verify::Verifier;
 
 /// Added to the history when a task is interrupted.

@@ -405,7 +405,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
 }
 
 /// `result` with the secrets `env` withholds taken out of its text and diff.
-fn redacted(
+pub(crate) fn redacted(
     result: Result<crate::tools::ToolOutput, String>,
     env: &crate::process::ToolEnv,
 ) -> Result<crate::tools::ToolOutput, String> {

@@ -139,6 +139,38 @@ async fn a_model_switched_by_command_is_saved_and_the_next_session_starts_with_i
     assert_eq!(h.engine.model(), "gpt-4.1");
 }
 
+/// What a person's command prints is recorded like a model's `bash` output: the key in use
+/// is taken out of the events, the history and the next request.
+#[tokio::test]
+async fn a_persons_shell_command_never_records_the_key_in_use() {
+    let server = MockModelServer::start(vec![MockResponse::text("noted")])
+        .await
+        .unwrap();
+    let mut h = Harness::new(&server, ProviderKind::OpenAi);
+    let root = h.root;
+    // The command does not hold the key; what it prints does.
+    let started = h
+        .engine
+        .command(
+            root,
+            "!printf 'key: test-key-%s\\n' 123 && printf 'test-%s' key-123 >&2 && exit 1",
+        )
+        .unwrap();
+    let events = h.until_end(started.task_id.unwrap()).await;
+    let shown = serde_json::to_string(&events).unwrap();
+    assert!(shown.contains("key: [redacted]"), "{shown}");
+    assert!(
+        !shown.contains("test-key-123"),
+        "the key reached the events: {shown}"
+    );
+    let recorded = h.engine.history(root).unwrap()[0].content.clone().unwrap();
+    assert!(recorded.contains("key: [redacted]"), "{recorded}");
+    assert!(!recorded.contains("test-key-123"), "{recorded}");
+    h.run("what happened?").await;
+    let sent = server.requests()[0].body.to_string();
+    assert!(!sent.contains("test-key-123"), "the key reached the model");
+}
+
 #[tokio::test]
 async fn a_persons_shell_command_runs_unasked_and_the_model_sees_its_result() {
     let server = MockModelServer::start(vec![MockResponse::text("noted")])
