@@ -216,6 +216,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             command_output: false,
             // Piped or written to a file, stdout holds exactly what the history keeps.
             stream_answer: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            interrupt_key: "ctrl+c",
         };
         Box::new(Human::new(
             Box::new(std::io::BufWriter::new(std::io::stdout())),

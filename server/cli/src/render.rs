@@ -24,6 +24,7 @@ use coder_protocol::{
 };
 
 use crate::markdown::Markdown;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 const RESET: &str = "\x1b[0m";
 const DIM: &str = "\x1b[2m";
@@ -59,6 +60,8 @@ pub struct Style {
     /// written once it is complete, as the history keeps it: a reply the provider's stream
     /// broke off and that was asked for again leaves nothing of its first attempt behind.
     pub stream_answer: bool,
+    /// The key that interrupts a task, as the status line names it.
+    pub interrupt_key: &'static str,
 }
 
 /// The events of one session, printed.
@@ -77,9 +80,15 @@ pub struct Human {
     running: BTreeMap<String, (String, Instant)>,
     /// What each running call does, from its start.
     kinds: BTreeMap<String, ToolKind>,
-    /// The spinner's line is on screen.
-    spinner_shown: bool,
+    /// How many live lines (the status line, the line typed during a task) are on screen,
+    /// below everything printed.
+    live_lines: usize,
     spinner_frame: usize,
+    /// The line the person is typing while a task runs, shown as a live line.
+    typed: Option<String>,
+    /// When something was last printed: the task's status line shows once the output has
+    /// been quiet for a moment, so it does not flicker between a reply's lines.
+    last_output: Instant,
     /// The root's task: when it started and the tokens it used so far.
     task: Option<(Instant, u64)>,
     /// The root conversation's context, as last reported: tokens and window.
@@ -120,8 +129,10 @@ impl Human {
             side_ended_line: true,
             running: BTreeMap::new(),
             kinds: BTreeMap::new(),
-            spinner_shown: false,
+            live_lines: 0,
             spinner_frame: 0,
+            typed: None,
+            last_output: Instant::now(),
             task: None,
             context: (0, None),
             asked_diff: None,
@@ -134,14 +145,17 @@ impl Human {
         self.root = root;
     }
 
-    /// When the spinner should be drawn next, if a tool is running.
+    /// When the live lines should be drawn next: while a tool or the root's task runs, or a
+    /// line is being typed.
     pub fn spinner_due(&self) -> Option<Instant> {
         if !self.style.live {
             return None;
         }
-        let started = self.running.values().map(|(_, at)| *at).min()?;
-        let first = started + SPINNER_AFTER;
         let now = Instant::now();
+        let Some(started) = self.running.values().map(|(_, at)| *at).min() else {
+            return (self.task.is_some() || self.typed.is_some()).then(|| now + SPINNER_EVERY);
+        };
+        let first = started + SPINNER_AFTER;
         Some(if now < first {
             first
         } else {
@@ -149,8 +163,8 @@ impl Human {
         })
     }
 
-    /// Draws the spinner for the longest-running tool, after the output of commands that
-    /// have now run long enough for it to be shown as it comes.
+    /// Draws the live lines again, after the output of commands that have now run long
+    /// enough for it to be shown as it comes.
     pub fn tick(&mut self) -> std::io::Result<()> {
         let due: Vec<String> = self
             .streaming
@@ -167,26 +181,80 @@ impl Human {
         for call in due {
             self.flush_output(&call)?;
         }
-        let Some((line, started)) = self.running.values().min_by_key(|(_, at)| *at).cloned() else {
-            return Ok(());
-        };
-        if started.elapsed() < SPINNER_AFTER {
+        self.spinner_frame = (self.spinner_frame + 1) % SPINNER.len();
+        self.draw_live()
+    }
+
+    /// The line being typed while a task runs (`None` once it is sent or the task ends),
+    /// shown at once.
+    pub fn set_typed(&mut self, typed: Option<&str>) -> std::io::Result<()> {
+        self.typed = typed.map(|typed| neutralize(typed).into_owned());
+        if self.style.live {
+            self.draw_live()?;
+        }
+        Ok(())
+    }
+
+    /// The live lines below the output: the longest-running tool with its time, else the
+    /// task's status once the output is quiet; then the line being typed. Drawn only at
+    /// the start of a line (a reply's line being written is left to end first); each is cut
+    /// to the terminal's width, so none ever wraps.
+    fn draw_live(&mut self) -> std::io::Result<()> {
+        let frame = SPINNER[self.spinner_frame];
+        let (on, off) = self.colors(CYAN);
+        let (dim, undim) = (self.dim_on(), self.dim_off());
+        let mut lines = Vec::new();
+        let tool = self.running.values().min_by_key(|(_, at)| *at).cloned();
+        if let Some((line, started)) = tool.filter(|(_, at)| at.elapsed() >= SPINNER_AFTER) {
+            self.end_answer_line()?;
+            let elapsed = started.elapsed().as_secs_f64();
+            lines.push((
+                format!("{frame} {line} {elapsed:.1}s"),
+                format!("{on}{frame}{off} {line} {dim}{elapsed:.1}s{undim}"),
+            ));
+        } else if let Some((started, tokens)) = self.task
+            && self.ended_line
+            && self.last_output.elapsed() >= SPINNER_AFTER
+        {
+            let mut status = format!("working {}", seconds(started.elapsed()));
+            if tokens > 0 {
+                status.push_str(&format!(" · {} tokens", compact_number(tokens)));
+            }
+            status.push_str(&format!(" · {} to interrupt", self.style.interrupt_key));
+            lines.push((
+                format!("{frame} {status}"),
+                format!("{on}{frame}{off} {dim}{status}{undim}"),
+            ));
+        }
+        if let Some(typed) = &self.typed
+            && self.ended_line
+        {
+            let hint = "  (enter: to the model now · tab: after this task)";
+            lines.push((
+                format!("› {typed}▏{hint}"),
+                format!("{on}›{off} {typed}▏{dim}{hint}{undim}"),
+            ));
+        }
+        if lines.is_empty() && self.live_lines == 0 {
             return Ok(());
         }
-        self.end_answer_line()?;
-        self.spinner_frame = (self.spinner_frame + 1) % SPINNER.len();
-        let frame = SPINNER[self.spinner_frame];
-        let elapsed = started.elapsed().as_secs_f64();
-        let (on, off) = self.colors(CYAN);
-        write!(
-            self.notes,
-            "\r\x1b[K{on}{frame}{off} {line} {}{elapsed:.1}s{}",
-            self.dim_on(),
-            self.dim_off()
-        )?;
-        self.notes.flush()?;
-        self.spinner_shown = true;
-        Ok(())
+        let width = live_width();
+        let mut out = String::new();
+        self.clear_live_into(&mut out);
+        for (at, (plain, styled)) in lines.iter().enumerate() {
+            if at > 0 {
+                out.push_str("\r\n");
+            }
+            out.push_str("\r\x1b[K");
+            if plain.width() < width {
+                out.push_str(styled);
+            } else {
+                out.push_str(&cut_to_width(plain, width));
+            }
+        }
+        self.live_lines = lines.len();
+        self.notes.write_all(out.as_bytes())?;
+        self.notes.flush()
     }
 
     fn colors(&self, color: &'static str) -> (&'static str, &'static str) {
@@ -205,12 +273,25 @@ impl Human {
         if self.style.color { RESET } else { "" }
     }
 
-    /// Takes the spinner's line off the screen.
+    /// Takes the live lines off the screen: the cursor is left at the start of the first,
+    /// where the output goes on.
     fn clear_spinner(&mut self) -> std::io::Result<()> {
-        if std::mem::take(&mut self.spinner_shown) {
-            self.notes.write_all(b"\r\x1b[K")?;
+        self.last_output = Instant::now();
+        if self.live_lines == 0 {
+            return Ok(());
         }
-        Ok(())
+        let mut out = String::new();
+        self.clear_live_into(&mut out);
+        self.notes.write_all(out.as_bytes())
+    }
+
+    fn clear_live_into(&mut self, out: &mut String) {
+        if self.live_lines > 0 {
+            out.push_str("\r\x1b[K");
+            for _ in 1..std::mem::take(&mut self.live_lines) {
+                out.push_str("\x1b[A\x1b[K");
+            }
+        }
     }
 
     /// Before a note: the answer is flushed and its line ended, the spinner cleared.
@@ -724,6 +805,31 @@ impl Human {
 }
 
 /// `1.2s`, or `2m 5s` past a minute.
+/// The columns a live line may fill: one less than the terminal's width, so that writing
+/// its last column never wraps; 80 when the width is unknown.
+fn live_width() -> usize {
+    terminal_size::terminal_size()
+        .map_or(80, |(terminal_size::Width(width), _)| usize::from(width))
+        .saturating_sub(1)
+        .max(10)
+}
+
+/// `text` cut to `width` columns, with `…` where it was cut.
+fn cut_to_width(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            out.push('…');
+            return out;
+        }
+        used += w;
+        out.push(c);
+    }
+    out
+}
+
 fn seconds(elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64();
     if secs < 60.0 {

@@ -35,6 +35,8 @@ pub enum Answer {
 
 struct Ask {
     prompt: String,
+    /// Text already typed (during the task that just ended), to go on editing.
+    initial: String,
     /// Whether the line goes into the history (the prompt's do, approvals' do not).
     history: bool,
     reply: tokio::sync::oneshot::Sender<Answer>,
@@ -79,7 +81,8 @@ impl Input {
             .name("coder-input".to_owned())
             .spawn(move || {
                 for ask in receiver {
-                    let answer = match editor.readline(&ask.prompt) {
+                    let answer = match editor.readline_with_initial(&ask.prompt, (&ask.initial, ""))
+                    {
                         Ok(line) => {
                             if ask.history && !line.trim().is_empty() {
                                 let _ = editor.add_history_entry(line.as_str());
@@ -100,11 +103,17 @@ impl Input {
 
     /// Reads one line after `prompt`.
     pub async fn read(&self, prompt: String, history: bool) -> Answer {
+        self.read_after(prompt, history, String::new()).await
+    }
+
+    /// Reads one line after `prompt`, starting with `initial` typed.
+    pub async fn read_after(&self, prompt: String, history: bool, initial: String) -> Answer {
         let (reply, answer) = tokio::sync::oneshot::channel();
         if self
             .asks
             .send(Ask {
                 prompt,
+                initial,
                 history,
                 reply,
             })

@@ -13,6 +13,7 @@
 //! saved) and exit with 143 or 129.
 
 mod input;
+mod keys;
 mod points;
 
 use std::io::IsTerminal;
@@ -24,7 +25,9 @@ use anyhow::Context;
 use clap::Args;
 use coder_core::control_chars::neutralize;
 use coder_core::{Config, ConfigError, Door, DoorNames, Engine, Overrides, ProviderNeed};
-use coder_protocol::{EngineState, Event, EventMsg, Mode, PermissionDecision, Preset};
+use coder_protocol::{
+    ConversationId, EngineState, Event, EventMsg, Mode, PermissionDecision, Preset,
+};
 
 use crate::render::{Human, Style, compact_number};
 use input::{Answer, Input};
@@ -98,6 +101,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         live: true,
         command_output: true,
         stream_answer: true,
+        interrupt_key: "esc",
     };
     let mut conversation = engine.root_conversation();
     let mut printer = Human::new(
@@ -110,6 +114,8 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     let mut events = engine.subscribe();
     let cwd = display_dir(&start);
     let mut interrupted_once = false;
+    // What was typed during the last task and not sent: the next prompt starts with it.
+    let mut typed_ahead = String::new();
     printer.say(&format!(
         "coder {} · {} · /help for commands, Ctrl+D to exit",
         env!("CARGO_PKG_VERSION"),
@@ -137,7 +143,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
             status
         })?;
         let line = tokio::select! {
-            line = input.read(format!("{cwd} › "), true) => line,
+            line = input.read_after(format!("{cwd} › "), true, std::mem::take(&mut typed_ahead)) => line,
             stop = signals.ended() => break stop.exit_code(),
         };
         let line = match line {
@@ -225,11 +231,20 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         };
-        if task.is_some()
-            && let Some(stop) =
-                follow(&engine, &mut events, &mut printer, &input, &mut signals).await?
-        {
-            break stop.exit_code();
+        if task.is_some() {
+            let (stop, typed) = follow(
+                &engine,
+                conversation,
+                &mut events,
+                &mut printer,
+                &input,
+                &mut signals,
+            )
+            .await?;
+            if let Some(stop) = stop {
+                break stop.exit_code();
+            }
+            typed_ahead = typed;
         }
     };
     printer.finish()?;
@@ -389,16 +404,19 @@ async fn ask_trust(
     Ok((load(start, trusted)?, Some(true)))
 }
 
-/// Prints the task's events until the session is idle again, answering approvals. Returns
-/// the signal that ends the session, if one came.
+/// Prints the task's events until the session is idle again, answering approvals, and takes
+/// what the person types meanwhile ([`Typing`]). Returns the signal that ends the session,
+/// if one came, and the text typed but not sent.
 async fn follow(
     engine: &Engine,
+    conversation: ConversationId,
     events: &mut coder_core::EventReceiver,
     printer: &mut Human,
     input: &Input,
     signals: &mut Signals,
-) -> anyhow::Result<Option<crate::signals::Stop>> {
-    loop {
+) -> anyhow::Result<(Option<crate::signals::Stop>, String)> {
+    let mut typing = Typing::start();
+    let stop = loop {
         let spinner = printer.spinner_due();
         let event = tokio::select! {
             event = events.recv() => event,
@@ -406,21 +424,28 @@ async fn follow(
                 printer.tick()?;
                 continue;
             }
+            key = typing.next() => {
+                typing.key(key, engine, conversation, printer)?;
+                continue;
+            }
             signal = signals.next() => {
                 engine.interrupt_session();
                 match signal {
-                    Some(stop) => return Ok(Some(stop)),
+                    Some(stop) => break Some(stop),
                     None => continue,
                 }
             }
         };
         let Some(event) = event else {
-            return Ok(None);
+            break None;
         };
         printer.print(&event)?;
         if let EventMsg::PermissionRequested { .. } = &event.msg {
             printer.flush()?;
+            // The line editor asks: the keys are its own until the answer.
+            typing.pause(printer)?;
             approve(engine, &event, input).await?;
+            typing.resume();
         }
         if matches!(
             event.msg,
@@ -428,12 +453,131 @@ async fn follow(
                 state: EngineState::Idle
             }
         ) {
-            printer.flush()?;
-            return Ok(None);
+            break None;
         }
         if events.is_empty() {
             printer.flush()?;
         }
+    };
+    let typed = typing.stop(printer)?;
+    printer.flush()?;
+    Ok((stop, typed))
+}
+
+/// What the person types while a task runs: the line shows below the output; Enter sends
+/// it to the running task (the engine gives it to the model at the next step, or runs it
+/// after the task when there is none), Tab queues it behind the task, Esc interrupts. A
+/// `/command` or `!command` typed then runs as at the prompt.
+struct Typing {
+    keys: Option<keys::Keys>,
+    line: String,
+}
+
+impl Typing {
+    fn start() -> Self {
+        Self {
+            keys: keys::Keys::start(),
+            line: String::new(),
+        }
+    }
+
+    /// The next key; never, without a reader.
+    async fn next(&mut self) -> Option<keys::Key> {
+        match &mut self.keys {
+            Some(keys) => keys.next().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn key(
+        &mut self,
+        key: Option<keys::Key>,
+        engine: &Engine,
+        conversation: ConversationId,
+        printer: &mut Human,
+    ) -> std::io::Result<()> {
+        use keys::Key;
+        match key {
+            // The terminal is gone: stop reading it.
+            None => {
+                self.keys = None;
+                return Ok(());
+            }
+            Some(Key::Char(c)) => self.line.push(c),
+            Some(Key::Backspace) => {
+                self.line.pop();
+            }
+            Some(Key::Clear) => self.line.clear(),
+            Some(Key::Esc) => {
+                engine.interrupt_session();
+                return Ok(());
+            }
+            Some(key @ (Key::Enter | Key::Tab)) => {
+                let text = std::mem::take(&mut self.line);
+                printer.set_typed(None)?;
+                return send_typed(engine, conversation, text.trim(), key == Key::Tab, printer);
+            }
+        }
+        printer.set_typed((!self.line.is_empty()).then_some(self.line.as_str()))
+    }
+
+    /// Gives the keys to the line editor (a permission question).
+    fn pause(&mut self, printer: &mut Human) -> std::io::Result<()> {
+        if let Some(keys) = self.keys.take() {
+            self.line.push_str(&keys.stop());
+        }
+        printer.set_typed(None)
+    }
+
+    fn resume(&mut self) {
+        self.keys = keys::Keys::start();
+    }
+
+    /// The task is over: the keys go back to the line editor with what was typed.
+    fn stop(mut self, printer: &mut Human) -> std::io::Result<String> {
+        self.pause(printer)?;
+        Ok(self.line)
+    }
+}
+
+/// Sends a line typed during a task: to the task now (`queue` false) or after it.
+fn send_typed(
+    engine: &Engine,
+    conversation: ConversationId,
+    text: &str,
+    queue: bool,
+    printer: &mut Human,
+) -> std::io::Result<()> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    printer.say(&format!("› {}", neutralize(text)))?;
+    let sent = if text.starts_with('/') || text.starts_with('!') {
+        engine.command(conversation, text).map(|result| {
+            if !result.text.is_empty() && !text.starts_with('!') {
+                Some(result.text)
+            } else {
+                None
+            }
+        })
+    } else if queue {
+        engine
+            .send(conversation, text)
+            .map(|_| Some("queued: it runs after this task".to_owned()))
+    } else {
+        engine
+            .steer(
+                conversation,
+                vec![coder_protocol::InputItem::Text {
+                    text: text.to_owned(),
+                }],
+            )
+            .map(|_| None)
+    };
+    match sent {
+        Ok(Some(said)) => printer.say(&neutralize(&said)),
+        Ok(None) => Ok(()),
+        Err(err) => printer.say(&format!("error: {}", neutralize(&err.to_string()))),
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod screen;
 pub mod session;
+mod typing;
 mod workflow;
 
 pub use screen::Screen;

@@ -134,6 +134,22 @@ impl Screen {
         }
     }
 
+    /// Waits until what the screen shows passes `check`, up to 30 s.
+    pub fn wait_until(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let text = self.text();
+            if check(&text) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw {what}; the screen shows:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Waits until the screen shows `needle`.
     pub fn wait_for(&self, needle: &str) -> String {
         self.wait_for_count(needle, 1)
@@ -145,7 +161,9 @@ impl Screen {
     pub fn prompt(&self, count: usize) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let prompts = self.raw().matches(" tokens · ").count();
+            // `… tokens · model · mode`; a task's status line (`… tokens · esc to interrupt`)
+            // is not a prompt's.
+            let prompts = prompt_status().find_iter(&self.raw()).count();
             let text = self.text();
             if prompts >= count && text.lines().last().is_some_and(|l| l.ends_with('›')) {
                 return text;
@@ -208,4 +226,12 @@ pub fn normalized(text: &str, workspace: &Path) -> String {
             .into_owned();
     }
     out
+}
+
+/// The status line printed before each prompt: `… tokens · model · mode`.
+fn prompt_status() -> &'static regex::Regex {
+    static STATUS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    STATUS.get_or_init(|| {
+        regex::Regex::new(r" tokens · \S+ · (plan|default|auto-edit|yolo)").unwrap()
+    })
 }

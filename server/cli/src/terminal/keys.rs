@@ -1,0 +1,307 @@
+//! Keys typed while a task runs. The line editor owns the terminal only while it reads a
+//! line; during a task this reader does. The terminal stops echoing and stops waiting for
+//! Enter, so nothing typed lands in the task's output; Ctrl+C still raises SIGINT. Each key
+//! goes to the terminal's loop, which shows the line being typed below the output and
+//! sends it on Enter. Stopping the reader gives the terminal back as it was.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+/// A key, as the line typed during a task uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Key {
+    Char(char),
+    /// Enter: send the line to the running task.
+    Enter,
+    /// Tab: queue the line behind the running task.
+    Tab,
+    Backspace,
+    /// Ctrl+U: clear the line.
+    Clear,
+    /// Esc alone (not the start of a key's sequence): interrupt.
+    Esc,
+}
+
+/// How long a lone Esc waits for the rest of a sequence (an arrow key sends `ESC [ A`).
+const ESC_WAIT: Duration = Duration::from_millis(40);
+
+/// Turns bytes into keys: UTF-8 text, the control keys above; escape sequences (arrows,
+/// function keys, Alt+key) are read whole and dropped.
+#[derive(Default)]
+pub(super) struct Decoder {
+    pending: Vec<u8>,
+}
+
+impl Decoder {
+    /// The keys `bytes` complete, in order.
+    pub fn push(&mut self, bytes: &[u8], keys: &mut Vec<Key>) {
+        self.pending.extend_from_slice(bytes);
+        let mut at = 0;
+        while at < self.pending.len() {
+            match self.key_at(at) {
+                Step::Key(key, len) => {
+                    keys.extend(key);
+                    at += len;
+                }
+                Step::Incomplete => break,
+            }
+        }
+        self.pending.drain(..at);
+    }
+
+    /// Whether an Esc waits for what follows it.
+    pub fn waiting_esc(&self) -> bool {
+        self.pending.first() == Some(&0x1b)
+    }
+
+    /// Nothing followed the Esc in time: it was the Esc key, and what came with it is read
+    /// as keys.
+    pub fn lone_esc(&mut self, keys: &mut Vec<Key>) {
+        if self.waiting_esc() {
+            self.pending.remove(0);
+            keys.push(Key::Esc);
+            let rest = std::mem::take(&mut self.pending);
+            self.push(&rest, keys);
+        }
+    }
+
+    fn key_at(&self, at: usize) -> Step {
+        let bytes = &self.pending[at..];
+        let key = match bytes[0] {
+            b'\r' | b'\n' => Key::Enter,
+            b'\t' => Key::Tab,
+            0x7f | 0x08 => Key::Backspace,
+            0x15 => Key::Clear,
+            0x1b => return escape(bytes),
+            byte if byte < 0x20 => return Step::Key(None, 1),
+            _ => return text(bytes),
+        };
+        Step::Key(Some(key), 1)
+    }
+}
+
+enum Step {
+    /// A key (or nothing, for a sequence dropped) and the bytes it took.
+    Key(Option<Key>, usize),
+    Incomplete,
+}
+
+/// `ESC [ … final` and `ESC O x` are dropped whole; `ESC x` (Alt+x) too.
+fn escape(bytes: &[u8]) -> Step {
+    match bytes.get(1) {
+        None => Step::Incomplete,
+        Some(b'[') => match bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b)) {
+            Some(end) => Step::Key(None, end + 3),
+            None => Step::Incomplete,
+        },
+        Some(b'O') if bytes.len() < 3 => Step::Incomplete,
+        Some(b'O') => Step::Key(None, 3),
+        Some(_) => Step::Key(None, 2),
+    }
+}
+
+/// One UTF-8 character; an invalid byte is dropped.
+fn text(bytes: &[u8]) -> Step {
+    let len = match bytes[0] {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        0x80..=0xff => return Step::Key(None, 1),
+        _ => 1,
+    };
+    let Some(encoded) = bytes.get(..len) else {
+        return Step::Incomplete;
+    };
+    match std::str::from_utf8(encoded)
+        .ok()
+        .and_then(|s| s.chars().next())
+    {
+        Some(c) => Step::Key(Some(Key::Char(c)), len),
+        None => Step::Key(None, 1),
+    }
+}
+
+/// The reader while it runs.
+pub(super) struct Keys {
+    bytes: mpsc::UnboundedReceiver<Vec<u8>>,
+    decoder: Decoder,
+    ready: std::collections::VecDeque<Key>,
+    /// When an Esc waiting for the rest of a sequence is taken as the Esc key.
+    esc_until: Option<tokio::time::Instant>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    saved: Option<nix::sys::termios::Termios>,
+}
+
+impl Keys {
+    /// Takes the keys of stdin, a terminal; `None` when it cannot (the keys then stay with
+    /// the terminal, echoed as before).
+    pub fn start() -> Option<Self> {
+        use nix::sys::termios::{self, LocalFlags, SetArg};
+        let stdin = std::io::stdin();
+        let saved = termios::tcgetattr(&stdin).ok()?;
+        let mut quiet = saved.clone();
+        quiet
+            .local_flags
+            .remove(LocalFlags::ICANON | LocalFlags::ECHO);
+        termios::tcsetattr(&stdin, SetArg::TCSANOW, &quiet).ok()?;
+        let (sender, bytes) = mpsc::unbounded_channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("coder-keys".to_owned())
+            .spawn(move || read_keys(&sender, &stopped));
+        let Ok(thread) = thread else {
+            let _ = termios::tcsetattr(&stdin, SetArg::TCSANOW, &saved);
+            return None;
+        };
+        Some(Self {
+            bytes,
+            decoder: Decoder::default(),
+            ready: std::collections::VecDeque::new(),
+            esc_until: None,
+            stop,
+            thread: Some(thread),
+            saved: Some(saved),
+        })
+    }
+
+    /// The next key; `None` once the terminal is gone.
+    pub async fn next(&mut self) -> Option<Key> {
+        loop {
+            if let Some(key) = self.ready.pop_front() {
+                return Some(key);
+            }
+            let mut keys = Vec::new();
+            let bytes = if self.decoder.waiting_esc() {
+                // The wait is kept across calls: the caller's `select!` drops this future
+                // whenever something else comes first.
+                let until = *self
+                    .esc_until
+                    .get_or_insert_with(|| tokio::time::Instant::now() + ESC_WAIT);
+                match tokio::time::timeout_at(until, self.bytes.recv()).await {
+                    Ok(bytes) => bytes,
+                    Err(_) => {
+                        self.esc_until = None;
+                        self.decoder.lone_esc(&mut keys);
+                        self.ready.extend(keys);
+                        continue;
+                    }
+                }
+            } else {
+                self.bytes.recv().await
+            };
+            self.esc_until = None;
+            self.decoder.push(&bytes?, &mut keys);
+            self.ready.extend(keys);
+        }
+    }
+
+    /// Gives the terminal back as it was; the text of the keys read but not yet taken.
+    pub fn stop(mut self) -> String {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.restore();
+        let mut keys: Vec<Key> = self.ready.drain(..).collect();
+        while let Ok(bytes) = self.bytes.try_recv() {
+            self.decoder.push(&bytes, &mut keys);
+        }
+        keys.into_iter()
+            .filter_map(|key| match key {
+                Key::Char(c) => Some(c),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn restore(&mut self) {
+        if let Some(saved) = self.saved.take() {
+            let _ = nix::sys::termios::tcsetattr(
+                std::io::stdin(),
+                nix::sys::termios::SetArg::TCSANOW,
+                &saved,
+            );
+        }
+    }
+}
+
+impl Drop for Keys {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.restore();
+    }
+}
+
+/// The reader's thread: stdin in pieces as they come, until `stop` (checked at least every
+/// 50 ms) or the end of stdin.
+fn read_keys(sender: &mpsc::UnboundedSender<Vec<u8>>, stop: &AtomicBool) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    let mut buffer = [0u8; 1024];
+    while !stop.load(Ordering::SeqCst) {
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(50u8)) {
+            Ok(0) => continue,
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return,
+        }
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        // Read the fd itself, not through `Stdin`'s buffer, which would keep bytes from the
+        // line editor afterwards.
+        let mut raw = std::fs::File::from(match stdin.as_fd().try_clone_to_owned() {
+            Ok(fd) => fd,
+            Err(_) => return,
+        });
+        match raw.read(&mut buffer) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if sender.send(buffer[..n].to_vec()).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(bytes: &[u8]) -> Vec<Key> {
+        let mut decoder = Decoder::default();
+        let mut keys = Vec::new();
+        for byte in bytes {
+            decoder.push(&[*byte], &mut keys);
+        }
+        decoder.lone_esc(&mut keys);
+        keys
+    }
+
+    #[test]
+    fn text_and_control_keys_are_read_and_sequences_dropped() {
+        assert_eq!(
+            keys("hé\x1b[A\x1bOB\x1b[200~x\r\t\x7f\x15".as_bytes()),
+            [
+                Key::Char('h'),
+                Key::Char('é'),
+                Key::Char('x'),
+                Key::Enter,
+                Key::Tab,
+                Key::Backspace,
+                Key::Clear
+            ]
+        );
+        assert_eq!(keys(b"a\x1b"), [Key::Char('a'), Key::Esc]);
+        assert_eq!(keys(b"\x01\xff b"), [Key::Char(' '), Key::Char('b')]);
+    }
+}

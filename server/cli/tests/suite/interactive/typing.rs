@@ -1,0 +1,117 @@
+//! Typing while a task runs: the line shows below the output and never in it; Enter steers
+//! the running task, Tab queues behind it, Esc interrupts, and what was typed but not sent
+//! starts the next prompt. While the model is quiet, a status line says the task works.
+
+use coder_testkit::{Chunk, MockModelServer, MockResponse};
+use serde_json::json;
+
+use super::session::Place;
+
+/// Every user message of request `n`, joined.
+fn user_text(server: &MockModelServer, n: usize) -> String {
+    server.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_typed_while_a_command_runs_shows_below_it_and_steers_the_task() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": "sleep 3"})),
+        MockResponse::text("heard you"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "yolo"]);
+    screen.prompt(1);
+    screen.line("run it");
+    screen.wait_for("sleep 3");
+    screen.send("also check the readme");
+    // Shown as a live line, below the running command.
+    let text = screen.wait_for("› also check the readme▏");
+    let last = text.lines().last().unwrap_or_default().to_owned();
+    assert!(last.starts_with("› also check the readme▏"), "{text}");
+    screen.send("\r");
+    let text = screen.prompt(2);
+    assert!(text.contains("\n› also check the readme\n"), "{text}");
+    assert!(
+        text.contains("↳ your message went to the model with its request 2"),
+        "{text}"
+    );
+    assert!(text.contains("heard you"), "{text}");
+    // The model read it with the command's result, in the same task.
+    assert_eq!(server.requests().len(), 2);
+    assert!(
+        user_text(&server, 1).contains("also check the readme"),
+        "{}",
+        user_text(&server, 1)
+    );
+    // Typed keys never landed in the output: the line appears once, as sent.
+    assert_eq!(text.matches("also check the readme").count(), 1, "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_interrupts_and_a_line_not_sent_starts_the_next_prompt() {
+    let server = MockModelServer::start(vec![
+        // Text for ten seconds, unless interrupted.
+        MockResponse::stream((0..500).map(|_| Chunk::text("more ")).collect()).with_delay(20),
+        MockResponse::text("answered"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "yolo"]);
+    screen.prompt(1);
+    screen.line("talk");
+    screen.wait_for("more more");
+    screen.send("next question");
+    screen.send("\x1b");
+    // The prompt starts with what was typed; Enter sends it as the next input.
+    let text = screen.wait_until("a prompt holding the line typed", |text| {
+        text.lines()
+            .last()
+            .is_some_and(|line| line.ends_with("› next question"))
+    });
+    assert!(text.contains("── interrupted"), "{text}");
+    assert!(server.requests().len() == 1, "nothing sent yet");
+    screen.send("\r");
+    let text = screen.prompt(3);
+    assert!(text.contains("answered"), "{text}");
+    assert!(user_text(&server, 1).contains("next question"));
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_line_shows_while_the_model_is_quiet_and_tab_queues_a_line() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("slow answer").with_delay(2_500),
+        MockResponse::text("the queued one ran"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "yolo"]);
+    screen.prompt(1);
+    screen.line("wait");
+    let text = screen.wait_for("esc to interrupt");
+    assert!(text.contains("working"), "{text}");
+    screen.send("afterwards\t");
+    let text = screen.wait_for("queued: it runs after this task");
+    assert!(text.contains("› afterwards"), "{text}");
+    let text = screen.wait_for("the queued one ran");
+    assert!(text.contains("slow answer"), "{text}");
+    screen.prompt(2);
+    assert_eq!(server.requests().len(), 2);
+    assert!(user_text(&server, 1).contains("afterwards"));
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
