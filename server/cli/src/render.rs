@@ -208,10 +208,15 @@ impl Human {
         if let Some((line, started)) = tool.filter(|(_, at)| at.elapsed() >= SPINNER_AFTER) {
             self.end_answer_line()?;
             let elapsed = started.elapsed().as_secs_f64();
-            lines.push((
-                format!("{frame} {line} {elapsed:.1}s"),
-                format!("{on}{frame}{off} {line} {dim}{elapsed:.1}s{undim}"),
-            ));
+            lines.push(Live {
+                head: (format!("{frame} "), format!("{on}{frame}{off} ")),
+                body: line,
+                keep_end: false,
+                tail: (
+                    format!(" {elapsed:.1}s"),
+                    format!(" {dim}{elapsed:.1}s{undim}"),
+                ),
+            });
         } else if let Some((started, tokens)) = self.task
             && self.ended_line
             && self.last_output.elapsed() >= SPINNER_AFTER
@@ -221,19 +226,25 @@ impl Human {
                 status.push_str(&format!(" · {} tokens", compact_number(tokens)));
             }
             status.push_str(&format!(" · {} to interrupt", self.style.interrupt_key));
-            lines.push((
-                format!("{frame} {status}"),
-                format!("{on}{frame}{off} {dim}{status}{undim}"),
-            ));
+            lines.push(Live {
+                head: (format!("{frame} "), format!("{on}{frame}{off} {dim}")),
+                body: status,
+                keep_end: false,
+                tail: (String::new(), undim.to_owned()),
+            });
         }
         if let Some(typed) = &self.typed
             && self.ended_line
         {
             let hint = "  (enter: to the model now · tab: after this task)";
-            lines.push((
-                format!("› {typed}▏{hint}"),
-                format!("{on}›{off} {typed}▏{dim}{hint}{undim}"),
-            ));
+            let room = live_width().saturating_sub(typed.width() + 3);
+            let hint = if hint.width() <= room { hint } else { "" };
+            lines.push(Live {
+                head: ("› ".to_owned(), format!("{on}›{off} ")),
+                body: typed.clone(),
+                keep_end: true,
+                tail: (format!("▏{hint}"), format!("▏{dim}{hint}{undim}")),
+            });
         }
         if lines.is_empty() && self.live_lines == 0 {
             return Ok(());
@@ -241,16 +252,12 @@ impl Human {
         let width = live_width();
         let mut out = String::new();
         self.clear_live_into(&mut out);
-        for (at, (plain, styled)) in lines.iter().enumerate() {
+        for (at, line) in lines.iter().enumerate() {
             if at > 0 {
                 out.push_str("\r\n");
             }
             out.push_str("\r\x1b[K");
-            if plain.width() < width {
-                out.push_str(styled);
-            } else {
-                out.push_str(&cut_to_width(plain, width));
-            }
+            line.write_into(width, &mut out);
         }
         self.live_lines = lines.len();
         self.notes.write_all(out.as_bytes())?;
@@ -814,19 +821,48 @@ fn live_width() -> usize {
         .max(10)
 }
 
+/// A live line: a head and a tail that are always shown (plain, styled), and a body cut
+/// to what room they leave, at its end or, with `keep_end`, at its start.
+struct Live {
+    head: (String, String),
+    body: String,
+    keep_end: bool,
+    tail: (String, String),
+}
+
+impl Live {
+    fn write_into(&self, width: usize, out: &mut String) {
+        let room = width.saturating_sub(self.head.0.width() + self.tail.0.width());
+        let body = if self.body.width() <= room {
+            self.body.clone()
+        } else if self.keep_end {
+            let reversed: String = self.body.chars().rev().collect();
+            cut_to_width(&reversed, room).chars().rev().collect()
+        } else {
+            cut_to_width(&self.body, room)
+        };
+        out.push_str(&self.head.1);
+        out.push_str(&body);
+        out.push_str(&self.tail.1);
+    }
+}
+
 /// `text` cut to `width` columns, with `…` where it was cut.
 fn cut_to_width(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_owned();
+    }
     let mut out = String::new();
     let mut used = 0;
     for c in text.chars() {
         let w = c.width().unwrap_or(0);
         if used + w + 1 > width {
-            out.push('…');
-            return out;
+            break;
         }
         used += w;
         out.push(c);
     }
+    out.push('…');
     out
 }
 

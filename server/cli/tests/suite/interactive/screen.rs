@@ -14,6 +14,7 @@ const ROWS: u16 = 400;
 const COLS: u16 = 100;
 
 pub struct Screen {
+    cols: u16,
     master: std::fs::File,
     output: Arc<Mutex<Vec<u8>>>,
     child: Child,
@@ -34,9 +35,14 @@ pub fn env<'a>(home: &'a Path, server: &'a MockModelServer) -> Vec<(&'static str
 impl Screen {
     /// Starts `coder args` in `dir` with `env` (and PATH), in a terminal of its own.
     pub fn start(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Self {
+        Self::start_sized(dir, args, env, COLS)
+    }
+
+    /// [`Screen::start`] in a terminal `cols` columns wide.
+    pub fn start_sized(dir: &Path, args: &[&str], env: &[(&str, String)], cols: u16) -> Self {
         let size = nix::pty::Winsize {
             ws_row: ROWS,
-            ws_col: COLS,
+            ws_col: cols,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
@@ -83,6 +89,7 @@ impl Screen {
             }
         });
         Self {
+            cols,
             master,
             output,
             child,
@@ -111,7 +118,7 @@ impl Screen {
     pub fn text(&self) -> String {
         let bytes = self.output.lock().unwrap().clone();
         let nonzero = |n: u16| std::num::NonZeroU16::new(n).unwrap();
-        let mut parser = vt100::Parser::new(nonzero(ROWS), nonzero(COLS), 0);
+        let mut parser = vt100::Parser::new(nonzero(ROWS), nonzero(self.cols), 0);
         parser.process(&bytes);
         let contents = parser.screen().contents();
         let lines: Vec<&str> = contents.lines().map(str::trim_end).collect();

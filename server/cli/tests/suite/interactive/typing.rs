@@ -115,3 +115,32 @@ async fn a_status_line_shows_while_the_model_is_quiet_and_tab_queues_a_line() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// A live line is never wider than the terminal, so redrawing it leaves no copies behind:
+/// a running command whose title is longer than 60 columns, at 60 columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_running_command_s_line_never_wraps_at_60_columns() {
+    let command = format!("sleep 2 && echo {}", "x".repeat(90));
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({ "command": command })),
+        MockResponse::text("done"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let env = super::screen::env(place.home.path(), &server);
+    let mut screen =
+        super::Screen::start_sized(place.workspace.path(), &["--mode", "yolo"], &env, 60);
+    screen.prompt(1);
+    screen.line("run it");
+    let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    // Redrawn for a second and a half, the line is on the screen once.
+    let text = screen.wait_for("1.8s");
+    let spinning = text.lines().filter(|line| line.starts_with(frames)).count();
+    assert_eq!(spinning, 1, "{text}");
+    let text = screen.prompt(2);
+    // None was left on the screen.
+    assert!(!text.lines().any(|line| line.starts_with(frames)), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
