@@ -71,7 +71,17 @@ impl Session {
         let messages_removed = if dry_run {
             lock(&held).history.len().saturating_sub(at)
         } else {
-            let cut = self.change(&held, |held| held.cut_before(at));
+            let (cut, todos) = self.change(&held, |held| {
+                let cut = held.cut_before(at);
+                let todos = crate::tools::todos_left_by(&held.history);
+                *lock(&held.todos) = todos.clone();
+                (cut, todos)
+            });
+            self.services.hub.emit(
+                conversation,
+                None,
+                coder_protocol::EventMsg::TodoUpdated { todos },
+            );
             if let Err(err) = self.save(Save::Again).await {
                 self.services.hub.emit(
                     conversation,

@@ -52,6 +52,7 @@ pub use read::ReadTool;
 pub use skill::{CachedSkills, SKILL, SkillTool};
 pub(crate) use title::started;
 pub use title::title;
+pub(crate) use todo_write::todos_left_by;
 pub use todo_write::{TODO_WRITE, TodoWriteTool};
 pub use write::WriteTool;
 

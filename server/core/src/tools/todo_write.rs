@@ -18,6 +18,19 @@ struct Args {
 /// The tool's name.
 pub const TODO_WRITE: &str = "todo_write";
 
+/// The todo list `history` leaves: the list of its last `todo_write` call that could be
+/// read (each call replaces the list whole), or none. A rewind sets it back so.
+pub(crate) fn todos_left_by(history: &[coder_protocol::ChatMessage]) -> Vec<TodoItem> {
+    history
+        .iter()
+        .rev()
+        .flat_map(|message| message.tool_calls.iter().rev())
+        .filter(|call| call.function.name == TODO_WRITE)
+        .find_map(|call| serde_json::from_str::<Args>(&call.function.arguments).ok())
+        .map(|args| args.todos)
+        .unwrap_or_default()
+}
+
 #[async_trait]
 impl Tool for TodoWriteTool {
     fn name(&self) -> &str {

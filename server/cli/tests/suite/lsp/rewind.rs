@@ -363,3 +363,68 @@ async fn a_fork_goes_on_from_its_point_and_leaves_the_original_byte_identical() 
     );
     resumed.stop().await;
 }
+
+/// The todo list goes back with the conversation: after a rewind it is the list the kept
+/// history left (each `todo_write` replaces it whole), announced with `todo_updated`.
+#[tokio::test]
+async fn a_rewind_takes_the_todo_list_back_to_what_the_kept_history_left() {
+    let todos = |content: &str| json!({"todos": [{"content": content, "status": "pending"}]});
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("t1", "todo_write", todos("first plan")),
+        MockResponse::text("one"),
+        MockResponse::tool_call("t2", "todo_write", todos("second plan")),
+        MockResponse::text("two"),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "yolo").await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "plan", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.send_text(&root, "plan again", &mut seen).await;
+    client.until_events("task_complete", 2, &mut seen).await;
+    // Idle after the second task (the second input may have waited behind the first).
+    loop {
+        let ended = seen
+            .iter()
+            .rposition(|m| m["params"]["event"]["type"] == "task_complete")
+            .unwrap();
+        if seen[ended..]
+            .iter()
+            .any(|m| m["params"]["event"]["state"] == "idle")
+        {
+            break;
+        }
+        seen.push(client.read().await);
+    }
+    seen.clear();
+    let done = client
+        .request(
+            "conversation/rewind",
+            json!({"conversationId": root, "point": 1}),
+            &mut seen,
+        )
+        .await;
+    assert!(done.get("result").is_some(), "{done}");
+    client.until_events("todo_updated", 1, &mut seen).await;
+    let updated = seen
+        .iter()
+        .map(|message| &message["params"]["event"])
+        .find(|event| event["type"] == "todo_updated")
+        .unwrap();
+    assert_eq!(updated["todos"][0]["content"], "first plan", "{updated}");
+    let answer = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "/todos"}),
+            &mut seen,
+        )
+        .await;
+    let listed = answer["result"]["text"].as_str().unwrap();
+    assert!(
+        listed.contains("first plan") && !listed.contains("second plan"),
+        "{listed}"
+    );
+    client.stop().await;
+}
