@@ -208,6 +208,20 @@ impl WorkspaceDir {
         self.open_existing(&names, flags)
     }
 
+    /// The names in the directory at `path` (a name that is not UTF-8 as it reads lossily).
+    pub fn entries(&self, path: &Path) -> io::Result<Vec<String>> {
+        let fd = self.open_dir(path)?;
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&fd)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy();
+            if name != "." && name != ".." {
+                names.push(name.into_owned());
+            }
+        }
+        Ok(names)
+    }
+
     /// What is at `path` (a link is reported as a link, not followed); `None` when nothing.
     pub fn file_type(&self, path: &Path) -> io::Result<Option<FileType>> {
         let names = self.names(path)?;

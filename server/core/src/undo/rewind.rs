@@ -200,11 +200,14 @@ impl Recorder {
         }
         // Deepest first, when nothing is left in them (a file the person put there since
         // keeps its folder).
-        if !dry_run {
-            for folder in folders.iter().rev() {
-                if self.dir.remove_empty_dir(Path::new(folder)).is_ok() {
-                    result.removed.push(format!("{folder}/"));
-                }
+        for folder in folders.iter().rev() {
+            let gone = if dry_run {
+                self.would_be_empty(folder, &result.removed)
+            } else {
+                self.dir.remove_empty_dir(Path::new(folder)).is_ok()
+            };
+            if gone {
+                result.removed.push(format!("{folder}/"));
             }
         }
         if missed {
@@ -213,6 +216,20 @@ impl Recorder {
                     .to_owned(),
             );
         }
+    }
+
+    /// Whether `folder` would be left empty once the paths in `removed` (files, and folders
+    /// ending in `/`) are gone.
+    fn would_be_empty(&self, folder: &str, removed: &[String]) -> bool {
+        let Ok(names) = self.dir.entries(Path::new(folder)) else {
+            return false;
+        };
+        names.iter().all(|name| {
+            let path = format!("{folder}/{name}");
+            removed
+                .iter()
+                .any(|gone| *gone == path || gone.strip_suffix('/') == Some(path.as_str()))
+        })
     }
 
     /// What the `own` turns of `turns` did to each file they changed, and what changed it

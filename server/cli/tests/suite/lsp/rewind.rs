@@ -428,3 +428,49 @@ async fn a_rewind_takes_the_todo_list_back_to_what_the_kept_history_left() {
     );
     client.stop().await;
 }
+
+/// A dry run names the folders a rewind would remove, as the rewind then does: those the
+/// turns made and that nothing else is left in.
+#[tokio::test]
+async fn a_dry_run_names_the_folders_the_rewind_removes() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "w1",
+            "write",
+            json!({"path": "new/deep/made.txt", "content": "made\n"}),
+        ),
+        MockResponse::text("one"),
+    ])
+    .await
+    .unwrap();
+    let workspace = repository();
+    let ws = workspace.path();
+    let (mut client, root) = Client::ready(ws, &server, "yolo").await;
+    let mut seen = Vec::new();
+    client.send_text(&root, "first", &mut seen).await;
+    client.until_events("task_complete", 1, &mut seen).await;
+    client.until_events("state_changed", 2, &mut seen).await;
+    let rewind = |dry_run: bool| json!({"conversationId": root, "point": 0, "dryRun": dry_run});
+    let mut answers = Vec::new();
+    for dry_run in [true, false] {
+        // `idle` is said just before the session's loop winds up: ask again while busy.
+        let answer = loop {
+            let answer = client
+                .request("conversation/rewind", rewind(dry_run), &mut seen)
+                .await;
+            if answer["error"]["data"]["kind"] != "busy" {
+                break answer;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        answers.push(answer["result"]["removed"].clone());
+    }
+    assert_eq!(
+        answers[0],
+        json!(["new/deep/made.txt", "new/deep/", "new/"]),
+        "{answers:?}"
+    );
+    assert_eq!(answers[1], answers[0]);
+    assert!(!ws.join("new").exists());
+    client.stop().await;
+}
