@@ -275,6 +275,16 @@ fn decide(
     let (tool, read_only) = (call.tool, call.read_only);
     let runs_commands = assessment.is_some();
     if runs_commands && mode == Mode::Yolo {
+        // The person's own deny rules hold in yolo too; nothing else is checked.
+        if rules.tools.get(tool) == Some(&Deny) {
+            return Check::new(Deny, format!("rule for tool `{tool}`"));
+        }
+        if let Some(assessment) = &assessment
+            && let Some(ruled) = command_rule(rules, command, &assessment.line)
+            && ruled.decision == Deny
+        {
+            return ruled;
+        }
         return Check::new(Allow, "yolo mode runs commands without checks");
     }
     let (risk, line) = match assessment {
@@ -531,6 +541,18 @@ mod tests {
             decide_bash(Mode::Default, &ruled, "cargo test").decision,
             Deny
         );
+    }
+
+    #[test]
+    fn the_person_s_deny_rules_hold_in_yolo_and_nothing_else_is_asked() {
+        use PolicyDecision::{Allow, Ask, Deny};
+        let ruled = rules(&[("git push*", Deny), ("cargo*", Ask)]);
+        let decided = |command| decide_bash(Mode::Yolo, &ruled, command).decision;
+        assert_eq!(decided("ls; git push origin main"), Deny);
+        assert_eq!(decided("cargo publish"), Allow);
+        let mut off = PermissionRules::default();
+        off.tools.insert("bash".to_owned(), Deny);
+        assert_eq!(decide_bash(Mode::Yolo, &off, "id").decision, Deny);
     }
 
     #[test]

@@ -21,6 +21,9 @@ use crate::sync::lock;
 use crate::tools::shell_safety::CommandLine;
 use coder_protocol::{PermissionRule, PolicyDecision};
 
+/// What the model is told when a rule the person recorded denies a call.
+const ALWAYS_DENIED: &str = "The user always denies this in this project (a rule they recorded; /permissions lists it); the call was not run.";
+
 /// The session's permission state.
 pub(crate) struct Permissions {
     pub preset: Mutex<Preset>,
@@ -291,6 +294,19 @@ impl Permissions {
         }
     }
 
+    /// Why a call the policy allows is still not run: a rule the person recorded with
+    /// "always deny" covers it. It holds in every mode and preset, yolo included, as it
+    /// holds over approval without a person.
+    pub fn recorded_denial(
+        &self,
+        tool: &str,
+        line: Option<&CommandLine>,
+        folder: Option<&str>,
+    ) -> Option<String> {
+        self.always_denied(tool, line, folder)
+            .then(|| ALWAYS_DENIED.to_owned())
+    }
+
     /// The project's recorded rules (none without a state file).
     pub fn lasting_rules(&self) -> Vec<PermissionRule> {
         self.lasting
@@ -373,10 +389,7 @@ impl Permissions {
         let folder = request.folder.as_deref();
         // A person's "always deny" holds over approval without a person too.
         if self.always_denied(tool, line, folder) {
-            return Answer::Denied(
-                "The user always denies this in this project (a rule they recorded; /permissions lists it); the call was not run."
-                    .to_owned(),
-            );
+            return Answer::Denied(ALWAYS_DENIED.to_owned());
         }
         if self.auto_approve {
             return match request.unattended {

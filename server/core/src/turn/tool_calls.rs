@@ -227,6 +227,18 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         run.tools.home.as_deref(),
         ctx.sandbox.as_deref(),
     );
+    // The folder of a file tool's paths: what "always" covers for it (none for a command).
+    let folder = entry
+        .tool
+        .command_line(&input)
+        .is_none()
+        .then(|| {
+            folder_of(
+                &entry.tool.locations(&input, &ctx.workspace),
+                &ctx.workspace,
+            )
+        })
+        .flatten();
     // Decided with the mode and preset in force now; a change while a person is asked
     // decides it again.
     loop {
@@ -238,7 +250,26 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
             &safety,
         );
         match verdict.decision {
-            PolicyDecision::Allow => break,
+            PolicyDecision::Allow => {
+                // A person's recorded "always deny" holds whatever allowed the call.
+                let folder = entry
+                    .tool
+                    .command_line(&input)
+                    .is_none()
+                    .then(|| {
+                        folder_of(
+                            &entry.tool.locations(&input, &ctx.workspace),
+                            &ctx.workspace,
+                        )
+                    })
+                    .flatten();
+                if let Some(message) =
+                    permissions.recorded_denial(name, verdict.line.as_ref(), folder.as_deref())
+                {
+                    return fail(message);
+                }
+                break;
+            }
             PolicyDecision::Deny => {
                 return fail(format!(
                     "Permission denied ({}); the call was not run.",
@@ -254,18 +285,13 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                     Err(reason) => return fail(format!("Error: {reason}")),
                 };
                 let summary = summarize(name, &input, &verdict.reason);
-                let locations = entry.tool.locations(&input, &ctx.workspace);
-                let command = entry.tool.command_line(&input);
                 let request = Request {
                     call_id: &call.id,
                     tool: name,
                     kind: entry.tool.kind(),
-                    folder: command
-                        .is_none()
-                        .then(|| folder_of(&locations, &ctx.workspace))
-                        .flatten(),
-                    locations,
-                    command,
+                    folder: folder.clone(),
+                    locations: entry.tool.locations(&input, &ctx.workspace),
+                    command: entry.tool.command_line(&input),
                     plan: entry.tool.plan(&input),
                     input: &input,
                     summary: &summary,

@@ -179,6 +179,18 @@ async fn always_lasts_for_the_project_across_restarts_and_doors_until_removed() 
         !ws.join("two.txt").exists(),
         "--auto-approve ran a call the person always denies"
     );
+    // And over a mode and preset that allow everything.
+    server.push([touch("e1", "two.txt"), MockResponse::text("fifth")]);
+    exec_in(
+        ws,
+        &server,
+        &["--permissions", "yolo", "--mode", "yolo", "touch the other"],
+    )
+    .await;
+    assert!(
+        !ws.join("two.txt").exists(),
+        "yolo ran a call the person always denies"
+    );
 
     // Removed one by one.
     let id = rules(&mut client).await[0]["id"]
