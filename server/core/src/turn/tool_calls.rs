@@ -252,17 +252,6 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         match verdict.decision {
             PolicyDecision::Allow => {
                 // A person's recorded "always deny" holds whatever allowed the call.
-                let folder = entry
-                    .tool
-                    .command_line(&input)
-                    .is_none()
-                    .then(|| {
-                        folder_of(
-                            &entry.tool.locations(&input, &ctx.workspace),
-                            &ctx.workspace,
-                        )
-                    })
-                    .flatten();
                 if let Some(message) =
                     permissions.recorded_denial(name, verdict.line.as_ref(), folder.as_deref())
                 {
