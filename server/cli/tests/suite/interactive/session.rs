@@ -303,6 +303,68 @@ async fn ctrl_c_interrupts_a_stream_and_twice_at_an_empty_prompt_exits() {
     assert!(screen.exit().success());
 }
 
+/// Whether a process whose command line holds `marker` is running.
+fn running(marker: &str) -> bool {
+    Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// Ctrl+C ends a `!command` as it ends a model's `bash` call: the command and what it
+/// started are killed, the prompt comes back at once, and the conversation says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_ends_a_running_bang_command() {
+    // A marker no other test's command holds: `pgrep -f` finds this test's `sleep` only.
+    const MARKER: &str = "sleep 15.123";
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!("!{MARKER}; echo finished"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !running(MARKER) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started; the screen shows:\n{}",
+            screen.text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let interrupted_at = std::time::Instant::now();
+    screen.send("\x03");
+    let text = screen.prompt(2);
+    let took = interrupted_at.elapsed();
+    // Long before the command's own 15 s: it was ended, not waited for.
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "{took:?}\n{text}"
+    );
+    assert!(text.contains("── interrupted"), "{text}");
+    assert!(
+        text.contains("→ Interrupted; the command and all it started were killed."),
+        "{text}"
+    );
+    assert!(!text.contains("│ finished"), "{text}");
+    assert!(!running(MARKER), "the command outlived Ctrl+C");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    // The conversation holds the command, cut short.
+    let saved = saved_sessions(&place);
+    let snapshot = std::fs::read_to_string(
+        place
+            .workspace
+            .path()
+            .join(format!(".coder/sessions/{}.json", saved[0])),
+    )
+    .unwrap();
+    assert!(snapshot.contains(MARKER), "{snapshot}");
+    assert!(snapshot.contains("Interrupted; the command"), "{snapshot}");
+    assert!(!snapshot.contains(r"\nfinished"), "{snapshot}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_persists_completion_completes_and_alt_enter_adds_a_line() {
     let server = MockModelServer::start(vec![MockResponse::text("one"), MockResponse::text("two")])
