@@ -3,7 +3,9 @@
 //!
 //! The top level is the root conversation in OpenAI Chat Completions form: `model`,
 //! `messages` (the system prompt of its last task first) and `tools` (what that task
-//! offered, as OpenAI `tools`), enough to replay a request. The session's other
+//! offered, as OpenAI `tools`), enough to replay a request. A conversation that has sent
+//! nothing yet is written with what its next task would send, and one taken up from a
+//! saved session keeps what its file held until its next task ([`write`]). The session's other
 //! conversations follow in `conversations`, in the same shape except for what they share:
 //! since version 2 a conversation names its system prompt and tools by their place in the
 //! file's `systemPrompts` and `toolSets` (`systemPrompt`, `toolSet`), which hold each
@@ -16,8 +18,10 @@
 //! write is older than [`SAVE_INTERVAL`]) only when that is cheap or has become worth it
 //! ([`Saver::due`]): a small snapshot is written again each time, a large one once the
 //! journal beside it has grown to a share of its size, so the cost of saving follows what
-//! changed, not the size of the session. Each write goes to a temporary file that is renamed
-//! over the old one, so a crash never leaves half a snapshot. The directory carries a
+//! changed, not the size of the session. Nothing is written when the file on disk holds the
+//! session as it is ([`Holds`]): a session taken up and left unchanged keeps its file, byte
+//! for byte. Each write goes to a temporary file that is renamed over the old one, so a
+//! crash never leaves half a snapshot. The directory carries a
 //! `.gitignore` of `*`, so snapshots never show in `git status`.
 //!
 //! A resume reads the file lazily ([`lazy`]): the root and the list of the other
