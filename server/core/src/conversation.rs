@@ -212,7 +212,10 @@ pub(crate) struct Conversation {
     /// message at the start of its next one, before its input: a message now could fall
     /// between a running turn's tool call and its result.
     pub pending_instructions: Option<String>,
-    /// The system prompt and tools of its last task, for the session snapshot.
+    /// The system prompt and tools its last task sent besides its history (or, taken up
+    /// from a saved session, those its snapshot held): for the session snapshot, whose
+    /// every conversation must be a request that can be replayed, and for counting what a
+    /// compaction leaves. `None` before it sent anything.
     pub prompt: Option<Arc<crate::prompt::PromptShape>>,
     /// Opened by another conversation's `conv_create`: a worker (seed 001's subagent). It
     /// reports no `token_count`; only the conversations a person or client opened do.

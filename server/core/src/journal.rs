@@ -496,6 +496,7 @@ pub(crate) fn replay(
             messages,
             archived,
             tools: std::mem::take(&mut conversation.tools),
+            prompt: conversation.prompt.take(),
             ..state
         };
     }
@@ -727,7 +728,7 @@ mod tests {
         ]);
         journal.persist(&mut root);
         // A snapshot taken while the call runs holds it closed, and says which it closed.
-        let mut saved = ConversationSnapshot::of(&root, "m");
+        let mut saved = ConversationSnapshot::of(&root, "m", None);
         let through = journal.through();
         assert_eq!(
             saved.messages.last().unwrap().content.as_deref(),

@@ -17,7 +17,7 @@ use crate::conversation::{
 use crate::error::{EngineError, ErrorKind};
 use crate::snapshot::lazy::{Held, SavedConversation, Slot};
 use crate::snapshot::write::{Entry, LiveConversations, SnapshotFile};
-use crate::snapshot::{self, ConversationSnapshot, Save};
+use crate::snapshot::{self, ConversationSnapshot, Holds, Save};
 use crate::sync::lock;
 use crate::tool_selection::{ToolSelection, session_shell};
 
@@ -386,7 +386,13 @@ impl Session {
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
         let mode = narrower(wanted, self.config().mode);
-        let previous = self.change(&conv, |conversation| conversation.switch_mode(mode));
+        // Only a change is written to the journal: setting the mode a conversation has
+        // leaves the session as it is (its snapshot is not written again for it).
+        let previous = self
+            .change_if(&conv, |conversation| {
+                (conversation.mode != mode).then(|| conversation.switch_mode(mode))
+            })
+            .unwrap_or(mode);
         {
             let mut state = self.state();
             if state.root == id {
@@ -554,6 +560,7 @@ impl Session {
             loaded += other.history.len();
             conversations.insert(other.id, Arc::new(Mutex::new(other)));
         }
+        let count = conversations.len() + lazy.len();
         let mut saved_slots = HashMap::with_capacity(lazy.len());
         for saved in lazy {
             loaded += saved.message_count();
@@ -579,7 +586,12 @@ impl Session {
         self.services
             .journal
             .resume(session, root_id, saved.seq, saved.journal_bytes);
-        self.services.saver.resumed(saved.snapshot_bytes);
+        let holds = saved.snapshot_whole.then(|| Holds {
+            through: self.services.journal.through(),
+            model: self.model_name(),
+            conversations: count,
+        });
+        self.services.saver.resumed(saved.snapshot_bytes, holds);
         // `/undo` reverts turns of this session only.
         self.services.checkpoints.forget();
         for (conversation, taken) in taken_up {
@@ -680,14 +692,15 @@ impl Session {
             Err(err) if err.kind() == ErrorKind::NotFound => (None, Some(err)),
             Err(err) => return Err(fail(err)),
         };
-        let (mut root, mut conversations, through, snapshot_bytes) = match saved {
+        let (mut root, mut conversations, through, snapshot_bytes, current_form) = match saved {
             Some(saved) => (
                 Some(saved.root),
                 saved.conversations,
                 saved.journal_through,
                 Some(saved.bytes),
+                saved.current_form,
             ),
-            None => (None, Vec::new(), 0, None),
+            None => (None, Vec::new(), 0, None, false),
         };
         let replayed = match &dir {
             Some(dir) => crate::journal::replay(dir, session, through, &mut conversations)
@@ -723,6 +736,7 @@ impl Session {
         Ok(ResumedFiles {
             root,
             conversations,
+            snapshot_whole: current_form && seq == through,
             seq,
             journal_bytes,
             snapshot_bytes,
@@ -730,9 +744,12 @@ impl Session {
     }
 
     /// The session as a snapshot: the root conversation and the others, oldest first. The
-    /// others are copied from the live conversations when the snapshot is written.
+    /// others are copied from the live conversations when the snapshot is written; a
+    /// conversation that has sent nothing (and took up no prompt from a saved session) is
+    /// written with what its next task would send besides its history.
     pub(super) fn snapshot(&self) -> (u64, SnapshotFile) {
         let model = self.model_name();
+        let active = self.state().model.clone();
         // Under the session's lock only what names the conversations: each is copied under
         // its own lock, the root here, the others while the file is written.
         let (ticket, session_id, root, mut others) = {
@@ -757,32 +774,95 @@ impl Session {
             )
         };
         others.sort_by_key(|(id, _)| *id);
-        let root = root.map(|root| ConversationSnapshot::of(&lock(&root), &model));
-        let root = root.unwrap_or_else(|| {
-            let empty = Conversation::new(ConversationSpec::default(), self.config().mode);
-            ConversationSnapshot::of(&empty, &model)
-        });
+        let root_of = |conversation: &Conversation| {
+            let unsent = conversation
+                .prompt
+                .is_none()
+                .then(|| self.next_prompt(conversation, active.as_deref()));
+            ConversationSnapshot::of(conversation, &model, unsent.as_deref())
+        };
+        let root = match root {
+            Some(root) => root_of(&lock(&root)),
+            None => root_of(&Conversation::new(
+                ConversationSpec::default(),
+                self.config().mode,
+            )),
+        };
+        let unsent = others
+            .iter()
+            .filter_map(|(id, entry)| Some((*id, self.unsent_prompt(entry, active.as_deref())?)))
+            .collect();
         let others = LiveConversations {
             model,
             conversations: others.into_iter().map(|(_, entry)| entry).collect(),
+            unsent,
         };
         (ticket, SnapshotFile::new(session_id, root, others))
     }
 
-    /// Writes the session snapshot, when saving is on.
+    /// What the next task of a conversation `entry` holds would send besides its history,
+    /// when it has sent nothing yet (nor took up a prompt from a saved session).
+    fn unsent_prompt(
+        &self,
+        entry: &Entry,
+        active: Option<&crate::model::ActiveModel>,
+    ) -> Option<Arc<crate::prompt::PromptShape>> {
+        let unsent = |conversation: &Conversation| {
+            conversation
+                .prompt
+                .is_none()
+                .then(|| self.next_prompt(conversation, active))
+        };
+        match entry {
+            Entry::Live(conversation) | Entry::Cut(conversation, _) => unsent(&lock(conversation)),
+            Entry::Saved(slot) => match &*lock(slot) {
+                Slot::Live(conversation) => unsent(&lock(conversation)),
+                Slot::Saved(saved) if saved.prompt().is_none() => {
+                    // Its context is what its state holds; its history does not count.
+                    let mut conversation = saved.state().clone().restore();
+                    conversation.context.mcp_view.rebuild(&self.services.mcp);
+                    unsent(&conversation)
+                }
+                Slot::Saved(_) => None,
+            },
+        }
+    }
+
+    /// Writes the session snapshot, when saving is on and the one on disk does not hold the
+    /// session as it is ([`Holds`]).
     pub async fn save(&self, save: Save) -> Result<(), EngineError> {
         if self.services.saver.folder().is_none() {
             return Ok(());
         }
+        let (untouched, conversations) = {
+            let state = self.state();
+            (state.untouched(), state.conversation_count())
+        };
         // A session nobody used has nothing to resume: it is not written (it would only
         // crowd the list `/resume` shows), unless a snapshot of it exists already.
-        if self.state().untouched() && !self.services.saver.exists(self.session_id()) {
+        if untouched && !self.services.saver.exists(self.session_id()) {
             return Ok(());
         }
         let through = self.services.journal.through();
+        let holds = Holds {
+            through,
+            model: self.model_name(),
+            conversations,
+        };
+        if self.services.saver.holds(&holds) {
+            if save == Save::Last {
+                self.services.saver.close();
+            }
+            return Ok(());
+        }
         let (ticket, mut snapshot) = self.snapshot();
         snapshot.journal_through = through;
-        if self.services.saver.write(ticket, snapshot, save).await? {
+        if self
+            .services
+            .saver
+            .write(ticket, snapshot, save, holds)
+            .await?
+        {
             self.services.journal.fold(through);
         }
         Ok(())
@@ -828,6 +908,9 @@ struct ResumedFiles {
     journal_bytes: u64,
     /// The snapshot's size, when there is one.
     snapshot_bytes: Option<u64>,
+    /// There is a snapshot, in the current form, and it holds every line of the journal:
+    /// the session is as it is on disk.
+    snapshot_whole: bool,
 }
 
 /// What `conv.list` says of a conversation.

@@ -369,12 +369,34 @@ impl Session {
             self.services.journal.persist(&mut conversation);
             (result, conversation.id)
         };
+        self.warn_if_unjournaled(id);
+        result
+    }
+
+    /// As [`Session::change`], for a change that may find nothing to do: `change` returns
+    /// `None` then, and nothing is written to the journal.
+    pub(crate) fn change_if<R>(
+        &self,
+        conversation: &Mutex<Conversation>,
+        change: impl FnOnce(&mut Conversation) -> Option<R>,
+    ) -> Option<R> {
+        let (result, id) = {
+            let mut conversation = lock(conversation);
+            let result = change(&mut conversation)?;
+            self.services.journal.persist(&mut conversation);
+            (result, conversation.id)
+        };
+        self.warn_if_unjournaled(id);
+        Some(result)
+    }
+
+    /// Reports, as a warning of conversation `id`, a journal that could not be written.
+    fn warn_if_unjournaled(&self, id: ConversationId) {
         if let Some(message) = self.services.journal.take_warning() {
             self.services
                 .hub
                 .emit(id, None, EventMsg::Warning { message });
         }
-        result
     }
 
     /// Queues a task that compacts `conversation`'s history.

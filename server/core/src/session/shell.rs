@@ -4,6 +4,8 @@
 //! the sandbox. It is a task of its own (`task_started`, `tool_call_started`,
 //! `tool_call_completed` or `tool_call_failed`, `task_complete`), and its result enters the
 //! conversation as a user message in a fixed structure, so the model sees it next turn.
+//! Interrupting the task ends the command: `bash` watches the task's cancellation itself,
+//! kills everything the command started, and reports it interrupted (`turn_aborted`).
 
 use std::sync::{Arc, Mutex};
 

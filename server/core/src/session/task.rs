@@ -21,7 +21,7 @@ use crate::model::ActiveModel;
 use crate::model::ToolSpec;
 use crate::process::ToolEnv;
 use crate::prompt::rules::RuleFile;
-use crate::prompt::{Environment, PatchInstructions, PromptInputs, system_prompt};
+use crate::prompt::{Environment, PatchInstructions, PromptInputs, PromptShape, system_prompt};
 use crate::reminders::plan_handoff;
 use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
@@ -621,12 +621,42 @@ impl Session {
         hidden: &[String],
         mcp_view: &ToolRegistry,
     ) -> Vec<ToolSpec> {
+        let offered = self.offered(hidden, mcp_view);
+        lock(conversation).prompt = Some(self.services.prompt_shapes.share(system, &offered));
+        offered
+    }
+
+    /// The tools offered when `hidden` are hidden: built-in and MCP, sorted by name.
+    fn offered(&self, hidden: &[String], mcp_view: &ToolRegistry) -> Vec<ToolSpec> {
         let hidden_names: Vec<&str> = hidden.iter().map(String::as_str).collect();
         let mut offered = self.services.tools.offered(&hidden_names);
         offered.extend(mcp_view.specs().iter().cloned());
         offered.sort_by(|a, b| a.name.cmp(&b.name));
-        lock(conversation).prompt = Some(self.services.prompt_shapes.share(system, &offered));
         offered
+    }
+
+    /// The system prompt and tools the next task of `conv` would send besides its history,
+    /// as far as they are known without waiting (the MCP servers' tools as they are now),
+    /// with `active` the session's model: what the snapshot holds for a conversation that
+    /// has sent nothing yet. Changes nothing.
+    pub(super) fn next_prompt(
+        &self,
+        conv: &Conversation,
+        active: Option<&ActiveModel>,
+    ) -> Arc<PromptShape> {
+        let prompted = active.is_some_and(|active| {
+            let model = conv
+                .context
+                .model
+                .as_deref()
+                .unwrap_or(&active.settings.model);
+            active.settings.tool_calling_of(model) == ToolCalling::Prompt
+        });
+        let files = self.workspace_files();
+        let TaskPrompt { system, hidden, .. } =
+            self.task_prompt(conv, None, &files.rules.files, prompted);
+        let offered = self.offered(&hidden, &conv.context.mcp_view.tools());
+        self.services.prompt_shapes.share(&system, &offered)
     }
 
     /// The conversation's MCP tools for a task, once the servers have settled: its view,

@@ -1,25 +1,30 @@
 //! A saved session read lazily: a resume reads the root whole and, of every other
 //! conversation, its small state (id, mode, context, usage, todos), keeping its messages
 //! and archive as they were written, one raw JSON value each, until the conversation is
-//! first used ([`SavedConversation::read`]). What the conversations share (`systemPrompts`,
-//! `toolSets`) is skipped: a resumed conversation's next task builds its own prompt.
+//! first used ([`SavedConversation::read`]). The system prompt and tools of each (its own in
+//! a version 1 file, named in the tables `systemPrompts` and `toolSets` since version 2) are
+//! kept as its prompt, one shared copy for the conversations that share them, so the file
+//! written again still holds them, whether the conversation was used or not.
 //!
 //! The file is checked as JSON whole when it is read; a conversation's messages that are
 //! JSON but not messages are refused when that conversation is first used, by name, and
 //! are written back as they were meanwhile, so nothing of the file is lost.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use coder_protocol::{ConversationId, Role, SessionId};
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{ConversationSnapshot, check_version, openai_form, read_bytes};
+use super::{
+    ConversationSnapshot, ToolDefinition, check_version, openai_form, read_bytes, shape_of,
+};
 use crate::beneath::OwnDir;
 use crate::conversation::Conversation;
 use crate::error::EngineError;
+use crate::prompt::PromptShape;
 
 /// A conversation of a saved session whose messages are not read yet.
 #[derive(Debug)]
@@ -30,27 +35,30 @@ pub(crate) struct SavedConversation {
     messages: Vec<Box<RawValue>>,
     /// Its archived segments as written.
     archived: Option<Box<RawValue>>,
+    /// The system prompt and tools the file holds for it; `None` when it holds none.
+    prompt: Option<Arc<PromptShape>>,
 }
 
-/// A conversation as the file holds it, its messages and archive kept raw. Its tools are
-/// skipped without being kept.
+/// A conversation as the file holds it, its messages and archive kept raw.
 #[derive(Deserialize)]
 struct OnDisk {
     #[serde(default)]
     messages: Vec<Box<RawValue>>,
     #[serde(default)]
     archived: Option<Box<RawValue>>,
+    /// Its own tools: a version 1 file's (empty since version 2, which names them).
     #[serde(default)]
-    #[allow(dead_code)]
-    tools: Option<IgnoredAny>,
+    tools: Vec<ToolDefinition>,
     #[serde(flatten)]
     state: ConversationSnapshot,
 }
 
-/// What a message is, read without its content.
+/// A version 1 conversation's first message, when it is the system prompt.
 #[derive(Deserialize)]
-struct RoleOf {
+struct SystemOf {
     role: Role,
+    #[serde(default)]
+    content: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for SavedConversation {
@@ -58,20 +66,25 @@ impl<'de> Deserialize<'de> for SavedConversation {
         let OnDisk {
             mut messages,
             archived,
-            tools: _,
+            tools,
             state,
         } = OnDisk::deserialize(deserializer)?;
         // A version 1 file starts each conversation's messages with its system prompt,
-        // which each task builds again: it is not kept.
-        if messages.first().is_some_and(|first| {
-            serde_json::from_str::<RoleOf>(first.get()).is_ok_and(|m| m.role == Role::System)
-        }) {
+        // which is kept with its tools as its prompt, apart from its history.
+        let system = messages
+            .first()
+            .and_then(|first| serde_json::from_str::<SystemOf>(first.get()).ok())
+            .filter(|first| first.role == Role::System);
+        let mut prompt = None;
+        if let Some(system) = system {
             messages.remove(0);
+            prompt = Some(shape_of(system.content.unwrap_or_default(), &tools));
         }
         Ok(Self {
             state,
             messages,
             archived,
+            prompt,
         })
     }
 }
@@ -98,6 +111,35 @@ impl SavedConversation {
         self.messages.len()
     }
 
+    /// The system prompt and tools the file holds for it.
+    pub fn prompt(&self) -> Option<&Arc<PromptShape>> {
+        self.prompt.as_ref()
+    }
+
+    /// Takes its system prompt and tools from the file's tables, where a version 2 file
+    /// names them (`shapes` holds the shape of each pair of places met so far). A place
+    /// past a table's end names nothing: the conversation is then written with what its
+    /// next task would send.
+    fn take_prompt_from(
+        &mut self,
+        systems: &[String],
+        tool_sets: &[Vec<ToolDefinition>],
+        shapes: &mut HashMap<(usize, usize), Arc<PromptShape>>,
+    ) {
+        let (Some(system), Some(tools)) =
+            (self.state.system_prompt.take(), self.state.tool_set.take())
+        else {
+            return;
+        };
+        let (Some(text), Some(definitions)) = (systems.get(system), tool_sets.get(tools)) else {
+            return;
+        };
+        let shape = shapes
+            .entry((system, tools))
+            .or_insert_with(|| shape_of(text.clone(), definitions));
+        self.prompt = Some(shape.clone());
+    }
+
     /// The conversation read whole, its history as it held it
     /// ([`ConversationSnapshot::take_written_history`]).
     pub fn read(&self) -> Result<ConversationSnapshot, serde_json::Error> {
@@ -112,27 +154,50 @@ impl SavedConversation {
             ..self.state.clone()
         };
         read.take_written_history();
+        read.prompt = self.prompt.clone();
         Ok(read)
+    }
+
+    /// It as it is written again: its state, its messages and archive as written, and its
+    /// system prompt and tools named by their `places` in the file's tables.
+    pub fn written(&self, places: Option<(usize, usize)>) -> WrittenAgain<'_> {
+        WrittenAgain {
+            saved: self,
+            places,
+        }
     }
 }
 
-impl Serialize for SavedConversation {
-    /// As it was read: its state, and its messages and archive as written.
+/// A conversation not read yet, as it is written again.
+pub(crate) struct WrittenAgain<'a> {
+    saved: &'a SavedConversation,
+    places: Option<(usize, usize)>,
+}
+
+impl Serialize for WrittenAgain<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeMap};
+        let saved = self.saved;
         let serde_json::Value::Object(state) =
-            serde_json::to_value(&self.state).map_err(S::Error::custom)?
+            serde_json::to_value(&saved.state).map_err(S::Error::custom)?
         else {
             return Err(S::Error::custom("a conversation's state is an object"));
         };
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in &state {
-            if key != "messages" && key != "archived" {
+            if !matches!(
+                key.as_str(),
+                "messages" | "archived" | "systemPrompt" | "toolSet"
+            ) {
                 map.serialize_entry(key, value)?;
             }
         }
-        map.serialize_entry("messages", &self.messages)?;
-        if let Some(archived) = &self.archived {
+        if let Some((system, tools)) = self.places {
+            map.serialize_entry("systemPrompt", &system)?;
+            map.serialize_entry("toolSet", &tools)?;
+        }
+        map.serialize_entry("messages", &saved.messages)?;
+        if let Some(archived) = &saved.archived {
             map.serialize_entry("archived", archived)?;
         }
         map.end()
@@ -183,6 +248,8 @@ pub(crate) struct SavedSession {
     pub journal_through: u64,
     /// The file's size.
     pub bytes: u64,
+    /// The file is in the current form ([`super::VERSION`]); an older one is written again.
+    pub current_form: bool,
 }
 
 /// The file as a resume reads it. The session's id and time are left to the listing.
@@ -193,11 +260,9 @@ struct LazyFile {
     #[serde(default)]
     conversations: Vec<SavedConversation>,
     #[serde(default)]
-    #[allow(dead_code)]
-    system_prompts: Option<IgnoredAny>,
+    system_prompts: Vec<String>,
     #[serde(default)]
-    #[allow(dead_code)]
-    tool_sets: Option<IgnoredAny>,
+    tool_sets: Vec<Vec<ToolDefinition>>,
     #[serde(default)]
     journal_through: u64,
     #[serde(flatten)]
@@ -212,14 +277,19 @@ pub(crate) fn read(dir: Option<&OwnDir>, session: SessionId) -> Result<SavedSess
     check_version(file.version, &shown)?;
     let mut root = file.root;
     root.take_written_history();
+    let mut shapes = HashMap::new();
     let mut conversations = Vec::with_capacity(1 + file.conversations.len());
     conversations.push(Held::Read(root));
-    conversations.extend(file.conversations.into_iter().map(Held::Saved));
+    conversations.extend(file.conversations.into_iter().map(|mut saved| {
+        saved.take_prompt_from(&file.system_prompts, &file.tool_sets, &mut shapes);
+        Held::Saved(saved)
+    }));
     Ok(SavedSession {
         root: conversations[0].id(),
         conversations,
         journal_through: file.journal_through,
         bytes: bytes.len() as u64,
+        current_form: file.version == super::VERSION,
     })
 }
 

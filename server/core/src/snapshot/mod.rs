@@ -3,7 +3,9 @@
 //!
 //! The top level is the root conversation in OpenAI Chat Completions form: `model`,
 //! `messages` (the system prompt of its last task first) and `tools` (what that task
-//! offered, as OpenAI `tools`), enough to replay a request. The session's other
+//! offered, as OpenAI `tools`), enough to replay a request. A conversation that has sent
+//! nothing yet is written with what its next task would send, and one taken up from a
+//! saved session keeps what its file held until its next task ([`write`]). The session's other
 //! conversations follow in `conversations`, in the same shape except for what they share:
 //! since version 2 a conversation names its system prompt and tools by their place in the
 //! file's `systemPrompts` and `toolSets` (`systemPrompt`, `toolSet`), which hold each
@@ -16,8 +18,10 @@
 //! write is older than [`SAVE_INTERVAL`]) only when that is cheap or has become worth it
 //! ([`Saver::due`]): a small snapshot is written again each time, a large one once the
 //! journal beside it has grown to a share of its size, so the cost of saving follows what
-//! changed, not the size of the session. Each write goes to a temporary file that is renamed
-//! over the old one, so a crash never leaves half a snapshot. The directory carries a
+//! changed, not the size of the session. Nothing is written when the file on disk holds the
+//! session as it is ([`Holds`]): a session taken up and left unchanged keeps its file, byte
+//! for byte. Each write goes to a temporary file that is renamed over the old one, so a
+//! crash never leaves half a snapshot. The directory carries a
 //! `.gitignore` of `*`, so snapshots never show in `git status`.
 //!
 //! A resume reads the file lazily ([`lazy`]): the root and the list of the other
@@ -47,7 +51,6 @@ use crate::beneath::{OwnDir, WorkspaceDir};
 use crate::conversation::{Conversation, ConversationContext};
 use crate::error::{EngineError, ErrorKind};
 use crate::model::ToolSpec;
-#[cfg(test)]
 use crate::prompt::PromptShape;
 use crate::sync::lock;
 use crate::tool_selection::ToolSelection;
@@ -302,6 +305,12 @@ pub struct ConversationSnapshot {
     /// How many inputs of a person the conversation recorded.
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub inputs_recorded: usize,
+    /// Read back: the system prompt and tools the file holds for the conversation (those
+    /// of its last task), which it takes up as its own ([`Conversation::prompt`]), so a
+    /// snapshot written before its next task still holds them. `None` when the file has
+    /// none (it had sent nothing): the writer then builds what its next task would send.
+    #[serde(skip)]
+    pub(crate) prompt: Option<Arc<PromptShape>>,
 }
 
 fn is_zero_usize(value: &usize) -> bool {
@@ -426,6 +435,27 @@ pub struct FunctionDefinition {
     pub parameters: Value,
 }
 
+impl From<&ToolDefinition> for ToolSpec {
+    fn from(definition: &ToolDefinition) -> Self {
+        Self {
+            name: definition.function.name.clone(),
+            description: definition.function.description.clone(),
+            parameters: Arc::new(crate::tools::Schema::new(
+                definition.function.parameters.clone(),
+            )),
+        }
+    }
+}
+
+/// The system prompt and tools a file holds for a conversation, as the shape its requests
+/// are sent with.
+pub(crate) fn shape_of(system: String, tools: &[ToolDefinition]) -> Arc<PromptShape> {
+    Arc::new(PromptShape {
+        system,
+        tools: tools.iter().map(ToolSpec::from).collect(),
+    })
+}
+
 impl From<&ToolSpec> for ToolDefinition {
     fn from(spec: &ToolSpec) -> Self {
         Self {
@@ -440,13 +470,19 @@ impl From<&ToolSpec> for ToolDefinition {
 }
 
 impl ConversationSnapshot {
-    /// `session_model` is the session's model, used unless the conversation has its own.
+    /// `session_model` is the session's model, used unless the conversation has its own;
+    /// `unsent`, what its next task would send besides its history, is written for a
+    /// conversation that has sent nothing yet (and holds no prompt of a saved session).
     /// Written at any moment, it is a replayable request as it is: a tool call still
     /// running (a long command, a handoff's target at work) is written closed, with a result
     /// saying so ([`crate::conversation::RUNNING_CALL_RESULT`]).
-    pub(crate) fn of(conversation: &Conversation, session_model: &str) -> Self {
+    pub(crate) fn of(
+        conversation: &Conversation,
+        session_model: &str,
+        unsent: Option<&PromptShape>,
+    ) -> Self {
         let mut snapshot = Self::without_prompt(conversation, session_model);
-        if let Some(shape) = conversation.prompt.as_deref() {
+        if let Some(shape) = conversation.prompt.as_deref().or(unsent) {
             snapshot
                 .messages
                 .insert(0, ChatMessage::system(shape.system.clone()));
@@ -507,6 +543,7 @@ impl ConversationSnapshot {
             running_calls: Vec::new(),
             points: conversation.points.clone(),
             inputs_recorded: conversation.inputs_recorded,
+            prompt: None,
         }
     }
 
@@ -526,10 +563,19 @@ impl ConversationSnapshot {
     }
 
     /// The messages as the conversation held them when the snapshot was written, which a
-    /// journal line's `from` counts in: without the system prompt (each task builds its
-    /// own), and without the results the writer gave calls still running
-    /// ([`ConversationSnapshot::running_calls`]).
+    /// journal line's `from` counts in: without the system prompt (kept with the tools as
+    /// [`ConversationSnapshot::prompt`]), and without the results the writer gave calls
+    /// still running ([`ConversationSnapshot::running_calls`]).
     pub(crate) fn take_written_history(&mut self) {
+        let tools = std::mem::take(&mut self.tools);
+        if let Some(system) = self
+            .messages
+            .first()
+            .filter(|message| message.role == Role::System)
+            .and_then(|message| message.content.clone())
+        {
+            self.prompt = Some(shape_of(system, &tools));
+        }
         let running = std::mem::take(&mut self.running_calls);
         self.messages.retain(|message| match message.role {
             Role::System => false,
@@ -541,8 +587,9 @@ impl ConversationSnapshot {
         });
     }
 
-    /// The conversation again, its history without the recorded system prompt (each task
-    /// builds its own).
+    /// The conversation again, its history without the recorded system prompt, which it
+    /// keeps with the tools as the prompt of its last task until its next task builds its
+    /// own.
     pub(crate) fn restore(self) -> Conversation {
         let mut conversation = Conversation::new(Default::default(), self.mode);
         conversation.id = self.conversation_id;
@@ -581,6 +628,7 @@ impl ConversationSnapshot {
             .collect();
         conversation.inputs_recorded = self.inputs_recorded;
         conversation.todos = Arc::new(Mutex::new(self.todos));
+        conversation.prompt = self.prompt;
         if let Some(at) = self
             .last_active_at
             .as_deref()
@@ -614,6 +662,21 @@ struct OnDisk {
     closed: bool,
     /// The size of the session's snapshot on disk, once this session wrote or read one.
     bytes: Option<u64>,
+    /// What the snapshot on disk holds, when this session wrote it or took it up whole.
+    holds: Option<Holds>,
+}
+
+/// What a snapshot was taken from, as far as a save tells a change: the last journal line
+/// it holds (every change to a conversation's history or state is a line, a destroyed
+/// conversation too), the session's model and how many conversations the session has (one
+/// opened is no line before its first change). A session whose snapshot on disk holds what
+/// it has now is not written again: taking up a saved session and leaving it unchanged
+/// leaves its file as it was, its time included (`/resume` lists sessions by it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Holds {
+    pub through: u64,
+    pub model: String,
+    pub conversations: usize,
 }
 
 /// A snapshot at most this large is written again whenever the session saves (about a
@@ -687,9 +750,19 @@ impl Saver {
         worth_writing(lock(&self.on_disk).bytes, journal_bytes)
     }
 
-    /// Takes up a resumed session's snapshot, `bytes` long (`None`: it has none).
-    pub fn resumed(&self, bytes: Option<u64>) {
-        lock(&self.on_disk).bytes = bytes;
+    /// Takes up a resumed session's snapshot, `bytes` long (`None`: it has none), which
+    /// `holds` the session as it is taken up (`None`: its journal holds more, or there is
+    /// no snapshot).
+    pub fn resumed(&self, bytes: Option<u64>, holds: Option<Holds>) {
+        let mut on_disk = lock(&self.on_disk);
+        on_disk.bytes = bytes;
+        on_disk.holds = holds;
+    }
+
+    /// Whether the snapshot on disk holds the session as `now` says it is: a save then
+    /// has nothing to write.
+    pub fn holds(&self, now: &Holds) -> bool {
+        lock(&self.on_disk).holds.as_ref() == Some(now)
     }
 
     /// The number of a snapshot being taken; take it under the lock that orders the
@@ -732,14 +805,15 @@ impl Saver {
         lock(&self.on_disk).closed = true;
     }
 
-    /// Writes `snapshot` (numbered `ticket`) atomically, off the async threads; an older
-    /// snapshot never replaces a newer one, and nothing follows the [`Save::Last`] one.
-    /// Returns whether it was written.
+    /// Writes `snapshot` (numbered `ticket`, taken from the session as `holds` says)
+    /// atomically, off the async threads; an older snapshot never replaces a newer one, and
+    /// nothing follows the [`Save::Last`] one. Returns whether it was written.
     pub async fn write(
         &self,
         ticket: u64,
         snapshot: write::SnapshotFile,
         save: Save,
+        holds: Holds,
     ) -> Result<bool, EngineError> {
         let Some(folder) = self.folder.clone() else {
             return Ok(false);
@@ -763,6 +837,7 @@ impl Saver {
             let bytes = write_atomic(&dir, &file_name(snapshot.session_id()), &snapshot)?;
             on_disk.number = ticket;
             on_disk.bytes = Some(bytes);
+            on_disk.holds = Some(holds);
             Ok::<bool, String>(true)
         })
         .await
@@ -1003,6 +1078,7 @@ mod tests {
                 .into_iter()
                 .map(|conversation| Entry::Live(Arc::new(Mutex::new(conversation))))
                 .collect(),
+            unsent: std::collections::HashMap::new(),
         }
     }
 
@@ -1044,7 +1120,7 @@ mod tests {
         let session = SessionId::new();
         let file = write::SnapshotFile::new(
             session,
-            ConversationSnapshot::of(&root, "m"),
+            ConversationSnapshot::of(&root, "m", None),
             live(conversations),
         );
         let text = serde_json::to_string(&file).unwrap();
@@ -1153,7 +1229,7 @@ mod tests {
         let session = SessionId::new();
         let value = serde_json::to_value(write::SnapshotFile::new(
             session,
-            ConversationSnapshot::of(&conversation, "gpt-5"),
+            ConversationSnapshot::of(&conversation, "gpt-5", None),
             live(Vec::new()),
         ))
         .unwrap();
@@ -1200,7 +1276,8 @@ mod tests {
             read,
             ChatMessage::assistant("A single pixel.".into(), String::new(), Vec::new()),
         ]);
-        let value = serde_json::to_value(ConversationSnapshot::of(&conversation, "m")).unwrap();
+        let value =
+            serde_json::to_value(ConversationSnapshot::of(&conversation, "m", None)).unwrap();
         let text = value.to_string();
         assert!(!text.contains("attachments"), "{text}");
         let messages = value["messages"].as_array().unwrap();
@@ -1222,6 +1299,15 @@ mod tests {
         assert_eq!(back.messages, *conversation.history);
     }
 
+    /// A session as a save tells it, at journal line `through`.
+    fn holds(through: u64) -> Holds {
+        Holds {
+            through,
+            model: "m".into(),
+            conversations: 1,
+        }
+    }
+
     #[tokio::test]
     async fn nothing_is_written_after_the_last_save() {
         let workspace = tempfile::tempdir().unwrap();
@@ -1231,21 +1317,21 @@ mod tests {
         conversation.record([ChatMessage::user("first")]);
         let first = write::SnapshotFile::new(
             session,
-            ConversationSnapshot::of(&conversation, "m"),
+            ConversationSnapshot::of(&conversation, "m", None),
             live(Vec::new()),
         );
         saver
-            .write(saver.ticket(), first, Save::Last)
+            .write(saver.ticket(), first, Save::Last, holds(1))
             .await
             .unwrap();
         conversation.record([ChatMessage::user("after the end")]);
         let late = write::SnapshotFile::new(
             session,
-            ConversationSnapshot::of(&conversation, "m"),
+            ConversationSnapshot::of(&conversation, "m", None),
             live(Vec::new()),
         );
         saver
-            .write(saver.ticket(), late, Save::Again)
+            .write(saver.ticket(), late, Save::Again, holds(2))
             .await
             .unwrap();
 

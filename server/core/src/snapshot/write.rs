@@ -3,6 +3,11 @@
 //! a resume has not read yet is written as it was read, [`super::lazy`]), then what they
 //! share: every distinct system prompt and tool set once, in `systemPrompts` and
 //! `toolSets`, which each conversation names by place (`systemPrompt`, `toolSet`).
+//!
+//! Every conversation is written with a system prompt and tools, so each one is a request
+//! that can be replayed: those of its last task, those its saved session's file held (kept
+//! whether the conversation was used since or not), or, for one that has sent nothing yet,
+//! those its next task would send ([`LiveConversations::unsent`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -84,6 +89,9 @@ pub(crate) struct LiveConversations {
     /// The session's model, for conversations without one of their own.
     pub model: String,
     pub conversations: Vec<Entry>,
+    /// What the next task of each conversation without a prompt of its own would send
+    /// besides its history, taken when the snapshot was: it is written for it.
+    pub unsent: HashMap<ConversationId, Arc<PromptShape>>,
 }
 
 /// One of the other conversations.
@@ -199,6 +207,7 @@ impl Serialize for Conversations<'_> {
         serializer.collect_seq(self.live.conversations.iter().map(|entry| Written {
             entry,
             model: &self.live.model,
+            unsent: &self.live.unsent,
             shared: self.shared,
         }))
     }
@@ -208,6 +217,7 @@ impl Serialize for Conversations<'_> {
 struct Written<'a> {
     entry: &'a Entry,
     model: &'a str,
+    unsent: &'a HashMap<ConversationId, Arc<PromptShape>>,
     shared: &'a RefCell<Shared>,
 }
 
@@ -224,7 +234,13 @@ impl Serialize for Written<'_> {
                 let slot = lock(slot);
                 match &*slot {
                     // Written as it was read, under the slot's lock: a first use waits.
-                    Slot::Saved(saved) => return saved.serialize(serializer),
+                    Slot::Saved(saved) => {
+                        let places = saved
+                            .prompt()
+                            .or_else(|| self.unsent.get(&saved.id()))
+                            .map(|shape| self.shared.borrow_mut().place(shape));
+                        return saved.written(places).serialize(serializer);
+                    }
                     Slot::Live(conversation) => conversation.clone(),
                 }
             }
@@ -232,7 +248,11 @@ impl Serialize for Written<'_> {
         let snapshot = {
             let conversation = lock(&live);
             let mut snapshot = ConversationSnapshot::without_prompt(&conversation, self.model);
-            if let Some(shape) = &conversation.prompt {
+            let shape = conversation
+                .prompt
+                .as_ref()
+                .or_else(|| self.unsent.get(&conversation.id));
+            if let Some(shape) = shape {
                 let (system, tools) = self.shared.borrow_mut().place(shape);
                 snapshot.system_prompt = Some(system);
                 snapshot.tool_set = Some(tools);

@@ -6,7 +6,9 @@
 //! and streamed while it runs when the context asks for it ([`super::live_output`]).
 //! When the call ends (exit, timeout, interrupt or any early drop of the call), everything it
 //! started is killed and reaped, background processes included
-//! ([`crate::process::spawn_call`]), and its output pipes are closed.
+//! ([`crate::process::spawn_call`]), and its output pipes are closed. The call watches its
+//! context's cancellation itself, so a caller that simply awaits it (a person's `!command`)
+//! is interrupted like a turn that races the call against the token.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -239,11 +241,15 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     let live_as = |which| live.clone().map(|live| (live, which));
     let stdout = collect(child.stdout.take(), live_as(OutputStream::Stdout));
     let stderr = collect(child.stderr.take(), live_as(OutputStream::Stderr));
-    let status = tokio::select! {
-        status = child.wait() => Some(status.map_err(|err| format!("waiting for bash failed: {err}"))?),
-        () = tokio::time::sleep(timeout) => None,
+    // The call's cancellation ends the command as a timeout does: a caller that awaits the
+    // call without racing the token (a person's `!command`) is interrupted all the same.
+    let ended = tokio::select! {
+        status = child.wait() => Ended::Exited(status.map_err(|err| format!("waiting for bash failed: {err}"))?),
+        () = tokio::time::sleep(timeout) => Ended::TimedOut,
+        () = ctx.cancel.cancelled() => Ended::Interrupted,
     };
-    if status.is_some() {
+    let exited = matches!(ended, Ended::Exited(_));
+    if exited {
         // Give background children a moment to finish writing, without waiting on them.
         let deadline = Instant::now() + DRAIN_GRACE;
         while Instant::now() < deadline && (stdout.open() || stderr.open()) {
@@ -252,7 +258,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     }
     // Nothing the command started outlives the call.
     session.end();
-    if status.is_none() {
+    if !exited {
         let _ = child.wait().await;
     }
     // What the killed processes wrote last is in the pipes; the readers take it at once.
@@ -264,15 +270,18 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     if let Some(live) = &live {
         live.finish();
     }
-    let mut report = match status {
-        Some(status) => match status.code() {
+    let mut report = match ended {
+        Ended::Exited(status) => match status.code() {
             Some(code) => format!("Exit code: {code}\n"),
             None => "Exit code: none (killed by a signal)\n".to_owned(),
         },
-        None => format!(
+        Ended::TimedOut => format!(
             "Timed out after {:.1}s; the command and everything it started were killed.\n",
             timeout.as_secs_f64()
         ),
+        Ended::Interrupted => {
+            "Interrupted; the command and all it started were killed.\n".to_owned()
+        }
     };
     report.push_str(&format!(
         "Wall time: {:.1}s\n",
@@ -292,10 +301,18 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Tool
     {
         report.push_str(&note);
     }
-    if status.is_none() {
+    if !exited {
         return Err(report);
     }
     Ok(ToolOutput::text(report))
+}
+
+/// How a command's wait ended.
+enum Ended {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    /// The call was cancelled (the task interrupted).
+    Interrupted,
 }
 
 /// Starts the command in a new session: it has no controlling terminal (it cannot open
@@ -368,6 +385,37 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert!(!marker.exists(), "a background child outlived the timeout");
+    }
+
+    /// A call awaited to its end (no caller racing the token) ends once its task is
+    /// cancelled: the command and what it started are killed, and the result says so.
+    #[tokio::test]
+    async fn a_cancelled_call_kills_the_process_group_and_says_it_was_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survived");
+        let command = format!(
+            "echo started; (sleep 1; touch {}) & sleep 30; echo finished",
+            marker.display()
+        );
+        let context = ctx(dir.path());
+        let cancel = context.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cancel.cancel();
+        });
+        let started = Instant::now();
+        let err = run(&command, &context, Duration::from_secs(60))
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(20), "{err}");
+        assert!(err.starts_with("Interrupted;"), "{err}");
+        assert!(err.contains("Output:\nstarted\n"), "{err}");
+        assert!(!err.contains("finished"), "{err}");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(
+            !marker.exists(),
+            "a background child outlived the interrupt"
+        );
     }
 
     #[tokio::test]

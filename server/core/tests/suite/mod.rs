@@ -21,6 +21,7 @@ mod prompt_tools;
 mod races;
 mod read_only_batches;
 mod replay;
+mod replayable_snapshots;
 mod sandbox;
 mod session_files;
 mod session_saves;

@@ -1,6 +1,6 @@
 //! What saving costs and what a resume reads: the snapshot of a large session is left to
 //! the journal after a turn, an old (version 1) file still resumes and is saved again in
-//! the current form, a resumed conversation's history is read when it is first used and
+//! the current form (the system prompts and tools of its conversations kept), a resumed conversation's history is read when it is first used and
 //! its next request is the one it would have sent had the session gone on, and a session
 //! holding images is listed and resumes.
 
@@ -108,7 +108,18 @@ async fn an_old_session_file_resumes_and_is_saved_again_in_the_current_form() {
     assert_eq!(written["version"], 2);
     let saved: SessionSnapshot = serde_json::from_value(written).unwrap();
     assert_eq!(saved.conversations[0].conversation_id, side);
-    assert_eq!(saved.conversations[0].messages.len(), 2);
+    // Its system prompt and tools are kept, in the shared tables.
+    let messages = &saved.conversations[0].messages;
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[0].role, Role::System);
+    assert_eq!(
+        messages[0].content.as_deref(),
+        Some("You are coder (an old prompt).")
+    );
+    assert_eq!(
+        serde_json::to_value(&saved.conversations[0].tools).unwrap(),
+        old_tools()
+    );
     let again = Engine::new(config(&server, ProviderKind::OpenAi, workspace.path())).unwrap();
     assert_eq!(again.resume(session).unwrap(), 4);
     assert_eq!(texts(&again, side), ["side question", "side answer"]);

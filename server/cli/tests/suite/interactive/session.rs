@@ -303,6 +303,68 @@ async fn ctrl_c_interrupts_a_stream_and_twice_at_an_empty_prompt_exits() {
     assert!(screen.exit().success());
 }
 
+/// Whether a process whose command line holds `marker` is running.
+fn running(marker: &str) -> bool {
+    Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// Ctrl+C ends a `!command` as it ends a model's `bash` call: the command and what it
+/// started are killed, the prompt comes back at once, and the conversation says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_ends_a_running_bang_command() {
+    // A marker no other test's command holds: `pgrep -f` finds this test's `sleep` only.
+    const MARKER: &str = "sleep 15.123";
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!("!{MARKER}; echo finished"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !running(MARKER) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started; the screen shows:\n{}",
+            screen.text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let interrupted_at = std::time::Instant::now();
+    screen.send("\x03");
+    let text = screen.prompt(2);
+    let took = interrupted_at.elapsed();
+    // Long before the command's own 15 s: it was ended, not waited for.
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "{took:?}\n{text}"
+    );
+    assert!(text.contains("── interrupted"), "{text}");
+    assert!(
+        text.contains("→ Interrupted; the command and all it started were killed."),
+        "{text}"
+    );
+    assert!(!text.contains("│ finished"), "{text}");
+    assert!(!running(MARKER), "the command outlived Ctrl+C");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    // The conversation holds the command, cut short.
+    let saved = saved_sessions(&place);
+    let snapshot = std::fs::read_to_string(
+        place
+            .workspace
+            .path()
+            .join(format!(".coder/sessions/{}.json", saved[0])),
+    )
+    .unwrap();
+    assert!(snapshot.contains(MARKER), "{snapshot}");
+    assert!(snapshot.contains("Interrupted; the command"), "{snapshot}");
+    assert!(!snapshot.contains(r"\nfinished"), "{snapshot}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_persists_completion_completes_and_alt_enter_adds_a_line() {
     let server = MockModelServer::start(vec![MockResponse::text("one"), MockResponse::text("two")])
@@ -464,6 +526,121 @@ async fn resume_takes_up_a_saved_session_by_the_start_of_its_id_even_after_a_tur
     // Both sessions are on disk, the second with its own turn.
     let now = saved_sessions(&place);
     assert_eq!(now.len(), 2, "{now:?}");
+}
+
+/// The snapshot of session `id`, as written.
+fn snapshot_bytes(place: &Place, id: &str) -> Vec<u8> {
+    std::fs::read(
+        place
+            .workspace
+            .path()
+            .join(format!(".coder/sessions/{id}.json")),
+    )
+    .unwrap()
+}
+
+/// What a snapshot holds besides the history to replay a request: the system prompt first
+/// among the messages, and the tools.
+fn request_parts(snapshot: &[u8]) -> (String, Vec<serde_json::Value>) {
+    let snapshot: serde_json::Value = serde_json::from_slice(snapshot).unwrap();
+    let first = &snapshot["messages"][0];
+    assert_eq!(first["role"], "system", "{snapshot}");
+    let tools = snapshot["tools"].as_array().unwrap().clone();
+    assert!(!tools.is_empty(), "{snapshot}");
+    (first["content"].as_str().unwrap().to_owned(), tools)
+}
+
+/// Taking up saved sessions and leaving them without a change leaves their files as they
+/// were: browsing with `/resume` rewrites nothing, and loses nothing a request needs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_sessions_and_leaving_them_unchanged_keeps_their_files() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted"),
+        MockResponse::text("noted too"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    for word in ["the word is heron", "the word is crane"] {
+        let mut screen = place.start(&server, &[]);
+        screen.prompt(1);
+        screen.line(word);
+        screen.prompt(2);
+        screen.send("\x04");
+        assert!(screen.exit().success());
+    }
+    let saved = saved_sessions(&place);
+    assert_eq!(saved.len(), 2, "{saved:?}");
+    let before: Vec<Vec<u8>> = saved.iter().map(|id| snapshot_bytes(&place, id)).collect();
+    for bytes in &before {
+        request_parts(bytes);
+    }
+
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!("/resume {}", saved[0]));
+    screen.wait_for_count("resumed session", 1);
+    screen.prompt(2);
+    screen.line(&format!("/resume {}", saved[1]));
+    screen.wait_for_count("resumed session", 2);
+    screen.prompt(3);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    assert_eq!(saved_sessions(&place), saved);
+    for (id, bytes) in saved.iter().zip(&before) {
+        assert!(
+            snapshot_bytes(&place, id) == *bytes,
+            "{id} was rewritten:\n{}",
+            String::from_utf8_lossy(&snapshot_bytes(&place, id))
+        );
+    }
+    assert_eq!(server.requests().len(), 2, "a resume called the model");
+}
+
+/// A session that only ran `!commands` is saved with the system prompt and tools its next
+/// request would send; taken up and changed without a turn, it keeps those it had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_of_bang_commands_only_is_saved_with_its_system_prompt_and_tools() {
+    let server = MockModelServer::start(vec![MockResponse::text("I see")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("!echo one");
+    screen.prompt(2);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    let saved = saved_sessions(&place);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let (system, tools) = request_parts(&snapshot_bytes(&place, &saved[0]));
+
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!("/resume {}", saved[0]));
+    screen.wait_for("resumed session");
+    screen.prompt(2);
+    screen.line("!echo two");
+    screen.prompt(3);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    let after = snapshot_bytes(&place, &saved[0]);
+    assert!(String::from_utf8_lossy(&after).contains("echo two"));
+    assert_eq!(request_parts(&after), (system.clone(), tools.clone()));
+
+    // The prompt and tools saved are those the next request sends.
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!("/resume {}", saved[0]));
+    screen.wait_for("resumed session");
+    screen.prompt(2);
+    screen.line("what did you see?");
+    screen.prompt(3);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    let sent = &server.requests()[0].body;
+    assert_eq!(sent["messages"][0]["content"], system.as_str());
+    assert_eq!(sent["tools"].as_array().unwrap(), &tools);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -341,6 +341,70 @@ async fn interrupt_ends_the_task_and_kills_its_command() {
     client.stop().await;
 }
 
+/// A person's `!command` stops on `conversation/interrupt` as a model's call does: the
+/// command is killed, and its result says it was interrupted.
+#[tokio::test]
+async fn interrupt_ends_a_bang_command_and_kills_it() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut client, root) = Client::ready(workspace.path(), &server, "balanced").await;
+    let mut seen = Vec::new();
+    let answer = client
+        .request(
+            "conversation/command",
+            json!({"conversationId": root, "command": "!echo $$ > pid.txt; sleep 30; echo finished"}),
+            &mut seen,
+        )
+        .await;
+    let task = answer["result"]["taskId"].as_str().unwrap().to_owned();
+    let pid_file = workspace.path().join("pid.txt");
+    let pid = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(pid) = std::fs::read_to_string(&pid_file)
+                && let Ok(pid) = pid.trim().parse::<u32>()
+            {
+                return pid;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the command did not start");
+
+    let answer = client
+        .request(
+            "conversation/interrupt",
+            json!({"conversationId": root}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(answer["result"], json!({}));
+    client.until_events("turn_aborted", 1, &mut seen).await;
+    let aborted = events(&seen).find(|e| e["type"] == "turn_aborted").unwrap();
+    assert_eq!(aborted["reason"], "interrupted");
+    assert_eq!(aborted["taskId"], task.as_str());
+    let failed = events(&seen)
+        .find(|e| e["type"] == "tool_call_failed")
+        .unwrap();
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Interrupted; the command and all it started were killed."),
+        "{failed}"
+    );
+    let reaped = tokio::time::timeout(Duration::from_secs(10), async {
+        while std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(reaped.is_ok(), "the command survived the interrupt");
+    client.stop().await;
+}
+
 #[tokio::test]
 async fn a_conversation_tool_handoff_keeps_seed_000_event_order_on_the_wire() {
     let server = MockModelServer::start(vec![
