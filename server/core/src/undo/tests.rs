@@ -201,7 +201,11 @@ fn a_rewind_undoes_every_turn_from_the_point_and_the_earliest_before_wins() {
 
     let preview = checkpoints.rewind(conversation(), 1, &[1, 2], true);
     assert_eq!(preview.restored, ["a/one.txt", "b/two.txt"]);
-    assert_eq!(preview.removed, ["new/deeper/made.txt"]);
+    // The preview names the folders the rewind removes, as the rewind does.
+    assert_eq!(
+        preview.removed,
+        ["new/deeper/made.txt", "new/deeper/", "new/"]
+    );
     assert!(preview.kept.is_empty() && preview.unrecorded.is_none() && preview.notes.is_empty());
     assert_eq!(read(ws, "a/one.txt").as_deref(), Some("turn 2"));
     assert!(ws.join("new/deeper/made.txt").exists() && !ws.join("b/two.txt").exists());
