@@ -1,5 +1,5 @@
 //! What a running command prints, streamed as it prints it (`tool_call_output_delta`), and
-//! the progress an MCP tool's server reports ([`crate::mcp`]), one line per report.
+//! the progress an MCP tool's server reports, one line per report.
 //!
 //! A command's output is read in chunks of whatever size the pipe gives; [`LiveOutput`]
 //! turns them into deltas a client can show as a live terminal:
