@@ -1,9 +1,9 @@
-// A running command's output reaches the SDK while it runs (`tool_call_output_delta`),
-// every delta before the call's end.
+// A running command's output, and an MCP tool's progress, reach the SDK while the call runs
+// (`tool_call_output_delta`), every delta before the call's end.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { Engine } from "coder-agent-engine";
@@ -38,5 +38,62 @@ test("a running command's lines arrive before it ends", async (t) => {
   assert.equal(deltas.map((event) => event.delta).join(""), "tick 1\ntick 2\ntick 3\n");
   assert.ok(deltas.every((event) => event.callId === "c1" && event.stream === "stdout"));
   const completed = events.findIndex((event) => event.type === "tool_call_completed");
+  assert.ok(events.indexOf(deltas.at(-1)) < completed, "a delta came after the call ended");
+});
+
+// A small MCP server: its tool `work` reports its progress twice, then answers.
+const progressServer = `
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+let buffer = "";
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\\n")) >= 0) {
+    const m = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (m.id === undefined) continue;
+    if (m.method === "initialize") {
+      send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
+        serverInfo: { name: "p", version: "1.0.0" } } });
+    } else if (m.method === "tools/list") {
+      send({ id: m.id, result: { tools: [{ name: "work", inputSchema: { type: "object", properties: {} } }] } });
+    } else if (m.method === "tools/call") {
+      const progressToken = m.params._meta.progressToken;
+      send({ method: "notifications/progress", params: { progressToken, progress: 1, total: 2, message: "Copying" } });
+      send({ method: "notifications/progress", params: { progressToken, progress: 2, total: 2 } });
+      send({ id: m.id, result: { content: [{ type: "text", text: "worked" }] } });
+    } else {
+      send({ id: m.id, result: {} });
+    }
+  }
+});
+`;
+
+test("an MCP tool's progress arrives as progress lines before it ends", async (t) => {
+  const dir = workspace();
+  writeFileSync(join(dir, "server.js"), progressServer);
+  const { url } = await startMock(t, [toolCall("c1", "p__work", {}), text("done")]);
+  const engine = Engine.create({
+    workingDir: dir,
+    model: { provider: "openai", model: "mock", baseUrl: `${url}/v1`, apiKey: "k" },
+    preset: "yolo",
+    saveSessions: false,
+    mcpServers: { p: { command: "node", args: [join(dir, "server.js")] } },
+  });
+  t.after(() => engine.dispose());
+  const events = [];
+  const done = new Promise((resolve) => {
+    engine.onEvent((event) => {
+      events.push(event);
+      if (event.type === "task_complete") resolve();
+    });
+  });
+  engine.send(engine.rootConversation, "work");
+  await done;
+  const deltas = events.filter((event) => event.type === "tool_call_output_delta");
+  assert.equal(deltas.map((event) => event.delta).join(""), "Copying (1/2)\n2/2\n");
+  assert.ok(deltas.every((event) => event.callId === "c1" && event.stream === "progress"));
+  const completed = events.findIndex((event) => event.type === "tool_call_completed");
+  assert.equal(events[completed].output, "worked");
   assert.ok(events.indexOf(deltas.at(-1)) < completed, "a delta came after the call ended");
 });

@@ -372,9 +372,9 @@ export type McpServerState = "ready" | "failed" | "disabled" | "stopped";
 export type EngineState = "idle" | "running" | "waiting_for_permission";
 
 /**
- * Which of a command's outputs a delta comes from.
+ * Which of a running tool's outputs a delta comes from.
  */
-export type OutputStream = "stdout" | "stderr";
+export type OutputStream = "stdout" | "stderr" | "progress";
 
 /**
  * What became of an input ([`EventMsg::InputReceipt`]).

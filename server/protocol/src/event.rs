@@ -76,12 +76,18 @@ impl Event {
     }
 }
 
-/// Which of a command's outputs a delta comes from.
+/// Which of a running tool's outputs a delta comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputStream {
+    /// What a command printed to its standard output.
     Stdout,
+    /// What a command printed to its standard error.
     Stderr,
+    /// What an MCP tool's server reported of its progress (`notifications/progress`): one
+    /// line per report, its message and its progress (`Downloading (3/10)`, `3/10` without
+    /// a message, `42` without a total).
+    Progress,
 }
 
 /// What happened. Serialized with a snake_case `type` tag next to camelCase fields.
@@ -138,10 +144,12 @@ pub enum EventMsg {
         title: String,
     },
     /// What a running command printed since the last delta (`bash`, a person's `!command`),
-    /// so a client can show a live terminal: whole lines where the command ends them, with
-    /// secrets coder knows redacted and invalid UTF-8 replaced. Bounded per call (4 MiB,
-    /// then one last delta saying the rest is not streamed); every delta of a call comes before its `tool_call_completed`
-    /// or `tool_call_failed`, whose `output` stays what the model receives.
+    /// or the progress an MCP tool's server reported (`stream` `progress`), so a client can
+    /// show a live terminal: whole lines where the command ends them, one line per progress
+    /// report, with secrets coder knows redacted and invalid UTF-8 replaced. Bounded per
+    /// call (4 MiB, then one last delta saying the rest is not streamed); every delta of a
+    /// call comes before its `tool_call_completed` or `tool_call_failed`, whose `output`
+    /// stays what the model receives.
     ToolCallOutputDelta {
         call_id: String,
         stream: OutputStream,

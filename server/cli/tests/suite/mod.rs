@@ -28,6 +28,25 @@ pub fn kept_env() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
         .filter_map(|name| Some((name, std::env::var_os(name)?)))
 }
 
+/// The reference MCP server from npm (installed by `scripts/setup-mcp-servers.sh`), run as
+/// `node <this> stdio`.
+pub fn everything_script() -> std::path::PathBuf {
+    let setup = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scripts/setup-mcp-servers.sh"
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        setup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    std::path::PathBuf::from(String::from_utf8(setup.stdout).unwrap().trim())
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
 /// Reads the terminal whose other side is `master` until every holder of that side has
 /// closed it; when `answer` is given, types its second part once its first shows. Returns
 /// what the terminal showed.

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::McpServerConfig;
+use super::progress::{self, CallProgress, ProgressTap};
 use super::{bounds, processes};
 use crate::process::ToolEnv;
 use crate::sync::lock;
@@ -46,7 +47,8 @@ type Connection = RunningService<RoleClient, ServerEvents>;
 
 /// What coder does with what a server sends unasked: a `notifications/tools/list_changed`
 /// is passed on to the task that reads the server's tools again ([`follow_tool_changes`]);
-/// everything else is left to `rmcp`'s defaults, as a client without a handler would.
+/// everything else is left to `rmcp`'s defaults, as a client without a handler would
+/// (progress reports are taken from the connection's transport before: [`ProgressTap`]).
 struct ServerEvents {
     /// Counts the server's list changes; the follower reads it (several changes between two
     /// reads are one).
@@ -509,13 +511,14 @@ impl McpManager {
     }
 
     /// Calls `tool` on `server`, within the server's tool timeout, stopping when `cancel`
-    /// fires.
-    pub(crate) async fn call(
+    /// fires; what the server reports of its progress meanwhile goes to `progress`.
+    pub(super) async fn call(
         &self,
         server_name: &str,
         tool: &str,
         arguments: Value,
         cancel: &CancellationToken,
+        progress: Option<&CallProgress>,
     ) -> Result<ToolOutput, String> {
         let (peer, timeout, id, _in_flight) = {
             let servers = lock(&self.servers);
@@ -542,7 +545,7 @@ impl McpManager {
             params = params.with_arguments(object);
         }
         let result = tokio::select! {
-            result = tokio::time::timeout(timeout, peer.call_tool(params)) => result,
+            result = tokio::time::timeout(timeout, progress::call_tool(&peer, params, progress)) => result,
             () = cancel.cancelled() => return Err("cancelled".to_owned()),
         };
         match result {
@@ -1052,7 +1055,7 @@ async fn start_stdio(
             }
         });
     }
-    let started = handshake(events.serve(transport), timeout).await;
+    let started = handshake(events.serve(ProgressTap::new(transport)), timeout).await;
     if started.is_err()
         && let Some(pid) = pid
     {
@@ -1156,7 +1159,7 @@ async fn start_http(
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers),
     );
-    handshake(events.serve(transport), timeout)
+    handshake(events.serve(ProgressTap::new(transport)), timeout)
         .await
         .map(|service| (service, None))
 }

@@ -12,6 +12,7 @@ mod config;
 mod manager;
 mod names;
 mod processes;
+mod progress;
 mod tool;
 mod view;
 

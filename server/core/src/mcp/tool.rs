@@ -8,6 +8,7 @@ use serde_json::Value;
 use rmcp::model::Tool as RemoteTool;
 
 use super::McpManager;
+use super::progress::CallProgress;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 
 /// One tool of one MCP server, under its fully-qualified name.
@@ -49,9 +50,18 @@ impl Tool for McpTool {
         false
     }
 
+    /// What the server reports of its progress while the call runs is streamed as the
+    /// call's live output; it ends with the call.
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let progress = CallProgress::new(ctx);
         self.manager
-            .call(&self.server, &self.tool, input, &ctx.cancel)
+            .call(
+                &self.server,
+                &self.tool,
+                input,
+                &ctx.cancel,
+                progress.as_ref(),
+            )
             .await
     }
 }

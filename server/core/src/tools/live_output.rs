@@ -1,4 +1,5 @@
-//! What a running command prints, streamed as it prints it (`tool_call_output_delta`).
+//! What a running command prints, streamed as it prints it (`tool_call_output_delta`), and
+//! the progress an MCP tool's server reports, one line per report.
 //!
 //! A command's output is read in chunks of whatever size the pipe gives; [`LiveOutput`]
 //! turns them into deltas a client can show as a live terminal:
@@ -51,7 +52,7 @@ pub struct LiveOutput {
 #[derive(Default)]
 struct State {
     /// What was read of each stream and not sent yet: an unfinished line.
-    waiting: [Vec<u8>; 2],
+    waiting: [Vec<u8>; 3],
     sent: usize,
     capped: bool,
     finished: bool,
@@ -93,7 +94,11 @@ impl LiveOutput {
         if state.finished {
             return;
         }
-        for stream in [OutputStream::Stdout, OutputStream::Stderr] {
+        for stream in [
+            OutputStream::Stdout,
+            OutputStream::Stderr,
+            OutputStream::Progress,
+        ] {
             let text = std::mem::take(&mut state.waiting[index(stream)]);
             if !text.is_empty() && !state.capped {
                 self.send(&mut state, stream, &text);
@@ -118,8 +123,14 @@ impl LiveOutput {
             if !delta.is_empty() && !delta.ends_with('\n') {
                 delta.push('\n');
             }
+            let rest = match stream {
+                OutputStream::Stdout | OutputStream::Stderr => {
+                    "the command runs on, and its result keeps the end of its output"
+                }
+                OutputStream::Progress => "the tool runs on",
+            };
             delta.push_str(&format!(
-                "[live output stops after {} MiB; the command runs on, and its result keeps the end of its output]\n",
+                "[live output stops after {} MiB; {rest}]\n",
                 LIVE_OUTPUT_CAP >> 20
             ));
         }
@@ -133,6 +144,7 @@ fn index(stream: OutputStream) -> usize {
     match stream {
         OutputStream::Stdout => 0,
         OutputStream::Stderr => 1,
+        OutputStream::Progress => 2,
     }
 }
 

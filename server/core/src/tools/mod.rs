@@ -202,8 +202,9 @@ pub struct ToolContext {
     pub seen: Arc<seen::SeenFiles>,
     /// Told before a file tool changes a file on disk, so `/undo` keeps what it held.
     pub changes: Option<Arc<dyn ChangeRecorder>>,
-    /// Where a command's output goes while it runs ([`live_output`]); `None` keeps it to the
-    /// result.
+    /// Where a command's output, or an MCP tool's progress, goes while it runs
+    /// ([`live_output`]); `None` keeps a command's output to the result and drops the
+    /// progress.
     pub live_output: Option<live_output::OutputSink>,
 }
 

@@ -380,6 +380,56 @@ async fn tool_timeouts_and_interrupts_stop_long_calls() {
     h.engine.shutdown().await;
 }
 
+/// A server whose tool `hang` never answers; it writes each `notifications/cancelled` it
+/// gets to the file its first argument names.
+const HANGING_SERVER: &str = r#"
+const fs = require("fs");
+process.stdin.on("data", (chunk) => {
+  for (const line of String(chunk).split("\n")) {
+    if (line.includes('"notifications/cancelled"')) fs.appendFileSync(process.argv[2], line + "\n");
+  }
+});
+function handle(message) {
+  if (message.method === "initialize") {
+    initialized(message, "hanging");
+  } else if (message.method === "tools/list") {
+    send({ id: message.id, result: { tools: [{ name: "hang",
+      inputSchema: { type: "object", properties: {} } }] } });
+  } else if (message.method !== "tools/call") {
+    send({ id: message.id, result: {} });
+  }
+}
+"#;
+
+#[tokio::test]
+async fn a_call_that_times_out_is_cancelled_on_its_server() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("t", "h__hang", json!({})),
+        MockResponse::text("timed out"),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cancelled = dir.path().join("cancelled");
+    let mut config = super::mcp_views::node_server(dir.path(), "hanging", HANGING_SERVER);
+    config.args.push(cancelled.display().to_string());
+    config.tool_timeout_sec = Some(1.0);
+    let mut h = harness(&server, vec![("h", config)]).await;
+    h.run("wait").await;
+    assert!(
+        last_tool_result(&server).contains("did not answer within 1s"),
+        "{}",
+        last_tool_result(&server)
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !cancelled.exists() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let said = std::fs::read_to_string(&cancelled).unwrap_or_default();
+    assert!(said.contains(r#""requestId""#), "no cancellation: {said:?}");
+    h.engine.shutdown().await;
+}
+
 #[tokio::test]
 async fn shutdown_leaves_no_server_processes() {
     let server = MockModelServer::start(vec![]).await.unwrap();

@@ -203,6 +203,57 @@ async fn a_running_command_s_lines_appear_while_it_runs() {
     assert!(screen.exit().success());
 }
 
+/// An MCP tool's progress reports appear under it as lines while it runs, and once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_tool_s_progress_appears_while_it_runs() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "ev__trigger-long-running-operation",
+            json!({"duration": 3, "steps": 3}),
+        ),
+        MockResponse::text("waited"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let workspace = place.workspace.path().canonicalize().unwrap();
+    std::fs::write(
+        place.home.path().join(".config/coder/config.json"),
+        json!({"model": "mock-model", "contextWindow": 32000, "mode": "yolo",
+               "trustedFolders": [workspace]})
+        .to_string(),
+    )
+    .unwrap();
+    place.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"ev": {"command": "node",
+            "args": [crate::suite::everything_script(), "stdio"]}}})
+        .to_string(),
+    );
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("wait");
+    let early = screen.wait_for("│ 1/3");
+    assert!(
+        !early.contains("• ev__trigger-long-running-operation"),
+        "the first report showed only once the call had ended: {early}"
+    );
+    let text = screen.prompt(2);
+    let at = |needle: &str| {
+        assert_eq!(text.matches(needle).count(), 1, "{needle}: {text}");
+        text.find(needle).unwrap()
+    };
+    assert!(
+        at("│ 1/3") < at("│ 2/3")
+            && at("│ 2/3") < at("│ 3/3")
+            && at("│ 3/3") < at("• ev__trigger-long-running-operation"),
+        "{text}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bang_command_runs_without_the_model_and_enters_the_conversation() {
     let server = MockModelServer::start(vec![MockResponse::text("I see the files")])

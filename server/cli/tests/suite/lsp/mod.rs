@@ -17,6 +17,7 @@ mod large_files;
 mod lasting_rules;
 mod live_output;
 mod mcp_context;
+mod mcp_progress;
 mod mcp_shutdown;
 mod permissions;
 mod plan_mode;

@@ -12,24 +12,7 @@ use serde_json::{Value, json};
 
 use super::reload::{until_reloaded, write};
 use super::{Client, events, node_mcp_server};
-
-/// The reference MCP server from npm (installed by `scripts/setup-mcp-servers.sh`).
-fn everything_script() -> PathBuf {
-    let setup = std::process::Command::new("bash")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../scripts/setup-mcp-servers.sh"
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        setup.status.success(),
-        "{}",
-        String::from_utf8_lossy(&setup.stderr)
-    );
-    PathBuf::from(String::from_utf8(setup.stdout).unwrap().trim())
-        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-}
+use crate::suite::everything_script;
 
 /// A `.mcp.json` server that writes its process id to `pid_file`, then is the reference
 /// server (the same process).
