@@ -89,12 +89,17 @@ enum Step {
     Incomplete,
 }
 
+/// The longest escape sequence waited for; a longer run without its final byte is not one.
+const SEQUENCE_MAX: usize = 32;
+
 /// `ESC [ … final` and `ESC O x` are dropped whole; `ESC x` (Alt+x) too.
 fn escape(bytes: &[u8]) -> Step {
     match bytes.get(1) {
         None => Step::Incomplete,
         Some(b'[') => match bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b)) {
             Some(end) => Step::Key(None, end + 3),
+            // No key's sequence is this long: the rest is read as keys.
+            None if bytes.len() > SEQUENCE_MAX => Step::Key(None, 2),
             None => Step::Incomplete,
         },
         Some(b'O') if bytes.len() < 3 => Step::Incomplete,
@@ -303,5 +308,43 @@ mod tests {
         );
         assert_eq!(keys(b"a\x1b"), [Key::Char('a'), Key::Esc]);
         assert_eq!(keys(b"\x01\xff b"), [Key::Char(' '), Key::Char('b')]);
+    }
+
+    /// Whatever bytes arrive, in whatever pieces: no panic, and what waits for more stays
+    /// within one sequence's length.
+    #[test]
+    fn seeded_garbage_decodes_without_growing_what_waits() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let mut decoder = Decoder::default();
+            let mut keys = Vec::new();
+            for _ in 0..50 {
+                let len = (next() % 64) as usize;
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| match next() % 4 {
+                        0 => 0x1b,
+                        1 => b'[',
+                        _ => next() as u8,
+                    })
+                    .collect();
+                decoder.push(&bytes, &mut keys);
+                assert!(
+                    decoder.pending.len() <= SEQUENCE_MAX + 4,
+                    "{:?}",
+                    decoder.pending
+                );
+            }
+            decoder.lone_esc(&mut keys);
+        }
+        // An unterminated sequence longer than any key's is read as keys.
+        let mut long = b"\x1b[".to_vec();
+        long.extend(std::iter::repeat_n(b'1', 40));
+        assert_eq!(keys(&long).len(), 40);
     }
 }
