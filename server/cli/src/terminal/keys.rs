@@ -248,10 +248,15 @@ fn read_keys(sender: &mpsc::UnboundedSender<Vec<u8>>, stop: &AtomicBool) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::io::Read;
     use std::os::fd::AsFd;
-    let stdin = std::io::stdin();
+    // Read the fd itself, not through `Stdin`'s buffer, which would keep bytes from the line
+    // editor afterwards.
+    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
+        return;
+    };
+    let mut raw = std::fs::File::from(fd);
     let mut buffer = [0u8; 1024];
     while !stop.load(Ordering::SeqCst) {
-        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        let mut fds = [PollFd::new(raw.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::from(50u8)) {
             Ok(0) => continue,
             Ok(_) => {}
@@ -261,12 +266,6 @@ fn read_keys(sender: &mpsc::UnboundedSender<Vec<u8>>, stop: &AtomicBool) {
         if stop.load(Ordering::SeqCst) {
             return;
         }
-        // Read the fd itself, not through `Stdin`'s buffer, which would keep bytes from the
-        // line editor afterwards.
-        let mut raw = std::fs::File::from(match stdin.as_fd().try_clone_to_owned() {
-            Ok(fd) => fd,
-            Err(_) => return,
-        });
         match raw.read(&mut buffer) {
             Ok(0) | Err(_) => return,
             Ok(n) => {
