@@ -210,7 +210,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     } else {
         let style = Style {
             color: crate::color::stderr_wants_color(),
-            markdown: crate::color::stdout_wants_color(),
+            markdown: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            answer_color: crate::color::stdout_wants_color(),
             // The spinner and the closing line need a terminal, not colour.
             live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             command_output: false,

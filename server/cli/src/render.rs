@@ -38,6 +38,10 @@ const BOLD: &str = "\x1b[1m";
 pub const SPINNER_AFTER: Duration = Duration::from_millis(300);
 /// How often the spinner is redrawn.
 pub const SPINNER_EVERY: Duration = Duration::from_millis(100);
+/// How often, at most, the answer's block being written is drawn again as it streams.
+const PREVIEW_EVERY: Duration = Duration::from_millis(40);
+/// The most lines of the answer's block being written shown below the output.
+const PREVIEW_ROWS: usize = 12;
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /// The most lines of a command's output shown under its summary; the rest is counted.
@@ -48,8 +52,11 @@ const OUTPUT_LINES: usize = 200;
 pub struct Style {
     /// Colours in the notes (they go to a terminal, `NO_COLOR` unset).
     pub color: bool,
-    /// The answer styled as Markdown (it goes to a terminal, `NO_COLOR` unset).
+    /// The answer rendered as Markdown (it goes to a terminal): wrapped to the width,
+    /// blocks laid out, and styled when `answer_color`.
     pub markdown: bool,
+    /// Colours in the answer (it goes to a terminal, `NO_COLOR` unset).
+    pub answer_color: bool,
     /// A spinner on a running tool and a closing line per task (the notes go to a
     /// terminal).
     pub live: bool,
@@ -72,6 +79,9 @@ pub struct Human {
     /// The answer's last byte was a newline.
     ended_line: bool,
     markdown: Markdown,
+    /// When the live lines were last drawn: while an answer streams, its block being
+    /// written is drawn again at most every [`PREVIEW_EVERY`].
+    drawn: Instant,
     root: ConversationId,
     /// The other conversation whose reply is being shown, once labelled.
     side: Option<ConversationId>,
@@ -123,7 +133,8 @@ impl Human {
             notes,
             style,
             ended_line: true,
-            markdown: Markdown::default(),
+            markdown: Markdown::new(style.answer_color),
+            drawn: Instant::now(),
             root,
             side: None,
             side_ended_line: true,
@@ -203,7 +214,10 @@ impl Human {
         let frame = SPINNER[self.spinner_frame];
         let (on, off) = self.colors(CYAN);
         let (dim, undim) = (self.dim_on(), self.dim_off());
+        let width = live_width();
         let mut lines = Vec::new();
+        let rows = live_rows().saturating_sub(4).clamp(1, PREVIEW_ROWS);
+        let preview = self.markdown.preview(width, rows);
         let tool = self.running.values().min_by_key(|(_, at)| *at).cloned();
         if let Some((line, started)) = tool.filter(|(_, at)| at.elapsed() >= SPINNER_AFTER) {
             self.end_answer_line()?;
@@ -219,7 +233,7 @@ impl Human {
             });
         } else if let Some((started, tokens)) = self.task
             && self.ended_line
-            && self.last_output.elapsed() >= SPINNER_AFTER
+            && (!preview.is_empty() || self.last_output.elapsed() >= SPINNER_AFTER)
         {
             let mut status = format!("working {}", seconds(started.elapsed()));
             if tokens > 0 {
@@ -246,20 +260,28 @@ impl Human {
                 tail: (format!("▏{hint}"), format!("▏{dim}{hint}{undim}")),
             });
         }
-        if lines.is_empty() && self.live_lines == 0 {
+        if lines.is_empty() && preview.is_empty() && self.live_lines == 0 {
             return Ok(());
         }
-        let width = live_width();
+        self.drawn = Instant::now();
         let mut out = String::new();
         self.clear_live_into(&mut out);
-        for (at, line) in lines.iter().enumerate() {
+        let count = preview.len() + lines.len();
+        for (at, line) in preview.iter().enumerate() {
             if at > 0 {
+                out.push_str("\r\n");
+            }
+            out.push_str("\r\x1b[K");
+            out.push_str(line);
+        }
+        for (at, line) in lines.iter().enumerate() {
+            if at + preview.len() > 0 {
                 out.push_str("\r\n");
             }
             out.push_str("\r\x1b[K");
             line.write_into(width, &mut out);
         }
-        self.live_lines = lines.len();
+        self.live_lines = count;
         self.notes.write_all(out.as_bytes())?;
         self.notes.flush()
     }
@@ -304,7 +326,10 @@ impl Human {
     /// Before a note: the answer is flushed and its line ended, the spinner cleared.
     fn end_answer_line(&mut self) -> std::io::Result<()> {
         let mut rest = String::new();
-        self.markdown.finish(&mut rest);
+        self.markdown.finish(live_width(), &mut rest);
+        if !rest.is_empty() {
+            self.clear_spinner()?;
+        }
         self.answer.write_all(rest.as_bytes())?;
         self.answer.flush()?;
         if !self.ended_line {
@@ -364,9 +389,18 @@ impl Human {
         self.clear_spinner()?;
         let text = neutralize(delta);
         if self.style.markdown {
-            let mut styled = String::with_capacity(text.len() + 16);
-            self.markdown.push(&text, &mut styled);
-            self.answer.write_all(styled.as_bytes())?;
+            let mut complete = String::new();
+            self.markdown.push(&text, live_width(), &mut complete);
+            if !complete.is_empty() {
+                self.answer.write_all(complete.as_bytes())?;
+                self.answer.flush()?;
+            }
+            // What is written always ends a line: the rest is the live preview.
+            self.ended_line = true;
+            if self.style.live && (!complete.is_empty() || self.drawn.elapsed() >= PREVIEW_EVERY) {
+                self.draw_live()?;
+            }
+            return Ok(());
         } else {
             self.answer.write_all(text.as_bytes())?;
         }
@@ -814,11 +848,16 @@ impl Human {
 /// `1.2s`, or `2m 5s` past a minute.
 /// The columns a live line may fill: one less than the terminal's width, so that writing
 /// its last column never wraps; 80 when the width is unknown.
-fn live_width() -> usize {
+pub fn live_width() -> usize {
     terminal_size::terminal_size()
         .map_or(80, |(terminal_size::Width(width), _)| usize::from(width))
         .saturating_sub(1)
         .max(10)
+}
+
+/// The terminal's height; 24 when it is unknown.
+fn live_rows() -> usize {
+    terminal_size::terminal_size().map_or(24, |(_, terminal_size::Height(rows))| usize::from(rows))
 }
 
 /// A live line: a head and a tail that are always shown (plain, styled), and a body cut

@@ -97,7 +97,8 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     let color = crate::color::stdout_wants_color();
     let style = Style {
         color,
-        markdown: color,
+        markdown: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        answer_color: color,
         live: true,
         command_output: true,
         stream_answer: true,

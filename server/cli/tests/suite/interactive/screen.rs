@@ -32,6 +32,15 @@ pub fn env<'a>(home: &'a Path, server: &'a MockModelServer) -> Vec<(&'static str
     ]
 }
 
+/// How a character is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellStyle {
+    pub bold: bool,
+    pub italic: bool,
+    pub underline: bool,
+    pub colored: bool,
+}
+
 impl Screen {
     /// Starts `coder args` in `dir` with `env` (and PATH), in a terminal of its own.
     pub fn start(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Self {
@@ -123,6 +132,29 @@ impl Screen {
         let contents = parser.screen().contents();
         let lines: Vec<&str> = contents.lines().map(str::trim_end).collect();
         lines.join("\n").trim_end().to_owned()
+    }
+
+    /// How the first character of the first `needle` on the screen is drawn.
+    pub fn style_of(&self, needle: &str) -> Option<CellStyle> {
+        let bytes = self.output.lock().unwrap().clone();
+        let nonzero = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        let mut parser = vt100::Parser::new(nonzero(ROWS), nonzero(self.cols), 0);
+        parser.process(&bytes);
+        let screen = parser.screen();
+        for (row, line) in screen.rows(0, self.cols).enumerate() {
+            let Some(at) = line.find(needle) else {
+                continue;
+            };
+            let col = line[..at].chars().count();
+            let cell = screen.cell(row as u16, col as u16)?;
+            return Some(CellStyle {
+                bold: cell.bold(),
+                italic: cell.italic(),
+                underline: cell.underline(),
+                colored: cell.fgcolor() != vt100::Color::Default,
+            });
+        }
+        None
     }
 
     /// Waits until the screen shows `needle` `count` times in all, up to 30 s.
