@@ -295,6 +295,14 @@ export type EventMsg =
   | { "type": "file_reference", references: Array<FileReference> }
   | { "type": "mode_changed", mode: Mode, previous: Mode, reason: ModeChangeReason }
   | { "type": "warning", message: string }
+  | {
+      "type": "retrying",
+      message: string,
+      reason: string,
+      attempt: number,
+      maxRetries: number,
+      delayMs: number,
+    }
   | { "type": "workspace_reloaded", what: ReloadedKind, paths: Array<string> }
   | {
       "type": "mcp_server_status",

@@ -608,6 +608,7 @@ export class CoderEngine {
         });
         break;
       case "warning":
+      case "retrying":
         this.#log("warn", event.message);
         break;
       case "workspace_reloaded":

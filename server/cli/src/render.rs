@@ -40,6 +40,8 @@ pub const SPINNER_AFTER: Duration = Duration::from_millis(300);
 pub const SPINNER_EVERY: Duration = Duration::from_millis(100);
 /// How often, at most, the answer's block being written is drawn again as it streams.
 const PREVIEW_EVERY: Duration = Duration::from_millis(40);
+/// What each line of the model's thinking starts with.
+const THINKING_BAR: &str = "┊ ";
 /// The most lines of the answer's block being written shown below the output.
 const PREVIEW_ROWS: usize = 12;
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -108,6 +110,18 @@ pub struct Human {
     asked_diff: Option<(String, String)>,
     /// Commands whose output is shown as it streams, by call id.
     streaming: BTreeMap<String, Streaming>,
+    /// The provider's request that will be sent again: when, and why.
+    retry: Option<Retry>,
+    /// The model is thinking: the line of its thinking not yet complete (a live line).
+    thinking: Option<String>,
+}
+
+/// A retry the status line counts down to.
+struct Retry {
+    at: Instant,
+    reason: String,
+    attempt: u32,
+    max_retries: u32,
 }
 
 /// A command's output shown while it runs.
@@ -148,6 +162,8 @@ impl Human {
             context: (0, None),
             asked_diff: None,
             streaming: BTreeMap::new(),
+            retry: None,
+            thinking: None,
         }
     }
 
@@ -216,11 +232,22 @@ impl Human {
         let (dim, undim) = (self.dim_on(), self.dim_off());
         let width = live_width();
         let mut lines = Vec::new();
+        let tool = self.running.values().min_by_key(|(_, at)| *at).cloned();
+        let tool = tool.filter(|(_, at)| at.elapsed() >= SPINNER_AFTER);
+        if tool.is_some() {
+            self.end_answer_line()?;
+        }
         let rows = live_rows().saturating_sub(4).clamp(1, PREVIEW_ROWS);
         let preview = self.markdown.preview(width, rows);
-        let tool = self.running.values().min_by_key(|(_, at)| *at).cloned();
-        if let Some((line, started)) = tool.filter(|(_, at)| at.elapsed() >= SPINNER_AFTER) {
-            self.end_answer_line()?;
+        if let Some(partial) = self.thinking.as_ref().filter(|partial| !partial.is_empty()) {
+            lines.push(Live {
+                head: (THINKING_BAR.to_owned(), format!("{dim}{THINKING_BAR}")),
+                body: partial.clone(),
+                keep_end: true,
+                tail: (String::new(), undim.to_owned()),
+            });
+        }
+        if let Some((line, started)) = tool {
             let elapsed = started.elapsed().as_secs_f64();
             lines.push(Live {
                 head: (format!("{frame} "), format!("{on}{frame}{off} ")),
@@ -239,12 +266,23 @@ impl Human {
             if tokens > 0 {
                 status.push_str(&format!(" · {} tokens", compact_number(tokens)));
             }
-            status.push_str(&format!(" · {} to interrupt", self.style.interrupt_key));
+            if let Some(retry) = &self.retry {
+                let left = retry.at.saturating_duration_since(Instant::now());
+                status.push_str(&format!(
+                    " · retry {} of {} in {}s: {}",
+                    retry.attempt,
+                    retry.max_retries,
+                    left.as_secs_f64().ceil(),
+                    first_line(&retry.reason)
+                ));
+            }
+            // How to interrupt stays when the line is cut.
+            let interrupt = format!(" · {} to interrupt", self.style.interrupt_key);
             lines.push(Live {
                 head: (format!("{frame} "), format!("{on}{frame}{off} {dim}")),
                 body: status,
                 keep_end: false,
-                tail: (String::new(), undim.to_owned()),
+                tail: (interrupt.clone(), format!("{interrupt}{undim}")),
             });
         }
         if let Some(typed) = &self.typed
@@ -323,8 +361,59 @@ impl Human {
         }
     }
 
+    /// Thinking, apart from the answer: a label first, then each line after a bar, dim;
+    /// the line not yet complete is a live line.
+    fn thinking_delta(&mut self, delta: &str) -> std::io::Result<()> {
+        if self.thinking.is_none() {
+            self.end_answer_line()?;
+            self.clear_spinner()?;
+            let (on, off) = (self.dim_on(), self.dim_off());
+            writeln!(self.notes, "{on}✻ thinking{off}")?;
+            self.thinking = Some(String::new());
+        }
+        let Some(partial) = self.thinking.as_mut() else {
+            return Ok(());
+        };
+        partial.push_str(&neutralize(delta));
+        if let Some(end) = partial.rfind('\n') {
+            let whole: String = partial.drain(..=end).collect();
+            self.thinking_lines(&whole)?;
+        }
+        if self.style.live && self.drawn.elapsed() >= PREVIEW_EVERY {
+            self.draw_live()?;
+        }
+        Ok(())
+    }
+
+    /// Writes whole lines of thinking, wrapped under the bar.
+    fn thinking_lines(&mut self, text: &str) -> std::io::Result<()> {
+        self.clear_spinner()?;
+        let (on, off) = (self.dim_on(), self.dim_off());
+        let mut out = String::new();
+        for line in text.lines() {
+            for wrapped in crate::markdown::wrap(line, live_width(), THINKING_BAR, THINKING_BAR) {
+                out.push_str(&format!("{on}{}{off}\n", wrapped.trim_end()));
+            }
+        }
+        self.notes.write_all(out.as_bytes())
+    }
+
+    /// The thinking ended (or the answer or a tool began): its last line is written, and an
+    /// empty line sets it apart from what follows.
+    fn end_thinking(&mut self) -> std::io::Result<()> {
+        let Some(partial) = self.thinking.take() else {
+            return Ok(());
+        };
+        if !partial.trim().is_empty() {
+            self.thinking_lines(&partial)?;
+        }
+        self.clear_spinner()?;
+        self.notes.write_all(b"\n")
+    }
+
     /// Before a note: the answer is flushed and its line ended, the spinner cleared.
     fn end_answer_line(&mut self) -> std::io::Result<()> {
+        self.end_thinking()?;
         let mut rest = String::new();
         self.markdown.finish(live_width(), &mut rest);
         if !rest.is_empty() {
@@ -385,6 +474,7 @@ impl Human {
     }
 
     fn answer_delta(&mut self, delta: &str) -> std::io::Result<()> {
+        self.end_thinking()?;
         self.end_side()?;
         self.clear_spinner()?;
         let text = neutralize(delta);
@@ -557,6 +647,9 @@ impl Human {
     /// Prints one event.
     pub fn print(&mut self, event: &Event) -> std::io::Result<()> {
         let root = event.conversation_id == self.root;
+        if !matches!(event.msg, EventMsg::Retrying { .. }) {
+            self.retry = None;
+        }
         match &event.msg {
             EventMsg::AgentMessageDelta { delta } if !root => {
                 self.side_delta(event.conversation_id, delta)?;
@@ -577,8 +670,8 @@ impl Human {
             } if root && !self.style.stream_answer => {
                 self.answer_delta(text)?;
             }
-            EventMsg::AgentReasoningDelta { delta } => self.notes_dimmed(delta)?,
-            EventMsg::AgentReasoning { .. } => self.notes.write_all(b"\n")?,
+            EventMsg::AgentReasoningDelta { delta } => self.thinking_delta(delta)?,
+            EventMsg::AgentReasoning { .. } => self.end_thinking()?,
             EventMsg::TaskStarted { .. } if root => {
                 self.task = Some((Instant::now(), 0));
             }
@@ -658,6 +751,28 @@ impl Human {
             )?,
             EventMsg::Warning { message } => {
                 self.note_in(Some(YELLOW), &format!("warning: {message}"))?
+            }
+            EventMsg::Retrying {
+                message,
+                reason,
+                attempt,
+                max_retries,
+                delay_ms,
+            } => {
+                self.note_in(Some(YELLOW), &format!("warning: {message}"))?;
+                self.retry = Some(Retry {
+                    at: Instant::now() + Duration::from_millis(*delay_ms),
+                    reason: neutralize(reason).into_owned(),
+                    attempt: *attempt,
+                    max_retries: *max_retries,
+                });
+                // The countdown shows at once, not after the quiet moment.
+                self.last_output = Instant::now()
+                    .checked_sub(SPINNER_AFTER)
+                    .unwrap_or_else(Instant::now);
+                if self.style.live {
+                    self.draw_live()?;
+                }
             }
             EventMsg::WorkspaceReloaded { what, paths } => {
                 self.note(&format!("reloaded {}: {}", what.as_str(), paths.join(", ")))?

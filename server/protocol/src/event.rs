@@ -355,8 +355,18 @@ pub enum EventMsg {
         previous: Mode,
         reason: ModeChangeReason,
     },
-    /// Something went wrong but the task goes on (a retry, a skipped malformed chunk).
+    /// Something went wrong but the task goes on (a skipped malformed chunk).
     Warning { message: String },
+    /// The provider's request failed in a way worth retrying: coder waits `delay_ms`, then
+    /// asks again (`attempt` of at most `max_retries`). `message` says why and what
+    /// happens, whole, for a door that only prints it.
+    Retrying {
+        message: String,
+        reason: String,
+        attempt: u32,
+        max_retries: u32,
+        delay_ms: u64,
+    },
     /// Files the session keeps changed on disk and were read again; the next task sees
     /// them. A session-level event: it names the root conversation and no task. `paths` are
     /// the changed files (or folders) that caused it.

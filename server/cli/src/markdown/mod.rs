@@ -23,7 +23,7 @@ mod highlight;
 mod styled;
 mod table;
 
-pub use styled::cut;
+pub use styled::{cut, wrap};
 
 use highlight::Highlighter;
 

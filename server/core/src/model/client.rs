@@ -205,11 +205,17 @@ impl ModelClient {
             } else {
                 ""
             };
-            on_update(StreamUpdate::Warning(format!(
-                "{message}; retrying in {:.1}s (retry {attempt} of {}){discarded}",
-                delay.as_secs_f64(),
-                self.retry.max_retries
-            )));
+            on_update(StreamUpdate::Retrying {
+                message: format!(
+                    "{message}; retrying in {:.1}s (retry {attempt} of {}){discarded}",
+                    delay.as_secs_f64(),
+                    self.retry.max_retries
+                ),
+                reason: message,
+                attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
+                max_retries: u32::try_from(self.retry.max_retries).unwrap_or(u32::MAX),
+                delay,
+            });
             tokio::select! {
                 () = cancel.cancelled() => {
                     return Err(StreamError::Cancelled { partial: ModelResponse::default() });

@@ -184,8 +184,16 @@ pub struct ModelRequest<'a> {
 pub enum StreamUpdate {
     Text(String),
     Reasoning(String),
-    /// A retry or a skipped chunk: the call goes on.
+    /// A skipped chunk: the call goes on.
     Warning(String),
+    /// The request failed and is sent again after `delay`.
+    Retrying {
+        message: String,
+        reason: String,
+        attempt: u32,
+        max_retries: u32,
+        delay: std::time::Duration,
+    },
 }
 
 /// A whole model reply.

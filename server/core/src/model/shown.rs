@@ -68,7 +68,10 @@ impl Shown {
     pub fn report(&mut self, on_update: &mut (dyn FnMut(StreamUpdate) + Send)) -> bool {
         let mut shown = false;
         for update in self.pending.drain(..) {
-            shown |= !matches!(update, StreamUpdate::Warning(_));
+            shown |= !matches!(
+                update,
+                StreamUpdate::Warning(_) | StreamUpdate::Retrying { .. }
+            );
             on_update(update);
         }
         shown

@@ -129,6 +129,7 @@ fn the_same_shape_shortcut_reads_every_stream_as_a_full_parse_does() {
                 StreamUpdate::Text(text) => joined.text(&text),
                 StreamUpdate::Reasoning(text) => joined.reasoning(&text),
                 StreamUpdate::Warning(message) => joined.warning(message),
+                StreamUpdate::Retrying { message, .. } => joined.warning(message),
             }
         }
         let expected = (joined.take(), expected.1, expected.2);
@@ -249,6 +250,7 @@ fn join(updates: Vec<StreamUpdate>) -> Vec<StreamUpdate> {
             StreamUpdate::Text(text) => joined.text(&text),
             StreamUpdate::Reasoning(text) => joined.reasoning(&text),
             StreamUpdate::Warning(message) => joined.warning(message),
+            StreamUpdate::Retrying { message, .. } => joined.warning(message),
         }
     }
     joined.take()

@@ -429,6 +429,19 @@ pub(crate) async fn run_turn(ctx: TurnContext) -> TurnOutcome {
             }
             StreamUpdate::Reasoning(delta) => events.emit(EventMsg::AgentReasoningDelta { delta }),
             StreamUpdate::Warning(message) => events.emit(EventMsg::Warning { message }),
+            StreamUpdate::Retrying {
+                message,
+                reason,
+                attempt,
+                max_retries,
+                delay,
+            } => events.emit(EventMsg::Retrying {
+                message,
+                reason,
+                attempt,
+                max_retries,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            }),
         };
         let streamed = model.client.stream(&request, cancel, &mut on_update).await;
         // What the request sent; let go before anything is recorded.

@@ -190,7 +190,10 @@ pub fn warnings(events: &[Event]) -> Vec<String> {
     events
         .iter()
         .filter_map(|event| match &event.msg {
-            EventMsg::Warning { message } => Some(message.clone()),
+            // A retry is told by its own event, with the same words.
+            EventMsg::Warning { message } | EventMsg::Retrying { message, .. } => {
+                Some(message.clone())
+            }
             _ => None,
         })
         .collect()

@@ -26,14 +26,17 @@ fn answer() -> String {
     )
 }
 
-/// The answer streamed in pieces of 7 bytes (cut inside words, markers and table rows).
-fn streamed(text: &str) -> MockResponse {
+/// The answer in pieces of 7 characters (cut inside words, markers and table rows).
+fn pieces(text: &str) -> Vec<Chunk> {
     let chars: Vec<char> = text.chars().collect();
-    let chunks = chars
+    chars
         .chunks(7)
         .map(|piece| Chunk::text(&piece.iter().collect::<String>()))
-        .collect();
-    MockResponse::stream(chunks)
+        .collect()
+}
+
+fn streamed(text: &str) -> MockResponse {
+    MockResponse::stream(pieces(text))
 }
 
 fn start(place: &Place, server: &MockModelServer, cols: u16, extra: &[(&str, String)]) -> Screen {
@@ -119,7 +122,9 @@ async fn an_answer_is_wrapped_laid_out_and_styled_at_60_80_and_200_columns() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_colour_the_structure_stays_and_no_style_is_written() {
-    let server = MockModelServer::start(vec![streamed(&answer())])
+    let mut chunks = pieces(&answer());
+    chunks.insert(0, Chunk::thinking("weighing the report"));
+    let server = MockModelServer::start(vec![MockResponse::stream(chunks)])
         .await
         .unwrap();
     let place = Place::new();
@@ -129,7 +134,7 @@ async fn without_colour_the_structure_stays_and_no_style_is_written() {
     screen.wait_for("── done");
     let text = screen.prompt(2);
     for kept in [
-        "# Report",
+        "✻ thinking\n┊ weighing the report\n\n# Report",
         "This is *leaning*, ~~struck~~ and the docs (https://docs.example/x).",
         "│ a_much_longer_name.rs │  3400 │",
         "```rust",

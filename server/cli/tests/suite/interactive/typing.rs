@@ -144,3 +144,38 @@ async fn a_long_running_command_s_line_never_wraps_at_60_columns() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// A rate-limited request is retried with the reason and a countdown in the status line,
+/// not in silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_shows_its_reason_and_counts_down_in_the_status_line() {
+    let server = MockModelServer::start(vec![
+        MockResponse::rate_limited(3),
+        MockResponse::text("answered after the wait"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("hello");
+    let text = screen.wait_until("the countdown", |text| {
+        text.lines().any(|line| {
+            line.contains("working") && line.contains("retry 1 of") && line.contains("in 2s")
+        })
+    });
+    let status = text
+        .lines()
+        .find(|line| line.contains("working") && line.contains("retry 1 of"))
+        .unwrap_or_default();
+    assert!(
+        status.contains("429") && status.ends_with("esc to interrupt"),
+        "{text}"
+    );
+    let text = screen.wait_for("── done");
+    assert!(text.contains("answered after the wait"), "{text}");
+    assert!(!text.lines().any(|line| line.contains("working")), "{text}");
+    screen.prompt(2);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}

@@ -283,7 +283,11 @@ async fn a_turn_shows_thinking_todos_an_edits_diff_before_it_is_approved_and_wha
     screen.wait_for_count("? [y] Yes, allow it this once", 3);
     screen.line("y");
     let text = screen.prompt(2);
-    assert!(text.contains("The parser needs a guard first."), "{text}");
+    // Thinking is labelled and set apart by a bar, so it never reads as the answer.
+    assert!(
+        text.contains("✻ thinking\n┊ The parser needs a guard first.\n\n"),
+        "{text}"
+    );
     assert!(text.contains("guard the parser"), "{text}");
     // What grep found is shown under its line.
     assert!(text.contains("  │ src/parser.rs"), "{text}");
