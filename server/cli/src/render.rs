@@ -911,6 +911,11 @@ impl Human {
                     self.asked_diff = Some((call_id.clone(), diff.clone()));
                 }
             }
+            // A person's own switch (`/mode`, `/plan`, ...) is said by the command's answer.
+            EventMsg::ModeChanged {
+                reason: ModeChangeReason::SetMode,
+                ..
+            } => {}
             EventMsg::ModeChanged {
                 mode,
                 previous,

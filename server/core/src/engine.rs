@@ -525,6 +525,11 @@ impl Engine {
         self.session.set_documents(documents);
     }
 
+    /// The session's permission preset.
+    pub fn preset(&self) -> Preset {
+        self.session.permissions().preset()
+    }
+
     /// Switches the session's permission preset.
     pub fn set_preset(&self, preset: Preset) {
         self.session.permissions().set_preset(preset);

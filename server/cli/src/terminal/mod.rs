@@ -134,9 +134,10 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
             None => format!("{} tokens", compact_number(tokens)),
         };
         let status = format!(
-            "{context} · {} · {}",
+            "{context} · {} · {} · {} permissions",
             neutralize(&engine.model()),
-            mode.as_str()
+            mode.as_str(),
+            engine.preset().as_str()
         );
         printer.say(&if color {
             format!("\x1b[2m{status}\x1b[0m")

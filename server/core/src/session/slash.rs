@@ -318,31 +318,39 @@ impl Session {
 
     /// `/tools`: the built-in tools, then the MCP tools the conversation's view holds (built
     /// again first when the servers' tools changed since).
+    /// The tools the conversation's next request would carry, as that request is built (its
+    /// mode, its tool choices, the MCP tools it may see): built-in ones, then MCP ones, each
+    /// with the first sentence of its description.
     fn tools_command(&self, conversation: ConversationId) -> Result<CommandResult, EngineError> {
-        let disabled = self.config().disabled_tools.clone();
-        let line = |spec: &crate::tools::ToolSpec| {
-            let first = spec.description.lines().next().unwrap_or_default();
-            format!("  {:<16} {first}", spec.name)
-        };
-        let lines: Vec<String> = self
-            .tools()
-            .specs()
-            .iter()
-            .filter(|spec| !disabled.contains(&spec.name))
-            .map(line)
-            .collect();
-        let mut listing = format!("Tools:\n{}", lines.join("\n"));
-        let mcp = {
+        let active = self.state().model.clone();
+        let (shape, mcp) = {
             let conversation = self.conversation(conversation)?;
             let mut conversation = crate::sync::lock(&conversation);
             let view = &mut conversation.context.mcp_view;
             if !view.is_current(&self.services.mcp) {
                 view.rebuild(&self.services.mcp);
             }
-            view.tools()
+            let mcp: Vec<String> = view
+                .tools()
+                .specs()
+                .iter()
+                .map(|spec| spec.name.clone())
+                .collect();
+            (self.next_prompt(&conversation, active.as_deref()), mcp)
         };
-        if !mcp.specs().is_empty() {
-            let lines: Vec<String> = mcp.specs().iter().map(line).collect();
+        let line = |spec: &&crate::tools::ToolSpec| {
+            format!("  {:<16} {}", spec.name, first_sentence(&spec.description))
+        };
+        let (from_mcp, built_in): (Vec<_>, Vec<_>) = shape
+            .tools
+            .iter()
+            .partition(|spec| mcp.contains(&spec.name));
+        let mut listing = format!(
+            "Tools:\n{}",
+            built_in.iter().map(line).collect::<Vec<_>>().join("\n")
+        );
+        if !from_mcp.is_empty() {
+            let lines: Vec<String> = from_mcp.iter().map(line).collect();
             listing.push_str(&format!("\nMCP tools:\n{}", lines.join("\n")));
         }
         Ok(text(listing))
@@ -673,4 +681,16 @@ fn persist_model(workspace: &std::path::Path, model: &str) -> Result<(), String>
         std::io::Write::write_all(file, text.as_bytes())
     })
     .map_err(failed)
+}
+
+/// The first sentence of `text`: up to the first `. ` that does not end an abbreviation
+/// (`e.g. \`x\`` goes on), or the end of its first line.
+fn first_sentence(text: &str) -> &str {
+    const ABBREVIATIONS: [&str; 4] = ["e.g", "i.e", "etc", "vs"];
+    let line = text.lines().next().unwrap_or_default();
+    let end = line.match_indices(". ").map(|(at, _)| at).find(|&at| {
+        let word = line[..at].rsplit(' ').next().unwrap_or_default();
+        !ABBREVIATIONS.contains(&word.trim_start_matches('('))
+    });
+    end.map_or(line, |end| &line[..=end])
 }

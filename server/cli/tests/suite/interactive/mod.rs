@@ -7,6 +7,7 @@
 mod markdown;
 mod screen;
 pub mod session;
+mod status;
 mod typing;
 mod workflow;
 

@@ -744,7 +744,10 @@ async fn new_starts_a_session_with_an_empty_context_and_keeps_the_old_one() {
     // The mode the person chose goes on in the new session.
     let text = screen.prompt(3);
     let status = text.lines().rev().nth(1).unwrap();
-    assert!(status.ends_with("· mock-model · plan"), "{text}");
+    assert!(
+        status.ends_with("· mock-model · plan · balanced permissions"),
+        "{text}"
+    );
     screen.line("what was the word?");
     screen.prompt(4);
     let sent = server.requests()[1].body["messages"].to_string();
@@ -769,16 +772,25 @@ async fn mode_switches_stay_under_the_configured_mode_across_new_sessions() {
         text.contains("warning: mode yolo is looser than the session's auto-edit"),
         "{text}"
     );
-    assert!(status(text.clone()).ends_with("· auto-edit"), "{text}");
+    assert!(
+        status(text.clone()).ends_with("· auto-edit · auto-edit permissions"),
+        "{text}"
+    );
     screen.line("/plan");
     screen.prompt(3);
     screen.line("/new");
     screen.wait_for("new session");
     let text = screen.prompt(4);
-    assert!(status(text.clone()).ends_with("· plan"), "{text}");
+    assert!(
+        status(text.clone()).ends_with("· plan · auto-edit permissions"),
+        "{text}"
+    );
     screen.line("/auto-edit");
     let text = screen.prompt(5);
-    assert!(status(text.clone()).ends_with("· auto-edit"), "{text}");
+    assert!(
+        status(text.clone()).ends_with("· auto-edit · auto-edit permissions"),
+        "{text}"
+    );
     screen.send("\x04");
     assert!(screen.exit().success());
 }
