@@ -46,8 +46,11 @@ const THINKING_BAR: &str = "┊ ";
 const PREVIEW_ROWS: usize = 12;
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
-/// The most lines of a command's output shown under its summary; the rest is counted.
-const OUTPUT_LINES: usize = 200;
+/// The first lines of a command's output shown under its summary, as they come.
+const OUTPUT_HEAD: usize = 40;
+/// The last lines of a command's output shown when it ends (the model reads the end of a
+/// long output; the person sees it too). The lines between are counted.
+const OUTPUT_TAIL: usize = 40;
 
 /// What the printer does beyond plain lines.
 #[derive(Debug, Clone, Copy, Default)]
@@ -132,6 +135,9 @@ struct Streaming {
     /// The end of the last delta, not yet a whole line.
     partial: String,
     shown: usize,
+    /// The last lines past the head, shown when the command ends.
+    tail: std::collections::VecDeque<String>,
+    /// Lines past the head that left the tail: counted, not shown.
     hidden: usize,
 }
 
@@ -536,22 +542,27 @@ impl Human {
         if lines.is_empty() {
             return Ok(());
         }
-        let shown = lines.len().min(OUTPUT_LINES);
         let mut text = String::new();
-        for line in &lines[..shown] {
+        let mut line = |line: &str| {
             text.push_str("  │ ");
             text.push_str(line);
             text.push('\n');
-        }
-        if lines.len() > shown {
-            text.push_str(&format!("  │ … {} more lines\n", lines.len() - shown));
+        };
+        if lines.len() <= OUTPUT_HEAD + OUTPUT_TAIL {
+            lines.iter().for_each(|l| line(l));
+        } else {
+            lines[..OUTPUT_HEAD].iter().for_each(|l| line(l));
+            line(&skipped(lines.len() - OUTPUT_HEAD - OUTPUT_TAIL));
+            lines[lines.len() - OUTPUT_TAIL..]
+                .iter()
+                .for_each(|l| line(l));
         }
         self.note(text.trim_end())
     }
 
-    /// What a running command printed, under a line naming it, [`OUTPUT_LINES`] lines at
-    /// most: whole lines as they come once the command has run for [`SPINNER_AFTER`] (a
-    /// quick command's output is shown under its summary, as before), the rest when it ends.
+    /// What a running command printed, under a line naming it: its first [`OUTPUT_HEAD`]
+    /// lines as they come once the command has run for [`SPINNER_AFTER`] (a quick command's
+    /// output is shown under its summary, as before), its last [`OUTPUT_TAIL`] when it ends.
     fn output_delta(&mut self, call_id: &str, delta: &str) -> std::io::Result<()> {
         let streaming = self.streaming.entry(call_id.to_owned()).or_default();
         streaming
@@ -587,21 +598,25 @@ impl Human {
         self.output_lines(call_id, &whole)
     }
 
-    /// Shows `text`'s lines under the command while fewer than [`OUTPUT_LINES`] were shown;
-    /// counts the others.
+    /// Shows `text`'s lines under the command while fewer than [`OUTPUT_HEAD`] were shown;
+    /// keeps the others' last [`OUTPUT_TAIL`] for the end, and counts the rest.
     fn output_lines(&mut self, call_id: &str, text: &str) -> std::io::Result<()> {
         let Some(streaming) = self.streaming.get_mut(call_id) else {
             return Ok(());
         };
         let mut shown = String::new();
         for line in text.lines() {
-            if streaming.shown < OUTPUT_LINES {
+            if streaming.shown < OUTPUT_HEAD {
                 streaming.shown += 1;
                 shown.push_str("  │ ");
                 shown.push_str(line);
                 shown.push('\n');
             } else {
-                streaming.hidden += 1;
+                streaming.tail.push_back(line.to_owned());
+                if streaming.tail.len() > OUTPUT_TAIL {
+                    streaming.tail.pop_front();
+                    streaming.hidden += 1;
+                }
             }
         }
         if shown.is_empty() {
@@ -610,21 +625,39 @@ impl Human {
         self.note(shown.trim_end())
     }
 
-    /// Ends a command's streamed output: its last line, and how many were not shown.
-    /// Returns whether the call's output was streamed.
-    fn end_output(&mut self, call_id: &str) -> std::io::Result<bool> {
+    /// Ends a command's streamed output: its last line, how many lines were not shown,
+    /// and its last lines. With `cut_short` (the call failed or was interrupted), what it
+    /// printed is shown even if it ran too briefly to be streamed. Returns whether the
+    /// call's output was shown here.
+    fn end_output(&mut self, call_id: &str, cut_short: bool) -> std::io::Result<bool> {
         let Some(streaming) = self.streaming.get_mut(call_id) else {
             return Ok(false);
         };
-        if !streaming.headed {
+        let shows_partial = cut_short && !streaming.partial.trim().is_empty();
+        if !streaming.headed && !shows_partial {
             self.streaming.remove(call_id);
             return Ok(false);
         }
-        let partial = std::mem::take(&mut streaming.partial);
-        self.output_lines(call_id, &partial)?;
-        let hidden = self.streaming.remove(call_id).map_or(0, |s| s.hidden);
-        if hidden > 0 {
-            self.note(&format!("  │ … {hidden} more lines"))?;
+        if !streaming.partial.is_empty() && !streaming.partial.ends_with('\n') {
+            streaming.partial.push('\n');
+        }
+        self.flush_output(call_id)?;
+        let Some(streaming) = self.streaming.remove(call_id) else {
+            return Ok(true);
+        };
+        let mut text = String::new();
+        if streaming.hidden > 0 {
+            text.push_str("  │ ");
+            text.push_str(&skipped(streaming.hidden));
+            text.push('\n');
+        }
+        for line in &streaming.tail {
+            text.push_str("  │ ");
+            text.push_str(line);
+            text.push('\n');
+        }
+        if !text.is_empty() {
+            self.note(text.trim_end())?;
         }
         Ok(true)
     }
@@ -696,9 +729,9 @@ impl Human {
                 diff,
                 output,
             } => {
+                let streamed = self.end_output(call_id, false)?;
                 self.running.remove(call_id);
                 let kind = self.kinds.remove(call_id);
-                let streamed = self.end_output(call_id)?;
                 self.note(&format!("• {tool_name} {summary} ({duration_ms} ms)"))?;
                 let shown = self.asked_diff.take();
                 let shown = shown
@@ -717,9 +750,9 @@ impl Human {
                 duration_ms,
                 ..
             } => {
+                self.end_output(call_id, true)?;
                 self.running.remove(call_id);
                 self.kinds.remove(call_id);
-                self.end_output(call_id)?;
                 self.note_in(
                     Some(RED),
                     &format!("✗ {tool_name} {summary} ({duration_ms} ms)"),
@@ -963,6 +996,14 @@ impl Human {
         self.clear_spinner()?;
         self.notes.flush()
     }
+}
+
+/// The line that stands for output lines not shown.
+fn skipped(lines: usize) -> String {
+    format!(
+        "… {lines} line{} not shown …",
+        if lines == 1 { "" } else { "s" }
+    )
 }
 
 /// `1.2s`, or `2m 5s` past a minute.

@@ -204,6 +204,25 @@ impl Session {
 
     /// The result a continuation task injects for its closure: the target's last assistant
     /// message, and for `conv_create` the first input it gave.
+    /// The handed-over call's line for people: which conversation answered, and the first
+    /// line of its answer (the payload itself is JSON, for the model).
+    pub(super) fn closure_summary(&self, closure: &Closure) -> String {
+        let last = self
+            .conversation(closure.target)
+            .ok()
+            .and_then(|conv| lock(&conv).last_assistant_text())
+            .unwrap_or_default();
+        let answer = if last.trim().is_empty() {
+            "no answer".to_owned()
+        } else {
+            format!(
+                "answered: {}",
+                last.trim().lines().next().unwrap_or_default()
+            )
+        };
+        crate::turn::summary::completed(&format!("conversation {}", closure.target), &answer)
+    }
+
     pub(super) fn closure_payload(&self, closure: &Closure) -> String {
         let last = self
             .conversation(closure.target)

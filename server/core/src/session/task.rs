@@ -319,7 +319,7 @@ impl Session {
             events.emit(EventMsg::ToolCallCompleted {
                 call_id: closure.call_id.clone(),
                 tool_name: closure.tool_name.clone(),
-                summary: crate::turn::summary::completed("", &output),
+                summary: self.closure_summary(closure),
                 output: output.clone(),
                 duration_ms: 0,
                 diff: None,

@@ -33,6 +33,8 @@ pub(crate) const REPLACED_BEFORE_START: &str = "This call was not run: an earlie
 /// The result of a call that the interrupt reached while it ran (checkpoint 4).
 pub(crate) const CANCELLED_WHILE_RUNNING: &str =
     "The user interrupted this tool call while it was running; it may have done part of its work.";
+/// How long an interrupted call is given to return what it did so far.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 /// The result of a call after one the person refused in the same reply (checkpoint 3).
 const REFUSED_BEFORE_START: &str = "This call was not run: the user refused an earlier call of the same reply, which ended the task.";
 
@@ -349,10 +351,14 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     }
     let key = summary::key_argument(&input);
     let input_copy = input.clone();
+    let running = entry.tool.call(input, &ctx);
+    tokio::pin!(running);
     let result = tokio::select! {
         biased;
-        result = entry.tool.call(input, &ctx) => Some(result),
-        () = ctx.cancel.cancelled() => None,
+        result = &mut running => Some(result),
+        // A tool that watches the token itself (a command: its processes are ended) gets a
+        // moment to return what it did so far, for the person and the model.
+        () = ctx.cancel.cancelled() => tokio::time::timeout(STOP_GRACE, &mut running).await.ok(),
     };
     // What a tool returns is recorded: the keys coder holds are taken out first.
     let result = result.map(|result| redacted(result, &ctx.env));

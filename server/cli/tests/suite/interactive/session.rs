@@ -1041,6 +1041,12 @@ async fn a_handoff_is_said_and_conversations_lists_both() {
             line.contains("the current task was replaced by conv_create; running conversation ")
         })
         .unwrap_or_else(|| panic!("the handoff is not said: {text}"));
+    // The handed-over call's line says in words who answered what.
+    assert!(
+        text.contains("• conv_create conversation ")
+            && text.contains(" → answered: The plan, summarised. ("),
+        "{text}"
+    );
     let child = said
         .split("running conversation ")
         .nth(1)

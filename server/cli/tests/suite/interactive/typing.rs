@@ -179,3 +179,72 @@ async fn a_retry_shows_its_reason_and_counts_down_in_the_status_line() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// A command interrupted with Esc keeps what it printed: on the screen, and in what the
+/// model is told about the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_command_s_output_stays_for_the_person_and_the_model() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo step-one; echo step-two; sleep 20; echo never"}),
+        ),
+        MockResponse::text("noted"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "yolo"]);
+    screen.prompt(1);
+    screen.line("run it");
+    screen.wait_for("│ step-two");
+    screen.send("\x1b");
+    let text = screen.wait_for("── interrupted");
+    assert!(text.contains("  │ step-one\n  │ step-two"), "{text}");
+    screen.line("what did it print?");
+    screen.prompt(3);
+    let messages = server.requests()[1].body["messages"].clone();
+    let told = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    assert!(
+        told.contains("Output:\nstep-one\nstep-two\n"),
+        "the model is told the partial output: {told}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+/// A long output shows its first and its last lines, and says how many are between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_output_shows_its_head_and_its_tail() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", json!({"command": "sleep 1; seq 1 500"})),
+        MockResponse::tool_call("c2", "bash", json!({"command": "seq 1001 1300"})),
+        MockResponse::text("counted"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "yolo"]);
+    screen.prompt(1);
+    screen.line("count");
+    let text = screen.prompt(2);
+    // Streamed (the first ran long enough) and shown whole once done (the second).
+    for (first, last) in [(1, 500), (1001, 1300)] {
+        let head = format!("  │ {first}\n");
+        let tail = format!("  │ {last}\n");
+        assert!(text.contains(&head) && text.contains(&tail), "{text}");
+        assert!(!text.contains(&format!("  │ {}\n", first + 40)), "{text}");
+        assert!(text.contains(&format!("  │ {}\n", last - 39)), "{text}");
+    }
+    assert!(text.contains("  │ … 420 lines not shown …"), "{text}");
+    assert!(text.contains("  │ … 220 lines not shown …"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
