@@ -4,8 +4,10 @@
 //! compared as text snapshots (`snapshots/`, reviewed with `cargo insta review` or
 //! rewritten with `INSTA_UPDATE=always`).
 
+mod own_files;
 mod screen;
 pub mod session;
+mod told;
 mod typing;
 mod workflow;
 
