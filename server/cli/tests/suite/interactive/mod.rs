@@ -5,6 +5,7 @@
 //! rewritten with `INSTA_UPDATE=always`).
 
 mod own_files;
+mod sandbox_escape;
 mod screen;
 pub mod session;
 mod told;
