@@ -12,7 +12,9 @@
 //!
 //! A note is recorded at once when no task of the conversation runs or waits; otherwise
 //! before the input of its next task, since a message now could fall between a running
-//! turn's tool call and its result.
+//! turn's tool call and its result. A conversation with an empty history gets none: its
+//! next request has nothing a note could correct (the system prompt is built for the mode
+//! and the model of the moment), and a session with nothing said stays empty.
 
 use coder_protocol::{ChatMessage, ConversationId};
 
@@ -48,6 +50,9 @@ impl Session {
         }
         {
             let mut held = lock(&held);
+            if held.history.is_empty() {
+                return;
+            }
             held.record([note]);
             self.services.journal.persist(&mut held);
         }

@@ -210,8 +210,9 @@ impl Session {
         let name = args.split_whitespace().next().unwrap_or(args);
         self.set_model(crate::model::ModelSettings {
             model: name.to_owned(),
-            ..current
+            ..current.clone()
         })?;
+        self.report_window(conversation, &current, name);
         let workspace = self.config().workspace.clone();
         let path = workspace.join(".coder/config.json");
         let said = match persist_model(&workspace, name) {
@@ -233,6 +234,34 @@ impl Session {
             &format!("model: {name}"),
         );
         Ok(text(said))
+    }
+
+    /// Reports `conversation`'s context against `model`'s window at once (a `token_count`
+    /// of no new usage), so a door's context line follows `/model` before the next turn.
+    fn report_window(
+        &self,
+        conversation: ConversationId,
+        settings: &crate::model::ModelSettings,
+        model: &str,
+    ) {
+        let Ok(held) = self.conversation(conversation) else {
+            return;
+        };
+        let (total, context_tokens) = {
+            let held = lock(&held);
+            (held.total_usage.clone(), held.size.tokens)
+        };
+        let (limits, _) = settings.limits_of(model);
+        self.services.hub.emit(
+            conversation,
+            None,
+            EventMsg::TokenCount {
+                last: coder_protocol::TokenUsage::default(),
+                total,
+                context_tokens,
+                context_window: Some(limits.context_window),
+            },
+        );
     }
 
     fn permissions_command(

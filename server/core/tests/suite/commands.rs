@@ -645,6 +645,9 @@ async fn a_mode_switched_while_a_task_runs_is_told_before_the_next_input() {
 async fn compact_on_an_empty_conversation_says_so_and_starts_nothing() {
     let server = MockModelServer::start(vec![]).await.unwrap();
     let h = Harness::new(&server, ProviderKind::OpenAi);
+    // A switch in a conversation with nothing said leaves no note: it stays empty.
+    h.engine.command(h.root, "/plan").unwrap();
+    assert!(h.engine.history(h.root).unwrap().is_empty());
     let answer = h.engine.command(h.root, "/compact").unwrap();
     assert_eq!(answer.task_id, None);
     assert!(

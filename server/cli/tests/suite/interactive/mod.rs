@@ -4,6 +4,7 @@
 //! compared as text snapshots (`snapshots/`, reviewed with `cargo insta review` or
 //! rewritten with `INSTA_UPDATE=always`).
 
+mod minor;
 mod own_files;
 mod sandbox_escape;
 mod screen;

@@ -154,19 +154,24 @@ async fn mode_model_and_permissions_changes_reach_the_next_request_and_the_snaps
 /// A command that changes nothing (`/help`, `/mode` alone) is not recorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_that_only_show_something_are_not_recorded() {
-    let server = MockModelServer::start(vec![MockResponse::text("hello")])
-        .await
-        .unwrap();
+    let server = MockModelServer::start(vec![
+        MockResponse::text("hello"),
+        MockResponse::text("hello again"),
+    ])
+    .await
+    .unwrap();
     let place = Place::new();
     let mut screen = place.start(&server, &[]);
     screen.prompt(1);
-    screen.line("/mode");
-    screen.prompt(2);
-    screen.line("/help");
-    screen.prompt(3);
     screen.line("hi");
+    screen.prompt(2);
+    screen.line("/mode");
+    screen.prompt(3);
+    screen.line("/help");
     screen.prompt(4);
-    let users = user_messages(&server, 0);
+    screen.line("hi again");
+    screen.prompt(5);
+    let users = user_messages(&server, 1);
     assert!(
         !users.iter().any(|text| text.contains("The person ran")),
         "{users:?}"

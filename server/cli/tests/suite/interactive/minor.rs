@@ -1,0 +1,85 @@
+//! The small things a person notices at the terminal: the context window follows `/model`
+//! at once, a change coder made itself is not reported as a reload, `/compact` on an empty
+//! session says so without calling the model, and declining trust is not followed by advice
+//! to accept it.
+
+use coder_testkit::{MockModelServer, MockResponse};
+
+use super::session::Place;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_context_window_follows_slash_model_at_once_and_no_reload_is_reported() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("hello"),
+        MockResponse::text("still here"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    // No configured window: each model's own applies.
+    std::fs::write(
+        place.home.path().join(".config/coder/config.json"),
+        r#"{"model": "gpt-4"}"#,
+    )
+    .unwrap();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("hi");
+    let text = screen.prompt(2);
+    assert!(text.contains(" / 8.2k tokens · gpt-4 · default"), "{text}");
+    screen.line("/model gpt-4o");
+    let text = screen.prompt(3);
+    let last_status = text.lines().rev().nth(1).unwrap_or_default();
+    assert!(
+        last_status.ends_with(" / 128.0k tokens · gpt-4o · default"),
+        "{text}"
+    );
+    // The file watcher sees `.coder/config.json` change; coder wrote it itself, so nothing
+    // is reported when the next output comes.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    screen.line("and now?");
+    let text = screen.prompt(4);
+    assert!(text.contains("still here"), "{text}");
+    assert!(!text.contains("reloaded"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_on_an_empty_session_says_there_is_nothing_to_compact() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("/compact");
+    let text = screen.prompt(2);
+    assert!(
+        text.contains("\nnothing to compact: the conversation is empty"),
+        "{text}"
+    );
+    assert!(!text.contains("compacting the conversation"), "{text}");
+    assert!(!text.contains("── done"), "{text}");
+    assert!(server.requests().is_empty());
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declining_trust_is_not_followed_by_advice_to_answer_yes() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let place = Place::new();
+    place.write(".coder/config.json", r#"{"mode": "yolo"}"#);
+    let mut screen = place.start(&server, &[]);
+    screen.wait_for("Trust this folder?");
+    screen.line("n");
+    let text = screen.prompt(1);
+    assert!(text.contains("Not trusted"), "{text}");
+    // The notice the question showed is not repeated with advice to answer what the
+    // person just declined; what is said next is how to trust it later.
+    let after = text.split("Not trusted").nth(1).unwrap_or_default();
+    assert!(!after.contains("is not a trusted folder"), "{text}");
+    assert!(!after.contains("when coder asks"), "{text}");
+    assert!(after.contains("To trust it later"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
