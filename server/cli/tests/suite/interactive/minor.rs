@@ -83,3 +83,23 @@ async fn declining_trust_is_not_followed_by_advice_to_answer_yes() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// The first turn's reminders agree: a request that started a todo list is not also told
+/// that its list is empty and that a simple step may skip it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_complex_first_request_gets_reminders_that_agree() {
+    let server = MockModelServer::start(vec![MockResponse::text("on it")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    place.write(".coder/config.json", r#"{"requireTodoForComplex": true}"#);
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("rename the parser, move its tests and update the documentation too");
+    screen.prompt(2);
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("a todo list was started"), "{sent}");
+    assert!(!sent.contains("Your todo list is empty"), "{sent}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
