@@ -1,9 +1,11 @@
 //! The small things a person notices at the terminal: the context window follows `/model`
 //! at once, a change coder made itself is not reported as a reload, `/compact` on an empty
-//! session says so without calling the model, and declining trust is not followed by advice
-//! to accept it.
+//! session says so without calling the model, declining trust is not followed by advice
+//! to accept it, the first turn's reminders agree, and auto-verify does not send the model
+//! to fix what the environment broke.
 
 use coder_testkit::{MockModelServer, MockResponse};
+use serde_json::json;
 
 use super::session::Place;
 
@@ -100,6 +102,49 @@ async fn a_complex_first_request_gets_reminders_that_agree() {
     let sent = server.requests()[0].body["messages"].to_string();
     assert!(sent.contains("a todo list was started"), "{sent}");
     assert!(!sent.contains("Your todo list is empty"), "{sent}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+/// A test command that fails because of the machine (here: it needs a folder in a home
+/// directory that is not there) is not a failure of the code: auto-verify stops with a
+/// best-effort warning and does not send the model back to fix it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_verify_does_not_retry_a_failure_of_the_environment() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "write",
+            json!({"path": "src/A.java", "content": "class A {}\n"}),
+        ),
+        MockResponse::text("done"),
+        MockResponse::text("should not be asked"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    place.write("build.gradle", "");
+    place.write(
+        "gradlew",
+        "#!/bin/sh\nmkdir \"$HOME/missing/.gradle\" || exit 1\necho 'BUILD SUCCESSFUL'\n",
+    );
+    std::fs::set_permissions(
+        place.workspace.path().join("gradlew"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let mut screen = place.start(&server, &["--mode", "yolo"]);
+    screen.prompt(1);
+    screen.line("change A");
+    let text = screen.prompt(2);
+    assert!(
+        text.contains("auto-verification is best-effort and stopped"),
+        "{text}"
+    );
+    assert!(text.contains("is missing or cannot be written"), "{text}");
+    assert!(!text.contains("auto-verification failed"), "{text}");
+    assert_eq!(server.requests().len(), 2);
     screen.send("\x04");
     assert!(screen.exit().success());
 }
