@@ -249,7 +249,7 @@ impl Session {
         };
         let (total, context_tokens) = {
             let held = lock(&held);
-            (held.total_usage.clone(), held.size.tokens)
+            (held.total_usage, held.size.tokens)
         };
         let (limits, _) = settings.limits_of(model);
         self.services.hub.emit(
