@@ -286,6 +286,9 @@ fn read(
     }
     let started = Instant::now();
     let mut child = command.spawn().unwrap();
+    // The command holds its copies of the terminal's side: dropped, the terminal reads
+    // its end once the child exits.
+    drop(command);
     let mut bytes = Vec::with_capacity(1 << 20);
     match terminal {
         Some(pty) => {

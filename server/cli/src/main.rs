@@ -75,7 +75,9 @@ fn main() -> ExitCode {
         .with_ansi(color::stderr_wants_color())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CODER_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // The file watcher's crate warns about its own bookkeeping (a watch on a
+                // folder already gone), which says nothing a person can act on.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,notify=off")),
         )
         .init();
     if let Err(err) = undumpable {

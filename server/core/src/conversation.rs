@@ -212,6 +212,10 @@ pub(crate) struct Conversation {
     /// message at the start of its next one, before its input: a message now could fall
     /// between a running turn's tool call and its result.
     pub pending_instructions: Option<String>,
+    /// What the person's built-in commands changed while a task of it ran or waited
+    /// (`session/command_notes.rs`), recorded at the start of its next task, after the
+    /// instructions and before its input, for the same reason.
+    pub pending_notes: Vec<ChatMessage>,
     /// The system prompt and tools its last task sent besides its history (or, taken up
     /// from a saved session, those its snapshot held): for the session snapshot, whose
     /// every conversation must be a request that can be replayed, and for counting what a
@@ -271,6 +275,7 @@ impl Conversation {
             todos: Arc::default(),
             seen: Arc::default(),
             pending_instructions: None,
+            pending_notes: Vec::new(),
             prompt: None,
             worker: false,
             points: Vec::new(),

@@ -96,7 +96,10 @@ impl InputReminders {
     pub fn message(self) -> Option<ChatMessage> {
         let mut parts: Vec<String> = self.references;
         if self.first_input {
-            parts.extend(first_input_reminders(self.todo_offered, &self.rules));
+            // A complex task's list is not empty: its reminder says what it holds, and the
+            // empty list's (which also says a simple step may skip it) would contradict it.
+            let todo_offered = self.todo_offered && !self.complex_task;
+            parts.extend(first_input_reminders(todo_offered, &self.rules));
         }
         if self.plan_entered {
             parts.push(PLAN_REMINDER.to_owned());
@@ -166,6 +169,18 @@ mod tests {
             ..InputReminders::default()
         };
         assert!(not_offered.message().is_none());
+    }
+
+    #[test]
+    fn a_complex_first_input_is_not_also_told_its_list_is_empty() {
+        let first = InputReminders {
+            first_input: true,
+            todo_offered: true,
+            complex_task: true,
+            ..InputReminders::default()
+        };
+        let text = first.message().and_then(|m| m.content).unwrap_or_default();
+        assert_eq!(text, wrap(COMPLEX_TASK_REMINDER));
     }
 
     #[test]

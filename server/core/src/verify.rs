@@ -335,8 +335,9 @@ pub(crate) enum Verdict {
 }
 
 /// Reads the `bash` tool's report (`Exit code: N` first) or its error (a timeout, a
-/// command that could not start).
-pub(crate) fn verdict(result: &Result<String, String>) -> Verdict {
+/// command that could not start). A failure whose output shows the environment failed
+/// ([`environment_failure`]) is one no fix to the code would help, whatever its exit code.
+pub(crate) fn verdict(result: &Result<String, String>, home: Option<&Path>) -> Verdict {
     let report = match result {
         Ok(report) => report,
         Err(error) => {
@@ -365,7 +366,13 @@ pub(crate) fn verdict(result: &Result<String, String>) -> Verdict {
             exit_code: Some(code),
             why: "the command cannot be executed here (exit code 126)".to_owned(),
         },
-        Some(code) => Verdict::Failed(code),
+        Some(code) => match environment_failure(report, home) {
+            Some(why) => Verdict::Environment {
+                exit_code: Some(code),
+                why,
+            },
+            None => Verdict::Failed(code),
+        },
         None => Verdict::Environment {
             exit_code: None,
             why: "it was killed by a signal".to_owned(),
@@ -373,9 +380,108 @@ pub(crate) fn verdict(result: &Result<String, String>) -> Verdict {
     }
 }
 
+/// The most characters of an output line a verdict quotes.
+const QUOTED_LINE_CHARS: usize = 160;
+
+/// What a failed run's output shows of an environment that cannot run the checks (the
+/// command started, then stopped before checking anything): a program it needs is not
+/// installed (`sh: 1: java: not found`, `bash: mvn: command not found`), a program or its
+/// interpreter cannot be started (`bad interpreter`, a shell's `Permission denied` or
+/// `No such file or directory` for the program it runs), the home directory `home` is
+/// missing or cannot be written (its path with `No such file or directory`, `ENOENT`,
+/// `Permission denied`, `EACCES` or a read-only file system), or Java is not set up
+/// (`JAVA_HOME`). `None` for anything else: a failure the model may fix.
+fn environment_failure(report: &str, home: Option<&Path>) -> Option<String> {
+    const SHELLS: [&str; 5] = [
+        "sh: ",
+        "bash: ",
+        "/bin/sh: ",
+        "/bin/bash: ",
+        "/usr/bin/env: ",
+    ];
+    const CANNOT_START: [&str; 2] = ["Permission denied", "No such file or directory"];
+    const HOME_FAILURES: [&str; 6] = [
+        "No such file or directory",
+        "ENOENT",
+        "Permission denied",
+        "EACCES",
+        "Read-only file system",
+        "EROFS",
+    ];
+    let home = home.and_then(Path::to_str).filter(|home| home.len() > 1);
+    report.lines().map(str::trim).find_map(|line| {
+        let quoted: String = line.chars().take(QUOTED_LINE_CHARS).collect();
+        let from_shell = SHELLS.iter().any(|shell| line.starts_with(shell));
+        if line.ends_with(": command not found") || (from_shell && line.ends_with(": not found")) {
+            Some(format!(
+                "a program it needs is not installed here: {quoted}"
+            ))
+        } else if line.contains("bad interpreter")
+            || (from_shell && CANNOT_START.iter().any(|why| line.ends_with(why)))
+        {
+            Some(format!(
+                "a program it runs cannot be started here: {quoted}"
+            ))
+        } else if let Some(home) = home
+            && line.contains(home)
+            && HOME_FAILURES.iter().any(|why| line.contains(why))
+        {
+            Some(format!(
+                "the home directory {home} is missing or cannot be written: {quoted}"
+            ))
+        } else if line.contains("JAVA_HOME is not set")
+            || line.contains("JAVA_HOME is set to an invalid directory")
+        {
+            Some(format!("Java is not set up here: {quoted}"))
+        } else {
+            None
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_of_the_environment_are_not_failures_of_the_code() {
+        let home = Path::new("/home/ada");
+        let environment = [
+            "Exit code: 1\nOutput:\nsh: 1: java: not found\n",
+            "Exit code: 1\nOutput:\n./gradlew: line 3: mvn: command not found\n",
+            "Exit code: 1\nOutput:\n/usr/bin/env: 'python3': No such file or directory\n",
+            "Exit code: 1\nOutput:\nbash: ./run-tests: /usr/bin/python9: bad interpreter: No such file or directory\n",
+            "Exit code: 1\nOutput:\nsh: 1: ./gradlew: Permission denied\n",
+            "Exit code: 1\nOutput:\nmkdir: cannot create directory '/home/ada/.gradle': No such file or directory\n",
+            "Exit code: 243\nOutput:\nnpm ERR! Error: EACCES: permission denied, mkdir '/home/ada/.npm'\n",
+            "Exit code: 1\nOutput:\nERROR: JAVA_HOME is not set and no 'java' command could be found\n",
+        ];
+        for report in environment {
+            let verdict = verdict(&Ok(report.to_owned()), Some(home));
+            assert!(
+                matches!(
+                    verdict,
+                    Verdict::Environment {
+                        exit_code: Some(_),
+                        ..
+                    }
+                ),
+                "{report}: {verdict:?}"
+            );
+        }
+        let code = [
+            "Exit code: 1\nOutput:\ntest parser::guards ... FAILED\n",
+            "Exit code: 1\nOutput:\nassertion failed: file not found: No such file or directory\n",
+            "Exit code: 101\nOutput:\nerror[E0425]: cannot find value `x` in this scope\n",
+        ];
+        for report in code {
+            let verdict = verdict(&Ok(report.to_owned()), Some(home));
+            assert!(
+                matches!(verdict, Verdict::Failed(_)),
+                "{report}: {verdict:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_named_command_is_found_as_whole_words_only() {
@@ -539,30 +645,34 @@ mod tests {
         assert!(warnings[1].contains("maxVerifyAttempts 5"));
     }
 
+    fn verdict_of(result: &Result<String, String>) -> Verdict {
+        verdict(result, None)
+    }
+
     #[test]
     fn reports_read_as_verdicts() {
         let ok = |text: &str| Ok::<String, String>(text.to_owned());
         assert_eq!(
-            verdict(&ok("Exit code: 0\nWall time: 1.0s\n")),
+            verdict_of(&ok("Exit code: 0\nWall time: 1.0s\n")),
             Verdict::Passed
         );
-        assert_eq!(verdict(&ok("Exit code: 101\n")), Verdict::Failed(101));
+        assert_eq!(verdict_of(&ok("Exit code: 101\n")), Verdict::Failed(101));
         assert!(matches!(
-            verdict(&ok("Exit code: 127\n")),
+            verdict_of(&ok("Exit code: 127\n")),
             Verdict::Environment {
                 exit_code: Some(127),
                 ..
             }
         ));
         assert!(matches!(
-            verdict(&ok("Exit code: none (killed by a signal)\n")),
+            verdict_of(&ok("Exit code: none (killed by a signal)\n")),
             Verdict::Environment {
                 exit_code: None,
                 ..
             }
         ));
         assert!(matches!(
-            verdict(&Err("Timed out after 600.0s; ...".into())),
+            verdict_of(&Err("Timed out after 600.0s; ...".into())),
             Verdict::Environment { .. }
         ));
     }

@@ -54,7 +54,7 @@ const DOOR: Door = Door {
     names: DoorNames {
         settings: "the command line",
         base_url: "the command line",
-        how_to_trust: "answer yes when coder asks whether to trust the folder, or list it in \"trustedFolders\"",
+        how_to_trust: "start coder again and answer yes when it asks whether to trust the folder, or list it in \"trustedFolders\"",
     },
     provider: ProviderNeed::AtStart,
     completes_paths: true,
@@ -85,6 +85,11 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     // folder gets.
     let mut trusted = None;
     if let Some(notice) = config.untrusted_notice("") {
+        // The question says it, and the answer decides: the door's notice is not repeated.
+        let asked = config.untrusted_notice(DOOR.names.how_to_trust);
+        config
+            .warnings
+            .retain(|warning| Some(warning) != asked.as_ref());
         (config, trusted) = ask_trust(&start, config, &notice, overrides(Some(true))).await?;
     }
     for warning in std::mem::take(&mut config.warnings) {
@@ -383,7 +388,9 @@ async fn ask_trust(
     .and_then(Result::ok)
     .unwrap_or_default();
     if !matches!(answer.trim().to_lowercase().as_str(), "y" | "yes") {
-        println!("Not trusted: its files only narrow your settings.");
+        println!(
+            "Not trusted: its files only narrow your settings. To trust it later, answer yes at the next start or list it in \"trustedFolders\"."
+        );
         return Ok((config, None));
     }
     let Some(user_file) = config.user_file.clone() else {

@@ -268,7 +268,7 @@ async fn a_turn_in_a_repository_runs_git_once_per_session_not_per_turn() {
         .await;
     assert_eq!(
         answer["result"]["text"],
-        "undid the last turn: restored tracked.txt"
+        "undid the last turn:\n  restored tracked.txt"
     );
     assert_eq!(
         std::fs::read_to_string(ws.join("tracked.txt")).unwrap(),

@@ -243,7 +243,10 @@ pub(crate) fn check(
 fn before_policy(mode: Mode, assessment: &Assessment, confined: bool) -> Option<Check> {
     if let Risk::Catastrophic(why) = &assessment.risk {
         // Before the protected files: `rm -rf .git` is refused, not asked about.
-        return Some(Check::new(PolicyDecision::Deny, format!("refused: {why}")));
+        return Some(Check::new(
+            PolicyDecision::Deny,
+            format!("refused: catastrophic: {why}"),
+        ));
     }
     if assessment.protected.is_empty() || mode == Mode::Plan {
         return None;

@@ -76,7 +76,19 @@ impl Session {
             );
         }
         let applied = with_live_keys(&current, &next);
-        let changed = live_changed(&current, &applied);
+        // The model the session runs now is no change: `/model` switched to it and wrote
+        // it in the file, a change coder made itself and does not report as a reload.
+        let running = self.model_settings();
+        let baseline = match &running {
+            Some(running) if Some(running) == ModelSettings::from_config(&applied).as_ref() => {
+                Config {
+                    model: running.model.clone(),
+                    ..(*current).clone()
+                }
+            }
+            _ => (*current).clone(),
+        };
+        let changed = live_changed(&baseline, &applied);
         if changed && let Err(err) = self.apply_config(&current, &applied) {
             warnings.push(format!(
                 "{} changed but the model cannot be set up ({}); the last good \

@@ -26,6 +26,7 @@
 //! may call back into the engine). Conversation locks are never held across an `.await`.
 
 mod calls;
+mod command_notes;
 mod completion;
 mod conversations;
 pub(crate) mod driver;

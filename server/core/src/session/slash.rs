@@ -66,7 +66,7 @@ impl Session {
         })?;
         match name {
             "help" => Ok(self.help()),
-            "model" => self.model_command(args),
+            "model" => self.model_command(conversation, args),
             "permissions" => self.permissions_command(conversation, args),
             "mode" => self.mode_command(conversation, args),
             "plan" | "default" | "auto-edit" | "yolo" => self.mode_command(conversation, name),
@@ -79,6 +79,11 @@ impl Session {
             "clear" => self.clear_command(conversation, args),
             "resume" => self.resume_command(args),
             "compact" => {
+                if self.holds_nothing(conversation)? {
+                    return Ok(text(
+                        "nothing to compact: the conversation is empty; nothing was sent to the model",
+                    ));
+                }
                 let task = self.compact(conversation)?;
                 Ok(CommandResult {
                     task_id: Some(task),
@@ -86,19 +91,7 @@ impl Session {
                 })
             }
             "diff" => self.diff_command(args),
-            "undo" => {
-                if self.driver.running().is_some() {
-                    return Err(EngineError::new(
-                        crate::error::ErrorKind::Busy,
-                        "a task is running: /undo after it ends, or interrupt it first",
-                    ));
-                }
-                self.services
-                    .checkpoints
-                    .undo()
-                    .map(text)
-                    .map_err(EngineError::invalid_params)
-            }
+            "undo" => self.undo_command(conversation),
             "rewind" if args.trim().is_empty() => self.points_command(conversation),
             "rewind" | "fork" => Err(EngineError::invalid_params(format!(
                 "/{name} N goes through `conversation/rewind` or `session/fork` in this door \
@@ -119,6 +112,15 @@ impl Session {
                 })
             }
         }
+    }
+
+    /// Whether `conversation` has no history and no task of it runs or waits: `/compact`
+    /// has nothing to summarise.
+    fn holds_nothing(&self, conversation: ConversationId) -> Result<bool, EngineError> {
+        let held = self.conversation(conversation)?;
+        let state = self.state();
+        let empty = lock(&held).history.is_empty();
+        Ok(empty && !state.queue.holds(conversation) && state.queue.at_rest())
     }
 
     /// Queues a person's `!command` as a task of its own (`session/shell.rs`).
@@ -162,6 +164,24 @@ impl Session {
         Ok(text(lines.join("\n")))
     }
 
+    /// `/undo`: the files of the last turn put back, and the model told
+    /// (`session/command_notes.rs`).
+    fn undo_command(&self, conversation: ConversationId) -> Result<CommandResult, EngineError> {
+        if self.driver.running().is_some() {
+            return Err(EngineError::new(
+                crate::error::ErrorKind::Busy,
+                "a task is running: /undo after it ends, or interrupt it first",
+            ));
+        }
+        let said = self
+            .services
+            .checkpoints
+            .undo()
+            .map_err(EngineError::invalid_params)?;
+        self.tell_model(conversation, "/undo", &said);
+        Ok(text(said))
+    }
+
     fn help(&self) -> CommandResult {
         let mut lines = vec!["Commands:".to_owned()];
         for info in self.commands() {
@@ -178,7 +198,11 @@ impl Session {
 
     /// `/model`: the model now; `/model <name>`: switch at once and write it to the
     /// workspace's `.coder/config.json` (seed 004 section 9; a failed write keeps the switch).
-    fn model_command(&self, args: &str) -> Result<CommandResult, EngineError> {
+    fn model_command(
+        &self,
+        conversation: ConversationId,
+        args: &str,
+    ) -> Result<CommandResult, EngineError> {
         let current = self.model_settings().ok_or_else(EngineError::no_provider)?;
         if args.is_empty() {
             return Ok(text(format!("model: {}", current.model)));
@@ -186,18 +210,58 @@ impl Session {
         let name = args.split_whitespace().next().unwrap_or(args);
         self.set_model(crate::model::ModelSettings {
             model: name.to_owned(),
-            ..current
+            ..current.clone()
         })?;
+        self.report_window(conversation, &current, name);
         let workspace = self.config().workspace.clone();
         let path = workspace.join(".coder/config.json");
-        let persisted = persist_model(&workspace, name);
-        Ok(text(match persisted {
-            Ok(()) => format!("model: {name} (saved in {})", path.display()),
+        let said = match persist_model(&workspace, name) {
+            Ok(Persisted::Ignored) => {
+                format!(
+                    "model: {name} (saved in {}, which git ignores)",
+                    path.display()
+                )
+            }
+            Ok(Persisted::Written) => format!("model: {name} (saved in {})", path.display()),
             Err(err) => format!(
                 "model: {name} for this session; it could not be saved in {}: {err}",
                 path.display()
             ),
-        }))
+        };
+        self.tell_model(
+            conversation,
+            &format!("/model {name}"),
+            &format!("model: {name}"),
+        );
+        Ok(text(said))
+    }
+
+    /// Reports `conversation`'s context against `model`'s window at once (a `token_count`
+    /// of no new usage), so a door's context line follows `/model` before the next turn.
+    fn report_window(
+        &self,
+        conversation: ConversationId,
+        settings: &crate::model::ModelSettings,
+        model: &str,
+    ) {
+        let Ok(held) = self.conversation(conversation) else {
+            return;
+        };
+        let (total, context_tokens) = {
+            let held = lock(&held);
+            (held.total_usage, held.size.tokens)
+        };
+        let (limits, _) = settings.limits_of(model);
+        self.services.hub.emit(
+            conversation,
+            None,
+            EventMsg::TokenCount {
+                last: coder_protocol::TokenUsage::default(),
+                total,
+                context_tokens,
+                context_window: Some(limits.context_window),
+            },
+        );
     }
 
     fn permissions_command(
@@ -208,7 +272,11 @@ impl Session {
         if let Some(id) = args.strip_prefix("remove") {
             let id = id.trim();
             return match self.remove_permission_rule(id)? {
-                true => Ok(text(format!("removed the rule {id}"))),
+                true => {
+                    let said = format!("removed the rule {id}");
+                    self.tell_model(conversation, &format!("/permissions remove {id}"), &said);
+                    Ok(text(said))
+                }
                 false => Err(EngineError::invalid_params(format!(
                     "no recorded rule `{id}` in this project: /permissions lists them"
                 ))),
@@ -243,6 +311,12 @@ impl Session {
                 preset
             };
             self.permissions().set_preset(granted);
+            let mode = self.mode(conversation)?;
+            self.tell_model(
+                conversation,
+                &format!("/permissions {args}"),
+                &format!("preset: {}, mode: {}", granted.as_str(), mode.as_str()),
+            );
         }
         let mode = self.mode(conversation)?;
         let permissions = self.permissions();
@@ -301,7 +375,9 @@ impl Session {
                 ))
             })?;
         self.set_mode(conversation, mode)?;
-        Ok(text(format!("mode: {}", self.mode(conversation)?.as_str())))
+        let said = format!("mode: {}", self.mode(conversation)?.as_str());
+        self.tell_model(conversation, &format!("/mode {args}"), &said);
+        Ok(text(said))
     }
 
     /// `/mcp`: the servers and any change held for a person; `/mcp reload` starts the
@@ -648,11 +724,26 @@ fn new_files_diff(workspace: &std::path::Path) -> String {
     out
 }
 
+/// How `/model` saved the model.
+enum Persisted {
+    /// In a `.coder/config.json` coder made, which its `.coder/.gitignore` keeps out of git.
+    Ignored,
+    /// In the project's own `.coder/config.json`, or beside the project's own
+    /// `.coder/.gitignore`: the project decides what git sees.
+    Written,
+}
+
+/// What `.coder/.gitignore` holds when coder makes it, making `.coder/config.json`: coder's
+/// own state stays out of `git status` and `/diff`.
+const CODER_GITIGNORE: &str = "# Made by coder with the model /model saved: coder's own state stays out of git.\n# Remove a line to share that file with the project.\n/.gitignore\n/config.json\n";
+
 /// Writes `model` into the workspace's `.coder/config.json`, keeping the rest of it. The
 /// file is read and replaced through the workspace handle, never through a link: a linked
 /// `.coder` or `.coder/config.json` (to the person's own configuration, with their key) is
-/// refused and nothing is written.
-fn persist_model(workspace: &std::path::Path, model: &str) -> Result<(), String> {
+/// refused and nothing is written. When coder makes the file and `.coder` has no
+/// `.gitignore`, it makes one that keeps the file out of git ([`CODER_GITIGNORE`]); a file
+/// the project made is the project's, and no ignore rule is added for it.
+fn persist_model(workspace: &std::path::Path, model: &str) -> Result<Persisted, String> {
     const NAME: &str = "config.json";
     let dir = crate::beneath::WorkspaceDir::open(workspace)?
         .own_dir(std::path::Path::new(".coder"), true)
@@ -668,6 +759,7 @@ fn persist_model(workspace: &std::path::Path, model: &str) -> Result<(), String>
             .map_err(|err| format!("it is not valid JSON ({err})"))?,
         None => serde_json::json!({}),
     };
+    let made_by_coder = !dir.exists(NAME);
     let object = config
         .as_object_mut()
         .ok_or_else(|| "it is not a JSON object".to_owned())?;
@@ -680,7 +772,26 @@ fn persist_model(workspace: &std::path::Path, model: &str) -> Result<(), String>
     dir.write_atomic(NAME, |file| {
         std::io::Write::write_all(file, text.as_bytes())
     })
-    .map_err(failed)
+    .map_err(failed)?;
+    // Whatever is there already (a link included) is left as it is.
+    let ignored = made_by_coder
+        && dir
+            .create_new(".gitignore", CODER_GITIGNORE.as_bytes())
+            .unwrap_or(false);
+    Ok(if ignored || ignored_before(&dir) {
+        Persisted::Ignored
+    } else {
+        Persisted::Written
+    })
+}
+
+/// Whether `.coder/.gitignore` is the one coder makes: a later `/model` says git ignores
+/// the file still.
+fn ignored_before(dir: &crate::beneath::OwnDir) -> bool {
+    dir.read(".gitignore", CODER_GITIGNORE.len() as u64)
+        .ok()
+        .flatten()
+        .is_some_and(|held| held == CODER_GITIGNORE.as_bytes())
 }
 
 /// The first sentence of `text`: up to the first `. ` that does not end an abbreviation

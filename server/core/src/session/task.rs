@@ -332,12 +332,19 @@ impl Session {
                 )])
             });
         }
-        // User instructions changed since the last task come before the input.
-        if lock(conversation).pending_instructions.is_some() {
+        // User instructions changed since the last task come before the input, then what
+        // the person's commands changed meanwhile.
+        let pending = {
+            let conversation = lock(conversation);
+            conversation.pending_instructions.is_some() || !conversation.pending_notes.is_empty()
+        };
+        if pending {
             self.change(conversation, |conversation| {
                 if let Some(text) = conversation.pending_instructions.take() {
                     conversation.record([ChatMessage::user(text)]);
                 }
+                let notes = std::mem::take(&mut conversation.pending_notes);
+                conversation.record(notes);
             });
         }
         // A person's input is a point of the conversation and starts a turn for `/undo`

@@ -9,6 +9,7 @@
 //! for the continuation task to answer.
 
 pub(crate) mod compact;
+mod escalation;
 mod plan_exit;
 pub(crate) mod summary;
 mod tool_calls;

@@ -2,7 +2,6 @@
 //! call is read-only, and the per-tool interrupt checkpoints (3: before a tool starts, 4:
 //! while it runs, where a person's refusal keeps its message and ends the task).
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use coder_protocol::{ChatMessage, EventMsg, ToolCall};
@@ -13,17 +12,18 @@ use std::sync::Mutex;
 
 use coder_protocol::{AbortReason, Mode, PolicyDecision, ToolKind};
 
+use super::escalation;
 use super::{
     CallAnswer, ControlSignal, ConversationHost, Handoff, StopReason, TaskControl, TurnTools,
     plan_exit, summary,
 };
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, Call, Request, Unattended, Unconfined, check, folder_of};
+use crate::permissions::{Answer, Call, Request, check, folder_of};
 use crate::sync::lock;
+use crate::tools::ToolContext;
 use crate::tools::conversation::ConversationCall;
 use crate::tools::live_output::OutputSink;
 use crate::tools::shell_safety::SafetyContext;
-use crate::tools::{Tool, ToolContext, ToolOutput};
 
 /// The result of a call that the interrupt reached before it started (checkpoint 3).
 pub(crate) const CANCELLED_BEFORE_START: &str =
@@ -376,9 +376,9 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     }
     let result = match result {
         Some(Ok(output)) if output.diff.is_none() => {
-            match escalation_wanted(entry.tool.as_ref(), &ctx, &output.content) {
+            match escalation::wanted(entry.tool.as_ref(), &ctx, &output.content) {
                 Some(escalation) => Some(
-                    rerun_escalated(
+                    escalation::rerun(
                         entry.tool.as_ref(),
                         input_copy,
                         &ctx,
@@ -440,143 +440,8 @@ pub(crate) fn redacted(
     }
 }
 
-/// What a confined command that failed may be re-run with, once a person approves.
-#[derive(Clone, Copy)]
-enum Escalation {
-    /// The same confinement, with network (`sandbox.network` is `off`).
-    Network,
-    /// No sandbox at all.
-    Unconfined,
-}
-
-impl Escalation {
-    /// Why a session that approves without a person does not approve the re-run.
-    fn unconfined(self) -> Unconfined {
-        match self {
-            Self::Network => Unconfined::RerunWithNetwork,
-            Self::Unconfined => Unconfined::RerunOutsideSandbox,
-        }
-    }
-
-    fn question(self) -> &'static str {
-        match self {
-            Self::Network => {
-                "the sandbox has no network for commands and this one seems to need it; \
-                 run it again with network (still confined to the workspace)?"
-            }
-            Self::Unconfined => {
-                "the sandbox blocked a write outside the workspace; run it again without \
-                 the sandbox?"
-            }
-        }
-    }
-
-    fn refused(self) -> &'static str {
-        match self {
-            Self::Network => {
-                "The sandbox (no network for commands) may have stopped this command, and \
-                 running it again with network was not approved"
-            }
-            Self::Unconfined => {
-                "The sandbox (writes only inside the workspace) blocked this command, and \
-                 running it outside the sandbox was not approved"
-            }
-        }
-    }
-}
-
-/// A confined command failed in a way that looks like the sandbox stopped it: for lack of
-/// network first (the narrower re-run), else a blocked write.
-fn escalation_wanted(tool: &dyn Tool, ctx: &ToolContext, output: &str) -> Option<Escalation> {
-    let policy = ctx.sandbox.as_ref()?;
-    if tool.kind() != ToolKind::Execute || output.starts_with("Exit code: 0\n") {
-        return None;
-    }
-    if policy.network_is_cut() && crate::sandbox::looks_offline(output) {
-        Some(Escalation::Network)
-    } else if crate::sandbox::looks_blocked(output) {
-        Some(Escalation::Unconfined)
-    } else {
-        None
-    }
-}
-
-/// Asks a person whether a command the sandbox stopped may run again with network or
-/// outside the sandbox, and runs it so if they allow. Never without an explicit answer.
-async fn rerun_escalated(
-    tool: &dyn Tool,
-    input: Value,
-    ctx: &ToolContext,
-    call: &ToolCall,
-    run: &ToolRun<'_>,
-    confined: ToolOutput,
-    escalation: Escalation,
-) -> Result<ToolOutput, String> {
-    let summary = summarize(tool.name(), &input, escalation.question());
-    let request = Request {
-        call_id: &call.id,
-        tool: tool.name(),
-        kind: tool.kind(),
-        locations: tool.locations(&input, &ctx.workspace),
-        command: tool.command_line(&input),
-        plan: None,
-        input: &input,
-        summary: &summary,
-        reason: escalation.question(),
-        diff: None,
-        changes: Vec::new(),
-        folder: None,
-        human_required: true,
-        line: None,
-        unattended: Unattended::Refuse(escalation.unconfined()),
-    };
-    let answer = run
-        .tools
-        .permissions
-        .ask(request, run.events, &ctx.cancel)
-        .await;
-    match answer {
-        Answer::Allowed => {
-            let sandbox = match escalation {
-                Escalation::Network => ctx
-                    .sandbox
-                    .as_ref()
-                    .map(|policy| Arc::new(policy.with_network())),
-                Escalation::Unconfined => None,
-            };
-            let escalated = ToolContext {
-                sandbox,
-                ..ctx.clone()
-            };
-            tool.call(input, &escalated).await
-        }
-        Answer::Denied(reason) => Ok(ToolOutput::text(format!(
-            "{}\n{}: {reason}",
-            confined.content,
-            escalation.refused()
-        ))),
-        Answer::Refused(reason) => {
-            // Checkpoint 4 with the reason `refuse`: the confined run's output and the
-            // refusal are the call's result, and the task ends.
-            run.control.refuse();
-            Ok(ToolOutput::text(format!(
-                "{}\n{}: {reason}",
-                confined.content,
-                escalation.refused()
-            )))
-        }
-        Answer::Cancelled => Err(CANCELLED_WHILE_RUNNING.to_owned()),
-        // Only a person may allow leaving the sandbox: no mode or preset decides it again.
-        Answer::Redecide => Ok(ToolOutput::text(format!(
-            "{}\n{}: the request was withdrawn",
-            confined.content,
-            escalation.refused()
-        ))),
-    }
-}
-
 /// A line for the person asked: what would run, and why they are asked.
-fn summarize(tool: &str, input: &Value, reason: &str) -> String {
+pub(super) fn summarize(tool: &str, input: &Value, reason: &str) -> String {
     let what = ["command", "path", "pattern"]
         .iter()
         .find_map(|key| input[*key].as_str())

@@ -271,7 +271,7 @@ impl Verifier {
                 message,
             });
         };
-        match verdict(&result) {
+        match verdict(&result, tools.home.as_deref()) {
             Verdict::Passed => {
                 report(
                     VerificationStatus::Passed,

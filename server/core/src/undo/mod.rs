@@ -784,7 +784,8 @@ impl Recorder {
     }
 
     /// Puts back what `turn` changed, but what changed since it ended; what was done, for
-    /// people.
+    /// people: a line per file and folder (restored, deleted, folder removed, kept) under
+    /// `undid the last turn:`.
     fn revert(&mut self, turn: &Turn) -> String {
         let empty = BTreeMap::new();
         let after = turn.after.as_ref().unwrap_or(&empty);
@@ -812,8 +813,11 @@ impl Recorder {
                 continue;
             }
             match self.put_back(relative, before) {
-                Ok(true) => restored.push(relative.as_str().to_owned()),
-                Ok(false) => removed.push(relative.as_str().to_owned()),
+                Ok(true) if matches!(end, Content::Absent) => {
+                    restored.push(format!("restored {relative} (the turn deleted it)"));
+                }
+                Ok(true) => restored.push(format!("restored {relative}")),
+                Ok(false) => removed.push(format!("deleted {relative} (the turn created it)")),
                 Err(err) => failed.push(format!("{relative} ({err})")),
             }
         }
@@ -821,38 +825,39 @@ impl Recorder {
         // the person put there since keeps its folder).
         for folder in turn.made_folders.iter().rev() {
             if self.dir.remove_empty_dir(Path::new(folder)).is_ok() {
-                removed.push(format!("{folder}/"));
+                removed.push(format!("removed the folder {folder}/"));
             }
         }
-        let mut notes = String::new();
+        let mut notes = Vec::new();
         if !kept.is_empty() {
-            notes.push_str(&format!(
-                "; kept {}: changed again since the turn ended",
+            notes.push(format!(
+                "kept {}: changed again since the turn ended",
                 kept.join(", ")
             ));
         }
         for (why, paths) in &left {
-            notes.push_str(&format!("; left {}: {}", paths.join(", "), why.why()));
+            notes.push(format!("left {}: {}", paths.join(", "), why.why()));
         }
         if !failed.is_empty() {
-            notes.push_str(&format!("; could not put back {}", failed.join(", ")));
+            notes.push(format!("could not put back {}", failed.join(", ")));
         }
         if turn.missed {
-            notes.push_str(
-                "; some changes of the turn came too fast to be seen and were not reverted",
+            notes.push(
+                "some changes of the turn came too fast to be seen and were not reverted"
+                    .to_owned(),
             );
         }
         if restored.is_empty() && removed.is_empty() {
+            let notes: String = notes.iter().map(|note| format!("; {note}")).collect();
             return format!("the last turn changed no file to undo{notes}");
         }
-        let mut said = Vec::new();
-        if !restored.is_empty() {
-            said.push(format!("restored {}", restored.join(", ")));
-        }
-        if !removed.is_empty() {
-            said.push(format!("removed {}", removed.join(", ")));
-        }
-        format!("undid the last turn: {}{notes}", said.join("; "))
+        let lines: String = restored
+            .iter()
+            .chain(&removed)
+            .chain(&notes)
+            .map(|line| format!("\n  {line}"))
+            .collect();
+        format!("undid the last turn:{lines}")
     }
 
     /// Writes `content` at `relative` through the workspace handle (`Ok(true)`), or removes

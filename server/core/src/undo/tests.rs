@@ -59,7 +59,7 @@ fn past_the_most_folders_the_file_tools_changes_are_still_undone_and_commands_ar
     std::fs::write(ws.join("b/two.txt"), "command").unwrap();
     checkpoints.end();
     let said = checkpoints.undo().unwrap();
-    assert_eq!(said, "undid the last turn: restored a/one.txt");
+    assert_eq!(said, "undid the last turn:\n  restored a/one.txt");
     assert_eq!(
         std::fs::read_to_string(ws.join("a/one.txt")).unwrap(),
         "one"
@@ -84,7 +84,7 @@ fn a_file_changed_back_by_the_turn_is_not_named() {
     checkpoints.end();
     assert_eq!(
         checkpoints.undo().unwrap(),
-        "undid the last turn: restored b/two.txt"
+        "undid the last turn:\n  restored b/two.txt"
     );
     checkpoints.close();
 }
@@ -133,7 +133,7 @@ async fn a_turn_reads_the_person_s_changes_only_when_a_tool_is_about_to_change_f
     checkpoints.end_turn().await;
     assert_eq!(
         checkpoints.undo().unwrap(),
-        "undid the last turn: restored a/one.txt; removed new.txt"
+        "undid the last turn:\n  restored a/one.txt\n  deleted new.txt (the turn created it)"
     );
     assert_eq!(
         std::fs::read_to_string(ws.join("a/one.txt")).unwrap(),
@@ -222,7 +222,7 @@ fn a_rewind_undoes_every_turn_from_the_point_and_the_earliest_before_wins() {
     // The turns rewound are off the stack: `/undo` reverts the one before the point.
     assert_eq!(
         checkpoints.undo().unwrap(),
-        "undid the last turn: restored a/one.txt"
+        "undid the last turn:\n  restored a/one.txt"
     );
     assert_eq!(read(ws, "a/one.txt").as_deref(), Some("one"));
     checkpoints.close();

@@ -564,3 +564,96 @@ async fn preset_switches_are_clamped_to_the_configured_preset() {
         ]
     );
 }
+
+/// The `<command-result>` notes of `messages`, by their text.
+fn command_notes(messages: &serde_json::Value) -> Vec<String> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .filter_map(|message| message["content"].as_str())
+        .filter(|text| text.starts_with("<command-result>"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A command typed while a task runs is told to the model before the next task's input,
+/// never inside the running turn (between a tool call and its result); one typed at rest
+/// is in the history at once.
+#[tokio::test]
+async fn a_mode_switched_while_a_task_runs_is_told_before_the_next_input() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({"command": "sleep 1; echo slept"}),
+        ),
+        MockResponse::text("done"),
+        MockResponse::text("planning"),
+    ])
+    .await
+    .unwrap();
+    let mut h = Harness::with(
+        &server,
+        ProviderKind::OpenAi,
+        |c| c.mode = Mode::Yolo,
+        vec![],
+    );
+    let root = h.root;
+    let task = h.engine.send(root, "sleep").unwrap();
+    until_event(&mut h, |event| {
+        matches!(event.msg, coder_protocol::EventMsg::ToolCallStarted { .. })
+    })
+    .await;
+    assert_eq!(
+        h.engine.command(root, "/mode plan").unwrap().text,
+        "mode: plan"
+    );
+    h.until_end(task).await;
+    let history = h.engine.history(root).unwrap();
+    super::support::assert_history_valid(&history);
+    h.run("what now?").await;
+    let requests = server.requests();
+    // Not in the turn that ran.
+    assert!(command_notes(&requests[1].body["messages"]).is_empty());
+    let notes = command_notes(&requests[2].body["messages"]);
+    assert_eq!(
+        notes,
+        [
+            "<command-result>\nThe person ran /mode plan themselves; coder answered:\nmode: plan\n</command-result>"
+        ]
+    );
+    let sent = requests[2].body["messages"].to_string();
+    assert!(
+        sent.find("/mode plan").unwrap() < sent.find("what now?").unwrap(),
+        "{sent}"
+    );
+
+    // At rest, in the history at once.
+    h.engine.command(root, "/default").unwrap();
+    let history = h.engine.history(root).unwrap();
+    let last = history.last().unwrap().content.clone().unwrap_or_default();
+    // A shortcut is told as the `/mode` it stands for.
+    assert!(
+        last.contains("The person ran /mode default themselves"),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn compact_on_an_empty_conversation_says_so_and_starts_nothing() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let h = Harness::new(&server, ProviderKind::OpenAi);
+    // A switch in a conversation with nothing said leaves no note: it stays empty.
+    h.engine.command(h.root, "/plan").unwrap();
+    assert!(h.engine.history(h.root).unwrap().is_empty());
+    let answer = h.engine.command(h.root, "/compact").unwrap();
+    assert_eq!(answer.task_id, None);
+    assert!(
+        answer.text.starts_with("nothing to compact"),
+        "{}",
+        answer.text
+    );
+    assert!(server.requests().is_empty());
+}

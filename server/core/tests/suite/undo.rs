@@ -144,7 +144,7 @@ async fn undo_keeps_its_records_out_of_the_repository_and_skips_large_files() {
     );
     let said = h.engine.command(h.root, "/undo").unwrap().text;
     assert!(
-        said.starts_with("undid the last turn: restored tracked.txt"),
+        said.starts_with("undid the last turn:\n  restored tracked.txt"),
         "{said}"
     );
     assert!(
@@ -328,7 +328,7 @@ async fn undo_puts_back_what_the_person_saved_between_turns() {
     assert_eq!(read(), "two");
 
     let said = h.engine.command(h.root, "/undo").unwrap().text;
-    assert_eq!(said, "undid the last turn: restored tracked.txt");
+    assert_eq!(said, "undid the last turn:\n  restored tracked.txt");
     assert_eq!(read(), "person");
     let said = h.engine.command(h.root, "/undo").unwrap().text;
     assert!(said.contains("kept tracked.txt"), "{said}");
@@ -356,7 +356,7 @@ async fn undo_after_a_turn_that_only_talked_changes_nothing() {
     let said = h.engine.command(h.root, "/undo").unwrap().text;
     assert_eq!(said, "the last turn changed no file to undo");
     let said = h.engine.command(h.root, "/undo").unwrap().text;
-    assert_eq!(said, "undid the last turn: restored tracked.txt");
+    assert_eq!(said, "undid the last turn:\n  restored tracked.txt");
     assert_eq!(
         std::fs::read_to_string(dir.join("tracked.txt")).unwrap(),
         "original"
@@ -390,7 +390,7 @@ async fn undo_reverts_what_a_conversation_the_turn_started_changed() {
         "child"
     );
     let said = h.engine.command(h.root, "/undo").unwrap().text;
-    assert_eq!(said, "undid the last turn: restored tracked.txt");
+    assert_eq!(said, "undid the last turn:\n  restored tracked.txt");
     assert_eq!(
         std::fs::read_to_string(dir.join("tracked.txt")).unwrap(),
         "original"

@@ -5,9 +5,13 @@
 //! rewritten with `INSTA_UPDATE=always`).
 
 mod markdown;
+mod minor;
+mod own_files;
+mod sandbox_escape;
 mod screen;
 pub mod session;
 mod status;
+mod told;
 mod typing;
 mod workflow;
 
