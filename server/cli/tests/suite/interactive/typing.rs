@@ -200,7 +200,8 @@ async fn an_interrupted_command_s_output_stays_for_the_person_and_the_model() {
     screen.line("run it");
     screen.wait_for("│ step-two");
     screen.send("\x1b");
-    let text = screen.wait_for("── interrupted");
+    screen.wait_for("── interrupted");
+    let text = screen.prompt(2);
     assert!(text.contains("  │ step-one\n  │ step-two"), "{text}");
     screen.line("what did it print?");
     screen.prompt(3);
