@@ -1250,6 +1250,10 @@ export type CommandResult = {
    * The conversation to go on in, when the command made one (`/new`).
    */
   conversationId?: ConversationId,
+  /**
+   * `text` is a unified diff (`/diff full`): a door may colour its lines as a diff.
+   */
+  diff?: boolean,
 };
 
 /**

@@ -977,6 +977,12 @@ impl Human {
         Ok(())
     }
 
+    /// A diff a command shows (`/diff full`), coloured as a tool's diff is.
+    pub fn show_diff(&mut self, diff: &str) -> std::io::Result<()> {
+        self.diff(diff)?;
+        self.notes.flush()
+    }
+
     /// Writes a line of coder's own among the notes (a command's text, a question).
     pub fn say(&mut self, text: &str) -> std::io::Result<()> {
         self.end_answer_line()?;

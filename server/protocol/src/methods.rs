@@ -488,6 +488,10 @@ pub struct CommandResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub conversation_id: Option<ConversationId>,
+    /// `text` is a unified diff (`/diff full`): a door may colour its lines as a diff.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub diff: bool,
 }
 
 /// `permissions/list` params: an empty object.

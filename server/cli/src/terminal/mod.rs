@@ -217,7 +217,9 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         let task = if text.starts_with('/') || text.starts_with('!') {
             match engine.command(conversation, text) {
                 Ok(result) => {
-                    if !result.text.is_empty() && !text.starts_with('!') {
+                    if result.diff {
+                        printer.show_diff(&result.text)?;
+                    } else if !result.text.is_empty() && !text.starts_with('!') {
                         printer.say(&neutralize(&result.text))?;
                     }
                     if let Some(next) = result.conversation_id {

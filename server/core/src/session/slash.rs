@@ -22,6 +22,7 @@ fn text(text: impl Into<String>) -> CommandResult {
         text: text.into(),
         task_id: None,
         conversation_id: None,
+        diff: false,
     }
 }
 
@@ -660,7 +661,10 @@ impl Session {
         } else {
             out.push_str("\n(/diff full shows the whole diff)");
         }
-        Ok(text(out.trim_start().to_owned()))
+        Ok(CommandResult {
+            diff: full,
+            ..text(out.trim_start().to_owned())
+        })
     }
 }
 

@@ -134,27 +134,36 @@ impl Screen {
         lines.join("\n").trim_end().to_owned()
     }
 
-    /// How the first character of the first `needle` on the screen is drawn.
-    pub fn style_of(&self, needle: &str) -> Option<CellStyle> {
+    /// The colour of the first character of the first `needle` on the screen.
+    pub fn color_of(&self, needle: &str) -> Option<vt100::Color> {
+        self.cell_of(needle, |cell| cell.fgcolor())
+    }
+
+    /// `read` of the cell of the first character of the first `needle` on the screen.
+    fn cell_of<T>(&self, needle: &str, read: impl Fn(&vt100::Cell) -> T) -> Option<T> {
         let bytes = self.output.lock().unwrap().clone();
         let nonzero = |n: u16| std::num::NonZeroU16::new(n).unwrap();
         let mut parser = vt100::Parser::new(nonzero(ROWS), nonzero(self.cols), 0);
         parser.process(&bytes);
         let screen = parser.screen();
-        for (row, line) in screen.rows(0, self.cols).enumerate() {
-            let Some(at) = line.find(needle) else {
-                continue;
-            };
-            let col = line[..at].chars().count();
-            let cell = screen.cell(row as u16, col as u16)?;
-            return Some(CellStyle {
-                bold: cell.bold(),
-                italic: cell.italic(),
-                underline: cell.underline(),
-                colored: cell.fgcolor() != vt100::Color::Default,
-            });
-        }
-        None
+        let (row, col) = screen
+            .rows(0, self.cols)
+            .enumerate()
+            .find_map(|(row, line)| {
+                let at = line.find(needle)?;
+                Some((row, line[..at].chars().count()))
+            })?;
+        screen.cell(row as u16, col as u16).map(read)
+    }
+
+    /// How the first character of the first `needle` on the screen is drawn.
+    pub fn style_of(&self, needle: &str) -> Option<CellStyle> {
+        self.cell_of(needle, |cell| CellStyle {
+            bold: cell.bold(),
+            italic: cell.italic(),
+            underline: cell.underline(),
+            colored: cell.fgcolor() != vt100::Color::Default,
+        })
     }
 
     /// Waits until the screen shows `needle` `count` times in all, up to 30 s.

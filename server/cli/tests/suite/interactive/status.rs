@@ -85,3 +85,22 @@ async fn tools_lists_what_the_next_request_carries_with_mcp_tools_and_plan_mode_
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// `/diff full` is coloured as a diff: added lines green, removed ones red.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_full_is_coloured_as_a_diff() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let place = super::told::repository();
+    place.write("edited.txt", "changed\n");
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("/diff full");
+    let text = screen.prompt(2);
+    assert!(text.contains("-original\n+changed"), "{text}");
+    let added = screen.style_of("+changed").unwrap();
+    let removed = screen.style_of("-original").unwrap();
+    assert!(added.colored && removed.colored, "{added:?} {removed:?}");
+    assert_ne!(screen.color_of("+changed"), screen.color_of("-original"));
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
