@@ -141,11 +141,16 @@ fn main() {
     let mut rounds: Vec<Vec<[Duration; 4]>> = Vec::new();
     for run in 0..=runs {
         let mut row = Vec::new();
-        for answer in &answers {
+        for (index, answer) in answers.iter().enumerate() {
+            let expect = match index {
+                0 => "",
+                _ if index < LINES.len() => "Section",
+                _ => "word",
+            };
             let mut times = [Duration::ZERO; 4];
             for (at, reader) in READERS.into_iter().enumerate() {
                 server.push(answer);
-                times[at] = read(reader, &root, workspace.path(), home.path());
+                times[at] = read(reader, expect, &root, workspace.path(), home.path());
             }
             row.push(times);
         }
@@ -225,8 +230,10 @@ fn report(rounds: &[Vec<[Duration; 4]>]) {
 }
 
 /// One program reading the answer the server holds, from spawn to exit.
+/// `expect` is a word the output must hold.
 fn read(
     reader: Reader,
+    expect: &str,
     root: &str,
     workspace: &std::path::Path,
     home: &std::path::Path,
@@ -315,7 +322,11 @@ fn read(
     let status = child.wait().unwrap();
     let elapsed = started.elapsed();
     assert!(status.success(), "coder exec failed ({status})");
-    assert!(!bytes.is_empty() || reader == Reader::Plain);
+    assert!(
+        String::from_utf8_lossy(&bytes).contains(expect),
+        "{} did not show {expect:?}",
+        reader.name()
+    );
     elapsed
 }
 
