@@ -82,6 +82,11 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
         "N",
         "start a new session from before point N, leaving this one as it is",
     ),
+    (
+        "edit",
+        "",
+        "at the terminal: write the prompt in $VISUAL or $EDITOR (also Ctrl+G)",
+    ),
 ];
 
 /// Whether `name` is a built-in command.

@@ -514,6 +514,12 @@ impl Engine {
         self.session.set_mode(conversation, mode)
     }
 
+    /// The mode a key that cycles the modes switches `conversation` to (default, auto-edit,
+    /// yolo, plan, within the configured mode).
+    pub fn next_mode(&self, conversation: ConversationId) -> Result<Mode, EngineError> {
+        self.session.next_mode(conversation)
+    }
+
     pub fn mode(&self, conversation: ConversationId) -> Result<Mode, EngineError> {
         self.session.mode(conversation)
     }

@@ -5,7 +5,9 @@
 //! Keys: Enter sends; Alt+Enter (or Ctrl+J, or `\` at the end of a line) inserts a newline; Ctrl+C clears a line being
 //! typed and, at an empty prompt, is reported as [`Answer::Interrupted`]; Ctrl+D at an
 //! empty prompt is [`Answer::Eof`]; Tab completes `/` commands and `@` paths; Up and Down
-//! walk the history, which is saved per workspace as each line is entered.
+//! walk the history, which is saved per workspace as each line is entered. At the prompt,
+//! Shift+Tab and Ctrl+G end the line as an [`Answer::Action`] (the next mode, the person's
+//! editor) and the terminal gives the line back to edit.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
@@ -31,6 +33,51 @@ pub enum Answer {
     Interrupted,
     /// Ctrl+D at an empty line, or the terminal is gone.
     Eof,
+    /// A key asked the terminal to act (at the prompt only), with the line as it was.
+    Action(Action, String),
+}
+
+/// What a key at the prompt asks the terminal to do before the line is edited again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Shift+Tab: switch the conversation to the next mode.
+    CycleMode,
+    /// Ctrl+G: edit the line in `$VISUAL` or `$EDITOR`.
+    ExternalEditor,
+}
+
+/// The action a key asked for, taken when the line editor returns; and whether the line
+/// being read is the prompt's (approvals take no actions).
+#[derive(Default)]
+struct Actions {
+    asked: Mutex<Option<(Action, String)>>,
+    at_prompt: std::sync::atomic::AtomicBool,
+}
+
+/// A key bound to an action: it ends the line being edited, which the terminal gives back
+/// once it has acted.
+struct ActionKey {
+    action: Action,
+    actions: Arc<Actions>,
+}
+
+impl ConditionalEventHandler for ActionKey {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if !self
+            .actions
+            .at_prompt
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return None;
+        }
+        *self
+            .actions
+            .asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((self.action, ctx.line().to_owned()));
+        Some(Cmd::Interrupt)
+    }
 }
 
 struct Ask {
@@ -69,6 +116,22 @@ impl Input {
             KeyEvent::ctrl('C'),
             EventHandler::Conditional(Box::new(ClearOrInterrupt)),
         );
+        let actions = Arc::new(Actions::default());
+        for (key, action) in [
+            (
+                KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+                Action::CycleMode,
+            ),
+            (KeyEvent::ctrl('G'), Action::ExternalEditor),
+        ] {
+            editor.bind_sequence(
+                key,
+                EventHandler::Conditional(Box::new(ActionKey {
+                    action,
+                    actions: actions.clone(),
+                })),
+            );
+        }
         if let Some(path) = &history {
             if let Some(parent) = path.parent() {
                 let _ = std::fs::create_dir_all(parent);
@@ -81,8 +144,17 @@ impl Input {
             .name("coder-input".to_owned())
             .spawn(move || {
                 for ask in receiver {
-                    let answer = match editor.readline_with_initial(&ask.prompt, (&ask.initial, ""))
-                    {
+                    // Only the prompt's lines go into the history; they alone take actions.
+                    actions
+                        .at_prompt
+                        .store(ask.history, std::sync::atomic::Ordering::SeqCst);
+                    let read = editor.readline_with_initial(&ask.prompt, (&ask.initial, ""));
+                    let asked = actions
+                        .asked
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .take();
+                    let answer = match read {
                         Ok(line) => {
                             if ask.history && !line.trim().is_empty() {
                                 let _ = editor.add_history_entry(line.as_str());
@@ -92,7 +164,10 @@ impl Input {
                             }
                             Answer::Line(line)
                         }
-                        Err(ReadlineError::Interrupted) => Answer::Interrupted,
+                        Err(ReadlineError::Interrupted) => match asked {
+                            Some((action, line)) => Answer::Action(action, line),
+                            None => Answer::Interrupted,
+                        },
                         Err(_) => Answer::Eof,
                     };
                     let _ = ask.reply.send(answer);

@@ -12,6 +12,7 @@
 //! as Ctrl+D does. SIGTERM and SIGHUP end the session (the task interrupted, the session
 //! saved) and exit with 143 or 129.
 
+mod external_editor;
 mod input;
 mod keys;
 mod points;
@@ -30,7 +31,7 @@ use coder_protocol::{
 };
 
 use crate::render::{Human, Style, compact_number};
-use input::{Answer, Input};
+use input::{Action, Answer, Input};
 
 #[derive(Args, Default)]
 pub struct TerminalArgs {
@@ -171,11 +172,27 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
             Answer::Eof => break ExitCode::SUCCESS,
+            Answer::Action(action, line) => {
+                interrupted_once = false;
+                typed_ahead =
+                    Leftover::Text(act(action, line, &engine, conversation, &mut printer)?);
+                continue;
+            }
         };
         interrupted_once = false;
         let line = input::joined(&line);
         let text = line.trim();
         if text.is_empty() {
+            continue;
+        }
+        if text == "/edit" {
+            typed_ahead = Leftover::Text(act(
+                Action::ExternalEditor,
+                String::new(),
+                &engine,
+                conversation,
+                &mut printer,
+            )?);
             continue;
         }
         if let Some(command) = points::point_command(text) {
@@ -424,6 +441,34 @@ async fn ask_trust(
     Ok((load(start, trusted)?, Some(true)))
 }
 
+/// Does what a key at the prompt asked, and returns the line to go on editing: Shift+Tab
+/// switches to the next mode as `/mode` does; Ctrl+G edits the line in the person's editor.
+fn act(
+    action: Action,
+    line: String,
+    engine: &Engine,
+    conversation: ConversationId,
+    printer: &mut Human,
+) -> anyhow::Result<String> {
+    match action {
+        Action::CycleMode => {
+            let next = engine.next_mode(conversation)?;
+            match engine.command(conversation, &format!("/mode {}", next.as_str())) {
+                Ok(result) => printer.say(&neutralize(&result.text))?,
+                Err(err) => printer.say(&format!("error: {}", neutralize(&err.to_string())))?,
+            }
+            Ok(line)
+        }
+        Action::ExternalEditor => match external_editor::edit(&line) {
+            Ok(edited) => Ok(edited),
+            Err(err) => {
+                printer.say(&format!("error: {}", neutralize(&err.to_string())))?;
+                Ok(line)
+            }
+        },
+    }
+}
+
 /// Prints the task's events until the session is idle again, answering approvals, and takes
 /// what the person types meanwhile ([`Typing`]). Returns the signal that ends the session,
 /// if one came, and what was typed but not sent.
@@ -666,6 +711,8 @@ async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Resul
                     break decision;
                 }
             }
+            // Keys act at the prompt only: asked again.
+            Answer::Action(..) => {}
             Answer::Interrupted | Answer::Eof => {
                 let _ = engine.respond_permission(
                     request_id,

@@ -83,7 +83,7 @@ async fn rewind(
     printer.flush()?;
     let yes = match input.read("Rewind? [y/N] ".to_owned(), false).await {
         Answer::Line(line) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
-        Answer::Interrupted | Answer::Eof => false,
+        Answer::Interrupted | Answer::Eof | Answer::Action(..) => false,
     };
     if !yes {
         printer.say("not rewound")?;

@@ -383,6 +383,20 @@ impl Session {
     /// (with the same `warning`): policies only narrow (seed 003), so no door loosens what
     /// configuration set. Every switch comes here: `setMode`, and `/mode` (or `/plan`,
     /// `/default`, `/auto-edit`, `/yolo`) from the terminal, an editor or the SDK alike.
+    /// The mode a key that cycles the modes switches a conversation to: the next of
+    /// default, auto-edit, yolo and plan, skipping those looser than the session's
+    /// configured mode.
+    pub fn next_mode(&self, id: ConversationId) -> Result<Mode, EngineError> {
+        const CYCLE: [Mode; 4] = [Mode::Default, Mode::AutoEdit, Mode::Yolo, Mode::Plan];
+        let current = self.mode(id)?;
+        let ceiling = self.config().mode;
+        let at = CYCLE.iter().position(|mode| *mode == current).unwrap_or(0);
+        Ok((1..=CYCLE.len())
+            .map(|step| CYCLE[(at + step) % CYCLE.len()])
+            .find(|mode| narrower(*mode, ceiling) == *mode)
+            .unwrap_or(current))
+    }
+
     pub fn set_mode(&self, id: ConversationId, wanted: Mode) -> Result<(), EngineError> {
         let conv = self.conversation(id)?;
         let mode = narrower(wanted, self.config().mode);

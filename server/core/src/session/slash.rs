@@ -15,7 +15,7 @@ use crate::error::EngineError;
 use crate::sync::lock;
 
 /// How the terminal and the other doors take input, for `/help`.
-const INPUT_HELP: &str = "Enter sends; Alt+Enter or Ctrl+J (or a line ending in \\) starts a new line; Tab completes /commands and @paths; Up and Down recall earlier input. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
+const INPUT_HELP: &str = "Enter sends; Alt+Enter or Ctrl+J (or a line ending in \\) starts a new line; Tab completes /commands and @paths; Up and Down recall earlier input; Shift+Tab switches to the next mode; Ctrl+G (or /edit) writes the prompt in $VISUAL or $EDITOR. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
 
 fn text(text: impl Into<String>) -> CommandResult {
     CommandResult {
@@ -98,6 +98,10 @@ impl Session {
                 "/{name} N goes through `conversation/rewind` or `session/fork` in this door \
                  (the terminal asks before it changes files); /rewind lists the points"
             ))),
+            "edit" => Err(EngineError::invalid_params(
+                "/edit opens the prompt in an editor at the terminal; an editor's own input is \
+                 already one",
+            )),
             _ => {
                 // A custom command: its prompt becomes the conversation's input.
                 let task = self.send(

@@ -207,13 +207,19 @@ impl Screen {
     /// printed once per prompt, counted in the raw output so that lines scrolled away
     /// count too) and the prompt at the screen's last line.
     pub fn prompt(&self, count: usize) -> String {
+        self.prompt_holding(count, "›")
+    }
+
+    /// Waits until the screen shows the `count`th prompt, its last line ending with `end`
+    /// (what is typed at it), up to 30 s.
+    pub fn prompt_holding(&self, count: usize, end: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             // `… tokens · model · mode`; a task's status line (`… tokens · esc to interrupt`)
             // is not a prompt's.
             let prompts = prompt_status().find_iter(&self.raw()).count();
             let text = self.text();
-            if prompts >= count && text.lines().last().is_some_and(|l| l.ends_with('›')) {
+            if prompts >= count && text.lines().last().is_some_and(|l| l.ends_with(end)) {
                 return text;
             }
             assert!(

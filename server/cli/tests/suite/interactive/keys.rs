@@ -1,0 +1,74 @@
+//! Keys at the prompt that act before the line is sent: Shift+Tab switches to the next
+//! mode (as `/mode` does, within the configured mode), Ctrl+G and `/edit` open the person's
+//! editor on the line; what was typed stays.
+
+use coder_testkit::{MockModelServer, MockResponse};
+
+use super::session::Place;
+
+/// The line before the last prompt: context, model, mode, preset.
+fn status(text: &str) -> String {
+    text.lines().rev().nth(1).unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_cycles_the_modes_within_the_configured_one_and_keeps_the_line() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "auto-edit"]);
+    screen.prompt(1);
+    screen.send("half typed");
+    // yolo is looser than the configured auto-edit: skipped.
+    screen.send("\x1b[Z");
+    let text = screen.prompt_holding(2, "› half typed");
+    assert!(status(&text).contains("· plan ·"), "{text}");
+    assert_eq!(text.matches("mode: plan").count(), 1, "said once: {text}");
+    screen.send("\x1b[Z");
+    let text = screen.prompt_holding(3, "› half typed");
+    assert!(status(&text).contains("· default ·"), "{text}");
+    screen.send("\x1b[Z");
+    let text = screen.prompt_holding(4, "› half typed");
+    assert!(status(&text).contains("· auto-edit ·"), "{text}");
+    screen.send("\r");
+    screen.prompt(5);
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("half typed"), "{sent}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_and_slash_edit_write_the_line_in_the_editor() {
+    let server = MockModelServer::start(vec![MockResponse::text("ok")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    // An editor that marks what it is given as edited.
+    let editor = place.home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'edited: %s\\n' \"$(cat \"$1\")\" > \"$1\"\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut screen = place.start_with(&server, &[], &[("EDITOR", editor.display().to_string())]);
+    screen.prompt(1);
+    screen.send("first words");
+    screen.send("\x07");
+    screen.prompt_holding(2, "› edited: first words");
+    screen.send("\r");
+    screen.prompt(3);
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("edited: first words"), "{sent}");
+    // `/edit` starts from an empty line.
+    screen.line("/edit");
+    screen.prompt_holding(4, "› edited:");
+    screen.send("\x03");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
