@@ -148,6 +148,9 @@ impl Human {
         style: Style,
         root: ConversationId,
     ) -> Self {
+        if style.markdown && style.answer_color {
+            crate::markdown::warm_up();
+        }
         Self {
             answer,
             notes,

@@ -34,6 +34,16 @@ fn assets() -> Option<&'static Assets> {
         .as_ref()
 }
 
+/// Loads the grammars and the theme on a thread of their own, so that the first code block
+/// does not wait for them.
+pub fn warm_up() {
+    let _ = std::thread::Builder::new()
+        .name("coder-highlight".to_owned())
+        .spawn(|| {
+            assets();
+        });
+}
+
 /// One code block's highlighter.
 pub struct Highlighter {
     lines: Option<HighlightLines<'static>>,

@@ -23,6 +23,7 @@ mod highlight;
 mod styled;
 mod table;
 
+pub use highlight::warm_up;
 pub use styled::{cut, wrap};
 
 use highlight::Highlighter;
