@@ -28,6 +28,7 @@ mod launchers;
 pub mod mcp;
 pub mod model;
 mod permissions;
+pub mod person_images;
 pub mod process;
 mod prompt;
 mod references;

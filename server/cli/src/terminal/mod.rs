@@ -12,6 +12,7 @@
 //! as Ctrl+D does. SIGTERM and SIGHUP end the session (the task interrupted, the session
 //! saved) and exit with 143 or 129.
 
+mod dragged;
 mod external_editor;
 mod input;
 mod keys;
@@ -258,7 +259,17 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         } else {
-            match engine.send(conversation, line.as_str()) {
+            // An image's path (dragged onto the terminal, or pasted) attaches the image.
+            let mut problems = Vec::new();
+            let images = dragged::images_in(&line, &start, &mut problems);
+            for problem in problems {
+                printer.say(&format!("not attached: {}", neutralize(&problem)))?;
+            }
+            let sent = match images {
+                Some(items) => engine.send_items(conversation, items),
+                None => engine.send(conversation, line.as_str()),
+            };
+            match sent {
                 Ok(task) => Some(task),
                 Err(err) => {
                     printer.say(&format!("error: {}", neutralize(&err.to_string())))?;

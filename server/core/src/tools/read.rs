@@ -25,7 +25,7 @@ const HARD_LIMIT: u64 = 64 * 1024 * 1024;
 /// Bytes sniffed for NUL to recognise binary files.
 const SNIFF_BYTES: usize = 8192;
 /// Images above this size are refused (providers cap images at about 5 MB).
-const IMAGE_LIMIT: u64 = 5 * 1024 * 1024;
+pub(crate) const IMAGE_LIMIT: u64 = 5 * 1024 * 1024;
 /// Image types the model can see, by file extension.
 const IMAGE_TYPES: [(&str, &str); 5] = [
     ("png", "image/png"),

@@ -72,3 +72,50 @@ async fn ctrl_g_and_slash_edit_write_the_line_in_the_editor() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// A path to an image dragged onto the terminal (quoted, as terminals write it) attaches the
+/// image, even from outside the workspace; a file that only calls itself an image is not
+/// read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dragged_image_path_attaches_the_image() {
+    let server = MockModelServer::start(vec![MockResponse::text("a red dot")])
+        .await
+        .unwrap();
+    let place = Place::new();
+    let shots = place.home.path().join("Screen Shots");
+    std::fs::create_dir_all(&shots).unwrap();
+    std::fs::write(shots.join("dot.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    std::fs::write(
+        shots.join("key.png"),
+        b"-----BEGIN OPENSSH PRIVATE KEY-----",
+    )
+    .unwrap();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!(
+        "what is in '{}' and '{}' ",
+        shots.join("dot.png").display(),
+        shots.join("key.png").display()
+    ));
+    let text = screen.prompt(2);
+    assert!(
+        text.contains("not attached: ")
+            && text.contains("does not hold an image of type image/png"),
+        "{text}"
+    );
+    let messages = server.requests()[0].body["messages"].to_string();
+    assert!(
+        messages.contains("data:image/png;base64,iVBORw0KGg"),
+        "{messages}"
+    );
+    assert!(
+        messages.contains("what is in [image: dot.png] and '"),
+        "{messages}"
+    );
+    assert!(
+        !messages.contains("LS0tLS1CRUdJTi"),
+        "the key is never sent: {messages}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
