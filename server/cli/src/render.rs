@@ -980,6 +980,12 @@ impl Human {
         Ok(())
     }
 
+    /// Writes a control sequence of coder's own to the terminal (a bell, a notification).
+    pub fn control(&mut self, sequence: &str) -> std::io::Result<()> {
+        self.notes.write_all(sequence.as_bytes())?;
+        self.notes.flush()
+    }
+
     /// A diff a command shows (`/diff full`), coloured as a tool's diff is.
     pub fn show_diff(&mut self, diff: &str) -> std::io::Result<()> {
         self.diff(diff)?;

@@ -23,6 +23,9 @@ pub(super) enum Key {
     Clear,
     /// Ctrl+D: the end of input (at an empty prompt, leave).
     Eof,
+    /// The terminal's window gained (`true`) or lost the focus (focus reporting, which
+    /// [`Keys`] turns on while it reads).
+    Focus(bool),
     /// Esc alone (not the start of a key's sequence): interrupt.
     Esc,
 }
@@ -100,6 +103,8 @@ fn escape(bytes: &[u8]) -> Step {
     match bytes.get(1) {
         None => Step::Incomplete,
         Some(b'[') => match bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b)) {
+            Some(0) if bytes[2] == b'I' => Step::Key(Some(Key::Focus(true)), 3),
+            Some(0) if bytes[2] == b'O' => Step::Key(Some(Key::Focus(false)), 3),
             Some(end) => Step::Key(None, end + 3),
             // No key's sequence is this long: the rest is read as keys.
             None if bytes.len() > SEQUENCE_MAX => Step::Key(None, 2),
@@ -156,6 +161,7 @@ impl Keys {
             .local_flags
             .remove(LocalFlags::ICANON | LocalFlags::ECHO);
         termios::tcsetattr(&stdin, SetArg::TCSANOW, &quiet).ok()?;
+        focus_reports(true);
         let (sender, bytes) = mpsc::unbounded_channel();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
@@ -224,6 +230,7 @@ impl Keys {
 
     fn restore(&mut self) {
         if let Some(saved) = self.saved.take() {
+            focus_reports(false);
             let _ = nix::sys::termios::tcsetattr(
                 std::io::stdin(),
                 nix::sys::termios::SetArg::TCSANOW,
@@ -238,6 +245,15 @@ impl Drop for Keys {
         self.stop.store(true, Ordering::SeqCst);
         self.restore();
     }
+}
+
+/// Turns the terminal's focus reports (`ESC [ I`, `ESC [ O`) on or off; terminals that do
+/// not know them ignore the request.
+fn focus_reports(on: bool) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout();
+    let _ = stdout.write_all(if on { b"\x1b[?1004h" } else { b"\x1b[?1004l" });
+    let _ = stdout.flush();
 }
 
 /// The reader's thread: stdin in pieces as they come, until `stop` (checked at least every
@@ -304,6 +320,10 @@ mod tests {
             ]
         );
         assert_eq!(keys(b"a\x1b"), [Key::Char('a'), Key::Esc]);
+        assert_eq!(
+            keys(b"\x1b[O\x04\x1b[I"),
+            [Key::Focus(false), Key::Eof, Key::Focus(true)]
+        );
         assert_eq!(keys(b"\x01\xff b"), [Key::Char(' '), Key::Char('b')]);
     }
 

@@ -12,6 +12,7 @@
 //! as Ctrl+D does. SIGTERM and SIGHUP end the session (the task interrupted, the session
 //! saved) and exit with 143 or 129.
 
+mod attention;
 mod dragged;
 mod external_editor;
 mod input;
@@ -98,6 +99,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {}", neutralize(&warning));
     }
     let history = history_path(&config.workspace);
+    let attention = attention::Attention::new(config.notifications, config.notify_after_seconds);
     let mut engine = Engine::new(config)?;
     let current = Arc::new(Mutex::new(engine.clone()));
     let input = Input::start(current.clone(), history)?;
@@ -285,6 +287,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                 &mut printer,
                 &input,
                 &mut signals,
+                attention,
             )
             .await?;
             if let Some(stop) = stop {
@@ -490,7 +493,9 @@ async fn follow(
     printer: &mut Human,
     input: &Input,
     signals: &mut Signals,
+    attention: attention::Attention,
 ) -> anyhow::Result<(Option<crate::signals::Stop>, Leftover)> {
+    let started = std::time::Instant::now();
     let mut typing = Typing::start();
     let stop = loop {
         let spinner = printer.spinner_due();
@@ -518,6 +523,7 @@ async fn follow(
         printer.print(&event)?;
         if let EventMsg::PermissionRequested { .. } = &event.msg {
             printer.flush()?;
+            attention.approval(typing.focused, printer)?;
             // The line editor asks: the keys are its own until the answer.
             typing.pause(printer)?;
             approve(engine, &event, input).await?;
@@ -535,6 +541,9 @@ async fn follow(
             printer.flush()?;
         }
     };
+    if stop.is_none() {
+        attention.task_ended(started, typing.focused, printer)?;
+    }
     let typed = typing.stop(printer)?;
     printer.flush()?;
     Ok((stop, typed))
@@ -547,6 +556,8 @@ async fn follow(
 struct Typing {
     keys: Option<keys::Keys>,
     line: String,
+    /// Whether the terminal's window has the focus, as far as it reported.
+    focused: bool,
 }
 
 impl Typing {
@@ -554,6 +565,7 @@ impl Typing {
         Self {
             keys: keys::Keys::start(),
             line: String::new(),
+            focused: true,
         }
     }
 
@@ -586,6 +598,10 @@ impl Typing {
             Some(Key::Clear) => self.line.clear(),
             // Leaving is for the prompt, once the task is over.
             Some(Key::Eof) => return Ok(()),
+            Some(Key::Focus(focused)) => {
+                self.focused = focused;
+                return Ok(());
+            }
             Some(Key::Esc) => {
                 engine.interrupt_session();
                 return Ok(());

@@ -47,6 +47,24 @@ pub enum ToolCalling {
     Prompt,
 }
 
+/// How the interactive terminal calls for attention when a long task ends or an approval
+/// waits while its window is not focused (`notifications`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Notifications {
+    /// Never (the default).
+    #[default]
+    Off,
+    /// The terminal's bell.
+    Bell,
+    /// A desktop notification through the terminal (OSC 9, which iTerm2, WezTerm, kitty,
+    /// foot and Windows Terminal show), and the bell for terminals that do not.
+    Desktop,
+}
+
+/// The default of `notifyAfterSeconds`.
+pub const DEFAULT_NOTIFY_AFTER_SECONDS: u64 = 10;
+
 /// The default of `maxHandoffsPerInput`.
 pub const DEFAULT_MAX_HANDOFFS_PER_INPUT: u32 = 16;
 
@@ -83,6 +101,10 @@ pub struct Config {
     /// A complex request (seed 004 section 7, `complexity.rs`) in a conversation without
     /// unfinished todos starts a todo list.
     pub require_todo_for_complex: bool,
+    /// How the interactive terminal calls for attention (`notifications`).
+    pub notifications: Notifications,
+    /// How long a task runs before its end is worth a notification (`notifyAfterSeconds`).
+    pub notify_after_seconds: u64,
     /// Automatic verification after edits (seed 004 section 6, `crate::verify`):
     /// `workflow.autoVerifyAfterEdit`, `workflow.verifyCommands`, `maxVerifyAttempts`.
     pub workflow: crate::verify::Workflow,
@@ -394,6 +416,8 @@ struct ConfigFile {
     compact_threshold: Option<f64>,
     tool_calling: Option<ToolCalling>,
     require_todo_for_complex: Option<bool>,
+    notifications: Option<Notifications>,
+    notify_after_seconds: Option<u64>,
     #[serde(default)]
     workflow: WorkflowFile,
     max_verify_attempts: Option<u32>,
@@ -773,6 +797,10 @@ impl Config {
             compact_threshold,
             tool_calling: file.tool_calling,
             require_todo_for_complex: file.require_todo_for_complex.unwrap_or(false),
+            notifications: file.notifications.unwrap_or_default(),
+            notify_after_seconds: file
+                .notify_after_seconds
+                .unwrap_or(DEFAULT_NOTIFY_AFTER_SECONDS),
             max_reply_bytes: file.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
             retry: RetryConfig {
                 max_retries: file.retry.max_retries.unwrap_or(defaults.max_retries),
@@ -823,6 +851,8 @@ impl Config {
             compact_threshold: DEFAULT_COMPACT_THRESHOLD,
             tool_calling: None,
             require_todo_for_complex: false,
+            notifications: Notifications::Off,
+            notify_after_seconds: DEFAULT_NOTIFY_AFTER_SECONDS,
             workflow: crate::verify::Workflow::default(),
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             retry: RetryConfig::default(),

@@ -30,6 +30,8 @@ const FREE: &[&str] = &[
     "saveSessions",
     "toolCalling",
     "requireTodoForComplex",
+    "notifications",
+    "notifyAfterSeconds",
 ];
 
 /// Limits, with the value that applies when the person sets none: an untrusted workspace may

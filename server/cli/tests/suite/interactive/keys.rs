@@ -119,3 +119,54 @@ async fn a_dragged_image_path_attaches_the_image() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// With `notifications` set, a task that ran a while, or an approval, rings the bell or
+/// sends a desktop notification, only when the terminal reported losing the focus.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_call_only_when_the_window_is_not_focused() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("slow one").with_delay(1_500),
+        MockResponse::text("slow two").with_delay(1_500),
+        MockResponse::tool_call("c1", "bash", serde_json::json!({"command": "touch x"}))
+            .with_delay(1_500),
+        MockResponse::text("made it"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    std::fs::write(
+        place.home.path().join(".config/coder/config.json"),
+        r#"{"model": "mock-model", "contextWindow": 32000, "notifications": "desktop", "notifyAfterSeconds": 1}"#,
+    )
+    .unwrap();
+    let mut screen = place.start(&server, &[]);
+    let notification = "\x1b]9;coder finished the task\x1b\\\x07";
+    screen.prompt(1);
+    // Focused all along: nothing.
+    screen.line("one");
+    screen.prompt(2);
+    assert!(
+        !screen.raw().contains("\x1b]9;"),
+        "no notification while focused"
+    );
+    // The window loses the focus while the task runs: called when it ends.
+    screen.line("two");
+    screen.wait_for("esc to interrupt");
+    screen.send("\x1b[O");
+    screen.prompt(3);
+    assert_eq!(screen.raw().matches(notification).count(), 1);
+    // An approval waits while the window is not focused.
+    screen.line("three");
+    screen.wait_for("esc to interrupt");
+    screen.send("\x1b[O");
+    screen.wait_for("? [y] Yes, allow it this once");
+    let raw = screen.raw();
+    assert!(
+        raw.contains("\x1b]9;coder is waiting for an approval\x1b\\\x07"),
+        "{raw:?}"
+    );
+    screen.line("y");
+    screen.prompt(4);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
