@@ -56,6 +56,28 @@ impl Place {
         Screen::start(self.workspace.path(), args, &env)
     }
 
+    /// Trusts the workspace (with `settings` added to the user's configuration) and gives
+    /// it the MCP "everything" test server as `ev`.
+    pub fn with_everything_server(&self, settings: serde_json::Value) {
+        let workspace = self.workspace.path().canonicalize().unwrap();
+        let mut config = json!({"model": "mock-model", "contextWindow": 32000,
+                                "trustedFolders": [workspace]});
+        if let (Some(config), Some(settings)) = (config.as_object_mut(), settings.as_object()) {
+            config.extend(settings.clone());
+        }
+        std::fs::write(
+            self.home.path().join(".config/coder/config.json"),
+            config.to_string(),
+        )
+        .unwrap();
+        self.write(
+            ".mcp.json",
+            &json!({"mcpServers": {"ev": {"command": "node",
+                "args": [crate::suite::everything_script(), "stdio"]}}})
+            .to_string(),
+        );
+    }
+
     pub fn normalized(&self, text: &str) -> String {
         let workspace = self.workspace.path().canonicalize().unwrap();
         normalized(&normalized(text, &workspace), self.workspace.path())
@@ -217,20 +239,7 @@ async fn an_mcp_tool_s_progress_appears_while_it_runs() {
     .await
     .unwrap();
     let place = Place::new();
-    let workspace = place.workspace.path().canonicalize().unwrap();
-    std::fs::write(
-        place.home.path().join(".config/coder/config.json"),
-        json!({"model": "mock-model", "contextWindow": 32000, "mode": "yolo",
-               "trustedFolders": [workspace]})
-        .to_string(),
-    )
-    .unwrap();
-    place.write(
-        ".mcp.json",
-        &json!({"mcpServers": {"ev": {"command": "node",
-            "args": [crate::suite::everything_script(), "stdio"]}}})
-        .to_string(),
-    );
+    place.with_everything_server(json!({"mode": "yolo"}));
     let mut screen = place.start(&server, &[]);
     screen.prompt(1);
     screen.line("wait");

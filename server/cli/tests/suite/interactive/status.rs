@@ -34,19 +34,7 @@ async fn the_prompt_line_names_the_preset_and_a_mode_switch_is_said_once() {
 async fn tools_lists_what_the_next_request_carries_with_mcp_tools_and_plan_mode_s_own() {
     let server = MockModelServer::start(Vec::new()).await.unwrap();
     let place = Place::new();
-    let workspace = place.workspace.path().canonicalize().unwrap();
-    std::fs::write(
-        place.home.path().join(".config/coder/config.json"),
-        json!({"model": "mock-model", "contextWindow": 32000, "trustedFolders": [workspace]})
-            .to_string(),
-    )
-    .unwrap();
-    place.write(
-        ".mcp.json",
-        &json!({"mcpServers": {"ev": {"command": "node",
-            "args": [crate::suite::everything_script(), "stdio"]}}})
-        .to_string(),
-    );
+    place.with_everything_server(json!({}));
     let mut screen = place.start(&server, &[]);
     screen.prompt(1);
     // The server starts in the background: asked again until its tools are there.

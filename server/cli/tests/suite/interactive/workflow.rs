@@ -1,23 +1,11 @@
 //! Seed 004's workflow at the terminal: `/undo`, the auto-verify loop, `/model` persisted.
 
-use std::process::Command;
-
 use coder_testkit::{Chunk, MockModelServer, MockResponse};
 use serde_json::json;
 
 use super::session::Place;
 
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(status.status.success(), "git {args:?}: {status:?}");
-}
+use super::told::git;
 
 fn write_call(id: &str, path: &str, content: &str) -> MockResponse {
     MockResponse::tool_call(id, "write", json!({"path": path, "content": content}))
