@@ -848,13 +848,14 @@ impl Session {
         if self.services.saver.folder().is_none() {
             return Ok(());
         }
-        let (untouched, conversations) = {
+        let (unused, conversations) = {
             let state = self.state();
-            (state.untouched(), state.conversation_count())
+            (state.unused(), state.conversation_count())
         };
-        // A session nobody used has nothing to resume: it is not written (it would only
-        // crowd the list `/resume` shows), unless a snapshot of it exists already.
-        if untouched && !self.services.saver.exists(self.session_id()) {
+        // A session nobody used (nothing sent; a mode set is not a use) has nothing to
+        // resume: it is not written (it would only crowd the list `/resume` shows), unless a
+        // snapshot of it exists already.
+        if unused && !self.services.saver.exists(self.session_id()) {
             return Ok(());
         }
         let through = self.services.journal.through();

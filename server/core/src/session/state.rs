@@ -77,8 +77,13 @@ impl State {
     /// Whether the session is as it started: the root conversation alone, not taken,
     /// nothing sent.
     pub fn untouched(&self) -> bool {
-        !self.root_taken
-            && self.conversations.len() == 1
+        !self.root_taken && self.unused()
+    }
+
+    /// Whether nothing was sent in the session: the root conversation alone, with an empty
+    /// history, nothing queued (its mode or model may have been set).
+    pub fn unused(&self) -> bool {
+        self.conversations.len() == 1
             && self.saved.is_empty()
             && self.queue.is_empty()
             && self

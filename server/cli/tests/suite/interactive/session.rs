@@ -524,8 +524,10 @@ async fn without_a_terminal_coder_points_to_coder_exec() {
 
 /// The ids of the sessions saved in the workspace.
 fn saved_sessions(place: &Place) -> Vec<String> {
-    let mut saved: Vec<String> = std::fs::read_dir(place.workspace.path().join(".coder/sessions"))
-        .unwrap()
+    let Ok(folder) = std::fs::read_dir(place.workspace.path().join(".coder/sessions")) else {
+        return Vec::new();
+    };
+    let mut saved: Vec<String> = folder
         .flatten()
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -1084,4 +1086,22 @@ async fn a_handoff_is_said_and_conversations_lists_both() {
     );
     screen.send("\x04");
     assert!(screen.exit().success());
+}
+
+/// Sessions where nothing was sent are not saved, even when `/new` carried a mode into
+/// them: `/resume` lists only sessions worth taking up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_where_nothing_was_sent_are_not_saved() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &["--mode", "auto-edit"]);
+    screen.prompt(1);
+    screen.line("/plan");
+    screen.prompt(2);
+    screen.line("/new");
+    screen.wait_for("new session");
+    screen.prompt(3);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    assert_eq!(saved_sessions(&place), Vec::<String>::new());
 }
