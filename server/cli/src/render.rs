@@ -88,9 +88,6 @@ pub struct Human {
     /// written is drawn again at most every [`PREVIEW_EVERY`].
     drawn: Instant,
     root: ConversationId,
-    /// The other conversation whose reply is being shown, once labelled.
-    side: Option<ConversationId>,
-    side_ended_line: bool,
     /// Running tool calls: their summary line and start.
     running: BTreeMap<String, (String, Instant)>,
     /// What each running call does, from its start.
@@ -115,8 +112,40 @@ pub struct Human {
     streaming: BTreeMap<String, Streaming>,
     /// The provider's request that will be sent again: when, and why.
     retry: Option<Retry>,
-    /// The model is thinking: the line of its thinking not yet complete (a live line).
-    thinking: Option<String>,
+    /// Thinking or another conversation's reply being streamed apart from the answer.
+    aside: Option<Aside>,
+}
+
+/// Text streamed apart from the answer, and its line not yet complete.
+struct Aside {
+    kind: Side,
+    partial: String,
+}
+
+/// What an aside is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// The model's thinking.
+    Thinking,
+    /// The reply of a conversation the model handed work to.
+    Conversation(ConversationId),
+}
+
+impl Side {
+    fn label(self) -> String {
+        match self {
+            Self::Thinking => "✻ thinking".to_owned(),
+            Self::Conversation(id) => format!("[conversation {id}]"),
+        }
+    }
+
+    /// What each of its lines starts with.
+    fn bar(self) -> &'static str {
+        match self {
+            Self::Thinking => THINKING_BAR,
+            Self::Conversation(_) => "",
+        }
+    }
 }
 
 /// A retry the status line counts down to.
@@ -159,8 +188,6 @@ impl Human {
             markdown: Markdown::new(style.answer_color),
             drawn: Instant::now(),
             root,
-            side: None,
-            side_ended_line: true,
             running: BTreeMap::new(),
             kinds: BTreeMap::new(),
             live_lines: 0,
@@ -172,7 +199,7 @@ impl Human {
             asked_diff: None,
             streaming: BTreeMap::new(),
             retry: None,
-            thinking: None,
+            aside: None,
         }
     }
 
@@ -243,15 +270,22 @@ impl Human {
         let mut lines = Vec::new();
         let tool = self.running.values().min_by_key(|(_, at)| *at).cloned();
         let tool = tool.filter(|(_, at)| at.elapsed() >= SPINNER_AFTER);
-        if tool.is_some() {
+        // An answer's line written as it streams (not as Markdown) ends before a live line;
+        // the block being written and an aside's line are live lines themselves.
+        if tool.is_some() && !self.ended_line {
             self.end_answer_line()?;
         }
         let rows = live_rows().saturating_sub(4).clamp(1, PREVIEW_ROWS);
         let preview = self.markdown.preview(width, rows);
-        if let Some(partial) = self.thinking.as_ref().filter(|partial| !partial.is_empty()) {
+        if let Some(aside) = self
+            .aside
+            .as_ref()
+            .filter(|aside| !aside.partial.is_empty())
+        {
+            let bar = aside.kind.bar();
             lines.push(Live {
-                head: (THINKING_BAR.to_owned(), format!("{dim}{THINKING_BAR}")),
-                body: partial.clone(),
+                head: (bar.to_owned(), format!("{dim}{bar}")),
+                body: aside.partial.clone(),
                 keep_end: true,
                 tail: (String::new(), undim.to_owned()),
             });
@@ -370,23 +404,30 @@ impl Human {
         }
     }
 
-    /// Thinking, apart from the answer: a label first, then each line after a bar, dim;
-    /// the line not yet complete is a live line.
-    fn thinking_delta(&mut self, delta: &str) -> std::io::Result<()> {
-        if self.thinking.is_none() {
+    /// Text streamed apart from the answer (thinking, another conversation's reply): its
+    /// label first, then each line after its bar, dim; the line not yet complete is a live
+    /// line, so the status line never writes over it.
+    fn aside_delta(&mut self, kind: Side, delta: &str) -> std::io::Result<()> {
+        if self.aside.as_ref().is_some_and(|aside| aside.kind != kind) {
+            self.end_aside()?;
+        }
+        if self.aside.is_none() {
             self.end_answer_line()?;
             self.clear_spinner()?;
             let (on, off) = (self.dim_on(), self.dim_off());
-            writeln!(self.notes, "{on}✻ thinking{off}")?;
-            self.thinking = Some(String::new());
+            writeln!(self.notes, "{on}{}{off}", kind.label())?;
+            self.aside = Some(Aside {
+                kind,
+                partial: String::new(),
+            });
         }
-        let Some(partial) = self.thinking.as_mut() else {
+        let Some(aside) = self.aside.as_mut() else {
             return Ok(());
         };
-        partial.push_str(&neutralize(delta));
-        if let Some(end) = partial.rfind('\n') {
-            let whole: String = partial.drain(..=end).collect();
-            self.thinking_lines(&whole)?;
+        aside.partial.push_str(&neutralize(delta));
+        if let Some(end) = aside.partial.rfind('\n') {
+            let whole: String = aside.partial.drain(..=end).collect();
+            self.aside_lines(kind, &whole)?;
         }
         if self.style.live && self.drawn.elapsed() >= PREVIEW_EVERY {
             self.draw_live()?;
@@ -394,35 +435,39 @@ impl Human {
         Ok(())
     }
 
-    /// Writes whole lines of thinking, wrapped under the bar.
-    fn thinking_lines(&mut self, text: &str) -> std::io::Result<()> {
+    /// Writes whole lines of an aside, wrapped under its bar.
+    fn aside_lines(&mut self, kind: Side, text: &str) -> std::io::Result<()> {
         self.clear_spinner()?;
         let (on, off) = (self.dim_on(), self.dim_off());
+        let bar = kind.bar();
         let mut out = String::new();
         for line in text.lines() {
-            for wrapped in crate::markdown::wrap(line, live_width(), THINKING_BAR, THINKING_BAR) {
+            for wrapped in crate::markdown::wrap(line, live_width(), bar, bar) {
                 out.push_str(&format!("{on}{}{off}\n", wrapped.trim_end()));
             }
         }
         self.notes.write_all(out.as_bytes())
     }
 
-    /// The thinking ended (or the answer or a tool began): its last line is written, and an
-    /// empty line sets it apart from what follows.
-    fn end_thinking(&mut self) -> std::io::Result<()> {
-        let Some(partial) = self.thinking.take() else {
+    /// The aside ended (or the answer or a tool began): its last line is written; thinking
+    /// is set apart from what follows by an empty line.
+    fn end_aside(&mut self) -> std::io::Result<()> {
+        let Some(aside) = self.aside.take() else {
             return Ok(());
         };
-        if !partial.trim().is_empty() {
-            self.thinking_lines(&partial)?;
+        if !aside.partial.trim().is_empty() {
+            self.aside_lines(aside.kind, &aside.partial)?;
         }
         self.clear_spinner()?;
-        self.notes.write_all(b"\n")
+        if aside.kind == Side::Thinking {
+            self.notes.write_all(b"\n")?;
+        }
+        Ok(())
     }
 
     /// Before a note: the answer is flushed and its line ended, the spinner cleared.
     fn end_answer_line(&mut self) -> std::io::Result<()> {
-        self.end_thinking()?;
+        self.end_aside()?;
         let mut rest = String::new();
         self.markdown.finish(live_width(), &mut rest);
         if !rest.is_empty() {
@@ -464,27 +509,8 @@ impl Human {
         write!(self.notes, "{on}{text}{off}")
     }
 
-    fn side_delta(&mut self, conversation: ConversationId, delta: &str) -> std::io::Result<()> {
-        if self.side != Some(conversation) {
-            self.end_side()?;
-            self.note(&format!("[conversation {conversation}]"))?;
-            self.side = Some(conversation);
-        }
-        self.notes_dimmed(delta)?;
-        self.side_ended_line = delta.ends_with('\n');
-        Ok(())
-    }
-
-    fn end_side(&mut self) -> std::io::Result<()> {
-        if self.side.take().is_some() && !std::mem::replace(&mut self.side_ended_line, true) {
-            self.notes.write_all(b"\n")?;
-        }
-        Ok(())
-    }
-
     fn answer_delta(&mut self, delta: &str) -> std::io::Result<()> {
-        self.end_thinking()?;
-        self.end_side()?;
+        self.end_aside()?;
         self.clear_spinner()?;
         let text = neutralize(delta);
         if self.style.markdown {
@@ -688,7 +714,7 @@ impl Human {
         }
         match &event.msg {
             EventMsg::AgentMessageDelta { delta } if !root => {
-                self.side_delta(event.conversation_id, delta)?;
+                self.aside_delta(Side::Conversation(event.conversation_id), delta)?;
             }
             EventMsg::AgentMessageDelta { delta } if self.style.stream_answer => {
                 self.answer_delta(delta)?;
@@ -706,8 +732,8 @@ impl Human {
             } if root && !self.style.stream_answer => {
                 self.answer_delta(text)?;
             }
-            EventMsg::AgentReasoningDelta { delta } => self.thinking_delta(delta)?,
-            EventMsg::AgentReasoning { .. } => self.end_thinking()?,
+            EventMsg::AgentReasoningDelta { delta } => self.aside_delta(Side::Thinking, delta)?,
+            EventMsg::AgentReasoning { .. } => self.end_aside()?,
             EventMsg::TaskStarted { .. } if root => {
                 self.task = Some((Instant::now(), 0));
             }
@@ -874,7 +900,7 @@ impl Human {
                 replaced_by,
                 ..
             } => {
-                self.end_side()?;
+                self.end_aside()?;
                 if let Some(replacement) = replaced_by {
                     self.note(&format!(
                         "the current task was replaced by {}; running conversation {}, then continuing",
@@ -883,7 +909,7 @@ impl Human {
                 }
             }
             EventMsg::TurnAborted { .. } => {
-                self.end_side()?;
+                self.end_aside()?;
                 self.running.clear();
                 self.note("interrupted")?;
                 if root {
@@ -893,7 +919,7 @@ impl Human {
             EventMsg::TaskComplete {
                 step_limit, error, ..
             } => {
-                self.end_side()?;
+                self.end_aside()?;
                 self.running.clear();
                 if root {
                     match (step_limit, error) {

@@ -249,3 +249,37 @@ async fn a_long_output_shows_its_head_and_its_tail() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// Another conversation's reply, streamed with pauses, stays on the screen, under one
+/// label, while the live lines are drawn below it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handed_over_reply_s_unfinished_line_stays_while_the_status_line_shows() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "c1",
+            "conv_create",
+            json!({"user_instruction": "Summarise."}),
+        ),
+        MockResponse::stream(vec![
+            coder_testkit::Chunk::text("partial words "),
+            coder_testkit::Chunk::text("then the rest.\n"),
+        ])
+        .with_delay(1_500),
+        MockResponse::text("Root answer."),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("delegate");
+    screen.wait_for("partial words");
+    // The running call's line shows once the output is quiet; the words stay.
+    let text = screen.wait_for("Use `conv_create`");
+    assert!(text.contains("partial words"), "{text}");
+    let text = screen.prompt(2);
+    assert!(text.contains("partial words then the rest."), "{text}");
+    assert_eq!(text.matches("[conversation ").count(), 1, "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
