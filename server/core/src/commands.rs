@@ -59,8 +59,8 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "compact",
-        "",
-        "summarise the conversation's older history now",
+        "[instructions]",
+        "summarise the conversation's older history now; instructions say what the summary keeps or focuses on",
     ),
     (
         "diff",

@@ -360,7 +360,7 @@ impl Engine {
     /// summarises its older part, which is archived; `compacted` and `token_count` report
     /// it. Returns the task's id; the task waits for the tasks queued before it.
     pub fn compact(&self, conversation: ConversationId) -> Result<TaskId, EngineError> {
-        self.session.compact(conversation)
+        self.session.compact(conversation, None)
     }
 
     /// What compactions of `conversation` replaced, one segment per compaction, oldest

@@ -400,15 +400,17 @@ impl Session {
         }
     }
 
-    /// Queues a task that compacts `conversation`'s history.
+    /// Queues a task that compacts `conversation`'s history; the summary keeps or stresses
+    /// `focus` when a person gave it.
     pub fn compact(
         &self,
         conversation: ConversationId,
+        focus: Option<String>,
     ) -> Result<coder_protocol::TaskId, EngineError> {
         self.conversation(conversation)?;
         self.require_model()?;
         let mut plan = TaskPlan::new(conversation, Vec::new(), 0);
-        plan.compact = true;
+        plan.compact = Some(driver::CompactPlan { focus });
         let task_id = plan.task_id;
         self.driver.enqueue(vec![plan]);
         Ok(task_id)

@@ -85,7 +85,8 @@ impl Session {
                         "nothing to compact: the conversation is empty; nothing was sent to the model",
                     ));
                 }
-                let task = self.compact(conversation)?;
+                let focus = (!args.is_empty()).then(|| args.to_owned());
+                let task = self.compact(conversation, focus)?;
                 Ok(CommandResult {
                     task_id: Some(task),
                     ..text("compacting the conversation")
