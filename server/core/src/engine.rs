@@ -413,6 +413,14 @@ impl Engine {
         self.session.skills()
     }
 
+    /// The choices for built-in `/command`'s argument that start with `typed`, in the order
+    /// a completion menu shows them: the modes for `/mode`, the presets for `/permissions`,
+    /// the models for `/model` (the one in use first), the workspace's other saved sessions
+    /// for `/resume` (newest first); none for a command without choices.
+    pub fn complete_argument(&self, command: &str, typed: &str) -> Vec<crate::ArgumentChoice> {
+        self.session.complete_argument(command, typed)
+    }
+
     /// Workspace paths matching `query`, what a person typed after `@`, best first, at most
     /// `limit` (clamped to 1..=1000), for a completion menu (see [`crate::completion`] for
     /// the rules). Never fails: a query that matches nothing, or that names something

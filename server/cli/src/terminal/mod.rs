@@ -12,6 +12,7 @@
 //! as Ctrl+D does. SIGTERM and SIGHUP end the session (the task interrupted, the session
 //! saved) and exit with 143 or 129.
 
+mod completion;
 mod input;
 mod keys;
 mod points;

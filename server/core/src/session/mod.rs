@@ -25,6 +25,7 @@
 //! The state lock is never held across an `.await`, nor while emitting an event (observers
 //! may call back into the engine). Conversation locks are never held across an `.await`.
 
+mod arguments;
 mod calls;
 mod command_notes;
 mod completion;
@@ -42,6 +43,7 @@ mod services;
 mod shell;
 mod slash;
 mod state;
+mod status;
 mod task;
 
 use std::sync::{Arc, Mutex, MutexGuard};
