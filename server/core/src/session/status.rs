@@ -105,11 +105,10 @@ fn api(kind: ProviderKind, base_url: &str) -> String {
 
 /// `context: 1,234 of 128,000 tokens (1%)`.
 fn context_line(used: u64, window: u64) -> String {
-    let share = if window == 0 {
-        0
-    } else {
-        used.saturating_mul(100) / window
-    };
+    let share = used
+        .saturating_mul(100)
+        .checked_div(window)
+        .unwrap_or_default();
     format!(
         "context: {} of {} tokens ({share}%)",
         grouped(used),
@@ -122,7 +121,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);

@@ -682,7 +682,9 @@ async fn argument_choices_come_from_the_engine_in_their_order() {
     assert_eq!(models[0].value, h.engine.model());
     assert_eq!(models[0].note.as_deref(), Some("in use"));
     assert!(
-        models[1..].iter().all(|choice| choice.value.starts_with("claude-")),
+        models[1..]
+            .iter()
+            .all(|choice| choice.value.starts_with("claude-")),
         "{models:?}"
     );
     assert_eq!(values("model", "claude-son"), ["claude-sonnet-4-5"]);
