@@ -33,6 +33,11 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ("default", "", "switch to default mode"),
     ("auto-edit", "", "switch to auto-edit mode"),
     ("yolo", "", "switch to yolo mode"),
+    (
+        "status",
+        "",
+        "the model, mode, permission preset, context, session, workspace, sandbox and MCP servers",
+    ),
     ("tools", "", "the tools the model may call"),
     (
         "mcp",
@@ -59,8 +64,8 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "compact",
-        "",
-        "summarise the conversation's older history now",
+        "[instructions]",
+        "summarise the conversation's older history now; instructions say what the summary keeps or focuses on",
     ),
     (
         "diff",
@@ -88,6 +93,24 @@ pub(crate) const BUILT_IN_COMMANDS: &[(&str, &str, &str)] = &[
         "at the terminal: write the prompt in $VISUAL or $EDITOR (also Ctrl+G)",
     ),
 ];
+
+/// One choice for a built-in command's argument (`/mode plan`), for a completion menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentChoice {
+    /// What goes after the command's name.
+    pub value: String,
+    /// A few words about it for the menu (`in use`, when a session was saved), if any.
+    pub note: Option<String>,
+}
+
+impl ArgumentChoice {
+    pub(crate) fn word(value: &str) -> Self {
+        Self {
+            value: value.to_owned(),
+            note: None,
+        }
+    }
+}
 
 /// Whether `name` is a built-in command.
 pub(crate) fn is_built_in(name: &str) -> bool {

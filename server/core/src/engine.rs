@@ -360,7 +360,7 @@ impl Engine {
     /// summarises its older part, which is archived; `compacted` and `token_count` report
     /// it. Returns the task's id; the task waits for the tasks queued before it.
     pub fn compact(&self, conversation: ConversationId) -> Result<TaskId, EngineError> {
-        self.session.compact(conversation)
+        self.session.compact(conversation, None)
     }
 
     /// What compactions of `conversation` replaced, one segment per compaction, oldest
@@ -411,6 +411,14 @@ impl Engine {
     /// The skills the model is told about, as found when the session started.
     pub fn skills(&self) -> Vec<coder_protocol::methods::SkillInfo> {
         self.session.skills()
+    }
+
+    /// The choices for built-in `/command`'s argument that start with `typed`, in the order
+    /// a completion menu shows them: the modes for `/mode`, the presets for `/permissions`,
+    /// the models for `/model` (the one in use first), the workspace's other saved sessions
+    /// for `/resume` (newest first); none for a command without choices.
+    pub fn complete_argument(&self, command: &str, typed: &str) -> Vec<crate::ArgumentChoice> {
+        self.session.complete_argument(command, typed)
     }
 
     /// Workspace paths matching `query`, what a person typed after `@`, best first, at most

@@ -49,6 +49,7 @@ mod undo;
 pub mod verify;
 mod watch;
 
+pub use commands::ArgumentChoice;
 pub use config::{
     ApiKey, Config, ConfigError, DEFAULT_MAX_REPLY_BYTES, Door, DoorNames, Overrides,
     ProviderConfig, ProviderKind, ProviderNeed, RetryConfig, ToolCalling, Workspace,

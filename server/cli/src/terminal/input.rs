@@ -4,16 +4,15 @@
 //!
 //! Keys: Enter sends; Alt+Enter (or Ctrl+J, or `\` at the end of a line) inserts a newline; Ctrl+C clears a line being
 //! typed and, at an empty prompt, is reported as [`Answer::Interrupted`]; Ctrl+D at an
-//! empty prompt is [`Answer::Eof`]; Tab completes `/` commands and `@` paths; Up and Down
-//! walk the history, which is saved per workspace as each line is entered. At the prompt,
-//! Shift+Tab and Ctrl+G end the line as an [`Answer::Action`] (the next mode, the person's
-//! editor) and the terminal gives the line back to edit.
+//! empty prompt is [`Answer::Eof`]; Tab completes `/` commands, their arguments and `@`
+//! paths; Up and Down walk the history, which is saved per workspace as each line is
+//! entered. At the prompt, Shift+Tab and Ctrl+G end the line as an [`Answer::Action`] (the
+//! next mode, the person's editor) and the terminal gives the line back to edit.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
 
 use coder_core::Engine;
-use coder_core::control_chars::{has_control, neutralize};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -213,8 +212,7 @@ impl ConditionalEventHandler for ClearOrInterrupt {
     }
 }
 
-/// Completes `/` commands (built-in and custom) at the start of the line and `@` paths
-/// anywhere.
+/// Completes `/` commands, their arguments and `@` paths (`terminal/completion.rs`).
 struct Helper {
     engine: Arc<Mutex<Engine>>,
 }
@@ -237,44 +235,7 @@ impl Completer for Helper {
         pos: usize,
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let before = &line[..pos];
-        let start = before.rfind(char::is_whitespace).map_or(0, |at| {
-            at + before[at..].chars().next().map_or(1, char::len_utf8)
-        });
-        let word = &before[start..];
-        if let Some(name) = word.strip_prefix('/')
-            && start == 0
-        {
-            let candidates = self
-                .engine()
-                .commands()
-                .into_iter()
-                .filter(|command| command.name.starts_with(name))
-                // What a repository's files say is shown, never obeyed: a name that holds
-                // a control character would be written into the line as it is, so it is
-                // not offered; descriptions are neutralised.
-                .filter(|command| !has_control(&command.name))
-                .map(|command| Pair {
-                    display: format!("/{} — {}", command.name, neutralize(&command.description)),
-                    replacement: format!("/{} ", command.name),
-                })
-                .collect();
-            return Ok((0, candidates));
-        }
-        if let Some(query) = word.strip_prefix('@') {
-            let candidates = self
-                .engine()
-                .complete_paths(query, 50)
-                .into_iter()
-                .filter(|found| !has_control(&found.path))
-                .map(|found| Pair {
-                    display: found.path.clone(),
-                    replacement: format!("@{}", found.path),
-                })
-                .collect();
-            return Ok((start, candidates));
-        }
-        Ok((pos, Vec::new()))
+        Ok(super::completion::complete(&self.engine(), line, pos))
     }
 }
 

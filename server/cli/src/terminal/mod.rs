@@ -13,6 +13,7 @@
 //! saved) and exit with 143 or 129.
 
 mod attention;
+mod completion;
 mod dragged;
 mod external_editor;
 mod input;

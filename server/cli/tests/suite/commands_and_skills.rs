@@ -273,3 +273,42 @@ async fn a_command_that_would_expand_past_the_prompt_limit_is_refused_before_it_
     );
     assert!(server.requests().is_empty());
 }
+
+/// `/status` is a built-in command every door runs: in `coder exec` it says where the
+/// session stands without asking the model.
+#[tokio::test]
+async fn status_in_coder_exec_says_where_the_session_stands() {
+    let server = MockModelServer::start(vec![]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let out = exec(dir.path(), user.path(), &server, "/status").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let workspace = dir.path().canonicalize().unwrap();
+    let port = server.openai_base_url();
+    let host = port
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let starts = [
+        format!("model: mock-model (OpenAI API at {host})"),
+        "mode: ".to_owned(),
+        "permissions: ".to_owned(),
+        "context: 0 of ".to_owned(),
+        "session: ".to_owned(),
+        format!("workspace: {} (not trusted", workspace.display()),
+        "sandbox: ".to_owned(),
+        "MCP servers: none".to_owned(),
+        "saved in: ".to_owned(),
+    ];
+    assert_eq!(lines.len(), starts.len(), "{stdout}");
+    for (line, start) in lines.iter().zip(&starts) {
+        assert!(
+            line.starts_with(start.as_str()),
+            "{line:?} ≠ {start:?}…\n{stdout}"
+        );
+    }
+    assert!(server.requests().is_empty());
+}

@@ -66,6 +66,37 @@ const TABLE: &[(&str, ModelLimits)] = &[
     ("smollm2", limits(8_192, 2_048)),
 ];
 
+/// Model names to offer a person choosing a model (`/model <Tab>`), by the wire format they
+/// are reached with: the current releases of each family the table knows.
+const OFFERED_OPENAI: &[&str] = &[
+    "gpt-5",
+    "gpt-5-mini",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "gpt-4o",
+    "gpt-4o-mini",
+    "o3",
+    "o4-mini",
+    "deepseek-chat",
+    "deepseek-reasoner",
+    "kimi-k2",
+    "qwen3-coder",
+];
+const OFFERED_ANTHROPIC: &[&str] = &[
+    "claude-opus-4-5",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "claude-opus-4-1",
+];
+
+/// The known models a provider of `kind` is likely to serve, to offer when choosing one.
+pub fn offered_models(kind: crate::config::ProviderKind) -> &'static [&'static str] {
+    match kind {
+        crate::config::ProviderKind::OpenAi => OFFERED_OPENAI,
+        crate::config::ProviderKind::Anthropic => OFFERED_ANTHROPIC,
+    }
+}
+
 /// The limits of `model`, when the table knows it.
 pub fn known_limits(model: &str) -> Option<ModelLimits> {
     let name = model
@@ -97,6 +128,13 @@ pub fn prompt_tool_calling(model: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_offered_model_is_in_the_table() {
+        for name in OFFERED_OPENAI.iter().chain(OFFERED_ANTHROPIC) {
+            assert!(known_limits(name).is_some(), "{name}");
+        }
+    }
 
     #[test]
     fn dated_routed_and_cased_names_find_their_family() {

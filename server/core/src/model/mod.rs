@@ -27,7 +27,9 @@ use coder_protocol::{ChatMessage, TokenUsage, ToolCall};
 pub use crate::tools::ToolSpec;
 pub use check::check_connection;
 pub use client::ModelClient;
-pub use known::{ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits, prompt_tool_calling};
+pub use known::{
+    ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits, offered_models, prompt_tool_calling,
+};
 pub(crate) use openai::{TOOL_IMAGES, chat_messages};
 pub use wire_history::WireHistory;
 

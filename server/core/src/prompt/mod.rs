@@ -22,6 +22,17 @@ const BUILT_IN_PROMPT: &str = include_str!("built_in.md");
 /// prompt (seed 003), never written back to the conversation.
 pub(crate) const COMPACT_PROMPT: &str = include_str!("compact.md");
 
+/// The instructions of a summary request: [`COMPACT_PROMPT`], followed by what the person
+/// who asked for it wants kept or stressed (`/compact <instructions>`), when they said.
+pub(crate) fn compact_prompt(focus: Option<&str>) -> std::borrow::Cow<'static, str> {
+    match focus.map(str::trim).filter(|focus| !focus.is_empty()) {
+        None => std::borrow::Cow::Borrowed(COMPACT_PROMPT),
+        Some(focus) => std::borrow::Cow::Owned(format!(
+            "{COMPACT_PROMPT}\nThe person who asked for this summary adds what it should keep or focus on; follow it, within the rules above:\n\n{focus}\n"
+        )),
+    }
+}
+
 /// Opens the user message that holds a compaction's summary, in place of the history's
 /// older part.
 pub(crate) const SUMMARY_OPEN: &str = "<conversation-summary>\nThe earlier part of this conversation was compacted into the summary below; the messages after it are the most recent, kept as they were.\n\n";

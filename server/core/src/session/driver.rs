@@ -44,12 +44,19 @@ pub(crate) struct TaskPlan {
     /// How many handoffs its chain made before this task.
     pub handoffs: u32,
     /// The task compacts the conversation's history (asked for; no input, no turn).
-    pub compact: bool,
+    pub compact: Option<CompactPlan>,
     /// The task runs a person's `!command` (no model, no turn).
     pub shell: Option<String>,
     /// A person's input: its fate is told with `input_receipt` events (queued, started,
     /// dropped). Not for the tasks a handoff queues.
     pub receipts: bool,
+}
+
+/// A compaction a person asked for.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CompactPlan {
+    /// What the summary should keep or focus on (`/compact <instructions>`).
+    pub focus: Option<String>,
 }
 
 /// Names the chain of tasks one user input started (its handoffs' targets and
@@ -76,7 +83,7 @@ impl TaskPlan {
             depth,
             chain: ChainId::new(),
             handoffs: 0,
-            compact: false,
+            compact: None,
             shell: None,
             receipts: true,
         }

@@ -126,12 +126,7 @@ impl Session {
             text.push_str("No MCP servers are configured.\n");
         }
         for (name, server) in &config.mcp_servers {
-            let state = match statuses.get(name) {
-                Some(ServerStatus::Ready { tools, .. }) => format!("ready, {tools} tools"),
-                Some(ServerStatus::Starting) => "starting".to_owned(),
-                Some(ServerStatus::Failed { error, .. }) => format!("failed: {error}"),
-                Some(ServerStatus::Disabled) | None => "disabled".to_owned(),
-            };
+            let state = server_state(statuses.get(name));
             text.push_str(&format!("{name}: {state}; {}\n", server.describe()));
         }
         if let Some(held) = &*lock(&self.held_mcp) {
@@ -244,5 +239,15 @@ fn status_event(server: String, status: Option<ServerStatus>) -> EventMsg {
         state,
         tools,
         error,
+    }
+}
+
+/// A server's state in words: `ready, 3 tools`, `starting`, `failed: why`, `disabled`.
+pub(super) fn server_state(status: Option<&ServerStatus>) -> String {
+    match status {
+        Some(ServerStatus::Ready { tools, .. }) => format!("ready, {tools} tools"),
+        Some(ServerStatus::Starting) => "starting".to_owned(),
+        Some(ServerStatus::Failed { error, .. }) => format!("failed: {error}"),
+        Some(ServerStatus::Disabled) | None => "disabled".to_owned(),
     }
 }

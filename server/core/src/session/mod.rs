@@ -25,6 +25,7 @@
 //! The state lock is never held across an `.await`, nor while emitting an event (observers
 //! may call back into the engine). Conversation locks are never held across an `.await`.
 
+mod arguments;
 mod calls;
 mod command_notes;
 mod completion;
@@ -42,6 +43,7 @@ mod services;
 mod shell;
 mod slash;
 mod state;
+mod status;
 mod task;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -400,15 +402,17 @@ impl Session {
         }
     }
 
-    /// Queues a task that compacts `conversation`'s history.
+    /// Queues a task that compacts `conversation`'s history; the summary keeps or stresses
+    /// `focus` when a person gave it.
     pub fn compact(
         &self,
         conversation: ConversationId,
+        focus: Option<String>,
     ) -> Result<coder_protocol::TaskId, EngineError> {
         self.conversation(conversation)?;
         self.require_model()?;
         let mut plan = TaskPlan::new(conversation, Vec::new(), 0);
-        plan.compact = true;
+        plan.compact = Some(driver::CompactPlan { focus });
         let task_id = plan.task_id;
         self.driver.enqueue(vec![plan]);
         Ok(task_id)

@@ -15,7 +15,7 @@ use crate::error::EngineError;
 use crate::sync::lock;
 
 /// How the terminal and the other doors take input, for `/help`.
-const INPUT_HELP: &str = "Enter sends; Alt+Enter or Ctrl+J (or a line ending in \\) starts a new line; Tab completes /commands and @paths; Up and Down recall earlier input; Shift+Tab switches to the next mode; Ctrl+G (or /edit) writes the prompt in $VISUAL or $EDITOR. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
+const INPUT_HELP: &str = "Enter sends; Alt+Enter or Ctrl+J (or a line ending in \\) starts a new line; Tab completes /commands, their arguments (/mode, /permissions, /model, /resume) and @paths, matched fuzzily; Up and Down recall earlier input; Shift+Tab switches to the next mode; Ctrl+G (or /edit) writes the prompt in $VISUAL or $EDITOR. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
 
 fn text(text: impl Into<String>) -> CommandResult {
     CommandResult {
@@ -67,6 +67,7 @@ impl Session {
         })?;
         match name {
             "help" => Ok(self.help()),
+            "status" => Ok(text(self.status_text(conversation)?)),
             "model" => self.model_command(conversation, args),
             "permissions" => self.permissions_command(conversation, args),
             "mode" => self.mode_command(conversation, args),
@@ -85,7 +86,8 @@ impl Session {
                         "nothing to compact: the conversation is empty; nothing was sent to the model",
                     ));
                 }
-                let task = self.compact(conversation)?;
+                let focus = (!args.is_empty()).then(|| args.to_owned());
+                let task = self.compact(conversation, focus)?;
                 Ok(CommandResult {
                     task_id: Some(task),
                     ..text("compacting the conversation")

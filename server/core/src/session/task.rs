@@ -278,8 +278,9 @@ impl Session {
             events.warning(warning);
         }
         match conversation {
-            Ok(conversation) if plan.compact => {
-                self.compact_now(&conversation, control, events, model, &active)
+            Ok(conversation) if plan.compact.is_some() => {
+                let focus = plan.compact.and_then(|compact| compact.focus);
+                self.compact_now(&conversation, control, events, model, &active, focus)
                     .await
             }
             Ok(conversation) => {
@@ -490,8 +491,8 @@ impl Session {
     }
 
     /// A compaction task: summarises the conversation's older history now (`compacted`,
-    /// `token_count`). A history with nothing older than its last turn is left as it is,
-    /// with a `warning`.
+    /// `token_count`), keeping or stressing `focus` when a person gave it. A history with
+    /// nothing older than its last turn is left as it is, with a `warning`.
     async fn compact_now(
         self: &Arc<Self>,
         conversation: &Arc<Mutex<Conversation>>,
@@ -499,6 +500,7 @@ impl Session {
         events: &TaskEvents,
         model: String,
         active: &Arc<ActiveModel>,
+        focus: Option<String>,
     ) -> TurnOutcome {
         let (limits, _) = active.settings.limits_of(&model);
         let turn_model = TurnModel {
@@ -531,6 +533,7 @@ impl Session {
             recorder: &recording,
             events,
             cancel: &control.cancel,
+            focus: focus.as_deref(),
         };
         let compacted = compactor
             .run(&history, &mut size, before, CompactTrigger::Manual)

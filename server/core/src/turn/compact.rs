@@ -56,13 +56,16 @@ pub(crate) enum CompactError {
 }
 
 /// Summarises the older part of `history` (which with the system prompt and tools holds
-/// `token_before` tokens) with `model`.
+/// `token_before` tokens) with `model`; `focus` is what a person asked the summary to keep
+/// or stress (`/compact <instructions>`).
 pub(crate) async fn compact(
     model: &TurnModel,
     history: &[ChatMessage],
     token_before: u64,
+    focus: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Compaction, CompactError> {
+    let system = crate::prompt::compact_prompt(focus);
     let counts = count_each(model.encoding, history).await;
     let history_tokens: u64 = counts.iter().sum();
     let window = model
@@ -77,7 +80,7 @@ pub(crate) async fn compact(
     })?;
     let prompt_tokens = token_before.saturating_sub(history_tokens);
     let summary_tokens = SUMMARY_TOKENS.min(model.max_output_tokens);
-    let instructions = model.encoding.count(crate::prompt::COMPACT_PROMPT);
+    let instructions = model.encoding.count(&system);
     // What the transcript may take: the window, less the instructions and the summary,
     // with a tenth to spare for the transcript's labels and the tokenizer's approximation.
     let room =
@@ -99,7 +102,7 @@ pub(crate) async fn compact(
         let messages = [ChatMessage::user(transcript)];
         let request = ModelRequest {
             model: &model.name,
-            system: crate::prompt::COMPACT_PROMPT,
+            system: &system,
             lead: &[],
             messages: &messages,
             as_text: None,
@@ -168,6 +171,8 @@ pub(crate) struct Compactor<'a> {
     pub recorder: &'a dyn Recorder,
     pub events: &'a TaskEvents,
     pub cancel: &'a CancellationToken,
+    /// What a person asked the summary to keep or stress; `None` for the prompt alone.
+    pub focus: Option<&'a str>,
 }
 
 impl Compactor<'_> {
@@ -181,7 +186,8 @@ impl Compactor<'_> {
         token_before: u64,
         trigger: CompactTrigger,
     ) -> Result<(), CompactError> {
-        let compaction = compact(self.model, history, token_before, self.cancel).await?;
+        let compaction =
+            compact(self.model, history, token_before, self.focus, self.cancel).await?;
         *size = ContextSize {
             tokens: compaction.token_compact,
             through: compaction.history.len(),

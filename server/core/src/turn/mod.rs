@@ -808,6 +808,7 @@ impl Fitting<'_> {
             recorder: self.recorder,
             events: self.events,
             cancel: self.cancel,
+            focus: None,
         };
         let compacted = compactor
             .run(&history, size, next, CompactTrigger::Auto)

@@ -657,3 +657,38 @@ async fn compact_on_an_empty_conversation_says_so_and_starts_nothing() {
     );
     assert!(server.requests().is_empty());
 }
+
+/// The choices a door offers for a built-in command's argument come from the engine: the
+/// modes and presets in their order, the model in use first then the known models of the
+/// provider's wire format, only what starts with what was typed.
+#[tokio::test]
+async fn argument_choices_come_from_the_engine_in_their_order() {
+    let server = MockModelServer::start(Vec::new()).await.unwrap();
+    let h = Harness::new(&server, ProviderKind::Anthropic);
+    let values = |command: &str, typed: &str| -> Vec<String> {
+        h.engine
+            .complete_argument(command, typed)
+            .into_iter()
+            .map(|choice| choice.value)
+            .collect()
+    };
+    assert_eq!(values("mode", ""), ["plan", "default", "auto-edit", "yolo"]);
+    assert_eq!(
+        values("permissions", ""),
+        ["strict", "balanced", "auto-edit", "yolo"]
+    );
+    assert_eq!(values("permissions", "AU"), ["auto-edit"]);
+    let models = h.engine.complete_argument("model", "");
+    assert_eq!(models[0].value, h.engine.model());
+    assert_eq!(models[0].note.as_deref(), Some("in use"));
+    assert!(
+        models[1..]
+            .iter()
+            .all(|choice| choice.value.starts_with("claude-")),
+        "{models:?}"
+    );
+    assert_eq!(values("model", "claude-son"), ["claude-sonnet-4-5"]);
+    // A workspace with no saved session has nothing to resume; `/help` takes no argument.
+    assert!(values("resume", "").is_empty());
+    assert!(values("help", "").is_empty());
+}

@@ -238,6 +238,40 @@ async fn compaction_on_request_summarises_all_but_the_last_turn() {
     assert_eq!(next.last().unwrap()["content"], "third question");
 }
 
+/// `/compact <instructions>`: the summary request carries what the person asked it to keep,
+/// after the compaction prompt's own rules.
+#[tokio::test]
+async fn compact_with_instructions_tells_the_summary_request_what_to_keep() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("first answer"),
+        MockResponse::text("second answer"),
+        MockResponse::text("The parser notes, kept."),
+    ])
+    .await
+    .unwrap();
+    let mut h = harness(&server, 100_000, 0.8);
+    h.run("first question").await;
+    h.run("second question").await;
+    let said = h
+        .engine
+        .command(h.root, "/compact keep the parser notes verbatim")
+        .unwrap();
+    let task = said.task_id.expect("/compact queues a task");
+    let events = h.until_end(task).await;
+    let request = &server.requests()[2].body;
+    let system = messages(&server, 2)[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        system.starts_with("You summarise a coding agent's conversation")
+            && system.contains("keep the parser notes verbatim"),
+        "{request}"
+    );
+    let (_, _, _, _, summary, _) = compacted(&events)[0].clone();
+    assert_eq!(summary, "The parser notes, kept.");
+}
+
 #[tokio::test]
 async fn compacting_a_single_turn_changes_nothing_and_says_so() {
     let server = MockModelServer::start(vec![MockResponse::text("only answer")])

@@ -4,6 +4,7 @@
 //! compared as text snapshots (`snapshots/`, reviewed with `cargo insta review` or
 //! rewritten with `INSTA_UPDATE=always`).
 
+mod completion;
 mod keys;
 mod markdown;
 mod minor;

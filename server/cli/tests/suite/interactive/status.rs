@@ -92,3 +92,65 @@ async fn diff_full_is_coloured_as_a_diff() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// `/status` at the prompt: the model and where it is reached, the mode and preset in force,
+/// the context the last turn used against the window, the session's id and file, the
+/// workspace's trust, the sandbox and the MCP servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_says_where_the_session_stands() {
+    let server =
+        coder_testkit::MockModelServer::start(vec![coder_testkit::MockResponse::text("hello")])
+            .await
+            .unwrap();
+    let place = Place::new();
+    let workspace = place.workspace.path().canonicalize().unwrap();
+    let mut screen = place.start(&server, &["--permissions", "strict"]);
+    screen.prompt(1);
+    screen.line("hi");
+    screen.prompt(2);
+    screen.line("/plan");
+    screen.prompt(3);
+    screen.line("/status");
+    let text = screen.prompt(4);
+    let said = text.rsplit("› /status").next().unwrap_or_default();
+    let line = |start: &str| {
+        said.lines()
+            .find(|line| line.starts_with(start))
+            .unwrap_or_else(|| panic!("no line {start:?}: {said}"))
+            .to_owned()
+    };
+    assert!(
+        line("model: ").starts_with("model: mock-model (OpenAI API at 127.0.0.1:"),
+        "{said}"
+    );
+    assert_eq!(line("mode: "), "mode: plan");
+    assert_eq!(line("permissions: "), "permissions: strict");
+    let context = line("context: ");
+    assert!(
+        context.contains(" of 32,000 tokens (") && !context.starts_with("context: 0 "),
+        "{context}"
+    );
+    let session = line("session: ");
+    let id = session.trim_start_matches("session: ");
+    assert_eq!(id.len(), 36, "{session}");
+    assert_eq!(
+        line("workspace: "),
+        format!(
+            "workspace: {} (not trusted: its own files may only narrow your settings)",
+            workspace.display()
+        )
+    );
+    line("sandbox: ");
+    assert_eq!(line("MCP servers: "), "MCP servers: none");
+    assert_eq!(
+        line("saved in: "),
+        format!(
+            "saved in: {}",
+            workspace
+                .join(format!(".coder/sessions/{id}.json"))
+                .display()
+        )
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
