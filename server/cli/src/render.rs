@@ -1026,6 +1026,27 @@ impl Human {
         self.notes.flush()
     }
 
+    /// Writes a command's text, each line word-wrapped to the terminal's width: a line's
+    /// continuation is indented as far as its text (`  name    description` goes on under
+    /// the description).
+    pub fn say_wrapped(&mut self, text: &str) -> std::io::Result<()> {
+        let width = live_width();
+        let mut out = String::with_capacity(text.len());
+        for line in text.lines() {
+            if line.trim().is_empty() {
+                out.push('\n');
+                continue;
+            }
+            let indent = " ".repeat(hanging_indent(line).min(width / 2));
+            let lead = &line[..line.len() - line.trim_start().len()];
+            for wrapped in crate::markdown::wrap(line.trim_start(), width, lead, &indent) {
+                out.push_str(&wrapped);
+                out.push('\n');
+            }
+        }
+        self.say(out.trim_end_matches('\n'))
+    }
+
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.answer.flush()?;
         self.notes.flush()
@@ -1036,6 +1057,22 @@ impl Human {
         self.end_answer_line()?;
         self.clear_spinner()?;
         self.notes.flush()
+    }
+}
+
+/// Where a line's continuation starts: for a line laid out in columns (`  name
+/// description`), where its last column starts; else, for an indented line (an entry of a
+/// list), two columns past its indent, so that it does not read as an entry of its own; a
+/// paragraph goes on at the margin.
+fn hanging_indent(line: &str) -> usize {
+    let lead = line.len() - line.trim_start().len();
+    match line[lead..].find("  ") {
+        Some(gap) => {
+            let after = &line[lead + gap..];
+            lead + gap + (after.len() - after.trim_start().len())
+        }
+        None if lead > 0 => lead + 2,
+        None => 0,
     }
 }
 

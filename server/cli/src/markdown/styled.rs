@@ -50,23 +50,29 @@ pub fn width(text: &str) -> usize {
     textwrap::core::display_width(text)
 }
 
-/// `text` word-wrapped to `width` columns (words longer than a line are broken), each line
-/// after `first` or `rest` (prefixes of equal width, which may carry their own style).
+/// `text` word-wrapped to `width` columns (words longer than a line are broken), its first
+/// line after `first`, the others after `rest` (prefixes, which may carry their own style;
+/// at least one column is left for the text).
 pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
-    let room = width.saturating_sub(self::width(first)).max(1);
-    let options = textwrap::Options::new(room)
+    let widest = self::width(first).max(self::width(rest));
+    let options = textwrap::Options::new(width.max(widest + 1))
+        .initial_indent(first)
+        .subsequent_indent(rest)
         .break_words(true)
         .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit);
     let mut carried = String::new();
     let mut lines = Vec::new();
     for (at, line) in textwrap::wrap(text, options).into_iter().enumerate() {
         let prefix = if at == 0 { first } else { rest };
+        // The style in force goes after the prefix, which has its own.
+        let line = line.strip_prefix(prefix).unwrap_or(&line);
         let mut out = String::with_capacity(prefix.len() + carried.len() + line.len() + 4);
         out.push_str(prefix);
         out.push_str(&carried);
-        out.push_str(&line);
-        carried = last_style(&line).map_or(carried, str::to_owned);
+        out.push_str(line);
+        carried = last_style(line).map_or(carried, str::to_owned);
         if carried == RESET {
             carried.clear();
         }

@@ -241,7 +241,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                     if result.diff {
                         printer.show_diff(&result.text)?;
                     } else if !result.text.is_empty() && !text.starts_with('!') {
-                        printer.say(&neutralize(&result.text))?;
+                        printer.say_wrapped(&neutralize(&result.text))?;
                     }
                     if let Some(next) = result.conversation_id {
                         conversation = next;
@@ -469,7 +469,7 @@ fn act(
         Action::CycleMode => {
             let next = engine.next_mode(conversation)?;
             match engine.command(conversation, &format!("/mode {}", next.as_str())) {
-                Ok(result) => printer.say(&neutralize(&result.text))?,
+                Ok(result) => printer.say_wrapped(&neutralize(&result.text))?,
                 Err(err) => printer.say(&format!("error: {}", neutralize(&err.to_string())))?,
             }
             Ok(line)

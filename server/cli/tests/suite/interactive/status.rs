@@ -154,3 +154,48 @@ async fn status_says_where_the_session_stands() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// A command's text is word-wrapped to the terminal's width, a column's continuation under
+/// its column: `/tools` at 60 and 200 columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_text_wraps_at_the_width_under_its_column() {
+    let mut continued = Vec::new();
+    for cols in [60u16, 200] {
+        let server = MockModelServer::start(Vec::new()).await.unwrap();
+        let place = Place::new();
+        let env = super::screen::env(place.home.path(), &server);
+        let mut screen = super::Screen::start_sized(place.workspace.path(), &[], &env, cols);
+        screen.prompt(1);
+        screen.line("/tools");
+        let text = screen.prompt(2);
+        let listing: Vec<&str> = text
+            .lines()
+            .skip_while(|line| *line != "Tools:")
+            .skip(1)
+            .take_while(|line| line.starts_with("  "))
+            .collect();
+        assert!(listing.len() > 10, "{text}");
+        for line in &listing {
+            assert!(line.chars().count() < usize::from(cols), "{cols}: {line:?}");
+            // A name, or a continuation under the descriptions' column.
+            assert!(
+                line.starts_with("  ")
+                    && (!line.starts_with("   ") || line.starts_with(&" ".repeat(19))),
+                "{cols}: {line:?}"
+            );
+        }
+        continued.push(
+            listing
+                .iter()
+                .filter(|line| line.starts_with("   "))
+                .count(),
+        );
+        screen.send("\x04");
+        assert!(screen.exit().success());
+    }
+    // Long descriptions go on under their column, more often when the terminal is narrow.
+    assert!(
+        continued[0] > continued[1] && continued[1] > 0,
+        "{continued:?}"
+    );
+}
