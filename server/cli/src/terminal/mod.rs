@@ -444,7 +444,7 @@ async fn follow(
             printer.flush()?;
             // The line editor asks: the keys are its own until the answer.
             typing.pause(printer)?;
-            approve(engine, &event, input).await?;
+            approve(engine, &event, input, printer).await?;
             typing.resume();
         }
         if matches!(
@@ -583,8 +583,13 @@ fn send_typed(
 
 /// Asks the person about a permission request until they name one of its options (with a
 /// message to the model after it, for an option that takes one). Ctrl+C or Ctrl+D denies
-/// and interrupts the task.
-async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Result<()> {
+/// and interrupts the task. An answer that names no option is followed by the keys there are.
+async fn approve(
+    engine: &Engine,
+    event: &Event,
+    input: &Input,
+    printer: &mut Human,
+) -> anyhow::Result<()> {
     let EventMsg::PermissionRequested {
         request_id,
         options,
@@ -600,6 +605,8 @@ async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Resul
                 if let Some(decision) = crate::approval::chosen(options, &line) {
                     break decision;
                 }
+                printer.say(&crate::approval::hint(options))?;
+                printer.flush()?;
             }
             Answer::Interrupted | Answer::Eof => {
                 let _ = engine.respond_permission(

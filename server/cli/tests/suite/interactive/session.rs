@@ -141,8 +141,9 @@ async fn approvals_take_yes_no_with_a_reason_and_always() {
     screen.prompt(1);
     screen.line("make one");
     screen.wait_for("? [y] Yes, allow it this once");
-    // Anything but an answer asks again.
+    // Anything but an answer asks again, after saying which answers there are.
     screen.line("maybe");
+    screen.wait_for("not an answer: type y, a, n, d or s");
     screen.wait_for_count("? [y] Yes, allow it this once", 2);
     screen.line("y");
     screen.prompt(2);
