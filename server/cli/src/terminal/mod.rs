@@ -193,7 +193,10 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                 events = engine.subscribe();
                 conversation = engine.root_conversation();
                 printer.set_root(conversation);
-                printer.context = (0, None);
+                // A resumed session shows the context it had stored; the window is the
+                // model's, which the switch carried over.
+                let stored = engine.context_tokens(conversation).unwrap_or(0);
+                printer.context = (stored, printer.context.1);
             }
             printer.flush()?;
             continue;

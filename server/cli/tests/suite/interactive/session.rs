@@ -1059,3 +1059,34 @@ async fn a_handoff_is_said_and_conversations_lists_both() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// Line 1 after `/resume` shows the context the session had stored, not 0 tokens until the
+/// next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_shows_the_stored_context_size_on_line_one() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![
+        Chunk::text("noted"),
+        Chunk::usage(2300, 12),
+    ])])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("the word is heron");
+    screen.prompt(2);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    let saved = saved_sessions(&place);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!("/resume {}", saved[0]));
+    screen.wait_for("resumed session");
+    let text = screen.prompt(2);
+    let status = text.lines().rev().nth(1).unwrap_or_default();
+    assert!(status.starts_with("2.3k"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
