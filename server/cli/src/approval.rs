@@ -23,6 +23,20 @@ pub(crate) fn prompt(options: &[PermissionOption]) -> String {
     format!("? {}: ", choices.join(" / "))
 }
 
+/// What is said after an answer that names no option: the keys there are, in their order,
+/// so the person knows what to type (`not an answer: type y, n or a`).
+pub(crate) fn hint(options: &[PermissionOption]) -> String {
+    let keys: Vec<String> = options
+        .iter()
+        .map(|option| neutralize(&option.key).into_owned())
+        .collect();
+    match keys.split_last() {
+        Some((last, [])) => format!("not an answer: type {last}"),
+        Some((last, rest)) => format!("not an answer: type {} or {last}", rest.join(", ")),
+        None => "not an answer".to_owned(),
+    }
+}
+
 /// The option a typed line names: its key, its id, or the word its key stands for (`yes`,
 /// `no`, `always`, `clear`, `stop`), then a message for an option that takes one. `None`
 /// when the line names none of them, or gives a message to an option that takes none (the
@@ -82,6 +96,12 @@ mod tests {
             prompt(&options()),
             "? [y] Yes / [n] No (n <message>) / [x] Something ^[[31mnew: "
         );
+    }
+
+    #[test]
+    fn the_hint_names_every_key_in_order() {
+        assert_eq!(hint(&options()), "not an answer: type y, n or x");
+        assert_eq!(hint(&options()[..1]), "not an answer: type y");
     }
 
     #[test]

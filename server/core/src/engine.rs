@@ -528,6 +528,13 @@ impl Engine {
         self.session.next_mode(conversation)
     }
 
+    /// The conversation's context as last measured, in tokens: what its last request held,
+    /// as stored in the snapshot for a resumed session; 0 before the first turn.
+    pub fn context_tokens(&self, conversation: ConversationId) -> Result<u64, EngineError> {
+        self.session.context_tokens(conversation)
+    }
+
+    /// The conversation's mode.
     pub fn mode(&self, conversation: ConversationId) -> Result<Mode, EngineError> {
         self.session.mode(conversation)
     }

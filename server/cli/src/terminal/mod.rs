@@ -230,7 +230,10 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
                 events = engine.subscribe();
                 conversation = engine.root_conversation();
                 printer.set_root(conversation);
-                printer.context = (0, None);
+                // A resumed session shows the context it had stored; the window is the
+                // model's, which the switch carried over.
+                let stored = engine.context_tokens(conversation).unwrap_or(0);
+                printer.context = (stored, printer.context.1);
             }
             printer.flush()?;
             continue;
@@ -527,7 +530,7 @@ async fn follow(
             attention.approval(typing.focused, printer)?;
             // The line editor asks: the keys are its own until the answer.
             typing.pause(printer)?;
-            approve(engine, &event, input).await?;
+            approve(engine, &event, input, printer).await?;
             typing.resume();
         }
         if matches!(
@@ -721,8 +724,13 @@ fn send_typed(
 
 /// Asks the person about a permission request until they name one of its options (with a
 /// message to the model after it, for an option that takes one). Ctrl+C or Ctrl+D denies
-/// and interrupts the task.
-async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Result<()> {
+/// and interrupts the task. An answer that names no option is followed by the keys there are.
+async fn approve(
+    engine: &Engine,
+    event: &Event,
+    input: &Input,
+    printer: &mut Human,
+) -> anyhow::Result<()> {
     let EventMsg::PermissionRequested {
         request_id,
         options,
@@ -738,6 +746,8 @@ async fn approve(engine: &Engine, event: &Event, input: &Input) -> anyhow::Resul
                 if let Some(decision) = crate::approval::chosen(options, &line) {
                     break decision;
                 }
+                printer.say(&crate::approval::hint(options))?;
+                printer.flush()?;
             }
             // Keys act at the prompt only: asked again.
             Answer::Action(..) => {}

@@ -456,6 +456,12 @@ impl Session {
         }
     }
 
+    pub fn context_tokens(&self, id: ConversationId) -> Result<u64, EngineError> {
+        let conv = self.conversation(id)?;
+        let tokens = lock(&conv).size.tokens;
+        Ok(tokens)
+    }
+
     pub fn mode(&self, id: ConversationId) -> Result<Mode, EngineError> {
         let conv = self.conversation(id)?;
         let mode = lock(&conv).mode;

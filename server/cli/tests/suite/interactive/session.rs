@@ -163,8 +163,9 @@ async fn approvals_take_yes_no_with_a_reason_and_always() {
     screen.prompt(1);
     screen.line("make one");
     screen.wait_for("? [y] Yes, allow it this once");
-    // Anything but an answer asks again.
+    // Anything but an answer asks again, after saying which answers there are.
     screen.line("maybe");
+    screen.wait_for("not an answer: type y, a, n, d or s");
     screen.wait_for_count("? [y] Yes, allow it this once", 2);
     screen.line("y");
     screen.prompt(2);
@@ -1106,4 +1107,35 @@ async fn sessions_where_nothing_was_sent_are_not_saved() {
     screen.send("\x04");
     assert!(screen.exit().success());
     assert_eq!(saved_sessions(&place), Vec::<String>::new());
+}
+
+/// Line 1 after `/resume` shows the context the session had stored, not 0 tokens until the
+/// next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_shows_the_stored_context_size_on_line_one() {
+    let server = MockModelServer::start(vec![MockResponse::stream(vec![
+        Chunk::text("noted"),
+        Chunk::usage(2300, 12),
+    ])])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("the word is heron");
+    screen.prompt(2);
+    screen.send("\x04");
+    assert!(screen.exit().success());
+    let saved = saved_sessions(&place);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line(&format!("/resume {}", saved[0]));
+    screen.wait_for("resumed session");
+    let text = screen.prompt(2);
+    let status = text.lines().rev().nth(1).unwrap_or_default();
+    assert!(status.starts_with("2.3k"), "{text}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
 }
