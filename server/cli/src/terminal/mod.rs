@@ -50,6 +50,13 @@ pub struct TerminalArgs {
     /// The permission preset: strict, balanced, auto-edit or yolo.
     #[arg(long, value_parser = crate::exec::parse_preset)]
     permissions: Option<Preset>,
+    /// Take up the latest saved session of this workspace.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    continue_latest: bool,
+    /// Take up a saved session by its id (or the start of it); without an id, list the
+    /// saved sessions of this workspace.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
 }
 
 /// The terminal as the core knows it: it needs a model to be of use, completes `@` paths
@@ -132,6 +139,14 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
         env!("CARGO_PKG_VERSION"),
         neutralize(&engine.model())
     ))?;
+    if let Some(code) = take_up(&engine, &args, &mut printer)? {
+        engine.shutdown().await;
+        return Ok(code);
+    }
+    // A session taken up goes on in its own root conversation, with its context.
+    conversation = engine.root_conversation();
+    printer.set_root(conversation);
+    printer.context.0 = engine.context_tokens(conversation).unwrap_or(0);
     let code = loop {
         let (tokens, window) = printer.context;
         let mode = engine.mode(conversation).unwrap_or_default();
@@ -302,7 +317,50 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     };
     printer.finish()?;
     engine.shutdown().await;
+    // A session that was saved can be taken up again: say how.
+    if engine.snapshot_path().is_some_and(|path| path.is_file()) {
+        printer.say(&format!(
+            "resume this session with `coder --resume {}`",
+            engine.session_id()
+        ))?;
+    }
     Ok(code)
+}
+
+/// `--continue` and `--resume [id]`: takes up the saved session asked for in the session
+/// just started (nothing was sent in it), or lists the saved sessions. Returns the exit
+/// code when coder should stop there: an id that names no session, or more than one.
+fn take_up(
+    engine: &Engine,
+    args: &TerminalArgs,
+    printer: &mut Human,
+) -> anyhow::Result<Option<ExitCode>> {
+    let id = match (&args.resume, args.continue_latest) {
+        (Some(id), _) if !id.trim().is_empty() => id.trim().to_owned(),
+        (Some(_), _) => {
+            let listing = engine.command(engine.root_conversation(), "/resume")?;
+            printer.say_wrapped(&neutralize(&listing.text))?;
+            return Ok(None);
+        }
+        (None, true) => match engine.saved_sessions().first() {
+            Some(latest) => latest.session_id.to_string(),
+            None => {
+                printer.say("no saved session in this workspace: a new one starts")?;
+                return Ok(None);
+            }
+        },
+        (None, false) => return Ok(None),
+    };
+    match engine.command(engine.root_conversation(), &format!("/resume {id}")) {
+        Ok(result) => {
+            printer.say_wrapped(&neutralize(&result.text))?;
+            Ok(None)
+        }
+        Err(err) => {
+            printer.say(&format!("error: {}", neutralize(&err.to_string())))?;
+            Ok(Some(ExitCode::from(2)))
+        }
+    }
 }
 
 /// Loads the configuration, printing what a missing provider's error needs.

@@ -1139,3 +1139,57 @@ async fn resume_shows_the_stored_context_size_on_line_one() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// `coder --continue` takes up the latest session of the workspace, `coder --resume <id>` a
+/// given one (an unknown id is an error, exit 2), `coder --resume` lists them; leaving a
+/// saved session says how to take it up again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_and_resume_flags_take_up_saved_sessions() {
+    let server = MockModelServer::start(vec![
+        MockResponse::text("noted heron"),
+        MockResponse::text("noted crane"),
+        MockResponse::text("it was crane"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    for word in ["heron", "crane"] {
+        let mut screen = place.start(&server, &[]);
+        screen.prompt(1);
+        screen.line(&format!("the word is {word}"));
+        screen.prompt(2);
+        screen.send("\x04");
+        let text = screen.wait_for("resume this session with `coder --resume ");
+        assert!(text.contains("`coder --resume "), "{text}");
+        assert!(screen.exit().success());
+    }
+    let saved = saved_sessions(&place);
+    assert_eq!(saved.len(), 2);
+
+    let mut screen = place.start(&server, &["--continue"]);
+    screen.wait_for("resumed session");
+    screen.prompt(1);
+    screen.line("which word?");
+    screen.prompt(2);
+    let sent = server.requests()[2].body["messages"].to_string();
+    assert!(
+        sent.contains("crane") && !sent.contains("heron"),
+        "the latest: {sent}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+
+    let mut screen = place.start(&server, &["--resume"]);
+    let text = screen.prompt(1);
+    assert!(
+        text.contains("the word is heron") && text.contains("the word is crane"),
+        "{text}"
+    );
+    screen.send("\x04");
+    assert!(screen.exit().success());
+
+    let mut screen = place.start(&server, &["--resume", "not-a-session"]);
+    let text = screen.wait_for("error:");
+    assert!(text.contains("not-a-session"), "{text}");
+    assert_eq!(screen.exit().code(), Some(2));
+}
