@@ -1188,7 +1188,7 @@ async fn continue_and_resume_flags_take_up_saved_sessions() {
     screen.send("\x04");
     assert!(screen.exit().success());
 
-    let mut screen = place.start(&server, &["--resume", "not-a-session"]);
+    let screen = place.start(&server, &["--resume", "not-a-session"]);
     let text = screen.wait_for("error:");
     assert!(text.contains("not-a-session"), "{text}");
     assert_eq!(screen.exit().code(), Some(2));
