@@ -132,14 +132,16 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
         run.events,
     );
     let name = call.function.name.as_str();
-    let started = Instant::now();
+    // When the call started, for its duration: set again once a person answered, so that
+    // the time spent answering is not counted as the tool's.
+    let started = std::sync::Mutex::new(Instant::now());
     let fail = |error: String| {
         events.emit(EventMsg::ToolCallFailed {
             call_id: call.id.clone(),
             tool_name: name.to_owned(),
             summary: summary::failed(&summary::key_of_raw(&call.function.arguments), &error),
             error: error.clone(),
-            duration_ms: elapsed_ms(started),
+            duration_ms: elapsed_ms(*lock(&started)),
         });
         Some(ChatMessage::tool_result(&call.id, name, error))
     };
@@ -211,6 +213,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     }
     // Only a person answers a plan: no mode or preset decides it.
     if entry.tool.kind() == ToolKind::SwitchMode {
+        let began = *lock(&started);
         return Some(
             plan_exit::exit_plan_mode(
                 entry.tool.as_ref(),
@@ -218,7 +221,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 call,
                 &input,
                 run,
-                started,
+                began,
             )
             .await,
         );
@@ -296,6 +299,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 match permissions.ask(request, events, &ctx.cancel).await {
                     Answer::Allowed => {
                         ctx.approved_diff = diff;
+                        *lock(&started) = Instant::now();
                         break;
                     }
                     Answer::Denied(message) => return fail(message),
@@ -342,7 +346,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                     tool_name: name.to_owned(),
                     summary: summary::completed(&summary::key_argument(&input), &output),
                     output: output.clone(),
-                    duration_ms: elapsed_ms(started),
+                    duration_ms: elapsed_ms(*lock(&started)),
                     diff: None,
                 });
                 Some(ChatMessage::tool_result(&call.id, name, output))
@@ -413,7 +417,7 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
                 tool_name: name.to_owned(),
                 summary,
                 output: content.clone(),
-                duration_ms: elapsed_ms(started),
+                duration_ms: elapsed_ms(*lock(&started)),
                 diff: output.diff,
             });
             let mut message = ChatMessage::tool_result(&call.id, name, content);

@@ -170,3 +170,34 @@ async fn notifications_call_only_when_the_window_is_not_focused() {
     screen.send("\x04");
     assert!(screen.exit().success());
 }
+
+/// A tool's duration leaves out the time the person took to answer its approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_s_duration_leaves_out_the_time_spent_answering() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call("c1", "bash", serde_json::json!({"command": "touch x"})),
+        MockResponse::text("made it"),
+    ])
+    .await
+    .unwrap();
+    let place = Place::new();
+    let mut screen = place.start(&server, &[]);
+    screen.prompt(1);
+    screen.line("make x");
+    screen.wait_for("? [y] Yes, allow it this once");
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    screen.line("y");
+    let text = screen.prompt(2);
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("• bash touch x"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let ms: u64 = regex::Regex::new(r"\((\d+) ms\)$")
+        .unwrap()
+        .captures(line)
+        .and_then(|found| found[1].parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(ms < 2_000, "{line}");
+    screen.send("\x04");
+    assert!(screen.exit().success());
+}
