@@ -19,6 +19,7 @@ mod external_editor;
 mod input;
 mod keys;
 mod points;
+mod recap;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -327,6 +328,15 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
+/// Prints where the session taken up had got to.
+fn show_recap(engine: &Engine, printer: &mut Human) -> std::io::Result<()> {
+    let recap = recap::recap(engine, engine.root_conversation());
+    if recap.is_empty() {
+        return Ok(());
+    }
+    printer.say_wrapped(&recap)
+}
+
 /// `--continue` and `--resume [id]`: takes up the saved session asked for in the session
 /// just started (nothing was sent in it), or lists the saved sessions. Returns the exit
 /// code when coder should stop there: an id that names no session, or more than one.
@@ -354,6 +364,7 @@ fn take_up(
     match engine.command(engine.root_conversation(), &format!("/resume {id}")) {
         Ok(result) => {
             printer.say_wrapped(&neutralize(&result.text))?;
+            show_recap(engine, printer)?;
             Ok(None)
         }
         Err(err) => {
@@ -447,6 +458,9 @@ async fn switch_session(
     match said {
         Ok(text) => {
             printer.say(&neutralize(&text))?;
+            if matches!(switch, Switch::Resume(_)) {
+                show_recap(&next, printer)?;
+            }
             Ok(Some(next))
         }
         Err(err) => {

@@ -1168,7 +1168,12 @@ async fn continue_and_resume_flags_take_up_saved_sessions() {
 
     let mut screen = place.start(&server, &["--continue"]);
     screen.wait_for("resumed session");
-    screen.prompt(1);
+    // Where it had got to.
+    let text = screen.prompt(1);
+    assert!(
+        text.contains("── the last exchanges ──\n› the word is crane\n  noted crane\n──"),
+        "{text}"
+    );
     screen.line("which word?");
     screen.prompt(2);
     let sent = server.requests()[2].body["messages"].to_string();
