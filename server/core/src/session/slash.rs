@@ -574,25 +574,46 @@ impl Session {
             if saved.is_empty() {
                 return Ok(text("No saved sessions."));
             }
+            let current = self.session_id();
+            let now = std::time::SystemTime::now();
             let lines: Vec<String> = saved
                 .iter()
-                .take(20)
-                .map(|session| {
+                .take(RESUME_LISTED)
+                .enumerate()
+                .map(|(at, session)| {
+                    let here = if session.session_id == current {
+                        "  (this session)"
+                    } else {
+                        ""
+                    };
                     format!(
-                        "  {}  {}  {} messages  {}",
-                        session.session_id,
-                        session.saved_at,
+                        "  {:>2}  {:<12}  {:>4} messages  {}  {}{here}",
+                        at + 1,
+                        ago(&session.saved_at, now),
                         session.messages,
-                        session.title.as_deref().unwrap_or("")
+                        session.session_id,
+                        crate::control_chars::neutralize(session.title.as_deref().unwrap_or("")),
                     )
                 })
                 .collect();
-            return Ok(text(format!("Saved sessions:\n{}", lines.join("\n"))));
+            return Ok(text(format!(
+                "Saved sessions, newest first (/resume N, or /resume and the start of an id):\n{}",
+                lines.join("\n")
+            )));
         }
-        let matching: Vec<_> = saved
-            .iter()
-            .filter(|session| session.session_id.to_string().starts_with(args))
-            .collect();
+        // A number names a session of the list, unless an id starts with it.
+        let by_id = |session: &&coder_protocol::methods::SessionInfo| {
+            session.session_id.to_string().starts_with(args)
+        };
+        let numbered = args
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=RESUME_LISTED).contains(n) && !saved.iter().any(|s| by_id(&s)))
+            .and_then(|n| saved.get(n - 1));
+        let matching: Vec<_> = match numbered {
+            Some(session) => vec![session],
+            None => saved.iter().filter(by_id).collect(),
+        };
         let session = match matching.as_slice() {
             [one] => one.session_id,
             [] => {
@@ -814,4 +835,24 @@ fn first_sentence(text: &str) -> &str {
         !ABBREVIATIONS.contains(&word.trim_start_matches('('))
     });
     end.map_or(line, |end| &line[..=end])
+}
+
+/// How many saved sessions `/resume` lists (and numbers).
+const RESUME_LISTED: usize = 20;
+
+/// How long ago `saved_at` (RFC 3339) was: `just now`, `5 min ago`, `3 h ago`, `2 days
+/// ago`; the time itself when it cannot be read.
+fn ago(saved_at: &str, now: std::time::SystemTime) -> String {
+    let Ok(then) = humantime::parse_rfc3339_weak(saved_at) else {
+        return saved_at.to_owned();
+    };
+    let seconds = now
+        .duration_since(then)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    match seconds {
+        0..60 => "just now".to_owned(),
+        60..3_600 => format!("{} min ago", seconds / 60),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        _ => format!("{} days ago", seconds / 86_400),
+    }
 }

@@ -1186,8 +1186,25 @@ async fn continue_and_resume_flags_take_up_saved_sessions() {
 
     let mut screen = place.start(&server, &["--resume"]);
     let text = screen.prompt(1);
+    // Numbered, newest first, with how long ago and the first thing asked.
+    let listed: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains(" messages "))
+        .collect();
+    assert_eq!(listed.len(), 2, "{text}");
     assert!(
-        text.contains("the word is heron") && text.contains("the word is crane"),
+        listed[0].starts_with("   1  just now") && listed[0].ends_with("the word is crane"),
+        "{text}"
+    );
+    assert!(
+        listed[1].starts_with("   2  just now") && listed[1].ends_with("the word is heron"),
+        "{text}"
+    );
+    // `/resume N` takes up the Nth.
+    screen.line("/resume 2");
+    let text = screen.prompt(2);
+    assert!(
+        text.contains("› the word is heron\n  noted heron"),
         "{text}"
     );
     screen.send("\x04");
