@@ -104,7 +104,14 @@ async fn status_says_where_the_session_stands() {
             .unwrap();
     let place = Place::new();
     let workspace = place.workspace.path().canonicalize().unwrap();
-    let mut screen = place.start(&server, &["--permissions", "strict"]);
+    // Wide enough that no line of the answer wraps, whatever the temporary folder's path.
+    let env = super::screen::env(place.home.path(), &server);
+    let mut screen = super::Screen::start_sized(
+        place.workspace.path(),
+        &["--permissions", "strict"],
+        &env,
+        400,
+    );
     screen.prompt(1);
     screen.line("hi");
     screen.prompt(2);

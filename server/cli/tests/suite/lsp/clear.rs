@@ -62,7 +62,8 @@ async fn clear_empties_the_context_and_the_next_request_opens_with_the_descripti
     client
         .send_text(&root, "The word is heron.", &mut seen)
         .await;
-    client.until_events("task_complete", 1, &mut seen).await;
+    // Idle again (running, then idle): `/clear` is refused while a task runs.
+    client.until_events("state_changed", 2, &mut seen).await;
     let listed = client
         .request("conversation/list", json!({}), &mut seen)
         .await;

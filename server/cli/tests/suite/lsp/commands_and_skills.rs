@@ -69,7 +69,7 @@ async fn commands_and_skills_are_listed_and_a_command_expands() {
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("unknown command /nosuch; known commands: /help,")
-            && message.ends_with("/diff, /undo, /rewind, /fork, /greet, /review"),
+            && message.ends_with("/diff, /undo, /rewind, /fork, /edit, /greet, /review"),
         "{message}"
     );
     assert!(server.requests().is_empty());
