@@ -24,7 +24,7 @@ use coder_protocol::{
 };
 
 use crate::markdown::Markdown;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 const RESET: &str = "\x1b[0m";
 const DIM: &str = "\x1b[2m";
@@ -1115,33 +1115,17 @@ impl Live {
             self.body.clone()
         } else if self.keep_end {
             let reversed: String = self.body.chars().rev().collect();
-            cut_to_width(&reversed, room).chars().rev().collect()
+            crate::markdown::cut(&reversed, room)
+                .chars()
+                .rev()
+                .collect()
         } else {
-            cut_to_width(&self.body, room)
+            crate::markdown::cut(&self.body, room)
         };
         out.push_str(&self.head.1);
         out.push_str(&body);
         out.push_str(&self.tail.1);
     }
-}
-
-/// `text` cut to `width` columns, with `…` where it was cut.
-fn cut_to_width(text: &str, width: usize) -> String {
-    if text.width() <= width {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > width {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    out.push('…');
-    out
 }
 
 fn seconds(elapsed: Duration) -> String {

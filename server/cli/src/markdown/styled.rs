@@ -84,7 +84,8 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
     lines
 }
 
-/// `line` cut to `width` columns, with `…` where it was cut and every style ended.
+/// `line` cut to `width` columns, with `…` where it was cut and, when it holds a style,
+/// every style ended.
 pub fn cut(line: &str, width: usize) -> String {
     if self::width(line) <= width {
         return line.to_owned();
@@ -111,7 +112,9 @@ pub fn cut(line: &str, width: usize) -> String {
         out.push(c);
     }
     out.push('…');
-    out.push_str(RESET);
+    if line.contains('\x1b') {
+        out.push_str(RESET);
+    }
     out
 }
 
