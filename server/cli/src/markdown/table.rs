@@ -39,7 +39,8 @@ impl Table {
     }
 
     /// The table's lines, at most `width` columns wide when the width leaves each column
-    /// [`MIN_COLUMN`] columns; the first row is the header.
+    /// one (columns are kept [`MIN_COLUMN`] wide while they can be); the first row is the
+    /// header.
     pub fn render(self, width: usize, color: bool) -> Vec<String> {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         if columns == 0 {
@@ -53,16 +54,19 @@ impl Table {
         }
         // "│ " before each column, " │" after the last.
         let room = width.saturating_sub(3 * columns + 1);
-        while widths.iter().sum::<usize>() > room {
-            let Some((widest, _)) = widths
-                .iter()
-                .enumerate()
-                .filter(|(_, width)| **width > MIN_COLUMN)
-                .max_by_key(|(_, width)| **width)
-            else {
-                break;
-            };
-            widths[widest] -= 1;
+        // Down to MIN_COLUMN first; a terminal narrower still gets columns of one.
+        for floor in [MIN_COLUMN, 1] {
+            while widths.iter().sum::<usize>() > room {
+                let Some((widest, _)) = widths
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, width)| **width > floor)
+                    .max_by_key(|(_, width)| **width)
+                else {
+                    break;
+                };
+                widths[widest] -= 1;
+            }
         }
         let (dim, undim) = if color { (DIM, RESET) } else { ("", "") };
         let border = |left: &str, middle: &str, right: &str| {

@@ -83,3 +83,67 @@ fn the_preview_shows_the_block_being_written() {
     markdown.push("\n```\nlet x", 12, &mut out);
     assert_eq!(markdown.preview(12, 2), vec!["let x"]);
 }
+
+/// Whatever a model writes, cut anyhow: no panic, and every line written outside code is
+/// within the width (code lines are never broken); what is held back stays one block.
+#[test]
+fn seeded_hostile_markdown_renders_within_the_width() {
+    const PIECES: [&str; 16] = [
+        "# ",
+        "**",
+        "*",
+        "`",
+        "```",
+        "~~~",
+        "| a | b |\n|---|:-:|\n",
+        "- ",
+        "1. ",
+        "> ",
+        "\n",
+        "\n\n",
+        "    ",
+        "[x](http://y)",
+        "word ",
+        "你好 ",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..300 {
+        let width = 10 + (next() % 70) as usize;
+        let color = round % 2 == 0;
+        let mut markdown = Markdown::new(color);
+        let mut out = String::new();
+        let mut fenced = false;
+        for _ in 0..(next() % 200) {
+            let piece = PIECES[(next() % PIECES.len() as u64) as usize];
+            let mut delta = String::new();
+            for _ in 0..(1 + next() % 3) {
+                delta.push_str(piece);
+            }
+            // Cut anywhere, even inside a character's bytes' neighbours.
+            let cut = delta
+                .char_indices()
+                .nth((next() % 4) as usize)
+                .map_or(0, |(at, _)| at);
+            markdown.push(&delta[..cut], width, &mut out);
+            markdown.push(&delta[cut..], width, &mut out);
+            fenced |= piece.starts_with("```") || piece.starts_with("~~~") || piece == "    ";
+            let _ = markdown.preview(width, 5);
+        }
+        markdown.finish(width, &mut out);
+        if !fenced {
+            for line in out.lines() {
+                assert!(
+                    super::styled::width(line) <= width,
+                    "round {round}, width {width}: {line:?}"
+                );
+            }
+        }
+        assert!(markdown.pending.len() < 64 * 1024);
+    }
+}
