@@ -1,18 +1,20 @@
 //! Asking a person on a terminal: the options a permission request carries, shown as
 //! `[key] label` in their order, and the answer read back by key or id, with a message after
-//! it for an option that takes one. The choices are the engine's; nothing here adds one.
+//! it for an option that takes one (typed after the key, or asked for once the key is
+//! pressed). The choices are the engine's; nothing here adds one.
 
 use coder_core::control_chars::neutralize;
 use coder_protocol::{PermissionDecision, PermissionOption};
 
 /// The question for `options`: `? [y] Yes, allow it this once / [n] No, and tell the model
-/// why (n <message>) / ...: `.
-pub(crate) fn prompt(options: &[PermissionOption]) -> String {
+/// why (n <message>) / ...: `. With `message_after`, the message is asked for once the key
+/// is pressed, and the `(n <message>)` hint is left out.
+pub(crate) fn prompt(options: &[PermissionOption], message_after: bool) -> String {
     let choices: Vec<String> = options
         .iter()
         .map(|option| {
             let key = neutralize(&option.key);
-            let hint = if option.takes_message {
+            let hint = if option.takes_message && !message_after {
                 format!(" ({key} <message>)")
             } else {
                 String::new()
@@ -21,6 +23,38 @@ pub(crate) fn prompt(options: &[PermissionOption]) -> String {
         })
         .collect();
     format!("? {}: ", choices.join(" / "))
+}
+
+/// The keys that answer by themselves: the options' one-letter keys.
+pub(crate) fn answer_keys(options: &[PermissionOption]) -> Vec<char> {
+    options
+        .iter()
+        .filter_map(|option| {
+            let mut chars = option.key.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) if c.is_ascii_alphanumeric() => Some(c.to_ascii_lowercase()),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Whether `decision` chose an option that takes a message and came without one: the
+/// person is asked for it.
+pub(crate) fn wants_message<'a>(
+    options: &'a [PermissionOption],
+    decision: &PermissionDecision,
+) -> Option<&'a PermissionOption> {
+    let PermissionDecision::Option {
+        option_id,
+        message: None,
+    } = decision
+    else {
+        return None;
+    };
+    options
+        .iter()
+        .find(|option| &option.option_id == option_id && option.takes_message)
 }
 
 /// What is said after an answer that names no option: the keys there are, in their order,
@@ -93,9 +127,14 @@ mod tests {
     #[test]
     fn the_prompt_shows_every_option_it_is_given_and_nothing_else() {
         assert_eq!(
-            prompt(&options()),
+            prompt(&options(), false),
             "? [y] Yes / [n] No (n <message>) / [x] Something ^[[31mnew: "
         );
+        assert_eq!(
+            prompt(&options(), true),
+            "? [y] Yes / [n] No / [x] Something ^[[31mnew: "
+        );
+        assert_eq!(answer_keys(&options()), ['y', 'n', 'x']);
     }
 
     #[test]
@@ -121,6 +160,13 @@ mod tests {
             option("deny", Some("use rg instead"))
         );
         assert_eq!(chose("deny"), option("deny", None));
+        // A key alone for an option that takes a message: the message is asked for.
+        let asked = |line: &str| {
+            wants_message(&options(), &chose(line).unwrap()).map(|o| o.option_id.clone())
+        };
+        assert_eq!(asked("n").as_deref(), Some("deny"));
+        assert_eq!(asked("n use rg"), None);
+        assert_eq!(asked("y"), None);
         // Not offered, or a message where none is taken: asked again.
         assert_eq!(chose("a"), None);
         assert_eq!(chose("y but why"), None);

@@ -397,7 +397,7 @@ async fn answer_permission(
     let decision = if interactive {
         // The request, with the whole command, plan or diff, was printed just before. An
         // answer that names no option denies.
-        let line = read_answer(crate::approval::prompt(options), stop).await;
+        let line = read_answer(crate::approval::prompt(options, false), stop).await;
         crate::approval::chosen(options, &line)
             .unwrap_or(PermissionDecision::Deny { message: None })
     } else if !human_required {

@@ -27,6 +27,7 @@ mod journal;
 mod launchers;
 pub mod mcp;
 pub mod model;
+pub mod numbers;
 mod permissions;
 pub mod person_images;
 pub mod process;

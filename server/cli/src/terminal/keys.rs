@@ -28,16 +28,26 @@ pub(super) enum Key {
     Focus(bool),
     /// Esc alone (not the start of a key's sequence): interrupt.
     Esc,
+    /// Text pasted (bracketed paste, which [`Keys`] turns on while it reads), whole.
+    Paste(String),
 }
+
+/// What a terminal sends around pasted text.
+const PASTE_START: &[u8] = b"\x1b[200~";
+const PASTE_END: &[u8] = b"\x1b[201~";
+/// The most of one paste kept; the rest is dropped.
+const PASTE_MAX: usize = 8 << 20;
 
 /// How long a lone Esc waits for the rest of a sequence (an arrow key sends `ESC [ A`).
 const ESC_WAIT: Duration = Duration::from_millis(40);
 
-/// Turns bytes into keys: UTF-8 text, the control keys above; escape sequences (arrows,
-/// function keys, Alt+key) are read whole and dropped.
+/// Turns bytes into keys: UTF-8 text, the control keys above, a bracketed paste as one
+/// key; other escape sequences (arrows, function keys, Alt+key) are read whole and dropped.
 #[derive(Default)]
 pub(super) struct Decoder {
     pending: Vec<u8>,
+    /// The text of a paste being read, up to [`PASTE_MAX`] bytes.
+    paste: Option<Vec<u8>>,
 }
 
 impl Decoder {
@@ -45,10 +55,35 @@ impl Decoder {
     pub fn push(&mut self, bytes: &[u8], keys: &mut Vec<Key>) {
         self.pending.extend_from_slice(bytes);
         let mut at = 0;
-        while at < self.pending.len() {
+        loop {
+            if let Some(paste) = &mut self.paste {
+                let rest = &self.pending[at..];
+                if let Some(end) = find(rest, PASTE_END) {
+                    keep(paste, &rest[..end]);
+                    keys.push(Key::Paste(String::from_utf8_lossy(paste).into_owned()));
+                    self.paste = None;
+                    at += end + PASTE_END.len();
+                    continue;
+                }
+                // All but what may be the start of the end marker is the paste's.
+                let held = (1..PASTE_END.len())
+                    .rev()
+                    .find(|&n| rest.ends_with(&PASTE_END[..n]))
+                    .unwrap_or(0);
+                keep(paste, &rest[..rest.len() - held]);
+                at = self.pending.len() - held;
+                break;
+            }
+            if at >= self.pending.len() {
+                break;
+            }
             match self.key_at(at) {
                 Step::Key(key, len) => {
                     keys.extend(key);
+                    at += len;
+                }
+                Step::PasteStart(len) => {
+                    self.paste = Some(Vec::new());
                     at += len;
                 }
                 Step::Incomplete => break,
@@ -57,9 +92,10 @@ impl Decoder {
         self.pending.drain(..at);
     }
 
-    /// Whether an Esc waits for what follows it.
+    /// Whether an Esc waits for what follows it (not inside a paste, whose end marker
+    /// comes when it comes).
     pub fn waiting_esc(&self) -> bool {
-        self.pending.first() == Some(&0x1b)
+        self.paste.is_none() && self.pending.first() == Some(&0x1b)
     }
 
     /// Nothing followed the Esc in time: it was the Esc key, and what came with it is read
@@ -92,7 +128,22 @@ impl Decoder {
 enum Step {
     /// A key (or nothing, for a sequence dropped) and the bytes it took.
     Key(Option<Key>, usize),
+    /// The start of a paste, and the bytes it took.
+    PasteStart(usize),
     Incomplete,
+}
+
+/// Where `needle` starts in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// Adds `bytes` to a paste, up to [`PASTE_MAX`].
+fn keep(paste: &mut Vec<u8>, bytes: &[u8]) {
+    let room = PASTE_MAX.saturating_sub(paste.len());
+    paste.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
 /// The longest escape sequence waited for; a longer run without its final byte is not one.
@@ -105,6 +156,7 @@ fn escape(bytes: &[u8]) -> Step {
         Some(b'[') => match bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b)) {
             Some(0) if bytes[2] == b'I' => Step::Key(Some(Key::Focus(true)), 3),
             Some(0) if bytes[2] == b'O' => Step::Key(Some(Key::Focus(false)), 3),
+            Some(_) if bytes.starts_with(PASTE_START) => Step::PasteStart(PASTE_START.len()),
             Some(end) => Step::Key(None, end + 3),
             // No key's sequence is this long: the rest is read as keys.
             None if bytes.len() > SEQUENCE_MAX => Step::Key(None, 2),
@@ -161,7 +213,7 @@ impl Keys {
             .local_flags
             .remove(LocalFlags::ICANON | LocalFlags::ECHO);
         termios::tcsetattr(&stdin, SetArg::TCSANOW, &quiet).ok()?;
-        focus_reports(true);
+        reports(true);
         let (sender, bytes) = mpsc::unbounded_channel();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
@@ -230,7 +282,7 @@ impl Keys {
 
     fn restore(&mut self) {
         if let Some(saved) = self.saved.take() {
-            focus_reports(false);
+            reports(false);
             let _ = nix::sys::termios::tcsetattr(
                 std::io::stdin(),
                 nix::sys::termios::SetArg::TCSANOW,
@@ -247,12 +299,16 @@ impl Drop for Keys {
     }
 }
 
-/// Turns the terminal's focus reports (`ESC [ I`, `ESC [ O`) on or off; terminals that do
-/// not know them ignore the request.
-fn focus_reports(on: bool) {
+/// Turns the terminal's focus reports (`ESC [ I`, `ESC [ O`) and bracketed paste on or
+/// off; terminals that do not know them ignore the request.
+fn reports(on: bool) {
     use std::io::Write;
     let mut stdout = std::io::stdout();
-    let _ = stdout.write_all(if on { b"\x1b[?1004h" } else { b"\x1b[?1004l" });
+    let _ = stdout.write_all(if on {
+        b"\x1b[?1004h\x1b[?2004h"
+    } else {
+        b"\x1b[?1004l\x1b[?2004l"
+    });
     let _ = stdout.flush();
 }
 
@@ -308,7 +364,7 @@ mod tests {
     #[test]
     fn text_and_control_keys_are_read_and_sequences_dropped() {
         assert_eq!(
-            keys("hé\x1b[A\x1bOB\x1b[200~x\r\t\x7f\x15".as_bytes()),
+            keys("hé\x1b[A\x1bOB\x1b[20~x\r\t\x7f\x15".as_bytes()),
             [
                 Key::Char('h'),
                 Key::Char('é'),
@@ -325,6 +381,30 @@ mod tests {
             [Key::Focus(false), Key::Eof, Key::Focus(true)]
         );
         assert_eq!(keys(b"\x01\xff b"), [Key::Char(' '), Key::Char('b')]);
+    }
+
+    #[test]
+    fn a_paste_is_one_key_whatever_it_holds_and_however_it_arrives() {
+        let pasted = "one\r\ntwo\x1b[A\x1b[201 é\x03";
+        let bytes = format!("a\x1b[200~{pasted}\x1b[201~b");
+        let expected = [
+            Key::Char('a'),
+            Key::Paste(pasted.to_owned()),
+            Key::Char('b'),
+        ];
+        assert_eq!(keys(bytes.as_bytes()), expected);
+        let mut decoder = Decoder::default();
+        let mut read = Vec::new();
+        decoder.push(bytes.as_bytes(), &mut read);
+        assert_eq!(read, expected);
+        // An Esc in a paste does not wait to be the Esc key.
+        let mut decoder = Decoder::default();
+        let mut read = Vec::new();
+        decoder.push(b"\x1b[200~x\x1b", &mut read);
+        assert!(!decoder.waiting_esc());
+        decoder.lone_esc(&mut read);
+        decoder.push(b"[201~", &mut read);
+        assert_eq!(read, [Key::Paste("x".to_owned())]);
     }
 
     /// Whatever bytes arrive, in whatever pieces: no panic, and what waits for more stays

@@ -18,6 +18,7 @@ mod dragged;
 mod external_editor;
 mod input;
 mod keys;
+mod pasted;
 mod points;
 mod recap;
 
@@ -111,7 +112,8 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
     let attention = attention::Attention::new(config.notifications, config.notify_after_seconds);
     let mut engine = Engine::new(config)?;
     let current = Arc::new(Mutex::new(engine.clone()));
-    let input = Input::start(current.clone(), history)?;
+    let pastes = pasted::Pastes::default();
+    let input = Input::start(current.clone(), history, pastes.clone())?;
     let color = crate::color::stdout_wants_color();
     let style = Style {
         color,
@@ -200,7 +202,7 @@ pub async fn run(args: TerminalArgs) -> anyhow::Result<ExitCode> {
             }
         };
         interrupted_once = false;
-        let line = input::joined(&line);
+        let line = input.expand(&input::joined(&line));
         let text = line.trim();
         if text.is_empty() {
             continue;
@@ -572,7 +574,7 @@ async fn follow(
     attention: attention::Attention,
 ) -> anyhow::Result<(Option<crate::signals::Stop>, Leftover)> {
     let started = std::time::Instant::now();
-    let mut typing = Typing::start();
+    let mut typing = Typing::start(input.pastes());
     let stop = loop {
         let spinner = printer.spinner_due();
         let event = tokio::select! {
@@ -597,13 +599,23 @@ async fn follow(
             break None;
         };
         printer.print(&event)?;
+        if event.conversation_id == conversation
+            && matches!(
+                event.msg,
+                EventMsg::TaskComplete { .. } | EventMsg::TurnAborted { .. }
+            )
+        {
+            // The closing line is out: Ctrl+D from here on is pressed at what reads as the
+            // prompt.
+            typing.closed = true;
+        }
         if let EventMsg::PermissionRequested { .. } = &event.msg {
             printer.flush()?;
             attention.approval(typing.focused, printer)?;
             // The line editor asks: the keys are its own until the answer.
-            typing.pause(printer)?;
+            typing.pause(engine, conversation, printer)?;
             approve(engine, &event, input, printer).await?;
-            typing.resume();
+            typing.resume(printer)?;
         }
         if matches!(
             event.msg,
@@ -632,15 +644,24 @@ async fn follow(
 struct Typing {
     keys: Option<keys::Keys>,
     line: String,
+    /// A large paste shows in the line as a placeholder, and is sent whole.
+    pastes: pasted::Pastes,
     /// Whether the terminal's window has the focus, as far as it reported.
     focused: bool,
+    /// Whether the task's closing line is printed (the session may still be busy a moment).
+    closed: bool,
+    /// Ctrl+D pressed at an empty line after the closing line: the session ends.
+    leave: bool,
 }
 
 impl Typing {
-    fn start() -> Self {
+    fn start(pastes: pasted::Pastes) -> Self {
         Self {
             keys: keys::Keys::start(),
             line: String::new(),
+            pastes,
+            closed: false,
+            leave: false,
             focused: true,
         }
     }
@@ -667,13 +688,14 @@ impl Typing {
                 self.keys = None;
                 return Ok(());
             }
-            Some(Key::Char(c)) => self.line.push(c),
-            Some(Key::Backspace) => {
-                self.line.pop();
+            Some(key @ (Key::Char(_) | Key::Backspace | Key::Clear | Key::Paste(_))) => {
+                self.edit(key);
             }
-            Some(Key::Clear) => self.line.clear(),
             // Leaving is for the prompt, once the task is over.
-            Some(Key::Eof) => return Ok(()),
+            Some(Key::Eof) => {
+                self.leave |= self.closed && self.line.is_empty();
+                return Ok(());
+            }
             Some(Key::Focus(focused)) => {
                 self.focused = focused;
                 return Ok(());
@@ -685,18 +707,25 @@ impl Typing {
             Some(key @ (Key::Enter | Key::Tab)) => {
                 let text = std::mem::take(&mut self.line);
                 printer.set_typed(None)?;
-                return send_typed(engine, conversation, text.trim(), key == Key::Tab, printer);
+                let (shown, text) = (text.trim(), self.pastes.expand(text.trim()));
+                return send_typed(engine, conversation, shown, &text, key == Key::Tab, printer);
             }
         }
         printer.set_typed((!self.line.is_empty()).then_some(self.line.as_str()))
     }
 
-    /// Gives the keys to the line editor (a permission question): what was typed stays
-    /// the line.
-    fn pause(&mut self, printer: &mut Human) -> std::io::Result<()> {
+    /// Gives the keys to the line editor (a permission question). Keys read but not yet
+    /// taken count as typed before it: Enter sends the line, Esc interrupts; what is typed
+    /// stays the line, shown again once the question is answered.
+    fn pause(
+        &mut self,
+        engine: &Engine,
+        conversation: ConversationId,
+        printer: &mut Human,
+    ) -> std::io::Result<()> {
         if let Some(keys) = self.keys.take() {
             for key in keys.stop() {
-                self.edit(key);
+                self.key(Some(key), engine, conversation, printer)?;
             }
         }
         printer.set_typed(None)
@@ -710,12 +739,14 @@ impl Typing {
                 self.line.pop();
             }
             keys::Key::Clear => self.line.clear(),
+            keys::Key::Paste(text) => self.line.push_str(&self.pastes.put(&text)),
             _ => {}
         }
     }
 
-    fn resume(&mut self) {
+    fn resume(&mut self, printer: &mut Human) -> std::io::Result<()> {
         self.keys = keys::Keys::start();
+        printer.set_typed((!self.line.is_empty()).then_some(self.line.as_str()))
     }
 
     /// The task is over: the keys go back to the line editor with what was typed. Keys
@@ -723,6 +754,9 @@ impl Typing {
     /// an empty line leaves.
     fn stop(mut self, printer: &mut Human) -> std::io::Result<Leftover> {
         printer.set_typed(None)?;
+        if self.leave {
+            return Ok(Leftover::Eof);
+        }
         let Some(keys) = self.keys.take() else {
             return Ok(Leftover::Text(self.line));
         };
@@ -753,10 +787,12 @@ impl Default for Leftover {
     }
 }
 
-/// Sends a line typed during a task: to the task now (`queue` false) or after it.
+/// Sends a line typed during a task: to the task now (`queue` false) or after it. `shown`
+/// is the line as typed (a large paste as its placeholder), `text` what is sent.
 fn send_typed(
     engine: &Engine,
     conversation: ConversationId,
+    shown: &str,
     text: &str,
     queue: bool,
     printer: &mut Human,
@@ -764,7 +800,7 @@ fn send_typed(
     if text.is_empty() {
         return Ok(());
     }
-    printer.say(&format!("› {}", neutralize(text)))?;
+    printer.say(&format!("› {}", neutralize(shown)))?;
     let sent = if text.starts_with('/') || text.starts_with('!') {
         engine.command(conversation, text).map(|result| {
             if !result.text.is_empty() && !text.starts_with('!') {
@@ -794,9 +830,11 @@ fn send_typed(
     }
 }
 
-/// Asks the person about a permission request until they name one of its options (with a
-/// message to the model after it, for an option that takes one). Ctrl+C or Ctrl+D denies
-/// and interrupts the task. An answer that names no option is followed by the keys there are.
+/// Asks the person about a permission request until they name one of its options: its key
+/// alone answers (no Enter), a word or id then Enter too. An option that takes a message
+/// (`n`: tell the model why) asks for it next; Enter alone sends none. Ctrl+C or Ctrl+D
+/// denies and interrupts the task. An answer that names no option is followed by the keys
+/// there are.
 async fn approve(
     engine: &Engine,
     event: &Event,
@@ -811,9 +849,19 @@ async fn approve(
     else {
         return Ok(());
     };
-    let prompt = crate::approval::prompt(options);
-    let decision = loop {
-        match input.read(prompt.clone(), false).await {
+    let interrupted = || {
+        let _ = engine.respond_permission(
+            request_id,
+            PermissionDecision::Deny {
+                message: Some("the user interrupted".to_owned()),
+            },
+        );
+        engine.interrupt_session();
+    };
+    let prompt = crate::approval::prompt(options, true);
+    let keys = crate::approval::answer_keys(options);
+    let mut decision = loop {
+        match input.read_answer(prompt.clone(), keys.clone()).await {
             Answer::Line(line) => {
                 if let Some(decision) = crate::approval::chosen(options, &line) {
                     break decision;
@@ -824,17 +872,33 @@ async fn approve(
             // Keys act at the prompt only: asked again.
             Answer::Action(..) => {}
             Answer::Interrupted | Answer::Eof => {
-                let _ = engine.respond_permission(
-                    request_id,
-                    PermissionDecision::Deny {
-                        message: Some("the user interrupted".to_owned()),
-                    },
-                );
-                engine.interrupt_session();
+                interrupted();
                 return Ok(());
             }
         }
     };
+    if let Some(option) = crate::approval::wants_message(options, &decision) {
+        printer.say(&format!("→ {}", neutralize(&option.label)))?;
+        printer.flush()?;
+        let message = match input
+            .read("  why? (Enter to give no reason) ".to_owned(), false)
+            .await
+        {
+            Answer::Line(line) => input.expand(line.trim()),
+            Answer::Action(..) => String::new(),
+            Answer::Interrupted | Answer::Eof => {
+                interrupted();
+                return Ok(());
+            }
+        };
+        if let PermissionDecision::Option { message: slot, .. } = &mut decision {
+            *slot = (!message.is_empty()).then_some(message);
+        }
+    } else if let PermissionDecision::Option { option_id, .. } = &decision
+        && let Some(option) = options.iter().find(|o| &o.option_id == option_id)
+    {
+        printer.say(&format!("→ {}", neutralize(&option.label)))?;
+    }
     // The request may have ended while the person was asked (the mode or preset changed, the
     // task was interrupted): the `permission_withdrawn` printed next says so.
     let _ = engine.respond_permission(request_id, decision);

@@ -81,7 +81,10 @@ async fn rewind(
     };
     printer.say(&neutralize(&preview.text))?;
     printer.flush()?;
-    let yes = match input.read("Rewind? [y/N] ".to_owned(), false).await {
+    let yes = match input
+        .read_answer("Rewind? [y/N] ".to_owned(), vec!['y', 'n'])
+        .await
+    {
         Answer::Line(line) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
         Answer::Interrupted | Answer::Eof | Answer::Action(..) => false,
     };

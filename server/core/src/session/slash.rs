@@ -15,7 +15,7 @@ use crate::error::EngineError;
 use crate::sync::lock;
 
 /// How the terminal and the other doors take input, for `/help`.
-const INPUT_HELP: &str = "Enter sends; Alt+Enter or Ctrl+J (or a line ending in \\) starts a new line; Tab completes /commands, their arguments (/mode, /permissions, /model, /resume) and @paths, matched fuzzily; Up and Down recall earlier input; Shift+Tab switches to the next mode; Ctrl+G (or /edit) writes the prompt in $VISUAL or $EDITOR. Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
+const INPUT_HELP: &str = "Enter sends; Alt+Enter or Ctrl+J (or a line ending in \\) starts a new line; Tab completes /commands, their arguments (/mode, /permissions, /model, /resume) and @paths, matched fuzzily; Up and Down recall earlier input; Shift+Tab switches to the next mode; Ctrl+G (or /edit) writes the prompt in $VISUAL or $EDITOR; a large paste shows as one line ([pasted 3,000 lines]) and is sent whole. At an approval, one key answers (y, a, n, s; n asks why). Ctrl+C interrupts the running task (a second Ctrl+C at an empty prompt exits); Ctrl+D exits. `!command` runs a shell command in the workspace; `@path` attaches a file.";
 
 fn text(text: impl Into<String>) -> CommandResult {
     CommandResult {

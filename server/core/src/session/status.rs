@@ -111,22 +111,9 @@ fn context_line(used: u64, window: u64) -> String {
         .unwrap_or_default();
     format!(
         "context: {} of {} tokens ({share}%)",
-        grouped(used),
-        grouped(window)
+        crate::numbers::grouped(used),
+        crate::numbers::grouped(window)
     )
-}
-
-/// `n` with its thousands separated by commas.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -165,7 +165,7 @@ async fn notifications_call_only_when_the_window_is_not_focused() {
         raw.contains("\x1b]9;coder is waiting for an approval\x1b\\\x07"),
         "{raw:?}"
     );
-    screen.line("y");
+    screen.send("y");
     screen.prompt(4);
     screen.send("\x04");
     assert!(screen.exit().success());
@@ -186,7 +186,7 @@ async fn a_tool_s_duration_leaves_out_the_time_spent_answering() {
     screen.line("make x");
     screen.wait_for("? [y] Yes, allow it this once");
     std::thread::sleep(std::time::Duration::from_millis(2_500));
-    screen.line("y");
+    screen.send("y");
     let text = screen.prompt(2);
     let line = text
         .lines()

@@ -9,6 +9,7 @@ mod keys;
 mod markdown;
 mod minor;
 mod own_files;
+mod paste;
 mod sandbox_escape;
 mod screen;
 pub mod session;

@@ -37,7 +37,9 @@ async fn the_question_to_leave_the_sandbox_says_what_a_dangerous_command_does() 
         asked.contains("run it again without the sandbox?"),
         "{asked}"
     );
-    screen.line("n");
+    screen.send("n");
+    screen.wait_for("why? (Enter to give no reason)");
+    screen.line("");
     screen.prompt(2);
     let after = std::fs::metadata(outside.path().join("notes.txt"))
         .unwrap()

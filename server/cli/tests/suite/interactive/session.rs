@@ -167,13 +167,17 @@ async fn approvals_take_yes_no_with_a_reason_and_always() {
     screen.line("maybe");
     screen.wait_for("not an answer: type y, a, n, d or s");
     screen.wait_for_count("? [y] Yes, allow it this once", 2);
-    screen.line("y");
+    // One key answers: no Enter.
+    screen.send("y");
     screen.prompt(2);
     assert!(place.read("one.txt").is_some());
 
     screen.line("make two");
     screen.wait_for_count("? [y] Yes, allow it this once", 3);
-    screen.line("n not in this folder");
+    // `n` asks why, for the model.
+    screen.send("n");
+    screen.wait_for("why? (Enter to give no reason)");
+    screen.line("not in this folder");
     screen.prompt(3);
     assert!(place.read("two.txt").is_none());
     let result = last_tool_result(&server);
@@ -181,7 +185,7 @@ async fn approvals_take_yes_no_with_a_reason_and_always() {
 
     screen.line("make three");
     screen.wait_for_count("? [y] Yes, allow it this once", 4);
-    screen.line("always");
+    screen.send("a");
     let text = screen.prompt(4);
     // The second identical call was not asked about.
     assert_eq!(text.matches("? [y] Yes, allow it this once").count(), 4);

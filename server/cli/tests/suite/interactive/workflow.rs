@@ -86,7 +86,7 @@ async fn rewind_lists_the_points_previews_asks_then_goes_back_and_fork_starts_a_
     let text = screen.text();
     assert!(text.contains("would restore edited.txt"), "{text}");
     assert!(text.contains("would remove created.txt"), "{text}");
-    screen.line("n");
+    screen.send("n");
     let text = screen.prompt(5);
     assert!(text.contains("not rewound"), "{text}");
     assert_eq!(place.read("created.txt").as_deref(), Some("new\n"));
@@ -94,7 +94,7 @@ async fn rewind_lists_the_points_previews_asks_then_goes_back_and_fork_starts_a_
     screen.line("/rewind 1");
     // The second question: the first is still on the screen.
     screen.wait_for_count("Rewind? [y/N]", 2);
-    screen.line("y");
+    screen.send("y");
     let text = screen.prompt(6);
     assert!(
         text.contains("rewound the conversation to before point 1"),
@@ -264,12 +264,12 @@ async fn a_turn_shows_thinking_todos_an_edits_diff_before_it_is_approved_and_wha
         "{asked}"
     );
     assert_eq!(place.read("src/parser.rs").unwrap(), "fn parse() {}\n");
-    screen.line("y");
+    screen.send("y");
     screen.wait_for_count("? [y] Yes, allow it this once", 2);
-    screen.line("y");
+    screen.send("y");
     // Then the verification command, asked about as any command.
     screen.wait_for_count("? [y] Yes, allow it this once", 3);
-    screen.line("y");
+    screen.send("y");
     let text = screen.prompt(2);
     // Thinking is labelled and set apart by a bar, so it never reads as the answer.
     assert!(
