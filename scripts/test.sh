@@ -53,6 +53,16 @@ step "bindings-node: the addon and its TypeScript SDK under Node's test runner"
 (cd bindings-node && npm ci --no-audit --no-fund && npm run build && TMPDIR="$tests_tmp" npm test)
 nothing_left_by "the bindings-node tests"
 
+step "bindings-node/examples/electron-chat: its main-process host under Node, its window in Chromium over the preload bridge"
+if ! command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1; then
+    (apt-get install -y chromium || (apt-get update && apt-get install -y chromium)) >&2
+fi
+# Electron is installed for its types only: its binary is never downloaded or run here.
+(cd bindings-node/examples/electron-chat \
+    && ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund \
+    && TMPDIR="$tests_tmp" CODER_ARTIFACTS_DIR="${CODER_ARTIFACTS_DIR:-$PWD/artifacts}/electron-chat" npm test)
+nothing_left_by "the electron-chat tests"
+
 step "coder lsp driven by headless Neovim's LSP client"
 if ! command -v nvim >/dev/null 2>&1; then
     (apt-get install -y neovim || (apt-get update && apt-get install -y neovim)) >&2
