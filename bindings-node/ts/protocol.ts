@@ -179,6 +179,11 @@ export type EventMsg =
        * after (files up to 1 MiB; a larger one is in `diff` only).
        */
       changes?: Array<FileDiff>,
+      /**
+       * For a question the model asks (`ask_user`): the question and its choices, which
+       * are the options.
+       */
+      question?: Question,
     }
   | { "type": "permission_withdrawn", requestId: string, reason: string }
   | {
@@ -485,6 +490,46 @@ export type FileDiff = {
    * What it would hold; absent for a file the change deletes.
    */
   newText?: string,
+};
+
+/**
+ * A question the model puts to the person (`ask_user`), carried by the permission request
+ * that asks it: the request's options are the question's choices in their order, then one
+ * for an answer in the person's own words, then one for not answering. A door that knows
+ * nothing of questions shows the options as for any request, and the answer works.
+ */
+export type Question = {
+  /**
+   * The question, whole.
+   */
+  question: string,
+  /**
+   * A short label for it (at most 12 characters): `Auth method`.
+   */
+  header: string,
+  /**
+   * Whether several choices may be picked. A door that offers that answers with the
+   * option for the person's own words, the picked labels joined by `, ` as its message.
+   */
+  multiSelect: boolean,
+  /**
+   * What each choice means, in the order of the request's options.
+   */
+  choices: Array<QuestionChoice>,
+};
+
+/**
+ * One answer the model offers to a [`Question`].
+ */
+export type QuestionChoice = {
+  /**
+   * What the person picks (1 to 5 words).
+   */
+  label: string,
+  /**
+   * What picking it means.
+   */
+  description: string,
 };
 
 // reference.rs
@@ -1990,6 +2035,7 @@ export type McpServerOptions = {
  */
 export const BUILTIN_TOOLS = [
   "apply_patch",
+  "ask_user",
   "bash",
   "edit",
   "exit_plan_mode",
@@ -2018,6 +2064,7 @@ export const CONVERSATION_TOOLS = [
  */
 export type ToolName =
   | "apply_patch"
+  | "ask_user"
   | "bash"
   | "edit"
   | "exit_plan_mode"

@@ -379,11 +379,20 @@ async fn answer_permission(
         summary,
         human_required,
         options,
+        question,
         ..
     } = &event.msg
     else {
         return Ok(());
     };
+    if question.is_some() && !interactive {
+        // Nobody to answer: the model decides, and is told why it was not asked.
+        engine.withdraw_permission(
+            request_id,
+            "coder exec has no terminal to ask the user this question.",
+        )?;
+        return Ok(());
+    }
     let plan = *kind == ToolKind::SwitchMode;
     if plan && !interactive {
         // Nobody to approve the plan: it is not carried out, and is the task's answer.

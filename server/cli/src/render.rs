@@ -950,6 +950,30 @@ impl Human {
                 self.note(&list)?;
             }
             EventMsg::PermissionRequested {
+                command,
+                diff,
+                plan,
+                question: Some(question),
+                ..
+            } if command.is_none() && diff.is_none() && plan.is_none() => {
+                // The model's question, and what each of its choices means; the options
+                // the question reads are the choices, by number.
+                let mut text = format!(
+                    "question from the model · {}\n  {}",
+                    question.header, question.question
+                );
+                for (at, choice) in question.choices.iter().enumerate() {
+                    text.push_str(&format!("\n  {}. {}", at + 1, choice.label));
+                    if !choice.description.is_empty() {
+                        text.push_str(&format!(" — {}", choice.description));
+                    }
+                }
+                if question.multi_select {
+                    text.push_str("\n  (several may be picked: answer `o` and name them)");
+                }
+                self.note_in(Some(YELLOW), &neutralize(&text))?;
+            }
+            EventMsg::PermissionRequested {
                 call_id,
                 summary,
                 command,

@@ -97,6 +97,12 @@ pub enum OutputStream {
     rename_all = "snake_case",
     rename_all_fields = "camelCase"
 )]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "`permission_requested` carries all a person is shown (about 330 bytes) and is \
+              rare; boxing it would change the wire shape's derive for every door, and the \
+              engine keeps at most 100,000 events for replay (33 MB at this size)"
+)]
 pub enum EventMsg {
     /// A task began running.
     TaskStarted {
@@ -222,6 +228,11 @@ pub enum EventMsg {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         #[ts(as = "Option<Vec<crate::FileDiff>>", optional)]
         changes: Vec<crate::FileDiff>,
+        /// For a question the model asks (`ask_user`): the question and its choices, which
+        /// are the options.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        question: Option<Box<crate::Question>>,
     },
     /// A `permission_requested` ended without the door's answer: the mode or preset changed
     /// and the call is decided again (a new request follows if it still needs one), the task

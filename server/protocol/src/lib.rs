@@ -58,5 +58,5 @@ pub use permission::{
 pub use reference::{FileReference, FileReferenceKind, LineRange};
 pub use replay::{ConversationState, SessionSnapshot, SubscribeParams, SubscribeResult};
 pub use todo::{TodoItem, TodoStatus};
-pub use tool_kind::{FileDiff, ToolKind, ToolLocation};
+pub use tool_kind::{FileDiff, Question, QuestionChoice, ToolKind, ToolLocation};
 pub use usage::TokenUsage;

@@ -50,6 +50,34 @@ pub struct FileDiff {
     pub new_text: Option<String>,
 }
 
+/// A question the model puts to the person (`ask_user`), carried by the permission request
+/// that asks it: the request's options are the question's choices in their order, then one
+/// for an answer in the person's own words, then one for not answering. A door that knows
+/// nothing of questions shows the options as for any request, and the answer works.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Question {
+    /// The question, whole.
+    pub question: String,
+    /// A short label for it (at most 12 characters): `Auth method`.
+    pub header: String,
+    /// Whether several choices may be picked. A door that offers that answers with the
+    /// option for the person's own words, the picked labels joined by `, ` as its message.
+    pub multi_select: bool,
+    /// What each choice means, in the order of the request's options.
+    pub choices: Vec<QuestionChoice>,
+}
+
+/// One answer the model offers to a [`Question`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionChoice {
+    /// What the person picks (1 to 5 words).
+    pub label: String,
+    /// What picking it means.
+    pub description: String,
+}
+
 /// A place in the workspace (or beyond it) a tool call reads or changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]

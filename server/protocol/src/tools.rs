@@ -5,6 +5,7 @@
 /// The built-in tools besides the conversation tools, sorted.
 pub const BUILTIN_TOOLS: &[&str] = &[
     "apply_patch",
+    "ask_user",
     "bash",
     "edit",
     "exit_plan_mode",

@@ -34,10 +34,10 @@ use coder_protocol::{
     ConversationState, ConversationSummary, DropReason, EngineState, ErrorKind, Event, EventMsg,
     FileDiff, FileReference, FileReferenceKind, FunctionCall, HistoryAttachment, HistoryEntry,
     InputItem, LineRange, McpServerState, Mode, ModeChangeReason, OutputStream, PermissionDecision,
-    PermissionOption, PermissionOptionKind, PermissionRule, PolicyDecision, Preset, Receipt,
-    ReloadedKind, Replacement, RequestedToolCall, Role, SessionId, SessionSnapshot, ShellMode,
-    SubscribeParams, SubscribeResult, TaskId, TodoItem, TodoStatus, TokenUsage, ToolCall, ToolKind,
-    ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
+    PermissionOption, PermissionOptionKind, PermissionRule, PolicyDecision, Preset, Question,
+    QuestionChoice, Receipt, ReloadedKind, Replacement, RequestedToolCall, Role, SessionId,
+    SessionSnapshot, ShellMode, SubscribeParams, SubscribeResult, TaskId, TodoItem, TodoStatus,
+    TokenUsage, ToolCall, ToolKind, ToolLocation, ToolsPrefs, VerificationStatus, methods, tools,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -111,7 +111,10 @@ fn sections(cfg: &Config) -> Vec<Section> {
         section!("error.rs", [ErrorKind]),
         section!("usage.rs", [TokenUsage]),
         section!("todo.rs", [TodoItem, TodoStatus]),
-        section!("tool_kind.rs", [ToolKind, ToolLocation, FileDiff]),
+        section!(
+            "tool_kind.rs",
+            [ToolKind, ToolLocation, FileDiff, Question, QuestionChoice]
+        ),
         section!(
             "reference.rs",
             [FileReference, FileReferenceKind, LineRange]

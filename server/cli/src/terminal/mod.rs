@@ -844,19 +844,29 @@ async fn approve(
     let EventMsg::PermissionRequested {
         request_id,
         options,
+        question,
         ..
     } = &event.msg
     else {
         return Ok(());
     };
+    // What an option that takes a message asks for: the person's own answer to a question,
+    // else why (for the model).
+    let ask_message = if question.is_some() {
+        "  your answer (Enter to give none) "
+    } else {
+        "  why? (Enter to give no reason) "
+    };
+    // The task is interrupted first, so that nothing the answer lets go on (the next
+    // question of the same call) runs.
     let interrupted = || {
+        engine.interrupt_session();
         let _ = engine.respond_permission(
             request_id,
             PermissionDecision::Deny {
                 message: Some("the user interrupted".to_owned()),
             },
         );
-        engine.interrupt_session();
     };
     let prompt = crate::approval::prompt(options, true);
     let keys = crate::approval::answer_keys(options);
@@ -880,10 +890,7 @@ async fn approve(
     if let Some(option) = crate::approval::wants_message(options, &decision) {
         printer.say(&format!("→ {}", neutralize(&option.label)))?;
         printer.flush()?;
-        let message = match input
-            .read("  why? (Enter to give no reason) ".to_owned(), false)
-            .await
-        {
+        let message = match input.read(ask_message.to_owned(), false).await {
             Answer::Line(line) => input.expand(line.trim()),
             Answer::Action(..) => String::new(),
             Answer::Interrupted | Answer::Eof => {

@@ -191,6 +191,8 @@ async fn a_plan_is_approved_without_a_person_and_the_next_edit_runs() {
     // The edit ran in the mode the plan left for: the tools offered next have no plan tool.
     let offered = server.requests()[1].body["tools"].to_string();
     assert!(!offered.contains("exit_plan_mode"), "{offered}");
+    // Nobody is there to answer questions: the model is not offered the tool to ask them.
+    assert!(!offered.contains("ask_user"), "{offered}");
 }
 
 /// `coder lsp` with `autoApproveAsk` in the person's configuration: no request reaches the

@@ -837,6 +837,42 @@ async fn without_a_terminal_a_plan_is_not_approved_and_is_the_answer() {
 }
 
 #[tokio::test]
+async fn without_a_terminal_a_question_is_not_asked_and_the_model_decides() {
+    let server = MockModelServer::start(vec![
+        MockResponse::tool_call(
+            "q1",
+            "ask_user",
+            json!({"questions": [{"question": "Tabs or spaces?", "header": "Indent",
+                "options": [{"label": "Tabs", "description": ""},
+                            {"label": "Spaces", "description": ""}]}]}),
+        ),
+        MockResponse::text("Spaces, then."),
+    ])
+    .await
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let env = openai_env(&server);
+    let out = coder(workspace.path(), &["format it"], &as_refs(&env)).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), "Spaces, then.\n");
+    let requests = server.requests();
+    let told = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "q1")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        told.contains("\"Tabs or spaces?\" → not asked: coder exec has no terminal to ask the user this question. Decide yourself"),
+        "{told}"
+    );
+}
+
+#[tokio::test]
 async fn a_broken_config_file_is_named_with_its_fault_once() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".coder")).unwrap();

@@ -145,6 +145,7 @@ mod tests {
             diff: None,
             plan: None,
             changes: Vec::new(),
+            question: None,
         }
     }
 

@@ -15,5 +15,7 @@ mod unattended;
 pub(crate) use lasting::LastingRules;
 pub(crate) use matrix::{Call, check, describe};
 pub use matrix::{CommandRule, MatrixRow, PermissionRules};
-pub(crate) use requests::{Answer, Permissions, PlanAnswer, Request, SESSION_ENDED, folder_of};
+pub(crate) use requests::{
+    Answer, Permissions, PlanAnswer, QuestionAnswer, Request, SESSION_ENDED, folder_of,
+};
 pub(crate) use unattended::{Unattended, Unconfined};

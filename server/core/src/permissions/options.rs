@@ -121,6 +121,71 @@ pub(crate) fn for_plan() -> Vec<PermissionOption> {
     ]
 }
 
+/// The choices for a question (`ask_user`): each of the model's, keyed `1` to `4`, then an
+/// answer in the person's own words, then none.
+pub(crate) fn for_question(question: &coder_protocol::Question) -> Vec<PermissionOption> {
+    let mut options: Vec<PermissionOption> = question
+        .choices
+        .iter()
+        .enumerate()
+        .map(|(at, choice)| {
+            option(
+                &format!("choice_{}", at + 1),
+                PermissionOptionKind::AllowOnce,
+                &(at + 1).to_string(),
+                choice.label.clone(),
+                false,
+            )
+        })
+        .collect();
+    options.push(option(
+        "own_answer",
+        PermissionOptionKind::AllowOnce,
+        "o",
+        if question.multi_select {
+            "Several of these, or something else: say which".to_owned()
+        } else {
+            "Something else: say what".to_owned()
+        },
+        true,
+    ));
+    options.push(option(
+        "no_answer",
+        PermissionOptionKind::RejectOnce,
+        "n",
+        "No answer: let the model decide".to_owned(),
+        false,
+    ));
+    options
+}
+
+/// What an answer to a question's request means: a choice by its option, the person's own
+/// words (none given: no answer), or no answer (also for a denial, and for an option the
+/// request did not offer).
+pub(crate) fn question_answer(
+    offered: &[PermissionOption],
+    answer: PermissionDecision,
+) -> super::requests::QuestionAnswer {
+    use super::requests::QuestionAnswer;
+    let PermissionDecision::Option { option_id, message } = answer else {
+        return QuestionAnswer::NoAnswer;
+    };
+    let Some(at) = offered
+        .iter()
+        .position(|option| option.option_id == option_id)
+    else {
+        return QuestionAnswer::NoAnswer;
+    };
+    match option_id.as_str() {
+        "own_answer" => match message.map(|text| text.trim().to_owned()) {
+            Some(text) if !text.is_empty() => QuestionAnswer::Own(text),
+            _ => QuestionAnswer::NoAnswer,
+        },
+        "no_answer" => QuestionAnswer::NoAnswer,
+        _ => QuestionAnswer::Choice(at),
+    }
+}
+
 /// What an answer means for a request that offered `offered`: an option's id becomes its
 /// decision; an id it did not offer is a denial that says so. Other answers are read as
 /// they are.

@@ -52,6 +52,8 @@ struct Open {
     options: Vec<PermissionOption>,
     redecidable: bool,
     conversation: ConversationId,
+    /// A question's request: its answer is the option chosen, kept as it is.
+    question: bool,
 }
 
 /// What a person is asked about.
@@ -207,6 +209,24 @@ pub(crate) enum PlanAnswer {
     /// The task was interrupted while waiting.
     Cancelled,
 }
+
+/// What became of a question put to a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum QuestionAnswer {
+    /// The choice at this place (from 0) of the question's.
+    Choice(usize),
+    /// An answer in the person's own words.
+    Own(String),
+    /// The person chose not to answer.
+    NoAnswer,
+    /// Nobody could answer: the reason.
+    Unanswered(String),
+    /// The task was interrupted while waiting.
+    Cancelled,
+}
+
+/// What the model reads for a question in a session that approves without a person.
+const NOBODY_TO_ASK: &str = "This session has no person to answer questions.";
 
 /// The wire name of a decision, for a message.
 fn decision_name(decision: &PermissionDecision) -> &'static str {
@@ -409,7 +429,7 @@ impl Permissions {
         let options = super::options::for_call(always.clone(), scope);
         let always = always.unwrap_or_default();
         let answer = match self
-            .ask_person(&request, summary.to_owned(), options, events, cancel)
+            .ask_person(&request, summary.to_owned(), options, None, events, cancel)
             .await
         {
             Some(answer) => answer,
@@ -478,7 +498,7 @@ impl Permissions {
         let options = super::options::for_plan();
         let summary = request.summary.to_owned();
         let answer = match self
-            .ask_person(&request, summary, options, events, cancel)
+            .ask_person(&request, summary, options, None, events, cancel)
             .await
         {
             Some(answer) => answer,
@@ -509,6 +529,40 @@ impl Permissions {
         }
     }
 
+    /// Puts one question of an `ask_user` call to a person, its choices as the options. A
+    /// session that approves without a person has nobody to answer it.
+    pub async fn ask_question(
+        &self,
+        request: Request<'_>,
+        question: &coder_protocol::Question,
+        events: &TaskEvents,
+        cancel: &CancellationToken,
+    ) -> QuestionAnswer {
+        if self.auto_approve {
+            return QuestionAnswer::Unanswered(NOBODY_TO_ASK.to_owned());
+        }
+        let options = super::options::for_question(question);
+        let summary = request.summary.to_owned();
+        match self
+            .ask_person(
+                &request,
+                summary,
+                options.clone(),
+                Some(Box::new(question.clone())),
+                events,
+                cancel,
+            )
+            .await
+        {
+            None => QuestionAnswer::Cancelled,
+            Some(Some(Reply::Person(decision))) => {
+                super::options::question_answer(&options, decision)
+            }
+            Some(Some(Reply::Withdrawn(reason))) => QuestionAnswer::Unanswered(reason),
+            Some(Some(Reply::Redecide) | None) => QuestionAnswer::Unanswered(UNANSWERED.to_owned()),
+        }
+    }
+
     /// Emits `permission_requested` for `request` and waits for the answer: `None` when the
     /// task was interrupted meanwhile, `Some(None)` when the asker went away.
     async fn ask_person(
@@ -516,6 +570,7 @@ impl Permissions {
         request: &Request<'_>,
         summary: String,
         options: Vec<PermissionOption>,
+        question: Option<Box<coder_protocol::Question>>,
         events: &TaskEvents,
         cancel: &CancellationToken,
     ) -> Option<Option<Reply>> {
@@ -528,6 +583,7 @@ impl Permissions {
                 options: options.clone(),
                 redecidable: !request.human_required && request.kind != ToolKind::SwitchMode,
                 conversation: events.conversation_id,
+                question: question.is_some(),
             },
         );
         let input = request.input;
@@ -547,6 +603,7 @@ impl Permissions {
             plan: request.plan.clone(),
             changes: request.changes.clone(),
             diff: request.diff.clone(),
+            question,
         });
         events.emit(EventMsg::StateChanged {
             state: EngineState::WaitingForPermission,
@@ -588,7 +645,11 @@ impl Permissions {
     pub fn respond(&self, request_id: &str, decision: PermissionDecision) -> bool {
         match lock(&self.pending).remove(request_id) {
             Some(open) => {
-                let decision = super::options::decision_of(&open.options, decision);
+                let decision = if open.question {
+                    decision
+                } else {
+                    super::options::decision_of(&open.options, decision)
+                };
                 open.reply.send(Reply::Person(decision)).is_ok()
             }
             None => false,

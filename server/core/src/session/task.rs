@@ -26,7 +26,9 @@ use crate::reminders::plan_handoff;
 use crate::sync::lock;
 use crate::tokens::{ContextSize, Encoding};
 use crate::tool_prompt::PromptedTools;
-use crate::tools::{APPLY_PATCH, BASH, EXIT_PLAN_MODE, TODO_WRITE, ToolContext, ToolRegistry};
+use crate::tools::{
+    APPLY_PATCH, ASK_USER, BASH, EXIT_PLAN_MODE, TODO_WRITE, ToolContext, ToolRegistry,
+};
 use crate::turn::compact::{CompactError, Compaction, Compactor};
 use crate::turn::{
     ContextBuilder, INTERRUPT_MESSAGE, Rebuilt, Recorder, TaskControl, TurnContext, TurnModel,
@@ -579,6 +581,10 @@ impl Session {
         }
         if conv.mode != Mode::Plan {
             hidden.push(EXIT_PLAN_MODE.to_owned());
+        }
+        // Questions need a person to answer them.
+        if config.auto_approve {
+            hidden.push(ASK_USER.to_owned());
         }
         let offered = |tool: &str| !hidden.iter().any(|name| name == tool);
         // `bash` applies the patches of a conversation that left `apply_patch` out, unless

@@ -4,6 +4,7 @@
 //! [`Tool::validate_input`] -> [`Tool::call`], with an event at the end of each path.
 
 mod apply_patch;
+mod ask_user;
 mod bash;
 pub(crate) use crate::beneath;
 pub(crate) mod conversation;
@@ -42,6 +43,7 @@ pub(crate) const MAX_EDIT_BYTES: u64 = 64 << 20;
 
 pub(crate) use apply_patch::patch_of_command;
 pub use apply_patch::{APPLY_PATCH, ApplyPatchTool};
+pub use ask_user::{ASK_USER, AskUserTool};
 pub use bash::{BASH, BashTool};
 pub use conversation::{CONVERSATION_TOOLS, ConversationTool};
 pub use edit::EditTool;
@@ -142,6 +144,12 @@ pub trait Tool: Send + Sync {
     /// The plan a call with `input` puts to a person, for a tool that switches out of plan
     /// mode: shown whole, as a command line is.
     fn plan(&self, _input: &Value) -> Option<String> {
+        None
+    }
+    /// The questions a call with `input` puts to a person, for a tool that asks some: each
+    /// is asked as a permission request whose options are its choices, and the answers are
+    /// the call's result.
+    fn questions(&self, _input: &Value) -> Option<Vec<coder_protocol::Question>> {
         None
     }
     /// Read-only tools may run concurrently with each other.
@@ -411,6 +419,7 @@ impl ToolRegistry {
         let mut tools: Vec<Arc<dyn Tool>> = ConversationTool::all();
         tools.extend::<Vec<Arc<dyn Tool>>>(vec![
             Arc::new(ApplyPatchTool),
+            Arc::new(AskUserTool),
             Arc::new(BashTool),
             Arc::new(EditTool),
             Arc::new(ExitPlanModeTool),

@@ -11,6 +11,7 @@
 pub(crate) mod compact;
 mod escalation;
 mod plan_exit;
+mod questions;
 pub(crate) mod summary;
 mod tool_calls;
 mod verify;

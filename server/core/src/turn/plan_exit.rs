@@ -5,11 +5,11 @@
 
 use std::time::Instant;
 
-use coder_protocol::{ChatMessage, EventMsg, Mode, ModeChangeReason, ToolCall};
+use coder_protocol::{ChatMessage, Mode, ModeChangeReason, ToolCall};
 use serde_json::Value;
 
-use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, elapsed_ms};
-use super::{ControlSignal, summary};
+use super::ControlSignal;
+use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, finished};
 use crate::permissions::{PlanAnswer, Request, Unattended};
 use crate::sync::lock;
 use crate::tools::Tool;
@@ -28,27 +28,8 @@ pub(super) async fn exit_plan_mode(
 ) -> ChatMessage {
     let events = run.events;
     let plan = input["plan"].as_str().unwrap_or_default().to_owned();
-    let finish = |output: String, failed: bool| {
-        if failed {
-            events.emit(EventMsg::ToolCallFailed {
-                call_id: call.id.clone(),
-                tool_name: tool.name().to_owned(),
-                summary: summary::failed("", &output),
-                error: output.clone(),
-                duration_ms: elapsed_ms(started),
-            });
-        } else {
-            events.emit(EventMsg::ToolCallCompleted {
-                call_id: call.id.clone(),
-                tool_name: tool.name().to_owned(),
-                summary: summary::completed("", &output),
-                output: output.clone(),
-                duration_ms: elapsed_ms(started),
-                diff: None,
-            });
-        }
-        ChatMessage::tool_result(&call.id, tool.name(), output)
-    };
+    let finish =
+        |output: String, failed: bool| finished(events, tool, call, output, failed, started);
     // Offered only in plan mode, but the mode may have been switched during the reply.
     if run.mode() != Mode::Plan {
         return finish(

@@ -15,7 +15,7 @@ use coder_protocol::{AbortReason, Mode, PolicyDecision, ToolKind};
 use super::escalation;
 use super::{
     CallAnswer, ControlSignal, ConversationHost, Handoff, StopReason, TaskControl, TurnTools,
-    plan_exit, summary,
+    plan_exit, questions, summary,
 };
 use crate::events::TaskEvents;
 use crate::permissions::{Answer, Call, Request, check, folder_of};
@@ -210,6 +210,22 @@ async fn run_one(call: &ToolCall, run: &ToolRun<'_>) -> Option<ChatMessage> {
     };
     if let Err(reason) = entry.tool.validate_input(&input, &ctx) {
         return fail(format!("Error: {reason}"));
+    }
+    // Only a person answers questions: no mode or preset decides them.
+    if let Some(questions) = entry.tool.questions(&input) {
+        let began = *lock(&started);
+        return Some(
+            questions::ask_user(
+                entry.tool.as_ref(),
+                &ctx.workspace,
+                call,
+                &input,
+                questions,
+                run,
+                began,
+            )
+            .await,
+        );
     }
     // Only a person answers a plan: no mode or preset decides it.
     if entry.tool.kind() == ToolKind::SwitchMode {
@@ -451,6 +467,37 @@ pub(super) fn summarize(tool: &str, input: &Value, reason: &str) -> String {
         .find_map(|key| input[*key].as_str())
         .map_or_else(|| tool.to_owned(), |subject| format!("{tool}: {subject}"));
     format!("{what} ({reason})")
+}
+
+/// Ends a call the turn ran itself (a plan, questions): its `tool_call_completed` or
+/// `tool_call_failed` event, and the result the model reads.
+pub(super) fn finished(
+    events: &TaskEvents,
+    tool: &dyn crate::tools::Tool,
+    call: &ToolCall,
+    output: String,
+    failed: bool,
+    started: Instant,
+) -> ChatMessage {
+    if failed {
+        events.emit(EventMsg::ToolCallFailed {
+            call_id: call.id.clone(),
+            tool_name: tool.name().to_owned(),
+            summary: summary::failed("", &output),
+            error: output.clone(),
+            duration_ms: elapsed_ms(started),
+        });
+    } else {
+        events.emit(EventMsg::ToolCallCompleted {
+            call_id: call.id.clone(),
+            tool_name: tool.name().to_owned(),
+            summary: summary::completed("", &output),
+            output: output.clone(),
+            duration_ms: elapsed_ms(started),
+            diff: None,
+        });
+    }
+    ChatMessage::tool_result(&call.id, tool.name(), output)
 }
 
 pub(super) fn elapsed_ms(started: Instant) -> u64 {

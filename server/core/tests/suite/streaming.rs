@@ -133,6 +133,7 @@ async fn requests_carry_the_prompt_tools_and_credentials_of_each_format() {
                     names,
                     [
                         "apply_patch",
+                        "ask_user",
                         "bash",
                         "conv_create",
                         "conv_destroy",

@@ -10,6 +10,7 @@ mod markdown;
 mod minor;
 mod own_files;
 mod paste;
+mod questions;
 mod sandbox_escape;
 mod screen;
 pub mod session;

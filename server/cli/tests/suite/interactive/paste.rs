@@ -5,6 +5,7 @@ use coder_testkit::{MockModelServer, MockResponse};
 use serde_json::json;
 
 use super::session::Place;
+use super::typing::user_text;
 
 /// 3,000 numbered lines, as a terminal sends a paste of them.
 fn log() -> String {
@@ -13,18 +14,6 @@ fn log() -> String {
 
 fn bracketed(text: &str) -> String {
     format!("\x1b[200~{text}\x1b[201~")
-}
-
-/// Every user message of request `n`, joined.
-fn user_text(server: &MockModelServer, n: usize) -> String {
-    server.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|message| message["role"] == "user")
-        .map(|message| message["content"].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

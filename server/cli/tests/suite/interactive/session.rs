@@ -129,7 +129,7 @@ async fn a_streamed_answer_is_rendered_and_closed_with_a_line() {
 }
 
 /// The last tool result the model got.
-fn last_tool_result(server: &MockModelServer) -> String {
+pub(super) fn last_tool_result(server: &MockModelServer) -> String {
     let requests = server.requests();
     requests.last().unwrap().body["messages"]
         .as_array()

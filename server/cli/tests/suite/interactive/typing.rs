@@ -8,7 +8,7 @@ use serde_json::json;
 use super::session::Place;
 
 /// Every user message of request `n`, joined.
-fn user_text(server: &MockModelServer, n: usize) -> String {
+pub(super) fn user_text(server: &MockModelServer, n: usize) -> String {
     server.requests()[n].body["messages"]
         .as_array()
         .unwrap()
