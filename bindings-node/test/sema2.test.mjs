@@ -101,11 +101,33 @@ test("permission requests carry toolId and are answered by it; execution events 
   const done = seen.find(([name, d]) => name === "tool:execution:complete" && d.toolId === "a1");
   const failed = seen.find(([name, d]) => name === "tool:execution:error" && d.toolId === "b1");
   assert.ok(start && done && failed);
-  // A level that lets everything run: the next write does not ask.
+  // A session created at `Ask` stays there: a wider level is narrowed to its ceiling.
   session.updatePermissionLevel("Bypass");
-  assert.deepEqual(seen.at(-1), ["permissionLevel:update", { level: "Bypass" }]);
-  assert.equal(session.permissionLevel, "Bypass");
+  assert.deepEqual(seen.at(-1), ["permissionLevel:update", { level: "Ask" }]);
+  assert.equal(session.permissionLevel, "Ask");
   assert.throws(() => session.updatePermissionLevel("Everything"), { code: "invalid_params" });
+});
+
+test("a session created at Bypass runs writes without asking; its level can be lowered", async (t) => {
+  const { url } = await startMock(t, [
+    toolCall("c1", "write", { path: "c.txt", content: "one\n" }), text("ok"),
+  ]);
+  const { sema, dir } = await core(t, url);
+  const { session } = await sema.createSession({ permissionLevel: "Bypass" });
+  const requests = [];
+  session.on("tool:permission:request", (d) => {
+    requests.push(d.toolId);
+    session.respondToToolPermission({ toolId: d.toolId, toolName: d.toolName, selected: "agree" });
+  });
+  const idle = next(session, "state:update", (d) => d.state === "idle");
+  session.processUserInput("one");
+  await idle;
+  assert.deepEqual(requests, []);
+  const update = next(session, "permissionLevel:update");
+  session.updatePermissionLevel("Ask");
+  assert.deepEqual(await update, { level: "Ask" });
+  assert.equal(session.permissionLevel, "Ask");
+  assert.equal(readFileSync(join(dir, "c.txt"), "utf8"), "one\n");
 });
 
 test("two sessions in one pool: each hears only its own events; 1.0 methods follow the active one", async (t) => {

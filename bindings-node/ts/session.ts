@@ -206,6 +206,9 @@ const LEVEL_MODES: Record<PermissionLevel, Mode> = {
   Bypass: "yolo",
 };
 
+/** How much each level lets run without asking, as coder's modes order them. */
+const LEVEL_RANK: Record<PermissionLevel, number> = { Ask: 0, AutoEdit: 1, AutoRun: 1, Bypass: 2 };
+
 /** SemaCore's `session:error` type for each kind of engine error. */
 const SEMA_ERROR_TYPES: Partial<Record<ErrorKind, string>> = {
   context_length_exceeded: "context_length_exceeded",
@@ -436,17 +439,22 @@ export class SemaSession {
   /**
    * Sets how much runs without asking: `Ask` (coder's configured mode), `AutoEdit` (file
    * edits run), `AutoRun` (as `AutoEdit`: coder has no model that judges commands safe),
-   * `Bypass` (everything runs). The engine's configured ceiling still applies: a level the
-   * configuration forbids throws and nothing changes. `permissionLevel:update` follows.
+   * `Bypass` (everything runs). A session never goes above the level it was created with
+   * (`createSession({ permissionLevel })`, the engine's ceiling for its mode): a higher level
+   * is narrowed to that one. `permissionLevel:update` follows with the level in force.
    */
   updatePermissionLevel(level: PermissionLevel): void {
     if (!(level in LEVEL_MODES)) {
       throw coded("invalid_params", "updatePermissionLevel: the level must be Ask, AutoEdit, AutoRun or Bypass", TypeError);
     }
     if (this.#disposed) return;
-    if (this.#agentMode !== "Plan") this.#engine.setMode(this.#root, this.#levelMode(level));
-    this.#level = level;
-    this.#emit("permissionLevel:update", { level });
+    // The engine narrows a mode to the one the session was created with (its configured
+    // ceiling, with a `warning`): the level in force is reported, not the one asked for.
+    const ceiling = this.#setup.permissionLevel;
+    const effective = LEVEL_RANK[level] > LEVEL_RANK[ceiling] ? ceiling : level;
+    if (this.#agentMode !== "Plan") this.#engine.setMode(this.#root, this.#levelMode(effective));
+    this.#level = effective;
+    this.#emit("permissionLevel:update", { level: effective });
   }
 
   // Fork ------------------------------------------------------------------------------------
