@@ -2,5 +2,5 @@
 // `import` and `require` in one process share it).
 import sdk from "../dist/cjs/index.js";
 
-export const { CoderEngine, SemaCore, Engine } = sdk;
+export const { CoderEngine, SemaCore, SemaSession, MAIN_AGENT_ID, Engine } = sdk;
 export default sdk;

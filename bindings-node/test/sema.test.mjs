@@ -32,8 +32,16 @@ test("text and thinking stream as chunks with the content so far, then complete 
   assert.equal(ready.historyLoaded, false);
   assert.deepEqual(ready.usage, { useTokens: 0, maxTokens: 32000, promptTokens: 0 });
   const seen = [];
+  // SemaCore 2's reply `id` comes on every chunk and on the completion; the rest is 1.0's.
+  const ids = new Set();
   for (const name of ["state:update", "message:text:chunk", "message:thinking:chunk", "message:complete", "conversation:usage"]) {
-    core.on(name, (data) => seen.push([name, data]));
+    core.on(name, (data) => {
+      if (name.startsWith("message:")) {
+        const { id, ...rest } = data;
+        ids.add(id);
+        seen.push([name, rest]);
+      } else seen.push([name, data]);
+    });
   }
   const idle = next(core, "state:update", (d) => d.state === "idle");
   core.processUserInput("hi");
@@ -52,6 +60,8 @@ test("text and thinking stream as chunks with the content so far, then complete 
   assert.equal(seen[6][1].usage.maxTokens, 32000);
   assert.ok(seen[6][1].usage.useTokens > 0);
   assert.deepEqual(seen[7], ["state:update", { state: "idle" }]);
+  assert.equal(ids.size, 1, "one reply, one id");
+  assert.equal(typeof [...ids][0], "string");
 });
 
 test("a permission request answered each of the four ways", async (t) => {

@@ -2,7 +2,21 @@
 // `Engine`, with the protocol types generated from the Rust definitions.
 
 export { CoderEngine, SemaCore } from "./sema";
+export { SemaSession, MAIN_AGENT_ID } from "./session";
 export type {
+  AgentMode,
+  CreateSessionOptions,
+  CreateSessionResult,
+  ForkOptions,
+  ForkPreview,
+  ForkResult as SemaForkResult,
+  InputImageAttachment,
+  PermissionLevel,
+  PickOptionResponse,
+  TaskListItem,
+} from "./session";
+export type {
+  UnsupportedMethod,
   ModelConfig,
   ModelUpdateData,
   SemaCoreConfig,
