@@ -79,3 +79,47 @@ test("an answer in the person's own words, or none, reaches the model as such", 
   const none = await asked(t, (event) => questionDecision(event.question, event.options, {}));
   assert.match(none.told, /no answer \(they leave it to you/);
 });
+
+test("a SemaCore program answers the model's questions with respondToAskQuestion", async (t) => {
+  const { SemaCore } = await import("coder-agent-engine");
+  const { url, requests } = await startMock(t, [
+    toolCall("q1", "ask_user", {
+      questions: [
+        { question: "Which runtime?", header: "Runtime", options: question.choices },
+        { question: "Which name?", header: "Name", options: [
+          { label: "serve", description: "" }, { label: "srv", description: "" }] },
+      ],
+    }),
+    text("ok"),
+  ]);
+  const core = new SemaCore({ workingDir: workspace(), logLevel: "none" });
+  t.after(() => core.dispose());
+  await core.addModel({ provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 }, true);
+  await core.applyTaskModel({ main: "mock[openai]", quick: "mock[openai]" });
+  const asked = [];
+  const permissions = [];
+  core.on("tool:permission:request", (data) => permissions.push(data));
+  core.on("ask:question:request", (request) => {
+    asked.push(request);
+    core.respondToAskQuestion({
+      agentId: request.agentId,
+      answers: { "Which runtime?": "Tokio", "Which name?": "call it coder-serve" },
+    });
+  });
+  const idle = new Promise((resolve) => core.on("state:update", (d) => d.state === "idle" && resolve()));
+  const ready = new Promise((resolve) => core.once("session:ready", resolve));
+  await core.createSession();
+  await ready;
+  core.processUserInput("start");
+  await idle;
+  // One request a question, in order; never a permission request.
+  assert.deepEqual(asked.map((r) => [r.agentId, r.questions.map((q) => q.question)]), [
+    ["main", ["Which runtime?"]],
+    ["main", ["Which name?"]],
+  ]);
+  assert.deepEqual(permissions, []);
+  const told = (await requests()).at(-1).body.messages.find((m) => m.role === "tool").content;
+  assert.match(told, /"Which runtime\?" → "Tokio"/);
+  assert.match(told, /"Which name\?" → in their own words: "call it coder-serve"/);
+  assert.throws(() => core.respondToAskQuestion({ agentId: "main" }), { code: "invalid_params" });
+});

@@ -29,6 +29,7 @@ export type {
 export { Engine, endsTask } from "./engine";
 export { TASK_END_EVENTS } from "./protocol";
 export type { ErrorCode } from "./errors";
+export type { AskQuestion, AskQuestionRequestData, AskQuestionResponseData } from "./questions";
 export type {
   ContextUpdate,
   EngineOptions,

@@ -21,6 +21,7 @@ import {
   levelMode,
   notSupported,
 } from "./session";
+import type { AskQuestionResponseData } from "./questions";
 import { disabledTools } from "./tools";
 
 export type {
@@ -388,6 +389,12 @@ export class CoderEngine {
   respondToPlanExit(response: PlanExitResponse): void {
     if (!this.#active) return;
     this.#active.respondToPlanExit(response);
+  }
+
+  /** Answers the active session's `ask:question:request`s (see `SemaSession`). */
+  respondToAskQuestion(response: AskQuestionResponseData): void {
+    if (!this.#active) return;
+    this.#active.respondToAskQuestion(response);
   }
 
   /** The active session's mode: `Plan` while its main conversation plans. */

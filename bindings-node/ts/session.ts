@@ -16,7 +16,9 @@ import type {
   PermissionDecision,
   PermissionOption,
   Preset,
+  Question,
 } from "./protocol";
+import { type AskQuestionResponseData, askQuestionRequest, questionDecision } from "./questions";
 import { semaName } from "./tools";
 
 /** The main conversation's agent id in every event (SemaCore's `MAIN_AGENT_ID`). */
@@ -180,6 +182,8 @@ interface Ask {
   agentId: string;
   /** Set for a plan to approve (`kind: switch_mode`), to its text. */
   plan?: string;
+  /** Set for the model's question (`ask_user`). */
+  question?: Question;
   options?: PermissionOption[];
 }
 
@@ -362,10 +366,14 @@ export class SemaSession {
     }
     const index =
       typeof response.toolId === "string" && response.toolId !== ""
-        ? this.#asks.findIndex((ask) => ask.callId === response.toolId && ask.plan === undefined)
+        ? this.#asks.findIndex(
+            (ask) => ask.callId === response.toolId && ask.plan === undefined && ask.question === undefined,
+          )
         : this.#asks.findIndex(
             (ask) =>
-              ask.plan === undefined && (ask.toolName === response.toolName || semaName(ask.toolName) === response.toolName),
+              ask.plan === undefined &&
+              ask.question === undefined &&
+              (ask.toolName === response.toolName || semaName(ask.toolName) === response.toolName),
           );
     if (index < 0 || this.#disposed) return;
     const [ask] = this.#asks.splice(index, 1);
@@ -396,6 +404,30 @@ export class SemaSession {
    * emitted), so there is nothing to answer. */
   respondToPickOption(_response: PickOptionResponse): void {
     throw notSupported("respondToPickOption");
+  }
+
+  /**
+   * Answers the model's questions (`ask:question:request`) of `agentId` (every open one
+   * when it is left out): each question's answer is looked up by its text, a choice's label
+   * or the person's own words; a question the answers leave out gets none, and the model
+   * decides. `ask:question:response` echoes the answer.
+   */
+  respondToAskQuestion(response: AskQuestionResponseData): void {
+    if (typeof response !== "object" || response === null || typeof response.answers !== "object" || response.answers === null) {
+      throw coded("invalid_params", "respondToAskQuestion: `answers` must be an object of question -> answer", TypeError);
+    }
+    const open = this.#asks.filter(
+      (ask) => ask.question !== undefined && (response.agentId === undefined || ask.agentId === response.agentId),
+    );
+    if (open.length === 0 || this.#disposed) return;
+    for (const ask of open) {
+      this.#asks.splice(this.#asks.indexOf(ask), 1);
+      this.#engine.respondPermission(
+        ask.requestId,
+        questionDecision(ask.question as Question, ask.options ?? [], response.answers),
+      );
+    }
+    this.#emit("ask:question:response", { agentId: open[0].agentId, answers: response.answers });
   }
 
   /** Answers `plan:exit:request` (the oldest open one, or `agentId`'s). */
@@ -750,6 +782,20 @@ export class SemaSession {
             },
           };
           this.#emit("plan:exit:request", request);
+          break;
+        }
+        if (event.question !== undefined) {
+          // The model's question: SemaCore's `ask:question:request`, answered by
+          // `respondToAskQuestion`.
+          this.#asks.push({
+            requestId: event.requestId,
+            callId: event.callId,
+            toolName: event.toolName,
+            agentId,
+            question: event.question,
+            options: event.options,
+          });
+          this.#emit("ask:question:request", askQuestionRequest(agentId, event.question));
           break;
         }
         this.#asks.push({

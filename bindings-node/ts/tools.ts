@@ -14,11 +14,12 @@ const SEMA_TOOLS: Record<string, readonly ToolName[]> = {
   Edit: ["edit", "apply_patch"],
   Write: ["write"],
   TodoWrite: ["todo_write"],
+  AskUserQuestion: ["ask_user"],
   Task: CONVERSATION_TOOLS,
 };
 
 /** SemaCore tools coder does not have: naming one is a warning, not an error. */
-const MISSING = new Set(["Skill", "NotebookEdit", "AskUserQuestion", "ExitPlanMode"]);
+const MISSING = new Set(["Skill", "NotebookEdit", "ExitPlanMode"]);
 
 const ALL: readonly ToolName[] = [...BUILTIN_TOOLS, ...CONVERSATION_TOOLS];
 
