@@ -28,6 +28,22 @@ use serde_json::Value;
 use crate::events::Forwarder;
 use coder_protocol::options::{EngineOptions, ModelOptions};
 
+/// The build's profile, written into the binary as this exact text. Packaging
+/// (`scripts/check-native.mjs`) refuses a `.node` that does not contain the release text,
+/// so a debug build is never published; only one of the two texts is compiled in.
+#[cfg(debug_assertions)]
+const BUILD_PROFILE: &str = "coder-node-build-profile=debug";
+#[cfg(not(debug_assertions))]
+const BUILD_PROFILE: &str = "coder-node-build-profile=release";
+
+/// How this addon was compiled: the marker text itself, ending in `=debug`
+/// (`npm run build:native`) or `=release`. Returned whole so that the optimiser keeps every
+/// byte of it in the binary, where the packaging check looks for it.
+#[napi]
+pub fn build_profile() -> &'static str {
+    BUILD_PROFILE
+}
+
 /// A JavaScript error whose `code` is the engine's [`ErrorKind::code`] (`not_found`,
 /// `invalid_params`, ...), so callers branch on the code, not on the message.
 type Error = napi::Error<&'static str>;
