@@ -9,8 +9,8 @@ use coder_protocol::{ChatMessage, Mode, ModeChangeReason, ToolCall};
 use serde_json::Value;
 
 use super::ControlSignal;
-use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, finished};
-use crate::permissions::{PlanAnswer, Request, Unattended};
+use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, finished, person_request};
+use crate::permissions::PlanAnswer;
 use crate::sync::lock;
 use crate::tools::Tool;
 
@@ -38,23 +38,14 @@ pub(super) async fn exit_plan_mode(
             true,
         );
     }
-    let request = Request {
-        call_id: &call.id,
-        tool: tool.name(),
-        kind: tool.kind(),
-        locations: tool.locations(input, workspace),
-        command: tool.command_line(input),
-        plan: tool.plan(input),
+    let request = person_request(
+        tool,
+        call,
         input,
-        summary: SUMMARY,
-        reason: "a plan is carried out only when a person approves it",
-        diff: None,
-        changes: Vec::new(),
-        folder: None,
-        human_required: true,
-        line: None,
-        unattended: Unattended::Approve,
-    };
+        workspace,
+        SUMMARY,
+        "a plan is carried out only when a person approves it",
+    );
     let answer = run
         .tools
         .permissions

@@ -7,8 +7,8 @@ use std::time::Instant;
 use coder_protocol::{ChatMessage, Question, ToolCall};
 use serde_json::Value;
 
-use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, finished};
-use crate::permissions::{QuestionAnswer, Request, Unattended};
+use super::tool_calls::{CANCELLED_BEFORE_START, ToolRun, finished, person_request};
+use crate::permissions::QuestionAnswer;
 use crate::tools::Tool;
 
 /// Runs one `ask_user` call, its arguments already checked.
@@ -29,23 +29,14 @@ pub(super) async fn ask_user(
             break;
         }
         let summary = format!("{}: {}", question.header, question.question);
-        let request = Request {
-            call_id: &call.id,
-            tool: tool.name(),
-            kind: tool.kind(),
-            locations: Vec::new(),
-            command: None,
-            plan: None,
+        let request = person_request(
+            tool,
+            call,
             input,
-            summary: &summary,
-            reason: "the model asks you a question",
-            diff: None,
-            changes: Vec::new(),
-            folder: None,
-            human_required: true,
-            line: None,
-            unattended: Unattended::Approve,
-        };
+            workspace,
+            &summary,
+            "the model asks you a question",
+        );
         let answer = run
             .tools
             .permissions

@@ -18,7 +18,7 @@ use super::{
     plan_exit, questions, summary,
 };
 use crate::events::TaskEvents;
-use crate::permissions::{Answer, Call, Request, check, folder_of};
+use crate::permissions::{Answer, Call, Request, Unattended, check, folder_of};
 use crate::sync::lock;
 use crate::tools::ToolContext;
 use crate::tools::conversation::ConversationCall;
@@ -467,6 +467,35 @@ pub(super) fn summarize(tool: &str, input: &Value, reason: &str) -> String {
         .find_map(|key| input[*key].as_str())
         .map_or_else(|| tool.to_owned(), |subject| format!("{tool}: {subject}"));
     format!("{what} ({reason})")
+}
+
+/// What a person is asked about for a call only a person answers (a plan, a question):
+/// what the tool says of it, nothing a rule or mode could decide.
+pub(super) fn person_request<'a>(
+    tool: &'a dyn crate::tools::Tool,
+    call: &'a ToolCall,
+    input: &'a Value,
+    workspace: &std::path::Path,
+    summary: &'a str,
+    reason: &'a str,
+) -> Request<'a> {
+    Request {
+        call_id: &call.id,
+        tool: tool.name(),
+        kind: tool.kind(),
+        locations: tool.locations(input, workspace),
+        command: tool.command_line(input),
+        plan: tool.plan(input),
+        input,
+        summary,
+        reason,
+        diff: None,
+        changes: Vec::new(),
+        folder: None,
+        human_required: true,
+        line: None,
+        unattended: Unattended::Approve,
+    }
 }
 
 /// Ends a call the turn ran itself (a plan, questions): its `tool_call_completed` or
