@@ -58,9 +58,11 @@ if ! command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1; then
     (apt-get install -y chromium || (apt-get update && apt-get install -y chromium)) >&2
 fi
 # Electron is installed for its types only: its binary is never downloaded or run here.
+# Screenshots of the window go to artifacts/electron-chat/ at the top of the checkout.
+artifacts="${CODER_ARTIFACTS_DIR:-$PWD/artifacts}/electron-chat"
 (cd bindings-node/examples/electron-chat \
     && ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund \
-    && TMPDIR="$tests_tmp" CODER_ARTIFACTS_DIR="${CODER_ARTIFACTS_DIR:-$PWD/artifacts}/electron-chat" npm test)
+    && TMPDIR="$tests_tmp" CODER_ARTIFACTS_DIR="$artifacts" npm test)
 nothing_left_by "the electron-chat tests"
 
 step "coder lsp driven by headless Neovim's LSP client"
