@@ -423,11 +423,15 @@ mod tests {
             let mut keys = Vec::new();
             for _ in 0..50 {
                 let len = (next() % 64) as usize;
+                // Paste marks among the garbage: a paste opened and never closed, or
+                // closed without being opened, keeps what waits bounded too.
                 let bytes: Vec<u8> = (0..len)
-                    .map(|_| match next() % 4 {
-                        0 => 0x1b,
-                        1 => b'[',
-                        _ => next() as u8,
+                    .flat_map(|_| match next() % 8 {
+                        0 => vec![0x1b],
+                        1 => vec![b'['],
+                        2 if next() % 4 == 0 => PASTE_START.to_vec(),
+                        3 if next() % 4 == 0 => PASTE_END.to_vec(),
+                        _ => vec![next() as u8],
                     })
                     .collect();
                 decoder.push(&bytes, &mut keys);
