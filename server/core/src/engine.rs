@@ -591,4 +591,27 @@ impl Engine {
     pub fn set_model(&self, settings: ModelSettings) -> Result<(), EngineError> {
         self.session.set_model(settings)
     }
+
+    /// Hides built-in tools from the tasks that start from now on (the names of
+    /// `tools.disabled`); an empty list offers every tool the configuration allows again.
+    pub fn set_disabled_tools(&self, names: Vec<String>) {
+        self.session.set_disabled_tools(names);
+    }
+
+    /// The built-in tools and whether the tasks that start now are offered each (not the
+    /// ones the configuration or [`Engine::set_disabled_tools`] hid), in name order.
+    pub fn builtin_tools(&self) -> Vec<crate::tools::BuiltinTool> {
+        let config = self.session.config();
+        crate::tools::ToolRegistry::builtin()
+            .iter()
+            .map(|tool| crate::tools::BuiltinTool {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                offered: !config
+                    .disabled_tools
+                    .iter()
+                    .any(|hidden| hidden == tool.name()),
+            })
+            .collect()
+    }
 }

@@ -154,6 +154,7 @@ impl Drop for MockModelServer {
 
 async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let path = request.uri().path().to_owned();
+    let listing = request.method() == axum::http::Method::GET && path.ends_with("/models");
     let headers = request
         .headers()
         .iter()
@@ -185,6 +186,13 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         });
         requests.len() - 1
     };
+    if listing {
+        // The provider's list of models (OpenAI's and Anthropic's shape alike): one model.
+        let list = serde_json::json!({"object": "list", "data": [
+            {"id": "mock-model", "object": "model", "owned_by": "coder-testkit",
+             "display_name": "Mock model"}]});
+        return axum::Json(list).into_response();
+    }
     let Some(format) = WireFormat::from_path(&path) else {
         return (
             StatusCode::NOT_FOUND,

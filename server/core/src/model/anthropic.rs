@@ -25,6 +25,10 @@ impl WireApi for AnthropicApi {
         format!("{}/v1/messages", self.base_url)
     }
 
+    fn models_url(&self) -> String {
+        format!("{}/v1/models", self.base_url)
+    }
+
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         let builder = builder.header("anthropic-version", API_VERSION);
         match &self.api_key {

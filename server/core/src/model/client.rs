@@ -229,6 +229,37 @@ impl ModelClient {
         redact(message, self.key.as_deref())
     }
 
+    /// GETs the provider's list of models and returns the body of a successful answer,
+    /// at most `limit` bytes; a failure says what the provider answered, without the key.
+    pub(crate) async fn get_models(&self, limit: usize) -> Result<Vec<u8>, String> {
+        let url = self.api.models_url();
+        let response = self
+            .api
+            .headers(self.http.get(&url))
+            .send()
+            .await
+            .map_err(|err| format!("cannot reach {url}: {}", error_chain(&err)))?;
+        let status = response.status();
+        let mut body = Vec::new();
+        let mut response = response;
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|err| format!("reading {url}: {}", error_chain(&err)))?
+        {
+            if body.len() + chunk.len() > limit {
+                return Err(format!("{url} answered with more than {limit} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&body);
+            let message = format!("{url} answered {status}: {}", excerpt(&text));
+            return Err(redact(message, self.key.as_deref()));
+        }
+        Ok(body)
+    }
+
     async fn attempt(
         &self,
         call: &Call<'_>,

@@ -11,6 +11,7 @@ mod client;
 mod hints;
 mod known;
 mod limits;
+mod list;
 mod openai;
 mod reading;
 mod redact;
@@ -30,6 +31,7 @@ pub use client::ModelClient;
 pub use known::{
     ModelLimits, UNKNOWN as UNKNOWN_MODEL_LIMITS, known_limits, offered_models, prompt_tool_calling,
 };
+pub use list::{ListedModel, list_models};
 pub(crate) use openai::{TOOL_IMAGES, chat_messages};
 pub use wire_history::WireHistory;
 
@@ -236,6 +238,8 @@ pub(crate) enum Feed {
 pub(crate) trait WireApi: Send + Sync {
     /// The full URL of the streaming endpoint.
     fn url(&self) -> String;
+    /// The full URL of the provider's list of models.
+    fn models_url(&self) -> String;
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder;
     /// The name of the wire format, which tells a history written by one from another's.
     fn name(&self) -> &'static str;

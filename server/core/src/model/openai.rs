@@ -24,6 +24,10 @@ impl WireApi for OpenAiApi {
         format!("{}/chat/completions", self.base_url)
     }
 
+    fn models_url(&self) -> String {
+        format!("{}/models", self.base_url)
+    }
+
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match &self.api_key {
             Some(key) => builder.bearer_auth(key.expose()),

@@ -208,6 +208,16 @@ impl Session {
         lock(&self.services.config).clone()
     }
 
+    /// Hides `names` (built-in tools) from the tasks that start from now on, in every
+    /// conversation, in place of what the configuration hid. A later reload of a
+    /// configuration file that changes `tools.disabled` replaces it again.
+    pub fn set_disabled_tools(&self, names: Vec<String>) {
+        let mut config = lock(&self.services.config);
+        let mut next = (**config).clone();
+        next.disabled_tools = names;
+        *config = Arc::new(next);
+    }
+
     pub fn hub(&self) -> &EventHub {
         &self.services.hub
     }

@@ -58,6 +58,15 @@ pub(crate) use todo_write::todos_left_by;
 pub use todo_write::{TODO_WRITE, TodoWriteTool};
 pub use write::WriteTool;
 
+/// A built-in tool as a person reads it in a list of tools.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuiltinTool {
+    pub name: String,
+    pub description: String,
+    /// Whether tasks starting now are offered it.
+    pub offered: bool,
+}
+
 /// What a tool looks like to a model: its name, what it is for, and its arguments' schema.
 /// The schema is shared: every task offers the tools again, and copying each schema's tree
 /// was most of what preparing a turn cost (docs/benchmarks.md).

@@ -54,36 +54,29 @@ pub(super) async fn write_frame(output: &mut (impl AsyncWrite + Unpin), message:
     output.flush().await.unwrap();
 }
 
-/// Reads the next LSP frame's body, within 20 s.
-pub(super) async fn read_frame(input: &mut (impl AsyncBufRead + Unpin)) -> Value {
-    serde_json::from_str(&read_frame_text(input).await).unwrap()
-}
+/// How long a test waits for the next message before it counts as a hang.
+const READ_LIMIT: Duration = Duration::from_secs(20);
 
-/// Reads the next LSP frame's body as the server wrote it, within 20 s.
-pub(super) async fn read_frame_text(input: &mut (impl AsyncBufRead + Unpin)) -> String {
-    let read = async {
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            assert!(
-                input.read_line(&mut line).await.unwrap() > 0,
-                "coder lsp closed its output"
-            );
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(value) = line.strip_prefix("Content-Length: ") {
-                length = value.parse().unwrap();
-            }
+/// Reads the next LSP frame's body, however long it takes.
+async fn read_body(input: &mut (impl AsyncBufRead + Unpin)) -> String {
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        assert!(
+            input.read_line(&mut line).await.unwrap() > 0,
+            "coder lsp closed its output"
+        );
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
         }
-        let mut body = vec![0; length];
-        input.read_exact(&mut body).await.unwrap();
-        String::from_utf8(body).unwrap()
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .expect("no message from coder lsp within 20 s")
+        if let Some(value) = line.strip_prefix("Content-Length: ") {
+            length = value.parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    input.read_exact(&mut body).await.unwrap();
+    String::from_utf8(body).unwrap()
 }
 
 /// A minimal LSP client: framed JSON-RPC over the child's stdio (pipes unless a test
@@ -93,6 +86,8 @@ pub(super) struct Client<W = ChildStdin, R = ChildStdout> {
     pub stdin: W,
     stdout: BufReader<R>,
     next_id: i64,
+    /// The last messages read, shown when the next one does not come.
+    recent: std::collections::VecDeque<String>,
 }
 
 /// `coder lsp` in `cwd` with a clean environment plus `env` (no provider unless `env`
@@ -231,6 +226,7 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<W, R> {
             stdin,
             stdout: BufReader::new(stdout),
             next_id: 1,
+            recent: std::collections::VecDeque::new(),
         }
     }
 
@@ -244,12 +240,24 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<W, R> {
     }
 
     pub async fn read(&mut self) -> Value {
-        read_frame(&mut self.stdout).await
+        serde_json::from_str(&self.read_text().await).unwrap()
     }
 
-    /// The next message's body, byte for byte.
+    /// The next message's body, byte for byte. A hang fails the test with the last
+    /// messages read before it, which say where the session stopped.
     pub async fn read_text(&mut self) -> String {
-        read_frame_text(&mut self.stdout).await
+        let Ok(text) = tokio::time::timeout(READ_LIMIT, read_body(&mut self.stdout)).await else {
+            let recent: Vec<&str> = self.recent.iter().map(String::as_str).collect();
+            panic!(
+                "no message from coder lsp within 20 s; the last ones read:\n{}",
+                recent.join("\n")
+            );
+        };
+        if self.recent.len() == 12 {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(text.chars().take(400).collect());
+        text
     }
 
     /// Sends a request and returns its response, collecting what arrives meanwhile.
