@@ -40,6 +40,13 @@ import { createInterface } from "node:readline";
 
 import { CoderEngine, Engine } from "coder-agent-engine";
 
+// SemaCore's model file (`model.conf`) goes to a folder of this run, never the real home's.
+if (process.env.SEMA_ROOT === undefined) {
+  process.env.SEMA_ROOT = mkdtempSync(join(tmpdir(), "coder-sema-"));
+  const root = process.env.SEMA_ROOT;
+  process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+}
+
 const doors = [
   ["floor", floor],
   ["onEvent", onEvent],

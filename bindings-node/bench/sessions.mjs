@@ -10,6 +10,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+// SemaCore's model file (`model.conf`) goes to a folder of this run, never the real home's.
+if (process.env.SEMA_ROOT === undefined) {
+  process.env.SEMA_ROOT = mkdtempSync(join(tmpdir(), "coder-sema-"));
+  const root = process.env.SEMA_ROOT;
+  process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+}
+
 if (process.argv[2] === "--child") {
   await child(Number(process.argv[3]));
 } else {

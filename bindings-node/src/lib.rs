@@ -452,6 +452,18 @@ impl NativeEngine {
         self.engine.set_model(settings).map_err(error)
     }
 
+    /// Hides built-in tools (coder's names) from the tasks that start from now on.
+    #[napi]
+    pub fn set_disabled_tools(&self, names: Vec<String>) {
+        self.engine.set_disabled_tools(names);
+    }
+
+    /// The built-in tools: `{name, description, offered}` each, in name order.
+    #[napi(ts_return_type = "Array<{ name: string; description: string; offered: boolean }>")]
+    pub fn builtin_tools(&self) -> Result<Value> {
+        to_json(self.engine.builtin_tools())
+    }
+
     #[napi(ts_args_type = "conversationId: string, mode: import('../ts/protocol').Mode")]
     pub fn set_mode(&self, conversation_id: String, mode: Value) -> Result<()> {
         let mode = parse("mode", mode)?;
@@ -578,6 +590,33 @@ pub fn check_model(env: &Env, model: Value) -> napi::Result<PromiseRaw<'_, Strin
             .await
             .map_err(error)
     })
+}
+
+/// The models a provider lists (`GET /models`): `{id, ownedBy?, displayName?}` each.
+/// `model.model` is not used (any name will do).
+#[napi(
+    ts_args_type = "model: import('../ts/protocol').ModelOptions",
+    ts_return_type = "Promise<Array<{ id: string; ownedBy?: string; displayName?: string }>>"
+)]
+pub fn list_models(env: &Env, model: Value) -> napi::Result<PromiseRaw<'_, Value>> {
+    promise(env, async move {
+        let model: ModelOptions = parse("model", model)?;
+        let settings = options::model_settings(&model).map_err(invalid)?;
+        let models = coder_core::model::list_models(&settings)
+            .await
+            .map_err(error)?;
+        to_json(models)
+    })
+}
+
+/// coder's built-in tools: `{name, description}` each, in name order.
+#[napi(ts_return_type = "Array<{ name: string; description: string }>")]
+pub fn builtin_tool_list() -> Result<Value> {
+    let tools: Vec<Value> = coder_core::tools::ToolRegistry::builtin()
+        .iter()
+        .map(|tool| serde_json::json!({"name": tool.name(), "description": tool.description()}))
+        .collect();
+    Ok(Value::Array(tools))
 }
 
 /// How many tasks the engine threads hold now, shared by every engine of the process: 0

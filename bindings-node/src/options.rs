@@ -7,8 +7,8 @@ use coder_core::model::ModelSettings;
 use coder_core::{Config, Door, DoorNames, Overrides, ProviderNeed};
 use coder_protocol::options::{EngineOptions, ModelOptions};
 
-/// The SDK as the core knows it: an engine of the SDK always has a model, so no provider
-/// anywhere fails `create`.
+/// The SDK as the core knows it: an engine of the SDK has a model, so no provider anywhere
+/// fails `create`, unless the program asked to give it one later (`modelLater`).
 const DOOR: Door = Door {
     names: DoorNames {
         settings: "the SDK's options",
@@ -31,8 +31,16 @@ pub fn model_settings(model: &ModelOptions) -> Result<ModelSettings, String> {
 /// get is a `warning` event of the first task, where the program listens).
 pub fn config(options: &EngineOptions) -> Result<Config, String> {
     let cwd = std::env::current_dir().unwrap_or_default();
+    let door = Door {
+        provider: if options.model_later == Some(true) {
+            ProviderNeed::ForTasks
+        } else {
+            ProviderNeed::AtStart
+        },
+        ..DOOR
+    };
     Config::for_door(
-        &DOOR,
+        &door,
         Some(&options.working_dir),
         &cwd,
         Overrides::from(options),

@@ -31,6 +31,7 @@ test("commands and skills are listed, a command expands, an unknown one is refus
     argumentHint: "<file>",
     source: "workspace",
     path: join(dir, ".coder/commands/review.md"),
+    body: "Review $1 with care.\n",
   });
   assert.deepEqual(
     engine.skills().filter((skill) => skill.source === "workspace"),

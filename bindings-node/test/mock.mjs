@@ -27,6 +27,12 @@ if (process.env.CODER_HOME === undefined) {
   process.env.CODER_HOME = home;
   process.once("exit", () => rmSync(home, { recursive: true, force: true }));
 }
+// SemaCore's model file (`model.conf`) is never the real home's either.
+if (process.env.SEMA_ROOT === undefined) {
+  const root = mkdtempSync(join(tmpdir(), "coder-sema-"));
+  process.env.SEMA_ROOT = root;
+  process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+}
 process.once("exit", () => {
   for (const { mock, dir } of leftovers) {
     mock.kill();
@@ -53,6 +59,15 @@ export async function startMock(t, script) {
     url: url.trim(),
     requests: async () => (await fetch(`${url.trim()}/_mock/requests`)).json(),
   };
+}
+
+/** Points SemaCore's model file (`$SEMA_ROOT/model.conf`) at a new empty folder, so the
+ * next core starts without the models earlier tests added; returns the folder. */
+export function freshSemaRoot() {
+  const root = mkdtempSync(join(tmpdir(), "coder-sema-"));
+  workspaces.push(root);
+  process.env.SEMA_ROOT = root;
+  return root;
 }
 
 /** Workspaces made by this test file, removed when its process exits. */

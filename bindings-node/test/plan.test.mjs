@@ -6,13 +6,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { Engine, SemaCore } from "coder-agent-engine";
-import { next, startMock, text, toolCall, workspace } from "./mock.mjs";
+import { next, startMock, text, toolCall, workspace, freshSemaRoot } from "./mock.mjs";
 
 const PLAN = "1. Add `greet` to src/lib.rs.\n2. Test it.";
 const exitPlan = () => toolCall("p1", "exit_plan_mode", { plan: PLAN });
 const toolNames = (body) => (body.tools ?? []).map((tool) => tool.function.name);
 
 async function planSession(t, url) {
+  freshSemaRoot();
   const core = new SemaCore({ workingDir: workspace(), logLevel: "none", agentMode: "Plan" });
   t.after(() => core.dispose());
   const model = { provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 };

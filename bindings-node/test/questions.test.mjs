@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 import { Engine } from "../dist/cjs/index.js";
 import { askQuestionRequest, questionDecision } from "../dist/cjs/questions.js";
-import { startMock, toolCall, text, workspace } from "./mock.mjs";
+import { startMock, toolCall, text, workspace, freshSemaRoot } from "./mock.mjs";
 
 const question = {
   question: "Which runtime?",
@@ -92,6 +92,7 @@ test("a SemaCore program answers the model's questions with respondToAskQuestion
     }),
     text("ok"),
   ]);
+  freshSemaRoot();
   const core = new SemaCore({ workingDir: workspace(), logLevel: "none" });
   t.after(() => core.dispose());
   await core.addModel({ provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 }, true);

@@ -7,9 +7,10 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { SemaCore, CoderEngine, Engine } from "coder-agent-engine";
-import { next, startMock, text, toolCall, workspace } from "./mock.mjs";
+import { next, startMock, text, toolCall, workspace, freshSemaRoot } from "./mock.mjs";
 
 async function session(t, url, config = {}) {
+  freshSemaRoot();
   const core = new SemaCore({ workingDir: workspace(), logLevel: "none", ...config });
   t.after(() => core.dispose());
   const model = { provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 };
@@ -173,9 +174,14 @@ test("a saved session comes back with createSession(sessionId)", async (t) => {
   assert.equal(again.core.engine.history(again.core.engine.rootConversation).at(-1).text, "remembered");
 });
 
-test("an unknown useTools name is an error; one coder lacks is left out", () => {
-  assert.throws(() => new SemaCore({ useTools: ["Read", "Teleport"] }), /unknown tool "Teleport"/);
-  assert.doesNotThrow(() => new SemaCore({ useTools: ["Read", "Skill"] }));
+test("useTools names SemaCore's tools; an unknown one, or one coder lacks, is left out with a warning", (t) => {
+  const warnings = [];
+  t.mock.method(console, "warn", (message) => warnings.push(message));
+  new SemaCore({ useTools: ["Read", "Teleport", "NotebookEdit", "Skill", "ExitPlanMode"] });
+  assert.equal(warnings.length, 2, warnings.join("\n"));
+  assert.match(warnings[0], /unknown tool "Teleport"; it is left out/);
+  assert.match(warnings[1], /coder has no NotebookEdit tool/);
+  assert.throws(() => new SemaCore({ useTools: "Read" }), { code: "invalid_params" });
 });
 
 test("addModel tests the connection first, and a model that fails is not added", async (t) => {
@@ -183,6 +189,7 @@ test("addModel tests the connection first, and a model that fails is not added",
     text("YES"),
     { kind: "status", status: 401, body: '{"error":{"message":"invalid api key"}}' },
   ]);
+  freshSemaRoot();
   const core = new CoderEngine({ workingDir: workspace(), logLevel: "none" });
   t.after(() => core.dispose());
   const good = { provider: "openai", modelName: "good", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 };
@@ -230,7 +237,7 @@ test("work in another conversation, todos and a provider error reach their SemaC
   ]);
   const { core } = await session(t, url, { skipFileEditPermission: true });
   const seen = [];
-  for (const name of ["task:agent:start", "task:agent:end", "todos:update", "session:error"]) {
+  for (const name of ["task:agent:start", "task:agent:end", "todos:update", "session:error", "message:text:chunk", "message:complete"]) {
     core.on(name, (data) => seen.push([name, data]));
   }
   const finished = next(core, "message:complete", (d) => d.content === "B counted.");
@@ -239,7 +246,16 @@ test("work in another conversation, todos and a provider error reach their SemaC
   const [start, end] = seen.filter(([name]) => name.startsWith("task:agent"));
   assert.equal(start[0], "task:agent:start");
   assert.equal(start[1].prompt, "count to two");
-  assert.deepEqual(end, ["task:agent:end", { taskId: start[1].taskId, status: "completed", content: "one two" }]);
+  // SemaCore's summary of the sub-agent's run, not its text.
+  assert.equal(end[0], "task:agent:end");
+  assert.equal(end[1].taskId, start[1].taskId);
+  assert.equal(end[1].status, "completed");
+  assert.match(end[1].content, /^Done\(0 tools use · \d+(\.\d+k)? tokens · \d+s\)$/);
+  // The sub-agent's text is its own: its message:complete names it, the main stream lacks it.
+  const chunks = seen.filter(([name]) => name === "message:text:chunk").map(([, d]) => d.delta).join("");
+  assert.equal(chunks, "B counted.");
+  const sub = seen.find(([name, d]) => name === "message:complete" && d.content === "one two");
+  assert.equal(sub?.[1].agentId, start[1].taskId);
   const todos = seen.find(([name]) => name === "todos:update");
   assert.deepEqual(todos?.[1], [{ content: "count", status: "completed", activeForm: "count" }]);
 
@@ -357,6 +373,7 @@ test("a resume that fails emits session:error with the engine's kind, then a fre
   mkdirSync(join(dir, ".coder/sessions"), { recursive: true });
   writeFileSync(join(dir, ".coder/sessions", `${corrupt}.json`), "{half a file");
   const unknown = "0192f0c4-0000-7000-8000-000000000002";
+  freshSemaRoot();
   const core = new SemaCore({ workingDir: dir, logLevel: "none" });
   t.after(() => core.dispose());
   await core.addModel({ provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 }, true);

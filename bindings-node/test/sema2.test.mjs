@@ -13,10 +13,11 @@ import { SemaCore, SemaSession } from "coder-agent-engine";
 import { MAIN_AGENT_ID, SESSION_EVENTS, PROCESS_EVENTS } from "coder-agent-engine/event";
 import { MAIN_AGENT_ID as TYPES_MAIN } from "coder-agent-engine/types";
 import * as mcp from "coder-agent-engine/mcp";
-import { next, startMock, text, toolCall, workspace } from "./mock.mjs";
+import { next, startMock, text, toolCall, workspace, freshSemaRoot } from "./mock.mjs";
 
 async function core(t, url, config = {}) {
   const dir = workspace();
+  freshSemaRoot();
   const sema = new SemaCore({ workingDir: dir, logLevel: "none", saveSessions: false, ...config });
   t.after(() => sema.dispose());
   const model = { provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 };
@@ -174,12 +175,30 @@ test("a 1.0 program's createSession() replaces the session and still resolves a 
   assert.equal(first.session.disposed, true);
 });
 
-test("createSession without a model, or with an unknown one, resolves { ok: false }", async (t) => {
-  const sema = new SemaCore({ workingDir: workspace(), logLevel: "none" });
+test("without a model a session still opens after config:no_models; input fails until addModel, then runs", async (t) => {
+  const { url } = await startMock(t, [text("now with a model")]);
+  freshSemaRoot();
+  const sema = new SemaCore({ workingDir: workspace(), logLevel: "none", saveSessions: false });
   t.after(() => sema.dispose());
-  const none = await sema.createSession({});
-  assert.deepEqual(none, { ok: false, error: "no model configured" });
-  await sema.addModel({ provider: "openai", modelName: "m", baseURL: "http://127.0.0.1:9/v1", apiKey: "k", maxTokens: 1, contextLength: 1 }, true);
+  const order = [];
+  sema.on("config:no_models", () => order.push("config:no_models"));
+  sema.on("session:ready", () => order.push("session:ready"));
+  const opened = await sema.createSession();
+  assert.equal(opened.ok, true);
+  assert.deepEqual(order, ["config:no_models", "session:ready"]);
+  // A listener attached later still hears session:ready.
+  const late = await new Promise((resolve) => opened.session.once("session:ready", resolve));
+  assert.equal(late.sessionId, opened.session.sessionId);
+  const failed = next(sema, "session:error");
+  sema.processUserInput("hello");
+  const error = await failed;
+  assert.equal(error.type, "config_error");
+  assert.equal(error.error.code, "no_provider");
+  assert.match(error.error.message, /no model provider configured/);
+  await sema.addModel({ provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 1024, contextLength: 32000 }, true);
+  const done = next(sema, "message:complete");
+  sema.processUserInput("again");
+  assert.equal((await done).content, "now with a model");
   const unknown = await sema.createSession({ mainModel: "other[openai]" });
   assert.equal(unknown.ok, false);
   assert.match(unknown.error, /other\[openai\]/);
@@ -308,6 +327,7 @@ test("getForkPreview shows what a fork would put back; fork cuts the history wit
 });
 
 test("what coder does not have throws not_supported, naming the method", async () => {
+  freshSemaRoot();
   const sema = new SemaCore({ workingDir: workspace(), logLevel: "none" });
   for (const method of ["installPlugin", "getCronTasks", "getDesignSystemsInfo", "getHooksInfo", "addMarketplaceFromGit"]) {
     assert.throws(() => sema[method]("x"), (err) => err.code === "not_supported" && err.message.includes(method));

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { Engine, SemaCore } from "coder-agent-engine";
-import { next, startMock, text, workspace } from "./mock.mjs";
+import { next, startMock, text, workspace, freshSemaRoot } from "./mock.mjs";
 
 // The person's own configuration lives here, not in the real home.
 const home = mkdtempSync(join(tmpdir(), "coder-home-"));
@@ -53,6 +53,7 @@ test("a workingDir that does not exist is refused by name", () => {
 
 test("a provider named deepseek is an OpenAI-compatible service at its base URL, or an Anthropic-compatible one at /anthropic", async (t) => {
   const { url, requests } = await startMock(t, [text("from chat completions"), text("from messages")]);
+  freshSemaRoot();
   const core = new SemaCore({ workingDir: workspace(), logLevel: "none" });
   t.after(() => core.dispose());
   const model = { provider: "deepseek", modelName: "deepseek-chat", baseURL: `${url}/v1`, apiKey: "sk-ds", maxTokens: 1024, contextLength: 32000 };

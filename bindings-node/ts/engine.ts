@@ -97,6 +97,17 @@ export class Engine {
     return native().checkModel({ ...model });
   }
 
+  /** The models a provider lists (`GET /models`); `model.model` is not used. Rejects with
+   * the provider's answer when it cannot list them. */
+  static listModels(model: ModelOptions): Promise<Array<{ id: string; ownedBy?: string; displayName?: string }>> {
+    return native().listModels({ ...model });
+  }
+
+  /** coder's built-in tools, with what each is for. */
+  static builtinTools(): Array<{ name: string; description: string }> {
+    return native().builtinToolList();
+  }
+
   /** coder's built-in system prompt; a conversation's `baseInstructions` replace it. */
   static builtInPrompt(): string {
     return native().builtInPrompt();
@@ -216,6 +227,17 @@ export class Engine {
    */
   completePaths(query: string, limit?: number): PathMatch[] {
     return this.#native.completePaths(query, limit);
+  }
+
+  /** Hides built-in tools (coder's names) from the tasks that start from now on; `[]`
+   * offers again every tool the configuration allows. */
+  setDisabledTools(names: string[]): void {
+    this.#live().setDisabledTools(names);
+  }
+
+  /** The built-in tools, each with whether tasks starting now are offered it. */
+  builtinTools(): Array<{ name: string; description: string; offered: boolean }> {
+    return this.#native.builtinTools();
   }
 
   /** The skills (`.coder/skills/<dir>/SKILL.md`) the model is told about. */

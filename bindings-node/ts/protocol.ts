@@ -1696,6 +1696,11 @@ export type CommandInfo = {
    * The file a custom command comes from.
    */
   path?: string,
+  /**
+   * A custom command's prompt as its file gives it, without the frontmatter (before
+   * `$ARGUMENTS` and `$1`... are replaced), for a preview.
+   */
+  body?: string,
 };
 
 /**
@@ -1978,6 +1983,12 @@ export type EngineOptions = {
    * event.
    */
   trustWorkspace?: boolean,
+  /**
+   * Start even when no model is configured anywhere: a task asked for then fails with
+   * `no_provider` until `setModel` gives the session one (default false: `create`
+   * fails, naming what to set).
+   */
+  modelLater?: boolean,
 };
 
 /**

@@ -22,8 +22,28 @@ import {
   notSupported,
 } from "./session";
 import type { AskQuestionResponseData } from "./questions";
-import { disabledTools } from "./tools";
+import { disabledTools, namedTools } from "./tools";
+import {
+  type AgentInfo,
+  type ApiTestParams,
+  type ApiTestResult,
+  type CustomCommand,
+  type FetchModelsParams,
+  type FetchModelsResult,
+  type MCPServerInfo,
+  type MCPServerStatus,
+  type SkillInfo,
+  type ToolInfo,
+  type UpdatableCoreConfigKey,
+  CONVERSATION_AGENT,
+  UPDATABLE_KEYS,
+  customCommands,
+  skillInfo,
+  toolInfos,
+} from "./info";
+import { type ModelProfile, modelFilePath, readModelFile, writeModelFile } from "./models";
 
+export type * from "./info";
 export type {
   PlanExitRequest,
   PlanExitResponse,
@@ -116,8 +136,6 @@ const UNSUPPORTED = [
   "reconnectMCPServer",
   "disableMCPServer",
   "enableMCPServer",
-  "updateMCPUseTools",
-  "fetchAvailableModels",
   "deleteProjectHistory",
   "deleteSessionHistory",
 ] as const;
@@ -129,13 +147,27 @@ export class CoderEngine {
   readonly #config: SemaCoreConfig;
   readonly #models = new Map<string, ModelConfig>();
   #task: TaskConfig = { main: "", quick: "" };
+  /** SemaCore's model file, as `SEMA_ROOT` named it when the core was made. */
+  readonly #modelFile = modelFilePath();
   readonly #sessions = new Map<string, SemaSession>();
   #active: SemaSession | undefined;
+  /** What each MCP server last reported (`mcp:server:status`), by name. */
+  readonly #mcp = new Map<string, { status: MCPServerStatus; toolCount?: number; error?: string }>();
+  /** Tools switched off by `updateDisabledTools` (coder's names), over `useTools`. */
+  #hidden: string[] = [];
 
   constructor(config: SemaCoreConfig = {}) {
     this.#config = { ...config };
-    // Fails early on an unknown tool name, as SemaCore's own checks would.
-    disabledTools(config.useTools);
+    // Unknown tool names are left out with a warning, as SemaCore does.
+    for (const warning of disabledTools(config.useTools).warnings) this.#log("warn", warning);
+    // The models a program added before, in this process or another (SemaCore's file).
+    const saved = readModelFile(this.#modelFile, (message) => this.#log("warn", message));
+    for (const profile of saved.modelProfiles) {
+      const { name, baseURL, ...rest } = profile;
+      this.#models.set(name, { ...rest, baseURL: baseURL ?? "" });
+    }
+    this.#task = { ...saved.modelPointers };
+    if (!this.#task.quick) this.#task.quick = this.#task.main;
   }
 
   /** Process events (`mcp:server:status`, from every session) and, for SemaCore 1.0
@@ -177,13 +209,18 @@ export class CoderEngine {
     this.#models.set(id, { ...config });
     if (!this.#task.main) this.#task = { main: id, quick: id };
     this.#applyMain();
+    this.#saveModels();
     return this.getModelData();
   }
 
   async delModel(id: string): Promise<ModelUpdateData> {
     this.#models.delete(id);
-    if (this.#task.main === id) this.#task.main = "";
+    // A deleted model's role goes to the other role's model, else to the first one left.
+    const first = this.#models.keys().next().value ?? "";
+    if (this.#task.main === id) this.#task.main = this.#task.quick !== id && this.#task.quick ? this.#task.quick : first;
     if (this.#task.quick === id) this.#task.quick = this.#task.main;
+    this.#applyMain();
+    this.#saveModels();
     return this.getModelData();
   }
 
@@ -191,6 +228,7 @@ export class CoderEngine {
     for (const id of [config.main, config.quick]) this.#model(id);
     this.#task = { ...config };
     this.#applyMain();
+    this.#saveModels();
     return this.getModelData();
   }
 
@@ -198,7 +236,39 @@ export class CoderEngine {
     this.#model(id);
     this.#task = { main: id, quick: this.#task.quick || id };
     this.#applyMain();
+    this.#saveModels();
     return this.getModelData();
+  }
+
+  /** Tests a model's connection with one short request (SemaCore's `testApiConnection`);
+   * resolves `{ success, message }` either way. */
+  async testApiConnection(params: ApiTestParams): Promise<ApiTestResult> {
+    try {
+      const reply = await Engine.checkModel(modelOptions({ ...params, provider: params.provider ?? "openai", maxTokens: 0, contextLength: 0 }));
+      return { success: true, message: `connected; the model answered: ${reply.trim().slice(0, 200)}` };
+    } catch (err) {
+      return { success: false, message: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /** The models a provider lists (`GET {baseURL}/models`, Anthropic's `/v1/models`);
+   * resolves `{ success: false, message }` when it cannot be listed. */
+  async fetchAvailableModels(params: FetchModelsParams): Promise<FetchModelsResult> {
+    try {
+      const listed = await Engine.listModels(
+        modelOptions({ ...params, provider: params.provider ?? "openai", modelName: "-", maxTokens: 0, contextLength: 0 }),
+      );
+      return {
+        success: true,
+        models: listed.map((model) => ({
+          id: model.id,
+          name: model.displayName ?? model.id,
+          ...(model.ownedBy ? { ownedBy: model.ownedBy } : {}),
+        })),
+      };
+    } catch (err) {
+      return { success: false, message: err instanceof Error ? err.message : String(err) };
+    }
   }
 
   async getModelData(): Promise<ModelUpdateData> {
@@ -207,6 +277,128 @@ export class CoderEngine {
       modelList: [...this.#models.keys()],
       taskConfig: { ...this.#task },
     };
+  }
+
+  // Configuration --------------------------------------------------------------------------
+
+  /** Changes one of SemaCore's updatable settings (`UpdatableCoreConfigKeys`) for every
+   * session, from the next request on: `stream` and `thinking` decide which chunk events
+   * come; `systemPrompt` and `customRules` become the main conversation's instructions;
+   * the `skip*Permission` flags choose coder's permission preset, which only narrows below
+   * the one sessions were created with (the engine's ceiling: a wider one is narrowed, with
+   * a warning). coder decides skills and MCP tools by the preset too, and has no LLM cache:
+   * `skipSkillPermission`, `skipMCPToolPermission` and `enableLLMCache` are kept and logged
+   * as having no effect. An unknown key throws `invalid_params`. */
+  updateCoreConfByKey<K extends UpdatableCoreConfigKey>(key: K, value: SemaCoreConfig[K & keyof SemaCoreConfig]): void {
+    this.updateCoreConfig({ [key]: value } as Partial<Record<UpdatableCoreConfigKey, unknown>>);
+  }
+
+  /** `updateCoreConfByKey` for several keys at once. */
+  updateCoreConfig(update: Partial<Record<UpdatableCoreConfigKey, unknown>>): void {
+    if (typeof update !== "object" || update === null) {
+      throw coded("invalid_params", "updateCoreConfig takes an object of settings", TypeError);
+    }
+    for (const key of Object.keys(update)) {
+      if (!(UPDATABLE_KEYS as readonly string[]).includes(key)) {
+        throw coded("invalid_params", `updateCoreConfig: "${key}" cannot be changed (updatable: ${UPDATABLE_KEYS.join(", ")})`, TypeError);
+      }
+    }
+    const config = this.#config as Record<string, unknown>;
+    const before = { ...this.#config };
+    Object.assign(config, update);
+    for (const key of ["skipSkillPermission", "skipMCPToolPermission", "enableLLMCache"] as const) {
+      if (key in update) this.#log("warn", `${key}: coder has no such setting; it changes nothing`);
+    }
+    for (const session of this.#sessions.values()) {
+      session.configureOutput({ stream: this.#config.stream !== false, thinking: this.#config.thinking !== false });
+      if ("systemPrompt" in update || "systemPromptMode" in update || "customRules" in update) {
+        session.engine.setContext(session.rootConversation, {
+          baseInstructions: baseInstructions(this.#config) ?? null,
+          ...(this.#config.customRules !== before.customRules ? { userInstructions: this.#config.customRules ?? "" } : {}),
+        });
+      }
+      const preset = presetFor(this.#config) ?? this.#config.permissions?.preset ?? "balanced";
+      if (presetFor(before) !== presetFor(this.#config)) session.engine.command(session.rootConversation, `/permissions ${preset}`);
+    }
+  }
+
+  /** SemaCore 1.0: the tools the model is offered (`null`: all), by SemaCore's names (or
+   * coder's); unknown names are left out with a warning. Applies from the next request. */
+  updateUseTools(toolNames: string[] | null): void {
+    const { warnings } = disabledTools(toolNames);
+    for (const warning of warnings) this.#log("warn", warning);
+    this.#config.useTools = toolNames;
+    this.#applyTools();
+  }
+
+  /** SemaCore 2: the tools the model is not offered, by SemaCore's names (or coder's). */
+  updateDisabledTools(toolNames: string[]): void {
+    const { tools, warnings } = namedTools(toolNames);
+    for (const warning of warnings) this.#log("warn", warning);
+    this.#hidden = tools;
+    this.#applyTools();
+  }
+
+  /** coder's built-in tools by SemaCore's names, each `enable`d unless `useTools`,
+   * `updateDisabledTools` or the configuration switched it off. */
+  getToolInfos(): ToolInfo[] {
+    const session = this.#active ?? this.#sessions.values().next().value;
+    if (session) return toolInfos(session.engine.builtinTools());
+    const disabled = new Set(this.#disabled());
+    return toolInfos(Engine.builtinTools().map((tool) => ({ ...tool, offered: !disabled.has(tool.name) })));
+  }
+
+  /** The skills of the workspace and the user-level folder. */
+  getSkillsInfo(): SkillInfo[] {
+    return this.#read((engine) => engine.skills().map(skillInfo));
+  }
+
+  /** coder's sub-agents: conversations the model creates (there are no agent files). */
+  getAgentsInfo(): AgentInfo[] {
+    return [{ ...CONVERSATION_AGENT }];
+  }
+
+  /** The custom commands (`.coder/commands/*.md` and the user-level folder's). */
+  async getCustomCommands(): Promise<CustomCommand[]> {
+    return this.#read((engine) => customCommands(engine.commands()));
+  }
+
+  /** The engine watches the command folders and reads a changed file again by itself (or,
+   * where the platform's watcher cannot start, at each listing): the next
+   * `getCustomCommands` and input see the files as they are. */
+  reloadCustomCommands(): void {
+    this.#log("debug", "reloadCustomCommands: the engine reads changed command files by itself");
+  }
+
+  /** The MCP servers configured (`mcpServers`) and what each last reported; SemaCore 1.0's
+   * shape, a map from scope to servers (coder's are the program's, under `project`). */
+  getMCPServerConfigs(): Map<"project" | "user", MCPServerInfo[]> {
+    return new Map([["project", this.getMCPServerInfo()], ["user", []]]);
+  }
+
+  /** SemaCore 2: every MCP server configured, with its status and tool count. */
+  getMCPServerInfo(): MCPServerInfo[] {
+    return Object.entries(this.#config.mcpServers ?? {}).map(([name, server]) => {
+      const seen = this.#mcp.get(name);
+      return {
+        config: {
+          name,
+          transport: server.url ? "http" : "stdio",
+          ...(server.command ? { command: server.command } : {}),
+          ...(server.args ? { args: [...server.args] } : {}),
+          ...(server.url ? { url: server.url } : {}),
+          enabled: true,
+        },
+        status: seen?.status ?? "disconnected",
+        ...(seen?.toolCount !== undefined ? { toolCount: seen.toolCount } : {}),
+        ...(seen?.error ? { error: seen.error } : {}),
+      };
+    });
+  }
+
+  /** SemaCore 2: the same as `getMCPServerInfo` (the engine reports changes as they come). */
+  async refreshMCPServerInfo(): Promise<MCPServerInfo[]> {
+    return this.getMCPServerInfo();
   }
 
   // Sessions -------------------------------------------------------------------------------
@@ -222,10 +414,11 @@ export class CoderEngine {
     const options: CreateSessionOptions = typeof opts === "string" ? { sessionId: opts } : (opts ?? {});
     const mainId = options.mainModel ?? this.#task.main;
     const main = this.#models.get(mainId);
+    if (!main && options.mainModel) return { ok: false, error: `unknown model "${options.mainModel}"` };
     if (!main) {
-      const error = options.mainModel ? `unknown model "${options.mainModel}"` : "no model configured";
-      this.#bus.emit("config:no_models", { message: error, suggestion: "call addModel() before createSession()" });
-      return { ok: false, error };
+      // As SemaCore: the session opens anyway (`session:ready` follows); input fails with a
+      // `config_error` until `addModel` gives it a model.
+      this.#bus.emit("config:no_models", { message: "no model configured", suggestion: "call addModel() before createSession()" });
     }
     if (options.permissionLevel !== undefined && !isPermissionLevel(options.permissionLevel)) {
       return { ok: false, error: "permissionLevel must be Ask, AutoEdit, AutoRun or Bypass" };
@@ -237,11 +430,10 @@ export class CoderEngine {
     const baseMode: Mode = config.permissions?.mode && config.permissions.mode !== "plan" ? config.permissions.mode : "default";
     const plan = options.agentMode ? options.agentMode === "Plan" : config.permissions?.mode === "plan" || config.agentMode === "Plan";
     try {
-      const { disabled, warnings } = disabledTools(config.useTools);
-      for (const warning of warnings) this.#log("warn", warning);
       engine = Engine.create({
         workingDir: config.workingDir ?? process.cwd(),
-        model: modelOptions(main),
+        model: main ? modelOptions(main) : undefined,
+        modelLater: main ? undefined : true,
         // Plan mode first; else the level's mode, `Ask` keeping what the configuration says.
         mode: plan
           ? "plan"
@@ -249,7 +441,7 @@ export class CoderEngine {
             ? levelMode(options.permissionLevel, baseMode)
             : config.permissions?.mode,
         preset: config.permissions?.preset ?? presetFor(config),
-        disabledTools: disabled,
+        disabledTools: this.#disabled(),
         mcpServers: config.mcpServers,
         saveSessions: config.saveSessions,
         trustWorkspace: config.trustWorkspace,
@@ -276,6 +468,7 @@ export class CoderEngine {
     }
     let session: SemaSession | undefined = undefined;
     const forward = (event: string, data: unknown) => {
+      if (event === "mcp:server:status") this.#noteMcp(data as { name: string; status: string; toolCount?: number; error?: string });
       if ((PROCESS_EVENTS as readonly string[]).includes(event) || session === this.#active) this.#bus.emit(event, data);
     };
     session = new SemaSession({
@@ -283,8 +476,9 @@ export class CoderEngine {
       root,
       workingDir: config.workingDir ?? process.cwd(),
       historyLoaded,
-      contextWindow: main.contextLength ?? 0,
+      contextWindow: main?.contextLength ?? 0,
       thinking: config.thinking !== false,
+      stream: config.stream !== false,
       baseMode,
       agentMode: plan ? "Plan" : "Agent",
       permissionLevel: options.permissionLevel ?? "Ask",
@@ -432,6 +626,54 @@ export class CoderEngine {
       throw coded("not_found", `unknown model "${id}"; expected one of: ${[...this.#models.keys()].join(", ")}`);
     }
     return model;
+  }
+
+  /** coder's tools switched off: those `useTools` leaves out, and `updateDisabledTools`'s. */
+  #disabled(): string[] {
+    return [...new Set([...disabledTools(this.#config.useTools).disabled, ...this.#hidden])];
+  }
+
+  #applyTools(): void {
+    const disabled = this.#disabled();
+    for (const session of this.#sessions.values()) session.engine.setDisabledTools(disabled);
+  }
+
+  /** `read` on a session's engine, or on a short-lived one without a model. */
+  #read<T>(read: (engine: Engine) => T): T {
+    const session = this.#active ?? this.#sessions.values().next().value;
+    if (session) return read(session.engine);
+    const engine = Engine.create({
+      workingDir: this.#config.workingDir ?? process.cwd(),
+      saveSessions: false,
+      trustWorkspace: this.#config.trustWorkspace,
+      modelLater: true,
+    });
+    try {
+      return read(engine);
+    } finally {
+      void engine.dispose();
+    }
+  }
+
+  #noteMcp(data: { name: string; status: string; toolCount?: number; error?: string }): void {
+    const status: MCPServerStatus =
+      data.status === "ready" || data.status === "connected"
+        ? "connected"
+        : data.status === "starting" || data.status === "connecting"
+          ? "connecting"
+          : data.status === "failed" || data.status === "error"
+            ? "error"
+            : "disconnected";
+    this.#mcp.set(data.name, { status, toolCount: data.toolCount, error: data.error });
+  }
+
+  #saveModels(): void {
+    const modelProfiles: ModelProfile[] = [...this.#models.entries()].map(([name, model]) => ({ name, ...model }));
+    try {
+      writeModelFile(this.#modelFile, { modelProfiles, modelPointers: { ...this.#task } });
+    } catch (err) {
+      this.#log("warn", `the models could not be saved: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   #applyMain(): void {

@@ -9,6 +9,7 @@ import { isAbsolute, join } from "node:path";
 import { codeOf, coded } from "./errors";
 import type { Engine } from "./engine";
 import type {
+  CommandInfo,
   ErrorKind,
   Event,
   InputItem,
@@ -158,6 +159,9 @@ export interface SessionSetup {
   contextWindow: number;
   /** `false` drops `message:thinking:chunk` events. */
   thinking: boolean;
+  /** `false` drops `message:text:chunk` and `message:thinking:chunk` events: replies come
+   * whole, in `message:complete` (SemaCore's `stream: false`). */
+  stream: boolean;
   /** The mode the person's configuration starts from (`default` unless set). */
   baseMode: Mode;
   /** The mode the engine was created in. */
@@ -236,7 +240,10 @@ export class SemaSession {
   /** Plans approved with a cleared context, by agent, until their `mode_changed`. */
   readonly #clearing = new Map<string, string>();
   /** Inputs sent by `processUserInput`, by task id, until their task starts. */
-  readonly #inputs = new Map<string, { input: string; originalInput?: string; attachments?: InputImageAttachment[] }>();
+  readonly #inputs = new Map<
+    string,
+    { input: string; originalInput?: string; attachments?: InputImageAttachment[]; custom?: { command: CommandInfo; args: string } }
+  >();
   /** Tool calls running, by call id. */
   readonly #calls = new Map<string, { toolName: string; title: string; agentId: string }>();
   readonly #tasks = new Map<string, TaskRecord>();
@@ -245,6 +252,11 @@ export class SemaSession {
   #agentMode: AgentMode;
   #level: PermissionLevel;
   #state: "idle" | "processing" = "idle";
+  /** Set by `interrupt` while the interrupted task still runs in the engine: its own
+   * `state_changed`s are then stale (`idle` was already reported). */
+  #settling = false;
+  /** Sub-agent runs, by conversation, from `task:agent:start` to `task:agent:end`. */
+  readonly #agents = new Map<string, { startTime: number; tools: number; tokens: number }>();
   #usage: Usage;
 
   /** Made by `SemaCore.createSession`. */
@@ -257,6 +269,17 @@ export class SemaSession {
     this.#level = setup.permissionLevel;
     this.#usage = { useTokens: 0, maxTokens: setup.contextWindow, promptTokens: 0 };
     this.#engine.onEvent((event) => this.#translate(event));
+  }
+
+  /** The conversation the session's input goes to (SemaCore's main agent). */
+  get rootConversation(): string {
+    return this.#root;
+  }
+
+  /** Which chunk events come from now on (SemaCore's `stream` and `thinking`). */
+  configureOutput(output: { stream: boolean; thinking: boolean }): void {
+    this.#setup.stream = output.stream;
+    this.#setup.thinking = output.thinking;
   }
 
   /** Emits `session:ready` (kept for listeners that subscribe later). */
@@ -315,7 +338,7 @@ export class SemaSession {
         this.#emit("command:result", { agentId: MAIN_AGENT_ID, command: input.trim(), text: result.text });
       }
       if (result.taskId) {
-        this.#inputs.set(result.taskId, { input, originalInput, attachments });
+        this.#inputs.set(result.taskId, { input, originalInput, attachments, custom: this.#customCommand(input) });
         this.#emit("input:received", {
           inputId: result.taskId,
           input,
@@ -324,6 +347,9 @@ export class SemaSession {
           queueLength: queued ? this.#inputs.size : 0,
           source: "user",
         });
+        // SemaCore reports `processing` before `processUserInput` returns; the engine's own
+        // `state_changed` follows and is then no change.
+        this.#setState("processing");
       }
     } catch (err) {
       this.#sessionError("fatal_error", err);
@@ -339,9 +365,26 @@ export class SemaSession {
     }
   }
 
-  /** Interrupts whatever runs, on any conversation; `session:interrupted` follows. */
+  /** Interrupts whatever runs, on any conversation, and drops the input queued behind it
+   * (SemaCore has no queue: an interrupt ends everything asked for). `state:update idle` is
+   * emitted before this returns; `session:interrupted` follows. */
   interrupt(): void {
-    if (!this.#disposed) this.#engine.interruptSession();
+    if (this.#disposed) return;
+    let withdrew = false;
+    for (const inputId of [...this.#inputs.keys()]) {
+      if (this.#engine.withdrawInput(inputId)) {
+        this.#inputs.delete(inputId);
+        withdrew = true;
+      }
+    }
+    const running = this.#engine.interruptSession();
+    if (running) this.#settling = true;
+    this.#setState("idle");
+    // Input withdrawn before it started has no task to end: the interruption is reported
+    // here, as the running task's end reports it otherwise.
+    if (withdrew && !running) {
+      queueMicrotask(() => this.#emit("session:interrupted", { agentId: MAIN_AGENT_ID, content: "Process cancelled by user" }));
+    }
   }
 
   // Answers ---------------------------------------------------------------------------------
@@ -615,6 +658,21 @@ export class SemaSession {
     return level === "Ask" ? this.#setup.baseMode : LEVEL_MODES[level];
   }
 
+  /** The custom command `input` runs (`/name args`), as the engine lists it. */
+  #customCommand(input: string): { command: CommandInfo; args: string } | undefined {
+    const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(input.trim());
+    if (!match) return undefined;
+    const command = this.#engine.commands().find((c) => c.name === match[1] && c.source !== "builtin");
+    return command ? { command, args: match[2] ?? "" } : undefined;
+  }
+
+  /** Reports a change of SemaCore's state; the same state twice is reported once. */
+  #setState(state: "idle" | "processing"): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#emit("state:update", { state });
+  }
+
   #emit(event: string, data: unknown): void {
     this.#bus.emit(event, data);
     this.#setup.forward(event, data);
@@ -622,7 +680,8 @@ export class SemaSession {
 
   #sessionError(type: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
-    this.#emit("session:error", { type, error: { code: codeOf(err) ?? "internal", message } });
+    const code = codeOf(err) ?? "internal";
+    this.#emit("session:error", { type: SEMA_ERROR_TYPES[code as ErrorKind] ?? type, error: { code, message } });
   }
 
   #reply(conversation: string): Reply {
@@ -663,15 +722,31 @@ export class SemaSession {
     const isMain = agentId === MAIN_AGENT_ID;
     switch (event.type) {
       case "state_changed":
+        if (this.#settling) {
+          // The interrupted task's last changes: `idle` was reported by `interrupt`.
+          if (event.state === "idle") this.#settling = false;
+          break;
+        }
         // Waiting for a person's answer is part of processing: SemaCore's own programs ask
         // for the next input on `idle`.
-        this.#state = event.state === "idle" ? "idle" : "processing";
-        this.#emit("state:update", { state: this.#state });
+        this.#setState(event.state === "idle" ? "idle" : "processing");
         break;
       case "task_started": {
         const input = event.taskId ? this.#inputs.get(event.taskId) : undefined;
         if (input && event.taskId) {
           this.#inputs.delete(event.taskId);
+          if (input.custom) {
+            const { command, args } = input.custom;
+            this.#emit("command:custom:resolved", {
+              commandName: command.name,
+              displayName: `/${command.name}`,
+              description: command.description,
+              scope: command.source === "user" ? "user" : "project",
+              args,
+              originalInput: input.input,
+              processedContent: event.input ?? "",
+            });
+          }
           this.#emit("input:processing", {
             inputId: event.taskId,
             input: input.input,
@@ -681,8 +756,10 @@ export class SemaSession {
           });
         }
         if (!isMain) {
+          // A sub-agent's id is its conversation's: `agentId` of its events is the same.
+          this.#agents.set(conversation, { startTime: Date.now(), tools: 0, tokens: 0 });
           this.#emit("task:agent:start", {
-            taskId: event.taskId,
+            taskId: conversation,
             subagent_type: "conversation",
             agent_type: "conversation",
             title: `conversation ${conversation}`,
@@ -711,14 +788,18 @@ export class SemaSession {
       case "agent_message_delta": {
         const reply = this.#reply(conversation);
         reply.content += event.delta;
-        this.#emit("message:text:chunk", { id: reply.id, content: reply.content, delta: event.delta });
+        // A sub-agent's text reaches its watchers and its `message:complete`, never the main
+        // agent's stream.
         if (!isMain) this.#watch(conversation, event.delta);
+        else if (this.#setup.stream) {
+          this.#emit("message:text:chunk", { id: reply.id, content: reply.content, delta: event.delta });
+        }
         break;
       }
       case "agent_reasoning_delta": {
         const reply = this.#reply(conversation);
         reply.reasoning += event.delta;
-        if (this.#setup.thinking) {
+        if (isMain && this.#setup.thinking && this.#setup.stream) {
           this.#emit("message:thinking:chunk", { id: reply.id, content: reply.reasoning, delta: event.delta });
         }
         break;
@@ -736,7 +817,9 @@ export class SemaSession {
         });
         break;
       }
-      case "token_count":
+      case "token_count": {
+        const run = this.#agents.get(conversation);
+        if (run) run.tokens += event.last.inputTokens + event.last.outputTokens;
         if (isMain) {
           this.#usage = {
             useTokens: event.contextTokens,
@@ -746,6 +829,7 @@ export class SemaSession {
           this.#emit("conversation:usage", { usage: { ...this.#usage } });
         }
         break;
+      }
       case "compacted":
         this.#emit("compact:exec", {
           agentId,
@@ -816,7 +900,9 @@ export class SemaSession {
           options: semaOptions(event.options),
         });
         break;
-      case "tool_call_started":
+      case "tool_call_started": {
+        const run = this.#agents.get(conversation);
+        if (run) run.tools += 1;
         this.#calls.set(event.callId, { toolName: semaName(event.toolName), title: event.toolName, agentId });
         this.#emit("tool:execution:start", {
           agentId,
@@ -840,6 +926,7 @@ export class SemaSession {
           });
         }
         break;
+      }
       case "tool_call_output_delta": {
         const call = this.#calls.get(event.callId);
         this.#emit("tool:execution:chunk", {
@@ -899,16 +986,19 @@ export class SemaSession {
         }
         if (!isMain) {
           this.#taskEnd(conversation, "killed", "interrupted");
-          this.#emit("task:agent:end", { taskId: event.taskId, status: "interrupted", content: "" });
+          this.#agents.delete(conversation);
+          this.#emit("task:agent:end", { taskId: conversation, status: "interrupted", content: "Interrupted" });
         }
         break;
       case "task_complete":
         if (!isMain) {
           this.#taskEnd(conversation, event.error ? "failed" : "completed", event.lastAgentMessage ?? "");
+          const run = this.#agents.get(conversation);
+          this.#agents.delete(conversation);
           this.#emit("task:agent:end", {
-            taskId: event.taskId,
+            taskId: conversation,
             status: event.error ? "failed" : "completed",
-            content: event.lastAgentMessage ?? "",
+            content: event.error ? `Failed: ${event.error}` : agentSummary(run),
           });
         }
         break;
@@ -962,6 +1052,15 @@ export class SemaSession {
         break;
     }
   }
+}
+
+/** SemaCore's summary of a finished sub-agent: `Done(3 tools use · 12.1k tokens · 2m 14s)`. */
+export function agentSummary(run: { startTime: number; tools: number; tokens: number } | undefined): string {
+  if (!run) return "Done";
+  const tokens = run.tokens >= 1000 ? `${(run.tokens / 1000).toFixed(1)}k` : String(run.tokens);
+  const seconds = Math.round((Date.now() - run.startTime) / 1000);
+  const time = seconds >= 60 ? `${Math.floor(seconds / 60)}m ${seconds % 60}s` : `${seconds}s`;
+  return `Done(${run.tools} tools use · ${tokens} tokens · ${time})`;
 }
 
 /** An `Error` saying coder has no such feature; `code` is `not_supported`. */

@@ -210,6 +210,7 @@ impl Commands {
                 model: None,
                 source: CommandSource::Builtin,
                 path: None,
+                body: None,
             });
         let custom = self.commands.iter().map(|command| CommandInfo {
             name: command.name.clone(),
@@ -218,6 +219,7 @@ impl Commands {
             model: command.model.clone(),
             source: command.source,
             path: Some(command.path.display().to_string()),
+            body: Some(command.body.clone()),
         });
         built_in.chain(custom).collect()
     }

@@ -651,6 +651,11 @@ pub struct CommandInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub path: Option<String>,
+    /// A custom command's prompt as its file gives it, without the frontmatter (before
+    /// `$ARGUMENTS` and `$1`... are replaced), for a preview.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub body: Option<String>,
 }
 
 /// Where a command or a skill is defined.

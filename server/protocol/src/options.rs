@@ -53,6 +53,11 @@ pub struct EngineOptions {
     /// event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust_workspace: Option<bool>,
+    /// Start even when no model is configured anywhere: a task asked for then fails with
+    /// `no_provider` until `setModel` gives the session one (default false: `create`
+    /// fails, naming what to set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_later: Option<bool>,
 }
 
 /// A model and the provider serving it.

@@ -328,6 +328,7 @@ mod tests {
             sandbox: None,
             max_steps: None,
             trust_workspace: None,
+            model_later: None,
         };
         let config = Config::load_full(
             workspace.path(),

@@ -42,10 +42,12 @@ async fn commands_and_skills_are_listed_and_a_command_expands() {
         super::custom_commands(&commands),
         json!([
             {"name": "greet", "description": "Say hello.", "source": "user",
-             "path": ws.join(".config/coder/commands/greet.md").display().to_string()},
+             "path": ws.join(".config/coder/commands/greet.md").display().to_string(),
+             "body": "Say hello.\n"},
             {"name": "review", "description": "Review a file", "argumentHint": "<file>",
              "source": "workspace",
-             "path": ws.join(".coder/commands/review.md").display().to_string()},
+             "path": ws.join(".coder/commands/review.md").display().to_string(),
+             "body": "Review $1.\n"},
         ])
     );
     let skills = client.request("skill/list", json!({}), &mut seen).await;
