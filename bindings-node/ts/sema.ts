@@ -136,6 +136,9 @@ const UNSUPPORTED = [
   "reconnectMCPServer",
   "disableMCPServer",
   "enableMCPServer",
+  "updateMCPUseTools",
+  "addOrUpdateMCPServer",
+  "connectMCPServer",
   "deleteProjectHistory",
   "deleteSessionHistory",
 ] as const;
