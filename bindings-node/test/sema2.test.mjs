@@ -112,6 +112,7 @@ test("permission requests carry toolId and are answered by it; execution events 
 test("a session created at Bypass runs writes without asking; its level can be lowered", async (t) => {
   const { url } = await startMock(t, [
     toolCall("c1", "write", { path: "c.txt", content: "one\n" }), text("ok"),
+    toolCall("c2", "write", { path: "d.txt", content: "two\n" }), text("asked"),
   ]);
   const { sema, dir } = await core(t, url);
   const { session } = await sema.createSession({ permissionLevel: "Bypass" });
@@ -129,6 +130,12 @@ test("a session created at Bypass runs writes without asking; its level can be l
   assert.deepEqual(await update, { level: "Ask" });
   assert.equal(session.permissionLevel, "Ask");
   assert.equal(readFileSync(join(dir, "c.txt"), "utf8"), "one\n");
+  // Lowered to Ask, the next write waits for an answer.
+  const idleAgain = next(session, "state:update", (d) => d.state === "idle");
+  session.processUserInput("two");
+  await idleAgain;
+  assert.deepEqual(requests, ["c2"]);
+  assert.equal(readFileSync(join(dir, "d.txt"), "utf8"), "two\n");
 });
 
 test("two sessions in one pool: each hears only its own events; 1.0 methods follow the active one", async (t) => {

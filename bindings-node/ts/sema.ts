@@ -483,6 +483,7 @@ export class CoderEngine {
       thinking: config.thinking !== false,
       stream: config.stream !== false,
       baseMode,
+      basePreset: config.permissions?.preset ?? presetFor(config),
       agentMode: plan ? "Plan" : "Agent",
       permissionLevel: options.permissionLevel ?? "Ask",
       forward,

@@ -164,6 +164,9 @@ export interface SessionSetup {
   stream: boolean;
   /** The mode the person's configuration starts from (`default` unless set). */
   baseMode: Mode;
+  /** The preset the configuration names (`permissions.preset`, the `skip*` flags); left
+   * out, each level's mode brings its own, as the engine's configuration does. */
+  basePreset?: Preset;
   /** The mode the engine was created in. */
   agentMode: AgentMode;
   permissionLevel: PermissionLevel;
@@ -212,6 +215,15 @@ const LEVEL_MODES: Record<PermissionLevel, Mode> = {
   AutoEdit: "auto-edit",
   AutoRun: "auto-edit",
   Bypass: "yolo",
+};
+
+/** The preset each mode brings when the configuration names none (the engine's own
+ * choice, `preset_for` in the core's configuration). */
+const LEVEL_PRESETS: Record<Mode, Preset> = {
+  plan: "balanced",
+  default: "balanced",
+  "auto-edit": "auto-edit",
+  yolo: "yolo",
 };
 
 /** How much each level lets run without asking, as coder's modes order them. */
@@ -527,6 +539,10 @@ export class SemaSession {
     // ceiling, with a `warning`): the level in force is reported, not the one asked for.
     const ceiling = this.#setup.permissionLevel;
     const effective = LEVEL_RANK[level] > LEVEL_RANK[ceiling] ? ceiling : level;
+    // The preset moves with the level: a session created at `Bypass` has the `yolo` preset,
+    // and a narrower mode alone would leave its preset allowing everything.
+    const preset = this.#setup.basePreset ?? LEVEL_PRESETS[this.#levelMode(effective)];
+    this.#engine.command(this.#root, `/permissions ${preset}`);
     if (this.#agentMode !== "Plan") this.#engine.setMode(this.#root, this.#levelMode(effective));
     this.#level = effective;
     this.#emit("permissionLevel:update", { level: effective });
