@@ -50,7 +50,7 @@ test("processing is reported inside processUserInput, idle inside interruptSessi
 });
 
 test("models persist in SEMA_ROOT's model.conf: another process finds them; the file is the user's only", async (t) => {
-  const { url } = await startMock(t, [text("from the saved model")]);
+  const { url, requests } = await startMock(t, [text("from the saved model")]);
   const root = freshSemaRoot();
   const first = new SemaCore({ workingDir: workspace(), logLevel: "none" });
   t.after(() => first.dispose());
@@ -81,6 +81,9 @@ test("models persist in SEMA_ROOT's model.conf: another process finds them; the 
   const out = JSON.parse(run.stdout.trim().split("\n").at(-1));
   assert.equal(out.data?.modelName, "mock[openai]", run.stdout);
   assert.equal(out.content, "from the saved model");
+  // The saved model's maxTokens reached the provider.
+  const [request] = (await requests()).filter((r) => r.path.endsWith("/chat/completions"));
+  assert.equal(request.body.max_tokens, 777);
 });
 
 test("a model file that cannot be used is reported and left alone", (t) => {

@@ -25,8 +25,14 @@ pub async fn check_connection(settings: &ModelSettings) -> Result<String, Engine
         max_retries: 0,
         ..RetryConfig::default()
     };
-    let client = ModelClient::new(&settings.provider, retry, TIMEOUT, DEFAULT_MAX_REPLY_BYTES)
-        .map_err(EngineError::internal)?;
+    let client = ModelClient::new(
+        &settings.provider,
+        retry,
+        TIMEOUT,
+        DEFAULT_MAX_REPLY_BYTES,
+        None,
+    )
+    .map_err(EngineError::internal)?;
     let messages = [ChatMessage::user(PROMPT)];
     let request = ModelRequest {
         model: &settings.model,

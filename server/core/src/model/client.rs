@@ -99,11 +99,13 @@ fn retryable(message: String) -> AttemptError {
 }
 
 impl ModelClient {
+    /// `max_tokens`: the reply's token budget to send, when one is configured.
     pub fn new(
         provider: &ProviderConfig,
         retry: RetryConfig,
         idle_timeout: Duration,
         max_reply_bytes: usize,
+        max_tokens: Option<u32>,
     ) -> Result<Self, String> {
         let mut http = reqwest::Client::builder().connect_timeout(Duration::from_secs(30));
         if provider.base_url.starts_with("http://") {
@@ -118,7 +120,11 @@ impl ModelClient {
         let api_key = provider.api_key.clone();
         let key = api_key.as_ref().map(|key| key.expose().to_owned());
         let api: Box<dyn WireApi> = match provider.kind {
-            ProviderKind::OpenAi => Box::new(OpenAiApi { base_url, api_key }),
+            ProviderKind::OpenAi => Box::new(OpenAiApi {
+                base_url,
+                api_key,
+                max_tokens,
+            }),
             ProviderKind::Anthropic => Box::new(AnthropicApi { base_url, api_key }),
         };
         let endpoint = reqwest::Url::parse(&api.url())

@@ -51,8 +51,14 @@ pub async fn list_models(settings: &ModelSettings) -> Result<Vec<ListedModel>, E
         max_retries: 0,
         ..RetryConfig::default()
     };
-    let client = ModelClient::new(&settings.provider, retry, TIMEOUT, DEFAULT_MAX_REPLY_BYTES)
-        .map_err(EngineError::internal)?;
+    let client = ModelClient::new(
+        &settings.provider,
+        retry,
+        TIMEOUT,
+        DEFAULT_MAX_REPLY_BYTES,
+        None,
+    )
+    .map_err(EngineError::internal)?;
     let failed = |reason: String| {
         EngineError::new(
             ErrorKind::Provider,

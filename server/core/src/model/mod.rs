@@ -130,6 +130,7 @@ impl ActiveModel {
             config.retry,
             config.stream_idle_timeout,
             config.max_reply_bytes,
+            settings.max_output_tokens,
         )
         .map_err(crate::EngineError::internal)?;
         Ok(Self { settings, client })

@@ -17,6 +17,9 @@ use crate::config::ApiKey;
 pub(crate) struct OpenAiApi {
     pub base_url: String,
     pub api_key: Option<ApiKey>,
+    /// The reply's token budget, sent only when configured (`maxOutputTokens`, an SDK
+    /// model's `maxTokens`): unset, the server's own default stands.
+    pub max_tokens: Option<u32>,
 }
 
 impl WireApi for OpenAiApi {
@@ -56,7 +59,12 @@ impl WireApi for OpenAiApi {
         }
         history(system, &mut body)?;
         body.extend_from_slice(b"],");
+        // OpenAI's own API takes the budget as `max_completion_tokens` (its reasoning
+        // models refuse `max_tokens`); the servers that speak its format take `max_tokens`.
+        let official = self.base_url.contains("://api.openai.com");
         let rest = serde_json::to_vec(&AfterMessages {
+            max_completion_tokens: self.max_tokens.filter(|_| official),
+            max_tokens: self.max_tokens.filter(|_| !official),
             model: request.model,
             prompt_cache_key: request.prompt_cache_key,
             stream: true,
@@ -98,6 +106,10 @@ impl WireApi for OpenAiApi {
 /// `Value` would write them (sorted), so the bytes are the same as they were.
 #[derive(Serialize)]
 struct AfterMessages<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
@@ -510,10 +522,46 @@ mod tests {
         }
     }
 
+    /// The request body `api` writes for a one-message history.
+    fn body_of(api: &OpenAiApi) -> Value {
+        let history = [ChatMessage::user("hi")];
+        let request = ModelRequest {
+            model: "m",
+            system: "",
+            lead: &[],
+            messages: &history,
+            as_text: None,
+            cache: None,
+            tools: &[],
+            max_output_tokens: 100,
+            prompt_cache_key: None,
+        };
+        let body = super::super::wire_history::request_body(api, &request).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    #[test]
+    fn a_configured_reply_budget_is_sent_under_the_name_the_server_takes() {
+        let api = |base_url: &str, max_tokens| OpenAiApi {
+            base_url: base_url.into(),
+            api_key: None,
+            max_tokens,
+        };
+        let unset = body_of(&api("http://127.0.0.1:8080/v1", None));
+        assert!(unset.get("max_tokens").is_none() && unset.get("max_completion_tokens").is_none());
+        let local = body_of(&api("http://127.0.0.1:8080/v1", Some(777)));
+        assert_eq!(local["max_tokens"], 777);
+        assert!(local.get("max_completion_tokens").is_none());
+        let official = body_of(&api("https://api.openai.com/v1", Some(777)));
+        assert_eq!(official["max_completion_tokens"], 777);
+        assert!(official.get("max_tokens").is_none());
+    }
+
     fn wire_messages(history: &[ChatMessage]) -> Vec<Value> {
         let api = OpenAiApi {
             base_url: String::new(),
             api_key: None,
+            max_tokens: None,
         };
         let request = ModelRequest {
             model: "m",

@@ -14,6 +14,7 @@ fn openai() -> OpenAiApi {
     OpenAiApi {
         base_url: String::new(),
         api_key: None,
+        max_tokens: None,
     }
 }
 
