@@ -1,0 +1,62 @@
+-- What the statusline shows: the engine's state, the conversation's mode and how full its
+-- context is, as the events last said.
+
+local M = {}
+
+local current = { state = "idle", mode = nil, tokens = nil, window = nil }
+
+--- Follows the events that change what the statusline shows.
+function M.on_event(event)
+  if event.type == "state_changed" then
+    current.state = event.state
+  elseif event.type == "mode_changed" then
+    current.mode = event.mode
+  elseif event.type == "token_count" then
+    current.tokens = event.contextTokens
+    current.window = event.contextWindow
+  elseif event.type == "client_exited" then
+    current.state = "stopped"
+  end
+  vim.schedule(function()
+    vim.cmd("redrawstatus")
+  end)
+end
+
+--- Sets the mode (as `conversation/setMode` or the session's snapshot reported it).
+function M.set_mode(mode)
+  current.mode = mode
+end
+
+--- The engine's state: `idle`, `running`, `waiting_for_permission` or `stopped`.
+function M.state()
+  return current.state
+end
+
+--- Whether a task runs or waits for a person.
+function M.busy()
+  return current.state == "running" or current.state == "waiting_for_permission"
+end
+
+--- The statusline component: `coder: running · plan · ctx 12%`. Empty before the plugin
+--- started the engine.
+---@return string
+function M.statusline()
+  if not require("coder.client").get() then
+    return ""
+  end
+  local words = { current.state == "waiting_for_permission" and "waiting" or current.state }
+  if current.mode then
+    table.insert(words, current.mode)
+  end
+  if current.tokens and current.window and current.window > 0 then
+    table.insert(words, ("ctx %d%%"):format(math.floor(current.tokens * 100 / current.window + 0.5)))
+  end
+  return "coder: " .. table.concat(words, " · ")
+end
+
+--- Forgets the state (a new client).
+function M.reset()
+  current = { state = "idle", mode = nil, tokens = nil, window = nil }
+end
+
+return M
