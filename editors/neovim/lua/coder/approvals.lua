@@ -13,10 +13,10 @@ local function await(ask)
     error("coder: a permission request must be answered from its coroutine")
   end
   ask(function(...)
-    local results = table.pack(...)
+    local n, results = select("#", ...), { ... }
     -- The default `vim.ui.select` answers before it returns: resume only once yielded.
     vim.schedule(function()
-      coroutine.resume(co, table.unpack(results, 1, results.n))
+      coroutine.resume(co, unpack(results, 1, n))
     end)
   end)
   return coroutine.yield()

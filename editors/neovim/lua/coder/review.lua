@@ -9,9 +9,9 @@ local M = {}
 local function await(ask)
   local co = coroutine.running()
   ask(function(...)
-    local results = table.pack(...)
+    local n, results = select("#", ...), { ... }
     vim.schedule(function()
-      coroutine.resume(co, table.unpack(results, 1, results.n))
+      coroutine.resume(co, unpack(results, 1, n))
     end)
   end)
   return coroutine.yield()
