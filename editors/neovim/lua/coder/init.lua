@@ -38,8 +38,9 @@ end
 --- Starts the engine if it does not run, then calls `done(client)`.
 function M.start(done, opts)
   hook()
+  local fresh = client.get() == nil
   client.ensure(function(running)
-    if running then
+    if running and fresh then
       status.reset()
     end
     if done then
