@@ -1,0 +1,60 @@
+-- The input's helpers: `/` and `@` completion from the engine, the visual selection with
+-- `:'<,'>Coder`, the cursor line's diagnostic with `:CoderDiagnostic`.
+local H = require("helpers")
+
+local dir = H.workspace("balanced")
+H.write(dir .. "/src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n")
+local url = H.mock(dir, {
+  { kind = "stream", chunks = { { type = "text", text = "It prints hi." } } },
+  { kind = "stream", chunks = { { type = "text", text = "Add a semicolon." } } },
+})
+H.setup(dir, url)
+
+local function candidates(kind, word)
+  local got
+  require("coder.complete").candidates(kind, word, function(items)
+    got = items
+  end)
+  H.wait(10000, function()
+    return got ~= nil
+  end, "completion items")
+  return vim.tbl_map(function(item)
+    return item.word
+  end, got)
+end
+
+H.test("/ completes the engine's commands and @ its paths", function()
+  local complete = require("coder.complete")
+  H.eq({ "command", 0, "he" }, { complete.context("/he", 3) }, "the context of /he")
+  H.eq({ "path", 8, "src/m" }, { complete.context("look at @src/m", 14) }, "the context of @src/m")
+  H.eq(nil, complete.context("plain words", 11), "the context of plain words")
+  H.truthy(vim.tbl_contains(candidates("command", "he"), "/help"), "no /help")
+  H.truthy(vim.tbl_contains(candidates("path", "src/ma"), "@src/main.rs"), "no @src/main.rs")
+  vim.cmd("Coder")
+  H.eq("v:lua.require'coder.complete'.omnifunc", vim.bo.omnifunc, "the chat's omnifunc")
+end)
+
+H.test(":'<,'>Coder sends the selected lines with the prompt", function()
+  vim.cmd("edit " .. dir .. "/src/main.rs")
+  vim.cmd("2,2Coder what does this print?")
+  H.wait_done(1)
+  H.see("It prints hi.")
+  local request = vim.json.encode(H.requests(url)[1])
+  H.truthy(request:find("what does this print?", 1, true), request)
+  H.truthy(request:find("From src/main.rs, lines 2-2", 1, true), request)
+  H.truthy(request:find('println!(\\"hi\\");', 1, true), request)
+end)
+
+H.test(":CoderDiagnostic sends the cursor line's diagnostic", function()
+  vim.cmd("edit " .. dir .. "/src/main.rs")
+  local buf = vim.api.nvim_get_current_buf()
+  local ns = vim.api.nvim_create_namespace("test.diagnostic")
+  vim.diagnostic.set(ns, buf, { { lnum = 1, col = 4, message = "expected `;`", severity = vim.diagnostic.severity.ERROR } })
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd("CoderDiagnostic")
+  H.wait_done(2)
+  local request = vim.json.encode(H.requests(url)[2])
+  H.truthy(request:find("src/main.rs:2:5: ERROR: expected `;`", 1, true), request)
+end)
+
+H.run("input_spec")
