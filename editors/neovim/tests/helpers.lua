@@ -12,6 +12,10 @@ local cleanups = {}
 
 --- Registers a test.
 function H.test(name, fn)
+  local only = os.getenv("CODER_ONLY")
+  if only and only ~= "" and not name:find(only, 1, true) then
+    return
+  end
   table.insert(tests, { name = name, fn = fn })
 end
 

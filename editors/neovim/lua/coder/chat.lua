@@ -91,7 +91,20 @@ end
 
 --- Writes the text that waits into the streaming block, and the blocks changed since the
 --- last flush.
+--- How long writing into the buffer took, for the performance test: the longest flush, in
+--- milliseconds of processor time, and how many flushes there were.
+M.stats = { longest_flush_ms = 0, flushes = 0 }
+
+local flush
+
 function M.flush()
+  local started = os.clock()
+  flush()
+  M.stats.flushes = M.stats.flushes + 1
+  M.stats.longest_flush_ms = math.max(M.stats.longest_flush_ms, (os.clock() - started) * 1000)
+end
+
+flush = function()
   if chat.timer then
     chat.timer:stop()
     chat.timer:close()
@@ -249,7 +262,7 @@ function M.open_buffer()
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { SEPARATOR, "" })
   vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { end_col = #SEPARATOR, hl_group = "CoderSeparator" })
   pcall(vim.treesitter.language.register, "markdown", "coder")
-  pcall(vim.treesitter.start, buf, "markdown")
+  M.highlight_fully()
   local maps = config.options.mappings
   local function map(mode, lhs, rhs, desc)
     if lhs then
@@ -401,6 +414,26 @@ function M.notice(lines, hl)
   return block
 end
 
+--- Treesitter parses the whole buffer again after each change: tens of milliseconds per
+--- redraw once an answer is long, more than a redraw may take while it streams. So a reply
+--- past `LIGHT_AFTER` bytes streams without highlighting (the regex `markdown` syntax costs
+--- more still), and Treesitter comes back when it ends (`highlight_fully`).
+local LIGHT_AFTER = 8192
+
+local function highlight_lightly()
+  if chat.treesitter then
+    chat.treesitter = false
+    vim.treesitter.stop(chat.buf)
+  end
+end
+
+--- Highlights the chat with Treesitter's markdown parser when there is one.
+function M.highlight_fully()
+  if valid() and not chat.treesitter then
+    chat.treesitter = pcall(vim.treesitter.start, chat.buf, "markdown")
+  end
+end
+
 local function append_text(delta)
   local block = chat.text
   if not block or block.kind ~= "text" then
@@ -411,6 +444,10 @@ local function append_text(delta)
   end
   table.insert(block.chunks, delta)
   table.insert(block.pending, delta)
+  block.bytes = (block.bytes or 0) + #delta
+  if block.bytes > LIGHT_AFTER then
+    highlight_lightly()
+  end
   schedule_flush()
 end
 
@@ -451,6 +488,9 @@ function M.on_event(event)
     append_text(event.delta)
   elseif kind == "agent_reasoning_delta" then
     append_thinking(event.delta)
+  elseif kind == "reply_complete" then
+    M.flush()
+    M.highlight_fully()
   elseif kind == "task_started" then
     chat.touched = {}
   elseif kind == "tool_call_started" then
@@ -520,6 +560,7 @@ end
 
 function M.task_done(event)
   M.flush()
+  M.highlight_fully()
   chat.text = nil
   if next(chat.touched) then
     set_quickfix()

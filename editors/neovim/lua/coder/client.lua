@@ -193,9 +193,7 @@ function M.ensure(done, opts)
   local root = M.root_dir()
   local lsp_config = {
     name = "coder",
-    cmd = cmd,
-    cmd_cwd = root,
-    cmd_env = config.options.env,
+    cmd = require("coder.transport").command(cmd, { cwd = root, env = config.options.env }),
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = init,

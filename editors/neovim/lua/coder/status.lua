@@ -7,6 +7,7 @@ local current = { state = "idle", mode = nil, tokens = nil, window = nil }
 
 --- Follows the events that change what the statusline shows.
 function M.on_event(event)
+  local before = vim.deepcopy(current)
   if event.type == "state_changed" then
     current.state = event.state
   elseif event.type == "mode_changed" then
@@ -17,9 +18,12 @@ function M.on_event(event)
   elseif event.type == "client_exited" then
     current.state = "stopped"
   end
-  vim.schedule(function()
-    vim.cmd("redrawstatus")
-  end)
+  -- Redraw only for a change: a streamed answer's deltas must not redraw per delta.
+  if not vim.deep_equal(before, current) then
+    vim.schedule(function()
+      vim.cmd("redrawstatus")
+    end)
+  end
 end
 
 --- Sets the mode (as `conversation/setMode` or the session's snapshot reported it).
