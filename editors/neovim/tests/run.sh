@@ -15,8 +15,12 @@ for program in "$CODER_BIN" "$CODER_MOCK_BIN"; do
     [ -x "$program" ] || { echo "missing $program (cargo build -p coder-cli -p coder-testkit)" >&2; exit 1; }
 done
 nvim="${NVIM:-$("$here/../scripts/install-neovim.sh")}"
-export CODER_TEST_TMP="$(mktemp -d)"
-trap 'rm -rf "$CODER_TEST_TMP"' EXIT
+# Everything the tests and the programs they start write goes below one directory, removed
+# at the end: workspaces, Neovim's temporary files, tmux's socket.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+export CODER_TEST_TMP="$scratch/workspaces" TMPDIR="$scratch/tmp" TMUX_TMPDIR="$scratch/tmux"
+mkdir -p "$CODER_TEST_TMP" "$TMPDIR" "$TMUX_TMPDIR"
 cd "$here"
 specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=(*_spec.lua)
