@@ -76,4 +76,39 @@ H.test("no module sets a global or reads one Neovim and Lua do not define", func
   H.eq({}, bad, "globals")
 end)
 
+H.test(":h coder names every command, option, mapping and highlight group", function()
+  local doc = H.read(plugin .. "/doc/coder.txt")
+  for name, command in pairs(vim.api.nvim_get_commands({})) do
+    if name:match("^Coder") then
+      H.truthy(doc:find("*:" .. name .. "*", 1, true), "no help tag for :" .. name .. " (" .. command.definition .. ")")
+    end
+  end
+  local function options(defaults, prefix)
+    for key, value in pairs(defaults) do
+      if key ~= "mappings" and type(value) == "table" and not vim.islist(value) and next(value) then
+        options(value, prefix .. key .. ".")
+      elseif key ~= "mappings" then
+        H.truthy(doc:find("\n" .. prefix .. key .. " ", 1, true), "option " .. prefix .. key .. " is not documented")
+      end
+    end
+  end
+  options(require("coder.config").defaults, "")
+  for key, lhs in pairs(require("coder.config").defaults.mappings) do
+    H.truthy(doc:find("`" .. key .. "` (\"" .. lhs .. "\")", 1, true), "mapping " .. key .. " is not documented")
+  end
+  for _, map in ipairs(vim.api.nvim_get_keymap("n")) do
+    if map.lhs:match("^<Plug>%(Coder") then
+      H.truthy(doc:find("*" .. map.lhs .. "*", 1, true), map.lhs .. " is not documented")
+    end
+  end
+  local groups = 0
+  for name in pairs(vim.api.nvim_get_hl(0, {})) do
+    if name:match("^Coder") then
+      groups = groups + 1
+      H.truthy(doc:find("\n" .. name .. " ", 1, true), "highlight group " .. name .. " is not documented")
+    end
+  end
+  H.truthy(groups >= 10, "only " .. groups .. " highlight groups")
+end)
+
 H.run("static_spec")
