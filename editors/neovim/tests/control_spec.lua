@@ -83,4 +83,44 @@ H.test(":CoderSessions starts a new session, then resumes the saved one", functi
   H.truthy(offered and offered[1].new, "the first choice is not a new session")
 end)
 
+H.test(":CoderSessions rewinds the conversation to before an input, and forks the session", function()
+  local client = require("coder.client")
+  local resumed = client.session()
+  choose = function(items, opts)
+    if opts.kind == "coder.session" then
+      for _, item in ipairs(items) do
+        if item.rewind then
+          return item
+        end
+      end
+    end
+    H.eq("coder.point", opts.kind, "the second prompt's kind")
+    H.eq("wait a bit", items[2].text, "the second input")
+    return items[2]
+  end
+  vim.cmd("CoderSessions")
+  H.wait(10000, function()
+    local text = H.transcript()
+    return text:find("tell a long story", 1, true) ~= nil and text:find("wait a bit", 1, true) == nil
+  end, "the history without the second input:\n" .. H.transcript())
+  choose = function(items, opts)
+    if opts.kind == "coder.session" then
+      for _, item in ipairs(items) do
+        if item.fork then
+          return item
+        end
+      end
+    end
+    return items[1]
+  end
+  vim.cmd("CoderSessions")
+  H.wait(10000, function()
+    return client.session() ~= resumed
+  end, "a forked session")
+  H.wait(10000, function()
+    local text = H.transcript()
+    return text:find("tell a long story", 1, true) == nil and text:find("## You", 1, true) == nil
+  end, "the forked session's history, cut before the first input:\n" .. H.transcript())
+end)
+
 H.run("control_spec")

@@ -191,7 +191,66 @@ local function show_history()
   end)
 end
 
---- `:CoderSessions`: a new session, or one of the workspace's saved sessions to resume.
+--- Asks for one of the conversation's points (the inputs a person sent it), then calls
+--- `done(point)`.
+local function choose_point(prompt, done)
+  client.request(methods.points, { conversationId = client.conversation() }, function(err, result)
+    if err then
+      return report("listing the inputs")(err)
+    end
+    if #(result.points or {}) == 0 then
+      chat.notice("The conversation has no input to go back to.", "CoderWarning")
+      return
+    end
+    vim.ui.select(result.points, {
+      prompt = prompt,
+      kind = "coder.point",
+      format_item = function(point)
+        return ("%d. %s  (%d messages from it on)"):format(point.point, point.text, point.messages)
+      end,
+    }, function(choice)
+      if choice then
+        done(choice.point)
+      end
+    end)
+  end)
+end
+
+--- Forks the session before one of the conversation's inputs: the connection goes on in
+--- the new session, the one it came from stays on disk as it was.
+function M.fork()
+  choose_point("fork before: ", function(point)
+    client.request(methods.session_fork, { conversationId = client.conversation(), point = point }, function(err, result)
+      if err then
+        return report("forking")(err)
+      end
+      client.set_session(result.sessionId)
+      show_history()
+      vim.schedule(function()
+        chat.notice(result.text)
+      end)
+    end)
+  end)
+end
+
+--- Takes the conversation (and the files its turns changed) back to before one of its
+--- inputs.
+function M.rewind()
+  choose_point("rewind to before: ", function(point)
+    client.request(methods.rewind, { conversationId = client.conversation(), point = point }, function(err, result)
+      if err then
+        return report("rewinding")(err)
+      end
+      show_history()
+      vim.schedule(function()
+        chat.notice(result.text)
+      end)
+    end)
+  end)
+end
+
+--- `:CoderSessions`: a new session, a fork or a rewind of this one, or one of the
+--- workspace's saved sessions to resume.
 function M.sessions()
   M.start(function(running)
     if not running then
@@ -201,7 +260,7 @@ function M.sessions()
       if err then
         return report("listing the sessions")(err)
       end
-      local items = { { new = true } }
+      local items = { { new = true }, { fork = true }, { rewind = true } }
       for _, session in ipairs(result.sessions or {}) do
         if session.sessionId ~= client.session() then
           table.insert(items, session)
@@ -213,6 +272,10 @@ function M.sessions()
         format_item = function(item)
           if item.new then
             return "New session"
+          elseif item.fork then
+            return "Fork this session before one of its inputs"
+          elseif item.rewind then
+            return "Rewind this conversation to before one of its inputs"
           end
           local title = type(item.title) == "string" and item.title or "(no title)"
           return ("%s  %s  (%d messages)"):format(item.savedAt or "", title, item.messages or 0)
@@ -226,6 +289,10 @@ function M.sessions()
           chat.reset()
           M.start(function() end)
           return
+        elseif choice.fork then
+          return M.fork()
+        elseif choice.rewind then
+          return M.rewind()
         end
         client.request(methods.session_resume, { sessionId = choice.sessionId }, function(resume_err)
           if resume_err then
