@@ -34,6 +34,38 @@ H.test("/ completes the engine's commands and @ its paths", function()
   H.eq("v:lua.require'coder.complete'.omnifunc", vim.bo.omnifunc, "the chat's omnifunc")
 end)
 
+H.test("the nvim-cmp and blink.cmp sources give the same items as text edits", function()
+  local sources = require("coder.sources")
+  vim.cmd("Coder")
+  H.eq("coder", vim.bo.filetype, "the chat's filetype")
+  local from_cmp
+  local cmp = sources.cmp()
+  H.truthy(cmp:is_available(), "the cmp source is not available in the chat")
+  cmp:complete({ context = { cursor_before_line = "look at @src/ma", cursor = { row = 3, col = 16 } } }, function(result)
+    from_cmp = result
+  end)
+  H.wait(10000, function()
+    return from_cmp ~= nil
+  end, "the cmp source's answer")
+  local item = from_cmp.items[1]
+  H.eq("@src/main.rs", item.textEdit.newText, "the cmp item")
+  H.eq({ start = { line = 2, character = 8 }, ["end"] = { line = 2, character = 15 } }, item.textEdit.range, "the range")
+  local from_blink
+  local blink = sources.new()
+  H.truthy(blink:enabled(), "the blink source is not enabled in the chat")
+  blink:get_completions({ line = "/he", cursor = { 1, 3 } }, function(result)
+    from_blink = result
+  end)
+  H.wait(10000, function()
+    return from_blink ~= nil
+  end, "the blink source's answer")
+  local words = vim.tbl_map(function(i)
+    return i.textEdit.newText
+  end, from_blink.items)
+  H.truthy(vim.tbl_contains(words, "/help"), vim.inspect(words))
+  vim.cmd("wincmd p")
+end)
+
 H.test(":'<,'>Coder sends the selected lines with the prompt", function()
   vim.cmd("edit " .. dir .. "/src/main.rs")
   vim.cmd("2,2Coder what does this print?")

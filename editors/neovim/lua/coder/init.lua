@@ -33,6 +33,12 @@ end
 function M.setup(opts)
   config.setup(opts)
   hook()
+  -- nvim-cmp, when installed, gets the `coder` source (blink.cmp loads it by module name).
+  local has_cmp, cmp = pcall(require, "cmp")
+  if has_cmp and type(cmp.register_source) == "function" and not M.cmp_registered then
+    M.cmp_registered = true
+    cmp.register_source("coder", require("coder.sources").cmp())
+  end
 end
 
 --- Starts the engine if it does not run, then calls `done(client)`.
