@@ -9,6 +9,10 @@ local url = H.mock(dir, {
     { type = "text", text = "from **Neovim**.\n\n" },
     { type = "text", text = "```lua\nprint(1)\n```" },
   } },
+  { kind = "stream", chunks = {
+    { type = "thinking", text = "First I think.\nThen I think again." },
+    { type = "text", text = "Thought through." },
+  } },
 })
 H.setup(dir, url)
 
@@ -29,6 +33,24 @@ H.test("a streamed answer lands in the chat buffer as it streams", function()
   H.wait(5000, function()
     return require("coder").statusline():find("^coder: idle") ~= nil
   end, "the statusline to say idle; it says " .. require("coder").statusline())
+end)
+
+H.test("the model's thinking shows folded, and za unfolds it", function()
+  vim.cmd("Coder think first")
+  H.wait_done(2)
+  H.see("▸ Thinking (2 lines)\n## Coder\n\nThought through.")
+  local chat = require("coder.chat").buffer()
+  local lines = vim.api.nvim_buf_get_lines(chat, 0, -1, false)
+  local row
+  for i, line in ipairs(lines) do
+    if line:find("Thinking", 1, true) then
+      row = i
+    end
+  end
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(chat))
+  vim.api.nvim_win_set_cursor(0, { row, 0 })
+  vim.api.nvim_feedkeys("za", "x", false)
+  H.see("▾ Thinking\n  First I think.\n  Then I think again.")
 end)
 
 H.test("the input at the bottom sends with <CR>", function()

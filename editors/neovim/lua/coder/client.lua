@@ -174,6 +174,19 @@ function M.ensure(done, opts)
     return done(nil)
   end
   state.starting = { done }
+  -- The program must answer `--version`; a program that does not is named at once rather
+  -- than failing later as a dead connection.
+  if state.checked ~= path then
+    state.checked = path
+    vim.system({ path, "--version" }, { text = true }, function(result)
+      if result.code ~= 0 or not (result.stdout or ""):match("^coder") then
+        vim.schedule(function()
+          vim.notify(("coder: `%s --version` did not answer as coder does (exit %d); see :checkhealth coder")
+            :format(path, result.code), vim.log.levels.WARN)
+        end)
+      end
+    end)
+  end
   local function finish(client)
     local waiting = state.starting or {}
     state.starting = nil
