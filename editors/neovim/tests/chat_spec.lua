@@ -61,7 +61,10 @@ H.test("the input at the bottom sends with <CR>", function()
   vim.api.nvim_win_set_cursor(0, { count, 0 })
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
   -- `/help` is answered by the engine without a model; its answer names commands.
-  H.see("/mode")
+  local ok = pcall(H.see, "/mode")
+  if not ok then
+    error("the whole buffer:\n" .. table.concat(vim.api.nvim_buf_get_lines(chat, 0, -1, false), "\n"))
+  end
   local lines = vim.api.nvim_buf_get_lines(chat, 0, -1, false)
   H.eq("", lines[#lines], "the input was not cleared")
 end)

@@ -63,8 +63,8 @@ local function report(what)
   end
 end
 
---- Sends a person's input to the conversation. While a task runs, the input steers it or
---- waits behind it (the `busy_input` option).
+--- Sends a person's input to the conversation. While a task of it runs, the input steers
+--- it or waits behind it (the `busy_input` option); a `/command` always waits.
 ---@param text string
 function M.send(text)
   hook()
@@ -76,7 +76,11 @@ function M.send(text)
       return
     end
     local params = { conversationId = client.conversation(), text = text }
-    local method = (status.busy() and config.options.busy_input == "steer") and methods.steer or methods.send
+    -- Steering hands the text to the running task's model as it is, and a `/command` is
+    -- only run when sent: a command always goes by `conversation/send`, which queues it.
+    local steer = config.options.busy_input == "steer" and status.busy(client.conversation())
+      and not vim.startswith(vim.trim(text), "/")
+    local method = steer and methods.steer or methods.send
     client.request(method, params, function(err, result)
       if err then
         return report("sending")(err)

@@ -5,8 +5,21 @@ local M = {}
 
 local current = { state = "idle", mode = nil, tokens = nil, window = nil }
 
+--- The tasks running now, by task id: their conversation. `state_changed` says when the
+--- session as a whole goes idle, which can come a moment after a task's end.
+local running = {}
+
+local ends = { task_complete = true, turn_aborted = true, task_dropped = true }
+
 --- Follows the events that change what the statusline shows.
 function M.on_event(event)
+  if event.type == "task_started" and event.taskId then
+    running[event.taskId] = event.conversationId or true
+  elseif ends[event.type] and event.taskId then
+    running[event.taskId] = nil
+  elseif event.type == "client_exited" then
+    running = {}
+  end
   local before = vim.deepcopy(current)
   if event.type == "state_changed" then
     current.state = event.state
@@ -36,9 +49,15 @@ function M.state()
   return current.state
 end
 
---- Whether a task runs or waits for a person.
-function M.busy()
-  return current.state == "running" or current.state == "waiting_for_permission"
+--- Whether a task of `conversation` runs (or waits for a person); any conversation's when
+--- nil.
+function M.busy(conversation)
+  for _, owner in pairs(running) do
+    if conversation == nil or owner == conversation then
+      return true
+    end
+  end
+  return false
 end
 
 --- The statusline component: `coder: running · plan · ctx 12%`. Empty before the plugin
@@ -61,6 +80,7 @@ end
 --- Forgets the state (a new client).
 function M.reset()
   current = { state = "idle", mode = nil, tokens = nil, window = nil }
+  running = {}
 end
 
 return M
