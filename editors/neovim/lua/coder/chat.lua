@@ -33,6 +33,18 @@ local function split(text)
   return vim.split(text, "\n", { plain = true })
 end
 
+--- Calls `fn(...)`, a write of the plugin's own into the chat buffer (the guard below lets
+--- those through).
+local writing = false
+local function write(fn, ...)
+  writing = true
+  local ok, err = pcall(fn, ...)
+  writing = false
+  if not ok then
+    error(err, 2)
+  end
+end
+
 --- The first line of block `index`, 0-based.
 local function start_of(index)
   local line = 0
@@ -72,7 +84,7 @@ local function render(block)
   end
   local first = start_of(index)
   local lines = block.render(block)
-  vim.api.nvim_buf_set_lines(chat.buf, first, first + block.nlines, false, lines)
+  write(vim.api.nvim_buf_set_lines, chat.buf, first, first + block.nlines, false, lines)
   block.nlines = #lines
   highlight(block, first)
 end
@@ -84,7 +96,7 @@ local function add(block)
   table.insert(chat.blocks, block)
   local lines = block.render(block)
   block.nlines = #lines
-  vim.api.nvim_buf_set_lines(chat.buf, first, first, false, lines)
+  write(vim.api.nvim_buf_set_lines, chat.buf, first, first, false, lines)
   highlight(block, first)
   return block
 end
@@ -123,7 +135,7 @@ flush = function()
       -- what arrived, whatever the reply's length so far.
       local last = transcript_lines() - 1
       local pieces = split(pending)
-      vim.api.nvim_buf_set_text(chat.buf, last, text.last_len, last, text.last_len, pieces)
+      write(vim.api.nvim_buf_set_text, chat.buf, last, text.last_len, last, text.last_len, pieces)
       if #pieces > 1 then
         text.last_len = #pieces[#pieces]
       else
@@ -242,6 +254,41 @@ local function tool_block(event)
   return block
 end
 
+--- Writes the whole transcript again from its blocks, keeping the input: after a person
+--- changed the transcript, which only the plugin writes.
+function M.repair()
+  if not valid() then
+    return
+  end
+  local lines = vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false)
+  local input = { "" }
+  for i = #lines, 1, -1 do
+    if lines[i] == SEPARATOR then
+      input = vim.list_slice(lines, i + 1)
+      break
+    end
+  end
+  local all = {}
+  for _, block in ipairs(chat.blocks) do
+    if block.pending then
+      block.pending = {}
+    end
+    local rendered = block.render(block)
+    block.nlines = #rendered
+    vim.list_extend(all, rendered)
+  end
+  table.insert(all, SEPARATOR)
+  vim.list_extend(all, #input > 0 and input or { "" })
+  vim.api.nvim_buf_clear_namespace(chat.buf, ns, 0, -1)
+  write(vim.api.nvim_buf_set_lines, chat.buf, 0, -1, false, all)
+  local first = 0
+  for _, block in ipairs(chat.blocks) do
+    highlight(block, first)
+    first = first + block.nlines
+  end
+  vim.api.nvim_buf_set_extmark(chat.buf, ns, first, 0, { end_col = #SEPARATOR, hl_group = "CoderSeparator" })
+end
+
 --- The chat buffer, made when first needed.
 function M.open_buffer()
   if valid() then
@@ -259,7 +306,24 @@ function M.open_buffer()
   vim.bo[buf].undolevels = -1
   vim.bo[buf].filetype = "coder"
   vim.bo[buf].omnifunc = "v:lua.require'coder.complete'.omnifunc"
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { SEPARATOR, "" })
+  write(vim.api.nvim_buf_set_lines, buf, 0, -1, false, { SEPARATOR, "" })
+  -- The transcript is the plugin's to write; a change a person makes above the input is
+  -- undone by writing the transcript again.
+  local repairing = false
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, _, _, first)
+      if writing or repairing or buf ~= chat.buf then
+        return
+      end
+      if first <= transcript_lines() then
+        repairing = true
+        vim.schedule(function()
+          repairing = false
+          M.repair()
+        end)
+      end
+    end,
+  })
   vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { end_col = #SEPARATOR, hl_group = "CoderSeparator" })
   pcall(vim.treesitter.language.register, "markdown", "coder")
   M.highlight_fully()
@@ -578,7 +642,7 @@ function M.reset()
   end
   M.flush()
   local first = transcript_lines()
-  vim.api.nvim_buf_set_lines(chat.buf, 0, first, false, {})
+  write(vim.api.nvim_buf_set_lines, chat.buf, 0, first, false, {})
   chat.blocks = {}
   chat.calls = {}
   chat.text = nil
