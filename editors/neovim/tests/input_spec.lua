@@ -7,6 +7,7 @@ H.write(dir .. "/src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n")
 local url = H.mock(dir, {
   { kind = "stream", chunks = { { type = "text", text = "It prints hi." } } },
   { kind = "stream", chunks = { { type = "text", text = "Add a semicolon." } } },
+  { kind = "stream", chunks = { { type = "text", text = "Fresh start." } } },
 })
 H.setup(dir, url)
 
@@ -87,6 +88,32 @@ H.test(":CoderDiagnostic sends the cursor line's diagnostic", function()
   H.wait_done(2)
   local request = vim.json.encode(H.requests(url)[2])
   H.truthy(request:find("src/main.rs:2:5: ERROR: expected `;`", 1, true), request)
+end)
+
+H.test("/new moves the chat to a new conversation; :CoderConversations goes back", function()
+  local client = require("coder.client")
+  local root = client.conversation()
+  vim.cmd("Coder /new")
+  H.wait(10000, function()
+    return client.conversation() ~= root
+  end, "the chat to move to the new conversation")
+  H.eq(nil, H.transcript():find("It prints hi.", 1, true), "the old conversation is still shown")
+  vim.cmd("Coder hello again")
+  H.wait_done(3)
+  H.see("Fresh start.")
+  local request = vim.json.encode(H.requests(url)[3])
+  H.eq(nil, request:find("what does this print?", 1, true), "the new conversation carries the old one's history")
+  vim.ui.select = function(items, opts, on_choice)
+    H.eq("coder.conversation", opts.kind, "the prompt's kind")
+    for _, item in ipairs(items) do
+      if item.isRoot then
+        return on_choice(item)
+      end
+    end
+  end
+  vim.cmd("CoderConversations")
+  H.see("It prints hi.")
+  H.eq(root, client.conversation(), "the chat's conversation")
 end)
 
 H.run("input_spec")

@@ -111,4 +111,14 @@ H.test(":h coder names every command, option, mapping and highlight group", func
   H.truthy(groups >= 10, "only " .. groups .. " highlight groups")
 end)
 
+H.test("without the program, :Coder says so in the chat and :checkhealth names it", function()
+  require("coder").setup({ cmd = "/nonexistent/coder" })
+  vim.cmd("Coder hello")
+  H.see("coder did not start: `/nonexistent/coder` is neither an executable file nor a program in PATH; see :checkhealth coder")
+  vim.cmd("checkhealth coder")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  H.truthy(text:find("`/nonexistent/coder` is neither an executable file nor a program in PATH", 1, true), text)
+  vim.cmd("bwipeout")
+end)
+
 H.run("static_spec")

@@ -170,8 +170,7 @@ function M.ensure(done, opts)
   end
   local path, why = M.executable()
   if not path then
-    vim.notify("coder: " .. why, vim.log.levels.ERROR)
-    return done(nil)
+    return done(nil, why)
   end
   state.starting = { done }
   -- The program must answer `--version`; a program that does not is named at once rather

@@ -45,9 +45,12 @@ end
 function M.start(done, opts)
   hook()
   local fresh = client.get() == nil
-  client.ensure(function(running)
+  client.ensure(function(running, why)
     if running and fresh then
       status.reset()
+    end
+    if not running then
+      chat.notice(("coder did not start: %s; see :checkhealth coder"):format(why or "it exited"), "CoderError")
     end
     if done then
       done(running)
@@ -72,7 +75,6 @@ function M.send(text)
   chat.user(text)
   M.start(function(running)
     if not running then
-      chat.notice("coder did not start: see :checkhealth coder", "CoderError")
       return
     end
     local params = { conversationId = client.conversation(), text = text }
@@ -89,6 +91,7 @@ function M.send(text)
       if result and type(result.text) == "string" and result.taskId == nil then
         chat.notice(result.text)
       end
+      M.follow_command(result)
     end)
   end)
 end
@@ -181,8 +184,19 @@ function M.command(text)
       end
       chat.open_buffer()
       chat.notice(result.text or "")
+      M.follow_command(result)
     end)
   end)
+end
+
+--- A command that names another conversation (`/new`) moves the chat to it.
+function M.follow_command(result)
+  if type(result) == "table" and type(result.conversationId) == "string"
+    and result.conversationId ~= client.conversation() then
+    client.set_conversation(result.conversationId)
+    chat.reset()
+    chat.notice(("Conversation %s (:CoderConversations goes back)."):format(result.conversationId:sub(1, 8)))
+  end
 end
 
 --- Switches the model (`/model name`), or shows the current one.
