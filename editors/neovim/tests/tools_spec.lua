@@ -11,7 +11,11 @@ local url = H.mock(dir, {
   { kind = "stream", chunks = { { type = "tool_call", id = "c2", name = "edit", arguments = vim.json.encode({
     path = "notes.txt", old_string = "two", new_string = "TWO" }) } } },
   { kind = "stream", chunks = { { type = "text", text = "Edited." } } },
+  { kind = "stream", chunks = { { type = "tool_call", id = "c3", name = "edit", arguments = vim.json.encode({
+    path = "draft.txt", old_string = "mine, unsaved", new_string = "mine, unsaved, and theirs" }) } } },
+  { kind = "stream", chunks = { { type = "text", text = "Edited the draft." } } },
 })
+H.write(dir .. "/draft.txt", "first\nlast\n")
 H.setup(dir, url)
 
 --- The 1-based line of the chat holding `text`, or nil.
@@ -63,6 +67,23 @@ H.test("an edit's line expands to its diff, and the file goes to the quickfix li
   local qf = vim.fn.getqflist({ title = 1, items = 1 })
   H.eq("coder: files the turn touched", qf.title, "the quickfix title")
   H.eq(dir .. "/notes.txt", vim.api.nvim_buf_get_name(qf.items[1].bufnr), "the quickfix entry")
+end)
+
+H.test("an edit to an open buffer lands in it, over its unsaved changes, and not on disk", function()
+  vim.cmd("edit " .. dir .. "/draft.txt")
+  local buf = vim.api.nvim_get_current_buf()
+  -- A change not saved: the engine reads the buffer, not the file.
+  vim.api.nvim_buf_set_lines(buf, 1, 1, false, { "mine, unsaved" })
+  vim.cmd("Coder edit the draft")
+  H.wait_done(3)
+  H.see("Edited the draft.")
+  H.eq({ "first", "mine, unsaved, and theirs", "last" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "the buffer")
+  H.eq("first\nlast\n", H.read(dir .. "/draft.txt"), "the file on disk")
+  -- The change is in the buffer's undo history.
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd("silent undo")
+  end)
+  H.eq({ "first", "mine, unsaved", "last" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "the buffer after undo")
 end)
 
 H.run("tools_spec")
