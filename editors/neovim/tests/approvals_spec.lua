@@ -10,6 +10,9 @@ local url = H.mock(dir, {
   { kind = "stream", chunks = { { type = "tool_call", id = "c2", name = "write", arguments = vim.json.encode({
     path = "b.txt", content = "beta\n" }) } } },
   { kind = "stream", chunks = { { type = "text", text = "Written." } } },
+  { kind = "stream", chunks = { { type = "tool_call", id = "c3", name = "write", arguments = vim.json.encode({
+    path = "c.txt", content = "gamma\n" }) } } },
+  { kind = "stream", chunks = { { type = "text", text = "Not written in plan mode." } } },
 })
 H.setup(dir, url)
 
@@ -57,6 +60,27 @@ H.test("allowing once writes the file", function()
   H.wait_done(2)
   H.eq("beta\n", H.read(dir .. "/b.txt"), "b.txt")
   H.see("Written.")
+end)
+
+H.test("a request the engine withdraws while the prompt is open is not answered", function()
+  local pending
+  vim.ui.select = function(items, opts, on_choice)
+    pending = function()
+      on_choice(items[1])
+    end
+  end
+  vim.cmd("Coder write c")
+  H.wait(10000, function()
+    return pending ~= nil
+  end, "the prompt")
+  -- Another mode decides the call again: the engine withdraws the request (plan mode
+  -- writes nothing, so the call fails there).
+  vim.cmd("CoderMode plan")
+  H.wait_done(3)
+  H.see("The request was withdrawn")
+  H.eq(nil, H.read(dir .. "/c.txt"), "c.txt")
+  pending()
+  H.see("Not answered: the request was withdrawn before the choice.")
 end)
 
 H.run("approvals_spec")

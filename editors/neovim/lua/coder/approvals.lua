@@ -5,6 +5,17 @@ local chat = require("coder.chat")
 
 local M = {}
 
+--- The requests the engine withdrew (a mode change decided the call again, the task was
+--- interrupted): an answer chosen afterwards is not read by the engine.
+local withdrawn = {}
+
+--- Follows `permission_withdrawn`.
+function M.on_event(event)
+  if event.type == "permission_withdrawn" and event.requestId then
+    withdrawn[event.requestId] = true
+  end
+end
+
 --- Runs `ask(callback)` (a `vim.ui` function) from inside the request's coroutine and
 --- returns what the callback received.
 local function await(ask)
@@ -70,6 +81,10 @@ function M.handle(params)
       return { optionId = "" }
     end
     chat.notice("Dismissed: " .. choice.label, "CoderNotice")
+    return { optionId = choice.optionId }
+  end
+  if withdrawn[params.requestId] then
+    chat.notice("Not answered: the request was withdrawn before the choice.", "CoderNotice")
     return { optionId = choice.optionId }
   end
   local answer = { optionId = choice.optionId }

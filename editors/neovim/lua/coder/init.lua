@@ -20,6 +20,9 @@ local function hook()
   end
   hooked = true
   client.on_event(chat.on_event)
+  client.on_event(function(event)
+    require("coder.approvals").on_event(event)
+  end)
   client.on_request(methods.permission_request, function(params)
     return require("coder.approvals").handle(params)
   end)
