@@ -62,7 +62,7 @@ H.test("allowing once writes the file", function()
   H.see("Written.")
 end)
 
-H.test("a request the engine withdraws while the prompt is open is not answered", function()
+H.test("a choice made after the engine withdrew its request is shown as too late", function()
   local pending
   vim.ui.select = function(items, opts, on_choice)
     pending = function()
@@ -80,7 +80,7 @@ H.test("a request the engine withdraws while the prompt is open is not answered"
   H.see("The request was withdrawn")
   H.eq(nil, H.read(dir .. "/c.txt"), "c.txt")
   pending()
-  H.see("Not answered: the request was withdrawn before the choice.")
+  H.see("Too late: the request was withdrawn before the choice, and the engine drops it.")
 end)
 
 H.run("approvals_spec")

@@ -84,7 +84,7 @@ function M.handle(params)
     return { optionId = choice.optionId }
   end
   if withdrawn[params.requestId] then
-    chat.notice("Not answered: the request was withdrawn before the choice.", "CoderNotice")
+    chat.notice("Too late: the request was withdrawn before the choice, and the engine drops it.", "CoderNotice")
     return { optionId = choice.optionId }
   end
   local answer = { optionId = choice.optionId }
