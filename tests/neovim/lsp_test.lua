@@ -1,5 +1,7 @@
--- Headless Neovim (0.7+) drives `coder lsp` with its built-in LSP client: it creates a
--- conversation, sends a message and checks the streamed reply.
+-- Headless Neovim (0.7 and later; CI runs 0.11.4) drives `coder lsp` with its built-in LSP
+-- client and nothing else: it creates a conversation, sends a message and checks the
+-- streamed reply. This covers Neovim's own transport and JSON encoding (an empty table sent
+-- as `[]`), which the plugin in editors/neovim replaces with its own.
 --
 -- Run: CODER_BIN=... OPENAI_BASE_URL=... nvim --headless -u NONE -c "luafile lsp_test.lua"
 -- Exits 0 on success; on failure prints the reason and exits 1.

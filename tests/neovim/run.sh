@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs lsp_test.lua in headless Neovim against the mock model. Needs `nvim` (Debian: neovim).
+# Runs lsp_test.lua in headless Neovim against the mock model: `coder lsp` under Neovim's
+# stock LSP client and transport, with no plugin (the plugin in editors/neovim brings its
+# own transport). NVIM names the Neovim to use (default: `nvim` in PATH).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 target="${CARGO_TARGET_DIR:-$here/../../target}"
@@ -16,6 +18,6 @@ done
 url="$(head -n 1 "$workspace/mock.url")"
 mkdir -p "$workspace/.coder"
 cd "$here"
-CODER_BIN="$target/debug/coder" CODER_WORKSPACE="$workspace" HOME="$workspace" \
+CODER_BIN="$target/debug/coder" CODER_WORKSPACE="$workspace" HOME="$workspace" TMPDIR="$workspace" \
     OPENAI_BASE_URL="$url/v1" OPENAI_API_KEY=k \
-    timeout 60 nvim --headless -u NONE -c "luafile lsp_test.lua"
+    timeout 60 "${NVIM:-nvim}" --headless -u NONE -i NONE -c "luafile lsp_test.lua"
