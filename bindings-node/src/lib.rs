@@ -452,6 +452,32 @@ impl NativeEngine {
         self.engine.set_model(settings).map_err(error)
     }
 
+    /// Sets the session's MCP servers by name (`McpServerOptions` each): servers not named
+    /// stop, new or changed ones start; `mcp_server_status` events follow.
+    #[napi(ts_args_type = "servers: Record<string, import('../ts/protocol').McpServerOptions>")]
+    pub fn set_mcp_servers(&self, servers: Value) -> Result<()> {
+        let servers = parse("MCP servers", servers)?;
+        let _on_the_runtime = self.runtime.enter();
+        self.engine.set_mcp_servers(servers);
+        Ok(())
+    }
+
+    /// Stops an MCP server and starts it again; `false` when there is no such server.
+    #[napi]
+    pub fn restart_mcp_server(&self, name: String) -> bool {
+        let _on_the_runtime = self.runtime.enter();
+        self.engine.restart_mcp_server(&name)
+    }
+
+    /// The configured MCP servers: `{name, command?, args, url?, enabled, state, tools,
+    /// error?}` each, `state` being `starting`, `ready`, `failed` or `disabled`.
+    #[napi(
+        ts_return_type = "Array<{ name: string; command?: string; args: string[]; url?: string; enabled: boolean; state: 'starting' | 'ready' | 'failed' | 'disabled'; tools: string[]; error?: string }>"
+    )]
+    pub fn mcp_servers(&self) -> Result<Value> {
+        to_json(self.engine.mcp_servers())
+    }
+
     /// Hides built-in tools (coder's names) from the tasks that start from now on.
     #[napi]
     pub fn set_disabled_tools(&self, names: Vec<String>) {

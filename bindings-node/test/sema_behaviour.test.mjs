@@ -210,3 +210,65 @@ test("skills, agents and custom commands are listed; a custom command fires comm
   const [asked] = (await requests()).filter((r) => r.path.endsWith("/chat/completions"));
   assert.match(JSON.stringify(asked.body.messages), /Review src\/main\.rs with care\./);
 });
+
+// A small MCP server offering the tools `alpha` and `beta`.
+const twoToolServer = `
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+let buffer = "";
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\\n")) >= 0) {
+    const m = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (m.id === undefined) continue;
+    if (m.method === "initialize") {
+      send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
+        serverInfo: { name: "two", version: "1.0.0" } } });
+    } else if (m.method === "tools/list") {
+      const tool = (name) => ({ name, description: "The tool " + name + ".", inputSchema: { type: "object", properties: {} } });
+      send({ id: m.id, result: { tools: [tool("alpha"), tool("beta")] } });
+    } else {
+      send({ id: m.id, result: {} });
+    }
+  }
+});
+`;
+
+test("MCP servers are added, restricted, reconnected, switched off and removed while sessions run", async (t) => {
+  const { url, requests } = await startMock(t, [text("a"), text("b"), text("c")]);
+  const { sema, dir } = await core(t, url);
+  writeFileSync(join(dir, "server.js"), twoToolServer);
+  const mcpToolsOf = async (index) =>
+    (await requests()).filter((r) => r.path.endsWith("/chat/completions"))[index].body.tools
+      .map((tool) => tool.function.name).filter((name) => name.startsWith("two__")).sort();
+  const turn = async (input) => {
+    const idle = next(sema, "state:update", (d) => d.state === "idle");
+    sema.processUserInput(input);
+    await idle;
+  };
+  // SemaCore 1.0: resolves once the server is connected.
+  const added = await sema.addOrUpdateMCPServer({ name: "two", transport: "stdio", command: "node", args: [join(dir, "server.js")] }, "project");
+  assert.equal(added.status, "connected", JSON.stringify(added));
+  assert.deepEqual(added.capabilities.tools.map((tool) => tool.name), ["alpha", "beta"]);
+  await turn("with both");
+  assert.deepEqual(await mcpToolsOf(0), ["two__alpha", "two__beta"]);
+  // Only `beta` from now on.
+  const restricted = await sema.updateMCPUseTools("two", ["beta"]);
+  assert.deepEqual(restricted[0].config.useTools, ["beta"]);
+  await turn("with beta");
+  assert.deepEqual(await mcpToolsOf(1), ["two__beta"]);
+  assert.equal((await sema.connectMCPServer("two")).status, "connected");
+  const configs = sema.getMCPServerConfigs();
+  assert.deepEqual(configs.get("project").map((info) => [info.config.name, info.status]), [["two", "connected"]]);
+  // Switched off: no tools; then removed.
+  const disabled = await sema.disableMCPServer("two");
+  assert.equal(disabled[0].status, "disconnected");
+  await turn("without");
+  assert.deepEqual(await mcpToolsOf(2), []);
+  assert.equal(await sema.removeMCPServer("two", "project"), true);
+  assert.deepEqual(await sema.getMCPServerInfo(), []);
+  assert.equal(await sema.removeMCPServer("two", "project"), false);
+  await assert.rejects(sema.connectMCPServer("two"), { code: "not_found" });
+  await assert.rejects(sema.addMCPServer({ name: "old", transport: "sse", url: "http://127.0.0.1:9/sse" }), { code: "invalid_params" });
+});

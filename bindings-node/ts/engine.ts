@@ -19,6 +19,7 @@ import type {
   HistoryEntry,
   InputItem,
   Mode,
+  McpServerOptions,
   ModelOptions,
   PathMatch,
   PermissionDecision,
@@ -36,6 +37,19 @@ import type {
 /** What `setContext` changes of a conversation's context: every field may be left out (it
  * is kept); `null` puts `baseInstructions` or `mcpAllowlist` back to the default. */
 export type ContextUpdate = Omit<SetContextParams, "conversationId">;
+
+/** One configured MCP server as the engine reports it. */
+export interface McpServerState {
+  name: string;
+  command?: string;
+  args: string[];
+  url?: string;
+  enabled: boolean;
+  state: "starting" | "ready" | "failed" | "disabled";
+  /** Its tools' names, once it is ready. */
+  tools: string[];
+  error?: string;
+}
 
 // The option types are generated from the Rust definitions (`coder_protocol::options`).
 export type { EngineOptions, McpServerOptions, ModelOptions } from "./protocol";
@@ -227,6 +241,23 @@ export class Engine {
    */
   completePaths(query: string, limit?: number): PathMatch[] {
     return this.#native.completePaths(query, limit);
+  }
+
+  /** Sets the session's MCP servers by name, as the program's own choice (it applies at
+   * once): servers not named stop, new or changed ones start; `mcp_server_status` events
+   * follow as each starts or fails. */
+  setMcpServers(servers: Record<string, McpServerOptions>): void {
+    this.#live().setMcpServers({ ...servers });
+  }
+
+  /** Stops an MCP server and starts it again; `false` when there is no such server. */
+  restartMcpServer(name: string): boolean {
+    return this.#live().restartMcpServer(name);
+  }
+
+  /** The configured MCP servers, with their state and, once ready, their tools' names. */
+  mcpServers(): McpServerState[] {
+    return this.#native.mcpServers();
   }
 
   /** Hides built-in tools (coder's names) from the tasks that start from now on; `[]`

@@ -1,7 +1,9 @@
 // SemaCore's information types (tools, skills, agents, custom commands, models, MCP
 // servers), and how coder's answers become them.
 
-import type { CommandInfo, SkillInfo as CoderSkill } from "./protocol";
+import type { McpServerState } from "./engine";
+import { coded } from "./errors";
+import type { CommandInfo, McpServerOptions, SkillInfo as CoderSkill } from "./protocol";
 import { semaName } from "./tools";
 
 export interface ToolInfo {
@@ -68,12 +70,60 @@ export interface ApiTestResult {
 
 export type MCPServerStatus = "disconnected" | "connecting" | "connected" | "error";
 
+/** A server as SemaCore's MCP methods take it. coder speaks MCP over stdio and streamable
+ * HTTP (`transport: "http"`); an SSE-only server is refused. */
+export interface MCPServerConfig {
+  name: string;
+  transport: "stdio" | "sse" | "http";
+  description?: string;
+  enabled?: boolean;
+  /** The server's tools the model may use; `null` or left out: all of them. */
+  useTools?: string[] | null;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  url?: string;
+  headers?: Record<string, string>;
+}
+
 export interface MCPServerInfo {
-  config: { name: string; transport: "stdio" | "http"; command?: string; args?: string[]; url?: string; enabled: boolean };
+  config: MCPServerConfig;
   status: MCPServerStatus;
-  /** How many tools the server offers, once it is connected. */
-  toolCount?: number;
+  /** The server's tools, once it is connected. */
+  capabilities?: { tools: Array<{ name: string }> };
   error?: string;
+}
+
+/** A SemaCore server configuration as the engine's options; throws `invalid_params` for one
+ * coder cannot run. */
+export function serverOptions(config: MCPServerConfig): McpServerOptions {
+  if (typeof config?.name !== "string" || !config.name) throw coded("invalid_params", "an MCP server needs a name", TypeError);
+  if (config.transport === "sse") {
+    throw coded("invalid_params", `MCP server "${config.name}": coder speaks MCP over stdio and streamable HTTP, not SSE alone; give its streamable HTTP URL with transport "http"`);
+  }
+  if (config.transport === "http" ? !config.url : !config.command) {
+    throw coded("invalid_params", `MCP server "${config.name}": ${config.transport === "http" ? "url" : "command"} is missing`, TypeError);
+  }
+  return config.transport === "http"
+    ? { url: config.url, ...(config.headers ? { headers: { ...config.headers } } : {}), enabled: config.enabled !== false }
+    : {
+        command: config.command,
+        ...(config.args ? { args: [...config.args] } : {}),
+        ...(config.env ? { env: { ...config.env } } : {}),
+        enabled: config.enabled !== false,
+      };
+}
+
+/** The engine's report of a server, in SemaCore's shape. */
+export function serverInfo(config: MCPServerConfig, state: McpServerState | undefined): MCPServerInfo {
+  const status: MCPServerStatus =
+    state?.state === "ready" ? "connected" : state?.state === "starting" ? "connecting" : state?.state === "failed" ? "error" : "disconnected";
+  return {
+    config: { ...config },
+    status,
+    ...(state?.state === "ready" ? { capabilities: { tools: state.tools.map((name) => ({ name })) } } : {}),
+    ...(state?.error ? { error: state.error } : {}),
+  };
 }
 
 /** The keys `updateCoreConfByKey` takes (SemaCore's `UpdatableCoreConfigKeys`). */

@@ -30,14 +30,16 @@ import {
   type CustomCommand,
   type FetchModelsParams,
   type FetchModelsResult,
+  type MCPServerConfig,
   type MCPServerInfo,
-  type MCPServerStatus,
   type SkillInfo,
   type ToolInfo,
   type UpdatableCoreConfigKey,
   CONVERSATION_AGENT,
   UPDATABLE_KEYS,
   customCommands,
+  serverInfo,
+  serverOptions,
   skillInfo,
   toolInfos,
 } from "./info";
@@ -131,14 +133,6 @@ const UNSUPPORTED = [
   "removeSkillConf",
   "enableSkill",
   "disableSkill",
-  "addMCPServer",
-  "removeMCPServer",
-  "reconnectMCPServer",
-  "disableMCPServer",
-  "enableMCPServer",
-  "updateMCPUseTools",
-  "addOrUpdateMCPServer",
-  "connectMCPServer",
   "deleteProjectHistory",
   "deleteSessionHistory",
 ] as const;
@@ -154,8 +148,11 @@ export class CoderEngine {
   readonly #modelFile = modelFilePath();
   readonly #sessions = new Map<string, SemaSession>();
   #active: SemaSession | undefined;
-  /** What each MCP server last reported (`mcp:server:status`), by name. */
-  readonly #mcp = new Map<string, { status: MCPServerStatus; toolCount?: number; error?: string }>();
+  /** The program's MCP servers in SemaCore's shape, by name (`mcpServers`, then what the
+   * MCP methods set). */
+  readonly #servers = new Map<string, MCPServerConfig>();
+  /** The tools each restricted server may offer (`updateMCPUseTools`). */
+  readonly #mcpUseTools = new Map<string, string[]>();
   /** Tools switched off by `updateDisabledTools` (coder's names), over `useTools`. */
   #hidden: string[] = [];
 
@@ -163,6 +160,18 @@ export class CoderEngine {
     this.#config = { ...config };
     // Unknown tool names are left out with a warning, as SemaCore does.
     for (const warning of disabledTools(config.useTools).warnings) this.#log("warn", warning);
+    for (const [name, server] of Object.entries(config.mcpServers ?? {})) {
+      this.#servers.set(name, {
+        name,
+        transport: server.url ? "http" : "stdio",
+        ...(server.command ? { command: server.command } : {}),
+        ...(server.args ? { args: [...server.args] } : {}),
+        ...(server.env ? { env: { ...server.env } } : {}),
+        ...(server.url ? { url: server.url } : {}),
+        ...(server.headers ? { headers: { ...server.headers } } : {}),
+        enabled: server.enabled !== false,
+      });
+    }
     // The models a program added before, in this process or another (SemaCore's file).
     const saved = readModelFile(this.#modelFile, (message) => this.#log("warn", message));
     for (const profile of saved.modelProfiles) {
@@ -373,34 +382,94 @@ export class CoderEngine {
     this.#log("debug", "reloadCustomCommands: the engine reads changed command files by itself");
   }
 
-  /** The MCP servers configured (`mcpServers`) and what each last reported; SemaCore 1.0's
-   * shape, a map from scope to servers (coder's are the program's, under `project`). */
+  // MCP servers -----------------------------------------------------------------------------
+  //
+  // The servers are the program's: `mcpServers` at first, then what these methods set. They
+  // apply at once to every session (servers not named stop, new or changed ones start) and
+  // to sessions created later; nothing is written to a configuration file, so `scope` is
+  // accepted and not used.
+
+  /** SemaCore 1.0: adds a server or replaces the one of its name; resolves once it is
+   * connected or has failed (or at once, with `disconnected`, while no session runs). */
+  async addOrUpdateMCPServer(config: MCPServerConfig, _scope?: "project" | "user"): Promise<MCPServerInfo> {
+    this.#setServer(config);
+    await this.#applyServers([config.name]);
+    return this.#serverInfo(config.name);
+  }
+
+  /** SemaCore 2: adds a server or replaces the one of its name; resolves with every server
+   * once it is connected or has failed. */
+  async addMCPServer(config: MCPServerConfig): Promise<MCPServerInfo[]> {
+    this.#setServer(config);
+    await this.#applyServers([config.name]);
+    return this.getMCPServerInfo();
+  }
+
+  /** Stops and forgets a server. With SemaCore 1.0's `scope` argument: resolves whether there
+   * was one; without (SemaCore 2): resolves with the servers left. */
+  async removeMCPServer(name: string, scope?: "project" | "user"): Promise<boolean | MCPServerInfo[]> {
+    const known = this.#servers.delete(name);
+    this.#mcpUseTools.delete(name);
+    if (known) await this.#applyServers([]);
+    return scope === undefined ? this.getMCPServerInfo() : known;
+  }
+
+  /** SemaCore 1.0: every server with its state, under the scope `project` (the program's). */
   getMCPServerConfigs(): Map<"project" | "user", MCPServerInfo[]> {
-    return new Map([["project", this.getMCPServerInfo()], ["user", []]]);
+    return new Map([["project", this.#serverInfos()], ["user", []]]);
   }
 
-  /** SemaCore 2: every MCP server configured, with its status and tool count. */
-  getMCPServerInfo(): MCPServerInfo[] {
-    return Object.entries(this.#config.mcpServers ?? {}).map(([name, server]) => {
-      const seen = this.#mcp.get(name);
-      return {
-        config: {
-          name,
-          transport: server.url ? "http" : "stdio",
-          ...(server.command ? { command: server.command } : {}),
-          ...(server.args ? { args: [...server.args] } : {}),
-          ...(server.url ? { url: server.url } : {}),
-          enabled: true,
-        },
-        status: seen?.status ?? "disconnected",
-        ...(seen?.toolCount !== undefined ? { toolCount: seen.toolCount } : {}),
-        ...(seen?.error ? { error: seen.error } : {}),
-      };
-    });
+  /** SemaCore 2: every server with its state and, once connected, its tools. */
+  async getMCPServerInfo(): Promise<MCPServerInfo[]> {
+    return this.#serverInfos();
   }
 
-  /** SemaCore 2: the same as `getMCPServerInfo` (the engine reports changes as they come). */
+  /** SemaCore 2: as `getMCPServerInfo` (the engine reports changes as they happen). */
   async refreshMCPServerInfo(): Promise<MCPServerInfo[]> {
+    return this.#serverInfos();
+  }
+
+  /** SemaCore 1.0: stops a server and starts it again; resolves once it is connected or has
+   * failed. An unknown name throws `not_found`. */
+  async connectMCPServer(name: string): Promise<MCPServerInfo> {
+    this.#knownServer(name);
+    const settled = this.#serverSettled([name]);
+    for (const session of this.#sessions.values()) session.engine.restartMcpServer(name);
+    await settled;
+    return this.#serverInfo(name);
+  }
+
+  /** SemaCore 2: `connectMCPServer`, resolving with every server. */
+  async reconnectMCPServer(name: string): Promise<MCPServerInfo[]> {
+    await this.connectMCPServer(name);
+    return this.getMCPServerInfo();
+  }
+
+  /** SemaCore 2: stops a server and keeps it, switched off. */
+  async disableMCPServer(name: string): Promise<MCPServerInfo[]> {
+    this.#knownServer(name).enabled = false;
+    await this.#applyServers([]);
+    return this.getMCPServerInfo();
+  }
+
+  /** SemaCore 2: starts a server switched off. */
+  async enableMCPServer(name: string): Promise<MCPServerInfo[]> {
+    this.#knownServer(name).enabled = true;
+    await this.#applyServers([name]);
+    return this.getMCPServerInfo();
+  }
+
+  /** Which of a server's tools the model may use (`null`: all), from the next request of
+   * every session; resolves with every server. */
+  async updateMCPUseTools(name: string, toolNames: string[] | null): Promise<MCPServerInfo[]> {
+    const server = this.#knownServer(name);
+    if (toolNames !== null && !Array.isArray(toolNames)) {
+      throw coded("invalid_params", "updateMCPUseTools: the tool names must be an array or null", TypeError);
+    }
+    server.useTools = toolNames === null ? null : [...toolNames];
+    if (toolNames === null) this.#mcpUseTools.delete(name);
+    else this.#mcpUseTools.set(name, [...toolNames]);
+    for (const session of this.#sessions.values()) this.#applyUseTools(session);
     return this.getMCPServerInfo();
   }
 
@@ -445,7 +514,7 @@ export class CoderEngine {
             : config.permissions?.mode,
         preset: config.permissions?.preset ?? presetFor(config),
         disabledTools: this.#disabled(),
-        mcpServers: config.mcpServers,
+        mcpServers: this.#serverOptions(),
         saveSessions: config.saveSessions,
         trustWorkspace: config.trustWorkspace,
       });
@@ -471,7 +540,8 @@ export class CoderEngine {
     }
     let session: SemaSession | undefined = undefined;
     const forward = (event: string, data: unknown) => {
-      if (event === "mcp:server:status") this.#noteMcp(data as { name: string; status: string; toolCount?: number; error?: string });
+      // A server's tools change as it starts: the allowlists that restrict some follow.
+      if (event === "mcp:server:status" && session && this.#mcpUseTools.size > 0) this.#applyUseTools(session);
       if ((PROCESS_EVENTS as readonly string[]).includes(event) || session === this.#active) this.#bus.emit(event, data);
     };
     session = new SemaSession({
@@ -659,16 +729,86 @@ export class CoderEngine {
     }
   }
 
-  #noteMcp(data: { name: string; status: string; toolCount?: number; error?: string }): void {
-    const status: MCPServerStatus =
-      data.status === "ready" || data.status === "connected"
-        ? "connected"
-        : data.status === "starting" || data.status === "connecting"
-          ? "connecting"
-          : data.status === "failed" || data.status === "error"
-            ? "error"
-            : "disconnected";
-    this.#mcp.set(data.name, { status, toolCount: data.toolCount, error: data.error });
+  #setServer(config: MCPServerConfig): void {
+    serverOptions(config);
+    this.#servers.set(config.name, { ...config });
+    if (config.useTools) this.#mcpUseTools.set(config.name, [...config.useTools]);
+    else this.#mcpUseTools.delete(config.name);
+  }
+
+  #knownServer(name: string): MCPServerConfig {
+    const server = this.#servers.get(name);
+    if (!server) throw coded("not_found", `no MCP server named "${name}" (known: ${[...this.#servers.keys()].join(", ") || "none"})`);
+    return server;
+  }
+
+  /** The program's servers as the engine's options; the ones the program kept from its
+   * configuration (`mcpServers`) keep their own options. */
+  #serverOptions(): Record<string, McpServerOptions> {
+    const options: Record<string, McpServerOptions> = {};
+    for (const [name, server] of this.#servers) {
+      const given = this.#config.mcpServers?.[name];
+      options[name] = given && sameServer(server, given) ? { ...given, enabled: server.enabled !== false } : serverOptions(server);
+    }
+    return options;
+  }
+
+  /** Gives every session the program's servers and resolves once each of `waitFor` that is
+   * switched on has connected or failed (at most its start-up time). */
+  async #applyServers(waitFor: string[]): Promise<void> {
+    const settled = this.#serverSettled(waitFor.filter((name) => this.#servers.get(name)?.enabled !== false));
+    const options = this.#serverOptions();
+    for (const session of this.#sessions.values()) {
+      session.engine.setMcpServers(options);
+      this.#applyUseTools(session);
+    }
+    await settled;
+  }
+
+  /** Resolves when each named server has reported `ready` or `failed` on the active
+   * session (at once without one; after 60 s at the latest). */
+  #serverSettled(names: string[]): Promise<void> {
+    const session = this.#active;
+    if (!session || names.length === 0) return Promise.resolve();
+    const waiting = new Set(names);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        session.off("mcp:server:status", listener);
+        resolve();
+      };
+      const listener = (data: { name: string; status: string }) => {
+        if (data.status === "ready" || data.status === "failed") waiting.delete(data.name);
+        if (waiting.size === 0) done();
+      };
+      const timer = setTimeout(done, 60_000);
+      session.on("mcp:server:status", listener);
+    });
+  }
+
+  /** The servers' tools the model of `session` may use: every tool of each server, but
+   * only the named ones of a restricted server (the main conversation's MCP allowlist). */
+  #applyUseTools(session: SemaSession): void {
+    const servers = session.engine.mcpServers();
+    const allowlist =
+      this.#mcpUseTools.size === 0
+        ? null
+        : servers.flatMap((server) => {
+            const allowed = this.#mcpUseTools.get(server.name);
+            return server.tools.filter((tool) => !allowed || allowed.includes(tool)).map((tool) => `${server.name}__${tool}`);
+          });
+    session.engine.setContext(session.rootConversation, { mcpAllowlist: allowlist, refreshMcpView: true });
+  }
+
+  #serverInfos(): MCPServerInfo[] {
+    return [...this.#servers.keys()].map((name) => this.#serverInfo(name));
+  }
+
+  #serverInfo(name: string): MCPServerInfo {
+    const config = this.#knownServer(name);
+    const session = this.#active ?? this.#sessions.values().next().value;
+    const state = session?.engine.mcpServers().find((server) => server.name === name);
+    return serverInfo(config, state);
   }
 
   #saveModels(): void {
@@ -719,6 +859,11 @@ function modelOptions(model: ModelConfig): ModelOptions {
     contextWindow: model.contextLength || undefined,
     maxOutputTokens: model.maxTokens || undefined,
   };
+}
+
+/** Whether a SemaCore server configuration still is the one `mcpServers` gave. */
+function sameServer(server: MCPServerConfig, given: McpServerOptions): boolean {
+  return server.command === given.command && server.url === given.url && JSON.stringify(server.args ?? []) === JSON.stringify(given.args ?? []);
 }
 
 /** SemaCore's `skip*Permission` flags as a coder preset. */

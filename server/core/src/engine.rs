@@ -592,6 +592,31 @@ impl Engine {
         self.session.set_model(settings)
     }
 
+    /// Sets the session's MCP servers, by name, as the embedding program's choice (it
+    /// applies at once, unlike a change a file made): servers not named stop, new or
+    /// changed ones start, and `mcp_server_status` events follow. Each conversation's
+    /// next task sees the tools as they are then.
+    pub fn set_mcp_servers(
+        &self,
+        servers: std::collections::BTreeMap<String, coder_protocol::options::McpServerOptions>,
+    ) {
+        let servers = servers
+            .into_iter()
+            .map(|(name, options)| (name, options.into()))
+            .collect();
+        self.session.set_mcp_servers(servers);
+    }
+
+    /// Stops an MCP server and starts it again; `false` when there is no such server.
+    pub fn restart_mcp_server(&self, name: &str) -> bool {
+        self.session.restart_mcp_server(name)
+    }
+
+    /// The configured MCP servers, with their state and, once ready, their tools.
+    pub fn mcp_servers(&self) -> Vec<crate::session::McpServerInfo> {
+        self.session.mcp_servers()
+    }
+
     /// Hides built-in tools from the tasks that start from now on (the names of
     /// `tools.disabled`); an empty list offers every tool the configuration allows again.
     pub fn set_disabled_tools(&self, names: Vec<String>) {

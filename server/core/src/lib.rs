@@ -66,7 +66,7 @@ pub use prompt::built_in_prompt;
 pub use sandbox::{
     CreationAudit, NetworkEnforcement, PROTECTED_PATHS, SandboxEnforcement, SandboxNetwork,
 };
-pub use session::Replay;
+pub use session::{McpServerInfo, Replay};
 pub use snapshot::{
     ConversationSnapshot, FunctionDefinition, SESSIONS_DIR, SessionSnapshot, ToolDefinition,
 };

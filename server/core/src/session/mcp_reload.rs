@@ -22,6 +22,25 @@ use crate::mcp::{McpServerConfig, ServerStatus};
 use crate::process::ToolEnv;
 use crate::sync::lock;
 
+/// One configured MCP server as a front end lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerInfo {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    pub enabled: bool,
+    /// `starting`, `ready`, `failed` or `disabled`.
+    pub state: &'static str,
+    /// The names of its tools, once it is ready.
+    pub tools: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// Servers a file added or changed, waiting for a person's `/mcp reload`.
 #[derive(Debug, Clone)]
 pub(super) struct HeldServers {
@@ -134,6 +153,83 @@ impl Session {
             text.push_str(&held_warning(&held.paths, &waiting, &config.mcp_servers));
         }
         text.trim_end().to_owned()
+    }
+
+    /// The servers a front door's program sets (the SDK's `setMcpServers`): the program
+    /// is the person's own, unlike a file anyone may have written, so they apply at once.
+    /// Servers not named stop; new or changed ones start; their statuses follow as
+    /// `mcp_server_status` events. A change a file made that waited for a person is dropped:
+    /// what the program set replaces it.
+    pub(crate) fn set_mcp_servers(self: &Arc<Self>, servers: BTreeMap<String, McpServerConfig>) {
+        *lock(&self.held_mcp) = None;
+        self.start_mcp(servers, Vec::new());
+    }
+
+    /// Stops `name` and starts it again with the same settings; `false` when the session
+    /// has no such server.
+    pub(crate) fn restart_mcp_server(self: &Arc<Self>, name: &str) -> bool {
+        let servers = self.config().mcp_servers.clone();
+        if !servers.contains_key(name) {
+            return false;
+        }
+        let mut without = servers.clone();
+        without.remove(name);
+        let session = self.clone();
+        let current = self.config();
+        tokio::spawn(async move {
+            let workspace = current.workspace.clone();
+            let env = ToolEnv::for_config(&current);
+            session
+                .services
+                .mcp
+                .apply(without, &workspace, env.clone())
+                .await;
+            let touched = session.services.mcp.apply(servers, &workspace, env).await;
+            let root = session.root();
+            for (server, status) in touched {
+                session
+                    .services
+                    .hub
+                    .emit(root, None, status_event(server, status));
+            }
+        });
+        true
+    }
+
+    /// Every configured server with its state and, once ready, its tools' names.
+    pub(crate) fn mcp_servers(&self) -> Vec<McpServerInfo> {
+        let config = self.config();
+        let statuses = self.services.mcp.statuses();
+        let tools = self.services.mcp.tools();
+        config
+            .mcp_servers
+            .iter()
+            .map(|(name, server)| {
+                let status = statuses.get(name);
+                McpServerInfo {
+                    name: name.clone(),
+                    command: server.command.clone(),
+                    args: server.args.clone(),
+                    url: server.url.clone(),
+                    enabled: server.enabled,
+                    state: match status {
+                        Some(ServerStatus::Ready { .. }) => "ready",
+                        Some(ServerStatus::Starting) => "starting",
+                        Some(ServerStatus::Failed { .. }) => "failed",
+                        Some(ServerStatus::Disabled) | None => "disabled",
+                    },
+                    tools: tools
+                        .iter()
+                        .filter(|(server, _)| server == name)
+                        .map(|(_, tool)| tool.name.to_string())
+                        .collect(),
+                    error: match status {
+                        Some(ServerStatus::Failed { error, .. }) => Some(error.clone()),
+                        _ => None,
+                    },
+                }
+            })
+            .collect()
     }
 
     /// Brings the running servers to `servers` in the background and records them as the

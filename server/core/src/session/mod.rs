@@ -36,6 +36,7 @@ mod files;
 mod input;
 mod live_config;
 mod mcp_reload;
+pub use mcp_reload::McpServerInfo;
 mod reload;
 mod replay;
 mod rewind;
