@@ -197,8 +197,8 @@ impl NativeEngine {
         to_json(points)
     }
 
-    /// Takes the conversation back to before `point` (its files and its history); with
-    /// `dryRun`, only says what it would do.
+    /// Takes the conversation back to before `point` (its files and its history, or with
+    /// `files` false its history alone); with `dryRun`, only says what it would do.
     #[napi(ts_return_type = "Promise<import('../ts/protocol').RewindResult>")]
     pub fn rewind<'env>(
         &self,
@@ -206,12 +206,19 @@ impl NativeEngine {
         conversation_id: String,
         point: u32,
         dry_run: bool,
+        files: Option<bool>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
         let engine = self.engine.clone();
         let conversation = parse_conversation(&conversation_id);
         // On the engine's thread, where its tasks run.
         let done = self.runtime.spawn(async move {
-            let result = engine.rewind(conversation?, point as usize, dry_run).await;
+            let conversation = conversation?;
+            let point = point as usize;
+            let result = if files == Some(false) {
+                engine.rewind_history(conversation, point, dry_run).await
+            } else {
+                engine.rewind(conversation, point, dry_run).await
+            };
             to_json(result.map_err(error)?)
         });
         promise(env, async move { joined(done.await) })

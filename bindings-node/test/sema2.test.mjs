@@ -314,7 +314,8 @@ test("getForkPreview shows what a fork would put back; fork cuts the history wit
   const preview = await session.getForkPreview("1");
   assert.equal(preview.messageUuid, "1");
   assert.equal(preview.canRestoreFiles, true);
-  assert.deepEqual(preview.files.map((f) => [f.displayPath, f.effect]), [["f.txt", "modify"]]);
+  // Putting f.txt back swaps one line: one added, one removed.
+  assert.deepEqual(preview.files.map((f) => [f.displayPath, f.effect, f.additions, f.removals]), [["f.txt", "modify", 1, 1]]);
   assert.equal(readFileSync(join(dir, "f.txt"), "utf8"), "changed\n", "a preview changes nothing");
   const result = await session.fork("1", { restoreFiles: true });
   assert.deepEqual(result, { ok: true, sessionId: session.sessionId, restoredFiles: [join(dir, "f.txt")] });
@@ -329,6 +330,9 @@ test("getForkPreview shows what a fork would put back; fork cuts the history wit
   assert.deepEqual(cut, { ok: true, sessionId: session.sessionId, restoredFiles: [] });
   assert.equal(readFileSync(join(dir, "g.txt"), "utf8"), "again\n");
   assert.deepEqual(session.forkPoints().map((p) => p.messageUuid), ["0"]);
+  // The turn cut away is forgotten: going back further leaves g.txt, which it wrote, alone.
+  const before = await session.getForkPreview("0");
+  assert.deepEqual(before.files, []);
   const bad = await session.fork("x");
   assert.equal(bad.ok, false);
 });

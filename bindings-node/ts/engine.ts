@@ -170,8 +170,8 @@ export class Engine {
    * resolves with what it would do and changes nothing. Outside a git repository only the
    * conversation goes back (`filesRecorded: false`). Rejects with `busy` while a task runs.
    */
-  rewind(conversationId: string, point: number, options: { dryRun?: boolean } = {}): Promise<RewindResult> {
-    return this.#live().rewind(conversationId, point, options.dryRun ?? false);
+  rewind(conversationId: string, point: number, options: { dryRun?: boolean; files?: boolean } = {}): Promise<RewindResult> {
+    return this.#live().rewind(conversationId, point, options.dryRun ?? false, options.files ?? true);
   }
 
   /**

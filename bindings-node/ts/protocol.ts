@@ -1385,6 +1385,11 @@ export type RewindParams = {
    * Only say what the rewind would do; nothing changes.
    */
   dryRun?: boolean,
+  /**
+   * `false`: the history alone goes back and every file stays as it is (the records of
+   * the turns cut away are dropped). Default true.
+   */
+  files?: boolean,
 };
 
 /**
@@ -1416,6 +1421,11 @@ export type RewindResult = {
    */
   filesRecorded: boolean,
   /**
+   * For each file of `restored` and `removed`, the lines putting it back adds and
+   * removes (a removed file's lines are all removed).
+   */
+  lineChanges?: Array<LineChange>,
+  /**
    * What happened, for people.
    */
   text: string,
@@ -1432,6 +1442,11 @@ export type KeptFile = {
    */
   detail: string,
 };
+
+/**
+ * How many lines a rewind adds to a file and removes from it.
+ */
+export type LineChange = { path: string, added: number, removed: number };
 
 /**
  * Why a rewind keeps a file.

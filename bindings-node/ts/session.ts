@@ -3,7 +3,6 @@
 // which the SemaCore 1 API on the core reaches through the active session.
 
 import { EventEmitter } from "node:events";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 
 import { codeOf, coded } from "./errors";
@@ -564,7 +563,10 @@ export class SemaSession {
     const files: ForkFileChange[] = [
       ...result.restored.map((path) => ({ path, effect: "modify" as const })),
       ...result.removed.map((path) => ({ path, effect: "delete" as const })),
-    ].map(({ path, effect }) => ({ filePath: this.#absolute(path), displayPath: path, effect, additions: 0, removals: 0 }));
+    ].map(({ path, effect }) => {
+      const lines = result.lineChanges?.find((change) => change.path === path);
+      return { filePath: this.#absolute(path), displayPath: path, effect, additions: lines?.added ?? 0, removals: lines?.removed ?? 0 };
+    });
     return { messageUuid, canRestoreFiles: result.filesRecorded, files };
   }
 
@@ -581,16 +583,9 @@ export class SemaSession {
           restoredFiles: [...result.restored, ...result.removed].map((path) => this.#absolute(path)),
         };
       }
-      const preview = await this.#engine.rewind(this.#root, point, { dryRun: true });
-      if (preview.messagesRemoved === 0) return { ok: false, error: `no input at ${messageUuid}` };
-      // The history alone: the engine's rewind puts files back, so the files the rewind
-      // would touch are read first and written again after it.
-      const keep = [...preview.restored, ...preview.removed]
-        .map((path) => this.#absolute(path))
-        .filter((path) => existsSync(path))
-        .map((path) => [path, readFileSync(path)] as const);
-      await this.#engine.rewind(this.#root, point);
-      for (const [path, data] of keep) writeFileSync(path, new Uint8Array(data));
+      // The history alone: every file stays as it is.
+      const result = await this.#engine.rewind(this.#root, point, { files: false });
+      if (result.messagesRemoved === 0) return { ok: false, error: `no input at ${messageUuid}` };
       return { ok: true, sessionId: this.sessionId, restoredFiles: [] };
     } catch (err) {
       return { ok: false, error: err instanceof Error ? err.message : String(err) };

@@ -100,7 +100,22 @@ impl Engine {
         point: usize,
         dry_run: bool,
     ) -> Result<coder_protocol::methods::RewindResult, EngineError> {
-        self.session.rewind(conversation, point, dry_run).await
+        self.session
+            .rewind(conversation, point, dry_run, true)
+            .await
+    }
+
+    /// [`Engine::rewind`] of the history alone: the conversation goes back to before
+    /// `point` and every file stays as it is.
+    pub async fn rewind_history(
+        &self,
+        conversation: ConversationId,
+        point: usize,
+        dry_run: bool,
+    ) -> Result<coder_protocol::methods::RewindResult, EngineError> {
+        self.session
+            .rewind(conversation, point, dry_run, false)
+            .await
     }
 
     /// Starts a new session from `point` of `conversation`: a new saved session (its own id

@@ -254,10 +254,17 @@ impl Backend {
 
     pub(crate) async fn rewind(&self, params: RewindParams) -> Result<RewindResult> {
         contained(CONVERSATION_REWIND, async {
-            self.engine()?
-                .rewind(params.conversation_id, params.point, params.dry_run)
-                .await
-                .map_err(engine_error)
+            let engine = self.engine()?;
+            let rewound = if params.files == Some(false) {
+                engine
+                    .rewind_history(params.conversation_id, params.point, params.dry_run)
+                    .await
+            } else {
+                engine
+                    .rewind(params.conversation_id, params.point, params.dry_run)
+                    .await
+            };
+            rewound.map_err(engine_error)
         })
         .await
     }

@@ -797,6 +797,11 @@ pub struct RewindParams {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(as = "Option<bool>", optional)]
     pub dry_run: bool,
+    /// `false`: the history alone goes back and every file stays as it is (the records of
+    /// the turns cut away are dropped). Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub files: Option<bool>,
 }
 
 /// `conversation/rewind` result: what was done (or, for a dry run, what would be).
@@ -817,8 +822,21 @@ pub struct RewindResult {
     /// Whether the session recorded file changes (false outside a git repository): when
     /// not, only the conversation went back.
     pub files_recorded: bool,
+    /// For each file of `restored` and `removed`, the lines putting it back adds and
+    /// removes (a removed file's lines are all removed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<LineChange>>", optional)]
+    pub line_changes: Vec<LineChange>,
     /// What happened, for people.
     pub text: String,
+}
+
+/// How many lines a rewind adds to a file and removes from it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, TS, JsonSchema)]
+pub struct LineChange {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
 }
 
 /// A file a rewind leaves as it is.

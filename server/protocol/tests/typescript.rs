@@ -23,8 +23,8 @@ use coder_protocol::methods::{
 };
 use coder_protocol::methods::{CompletePathsParams, CompletePathsResult, PathKind, PathMatch};
 use coder_protocol::methods::{
-    ForkParams, ForkResult, KeptFile, KeptReason, PointsResult, RewindParams, RewindPoint,
-    RewindResult,
+    ForkParams, ForkResult, KeptFile, KeptReason, LineChange, PointsResult, RewindParams,
+    RewindPoint, RewindResult,
 };
 use coder_protocol::methods::{SteerResult, WithdrawParams, WithdrawResult};
 use coder_protocol::options::{EngineOptions, McpServerOptions, ModelOptions};
@@ -185,6 +185,7 @@ fn sections(cfg: &Config) -> Vec<Section> {
                 RewindParams,
                 RewindResult,
                 KeptFile,
+                LineChange,
                 KeptReason,
                 ForkParams,
                 ForkResult,

@@ -53,18 +53,25 @@ impl Session {
 
     /// Takes `conversation` back to before `point` (see the module's doc); with `dry_run`,
     /// says what it would do and changes nothing. Refused while a task runs or waits.
+    /// With `files` false only the history goes back: every file stays as it is, and the
+    /// records of the turns cut away are dropped (a later rewind leaves their changes).
     pub async fn rewind(
         self: &Arc<Self>,
         conversation: ConversationId,
         point: usize,
         dry_run: bool,
+        files: bool,
     ) -> Result<RewindResult, EngineError> {
         let held = self.conversation(conversation)?;
         let (at, since) = self.point_in(conversation, point)?;
         self.refuse_while_busy("rewind")?;
         let checkpoints = self.services.checkpoints.clone();
         let files = tokio::task::spawn_blocking(move || {
-            checkpoints.rewind(conversation, point, &since, dry_run)
+            if files {
+                checkpoints.rewind(conversation, point, &since, dry_run)
+            } else {
+                checkpoints.forget_since(conversation, point, dry_run)
+            }
         })
         .await
         .map_err(|err| EngineError::internal(format!("the rewind stopped: {err}")))?;
@@ -199,6 +206,7 @@ fn rewound(
         kept,
         unrecorded,
         notes,
+        line_changes,
     } = files;
     let mut said = Vec::new();
     let (verb, restore, remove, keep) = if dry_run {
@@ -249,6 +257,7 @@ fn rewound(
         removed,
         kept,
         files_recorded: unrecorded.is_none(),
+        line_changes,
         text: said.join("; "),
     }
 }

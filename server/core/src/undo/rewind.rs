@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use coder_protocol::ConversationId;
-use coder_protocol::methods::{KeptFile, KeptReason};
+use coder_protocol::methods::{KeptFile, KeptReason, LineChange};
 use rustix::fs::FileType;
 
 use super::{Checkpoints, Content, Inner, MAX_RECORDED_FILE, Phase, Recorder, Turn, close, git};
@@ -41,6 +41,8 @@ pub(crate) struct FileRewind {
     pub unrecorded: Option<String>,
     /// What else the person should know, as sentences.
     pub notes: Vec<String>,
+    /// The lines putting each restored or removed file back adds and removes.
+    pub line_changes: Vec<LineChange>,
 }
 
 /// What the turns being undone did to one file.
@@ -114,6 +116,29 @@ impl Checkpoints {
         result
     }
 
+    /// Drops the records of the turns of `conversation` from `point` on (unless `dry_run`)
+    /// and leaves every file as it is: a rewind of the history alone.
+    pub fn forget_since(
+        &self,
+        conversation: ConversationId,
+        point: usize,
+        dry_run: bool,
+    ) -> FileRewind {
+        if !dry_run {
+            lock(&self.inner).stack.retain(|turn| {
+                !turn
+                    .owner
+                    .is_some_and(|owner| owner.conversation == conversation && owner.point >= point)
+            });
+        }
+        FileRewind {
+            notes: vec![
+                "the files were left as they are: only the conversation went back".to_owned(),
+            ],
+            ..FileRewind::default()
+        }
+    }
+
     /// Why nothing of the files is recorded in `phase`, when it is not.
     fn unrecorded(&self, phase: &Phase) -> Option<String> {
         let not_git = "the workspace is not a git repository, and file changes are recorded \
@@ -176,11 +201,15 @@ impl Recorder {
                 });
                 continue;
             }
+            let lines = self.line_change(&relative, &track.before, &track.end);
             let put = if dry_run {
                 Ok(!matches!(track.before, Content::Absent))
             } else {
                 self.put_back(&relative, &track.before)
             };
+            if put.is_ok() {
+                result.line_changes.extend(lines);
+            }
             match put {
                 Ok(true) => result.restored.push(relative),
                 Ok(false) => result.removed.push(relative),
@@ -284,6 +313,31 @@ impl Recorder {
     }
 
     /// Whether `relative` holds `content` now (read, not recorded).
+    /// The lines going from `end` (what the file holds now) back to `before` adds and
+    /// removes; `None` when either cannot be read or is not text.
+    fn line_change(&self, relative: &str, before: &Content, end: &Content) -> Option<LineChange> {
+        let text = |content: &Content| match self.bytes_of(content) {
+            Ok(None) => Some(String::new()),
+            Ok(Some((bytes, _))) => String::from_utf8(bytes).ok(),
+            Err(_) => None,
+        };
+        let (old, new) = (text(end)?, text(before)?);
+        let diff = similar::TextDiff::from_lines(&old, &new);
+        let (mut added, mut removed) = (0, 0);
+        for change in diff.iter_all_changes() {
+            match change.tag() {
+                similar::ChangeTag::Insert => added += 1,
+                similar::ChangeTag::Delete => removed += 1,
+                similar::ChangeTag::Equal => {}
+            }
+        }
+        Some(LineChange {
+            path: relative.to_owned(),
+            added,
+            removed,
+        })
+    }
+
     fn holds_now(&self, relative: &str, content: &Content) -> bool {
         let path = Path::new(relative);
         let now = match self.dir.file_type(path) {

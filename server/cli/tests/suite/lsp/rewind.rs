@@ -171,6 +171,15 @@ async fn a_rewind_restores_three_files_and_the_conversation_and_keeps_the_person
     assert_eq!(said["kept"][0]["path"], "shared.txt");
     assert_eq!(said["kept"][0]["reason"], "changed_since");
     assert_eq!(said["filesRecorded"], true);
+    // What putting each file back does to its lines, for a preview.
+    assert_eq!(
+        said["lineChanges"],
+        json!([
+            {"path": "created.txt", "added": 0, "removed": 1},
+            {"path": "deleted.txt", "added": 1, "removed": 0},
+            {"path": "edited.txt", "added": 1, "removed": 1},
+        ])
+    );
     // The preview changed nothing: the files and the points are as they were.
     assert_eq!(files(ws), before);
     assert_eq!(
@@ -472,5 +481,44 @@ async fn a_dry_run_names_the_folders_the_rewind_removes() {
     );
     assert_eq!(answers[1], answers[0]);
     assert!(!ws.join("new").exists());
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn a_rewind_of_the_history_alone_leaves_every_file_and_forgets_the_turns_cut_away() {
+    let server = MockModelServer::start(three_turns()).await.unwrap();
+    let workspace = repository();
+    let ws = workspace.path();
+    let (mut client, root) = Client::ready(ws, &server, "yolo").await;
+    let mut seen = Vec::new();
+    run_three_turns(&mut client, &root, &mut seen).await;
+    let after_turns = files(ws);
+    let done = client
+        .request(
+            "conversation/rewind",
+            json!({"conversationId": root, "point": 1, "files": false}),
+            &mut seen,
+        )
+        .await;
+    let said = &done["result"];
+    assert_eq!(said["restored"], json!([]), "{done}");
+    assert_eq!(said["removed"], json!([]));
+    assert!(said["messagesRemoved"].as_u64().unwrap() >= 6, "{done}");
+    assert_eq!(files(ws), after_turns, "no file changed");
+    // Going back to the start now undoes only the first turn: the turns cut away are
+    // forgotten, and what they did stays.
+    let preview = client
+        .request(
+            "conversation/rewind",
+            json!({"conversationId": root, "point": 0, "dryRun": true}),
+            &mut seen,
+        )
+        .await;
+    assert_eq!(
+        preview["result"]["removed"],
+        json!(["created.txt"]),
+        "{preview}"
+    );
+    assert_eq!(preview["result"]["restored"], json!([]));
     client.stop().await;
 }
