@@ -187,6 +187,22 @@ impl NativeEngine {
         Ok(u32::try_from(loaded).unwrap_or(u32::MAX))
     }
 
+    /// Deletes a saved session of the workspace; `false` when there was none.
+    #[napi]
+    pub fn delete_saved_session(&self, session_id: String) -> Result<bool> {
+        let session: SessionId = session_id
+            .parse()
+            .map_err(|_| invalid(format!("`{session_id}` is not a session id")))?;
+        self.engine.delete_saved_session(session).map_err(error)
+    }
+
+    /// Deletes every saved session of the workspace but the one running; returns how many.
+    #[napi]
+    pub fn delete_saved_sessions(&self) -> Result<u32> {
+        let deleted = self.engine.delete_saved_sessions().map_err(error)?;
+        Ok(u32::try_from(deleted).unwrap_or(u32::MAX))
+    }
+
     /// The conversation's points (a person's inputs), oldest first.
     #[napi(ts_return_type = "import('../ts/protocol').RewindPoint[]")]
     pub fn rewind_points(&self, conversation_id: String) -> Result<Value> {

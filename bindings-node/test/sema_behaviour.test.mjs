@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { SemaCore } from "coder-agent-engine";
@@ -271,4 +271,37 @@ test("MCP servers are added, restricted, reconnected, switched off and removed w
   assert.equal(await sema.removeMCPServer("two", "project"), false);
   await assert.rejects(sema.connectMCPServer("two"), { code: "not_found" });
   await assert.rejects(sema.addMCPServer({ name: "old", transport: "sse", url: "http://127.0.0.1:9/sse" }), { code: "invalid_params" });
+});
+
+test("deleteSessionHistory and deleteProjectHistory delete saved sessions, never the pool's; maxSessions bounds the pool", async (t) => {
+  const { url } = await startMock(t, [text("a"), text("b")]);
+  freshSemaRoot();
+  const dir = workspace();
+  const sema = new SemaCore({ workingDir: dir, logLevel: "none", maxSessions: 2 });
+  t.after(() => sema.dispose());
+  await sema.addModel(model(url), true);
+  const saved = [];
+  for (const input of ["first", "second"]) {
+    const { session } = await sema.createSession({});
+    const idle = next(session, "state:update", (d) => d.state === "idle");
+    session.processUserInput(input);
+    await idle;
+    saved.push(session.sessionId);
+  }
+  const third = await sema.createSession({});
+  assert.equal(third.ok, false);
+  assert.match(third.error, /maxSessions/);
+  const sessionsDir = join(dir, ".coder/sessions");
+  const onDisk = () => readdirSync(sessionsDir).filter((name) => name.endsWith(".json")).sort();
+  // Closed sessions are saved; the first one is deleted by id, the pool's is kept by the project-wide delete.
+  await sema.closeSessionAsync(saved[0]);
+  assert.ok(onDisk().includes(`${saved[0]}.json`), onDisk().join(","));
+  assert.equal(await sema.deleteSessionHistory(saved[0]), true);
+  assert.equal(await sema.deleteSessionHistory(saved[0]), false);
+  assert.ok(!onDisk().includes(`${saved[0]}.json`));
+  assert.equal(await sema.deleteProjectHistory(), 0, "the pool's own session is never deleted");
+  await sema.closeSessionAsync(saved[1]);
+  const before = onDisk();
+  assert.equal(await sema.deleteProjectHistory(), before.length);
+  assert.deepEqual(onDisk(), [], "nothing left, and the short-lived engine saved nothing itself");
 });

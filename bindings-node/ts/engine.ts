@@ -148,6 +148,17 @@ export class Engine {
     return this.#native.savedSessions();
   }
 
+  /** Deletes a saved session of the workspace (its snapshot and journal); `false` when
+   * there was none. Rejects with `busy` for the session running in this engine. */
+  deleteSavedSession(sessionId: string): boolean {
+    return this.#native.deleteSavedSession(sessionId);
+  }
+
+  /** Deletes every saved session of the workspace but this engine's; returns how many. */
+  deleteSavedSessions(): number {
+    return this.#native.deleteSavedSessions();
+  }
+
   /** Takes up a saved session (`.coder/sessions/<id>.json`); returns the messages loaded. */
   resume(sessionId: string): number {
     return this.#live().resume(sessionId);

@@ -7,7 +7,7 @@ import { codeOf, coded } from "./errors";
 import { EventEmitter } from "node:events";
 
 import { Engine, type McpServerOptions, type ModelOptions } from "./engine";
-import type { Mode, Preset } from "./protocol";
+import type { Mode, Preset, RuleInfo } from "./protocol";
 import {
   type AgentMode,
   type CreateSessionOptions,
@@ -80,6 +80,9 @@ export interface SemaCoreConfig {
   mcpServers?: Record<string, McpServerOptions>;
   /** Keep `.coder/sessions/<id>.json` (default true). */
   saveSessions?: boolean;
+  /** SemaCore 2: the most sessions the pool holds at once; `createSession` past it resolves
+   * `{ ok: false }` (close one first). Default: no limit. */
+  maxSessions?: number;
   /** The person trusts `workingDir`: its own `.coder/config.json` and `.mcp.json` apply whole.
    * Left out, the user-level config's `trustedFolders` decides (see `EngineOptions`). */
   trustWorkspace?: boolean;
@@ -133,8 +136,6 @@ const UNSUPPORTED = [
   "removeSkillConf",
   "enableSkill",
   "disableSkill",
-  "deleteProjectHistory",
-  "deleteSessionHistory",
 ] as const;
 
 export type UnsupportedMethod = (typeof UNSUPPORTED)[number];
@@ -375,6 +376,35 @@ export class CoderEngine {
     return this.#read((engine) => customCommands(engine.commands()));
   }
 
+  /** SemaCore 2's name of `getCustomCommands`. */
+  async getCommandsInfo(_concise?: boolean, _refresh?: boolean): Promise<CustomCommand[]> {
+    return this.getCustomCommands();
+  }
+
+  /** SemaCore 2: the rule files the model is given (`AGENTS.md`, `CLAUDE.md`, the
+   * user-level rules), each with its path, size and whether it was cut. */
+  async getRuleInfo(_refresh?: boolean): Promise<{ rules: RuleInfo[] }> {
+    return { rules: this.#read((engine) => engine.rules()) };
+  }
+
+  /** SemaCore 2: deletes a saved session of the workspace (`.coder/sessions/<id>.json` and
+   * its journal); a session of the pool with that id is closed first. Resolves whether
+   * there was one. */
+  async deleteSessionHistory(sessionId: string): Promise<boolean> {
+    if (this.#sessions.has(sessionId)) await this.closeSessionAsync(sessionId);
+    return this.#read((engine) => engine.deleteSavedSession(sessionId), true);
+  }
+
+  /** SemaCore 2: deletes every saved session of the workspace but those of the pool;
+   * resolves how many. */
+  async deleteProjectHistory(): Promise<number> {
+    const open = new Set(this.#sessions.keys());
+    return this.#read((engine) => {
+      const saved = engine.savedSessions().filter((session) => !open.has(session.sessionId));
+      return saved.filter((session) => engine.deleteSavedSession(session.sessionId)).length;
+    }, true);
+  }
+
   /** The engine watches the command folders and reads a changed file again by itself (or,
    * where the platform's watcher cannot start, at each listing): the next
    * `getCustomCommands` and input see the files as they are. */
@@ -491,6 +521,10 @@ export class CoderEngine {
       // As SemaCore: the session opens anyway (`session:ready` follows); input fails with a
       // `config_error` until `addModel` gives it a model.
       this.#bus.emit("config:no_models", { message: "no model configured", suggestion: "call addModel() before createSession()" });
+    }
+    const max = this.#config.maxSessions;
+    if (!legacy && max !== undefined && this.#sessions.size >= max) {
+      return { ok: false, error: `the pool holds ${this.#sessions.size} sessions, its maxSessions: close one first` };
     }
     if (options.permissionLevel !== undefined && !isPermissionLevel(options.permissionLevel)) {
       return { ok: false, error: "permissionLevel must be Ask, AutoEdit, AutoRun or Bypass" };
@@ -712,13 +746,14 @@ export class CoderEngine {
     for (const session of this.#sessions.values()) session.engine.setDisabledTools(disabled);
   }
 
-  /** `read` on a session's engine, or on a short-lived one without a model. */
-  #read<T>(read: (engine: Engine) => T): T {
+  /** `read` on a session's engine, or on a short-lived one without a model (which saves
+   * nothing: it runs no task; `sessions` lets it reach the saved sessions). */
+  #read<T>(read: (engine: Engine) => T, sessions = false): T {
     const session = this.#active ?? this.#sessions.values().next().value;
-    if (session) return read(session.engine);
+    if (session && (!sessions || this.#config.saveSessions !== false)) return read(session.engine);
     const engine = Engine.create({
       workingDir: this.#config.workingDir ?? process.cwd(),
-      saveSessions: false,
+      saveSessions: sessions,
       trustWorkspace: this.#config.trustWorkspace,
       modelLater: true,
     });

@@ -61,6 +61,17 @@ impl Engine {
         self.session.saved_sessions()
     }
 
+    /// Deletes a saved session of the workspace (its snapshot and journal); `false` when
+    /// there was none. The session running now is `busy`.
+    pub fn delete_saved_session(&self, session: SessionId) -> Result<bool, EngineError> {
+        self.session.delete_saved_session(session)
+    }
+
+    /// Deletes every saved session of the workspace but the one running; returns how many.
+    pub fn delete_saved_sessions(&self) -> Result<usize, EngineError> {
+        self.session.delete_saved_sessions()
+    }
+
     /// Takes up a saved session: its id, its conversations and their histories, modes,
     /// todos and token totals replace this session's; returns how many messages were
     /// loaded. A session that was used is left on disk as it is (its snapshot, and its

@@ -476,6 +476,54 @@ impl Session {
         Ok(())
     }
 
+    /// Deletes a saved session of the workspace: its snapshot and its journal (a link of
+    /// that name is removed, never followed). `false` when neither was there; the session
+    /// running now is `busy`.
+    pub fn delete_saved_session(&self, session: SessionId) -> Result<bool, EngineError> {
+        if session == self.session_id() {
+            return Err(EngineError::new(
+                ErrorKind::Busy,
+                "this session is the one running; delete it from another session",
+            ));
+        }
+        let Some(folder) = self.services.saver.folder() else {
+            return Ok(false);
+        };
+        let Some(dir) = folder
+            .readable()
+            .map_err(|err| EngineError::io(format!("the saved sessions cannot be read: {err}")))?
+        else {
+            return Ok(false);
+        };
+        let mut removed = false;
+        for name in [
+            crate::snapshot::file_name(session),
+            format!("{session}.jsonl"),
+        ] {
+            match dir.remove(&name) {
+                Ok(()) => removed = true,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => {
+                    return Err(EngineError::io(format!("{name} cannot be deleted: {err}")));
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Deletes every saved session of the workspace but the one running; returns how many.
+    pub fn delete_saved_sessions(&self) -> Result<usize, EngineError> {
+        let mut deleted = 0;
+        for saved in self.saved_sessions() {
+            if saved.session_id != self.session_id()
+                && self.delete_saved_session(saved.session_id)?
+            {
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+
     /// The sessions saved in the workspace, newest first.
     pub fn saved_sessions(&self) -> Vec<coder_protocol::methods::SessionInfo> {
         let mut sessions = self.services.saver.list();
