@@ -440,7 +440,7 @@ export class CoderEngine {
   async removeMCPServer(name: string, scope?: "project" | "user"): Promise<boolean | MCPServerInfo[]> {
     const known = this.#servers.delete(name);
     this.#mcpUseTools.delete(name);
-    if (known) await this.#applyServers([]);
+    if (known) await this.#applyServers([name]);
     return scope === undefined ? this.getMCPServerInfo() : known;
   }
 
@@ -478,7 +478,7 @@ export class CoderEngine {
   /** SemaCore 2: stops a server and keeps it, switched off. */
   async disableMCPServer(name: string): Promise<MCPServerInfo[]> {
     this.#knownServer(name).enabled = false;
-    await this.#applyServers([]);
+    await this.#applyServers([name]);
     return this.getMCPServerInfo();
   }
 
@@ -788,20 +788,18 @@ export class CoderEngine {
     return options;
   }
 
-  /** Gives every session the program's servers and resolves once each of `waitFor` that is
-   * switched on has connected or failed (at most its start-up time). */
-  async #applyServers(waitFor: string[]): Promise<void> {
-    const settled = this.#serverSettled(waitFor.filter((name) => this.#servers.get(name)?.enabled !== false));
+  /** Gives every session the program's servers and resolves once each of `changed` has
+   * settled on the active session (connected, failed, switched off or stopped). */
+  async #applyServers(changed: string[]): Promise<void> {
+    const settled = this.#serverSettled(changed);
     const options = this.#serverOptions();
-    for (const session of this.#sessions.values()) {
-      session.engine.setMcpServers(options);
-      this.#applyUseTools(session);
-    }
+    for (const session of this.#sessions.values()) session.engine.setMcpServers(options);
     await settled;
+    for (const session of this.#sessions.values()) this.#applyUseTools(session);
   }
 
-  /** Resolves when each named server has reported `ready` or `failed` on the active
-   * session (at once without one; after 60 s at the latest). */
+  /** Resolves when each named server has reported a state other than `starting` on the
+   * active session (at once without one; after 60 s at the latest). */
   #serverSettled(names: string[]): Promise<void> {
     const session = this.#active;
     if (!session || names.length === 0) return Promise.resolve();
@@ -813,7 +811,7 @@ export class CoderEngine {
         resolve();
       };
       const listener = (data: { name: string; status: string }) => {
-        if (data.status === "ready" || data.status === "failed") waiting.delete(data.name);
+        if (data.status !== "starting") waiting.delete(data.name);
         if (waiting.size === 0) done();
       };
       const timer = setTimeout(done, 60_000);
@@ -824,7 +822,7 @@ export class CoderEngine {
   /** The servers' tools the model of `session` may use: every tool of each server, but
    * only the named ones of a restricted server (the main conversation's MCP allowlist). */
   #applyUseTools(session: SemaSession): void {
-    const servers = session.engine.mcpServers();
+    const servers = session.engine.mcpServers().filter((server) => server.state === "ready");
     const allowlist =
       this.#mcpUseTools.size === 0
         ? null
@@ -832,7 +830,12 @@ export class CoderEngine {
             const allowed = this.#mcpUseTools.get(server.name);
             return server.tools.filter((tool) => !allowed || allowed.includes(tool)).map((tool) => `${server.name}__${tool}`);
           });
-    session.engine.setContext(session.rootConversation, { mcpAllowlist: allowlist, refreshMcpView: true });
+    try {
+      session.engine.setContext(session.rootConversation, { mcpAllowlist: allowlist, refreshMcpView: true });
+    } catch (err) {
+      // A server that stopped between the listing and now: its next status applies again.
+      this.#log("warn", `the MCP tools could not be limited: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   #serverInfos(): MCPServerInfo[] {
