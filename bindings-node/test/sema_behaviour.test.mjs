@@ -305,3 +305,18 @@ test("deleteSessionHistory and deleteProjectHistory delete saved sessions, never
   assert.equal(await sema.deleteProjectHistory(), before.length);
   assert.deepEqual(onDisk(), [], "nothing left, and the short-lived engine saved nothing itself");
 });
+
+test("arguments of the wrong type are invalid_params errors, never napi's own", async (t) => {
+  const { url } = await startMock(t, []);
+  const { sema } = await core(t, url);
+  const errors = [];
+  sema.on("session:error", (e) => errors.push(e));
+  sema.processUserInput(42);
+  assert.deepEqual(errors.map((e) => [e.type, e.error.code]), [["fatal_error", "invalid_params"]]);
+  assert.match(errors[0].error.message, /must be a string, not number/);
+  assert.throws(() => sema.updateAgentMode("Nope"), { code: "invalid_params" });
+  assert.throws(() => sema.respondToToolPermission({ toolName: 1, selected: "agree" }), { code: "invalid_params" });
+  assert.throws(() => sema.updateUseTools("Bash"), { code: "invalid_params" });
+  assert.throws(() => sema.updateCoreConfig(null), { code: "invalid_params" });
+  await assert.rejects(sema.addOrUpdateMCPServer({ name: "x", transport: "stdio" }), { code: "invalid_params" });
+});

@@ -340,6 +340,10 @@ export class SemaSession {
       this.#sessionError("fatal_error", coded("invalid_params", "the session was closed"));
       return;
     }
+    if (typeof input !== "string") {
+      this.#sessionError("fatal_error", coded("invalid_params", `processUserInput: the input must be a string, not ${input === null ? "null" : typeof input}`));
+      return;
+    }
     try {
       const images = (attachments ?? []).map(imageItem);
       const items: InputItem[] = [{ type: "text", text: input }, ...images];
@@ -516,6 +520,9 @@ export class SemaSession {
 
   /** Switches the main conversation into or out of plan mode. */
   updateAgentMode(mode: AgentMode): void {
+    if (mode !== "Agent" && mode !== "Plan") {
+      throw coded("invalid_params", `updateAgentMode: the mode must be "Agent" or "Plan", not ${JSON.stringify(mode)}`, TypeError);
+    }
     if (this.#disposed) return;
     // `setMode` throws when the engine refuses the mode; once it returns, the mode is set.
     this.#engine.setMode(this.#root, mode === "Plan" ? "plan" : this.#levelMode(this.#level));
