@@ -320,3 +320,17 @@ test("arguments of the wrong type are invalid_params errors, never napi's own", 
   assert.throws(() => sema.updateCoreConfig(null), { code: "invalid_params" });
   await assert.rejects(sema.addOrUpdateMCPServer({ name: "x", transport: "stdio" }), { code: "invalid_params" });
 });
+
+test("session:ready reaches a listener attached right after createSession(), and a session's listener attached any time", async (t) => {
+  const { url } = await startMock(t, []);
+  const { sema } = await core(t, url);
+  const heard = [];
+  // Attached after the call, in the same tick, as SemaCore's own programs do.
+  const created = sema.createSession();
+  sema.once("session:ready", (d) => heard.push(d.sessionId));
+  const { session } = await created;
+  assert.deepEqual(heard, [session.sessionId]);
+  // A session replays its session:ready to a listener attached later.
+  const late = await new Promise((resolve) => session.once("session:ready", resolve));
+  assert.equal(late.sessionId, session.sessionId);
+});

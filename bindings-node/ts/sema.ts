@@ -599,7 +599,10 @@ export class CoderEngine {
       const message = resumeError instanceof Error ? resumeError.message : String(resumeError);
       forward("session:error", { type: "fatal_error", error: { code: codeOf(resumeError) ?? "internal", message } });
     }
-    session.ready();
+    // As SemaCore's: `session:ready` comes after the caller's own code of this tick, so a
+    // listener attached right after `createSession()` (without awaiting it) hears it too.
+    await null;
+    if (!session.disposed) session.ready();
     return { ok: true, session };
   }
 
