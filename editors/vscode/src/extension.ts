@@ -1,17 +1,24 @@
 // The VS Code side: starts `coder lsp` through VS Code's LanguageClient (which also syncs
 // open documents, so the agent reads unsaved text, and applies its edits through
-// `workspace/applyEdit`, so they land in the undo history), streams replies into an output
-// channel and asks tool permissions with a quick pick.
+// `workspace/applyEdit`, so they land in the undo history), and shows the conversation in
+// a chat view (a webview in the side bar, or in an editor tab on request). The view's
+// traffic goes through `ChatRelay`, which carries it to `coder lsp` unchanged.
+
+import { randomBytes } from "node:crypto";
 
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 
-import { type Cancellation, CoderSession, type PermissionDecision, type PermissionParams } from "./session";
+import type { HostMessage, ViewMessage } from "./messages";
+import { chatPage } from "./page";
+import { ChatRelay } from "./relay";
+import { CoderSession } from "./session";
+
+const VIEW_ID = "coder.chat";
 
 let client: LanguageClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const output = vscode.window.createOutputChannel("coder");
   const command = vscode.workspace.getConfiguration("coder").get<string>("path") ?? "coder";
   const serverOptions: ServerOptions = { command, args: ["lsp", "--stdio"] };
   const clientOptions: LanguageClientOptions = {
@@ -20,91 +27,89 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = new LanguageClient("coder", "coder", serverOptions, clientOptions);
   const session = new CoderSession(client);
   await client.start();
+  const capabilities = client.initializeResult?.capabilities.experimental as
+    | { coder?: { sessionId?: string } }
+    | undefined;
+  const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
 
-  // The conversation the commands talk to; created on first use (one create, however many
-  // commands race for it).
-  let conversation: string | undefined;
-  let creating: Promise<string> | undefined;
-  const start = () =>
-    session.create().then(
-      (id) => (conversation = id),
-      (err: unknown) => {
-        creating = undefined; // the next command tries again
-        throw err;
+  let chatVisible = false;
+  const relay = new ChatRelay(
+    session,
+    { sessionId: capabilities?.coder?.sessionId ?? "", workspace },
+    {
+      copy: (text) => vscode.env.clipboard.writeText(text),
+      open: async (path, line) => {
+        const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+        const at = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+        await vscode.window.showTextDocument(document, { selection: new vscode.Range(at, at), preview: true });
       },
-    );
-  const current = () => (creating ??= start());
+      // A request nobody sees would wait forever: bring the view forward.
+      attention: () => {
+        if (!chatVisible) void vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+      },
+    },
+  );
 
-  session.onEvent((event) => {
-    if (event.conversationId !== conversation) return;
-    if (event.type === "agent_message_delta") output.append(event.delta);
-    else if (event.type === "tool_call_completed") output.appendLine(`\n• ${event.toolName} ${event.summary}`);
-    else if (event.type === "tool_call_failed") output.appendLine(`\n✗ ${event.toolName} ${event.summary}`);
-    else if (event.type === "error") output.appendLine(`\nerror: ${event.message}`);
-    else if (event.type === "task_complete") output.appendLine("\n");
-    else if (event.type === "turn_aborted") output.appendLine(`\n(${event.reason})`);
-  });
-  session.onPermission(askPermission);
+  /** Fills a webview with the chat page and connects it to the relay. */
+  const connect = (webview: vscode.Webview, disposed: (listener: () => void) => vscode.Disposable): void => {
+    const dist = vscode.Uri.joinPath(context.extensionUri, "dist");
+    webview.options = { enableScripts: true, localResourceRoots: [dist] };
+    webview.html = chatPage({
+      script: webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js")).toString(),
+      style: webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.css")).toString(),
+      cspSource: webview.cspSource,
+      nonce: randomBytes(16).toString("base64"),
+    });
+    const port = relay.attach({ post: (message: HostMessage) => webview.postMessage(message) });
+    const listening = webview.onDidReceiveMessage((message: ViewMessage) => void port.receive(message));
+    disposed(() => {
+      port.detach();
+      listening.dispose();
+    });
+  };
+
+  const prefill = (text: string) => relay.broadcast({ type: "prefill", text });
 
   context.subscriptions.push(
-    output,
+    vscode.window.registerWebviewViewProvider(
+      VIEW_ID,
+      {
+        resolveWebviewView(view) {
+          chatVisible = view.visible;
+          view.onDidChangeVisibility(() => (chatVisible = view.visible));
+          connect(view.webview, (listener) => view.onDidDispose(listener));
+        },
+      },
+      { webviewOptions: { retainContextWhenHidden: true } },
+    ),
+    vscode.commands.registerCommand("coder.openChatInEditor", () => {
+      const panel = vscode.window.createWebviewPanel("coder.chatTab", "coder", vscode.ViewColumn.Beside, {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+      });
+      connect(panel.webview, (listener) => panel.onDidDispose(listener));
+    }),
     vscode.commands.registerCommand("coder.ask", async () => {
       const text = await vscode.window.showInputBox({ prompt: "Ask coder" });
       if (!text) return;
-      output.show(true);
-      output.appendLine(`> ${text}`);
-      const started = await session.send(await current(), text);
-      // A built-in command (`/help`) answers at once, with no task to follow.
-      if (started.text) output.appendLine(started.text);
-    }),
-    vscode.commands.registerCommand("coder.newConversation", async () => {
-      creating = start();
-      await creating;
-      output.appendLine("— new conversation —");
+      await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+      await session.send(await relay.root(), text);
     }),
     vscode.commands.registerCommand("coder.interrupt", async () => {
-      if (conversation) await session.interrupt(conversation);
+      await session.request("session/interrupt", {});
     }),
-    vscode.commands.registerCommand("coder.showHistory", async () => {
-      const entries = await session.history(await current());
-      output.show(true);
-      for (const entry of entries) output.appendLine(`${entry.role}: ${entry.text ?? ""}`);
+    vscode.commands.registerCommand("coder.attachSelection", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.selection.isEmpty) return;
+      const path = vscode.workspace.asRelativePath(editor.document.uri);
+      const { start, end } = editor.selection;
+      const text = editor.document.getText(editor.selection);
+      await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+      prefill(`@${path} (lines ${start.line + 1}-${end.line + 1}):\n\`\`\`${editor.document.languageId}\n${text}\n\`\`\`\n`);
     }),
   );
 }
 
 export async function deactivate(): Promise<void> {
   await client?.stop();
-}
-
-/**
- * A modal quick pick over the request's own options, in the engine's order and words; an
- * option that takes a message asks for one (optional). A plan is opened beside the editor
- * first. Dismissing the pick denies; a request the engine withdrew closes it.
- */
-async function askPermission(request: PermissionParams, cancelled: Cancellation): Promise<PermissionDecision> {
-  const withdrawn = new vscode.CancellationTokenSource();
-  cancelled.onCancellationRequested(() => withdrawn.cancel());
-  if (request.plan) {
-    const document = await vscode.workspace.openTextDocument({ language: "markdown", content: request.plan });
-    await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
-  }
-  const choices = request.options.map((option) => ({
-    label: option.label,
-    detail: option.covers ? `Covers ${option.covers}` : undefined,
-    option,
-  }));
-  const picked = await vscode.window.showQuickPick(choices, {
-    title: `coder asks: ${request.summary}`,
-    placeHolder: request.command ?? request.summary,
-    ignoreFocusOut: true,
-  }, withdrawn.token);
-  withdrawn.dispose();
-  if (!picked) return { decision: "deny", message: "the user dismissed the request" };
-  const message = picked.option.takesMessage
-    ? await vscode.window.showInputBox({ prompt: "A word for the model (optional)", ignoreFocusOut: true })
-    : undefined;
-  return message
-    ? { decision: "option", optionId: picked.option.optionId, message }
-    : { decision: "option", optionId: picked.option.optionId };
 }

@@ -79,7 +79,7 @@ export class CoderSession {
   }
 
   /** A request of the protocol's method table, its params and result typed by it. */
-  #request<M extends keyof ClientRequests>(
+  request<M extends keyof ClientRequests>(
     method: M,
     params: ClientRequests[M]["params"],
   ): Promise<ClientRequests[M]["result"]> {
@@ -98,7 +98,7 @@ export class CoderSession {
   }
 
   async create(params: CreateParams = {}): Promise<ConversationId> {
-    const result = await this.#request(CONVERSATION_CREATE, params);
+    const result = await this.request(CONVERSATION_CREATE, params);
     return result.conversationId;
   }
 
@@ -107,7 +107,7 @@ export class CoderSession {
    * answer in `text` and no task. */
   async send(conversationId: ConversationId, input: string | InputItem[]): Promise<SendResult> {
     const params = typeof input === "string" ? { conversationId, text: input } : { conversationId, items: input };
-    return await this.#request(CONVERSATION_SEND, params);
+    return await this.request(CONVERSATION_SEND, params);
   }
 
   /** Sends `input` and resolves with the last message of its work when it completes;
@@ -150,19 +150,19 @@ export class CoderSession {
   }
 
   async list(): Promise<ConversationSummary[]> {
-    return (await this.#request(CONVERSATION_LIST, {})).conversations;
+    return (await this.request(CONVERSATION_LIST, {})).conversations;
   }
 
   async history(conversationId: ConversationId, limit?: number): Promise<HistoryEntry[]> {
-    const result = await this.#request(CONVERSATION_HISTORY, { conversationId, limit });
+    const result = await this.request(CONVERSATION_HISTORY, { conversationId, limit });
     return result.entries;
   }
 
   async destroy(conversationId: ConversationId): Promise<DestroyResult> {
-    return this.#request(CONVERSATION_DESTROY, { conversationId });
+    return this.request(CONVERSATION_DESTROY, { conversationId });
   }
 
   async interrupt(conversationId: ConversationId): Promise<void> {
-    await this.#request(CONVERSATION_INTERRUPT, { conversationId });
+    await this.request(CONVERSATION_INTERRUPT, { conversationId });
   }
 }

@@ -1,0 +1,782 @@
+// The chat view's front end. It reaches coder only through the extension host
+// (`acquireVsCodeApi().postMessage`), calling `coder lsp`'s methods by name, and renders the
+// engine's events as they come: the answer as Markdown (marked, then DOMPurify: what the
+// model writes is never trusted as HTML) with highlighted code and copy buttons, thinking
+// folded, each tool call as a card with its live output and diff, permission requests with
+// the options the engine sent (never options of its own), other conversations as nested
+// threads. The engine holds the state: on load the view asks for every event it still keeps
+// (`session/subscribe`) and is whole again.
+
+import DOMPurify from "dompurify";
+import hljs from "highlight.js/lib/common";
+import { Marked, type Tokens } from "marked";
+
+import type {
+  ChatMessage,
+  ConversationId,
+  EngineState,
+  Event,
+  Mode,
+  PermissionOption,
+  SessionSnapshot,
+  TaskId,
+  ToolKind,
+  ToolLocation,
+} from "../../../../bindings-node/ts/protocol";
+import type { HostMessage, Method, ParamsOf, ResultOf, ViewMessage } from "../messages";
+
+declare function acquireVsCodeApi(): { postMessage(message: ViewMessage): void };
+
+const vscode = acquireVsCodeApi();
+const post = (message: ViewMessage) => vscode.postMessage(message);
+
+function byId<T extends HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`the page has no #${id}`);
+  return found as T;
+}
+
+const log = byId<HTMLElement>("log");
+const input = byId<HTMLTextAreaElement>("input");
+const sendButton = byId<HTMLButtonElement>("send");
+const stopButton = byId<HTMLButtonElement>("stop");
+const busySend = byId<HTMLSelectElement>("busy-send");
+const statusLine = byId<HTMLElement>("status");
+const modePicker = byId<HTMLSelectElement>("mode");
+const gauge = byId<HTMLElement>("gauge");
+
+// ---------------------------------------------------------------------------------------
+// Requests to coder lsp, through the host.
+
+let nextRequest = 1;
+const waiting = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
+
+/** Calls one of `coder lsp`'s methods; resolves with its typed result. */
+function call<M extends Method>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+  const id = nextRequest++;
+  return new Promise<ResultOf<M>>((resolve, reject) => {
+    waiting.set(id, { resolve: (result) => resolve(result as ResultOf<M>), reject });
+    post({ type: "request", id, method, params } as ViewMessage);
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Markdown.
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+
+const markdown = new Marked({ gfm: true });
+markdown.use({
+  renderer: {
+    // Code blocks: highlighted when their language is known (never guessed: that costs a
+    // pass per language), with a copy button the log's click handler serves.
+    code(token: Tokens.Code): string {
+      const language = (token.lang ?? "").trim().split(/\s+/)[0] ?? "";
+      const known = language !== "" && hljs.getLanguage(language) !== undefined;
+      const body = known
+        ? hljs.highlight(token.text, { language, ignoreIllegals: true }).value
+        : escapeHtml(token.text);
+      const label = known ? escapeHtml(language) : "";
+      return (
+        `<div class="code"><div class="code-bar"><span class="language">${label}</span>` +
+        `<button type="button" class="copy" aria-label="Copy code">Copy</button></div>` +
+        `<pre><code class="hljs${known ? ` language-${label}` : ""}">${body}</code></pre></div>`
+      );
+    },
+  },
+});
+
+function renderMarkdown(text: string): string {
+  const html = markdown.parse(text, { async: false });
+  return DOMPurify.sanitize(html);
+}
+
+/** An answer being written. Finished blocks (up to a blank line outside a code fence) are
+ * rendered once each; only the block being written is rendered again, at most once a
+ * frame, so a long answer costs what its last block costs. */
+class Reply {
+  readonly node: HTMLElement;
+  #text = "";
+  #frozen = 0;
+  #scanned = 0;
+  #inFence = false;
+  #safe = 0;
+  #tail: HTMLElement;
+  #queued = false;
+  #done = false;
+
+  constructor(parent: HTMLElement) {
+    this.node = element("div", "message assistant");
+    this.#tail = element("div", "block");
+    this.node.append(this.#tail);
+    parent.append(this.node);
+  }
+
+  get text(): string {
+    return this.#text;
+  }
+
+  add(delta: string): void {
+    this.#text += delta;
+    if (this.#queued) return;
+    this.#queued = true;
+    requestAnimationFrame(() => {
+      this.#queued = false;
+      this.#render();
+    });
+  }
+
+  #render(): void {
+    if (this.#done) return;
+    this.#scan();
+    if (this.#safe > this.#frozen) {
+      const block = element("div", "block");
+      block.innerHTML = renderMarkdown(this.#text.slice(this.#frozen, this.#safe));
+      this.node.insertBefore(block, this.#tail);
+      this.#frozen = this.#safe;
+    }
+    this.#tail.innerHTML = renderMarkdown(this.#text.slice(this.#frozen));
+    follow();
+  }
+
+  /** Finds the last blank line outside a code fence among the whole lines not seen yet. */
+  #scan(): void {
+    for (;;) {
+      const end = this.#text.indexOf("\n", this.#scanned);
+      if (end < 0) return;
+      const line = this.#text.slice(this.#scanned, end);
+      if (/^ {0,3}(```|~~~)/.test(line)) this.#inFence = !this.#inFence;
+      else if (!this.#inFence && line.trim() === "" && !/^\s*([-*+]|\d+[.)])\s/.test(this.#nextLineStart(end + 1))) {
+        this.#safe = end + 1;
+      }
+      this.#scanned = end + 1;
+    }
+  }
+
+  /** The start of the line after a blank one: a list item continuing a list is not cut
+   * away from it (a loose list renders as one list). */
+  #nextLineStart(from: number): string {
+    return this.#text.slice(from, from + 8);
+  }
+
+  /** The answer is whole: rendered once more in one piece. */
+  finish(text?: string): void {
+    this.#done = true;
+    if (text !== undefined && text !== "") this.#text = text;
+    this.node.replaceChildren();
+    const block = element("div", "block");
+    block.innerHTML = renderMarkdown(this.#text);
+    this.node.append(block);
+    this.#tail = block;
+    this.#frozen = this.#text.length;
+    this.#scanned = this.#frozen;
+    this.#safe = this.#frozen;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The log.
+
+function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** Keeps the newest line in sight unless the person scrolled up to read. */
+let pinned = true;
+log.addEventListener("scroll", () => {
+  pinned = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+});
+function follow(): void {
+  if (pinned) log.scrollTop = log.scrollHeight;
+}
+
+/** A conversation's place in the log: the log itself for the root, a nested thread for
+ * one created by `conv_create`. */
+interface Thread {
+  id: ConversationId;
+  body: HTMLElement;
+  summary?: HTMLElement;
+  reply?: Reply;
+  thinking?: { node: HTMLDetailsElement; body: HTMLElement; started: number; last: number };
+}
+
+let root: ConversationId = "";
+const threads = new Map<ConversationId, Thread>();
+const toolCards = new Map<string, ToolCard>();
+const permissionCards = new Map<string, PermissionCard>();
+/** User messages by the id of their input (the task, or a steer's input id). */
+const inputs = new Map<TaskId, HTMLElement>();
+/** Receipts that arrived before the message they belong to. */
+const earlyReceipts = new Map<TaskId, string>();
+let lastSeq = -1;
+/** Set while replaying what the engine kept: times measured now mean nothing. */
+let replaying = false;
+
+function thread(id: ConversationId): Thread {
+  const known = threads.get(id);
+  if (known) return known;
+  if (id === root || root === "") {
+    const made = { id, body: log };
+    threads.set(id, made);
+    return made;
+  }
+  // Another conversation: a thread of its own, folded open, where it first shows.
+  const box = element("details", "thread");
+  box.open = true;
+  const summary = element("summary", "", "Conversation");
+  summary.setAttribute("aria-label", `Nested conversation ${id.slice(0, 8)}`);
+  const body = element("div", "thread-body");
+  box.append(summary, body);
+  log.append(box);
+  const made = { id, body, summary };
+  threads.set(id, made);
+  return made;
+}
+
+function note(where: HTMLElement, text: string, className = "note"): HTMLElement {
+  const node = element("div", className, text);
+  where.append(node);
+  follow();
+  return node;
+}
+
+function userMessage(where: HTMLElement, id: TaskId | undefined, text: string, nested: boolean): HTMLElement {
+  const node = element("div", nested ? "message handed" : "message user");
+  node.append(element("div", "text", text));
+  const receipt = element("span", "receipt");
+  node.append(receipt);
+  where.append(node);
+  if (id) {
+    inputs.set(id, node);
+    const early = earlyReceipts.get(id);
+    if (early) setReceipt(node, early);
+  }
+  follow();
+  return node;
+}
+
+/** Shows what became of a message sent while coder worked (`queued`, `steered`, `dropped`);
+ * a message whose task starts needs no word. */
+function setReceipt(node: HTMLElement, receipt: string): void {
+  const badge = node.querySelector<HTMLElement>(".receipt");
+  if (!badge) return;
+  if (receipt === "started") receipt = "";
+  badge.textContent = receipt;
+  badge.dataset.receipt = receipt;
+}
+
+function endThinking(t: Thread): void {
+  if (!t.thinking) return;
+  const seconds = Math.max(1, Math.round((t.thinking.last - t.thinking.started) / 1000));
+  const summary = t.thinking.node.querySelector("summary");
+  if (summary) summary.textContent = replaying ? "Thought" : `Thought for ${seconds}s`;
+  t.thinking = undefined;
+}
+
+// ---------------------------------------------------------------------------------------
+// Tool calls.
+
+const KIND_ICONS: Record<ToolKind, string> = {
+  read: "📄",
+  edit: "✏️",
+  delete: "🗑️",
+  move: "↔️",
+  search: "🔍",
+  execute: "▶️",
+  think: "💭",
+  fetch: "🌐",
+  switch_mode: "🔀",
+  other: "⚙️",
+};
+
+function locationLinks(locations: ToolLocation[]): HTMLElement | undefined {
+  if (locations.length === 0) return undefined;
+  const list = element("div", "locations");
+  for (const location of locations) {
+    const link = element("button", "location", location.line ? `${location.path}:${location.line}` : location.path);
+    link.type = "button";
+    link.title = "Open in the editor";
+    link.addEventListener("click", () => post({ type: "open", path: location.path, line: location.line }));
+    list.append(link);
+  }
+  return list;
+}
+
+/** A unified diff, its added and removed lines marked. */
+function diffView(diff: string): HTMLElement {
+  const pre = element("pre", "diff");
+  pre.setAttribute("aria-label", "Changes");
+  for (const line of diff.split("\n")) {
+    const className = line.startsWith("+++") || line.startsWith("---")
+      ? "file"
+      : line.startsWith("@@")
+        ? "hunk"
+        : line.startsWith("+")
+          ? "added"
+          : line.startsWith("-")
+            ? "removed"
+            : "";
+    pre.append(element("span", className, line));
+  }
+  return pre;
+}
+
+interface ToolCard {
+  card: HTMLElement;
+  state: HTMLElement;
+  output: HTMLPreElement;
+}
+
+function toolStarted(t: Thread, event: Extract<Event, { type: "tool_call_started" }>): void {
+  const card = element("section", "card tool");
+  card.dataset.kind = event.kind;
+  card.setAttribute("aria-label", event.title);
+  const head = element("div", "head");
+  head.append(
+    element("span", "icon", KIND_ICONS[event.kind] ?? KIND_ICONS.other),
+    element("span", "title", event.title),
+  );
+  const state = element("span", "state", "running");
+  head.append(state);
+  card.append(head);
+  const links = locationLinks(event.locations);
+  if (links) card.append(links);
+  const output = element("pre", "output");
+  output.hidden = true;
+  output.setAttribute("aria-label", "Output");
+  card.append(output);
+  t.body.append(card);
+  toolCards.set(event.callId, { card, state, output });
+  // The call runs: whatever asked about it was answered.
+  for (const [id, request] of permissionCards) if (request.callId === event.callId) request.settle("answered");
+  follow();
+}
+
+function toolEnded(event: Extract<Event, { type: "tool_call_completed" | "tool_call_failed" }>): void {
+  const tool = toolCards.get(event.callId);
+  for (const request of permissionCards.values()) if (request.callId === event.callId) request.settle("answered");
+  if (!tool) return;
+  const failed = event.type === "tool_call_failed";
+  tool.state.textContent = `${failed ? "failed" : "done"} · ${formatDuration(event.durationMs)}`;
+  tool.card.classList.add(failed ? "failed" : "done");
+  tool.card.append(element("div", "summary", event.summary));
+  if (event.type === "tool_call_completed" && event.diff) tool.card.append(diffView(event.diff));
+  follow();
+}
+
+function formatDuration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Permission requests.
+
+interface PermissionCard {
+  callId: string;
+  taskId: TaskId | null;
+  settle(text: string): void;
+}
+
+function permissionRequested(t: Thread, event: Extract<Event, { type: "permission_requested" }>): void {
+  const card = element("section", "card permission");
+  card.setAttribute("aria-label", `Permission: ${event.title}`);
+  const head = element("div", "head");
+  head.append(element("span", "icon", KIND_ICONS[event.kind] ?? KIND_ICONS.other), element("span", "title", event.title));
+  card.append(head, element("div", "reason", event.reason));
+  const links = locationLinks(event.locations);
+  if (links) card.append(links);
+  if (event.question) card.append(element("div", "question", event.question.question));
+  if (event.command) card.append(element("pre", "command", event.command));
+  if (event.diff) card.append(diffView(event.diff));
+  if (event.plan) {
+    const plan = element("div", "plan");
+    plan.innerHTML = renderMarkdown(event.plan);
+    card.append(plan);
+  }
+  const options = element("div", "options");
+  options.setAttribute("role", "group");
+  options.setAttribute("aria-label", "Your answer");
+  const why = element("textarea", "why");
+  why.rows = 2;
+  why.placeholder = "Tell the model why not, or what to do instead (optional)";
+  why.setAttribute("aria-label", "A message to the model with your answer (optional)");
+  const choose = (option: PermissionOption) => {
+    const message = option.takesMessage ? why.value.trim() : "";
+    post({
+      type: "answer",
+      requestId: event.requestId,
+      decision: message ? { decision: "option", optionId: option.optionId, message } : { decision: "option", optionId: option.optionId },
+    });
+    settle(`You chose: ${option.label}${message ? ` — “${message}”` : ""}`);
+  };
+  for (const option of event.options) {
+    const choice = element("div", `option ${option.kind}`);
+    const button = element("button", "", option.label);
+    button.type = "button";
+    button.dataset.optionId = option.optionId;
+    button.setAttribute("aria-keyshortcuts", option.key);
+    button.addEventListener("click", () => choose(option));
+    choice.append(button);
+    if (option.covers) {
+      const covers = element("div", "covers", `Always covers: ${option.covers}`);
+      covers.id = `covers-${event.requestId}-${option.optionId}`;
+      button.setAttribute("aria-describedby", covers.id);
+      choice.append(covers);
+    }
+    options.append(choice);
+  }
+  card.append(options);
+  if (event.options.some((option) => option.takesMessage)) card.append(why);
+  // The options' own keys choose them while the card has focus (not while typing).
+  card.addEventListener("keydown", (key) => {
+    if (key.target === why || key.ctrlKey || key.metaKey || key.altKey) return;
+    const option = event.options.find((o) => o.key === key.key);
+    if (option) {
+      key.preventDefault();
+      choose(option);
+    }
+  });
+  t.body.append(card);
+  const settle = (text: string) => {
+    if (!permissionCards.delete(event.requestId)) return;
+    card.classList.add("settled");
+    options.remove();
+    why.remove();
+    card.append(element("div", "answer", text));
+    updateStatus();
+  };
+  permissionCards.set(event.requestId, { callId: event.callId, taskId: event.taskId, settle });
+  updateStatus();
+  follow();
+  if (!replaying) options.querySelector("button")?.focus({ preventScroll: true });
+}
+
+// ---------------------------------------------------------------------------------------
+// State: busy, tokens, context, mode.
+
+let state: EngineState = "idle";
+let busySince = 0;
+let tokens = 0;
+
+function setState(next: EngineState): void {
+  if (next !== "idle" && state === "idle") busySince = Date.now();
+  state = next;
+  if (next === "idle") busySince = 0;
+  stopButton.hidden = next === "idle";
+  document.body.dataset.state = next;
+  updateStatus();
+}
+
+function updateStatus(): void {
+  const asking = permissionCards.size;
+  if (state === "idle") {
+    statusLine.textContent = "";
+    return;
+  }
+  const seconds = busySince ? Math.round((Date.now() - busySince) / 1000) : 0;
+  const parts = [asking > 0 ? `waiting for you (${asking})` : "working", `${seconds}s`];
+  if (tokens > 0) parts.push(`${tokens.toLocaleString("en")} tokens`);
+  parts.push("Esc to stop");
+  statusLine.textContent = parts.join(" · ");
+}
+setInterval(() => {
+  if (state !== "idle") updateStatus();
+}, 1000);
+
+function setGauge(used: number, window: number | null): void {
+  if (!window) return;
+  const share = Math.min(100, Math.round((used / window) * 100));
+  gauge.setAttribute("aria-valuenow", String(share));
+  gauge.title = `Context: ${used.toLocaleString("en")} of ${window.toLocaleString("en")} tokens`;
+  const fill = gauge.querySelector<HTMLElement>(".fill");
+  if (fill) fill.style.width = `${share}%`;
+  const label = gauge.querySelector<HTMLElement>(".label");
+  if (label) label.textContent = `context ${share}%`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Events.
+
+function apply(event: Event): void {
+  if (event.seq <= lastSeq) return;
+  lastSeq = event.seq;
+  const t = thread(event.conversationId);
+  const nested = event.conversationId !== root;
+  switch (event.type) {
+    case "task_started": {
+      if (event.input === undefined) return;
+      const known = event.taskId ? inputs.get(event.taskId) : undefined;
+      if (known) {
+        // Queued input that starts now: it moves to where its work begins.
+        t.body.append(known);
+        setReceipt(known, "");
+      } else {
+        userMessage(t.body, event.taskId ?? undefined, event.input, nested);
+      }
+      if (nested && t.summary) t.summary.textContent = `Conversation: ${event.input.split("\n")[0]?.slice(0, 80) ?? ""}`;
+      return;
+    }
+    case "agent_reasoning_delta": {
+      const now = performance.now();
+      if (!t.thinking) {
+        const node = element("details", "thinking");
+        const body = element("div", "thinking-body");
+        node.append(element("summary", "", "Thinking…"), body);
+        t.body.append(node);
+        t.thinking = { node, body, started: now, last: now };
+      }
+      t.thinking.body.textContent += event.delta;
+      t.thinking.last = now;
+      return;
+    }
+    case "agent_message_delta":
+      endThinking(t);
+      t.reply ??= new Reply(t.body);
+      t.reply.add(event.delta);
+      return;
+    case "reply_complete":
+      endThinking(t);
+      t.reply?.finish(event.text);
+      t.reply = undefined;
+      return;
+    case "tool_call_started":
+      toolStarted(t, event);
+      return;
+    case "tool_call_output_delta": {
+      const tool = toolCards.get(event.callId);
+      if (!tool) return;
+      tool.output.hidden = false;
+      tool.output.textContent += event.delta;
+      tool.output.scrollTop = tool.output.scrollHeight;
+      follow();
+      return;
+    }
+    case "tool_call_completed":
+    case "tool_call_failed":
+      toolEnded(event);
+      return;
+    case "permission_requested":
+      permissionRequested(t, event);
+      return;
+    case "permission_withdrawn":
+      permissionCards.get(event.requestId)?.settle(`Withdrawn: ${event.reason}`);
+      return;
+    case "state_changed":
+      setState(event.state);
+      return;
+    case "token_count":
+      tokens = event.total.totalTokens;
+      if (!nested) setGauge(event.contextTokens, event.contextWindow);
+      updateStatus();
+      return;
+    case "mode_changed":
+      if (!nested) modePicker.value = event.mode;
+      note(t.body, `Mode: ${event.mode}`);
+      return;
+    case "input_receipt": {
+      const node = inputs.get(event.inputId);
+      if (node) setReceipt(node, event.receipt);
+      else earlyReceipts.set(event.inputId, event.receipt);
+      return;
+    }
+    case "turn_aborted":
+      endThinking(t);
+      t.reply?.finish();
+      t.reply = undefined;
+      settleTask(event.taskId, "Not answered: the task ended");
+      if (event.reason === "interrupted") note(t.body, "Stopped.", "note stopped");
+      else if (event.replacedBy) {
+        note(
+          t.body,
+          `Handed over to another conversation (${event.replacedBy.toolName}); this work goes on when it answers.`,
+          "note handoff",
+        );
+      }
+      return;
+    case "task_complete":
+      settleTask(event.taskId, "Not answered: the task ended");
+      if (event.stepLimit) note(t.body, `Stopped at the step limit (${event.stepLimit} model calls).`);
+      return;
+    case "task_dropped":
+      settleTask(event.taskId, "Not answered: the task ended");
+      if (event.taskId) {
+        const node = inputs.get(event.taskId);
+        if (node) setReceipt(node, "dropped");
+      }
+      return;
+    case "error":
+      note(t.body, event.message, "note error");
+      return;
+    case "warning":
+      note(t.body, event.message, "note warning");
+      return;
+    case "retrying":
+      note(t.body, `${event.message} (retry ${event.attempt} of ${event.maxRetries})`, "note warning");
+      return;
+    case "compacted":
+      note(t.body, `Context compacted: ${event.tokenBefore.toLocaleString("en")} → ${event.tokenCompact.toLocaleString("en")} tokens.`);
+      return;
+    case "verification":
+      note(t.body, event.message, event.status === "failed" ? "note error" : "note");
+      return;
+    default:
+      return;
+  }
+}
+
+/** Closes the prompts of a task that ended (a replay shows requests answered long ago). */
+function settleTask(taskId: TaskId | null, text: string): void {
+  for (const request of permissionCards.values()) if (request.taskId === taskId) request.settle(text);
+}
+
+/** What the engine kept when the events are gone: the conversations' last messages. */
+function applySnapshot(snapshot: SessionSnapshot): void {
+  for (const conversation of snapshot.conversations) {
+    const t = thread(conversation.id);
+    for (const message of conversation.messages) showMessage(t, message);
+  }
+  for (const event of [...snapshot.runningTools, ...snapshot.permissionRequests]) {
+    lastSeq = -1;
+    apply(event);
+  }
+  lastSeq = snapshot.nextSeq - 1;
+  setState(snapshot.state);
+  modePicker.value = snapshot.mode;
+}
+
+function showMessage(t: Thread, message: ChatMessage): void {
+  if (!message.content) return;
+  if (message.role === "user") userMessage(t.body, undefined, message.content, t.id !== root);
+  else if (message.role === "assistant") new Reply(t.body).finish(message.content);
+}
+
+// ---------------------------------------------------------------------------------------
+// Start, and after a reload: everything the engine kept, then live events.
+
+/** Live events that arrive before the view knows its session, or while the kept ones are
+ * being fetched. */
+let held: Event[] | undefined = [];
+
+async function catchUp(): Promise<void> {
+  held ??= [];
+  replaying = true;
+  try {
+    const kept = await call("session/subscribe", { fromSeq: lastSeq + 1 });
+    if ("events" in kept) for (const event of kept.events) apply(event);
+    else applySnapshot(kept.snapshot);
+  } catch (error) {
+    note(log, `Could not load the conversation: ${String((error as Error).message ?? error)}`, "note error");
+  } finally {
+    replaying = false;
+    const live = held;
+    held = undefined;
+    for (const event of live) apply(event);
+  }
+}
+
+window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
+  const data = message.data;
+  switch (data.type) {
+    case "hello":
+      root = data.root;
+      void catchUp();
+      return;
+    case "event":
+      if (held) held.push(data.event);
+      else apply(data.event);
+      return;
+    case "response": {
+      const request = waiting.get(data.id);
+      if (!request) return;
+      waiting.delete(data.id);
+      if (data.error) request.reject(Object.assign(new Error(data.error.message), { code: data.error.code }));
+      else request.resolve(data.result);
+      return;
+    }
+    case "prefill":
+      input.value = input.value ? `${input.value}\n${data.text}` : data.text;
+      input.focus();
+      return;
+  }
+});
+
+// ---------------------------------------------------------------------------------------
+// The composer.
+
+async function submit(): Promise<void> {
+  const text = input.value.trim();
+  if (!text || !root) return;
+  input.value = "";
+  try {
+    if (state !== "idle" && busySend.value === "steer") {
+      const steered = await call("conversation/steer", { conversationId: root, text });
+      const node = inputs.get(steered.inputId) ?? userMessage(log, steered.inputId, text, false);
+      if (!node.querySelector<HTMLElement>(".receipt")?.dataset.receipt) {
+        setReceipt(node, steered.steering ? "steering" : "queued");
+      }
+      return;
+    }
+    const wasBusy = state !== "idle";
+    const sent = await call("conversation/send", { conversationId: root, text });
+    if (sent.taskId) {
+      if (!inputs.has(sent.taskId)) {
+        const node = userMessage(log, sent.taskId, text, false);
+        if (wasBusy && !node.querySelector<HTMLElement>(".receipt")?.dataset.receipt) setReceipt(node, "queued");
+      }
+    } else {
+      // A built-in command answered at once.
+      userMessage(log, undefined, text, false);
+      if (sent.text) note(log, sent.text, "note command");
+    }
+    if (sent.conversationId) root = sent.conversationId;
+  } catch (error) {
+    note(log, String((error as Error).message ?? error), "note error");
+  }
+}
+
+function stop(): void {
+  if (state === "idle") return;
+  void call("session/interrupt", {}).catch((error: Error) => note(log, error.message, "note error"));
+}
+
+byId<HTMLFormElement>("composer").addEventListener("submit", (event) => {
+  event.preventDefault();
+  void submit();
+});
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    void submit();
+  }
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && state !== "idle") {
+    event.preventDefault();
+    stop();
+  }
+});
+stopButton.addEventListener("click", stop);
+sendButton.title = "Send (Enter)";
+modePicker.addEventListener("change", () => {
+  if (!root) return;
+  void call("conversation/setMode", { conversationId: root, mode: modePicker.value as Mode }).catch((error: Error) =>
+    note(log, error.message, "note error"),
+  );
+});
+
+// Copy buttons of code blocks.
+log.addEventListener("click", (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>("button.copy");
+  if (!button) return;
+  const code = button.closest(".code")?.querySelector("code");
+  if (!code) return;
+  post({ type: "copy", text: code.textContent ?? "" });
+  button.textContent = "Copied";
+  setTimeout(() => (button.textContent = "Copy"), 1500);
+});
+
+post({ type: "ready" });

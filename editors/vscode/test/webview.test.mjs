@@ -1,0 +1,314 @@
+// The chat view in a real browser (Debian's Chromium through playwright-core): the page the
+// extension builds, its bundled front end, and `acquireVsCodeApi` replaced by a bridge to the
+// extension's relay in this process, which talks to a real `coder lsp` against the scripted
+// model. Each state a person sees is saved as a screenshot under
+// `${CODER_ARTIFACTS_DIR:-<repo>/artifacts}/vscode/`.
+
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+
+import { chromium } from "playwright-core";
+
+import { chatPage } from "../dist/host.mjs";
+import { startMock, startServer, text, toolCall } from "./harness.mjs";
+
+const dist = resolve(import.meta.dirname, "../dist");
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const artifacts = join(process.env.CODER_ARTIFACTS_DIR ?? resolve(import.meta.dirname, "../../../artifacts"), "vscode");
+
+let browser;
+before(async () => {
+  browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"] });
+});
+after(() => browser?.close());
+
+/** Serves the page as the extension builds it, and its two bundled files. */
+async function serve(t) {
+  const server = createServer((request, response) => {
+    const path = new URL(request.url ?? "/", "http://x").pathname;
+    const origin = `http://127.0.0.1:${server.address().port}`;
+    const files = { "/webview.js": "text/javascript", "/webview.css": "text/css" };
+    if (path === "/") {
+      response.writeHead(200, { "content-type": "text/html" });
+      response.end(chatPage({ script: `${origin}/webview.js`, style: `${origin}/webview.css`, cspSource: origin, nonce: "n0nce" }));
+    } else if (files[path]) {
+      response.writeHead(200, { "content-type": files[path] });
+      response.end(readFileSync(join(dist, path)));
+    } else if (path === "/favicon.ico") {
+      response.writeHead(204).end(); // a browser asks for it; VS Code's webviews do not
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise((done) => server.listen(0, "127.0.0.1", done));
+  t.after(() => new Promise((done) => server.close(done)));
+  return `http://127.0.0.1:${server.address().port}/`;
+}
+
+/** What VS Code gives a webview, carried to the relay in this process. */
+const BRIDGE = `(() => {
+  let state;
+  window.acquireVsCodeApi = () => ({
+    postMessage: (message) => window.__toHost(message),
+    getState: () => state,
+    setState: (next) => (state = next),
+  });
+  window.__toView = (message) => window.dispatchEvent(new MessageEvent("message", { data: message }));
+})();`;
+
+/** The view on a `coder lsp` against the mock, as a person opens it. */
+async function open(t, script, options = {}) {
+  const mock = await startMock(t, script);
+  const server = await startServer(t, mock.url, options);
+  const page = await browser.newPage({ viewport: { width: 520, height: 760 } });
+  t.after(() => page.close());
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  // Messages reach the page in the order the host posts them.
+  let delivered = Promise.resolve();
+  const port = server.relay.attach({
+    post: (message) => {
+      delivered = delivered
+        .then(() => page.evaluate((m) => window.__toView?.(m), message))
+        .catch(() => {}); // the page is reloading: it catches up from the engine
+    },
+  });
+  t.after(() => port.detach());
+  await page.exposeFunction("__toHost", (message) => port.receive(message));
+  await page.addInitScript(BRIDGE);
+  await page.goto(await serve(t));
+  return { page, mock, errors, ...server };
+}
+
+function shot(page, name) {
+  mkdirSync(artifacts, { recursive: true });
+  return page.screenshot({ path: join(artifacts, `${name}.png`) });
+}
+
+async function ask(page, words) {
+  await page.fill("#input", words);
+  await page.press("#input", "Enter");
+}
+
+/** Resolves once `check` holds, polling the workspace (a file the engine writes). */
+async function until(check, ms = 15_000) {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > ms) throw new Error("the condition did not hold in time");
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+const slowText = (words, delay) => ({ kind: "stream", chunks: words.map((w) => ({ type: "text", text: w })), delay_ms: delay });
+
+test("a streamed answer with a highlighted code block and a copy button", async (t) => {
+  const answer = [
+    "Here is the **entry point**:\n\n",
+    "```rust\nfn main() {\n",
+    '    println!("hello");\n',
+    "}\n```\n\n",
+    "Run it with `cargo run`.",
+  ];
+  const { page, copied, errors } = await open(t, [slowText(answer, 150)]);
+  await ask(page, "show me main");
+  const reply = page.locator(".message.assistant").first();
+  // The answer shows while it is being written.
+  await reply.getByText("entry point").waitFor();
+  assert.equal(await page.locator("#stop").isVisible(), true, "still working while the first words show");
+  assert.match(await page.locator("#status").innerText(), /working/);
+  await page.locator("#stop[hidden]").waitFor({ state: "attached" });
+  await reply.getByText("cargo run").waitFor();
+  assert.equal(await page.locator(".message.user").innerText(), "show me main");
+  const code = reply.locator(".code code.language-rust");
+  assert.equal(await code.innerText(), 'fn main() {\n    println!("hello");\n}');
+  assert.equal(await code.locator(".hljs-keyword").first().innerText(), "fn");
+  assert.ok((await code.locator(".hljs-string").count()) > 0, "the string is highlighted");
+  await reply.getByRole("button", { name: "Copy code" }).click();
+  await reply.getByRole("button", { name: "Copy code" }).getByText("Copied").waitFor();
+  assert.deepEqual(copied, ['fn main() {\n    println!("hello");\n}']);
+  await shot(page, "01-streamed-answer");
+  assert.deepEqual(errors, []);
+});
+
+test("a command card shows its output while the command runs", async (t) => {
+  const { page, workspace, errors } = await open(t, [
+    // It runs until the test has seen its first line (a file it waits for).
+    toolCall("c1", "bash", { command: "echo line1; while [ ! -e go ]; do sleep 0.05; done; echo line2" }),
+    text("Both lines printed."),
+  ]);
+  await ask(page, "run it");
+  const request = page.locator(".card.permission");
+  await request.waitFor();
+  assert.match(await request.locator(".command").innerText(), /echo line1; while/);
+  await shot(page, "02-command-permission");
+  await request.getByRole("button", { name: "Yes, allow it this once" }).click();
+  const card = page.locator(".card.tool");
+  await card.locator(".output").getByText("line1").waitFor();
+  assert.equal(await card.locator(".state").innerText(), "running");
+  assert.equal(await card.locator(".icon").innerText(), "▶️");
+  await shot(page, "03-command-running");
+  writeFileSync(join(workspace, "go"), "");
+  await card.locator(".state").getByText(/^done/).waitFor();
+  assert.equal(await card.locator(".output").textContent(), "line1\nline2\n");
+  await page.getByText("Both lines printed.").waitFor();
+  assert.match(await request.locator(".answer").innerText(), /You chose: Yes, allow it this once/);
+  await shot(page, "04-command-done");
+  assert.deepEqual(errors, []);
+});
+
+test("an edit is approved from its diff, and its card shows the change and opens the file", async (t) => {
+  const { page, workspace, opened, errors } = await open(t, [
+    toolCall("e1", "edit", { path: "greet.py", old_string: 'return "hi"', new_string: 'return "hello"' }),
+    text("Changed the greeting."),
+  ]);
+  writeFileSync(join(workspace, "greet.py"), 'def greet():\n    return "hi"\n');
+  await ask(page, "say hello instead");
+  const request = page.locator(".card.permission");
+  await request.waitFor();
+  // The change is shown before it is made.
+  assert.equal(await request.locator(".diff .removed").innerText(), '-    return "hi"');
+  assert.equal(await request.locator(".diff .added").innerText(), '+    return "hello"');
+  assert.equal(readFileSync(join(workspace, "greet.py"), "utf8"), 'def greet():\n    return "hi"\n');
+  await shot(page, "05-edit-permission");
+  // The first option has the focus: Enter approves it.
+  await page.keyboard.press("Enter");
+  await page.getByText("Changed the greeting.").waitFor();
+  assert.equal(readFileSync(join(workspace, "greet.py"), "utf8"), 'def greet():\n    return "hello"\n');
+  const card = page.locator(".card.tool");
+  assert.equal(await card.locator(".diff .added").innerText(), '+    return "hello"');
+  await card.locator("button.location").click();
+  await until(() => opened.length > 0);
+  assert.equal(opened[0].path, join(workspace, "greet.py"));
+  await shot(page, "06-edit-done");
+  assert.deepEqual(errors, []);
+});
+
+test("allow_always says what it covers, and what it covers runs without asking again", async (t) => {
+  const { page, workspace, errors } = await open(t, [
+    toolCall("w1", "write", { path: "a.txt", content: "a\n" }),
+    toolCall("w2", "write", { path: "b.txt", content: "b\n" }),
+    text("Both written."),
+  ]);
+  await ask(page, "write two files");
+  const request = page.locator(".card.permission");
+  await request.waitFor();
+  const always = request.locator(".option.allow_always");
+  assert.equal(await always.locator(".covers").innerText(), "Always covers: `write` on any file in this project");
+  await shot(page, "07-allow-always");
+  await always.locator("button").click();
+  await page.getByText("Both written.").waitFor();
+  assert.equal(await page.locator(".card.permission").count(), 1, "the second write was not asked about");
+  assert.equal(readFileSync(join(workspace, "b.txt"), "utf8"), "b\n");
+  assert.deepEqual(errors, []);
+});
+
+test("a rejection's reason reaches the model", async (t) => {
+  const { page, mock, workspace, errors } = await open(t, [
+    toolCall("c1", "bash", { command: "rm -f notes.txt" }),
+    text("Understood, I will keep it."),
+  ]);
+  writeFileSync(join(workspace, "notes.txt"), "keep me\n");
+  await ask(page, "clean up");
+  const request = page.locator(".card.permission");
+  await request.waitFor();
+  await request.getByRole("textbox", { name: /message to the model/ }).fill("notes.txt holds my notes");
+  await shot(page, "08-reject-with-reason");
+  const deny = request.locator(".option.reject_once button").first();
+  await deny.click();
+  await page.getByText("Understood, I will keep it.").waitFor();
+  assert.match(await request.locator(".answer").innerText(), /notes\.txt holds my notes/);
+  assert.equal(readFileSync(join(workspace, "notes.txt"), "utf8"), "keep me\n");
+  const requests = await mock.requests();
+  const told = JSON.stringify(requests[1].body.messages);
+  assert.match(told, /notes\.txt holds my notes/, "the model reads the reason");
+  assert.deepEqual(errors, []);
+});
+
+test("Stop, and Esc, interrupt the answer being written", async (t) => {
+  const slow = slowText(Array.from({ length: 400 }, () => "slow "), 25);
+  const { page, errors } = await open(t, [slow, slow]);
+  await ask(page, "talk");
+  await page.locator(".message.assistant").waitFor();
+  await page.locator("#stop:not([hidden])").click();
+  await page.locator(".note.stopped").waitFor();
+  await page.locator("#stop[hidden]").waitFor({ state: "attached" });
+  await shot(page, "09-stopped");
+  await ask(page, "again");
+  await page.locator(".message.assistant").nth(1).waitFor();
+  await page.keyboard.press("Escape");
+  await page.locator(".note.stopped").nth(1).waitFor();
+  assert.deepEqual(errors, []);
+});
+
+test("a message sent while coder works steers the running task, with its receipt", async (t) => {
+  const { page, mock, workspace, errors } = await open(
+    t,
+    [
+      toolCall("c1", "bash", { command: "echo started; while [ ! -e steered ]; do sleep 0.05; done; echo done" }),
+      text("Done, with the tests too."),
+    ],
+    { preset: "yolo" },
+  );
+  await ask(page, "make it");
+  await page.locator(".card.tool .output").getByText("started").waitFor();
+  assert.equal(await page.locator("#busy-send").isVisible(), true, "the choice shows while busy");
+  assert.equal(await page.locator("#busy-send").inputValue(), "steer");
+  await ask(page, "also run the tests");
+  const steer = page.locator(".message.user").nth(1);
+  await steer.locator(".receipt").getByText(/steering|steered/).waitFor();
+  await shot(page, "10-steering");
+  writeFileSync(join(workspace, "steered"), "");
+  await page.getByText("Done, with the tests too.").waitFor();
+  assert.equal(await steer.locator(".receipt").innerText(), "steered");
+  const requests = await mock.requests();
+  assert.equal(requests.length, 2);
+  assert.match(JSON.stringify(requests[1].body.messages.at(-1)), /also run the tests/);
+  await shot(page, "11-steered");
+  assert.deepEqual(errors, []);
+});
+
+test("a conversation the model creates shows as a nested thread, with the handoff", async (t) => {
+  const { page, errors } = await open(t, [
+    toolCall("c1", "conv_create", { user_instruction: "Summarise the plan." }),
+    text("The plan, summarised."),
+    text("Done with the handoff."),
+  ]);
+  await ask(page, "delegate");
+  await page.getByText("Done with the handoff.").waitFor();
+  const nested = page.locator("details.thread");
+  assert.equal(await nested.count(), 1);
+  assert.match(await nested.locator("summary").innerText(), /Summarise the plan\./);
+  assert.equal(await nested.locator(".message.assistant").innerText(), "The plan, summarised.");
+  await page.locator(".note.handoff").waitFor();
+  // The root's own answer is outside the thread.
+  assert.equal(await page.locator("#log > .message.assistant").last().innerText(), "Done with the handoff.");
+  await shot(page, "12-nested");
+  assert.deepEqual(errors, []);
+});
+
+test("after a reload the view is whole again, a waiting request included", async (t) => {
+  const { page, workspace, errors } = await open(t, [
+    text("First answer."),
+    toolCall("w1", "write", { path: "after.txt", content: "x\n" }),
+    text("Written after the reload."),
+  ]);
+  await ask(page, "first");
+  await page.getByText("First answer.").waitFor();
+  await ask(page, "write after");
+  await page.locator(".card.permission").waitFor();
+  const before = await page.locator("#log").innerText();
+  await page.reload();
+  await page.locator(".card.permission .options").waitFor();
+  assert.equal(await page.locator("#log").innerText(), before, "the same log, rebuilt from the engine");
+  await shot(page, "13-reloaded");
+  await page.locator(".card.permission").getByRole("button", { name: "Yes, allow it this once" }).click();
+  await page.getByText("Written after the reload.").waitFor();
+  assert.equal(readFileSync(join(workspace, "after.txt"), "utf8"), "x\n");
+  assert.deepEqual(errors, []);
+});
