@@ -1,41 +1,45 @@
-// The VS Code side: starts `coder lsp` through VS Code's LanguageClient (which also syncs
-// open documents, so the agent reads unsaved text, and applies its edits through
-// `workspace/applyEdit`, so they land in the undo history), and shows the conversation in
+// The VS Code side: finds and starts `coder lsp` (server.ts), and shows the conversation in
 // a chat view (a webview in the side bar, or in an editor tab on request). The view's
 // traffic goes through `ChatRelay`, which carries it to `coder lsp` unchanged.
 
 import { randomBytes } from "node:crypto";
 
 import * as vscode from "vscode";
-import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 
 import type { HostMessage, ViewMessage } from "./messages";
 import { chatPage } from "./page";
 import { ChatRelay } from "./relay";
-import { CoderSession } from "./session";
+import { CoderServer } from "./server";
+import { API_KEY_SECRET, configuredMode, initializationOptions } from "./settings";
 
 const VIEW_ID = "coder.chat";
+/** The session this workspace's chat last held, resumed when the window comes back. */
+const SESSION_KEY = "coder.sessionId";
+/** Settings that only a new server takes up. */
+const RESTART_SETTINGS = ["coder.serverPath", "coder.provider", "coder.model", "coder.baseUrl"];
 
-let client: LanguageClient | undefined;
+/** What `activate` returns: the running server, for other extensions and for tests. */
+export interface CoderApi {
+  server: CoderServer;
+  relay: ChatRelay;
+  /** Settles when the first start succeeded or failed (its message was shown). */
+  ready: Promise<void>;
+}
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const command = vscode.workspace.getConfiguration("coder").get<string>("path") ?? "coder";
-  const serverOptions: ServerOptions = { command, args: ["lsp", "--stdio"] };
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-  };
-  client = new LanguageClient("coder", "coder", serverOptions, clientOptions);
-  const session = new CoderSession(client);
-  await client.start();
-  const capabilities = client.initializeResult?.capabilities.experimental as
-    | { coder?: { sessionId?: string } }
-    | undefined;
+export function activate(context: vscode.ExtensionContext): CoderApi {
+  const log = vscode.window.createOutputChannel("coder");
   const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
-
+  const server = new CoderServer(
+    context.extensionPath,
+    () => initializationOptions(context.secrets),
+    log,
+    context.workspaceState.get<string>(SESSION_KEY),
+  );
   let chatVisible = false;
+  let epoch = 0;
   const relay = new ChatRelay(
-    session,
-    { sessionId: capabilities?.coder?.sessionId ?? "", workspace },
+    server.session,
+    { sessionId: "", workspace, epoch, historyLoaded: 0 },
     {
       copy: (text) => vscode.env.clipboard.writeText(text),
       open: async (path, line) => {
@@ -48,7 +52,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (!chatVisible) void vscode.commands.executeCommand(`${VIEW_ID}.focus`);
       },
     },
+    configuredMode,
   );
+  server.onDidStart((info) => {
+    epoch += 1;
+    void context.workspaceState.update(SESSION_KEY, info.sessionId);
+    void relay.restarted({ sessionId: info.sessionId, workspace, epoch, historyLoaded: info.historyLoaded });
+  });
+
+  const start = async () => {
+    try {
+      await server.start();
+    } catch (err) {
+      const message = (err as Error).message;
+      relay.problem(message);
+      const choice = await vscode.window.showErrorMessage(message, "Open Settings");
+      if (choice === "Open Settings") await vscode.commands.executeCommand("workbench.action.openSettings", "coder.serverPath");
+    }
+  };
+  const restart = async () => {
+    await server.stop();
+    await start();
+  };
 
   /** Fills a webview with the chat page and connects it to the relay. */
   const connect = (webview: vscode.Webview, disposed: (listener: () => void) => vscode.Disposable): void => {
@@ -68,9 +93,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     });
   };
 
-  const prefill = (text: string) => relay.broadcast({ type: "prefill", text });
-
   context.subscriptions.push(
+    log,
+    server,
     vscode.window.registerWebviewViewProvider(
       VIEW_ID,
       {
@@ -93,23 +118,45 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const text = await vscode.window.showInputBox({ prompt: "Ask coder" });
       if (!text) return;
       await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
-      await session.send(await relay.root(), text);
+      await server.session.send(await relay.root(), text);
     }),
     vscode.commands.registerCommand("coder.interrupt", async () => {
-      await session.request("session/interrupt", {});
+      await server.session.request("session/interrupt", {});
+    }),
+    vscode.commands.registerCommand("coder.restart", restart),
+    vscode.commands.registerCommand("coder.setApiKey", async () => {
+      const key = await vscode.window.showInputBox({
+        prompt: "The API key for coder's model provider (kept in VS Code's secret storage)",
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      if (key === "") await context.secrets.delete(API_KEY_SECRET);
+      else await context.secrets.store(API_KEY_SECRET, key);
+      await restart();
     }),
     vscode.commands.registerCommand("coder.attachSelection", async () => {
       const editor = vscode.window.activeTextEditor;
       if (!editor || editor.selection.isEmpty) return;
       const path = vscode.workspace.asRelativePath(editor.document.uri);
-      const { start, end } = editor.selection;
+      const { start: from, end } = editor.selection;
       const text = editor.document.getText(editor.selection);
       await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
-      prefill(`@${path} (lines ${start.line + 1}-${end.line + 1}):\n\`\`\`${editor.document.languageId}\n${text}\n\`\`\`\n`);
+      relay.broadcast({
+        type: "prefill",
+        text: `@${path} (lines ${from.line + 1}-${end.line + 1}):\n\`\`\`${editor.document.languageId}\n${text}\n\`\`\`\n`,
+      });
     }),
+    vscode.workspace.onDidChangeConfiguration((change) => {
+      if (RESTART_SETTINGS.some((setting) => change.affectsConfiguration(setting))) void restart();
+    }),
+    // Trust granted: the workspace's own configuration applies from the next start on.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),
   );
+
+  return { server, relay, ready: start() };
 }
 
-export async function deactivate(): Promise<void> {
-  await client?.stop();
+export function deactivate(): void {
+  // The server is one of the context's subscriptions: VS Code disposes of it.
 }

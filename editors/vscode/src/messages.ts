@@ -3,7 +3,7 @@
 // methods by their names with their own params, and receives the engine's events unchanged,
 // so a change of the protocol fails the build here instead of drifting.
 
-import type { ClientRequests, ConversationId, Event, PermissionDecision } from "../../../bindings-node/ts/protocol";
+import type { ClientRequests, ConversationId, Event, HistoryEntry, PermissionDecision } from "../../../bindings-node/ts/protocol";
 
 export type Method = keyof ClientRequests;
 
@@ -26,12 +26,24 @@ export type ViewMessage =
 
 /** What the host sends to the view. */
 export type HostMessage =
-  /** The session the view shows: its root conversation and workspace folder. */
-  | { type: "hello"; root: ConversationId; sessionId: string; workspace: string }
+  /** The session the view shows: its root conversation and workspace folder. `epoch` counts
+   * the server's starts: a new one means its events start over (the server died and was
+   * started again on the same session). `earlier`: the root's messages that a resumed
+   * session brought back, which no event of this server carries. */
+  | {
+      type: "hello";
+      root: ConversationId;
+      sessionId: string;
+      workspace: string;
+      epoch: number;
+      earlier: HistoryEntry[];
+    }
   /** One engine event, as `conversation/event` carried it. */
   | { type: "event"; event: Event }
   /** The answer to the view's request `id`: its result, or the error `coder lsp` gave. */
   | { type: "response"; id: number; result?: unknown; error?: { message: string; code?: number } }
+  /** coder could not be started, or the session not read: what to do, for people. */
+  | { type: "problem"; message: string }
   /** Text the host wants in the input box (a selection attached, a code action's question). */
   | { type: "prefill"; text: string };
 

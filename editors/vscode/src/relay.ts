@@ -4,7 +4,7 @@
 // reloads rebuilds itself from them (`session/subscribe`). The extension wires it to VS
 // Code's webviews; the tests wire it to a page in Chromium.
 
-import { METHODS, type ConversationId, type PermissionDecision, type PermissionParams } from "../../../bindings-node/ts/protocol";
+import { METHODS, type ConversationId, type HistoryEntry, type Mode, type PermissionDecision, type PermissionParams } from "../../../bindings-node/ts/protocol";
 
 import type { HostMessage, ViewMessage } from "./messages";
 import type { Cancellation, CoderSession } from "./session";
@@ -27,7 +27,14 @@ export interface HostActions {
 export interface SessionInfo {
   sessionId: string;
   workspace: string;
+  /** Counts the server's starts. */
+  epoch: number;
+  /** How many messages the server's session brought back when it started (a resume). */
+  historyLoaded: number;
 }
+
+/** Answers kept for requests not arrived yet; a view cannot make the host keep more. */
+const MAX_EARLY_ANSWERS = 64;
 
 const METHOD_NAMES: ReadonlySet<string> = new Set(METHODS);
 
@@ -36,18 +43,30 @@ const WITHDRAWN: PermissionDecision = { decision: "deny", message: "the request 
 
 export class ChatRelay {
   readonly #session: CoderSession;
-  readonly #info: SessionInfo;
+  #info: SessionInfo;
   readonly #actions: HostActions;
   readonly #views = new Set<ViewPort>();
   /** Permission requests waiting for a view's answer, by request id. */
   readonly #pending = new Map<string, (decision: PermissionDecision) => void>();
+  /** Answers that came before their request: the `permission_requested` event a view shows
+   * precedes the `permission/request` the answer goes to. */
+  readonly #early = new Map<string, PermissionDecision>();
   #root: Promise<ConversationId> | undefined;
+  /** What a resumed session brought back, read once per start. */
+  #earlier: Promise<HistoryEntry[]> | undefined;
 
-  constructor(session: CoderSession, info: SessionInfo, actions: HostActions) {
+  readonly #mode: (() => Mode | undefined) | undefined;
+
+  /** `mode`: the mode the person's settings ask for, given to the root when it is made. */
+  constructor(session: CoderSession, info: SessionInfo, actions: HostActions, mode?: () => Mode | undefined) {
     this.#session = session;
+    this.#mode = mode;
     this.#info = info;
     this.#actions = actions;
-    session.onEvent((event) => this.broadcast({ type: "event", event }));
+    session.onEvent((event) => {
+      if (event.type === "permission_withdrawn") this.#early.delete(event.requestId);
+      this.broadcast({ type: "event", event });
+    });
     session.onPermission((request, cancelled) => this.#ask(request, cancelled));
   }
 
@@ -61,15 +80,35 @@ export class ChatRelay {
   root(): Promise<ConversationId> {
     this.#root ??= (async () => {
       const listed = await this.#session.list();
-      return listed.find((conversation) => conversation.isRoot)?.id ?? (await this.#session.create());
+      const found = listed.find((conversation) => conversation.isRoot)?.id;
+      if (found) return found;
+      const mode = this.#mode?.();
+      return this.#session.create(mode ? { mode } : {});
     })();
     this.#root.catch(() => (this.#root = undefined));
     return this.#root;
   }
 
-  /** Forgets the root (after `session/resume` or a restart of the server). */
-  resetRoot(): void {
+  /** The server was started again (it died, or a person restarted it): requests of the
+   * old one are gone, the root is looked up again, and every view starts over from what
+   * the engine holds now. */
+  async restarted(info: SessionInfo): Promise<void> {
+    this.#info = info;
     this.#root = undefined;
+    this.#earlier = undefined;
+    for (const settle of [...this.#pending.values()]) settle(WITHDRAWN);
+    try {
+      this.broadcast(await this.#hello());
+    } catch (err) {
+      this.problem((err as Error).message);
+    }
+  }
+
+  async #hello(): Promise<HostMessage> {
+    const root = await this.root();
+    const { sessionId, workspace, epoch, historyLoaded } = this.#info;
+    this.#earlier ??= historyLoaded > 0 ? this.#session.history(root) : Promise.resolve([]);
+    return { type: "hello", root, sessionId, workspace, epoch, earlier: await this.#earlier };
   }
 
   /** Connects a view; returns the function that takes its messages, and one that detaches it. */
@@ -79,6 +118,11 @@ export class ChatRelay {
       receive: (message) => this.#receive(port, message),
       detach: () => this.#views.delete(port),
     };
+  }
+
+  /** Tells every open view why coder is not there (it could not be started). */
+  problem(message: string): void {
+    this.broadcast({ type: "problem", message });
   }
 
   /** Posts `message` to every open view. */
@@ -100,6 +144,12 @@ export class ChatRelay {
         resolve(decision);
       };
       this.#pending.set(request.requestId, settle);
+      const early = this.#early.get(request.requestId);
+      if (early) {
+        this.#early.delete(request.requestId);
+        settle(early);
+        return;
+      }
       this.#actions.pendingChanged?.(this.#pending.size);
       cancelled.onCancellationRequested(() => settle(WITHDRAWN));
       this.#actions.attention?.(request);
@@ -108,11 +158,13 @@ export class ChatRelay {
 
   async #receive(port: ViewPort, message: ViewMessage): Promise<void> {
     switch (message.type) {
-      case "ready": {
-        const root = await this.root();
-        port.post({ type: "hello", root, ...this.#info });
+      case "ready":
+        try {
+          port.post(await this.#hello());
+        } catch (err) {
+          port.post({ type: "problem", message: (err as Error).message });
+        }
         return;
-      }
       case "request": {
         // A view calls only the protocol's client-to-server methods.
         if (!METHOD_NAMES.has(message.method)) {
@@ -135,9 +187,12 @@ export class ChatRelay {
         }
         return;
       }
-      case "answer":
-        this.#pending.get(message.requestId)?.(message.decision);
+      case "answer": {
+        const settle = this.#pending.get(message.requestId);
+        if (settle) settle(message.decision);
+        else if (this.#early.size < MAX_EARLY_ANSWERS) this.#early.set(message.requestId, message.decision);
         return;
+      }
       case "copy":
         await this.#actions.copy(message.text);
         return;

@@ -99,7 +99,7 @@ export async function startServer(t, url, { preset = "balanced", actions = {} } 
   const opened = [];
   const relay = new ChatRelay(
     session,
-    { sessionId: init.capabilities.experimental.coder.sessionId, workspace },
+    { sessionId: init.capabilities.experimental.coder.sessionId, workspace, epoch: 1, historyLoaded: 0 },
     { copy: (text) => copied.push(text), open: (path, line) => opened.push({ path, line }), ...actions },
   );
   return { workspace, connection, session, relay, copied, opened, exited };

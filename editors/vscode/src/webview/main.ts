@@ -16,6 +16,7 @@ import type {
   ConversationId,
   EngineState,
   Event,
+  HistoryEntry,
   Mode,
   PermissionOption,
   SessionSnapshot,
@@ -657,6 +658,30 @@ function showMessage(t: Thread, message: ChatMessage): void {
 // ---------------------------------------------------------------------------------------
 // Start, and after a reload: everything the engine kept, then live events.
 
+/** The server's start the view's events come from. */
+let epoch: number | undefined;
+
+/** The server was started again: its events start over, and so does the view. */
+function startOver(): void {
+  log.replaceChildren();
+  threads.clear();
+  toolCards.clear();
+  permissionCards.clear();
+  inputs.clear();
+  earlyReceipts.clear();
+  lastSeq = -1;
+  setState("idle");
+  held ??= [];
+}
+
+/** A message of a resumed session, from before this server started. */
+function showEarlier(entry: HistoryEntry, rootId: ConversationId): void {
+  if (!entry.text) return;
+  const t = thread(rootId);
+  if (entry.role === "user") userMessage(t.body, undefined, entry.text, false);
+  else if (entry.role === "assistant") new Reply(t.body).finish(entry.text);
+}
+
 /** Live events that arrive before the view knows its session, or while the kept ones are
  * being fetched. */
 let held: Event[] | undefined = [];
@@ -682,7 +707,10 @@ window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
   const data = message.data;
   switch (data.type) {
     case "hello":
+      if (epoch !== undefined && data.epoch !== epoch) startOver();
       root = data.root;
+      if (epoch !== data.epoch) for (const entry of data.earlier) showEarlier(entry, data.root);
+      epoch = data.epoch;
       void catchUp();
       return;
     case "event":
@@ -697,6 +725,9 @@ window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
       else request.resolve(data.result);
       return;
     }
+    case "problem":
+      note(log, data.message, "note error");
+      return;
     case "prefill":
       input.value = input.value ? `${input.value}\n${data.text}` : data.text;
       input.focus();
