@@ -29,6 +29,7 @@ export interface CoderApi {
 export function activate(context: vscode.ExtensionContext): CoderApi {
   const log = vscode.window.createOutputChannel("coder");
   const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+  const taskStarts = new Map<string, number>();
   const server = new CoderServer(
     context.extensionPath,
     () => initializationOptions(context.secrets),
@@ -47,13 +48,33 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
         const at = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
         await vscode.window.showTextDocument(document, { selection: new vscode.Range(at, at), preview: true });
       },
-      // A request nobody sees would wait forever: bring the view forward.
-      attention: () => {
-        if (!chatVisible) void vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+      selection: () => selectionText(vscode.window.activeTextEditor),
+      // A request nobody sees would wait forever: say so when the view is hidden.
+      attention: (request) => {
+        if (chatVisible) return;
+        void vscode.window.showInformationMessage(`coder asks: ${request.title}`, "Show").then((choice) => {
+          if (choice === "Show") void vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+        });
       },
+      pendingChanged: (count) => status.waiting(count),
     },
     configuredMode,
   );
+  const status = new StatusItem();
+  server.session.onEvent((event) => {
+    if (event.type === "state_changed") status.state(event.state);
+    // A long task that ends while the view is hidden: say so.
+    if (event.type === "task_started") taskStarts.set(event.taskId ?? "", Date.now());
+    if (event.type === "task_complete" || event.type === "turn_aborted" || event.type === "task_dropped") {
+      const started = taskStarts.get(event.taskId ?? "");
+      taskStarts.delete(event.taskId ?? "");
+      if (!chatVisible && started !== undefined && Date.now() - started >= LONG_TASK_MS && event.type === "task_complete") {
+        void vscode.window.showInformationMessage("coder has finished.", "Show").then((choice) => {
+          if (choice === "Show") void vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+        });
+      }
+    }
+  });
   server.onDidStart((info) => {
     epoch += 1;
     void context.workspaceState.update(SESSION_KEY, info.sessionId);
@@ -136,17 +157,31 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
       await restart();
     }),
     vscode.commands.registerCommand("coder.attachSelection", async () => {
-      const editor = vscode.window.activeTextEditor;
-      if (!editor || editor.selection.isEmpty) return;
-      const path = vscode.workspace.asRelativePath(editor.document.uri);
-      const { start: from, end } = editor.selection;
-      const text = editor.document.getText(editor.selection);
+      const text = selectionText(vscode.window.activeTextEditor);
+      if (!text) return;
       await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
-      relay.broadcast({
-        type: "prefill",
-        text: `@${path} (lines ${from.line + 1}-${end.line + 1}):\n\`\`\`${editor.document.languageId}\n${text}\n\`\`\`\n`,
-      });
+      relay.broadcast({ type: "prefill", text });
     }),
+    // "Ask coder about this" (a selection) and "Explain this error" (a diagnostic): the
+    // question goes into the view's input box, to be read and sent by the person.
+    vscode.commands.registerCommand("coder.askAbout", async (uri: vscode.Uri, range: vscode.Range) => {
+      const document = await vscode.workspace.openTextDocument(uri);
+      await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+      relay.broadcast({ type: "prefill", text: quote(document, range) });
+    }),
+    vscode.commands.registerCommand(
+      "coder.explainError",
+      async (uri: vscode.Uri, range: vscode.Range, message: string) => {
+        const document = await vscode.workspace.openTextDocument(uri);
+        await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+        relay.broadcast({ type: "prefill", text: `Explain this error and how to fix it: ${message}\n${quote(document, range)}` });
+      },
+    ),
+    vscode.languages.registerCodeActionsProvider({ scheme: "file" }, new AskActions(), {
+      providedCodeActionKinds: [vscode.CodeActionKind.Empty],
+    }),
+    status,
+    vscode.commands.registerCommand("coder.focus", () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
     vscode.workspace.onDidChangeConfiguration((change) => {
       if (RESTART_SETTINGS.some((setting) => change.affectsConfiguration(setting))) void restart();
     }),
@@ -155,6 +190,90 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
   );
 
   return { server, relay, ready: start() };
+}
+
+/** How long a task runs before its end is worth a notification when the view is hidden. */
+const LONG_TASK_MS = 30_000;
+
+/** The lines of `range` in `document`, with the file and line numbers, as a person would
+ * paste them into a question. */
+function quote(document: vscode.TextDocument, range: vscode.Range): string {
+  const path = vscode.workspace.asRelativePath(document.uri);
+  // A selection that ends at the start of a line does not take that line.
+  const last = range.end.character === 0 && range.end.line > range.start.line ? range.end.line - 1 : range.end.line;
+  const lines = new vscode.Range(range.start.line, 0, last, Number.MAX_SAFE_INTEGER);
+  const text = document.getText(lines).replace(/\n$/, "");
+  return `@${path} (lines ${range.start.line + 1}-${last + 1}):\n\`\`\`${document.languageId}\n${text}\n\`\`\`\n`;
+}
+
+function selectionText(editor: vscode.TextEditor | undefined): string | undefined {
+  if (!editor || editor.selection.isEmpty) return undefined;
+  return quote(editor.document, editor.selection);
+}
+
+/** The code actions: ask about the selection, explain each diagnostic under the cursor. */
+class AskActions implements vscode.CodeActionProvider {
+  provideCodeActions(document: vscode.TextDocument, range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
+    const actions: vscode.CodeAction[] = [];
+    if (!range.isEmpty) {
+      const ask = new vscode.CodeAction("Ask coder about this", vscode.CodeActionKind.Empty);
+      ask.command = { command: "coder.askAbout", title: "Ask coder about this", arguments: [document.uri, range] };
+      actions.push(ask);
+    }
+    for (const diagnostic of context.diagnostics) {
+      const explain = new vscode.CodeAction(`Explain this error with coder: ${diagnostic.message.split("\n")[0]}`, vscode.CodeActionKind.QuickFix);
+      explain.diagnostics = [diagnostic];
+      explain.command = {
+        command: "coder.explainError",
+        title: "Explain this error",
+        arguments: [document.uri, diagnostic.range, diagnostic.message],
+      };
+      actions.push(explain);
+    }
+    return actions;
+  }
+}
+
+/** The status-bar item: what coder is doing and how many approvals wait; a click shows
+ * the chat. */
+class StatusItem implements vscode.Disposable {
+  readonly #item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  #state = "idle";
+  #waiting = 0;
+
+  constructor() {
+    this.#item.command = "coder.focus";
+    this.#item.name = "coder";
+    this.#show();
+    this.#item.show();
+  }
+
+  state(state: string): void {
+    this.#state = state;
+    this.#show();
+  }
+
+  waiting(count: number): void {
+    this.#waiting = count;
+    this.#show();
+  }
+
+  #show(): void {
+    if (this.#waiting > 0) {
+      this.#item.text = `$(bell-dot) coder: ${this.#waiting} waiting`;
+      this.#item.tooltip = `coder waits for your answer to ${this.#waiting === 1 ? "a request" : `${this.#waiting} requests`}`;
+      this.#item.backgroundColor = new vscode.ThemeColor("statusBarItem.warningBackground");
+    } else {
+      this.#item.text = this.#state === "idle" ? "$(comment-discussion) coder" : "$(loading~spin) coder: working";
+      this.#item.tooltip = this.#state === "idle" ? "coder: show the chat" : "coder is working: show the chat";
+      this.#item.backgroundColor = undefined;
+    }
+    this.#item.accessibilityInformation = { label: this.#item.tooltip as string };
+  }
+
+  dispose(): void {
+    this.#item.dispose();
+  }
 }
 
 export function deactivate(): void {

@@ -22,7 +22,9 @@ export type ViewMessage =
   /** Put text on the clipboard (a code block's copy button). */
   | { type: "copy"; text: string }
   /** Open a file in the editor, at a line (1-based) when given. */
-  | { type: "open"; path: string; line?: number };
+  | { type: "open"; path: string; line?: number }
+  /** Put the editor's selection, with its file and lines, into the input box (`prefill`). */
+  | { type: "attachSelection" };
 
 /** What the host sends to the view. */
 export type HostMessage =

@@ -43,6 +43,9 @@ export function chatPage(parts: PageParts): string {
           <option value="yolo">yolo</option>
         </select>
       </label>
+      <label class="picker">Model
+        <input id="model" size="14" aria-label="Model (Enter switches)" placeholder="model" />
+      </label>
       <div id="gauge" role="meter" aria-label="Context used" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0" title="Context used">
         <div class="fill"></div><span class="label">context</span>
       </div>
@@ -51,9 +54,14 @@ export function chatPage(parts: PageParts): string {
     <footer>
       <div id="status" role="status" aria-live="polite"></div>
       <form id="composer" aria-label="Message coder">
-        <textarea id="input" rows="3" aria-label="Message"
-          placeholder="Ask coder… (Enter sends, Shift+Enter a new line, Esc stops)"></textarea>
+        <ul id="completions" role="listbox" aria-label="Completions" hidden></ul>
+        <div id="attachments" aria-label="Images to send" hidden></div>
+        <textarea id="input" rows="3" aria-label="Message" role="combobox" aria-autocomplete="list"
+          aria-expanded="false" aria-controls="completions"
+          placeholder="Ask coder… (/ for commands, @ for files; Enter sends, Shift+Enter a new line, Esc stops)"></textarea>
         <div class="actions">
+          <button id="attach" type="button" class="secondary" title="Attach the editor's selection with its file and lines">Attach selection</button>
+          <span class="spacer"></span>
           <select id="busy-send" aria-label="While coder works, a message">
             <option value="steer">steers the running task</option>
             <option value="queue">waits for its turn</option>

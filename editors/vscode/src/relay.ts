@@ -18,6 +18,8 @@ export interface ViewPort {
 export interface HostActions {
   copy(text: string): unknown;
   open(path: string, line?: number): unknown;
+  /** The editor's selection as text for the input box, or nothing when there is none. */
+  selection?(): string | undefined;
   /** A permission request arrived: make sure a person sees it (reveal a view). */
   attention?(request: PermissionParams): unknown;
   /** The number of requests waiting for a person changed. */
@@ -199,6 +201,11 @@ export class ChatRelay {
       case "open":
         await this.#actions.open(message.path, message.line);
         return;
+      case "attachSelection": {
+        const text = this.#actions.selection?.();
+        port.post(text ? { type: "prefill", text } : { type: "problem", message: "Select some text in an editor first." });
+        return;
+      }
     }
   }
 }

@@ -64,6 +64,40 @@ class Range {
   constructor(a, b, c, d) {
     [this.start, this.end] = a instanceof Position ? [a, b] : [new Position(a, b), new Position(c, d)];
   }
+  get isEmpty() {
+    return this.start.line === this.end.line && this.start.character === this.end.character;
+  }
+}
+
+class CodeAction {
+  constructor(title, kind) {
+    this.title = title;
+    this.kind = kind;
+  }
+}
+
+class ThemeColor {
+  constructor(id) {
+    this.id = id;
+  }
+}
+
+/** A document of `text` at `path`, as VS Code hands one to the extension. */
+export function fakeDocument(path, text, { languageId = "plaintext", version = 1 } = {}) {
+  const lines = text.split("\n");
+  return {
+    uri: Uri.file(path),
+    languageId,
+    version,
+    getText(range) {
+      if (!range) return text;
+      const last = Math.min(range.end.line, lines.length - 1);
+      const picked = lines.slice(range.start.line, last + 1);
+      picked[picked.length - 1] = picked[picked.length - 1].slice(0, range.end.character);
+      picked[0] = picked[0].slice(range.start.character);
+      return picked.join("\n");
+    },
+  };
 }
 
 class WorkspaceEdit {
@@ -82,6 +116,7 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
   const commands = new Map();
   const providers = new Map();
   const stored = new Map(Object.entries(secrets));
+  const statusItems = [];
   const events = {
     configuration: new EventEmitter(),
     trust: new EventEmitter(),
@@ -100,7 +135,17 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
     Position,
     Range,
     WorkspaceEdit,
+    CodeAction,
+    ThemeColor,
+    CodeActionKind: { Empty: { value: "" }, QuickFix: { value: "quickfix" } },
+    StatusBarAlignment: { Left: 1, Right: 2 },
     ViewColumn: { Beside: -2, Active: -1 },
+    languages: {
+      registerCodeActionsProvider: (selector, provider) => {
+        providers.set("codeActions", provider);
+        return new Disposable();
+      },
+    },
     env: { clipboard: { writeText: async (text) => record("clipboard.writeText", text) } },
     workspace: {
       get isTrusted() {
@@ -125,7 +170,7 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
       },
       openTextDocument: async (uri) => {
         record("workspace.openTextDocument", uri.fsPath);
-        return { uri };
+        return documents.find((document) => document.uri.fsPath === uri.fsPath) ?? { uri };
       },
       asRelativePath: (uri) => relative(folder ?? "/", uri.fsPath),
     },
@@ -149,6 +194,11 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
         return fakePanel();
       },
       activeTextEditor: undefined,
+      createStatusBarItem: () => {
+        const item = { text: "", tooltip: "", show() {}, dispose() {} };
+        statusItems.push(item);
+        return item;
+      },
     },
     commands: {
       registerCommand: (id, handler) => {
@@ -186,7 +236,7 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
       },
     },
   };
-  return { vscode, context, calls, commands, providers, events, stored, messages: (name) => calls.filter((c) => c.name === name).map((c) => c.args[0]) };
+  return { vscode, context, calls, commands, providers, events, stored, statusItems, messages: (name) => calls.filter((c) => c.name === name).map((c) => c.args[0]) };
 }
 
 /** A webview as VS Code gives one to a provider: what the extension posts is kept in

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 
-import { fakeVscode, fakeWebview, loadExtension } from "./fake-vscode.mjs";
+import { fakeDocument, fakeVscode, fakeWebview, loadExtension } from "./fake-vscode.mjs";
 import { coderBin, startMock, text, toolCall } from "./harness.mjs";
 
 // The person's own state and logs: folders of this test file's, never the real home's.
@@ -260,4 +260,61 @@ test("a server that dies is started again on the same session, says so once with
   // The model read the conversation from before the restart.
   const requests = await mock.requests();
   assert.match(JSON.stringify(requests[1].body.messages), /I will remember 42\./);
+});
+
+test("the status bar shows the work and the approvals waiting; a hidden view's request is announced", async (t) => {
+  const mock = await startMock(t, [toolCall("w1", "write", { path: "w.txt", content: "w\n" }), text("Done.")]);
+  const { fake } = await activate(t, {
+    folder: folder(t, "balanced"),
+    settings: { serverPath: coderBin, ...modelSettings(mock.url) },
+  });
+  const [item] = fake.statusItems;
+  assert.equal(item.text, "$(comment-discussion) coder");
+  assert.equal(item.command, "coder.focus");
+  const view = fakeWebview();
+  // The view exists but is hidden (another view of the side bar is shown).
+  fake.providers.get("coder.chat").resolveWebviewView({
+    webview: view.webview,
+    visible: false,
+    onDidChangeVisibility: () => ({ dispose() {} }),
+    onDidDispose: () => ({ dispose() {} }),
+  });
+  view.send({ type: "ready" });
+  const hello = await waitFor(() => view.posted.find((m) => m.type === "hello"));
+  view.send({ type: "request", id: 1, method: "conversation/send", params: { conversationId: hello.root, text: "write" } });
+  const asked = await waitFor(() => view.posted.find((m) => m.type === "event" && m.event.type === "permission_requested"));
+  await waitFor(() => item.text === "$(bell-dot) coder: 1 waiting");
+  assert.equal(item.backgroundColor.id, "statusBarItem.warningBackground");
+  const [announced] = await waitFor(() => fake.messages("window.showInformationMessage").length > 0 && fake.messages("window.showInformationMessage"));
+  assert.match(announced, /^coder asks: Edit .*w\.txt$/);
+  view.send({ type: "answer", requestId: asked.event.requestId, decision: { decision: "option", optionId: "allow_once" } });
+  await waitFor(() => view.posted.some((m) => m.type === "event" && m.event.type === "task_complete"));
+  await waitFor(() => item.text === "$(comment-discussion) coder");
+});
+
+test("Ask coder about this and Explain this error put the code with its file and lines into the view", async (t) => {
+  const mock = await startMock(t, []);
+  const dir = folder(t);
+  const file = join(dir, "main.rs");
+  const document = fakeDocument(file, "fn main() {\n    let x = 1;\n    println!(\"{y}\");\n}\n", { languageId: "rust" });
+  const { fake } = await activate(t, {
+    folder: dir,
+    settings: { serverPath: coderBin, ...modelSettings(mock.url) },
+    documents: [document],
+  });
+  const view = await openView(fake);
+  const provider = fake.providers.get("codeActions");
+  const { Range } = fake.vscode;
+  // A selection: one action; a diagnostic under the cursor: one more.
+  const diagnostic = { message: "cannot find value `y` in this scope", range: new Range(2, 15, 2, 16) };
+  const actions = provider.provideCodeActions(document, new Range(1, 4, 3, 0), { diagnostics: [diagnostic] });
+  assert.deepEqual(actions.map((a) => a.title), ["Ask coder about this", "Explain this error with coder: cannot find value `y` in this scope"]);
+  assert.deepEqual(provider.provideCodeActions(document, new Range(1, 4, 1, 4), { diagnostics: [] }), [], "nothing to ask about");
+  await fake.commands.get(actions[0].command.command)(...actions[0].command.arguments);
+  await fake.commands.get(actions[1].command.command)(...actions[1].command.arguments);
+  const prefills = view.view.posted.filter((m) => m.type === "prefill").map((m) => m.text);
+  assert.deepEqual(prefills, [
+    "@main.rs (lines 2-3):\n```rust\n    let x = 1;\n    println!(\"{y}\");\n```\n",
+    "Explain this error and how to fix it: cannot find value `y` in this scope\n@main.rs (lines 3-3):\n```rust\n    println!(\"{y}\");\n```\n",
+  ]);
 });

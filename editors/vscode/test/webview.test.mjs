@@ -312,3 +312,74 @@ test("after a reload the view is whole again, a waiting request included", async
   assert.equal(readFileSync(join(workspace, "after.txt"), "utf8"), "x\n");
   assert.deepEqual(errors, []);
 });
+
+test("/ completes the engine's commands and skills, @ its workspace paths, from the keyboard", async (t) => {
+  const { page, mock, workspace, errors } = await open(t, [text("Read it.")]);
+  mkdirSync(join(workspace, ".coder", "commands"), { recursive: true });
+  writeFileSync(join(workspace, ".coder", "commands", "review.md"), "---\ndescription: Review a file\n---\nReview $ARGUMENTS\n");
+  mkdirSync(join(workspace, ".coder", "skills", "release-notes"), { recursive: true });
+  writeFileSync(
+    join(workspace, ".coder", "skills", "release-notes", "SKILL.md"),
+    "---\nname: release-notes\ndescription: Write release notes\n---\nHow to write them.\n",
+  );
+  mkdirSync(join(workspace, "src"));
+  writeFileSync(join(workspace, "src", "parser.rs"), "fn parse() {}\n");
+  await page.locator("#input").focus();
+  await page.keyboard.type("/");
+  const menu = page.locator("#completions");
+  await menu.locator("li").first().waitFor();
+  const names = await menu.locator(".name").allInnerTexts();
+  assert.ok(names.includes("/help"), names.join(" "));
+  assert.ok(names.includes("/review"), "a custom command");
+  assert.ok(names.includes("release-notes"), "a skill");
+  assert.equal(await page.locator("#input").getAttribute("aria-expanded"), "true");
+  await page.keyboard.type("rev");
+  await menu.locator(".name", { hasText: "/review" }).waitFor();
+  assert.equal(await menu.locator("li").count(), 1);
+  assert.match(await menu.locator(".detail").innerText(), /Review a file/);
+  await shot(page, "14-slash-completion");
+  // Esc closes the menu and leaves the text.
+  await page.keyboard.press("Escape");
+  assert.equal(await menu.isHidden(), true);
+  assert.equal(await page.inputValue("#input"), "/rev");
+
+  await page.fill("#input", "");
+  await page.keyboard.type("explain @pars");
+  await menu.locator(".name", { hasText: "src/parser.rs" }).waitFor();
+  // The letters that matched are marked.
+  assert.equal((await menu.locator("li").first().locator("mark").allInnerTexts()).join(""), "pars");
+  await shot(page, "15-path-completion");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.inputValue("#input"), "explain @src/parser.rs ");
+  await page.keyboard.press("Enter");
+  await page.getByText("Read it.").waitFor();
+  const [request] = await mock.requests();
+  assert.match(JSON.stringify(request.body.messages), /fn parse\(\) \{\}/, "the engine attached the file");
+  assert.deepEqual(errors, []);
+});
+
+test("an image pasted into the input box is sent with the message; the selection is attached with one click", async (t) => {
+  const selection = "@src/lib.rs (lines 3-4):\n```rust\nlet a = 1;\n```\n";
+  const { page, mock, errors } = await open(t, [text("A red square.")], { actions: { selection: () => selection } });
+  await page.click("#attach");
+  await page.waitForFunction(() => document.querySelector("#input").value.includes("src/lib.rs"));
+  assert.equal(await page.inputValue("#input"), selection);
+  await page.fill("#input", "what is this?");
+  // A 1×1 red PNG, pasted as a browser pastes a copied image.
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+  await page.evaluate((data) => {
+    const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([bytes], "red.png", { type: "image/png" }));
+    document.querySelector("#input").dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true }));
+  }, png);
+  await page.locator("#attachments img").waitFor();
+  await shot(page, "16-image-attached");
+  await page.press("#input", "Enter");
+  await page.getByText("A red square.").waitFor();
+  assert.equal(await page.locator("#attachments img").count(), 0, "sent, no longer waiting");
+  assert.equal(await page.locator(".message.user img").count(), 1);
+  const [request] = await mock.requests();
+  assert.match(JSON.stringify(request.body.messages), new RegExp(`data:image/png;base64,${png.slice(0, 40).replace(/[+/]/g, "\\$&")}`));
+  assert.deepEqual(errors, []);
+});

@@ -17,6 +17,7 @@ import type {
   EngineState,
   Event,
   HistoryEntry,
+  InputItem,
   Mode,
   PermissionOption,
   SessionSnapshot,
@@ -45,6 +46,9 @@ const busySend = byId<HTMLSelectElement>("busy-send");
 const statusLine = byId<HTMLElement>("status");
 const modePicker = byId<HTMLSelectElement>("mode");
 const gauge = byId<HTMLElement>("gauge");
+const modelField = byId<HTMLInputElement>("model");
+const menu = byId<HTMLUListElement>("completions");
+const attachmentsBox = byId<HTMLElement>("attachments");
 
 // ---------------------------------------------------------------------------------------
 // Requests to coder lsp, through the host.
@@ -509,6 +513,7 @@ function apply(event: Event): void {
   const nested = event.conversationId !== root;
   switch (event.type) {
     case "task_started": {
+      if (!nested && document.activeElement !== modelField) modelField.value = event.model;
       if (event.input === undefined) return;
       const known = event.taskId ? inputs.get(event.taskId) : undefined;
       if (known) {
@@ -620,6 +625,9 @@ function apply(event: Event): void {
       return;
     case "compacted":
       note(t.body, `Context compacted: ${event.tokenBefore.toLocaleString("en")} → ${event.tokenCompact.toLocaleString("en")} tokens.`);
+      return;
+    case "workspace_reloaded":
+      if (event.what === "commands" || event.what === "skills") commandChoices = undefined;
       return;
     case "verification":
       note(t.body, event.message, event.status === "failed" ? "note error" : "note");
@@ -738,24 +746,49 @@ window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
 // ---------------------------------------------------------------------------------------
 // The composer.
 
+/** What the person typed and attached, as the protocol's input. */
+function inputOf(text: string, images: string[]): { text: string } | { items: InputItem[] } {
+  if (images.length === 0) return { text };
+  const items: InputItem[] = text ? [{ type: "text", text }] : [];
+  for (const url of images) items.push({ type: "image", image_url: url });
+  return { items };
+}
+
+function showImages(node: HTMLElement, images: string[]): void {
+  for (const url of images) {
+    const image = element("img");
+    image.src = url;
+    image.alt = "An image sent with the message";
+    node.querySelector(".text")?.after(image);
+  }
+}
+
 async function submit(): Promise<void> {
   const text = input.value.trim();
-  if (!text || !root) return;
+  const images = attached.splice(0);
+  showAttachments();
+  if ((!text && images.length === 0) || !root) return;
   input.value = "";
+  closeMenu();
+  const what = inputOf(text, images);
   try {
     if (state !== "idle" && busySend.value === "steer") {
-      const steered = await call("conversation/steer", { conversationId: root, text });
+      const steered = await call("conversation/steer", { conversationId: root, ...what });
       const node = inputs.get(steered.inputId) ?? userMessage(log, steered.inputId, text, false);
+      showImages(node, images);
       if (!node.querySelector<HTMLElement>(".receipt")?.dataset.receipt) {
         setReceipt(node, steered.steering ? "steering" : "queued");
       }
       return;
     }
     const wasBusy = state !== "idle";
-    const sent = await call("conversation/send", { conversationId: root, text });
+    const sent = await call("conversation/send", { conversationId: root, ...what });
     if (sent.taskId) {
-      if (!inputs.has(sent.taskId)) {
+      const known = inputs.get(sent.taskId);
+      if (known) showImages(known, images);
+      else {
         const node = userMessage(log, sent.taskId, text, false);
+        showImages(node, images);
         if (wasBusy && !node.querySelector<HTMLElement>(".receipt")?.dataset.receipt) setReceipt(node, "queued");
       }
     } else {
@@ -779,6 +812,25 @@ byId<HTMLFormElement>("composer").addEventListener("submit", (event) => {
   void submit();
 });
 input.addEventListener("keydown", (event) => {
+  if (!menu.hidden && choices.length > 0) {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      select(active + (event.key === "ArrowDown" ? 1 : -1));
+      return;
+    }
+    if (event.key === "Enter" || event.key === "Tab") {
+      event.preventDefault();
+      accept(active);
+      return;
+    }
+    if (event.key === "Escape") {
+      // Closes the menu only: Esc stops coder when no menu is open.
+      event.preventDefault();
+      event.stopPropagation();
+      closeMenu();
+      return;
+    }
+  }
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     void submit();
@@ -808,6 +860,209 @@ log.addEventListener("click", (event) => {
   post({ type: "copy", text: code.textContent ?? "" });
   button.textContent = "Copied";
   setTimeout(() => (button.textContent = "Copy"), 1500);
+});
+
+// ---------------------------------------------------------------------------------------
+// Completion: `/` for the engine's commands and skills, `@` for its workspace paths.
+
+interface Choice {
+  label: string;
+  detail: string;
+  insert: string;
+  /** Code points of `label` that matched, to highlight. */
+  indices?: number[];
+}
+
+let choices: Choice[] = [];
+let active = 0;
+/** Where the text the chosen entry replaces starts. */
+let replaceFrom = 0;
+let commandChoices: Promise<Choice[]> | undefined;
+let completionTicket = 0;
+
+function loadCommands(): Promise<Choice[]> {
+  commandChoices ??= Promise.all([call("command/list", {}), call("skill/list", {})]).then(
+    ([commands, skills]) => [
+      ...commands.commands.map((command) => ({
+        label: `/${command.name}`,
+        detail: [command.argumentHint, command.description, command.source === "builtin" ? "" : `(${command.source})`]
+          .filter(Boolean)
+          .join(" "),
+        insert: `/${command.name} `,
+      })),
+      ...skills.skills.map((skill) => ({
+        label: skill.name,
+        detail: `skill: ${skill.description}`,
+        insert: `Use the ${skill.name} skill: `,
+      })),
+    ],
+    (error: unknown) => {
+      commandChoices = undefined;
+      throw error;
+    },
+  );
+  return commandChoices;
+}
+
+/** `@` references with a space in them are quoted, as the engine reads them. */
+const reference = (path: string) => (/\s/.test(path) ? `@"${path}"` : `@${path}`);
+
+async function complete(): Promise<void> {
+  const ticket = ++completionTicket;
+  const before = input.value.slice(0, input.selectionStart ?? input.value.length);
+  const slash = /^\/(\S*)$/.exec(before);
+  const at = /(?:^|\s)@("?[^\s"]*)$/.exec(before);
+  let found: Choice[] = [];
+  try {
+    if (slash) {
+      const query = (slash[1] ?? "").toLowerCase();
+      found = (await loadCommands()).filter((choice) => choice.label.toLowerCase().includes(query));
+      replaceFrom = 0;
+    } else if (at) {
+      const query = at[1] ?? "";
+      const result = await call("workspace/completePaths", { query, limit: 20 });
+      found = result.matches.map((match) => ({
+        label: match.path,
+        detail: match.kind === "dir" ? "folder" : "",
+        insert: match.kind === "dir" ? `@${match.path}` : `${reference(match.path)} `,
+        indices: match.indices,
+      }));
+      replaceFrom = before.length - query.length - 1;
+    }
+  } catch {
+    found = [];
+  }
+  if (ticket !== completionTicket) return;
+  showMenu(found);
+}
+
+function showMenu(found: Choice[]): void {
+  choices = found;
+  menu.replaceChildren();
+  if (found.length === 0) {
+    closeMenu();
+    return;
+  }
+  found.forEach((choice, index) => {
+    const item = element("li");
+    item.id = `completion-${index}`;
+    item.setAttribute("role", "option");
+    const name = element("span", "name");
+    const marked = new Set(choice.indices ?? []);
+    Array.from(choice.label).forEach((char, at) => {
+      name.append(marked.has(at) ? element("mark", "", char) : document.createTextNode(char));
+    });
+    item.append(name, element("span", "detail", choice.detail));
+    item.addEventListener("mousedown", (event) => {
+      event.preventDefault(); // the input keeps the focus
+      accept(index);
+    });
+    menu.append(item);
+  });
+  menu.hidden = false;
+  input.setAttribute("aria-expanded", "true");
+  select(0);
+}
+
+function select(index: number): void {
+  if (choices.length === 0) return;
+  active = (index + choices.length) % choices.length;
+  menu.querySelectorAll("li").forEach((item, at) => item.setAttribute("aria-selected", String(at === active)));
+  const chosen = menu.children[active];
+  input.setAttribute("aria-activedescendant", chosen?.id ?? "");
+  chosen?.scrollIntoView({ block: "nearest" });
+}
+
+function accept(index: number): void {
+  const choice = choices[index];
+  if (!choice) return;
+  const caret = input.selectionStart ?? input.value.length;
+  input.value = input.value.slice(0, replaceFrom) + choice.insert + input.value.slice(caret);
+  const at = replaceFrom + choice.insert.length;
+  input.setSelectionRange(at, at);
+  closeMenu();
+  // A folder: go on completing inside it.
+  if (choice.insert.endsWith("/")) void complete();
+}
+
+function closeMenu(): void {
+  completionTicket++;
+  choices = [];
+  menu.hidden = true;
+  menu.replaceChildren();
+  input.setAttribute("aria-expanded", "false");
+  input.removeAttribute("aria-activedescendant");
+}
+
+input.addEventListener("input", () => void complete());
+input.addEventListener("blur", () => setTimeout(closeMenu, 100));
+
+// ---------------------------------------------------------------------------------------
+// Images pasted or dropped, sent with the next message.
+
+/** Larger images are refused here rather than by the model's service. */
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+const attached: string[] = [];
+
+function showAttachments(): void {
+  attachmentsBox.replaceChildren();
+  attached.forEach((url, index) => {
+    const figure = element("figure");
+    const image = element("img");
+    image.src = url;
+    image.alt = `Image ${index + 1} to send`;
+    const remove = element("button", "secondary", "×");
+    remove.type = "button";
+    remove.setAttribute("aria-label", `Remove image ${index + 1}`);
+    remove.addEventListener("click", () => {
+      attached.splice(index, 1);
+      showAttachments();
+    });
+    figure.append(image, remove);
+    attachmentsBox.append(figure);
+  });
+  attachmentsBox.hidden = attached.length === 0;
+}
+
+function attach(files: Iterable<File>): boolean {
+  let any = false;
+  for (const file of files) {
+    if (!file.type.startsWith("image/")) continue;
+    any = true;
+    if (file.size > MAX_IMAGE_BYTES) {
+      note(log, `${file.name || "The image"} is larger than 5 MiB: not attached.`, "note warning");
+      continue;
+    }
+    const reader = new FileReader();
+    reader.addEventListener("load", () => {
+      if (typeof reader.result === "string") attached.push(reader.result);
+      showAttachments();
+    });
+    reader.readAsDataURL(file);
+  }
+  return any;
+}
+
+input.addEventListener("paste", (event) => {
+  if (event.clipboardData && attach(event.clipboardData.files)) event.preventDefault();
+});
+const composer = byId<HTMLFormElement>("composer");
+composer.addEventListener("dragover", (event) => event.preventDefault());
+composer.addEventListener("drop", (event) => {
+  if (event.dataTransfer && attach(event.dataTransfer.files)) event.preventDefault();
+});
+
+byId<HTMLButtonElement>("attach").addEventListener("click", () => post({ type: "attachSelection" }));
+
+modelField.addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" || !root) return;
+  event.preventDefault();
+  const model = modelField.value.trim();
+  if (!model) return;
+  void call("conversation/command", { conversationId: root, command: `/model ${model}` }).then(
+    (result) => note(log, result.text, "note command"),
+    (error: Error) => note(log, error.message, "note error"),
+  );
 });
 
 post({ type: "ready" });
