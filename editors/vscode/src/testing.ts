@@ -4,3 +4,4 @@
 export { ChatRelay } from "./relay";
 export { chatPage } from "./page";
 export { CoderSession } from "./session";
+export { findServer } from "./discovery";

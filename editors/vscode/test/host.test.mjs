@@ -318,3 +318,23 @@ test("Ask coder about this and Explain this error put the code with its file and
     "Explain this error and how to fix it: cannot find value `y` in this scope\n@main.rs (lines 3-3):\n```rust\n    println!(\"{y}\");\n```\n",
   ]);
 });
+
+test("a binary bundled in the extension for this platform comes before PATH, unless it is not coder", async (t) => {
+  const { findServer } = await import("../dist/host.mjs");
+  const extension = mkdtempSync(join(tmpdir(), "coder-ext-"));
+  t.after(() => rmSync(extension, { recursive: true, force: true }));
+  const platformDir = join(extension, "bin", `${process.platform}-${process.arch}`);
+  mkdirSync(platformDir, { recursive: true });
+  symlinkSync(coderBin, join(platformDir, "coder"));
+  const found = await findServer({ extensionPath: extension, pathEnv: "" });
+  assert.deepEqual([found.found, found.source, found.path], [true, "bundled", join(platformDir, "coder")]);
+  // A broken bundle (another program): PATH's coder is used, the bundle is not started.
+  rmSync(join(platformDir, "coder"));
+  writeFileSync(join(platformDir, "coder"), '#!/bin/sh\necho "not it"\n');
+  chmodSync(join(platformDir, "coder"), 0o755);
+  const onPath = mkdtempSync(join(tmpdir(), "coder-path-"));
+  t.after(() => rmSync(onPath, { recursive: true, force: true }));
+  symlinkSync(coderBin, join(onPath, "coder"));
+  const fallback = await findServer({ extensionPath: extension, pathEnv: onPath });
+  assert.deepEqual([fallback.found, fallback.source], [true, "path"]);
+});
