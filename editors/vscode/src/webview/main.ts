@@ -176,7 +176,7 @@ class Reply {
     this.#tail = block;
     this.#frozen = this.#text.length;
     this.#scanned = this.#frozen;
-    this.#safe = this.#frozen;
+    this.#safe = this.#frozen;    follow();
   }
 }
 
@@ -196,7 +196,33 @@ log.addEventListener("scroll", () => {
   pinned = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 });
 function follow(): void {
+  trim();
   if (pinned) log.scrollTop = log.scrollHeight;
+}
+
+/** The log keeps its newest items only, so a long session's view stays small: the
+ * conversation itself is the engine's, and `/resume` or the history bring back the rest. */
+const MAX_LOG_ITEMS = 240;
+let trimmed = 0;
+let trimmedNote: HTMLElement | undefined;
+
+function trim(): void {
+  if (log.childElementCount - (trimmedNote ? 1 : 0) <= MAX_LOG_ITEMS) return;
+  if (!trimmedNote) {
+    trimmedNote = element("div", "note trimmed");
+    log.prepend(trimmedNote);
+  }
+  while (log.childElementCount > MAX_LOG_ITEMS + 1) {
+    const oldest = trimmedNote.nextElementSibling;
+    if (!oldest) break;
+    oldest.remove();
+    trimmed++;
+  }
+  trimmedNote.textContent = `${trimmed.toLocaleString("en")} earlier items are not shown here.`;
+  // What pointed into the removed items goes too.
+  for (const [id, card] of toolCards) if (!card.card.isConnected) toolCards.delete(id);
+  for (const [id, node] of inputs) if (!node.isConnected) inputs.delete(id);
+  for (const [id, t] of threads) if (t.body !== log && !t.body.isConnected) threads.delete(id);
 }
 
 /** A conversation's place in the log: the log itself for the root, a nested thread for
@@ -672,6 +698,8 @@ let epoch: number | undefined;
 /** The server was started again: its events start over, and so does the view. */
 function startOver(): void {
   log.replaceChildren();
+  trimmed = 0;
+  trimmedNote = undefined;
   threads.clear();
   toolCards.clear();
   permissionCards.clear();
