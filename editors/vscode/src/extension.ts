@@ -8,7 +8,9 @@ import * as vscode from "vscode";
 
 import type { HostMessage, ViewMessage } from "./messages";
 import { chatPage } from "./page";
+import { ChangedLines } from "./decorations";
 import { ChatRelay } from "./relay";
+import { EditReviews } from "./review";
 import { CoderServer } from "./server";
 import { API_KEY_SECRET, configuredMode, initializationOptions } from "./settings";
 
@@ -22,6 +24,7 @@ const RESTART_SETTINGS = ["coder.serverPath", "coder.provider", "coder.model", "
 export interface CoderApi {
   server: CoderServer;
   relay: ChatRelay;
+  changed: ChangedLines;
   /** Settles when the first start succeeded or failed (its message was shown). */
   ready: Promise<void>;
 }
@@ -30,6 +33,7 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
   const log = vscode.window.createOutputChannel("coder");
   const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
   const taskStarts = new Map<string, number>();
+  const reviews = new EditReviews();
   const server = new CoderServer(
     context.extensionPath,
     () => initializationOptions(context.secrets),
@@ -57,11 +61,19 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
         });
       },
       pendingChanged: (count) => status.waiting(count),
+      review: (request) =>
+        vscode.workspace.getConfiguration("coder").get<string>("editReview") === "review" && (request.changes?.length ?? 0) > 0
+          ? reviews.review(request)
+          : undefined,
+      settled: (requestId) => reviews.close(requestId),
     },
     configuredMode,
   );
   const status = new StatusItem();
+  const changed = new ChangedLines(workspace);
+  let root: string | undefined;
   server.session.onEvent((event) => {
+    changed.onEvent(event, root);
     if (event.type === "state_changed") status.state(event.state);
     // A long task that ends while the view is hidden: say so.
     if (event.type === "task_started") taskStarts.set(event.taskId ?? "", Date.now());
@@ -79,6 +91,7 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
     epoch += 1;
     void context.workspaceState.update(SESSION_KEY, info.sessionId);
     void relay.restarted({ sessionId: info.sessionId, workspace, epoch, historyLoaded: info.historyLoaded });
+    void relay.root().then((id) => (root = id), () => undefined);
   });
 
   const start = async () => {
@@ -117,6 +130,8 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
   context.subscriptions.push(
     log,
     server,
+    reviews,
+    changed,
     vscode.window.registerWebviewViewProvider(
       VIEW_ID,
       {
@@ -189,7 +204,7 @@ export function activate(context: vscode.ExtensionContext): CoderApi {
     vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),
   );
 
-  return { server, relay, ready: start() };
+  return { server, relay, changed, ready: start() };
 }
 
 /** How long a task runs before its end is worth a notification when the view is hidden. */

@@ -22,6 +22,11 @@ export interface HostActions {
   selection?(): string | undefined;
   /** A permission request arrived: make sure a person sees it (reveal a view). */
   attention?(request: PermissionParams): unknown;
+  /** Another way to answer `request` (review mode's diff editor): its answer settles the
+   * request unless a view answered first; nothing means no answer from it. */
+  review?(request: PermissionParams): Promise<PermissionDecision | undefined> | undefined;
+  /** The request `requestId` is settled (answered, withdrawn): close what shows it. */
+  settled?(requestId: string): unknown;
   /** The number of requests waiting for a person changed. */
   pendingChanged?(count: number): unknown;
 }
@@ -143,6 +148,7 @@ export class ChatRelay {
       const settle = (decision: PermissionDecision) => {
         if (!this.#pending.delete(request.requestId)) return;
         this.#actions.pendingChanged?.(this.#pending.size);
+        this.#actions.settled?.(request.requestId);
         resolve(decision);
       };
       this.#pending.set(request.requestId, settle);
@@ -155,6 +161,9 @@ export class ChatRelay {
       this.#actions.pendingChanged?.(this.#pending.size);
       cancelled.onCancellationRequested(() => settle(WITHDRAWN));
       this.#actions.attention?.(request);
+      void this.#actions.review?.(request)?.then((decision) => {
+        if (decision) settle(decision);
+      });
     });
   }
 

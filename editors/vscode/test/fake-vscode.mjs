@@ -76,10 +76,29 @@ class CodeAction {
   }
 }
 
+class CodeLens {
+  constructor(range, command) {
+    this.range = range;
+    this.command = command;
+  }
+}
+
 class ThemeColor {
   constructor(id) {
     this.id = id;
   }
+}
+
+/** An editor showing `document`; the decorations set on it are kept in `decorations`. */
+export function fakeEditor(document) {
+  const editor = {
+    document,
+    decorations: [],
+    setDecorations(type, ranges) {
+      editor.decorations = ranges;
+    },
+  };
+  return editor;
 }
 
 /** A document of `text` at `path`, as VS Code hands one to the extension. */
@@ -110,7 +129,7 @@ class WorkspaceEdit {
 /** A fake `vscode` for one test: `settings` (without the `coder.` prefix), the workspace
  * folder, whether it is trusted, the secrets already stored, and the answers the person
  * gives (`inputs` for input boxes, `choices` for messages with buttons, in order). */
-export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}, inputs = [], choices = [], documents = [] }) {
+export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}, inputs = [], choices = [], documents = [], editors = [] }) {
   const calls = [];
   const record = (name, ...args) => calls.push({ name, args });
   const commands = new Map();
@@ -136,13 +155,19 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
     Range,
     WorkspaceEdit,
     CodeAction,
+    CodeLens,
     ThemeColor,
     CodeActionKind: { Empty: { value: "" }, QuickFix: { value: "quickfix" } },
     StatusBarAlignment: { Left: 1, Right: 2 },
+    OverviewRulerLane: { Left: 1 },
     ViewColumn: { Beside: -2, Active: -1 },
     languages: {
       registerCodeActionsProvider: (selector, provider) => {
         providers.set("codeActions", provider);
+        return new Disposable();
+      },
+      registerCodeLensProvider: (selector, provider) => {
+        providers.set(`codeLens:${selector.scheme}`, provider);
         return new Disposable();
       },
     },
@@ -160,6 +185,10 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
         },
       }),
       onDidChangeConfiguration: events.configuration.event,
+      registerTextDocumentContentProvider: (scheme, provider) => {
+        providers.set(`content:${scheme}`, provider);
+        return new Disposable();
+      },
       onDidGrantWorkspaceTrust: events.trust.event,
       onDidOpenTextDocument: events.open.event,
       onDidChangeTextDocument: events.change.event,
@@ -194,6 +223,9 @@ export function fakeVscode({ settings = {}, folder, trusted = true, secrets = {}
         return fakePanel();
       },
       activeTextEditor: undefined,
+      visibleTextEditors: editors,
+      onDidChangeVisibleTextEditors: new EventEmitter().event,
+      createTextEditorDecorationType: (options) => ({ options, dispose() {} }),
       createStatusBarItem: () => {
         const item = { text: "", tooltip: "", show() {}, dispose() {} };
         statusItems.push(item);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 
-import { fakeDocument, fakeVscode, fakeWebview, loadExtension } from "./fake-vscode.mjs";
+import { fakeDocument, fakeEditor, fakeVscode, fakeWebview, loadExtension } from "./fake-vscode.mjs";
 import { coderBin, startMock, text, toolCall } from "./harness.mjs";
 
 // The person's own state and logs: folders of this test file's, never the real home's.
@@ -337,4 +337,65 @@ test("a binary bundled in the extension for this platform comes before PATH, unl
   symlinkSync(coderBin, join(onPath, "coder"));
   const fallback = await findServer({ extensionPath: extension, pathEnv: onPath });
   assert.deepEqual([fallback.found, fallback.source], [true, "path"]);
+});
+
+test("review mode: an edit opens in the diff editor; a rejected hunk reaches the model, an accepted change is written", async (t) => {
+  const lines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
+  const before = `${lines.join("\n")}\n`;
+  const after = before.replace("line 2\n", "line two\n").replace("line 19\n", "line nineteen\n");
+  const edit = (id) => toolCall(id, "write", { path: "notes.txt", content: after });
+  const mock = await startMock(t, [edit("w1"), text("I will keep line 19."), edit("w2"), text("Written whole.")]);
+  const dir = folder(t, "balanced");
+  writeFileSync(join(dir, "notes.txt"), before);
+  const editor = fakeEditor(fakeDocument(join(dir, "notes.txt"), before));
+  const { fake } = await activate(t, {
+    folder: dir,
+    settings: { serverPath: coderBin, ...modelSettings(mock.url), editReview: "review" },
+    editors: [editor],
+  });
+  const view = await openView(fake);
+  const lenses = fake.providers.get("codeLens:coder-review");
+  const content = fake.providers.get("content:coder-review");
+
+  /** Waits for the diff editor to open; returns its two sides and the lenses' titles. */
+  const opened = async (nth) => {
+    const diff = await waitFor(() => fake.calls.filter((c) => c.name === "commands.executeCommand" && c.args[0] === "vscode.diff")[nth]);
+    const [, left, right, title] = diff.args;
+    assert.equal(title, "notes.txt: coder's proposed change (review)");
+    assert.equal(content.provideTextDocumentContent(left), before);
+    assert.equal(content.provideTextDocumentContent(right), after);
+    const shown = () => lenses.provideCodeLenses({ uri: right });
+    return { shown, titles: () => shown().map((lens) => lens.command.title) };
+  };
+
+  // One hunk rejected: the model is told which, and nothing is written.
+  const first = converse(view, view.hello.root, "rename two lines");
+  let review = await opened(0);
+  assert.deepEqual(review.titles(), [
+    "$(check-all) Apply: 2 of 2 hunks accepted",
+    "$(close-all) Reject the change",
+    "$(check) Accepted (click to reject)",
+    "$(check) Accepted (click to reject)",
+  ]);
+  const run = (lens) => fake.commands.get(lens.command.command)(...lens.command.arguments);
+  run(review.shown()[3]);
+  assert.equal(review.titles()[3], "$(x) Rejected (click to accept)");
+  assert.equal(review.titles()[0], "$(check-all) Apply: 1 of 2 hunks accepted");
+  run(review.shown()[0]);
+  assert.equal(await first, "I will keep line 19.");
+  assert.equal(readFileSync(join(dir, "notes.txt"), "utf8"), before);
+  const told = JSON.stringify((await mock.requests())[1].body.messages);
+  assert.match(told, /rejected these parts of it; the rest was acceptable/);
+  assert.match(told, /\+line nineteen/);
+  // The request is settled: its review is gone.
+  assert.deepEqual(review.shown(), []);
+
+  // Every hunk accepted: the change is allowed whole and written.
+  const second = converse(view, view.hello.root, "do it all");
+  review = await opened(1);
+  run(review.shown()[0]);
+  assert.equal(await second, "Written whole.");
+  assert.equal(readFileSync(join(dir, "notes.txt"), "utf8"), after);
+  // The editor showing the file marks the two lines the turn changed.
+  assert.deepEqual(editor.decorations.map((range) => range.start.line), [1, 18]);
 });

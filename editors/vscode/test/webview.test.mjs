@@ -5,7 +5,8 @@
 // `${CODER_ARTIFACTS_DIR:-<repo>/artifacts}/vscode/`.
 
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -381,5 +382,27 @@ test("an image pasted into the input box is sent with the message; the selection
   assert.equal(await page.locator(".message.user img").count(), 1);
   const [request] = await mock.requests();
   assert.match(JSON.stringify(request.body.messages), new RegExp(`data:image/png;base64,${png.slice(0, 40).replace(/[+/]/g, "\\$&")}`));
+  assert.deepEqual(errors, []);
+});
+
+test("the files a turn changed are listed at its end, to keep or to undo with the engine's /undo", async (t) => {
+  const { page, workspace, opened, errors } = await open(
+    t,
+    [toolCall("w1", "write", { path: "made.txt", content: "new\n" }), text("Made it.")],
+    { preset: "yolo" },
+  );
+  execFileSync("git", ["init", "-q"], { cwd: workspace });
+  await ask(page, "make a file");
+  const card = page.locator(".card.changed");
+  await card.waitFor();
+  assert.equal(await card.locator(".title").innerText(), "Changed 1 file");
+  assert.equal(readFileSync(join(workspace, "made.txt"), "utf8"), "new\n");
+  await card.locator("button.location").click();
+  await until(() => opened.length > 0);
+  assert.equal(opened[0].path, join(workspace, "made.txt"));
+  await shot(page, "17-changed-files");
+  await card.getByRole("button", { name: "Undo these changes" }).click();
+  await card.locator(".answer").waitFor();
+  assert.equal(existsSync(join(workspace, "made.txt")), false, "the turn was undone");
   assert.deepEqual(errors, []);
 });

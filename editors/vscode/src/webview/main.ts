@@ -236,6 +236,7 @@ interface Thread {
 }
 
 let root: ConversationId = "";
+let workspaceDir = "";
 const threads = new Map<ConversationId, Thread>();
 const toolCards = new Map<string, ToolCard>();
 const permissionCards = new Map<string, PermissionCard>();
@@ -328,7 +329,10 @@ function locationLinks(locations: ToolLocation[]): HTMLElement | undefined {
   if (locations.length === 0) return undefined;
   const list = element("div", "locations");
   for (const location of locations) {
-    const link = element("button", "location", location.line ? `${location.path}:${location.line}` : location.path);
+    // Inside the workspace a path is shown from its top, as people name it.
+    const shown = workspaceDir && location.path.startsWith(`${workspaceDir}/`) ? location.path.slice(workspaceDir.length + 1) : location.path;
+    const link = element("button", "location", location.line ? `${shown}:${location.line}` : shown);
+    link.setAttribute("aria-label", `Open ${shown}${location.line ? ` at line ${location.line}` : ""}`);
     link.type = "button";
     link.title = "Open in the editor";
     link.addEventListener("click", () => post({ type: "open", path: location.path, line: location.line }));
@@ -387,7 +391,15 @@ function toolStarted(t: Thread, event: Extract<Event, { type: "tool_call_started
   follow();
 }
 
+/** The files each task changed, from its calls' diffs, for the card at its end. */
+const changedFiles = new Map<TaskId, Set<string>>();
+
 function toolEnded(event: Extract<Event, { type: "tool_call_completed" | "tool_call_failed" }>): void {
+  if (event.type === "tool_call_completed" && event.diff && event.taskId) {
+    const files = changedFiles.get(event.taskId) ?? new Set<string>();
+    for (const match of event.diff.matchAll(/^\+\+\+ (?:b\/)?(.+)$/gm)) if (match[1] !== "/dev/null") files.add(match[1] ?? "");
+    changedFiles.set(event.taskId, files);
+  }
   const tool = toolCards.get(event.callId);
   for (const request of permissionCards.values()) if (request.callId === event.callId) request.settle("answered");
   if (!tool) return;
@@ -540,6 +552,10 @@ function apply(event: Event): void {
   switch (event.type) {
     case "task_started": {
       if (!nested && document.activeElement !== modelField) modelField.value = event.model;
+      if (!nested && event.input !== undefined) {
+        staleChanges?.();
+        staleChanges = undefined;
+      }
       if (event.input === undefined) return;
       const known = event.taskId ? inputs.get(event.taskId) : undefined;
       if (known) {
@@ -631,6 +647,7 @@ function apply(event: Event): void {
       return;
     case "task_complete":
       settleTask(event.taskId, "Not answered: the task ended");
+      if (!nested && event.taskId) changedCard(t, event.taskId);
       if (event.stepLimit) note(t.body, `Stopped at the step limit (${event.stepLimit} model calls).`);
       return;
     case "task_dropped":
@@ -662,6 +679,51 @@ function apply(event: Event): void {
       return;
   }
 }
+
+/** At the end of a task that changed files: the files, and keep or undo (the engine's
+ * `/undo`, which puts back every file the turn changed). */
+function changedCard(t: Thread, taskId: TaskId): void {
+  const files = changedFiles.get(taskId);
+  changedFiles.delete(taskId);
+  if (!files || files.size === 0) return;
+  const card = element("section", "card changed");
+  card.setAttribute("aria-label", "Files changed in this turn");
+  const head = element("div", "head");
+  head.append(element("span", "icon", "±"), element("span", "title", `Changed ${files.size === 1 ? "1 file" : `${files.size} files`}`));
+  card.append(head);
+  const workspace = workspaceDir;
+  const list = locationLinks([...files].map((path) => ({ path: path.startsWith("/") ? path : `${workspace}/${path}` })));
+  if (list) card.append(list);
+  const actions = element("div", "options");
+  const keep = element("button", "", "Keep");
+  keep.type = "button";
+  const undo = element("button", "secondary", "Undo these changes");
+  undo.type = "button";
+  const done = (text: string) => {
+    actions.remove();
+    card.append(element("div", "answer", text));
+  };
+  keep.addEventListener("click", () => done("Kept."));
+  undo.addEventListener("click", () => {
+    undo.disabled = true;
+    call("conversation/command", { conversationId: root, command: "/undo" }).then(
+      (result) => done(result.text),
+      (error: Error) => {
+        undo.disabled = false;
+        note(card, error.message, "note error");
+      },
+    );
+  });
+  actions.append(keep, undo);
+  card.append(actions);
+  t.body.append(card);
+  // `/undo` takes back the last turn only: the card before this one can no longer.
+  staleChanges?.();
+  staleChanges = () => actions.remove();
+  follow();
+}
+
+let staleChanges: (() => void) | undefined;
 
 /** Closes the prompts of a task that ended (a replay shows requests answered long ago). */
 function settleTask(taskId: TaskId | null, text: string): void {
@@ -745,6 +807,7 @@ window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
     case "hello":
       if (epoch !== undefined && data.epoch !== epoch) startOver();
       root = data.root;
+      workspaceDir = data.workspace;
       if (epoch !== data.epoch) for (const entry of data.earlier) showEarlier(entry, data.root);
       epoch = data.epoch;
       void catchUp();
