@@ -38,6 +38,9 @@ export type HostMessage =
       sessionId: string;
       workspace: string;
       epoch: number;
+      /** Counts the times the conversation was replaced under the same server (a session
+       * resumed or forked, a rewind): the view shows `earlier` in place of what it had. */
+      generation: number;
       earlier: HistoryEntry[];
     }
   /** One engine event, as `conversation/event` carried it. */

@@ -35,6 +35,9 @@ export function chatPage(parts: PageParts): string {
   </head>
   <body>
     <header>
+      <select id="sessions" aria-label="Saved sessions: choose one to resume it">
+        <option value="">Sessions…</option>
+      </select>
       <label class="picker">Mode
         <select id="mode" aria-label="Mode">
           <option value="plan">plan</option>

@@ -59,6 +59,7 @@ export class ChatRelay {
    * precedes the `permission/request` the answer goes to. */
   readonly #early = new Map<string, PermissionDecision>();
   #root: Promise<ConversationId> | undefined;
+  #generation = 0;
   /** What a resumed session brought back, read once per start. */
   #earlier: Promise<HistoryEntry[]> | undefined;
 
@@ -103,6 +104,7 @@ export class ChatRelay {
     this.#info = info;
     this.#root = undefined;
     this.#earlier = undefined;
+    this.#generation = 0;
     for (const settle of [...this.#pending.values()]) settle(WITHDRAWN);
     try {
       this.broadcast(await this.#hello());
@@ -114,8 +116,21 @@ export class ChatRelay {
   async #hello(): Promise<HostMessage> {
     const root = await this.root();
     const { sessionId, workspace, epoch, historyLoaded } = this.#info;
-    this.#earlier ??= historyLoaded > 0 ? this.#session.history(root) : Promise.resolve([]);
-    return { type: "hello", root, sessionId, workspace, epoch, earlier: await this.#earlier };
+    this.#earlier ??= historyLoaded > 0 || this.#generation > 0 ? this.#session.history(root) : Promise.resolve([]);
+    return { type: "hello", root, sessionId, workspace, epoch, generation: this.#generation, earlier: await this.#earlier };
+  }
+
+  /** The conversation was replaced under the same server: every view shows it anew. */
+  async #replaced(sessionId: string | undefined): Promise<void> {
+    if (sessionId) this.#info = { ...this.#info, sessionId };
+    this.#generation += 1;
+    this.#root = undefined;
+    this.#earlier = undefined;
+    try {
+      this.broadcast(await this.#hello());
+    } catch (err) {
+      this.problem((err as Error).message);
+    }
   }
 
   /** Connects a view; returns the function that takes its messages, and one that detaches it. */
@@ -185,6 +200,12 @@ export class ChatRelay {
         try {
           const result = await this.#session.request(message.method, message.params);
           port.post({ type: "response", id: message.id, result });
+          // What replaces the conversation the views show.
+          if (message.method === "session/resume" || message.method === "session/fork") {
+            await this.#replaced((result as { sessionId?: string }).sessionId);
+          } else if (message.method === "conversation/rewind" && !message.params.dryRun) {
+            await this.#replaced(undefined);
+          }
         } catch (err) {
           const failure = err as { message?: unknown; code?: unknown };
           port.post({

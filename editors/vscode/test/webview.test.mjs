@@ -406,3 +406,36 @@ test("the files a turn changed are listed at its end, to keep or to undo with th
   assert.equal(existsSync(join(workspace, "made.txt")), false, "the turn was undone");
   assert.deepEqual(errors, []);
 });
+
+test("rewind to a message shows what it would change, then takes the conversation and its files back", async (t) => {
+  const { page, workspace, errors } = await open(
+    t,
+    [text("First answer."), toolCall("w1", "write", { path: "later.txt", content: "later\n" }), text("Wrote later.txt.")],
+    { preset: "yolo" },
+  );
+  execFileSync("git", ["init", "-q"], { cwd: workspace });
+  await ask(page, "first question");
+  await page.getByText("First answer.").waitFor();
+  await ask(page, "write later.txt");
+  await page.getByText("Wrote later.txt.").waitFor();
+  assert.equal(existsSync(join(workspace, "later.txt")), true);
+  // The saved sessions are listed with their titles.
+  await page.locator("#sessions").focus();
+  await page.waitForFunction(() => document.querySelectorAll("#sessions option").length > 1);
+  assert.match(await page.locator("#sessions option").nth(1).innerText(), /^first question · /);
+  const second = page.locator(".message.user", { hasText: "write later.txt" });
+  await second.hover();
+  await second.getByRole("button", { name: "Rewind to here" }).click();
+  const preview = page.locator(".card.rewind");
+  await preview.waitFor();
+  assert.match(await preview.locator("pre").innerText(), /removed: .*later\.txt/);
+  assert.equal(existsSync(join(workspace, "later.txt")), true, "a preview changes nothing");
+  await shot(page, "18-rewind-preview");
+  await preview.getByRole("button", { name: "Rewind" }).click();
+  // The view shows the conversation as it is now: the first turn only.
+  await page.waitForFunction(() => !document.body.textContent.includes("Wrote later.txt."));
+  await page.getByText("First answer.").waitFor();
+  assert.equal(await page.locator(".message.user", { hasText: "write later.txt" }).count(), 0);
+  assert.equal(existsSync(join(workspace, "later.txt")), false, "the file it made is gone");
+  assert.deepEqual(errors, []);
+});

@@ -281,6 +281,19 @@ function userMessage(where: HTMLElement, id: TaskId | undefined, text: string, n
   node.append(element("div", "text", text));
   const receipt = element("span", "receipt");
   node.append(receipt);
+  if (!nested) {
+    const actions = element("div", "message-actions");
+    const rewind = element("button", "secondary", "Rewind to here");
+    rewind.type = "button";
+    rewind.title = "Take the conversation, and the files coder changed, back to before this message";
+    rewind.addEventListener("click", () => void rewindTo(node, text));
+    const fork = element("button", "secondary", "Fork from here");
+    fork.type = "button";
+    fork.title = "A new session from before this message; this one stays as it is";
+    fork.addEventListener("click", () => void forkFrom(node, text));
+    actions.append(rewind, fork);
+    node.append(actions);
+  }
   where.append(node);
   if (id) {
     inputs.set(id, node);
@@ -757,8 +770,11 @@ function showMessage(t: Thread, message: ChatMessage): void {
 /** The server's start the view's events come from. */
 let epoch: number | undefined;
 
-/** The server was started again: its events start over, and so does the view. */
-function startOver(): void {
+let generation: number | undefined;
+
+/** The conversation was replaced (a session resumed or forked, a rewind): the view shows
+ * the new one from its history; the server's events go on from where they were. */
+function clearView(): void {
   log.replaceChildren();
   trimmed = 0;
   trimmedNote = undefined;
@@ -767,6 +783,13 @@ function startOver(): void {
   permissionCards.clear();
   inputs.clear();
   earlyReceipts.clear();
+  changedFiles.clear();
+  staleChanges = undefined;
+}
+
+/** The server was started again: its events start over, and so does the view. */
+function startOver(): void {
+  clearView();
   lastSeq = -1;
   setState("idle");
   held ??= [];
@@ -806,10 +829,12 @@ window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
   switch (data.type) {
     case "hello":
       if (epoch !== undefined && data.epoch !== epoch) startOver();
+      else if (generation !== undefined && data.generation !== generation) clearView();
       root = data.root;
       workspaceDir = data.workspace;
-      if (epoch !== data.epoch) for (const entry of data.earlier) showEarlier(entry, data.root);
+      if (epoch !== data.epoch || generation !== data.generation) for (const entry of data.earlier) showEarlier(entry, data.root);
       epoch = data.epoch;
+      generation = data.generation;
       void catchUp();
       return;
     case "event":
@@ -952,6 +977,112 @@ log.addEventListener("click", (event) => {
   button.textContent = "Copied";
   setTimeout(() => (button.textContent = "Copy"), 1500);
 });
+
+// ---------------------------------------------------------------------------------------
+// Sessions: resume a saved one; rewind or fork from a message.
+
+const sessionPicker = byId<HTMLSelectElement>("sessions");
+
+async function listSessions(): Promise<void> {
+  try {
+    const { sessions } = await call("session/list", {});
+    const chosen = sessionPicker.value;
+    const first = element("option", "", "Sessions…");
+    first.value = "";
+    sessionPicker.replaceChildren(first);
+    for (const session of sessions) {
+      const when = new Date(session.savedAt).toLocaleString("en", { dateStyle: "medium", timeStyle: "short" });
+      const option = element("option", "", `${session.title || "(untitled)"} · ${when}`);
+      option.value = session.sessionId;
+      sessionPicker.append(option);
+    }
+    sessionPicker.value = chosen;
+  } catch (error) {
+    note(log, (error as Error).message, "note error");
+  }
+}
+
+sessionPicker.addEventListener("focus", () => void listSessions());
+sessionPicker.addEventListener("change", () => {
+  const sessionId = sessionPicker.value;
+  if (!sessionId) return;
+  sessionPicker.value = "";
+  void call("session/resume", { sessionId }).catch((error: Error) => note(log, error.message, "note error"));
+});
+
+/** The point of the conversation a message of the view is: the points whose first line
+ * is the message's, taken in the order such messages show. */
+async function pointOf(node: HTMLElement, text: string): Promise<number | undefined> {
+  const firstLine = (text.split("\n")[0] ?? "").slice(0, 100);
+  const { points } = await call("conversation/points", { conversationId: root });
+  const same = points.filter((point) => point.text === firstLine);
+  const shown = [...log.querySelectorAll<HTMLElement>(":scope > .message.user")].filter(
+    (message) => (message.querySelector(".text")?.textContent ?? "").split("\n")[0]?.slice(0, 100) === firstLine,
+  );
+  // The view may show fewer messages than the history holds (trimmed): count from the end.
+  const fromEnd = shown.length - 1 - shown.indexOf(node);
+  return same[same.length - 1 - fromEnd]?.point;
+}
+
+async function rewindTo(node: HTMLElement, text: string): Promise<void> {
+  if (state !== "idle") {
+    note(log, "Stop coder first: a rewind waits until nothing runs.", "note warning");
+    return;
+  }
+  try {
+    const point = await pointOf(node, text);
+    if (point === undefined) {
+      note(log, "This message is no longer in the conversation's history.", "note warning");
+      return;
+    }
+    const preview = await call("conversation/rewind", { conversationId: root, point, dryRun: true });
+    const card = element("section", "card rewind");
+    card.setAttribute("aria-label", "Rewind preview");
+    card.append(element("div", "title", "Rewind to before this message?"), element("div", "reason", preview.text));
+    const files = [
+      ...preview.restored.map((path) => `restored: ${path}`),
+      ...preview.removed.map((path) => `removed: ${path}`),
+      ...preview.kept.map((kept) => `kept: ${kept.path} (${kept.reason})`),
+    ];
+    if (files.length > 0) card.append(element("pre", "", files.join("\n")));
+    const actions = element("div", "options");
+    const go = element("button", "", "Rewind");
+    go.type = "button";
+    const cancel = element("button", "secondary", "Cancel");
+    cancel.type = "button";
+    cancel.addEventListener("click", () => card.remove());
+    go.addEventListener("click", () => {
+      go.disabled = true;
+      call("conversation/rewind", { conversationId: root, point }).then(
+        (done) => note(log, done.text),
+        (error: Error) => {
+          go.disabled = false;
+          note(card, error.message, "note error");
+        },
+      );
+    });
+    actions.append(go, cancel);
+    card.append(actions);
+    node.after(card);
+    go.focus();
+  } catch (error) {
+    note(log, (error as Error).message, "note error");
+  }
+}
+
+async function forkFrom(node: HTMLElement, text: string): Promise<void> {
+  try {
+    const point = await pointOf(node, text);
+    if (point === undefined) {
+      note(log, "This message is no longer in the conversation's history.", "note warning");
+      return;
+    }
+    const forked = await call("session/fork", { conversationId: root, point });
+    note(log, forked.text);
+  } catch (error) {
+    note(log, (error as Error).message, "note error");
+  }
+}
 
 // ---------------------------------------------------------------------------------------
 // Completion: `/` for the engine's commands and skills, `@` for its workspace paths.
