@@ -439,3 +439,51 @@ test("rewind to a message shows what it would change, then takes the conversatio
   assert.equal(existsSync(join(workspace, "later.txt")), false, "the file it made is gone");
   assert.deepEqual(errors, []);
 });
+
+test("the view takes VS Code's theme colours: light and high contrast", async (t) => {
+  const { page, errors } = await open(t, [toolCall("c1", "bash", { command: "rm -f themed.txt" }), text("Done.")]);
+  await ask(page, "run it");
+  await page.locator(".card.permission").waitFor();
+  // VS Code sets its theme's colours as variables on the page's root element.
+  const themes = {
+    light: {
+      "--vscode-foreground": "#3b3b3b",
+      "--vscode-sideBar-background": "#f8f8f8",
+      "--vscode-button-background": "#005fb8",
+      "--vscode-button-foreground": "#ffffff",
+      "--vscode-input-background": "#ffffff",
+      "--vscode-editorWarning-foreground": "#bf8803",
+    },
+    "high-contrast": {
+      "--vscode-foreground": "#ffffff",
+      "--vscode-sideBar-background": "#000000",
+      "--vscode-button-background": "#000000",
+      "--vscode-button-foreground": "#ffffff",
+      "--vscode-input-background": "#000000",
+      "--vscode-editorWarning-foreground": "#ffd700",
+    },
+  };
+  const rgb = (hex) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(", ")})`;
+  for (const [name, colours] of Object.entries(themes)) {
+    const seen = await page.evaluate((colours) => {
+      for (const [key, value] of Object.entries(colours)) document.documentElement.style.setProperty(key, value);
+      const style = (selector) => getComputedStyle(document.querySelector(selector));
+      return {
+        text: style("body").color,
+        background: style("body").backgroundColor,
+        button: style(".card.permission .options button").backgroundColor,
+        input: style("#input").backgroundColor,
+        border: style(".card.permission").borderTopColor,
+      };
+    }, colours);
+    assert.deepEqual(seen, {
+      text: rgb(colours["--vscode-foreground"]),
+      background: rgb(colours["--vscode-sideBar-background"]),
+      button: rgb(colours["--vscode-button-background"]),
+      input: rgb(colours["--vscode-input-background"]),
+      border: rgb(colours["--vscode-editorWarning-foreground"]),
+    }, name);
+    await shot(page, `19-theme-${name}`);
+  }
+  assert.deepEqual(errors, []);
+});
