@@ -53,14 +53,17 @@ export async function startMock(t, script) {
   return { url, requests };
 }
 
-/** `coder lsp` in a fresh workspace whose configuration sets `preset`, initialized with
+/** `coder lsp` in a fresh workspace whose configuration sets `preset` (and what `setup`
+ * writes into it), initialized with
  * the workspace trusted, its protocol client and a relay for views. The person's own
  * state (rules recorded with "always") is a folder of the test's. */
-export async function startServer(t, url, { preset = "balanced", actions = {} } = {}) {
+export async function startServer(t, url, { preset = "balanced", actions = {}, setup = () => {} } = {}) {
   const home = mkdtempSync(join(tmpdir(), "coder-home-"));
   const workspace = mkdtempSync(join(tmpdir(), "coder-ws-"));
   mkdirSync(join(workspace, ".coder"));
   writeFileSync(join(workspace, ".coder", "config.json"), JSON.stringify({ permissions: { preset } }));
+  // What the workspace holds before the server starts.
+  setup(workspace);
   const server = spawn(coderBin, ["lsp", "--stdio"], {
     cwd: workspace,
     env: {

@@ -87,9 +87,29 @@ async function open(t, script, options = {}) {
   return { page, mock, errors, ...server };
 }
 
-function shot(page, name) {
+/** Saves a screenshot of the view, and its layout beside it: the log's items in order (by
+ * their kind) and the heights of the header and the composer. When the previous run left a
+ * layout for the same state, a gross change fails the test: an item more or less, another
+ * order, a bar grown or shrunk by a fifth. After a change meant to alter the layout, look
+ * at the screenshots and run with CODER_LAYOUT_UPDATE=1 (or remove the .layout.json files). */
+async function shot(page, name) {
   mkdirSync(artifacts, { recursive: true });
-  return page.screenshot({ path: join(artifacts, `${name}.png`) });
+  await page.screenshot({ path: join(artifacts, `${name}.png`) });
+  const layout = await page.evaluate(() => ({
+    items: [...document.querySelectorAll("#log > *")].map((item) => `${item.tagName.toLowerCase()}.${[...item.classList].sort().join(".")}`),
+    header: Math.round(document.querySelector("header").getBoundingClientRect().height),
+    footer: Math.round(document.querySelector("footer").getBoundingClientRect().height),
+  }));
+  const file = join(artifacts, `${name}.layout.json`);
+  if (existsSync(file) && !process.env.CODER_LAYOUT_UPDATE) {
+    const previous = JSON.parse(readFileSync(file, "utf8"));
+    assert.deepEqual(layout.items, previous.items, `${name}: the log's items changed since the previous run`);
+    for (const bar of ["header", "footer"]) {
+      const change = Math.abs(layout[bar] - previous[bar]) / Math.max(1, previous[bar]);
+      assert.ok(change < 0.2, `${name}: the ${bar} went from ${previous[bar]} to ${layout[bar]} px since the previous run`);
+    }
+  }
+  writeFileSync(file, `${JSON.stringify(layout, null, 2)}\n`);
 }
 
 async function ask(page, words) {
@@ -315,16 +335,18 @@ test("after a reload the view is whole again, a waiting request included", async
 });
 
 test("/ completes the engine's commands and skills, @ its workspace paths, from the keyboard", async (t) => {
-  const { page, mock, workspace, errors } = await open(t, [text("Read it.")]);
-  mkdirSync(join(workspace, ".coder", "commands"), { recursive: true });
-  writeFileSync(join(workspace, ".coder", "commands", "review.md"), "---\ndescription: Review a file\n---\nReview $ARGUMENTS\n");
-  mkdirSync(join(workspace, ".coder", "skills", "release-notes"), { recursive: true });
-  writeFileSync(
-    join(workspace, ".coder", "skills", "release-notes", "SKILL.md"),
-    "---\nname: release-notes\ndescription: Write release notes\n---\nHow to write them.\n",
-  );
-  mkdirSync(join(workspace, "src"));
-  writeFileSync(join(workspace, "src", "parser.rs"), "fn parse() {}\n");
+  const setup = (workspace) => {
+    mkdirSync(join(workspace, ".coder", "commands"), { recursive: true });
+    writeFileSync(join(workspace, ".coder", "commands", "review.md"), "---\ndescription: Review a file\n---\nReview $ARGUMENTS\n");
+    mkdirSync(join(workspace, ".coder", "skills", "release-notes"), { recursive: true });
+    writeFileSync(
+      join(workspace, ".coder", "skills", "release-notes", "SKILL.md"),
+      "---\nname: release-notes\ndescription: Write release notes\n---\nHow to write them.\n",
+    );
+    mkdirSync(join(workspace, "src"));
+    writeFileSync(join(workspace, "src", "parser.rs"), "fn parse() {}\n");
+  };
+  const { page, mock, errors } = await open(t, [text("Read it.")], { setup });
   await page.locator("#input").focus();
   await page.keyboard.type("/");
   const menu = page.locator("#completions");

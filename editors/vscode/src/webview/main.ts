@@ -835,6 +835,7 @@ window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
       if (epoch !== data.epoch || generation !== data.generation) for (const entry of data.earlier) showEarlier(entry, data.root);
       epoch = data.epoch;
       generation = data.generation;
+      greeted();
       void catchUp();
       return;
     case "event":
@@ -879,7 +880,13 @@ function showImages(node: HTMLElement, images: string[]): void {
   }
 }
 
+/** Settles when the host has said which session the view shows (its first `hello`). */
+let greeted: () => void = () => {};
+const connected = new Promise<void>((resolve) => (greeted = resolve));
+
 async function submit(): Promise<void> {
+  // What is sent before the view is connected waits for it.
+  if (!root) await connected;
   const text = input.value.trim();
   const images = attached.splice(0);
   showAttachments();
