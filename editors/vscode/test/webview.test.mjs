@@ -445,9 +445,12 @@ test("rewind to a message shows what it would change, then takes the conversatio
   await page.locator("#sessions").focus();
   await page.waitForFunction(() => document.querySelectorAll("#sessions option").length > 1);
   assert.match(await page.locator("#sessions option").nth(1).innerText(), /^first question · /);
+  // From the keyboard: the message takes the focus, Tab reaches its actions.
   const second = page.locator(".message.user", { hasText: "write later.txt" });
-  await second.hover();
-  await second.getByRole("button", { name: "Rewind to here" }).click();
+  await second.focus();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Rewind to here");
+  await page.keyboard.press("Enter");
   const preview = page.locator(".card.rewind");
   await preview.waitFor();
   assert.match(await preview.locator("pre").innerText(), /removed: .*later\.txt/);

@@ -282,6 +282,9 @@ function userMessage(where: HTMLElement, id: TaskId | undefined, text: string, n
   const receipt = element("span", "receipt");
   node.append(receipt);
   if (!nested) {
+    // The message takes the focus, so that its actions are reached from the keyboard too.
+    node.tabIndex = 0;
+    node.setAttribute("aria-label", `Your message: ${text.slice(0, 200)}`);
     const actions = element("div", "message-actions");
     const rewind = element("button", "secondary", "Rewind to here");
     rewind.type = "button";
