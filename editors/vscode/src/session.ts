@@ -1,6 +1,7 @@
 // The coder protocol (docs/protocol.md) over a JSON-RPC connection, typed with the method
-// maps and types generated from the Rust method table. The extension runs it over VS Code's LanguageClient;
-// the tests run it over vscode-jsonrpc's MessageConnection. Nothing here touches `vscode`.
+// maps and types generated from the Rust method table. The extension and the tests run it
+// over vscode-jsonrpc's MessageConnection (the extension's survives a restart of the
+// server: src/server.ts). Nothing here touches `vscode`.
 
 import {
   CONVERSATION_CREATE,
@@ -29,7 +30,7 @@ import {
 
 export type { Event, PermissionDecision, PermissionParams };
 
-/** What both LanguageClient and vscode-jsonrpc's MessageConnection offer. */
+/** What vscode-jsonrpc's MessageConnection (and VS Code's LanguageClient) offer. */
 export interface Connection {
   sendRequest<R>(method: string, params?: unknown): Promise<R>;
   onNotification(method: string, handler: (params: any) => void): unknown;
