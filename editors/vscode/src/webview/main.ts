@@ -403,7 +403,7 @@ function toolStarted(t: Thread, event: Extract<Event, { type: "tool_call_started
   t.body.append(card);
   toolCards.set(event.callId, { card, state, output });
   // The call runs: whatever asked about it was answered.
-  for (const [id, request] of permissionCards) if (request.callId === event.callId) request.settle("answered");
+  for (const request of permissionCards.values()) if (request.callId === event.callId) request.settle("Answered.");
   follow();
 }
 
@@ -417,7 +417,7 @@ function toolEnded(event: Extract<Event, { type: "tool_call_completed" | "tool_c
     changedFiles.set(event.taskId, files);
   }
   const tool = toolCards.get(event.callId);
-  for (const request of permissionCards.values()) if (request.callId === event.callId) request.settle("answered");
+  for (const request of permissionCards.values()) if (request.callId === event.callId) request.settle("Answered.");
   if (!tool) return;
   const failed = event.type === "tool_call_failed";
   tool.state.textContent = `${failed ? "failed" : "done"} · ${formatDuration(event.durationMs)}`;
