@@ -41,9 +41,14 @@ nothing_left_by "cargo test"
 step "cargo install --path server/cli: the installed coder runs a task"
 bash scripts/check-install.sh
 
-step "editors/vscode: type-checked against VS Code's API; its protocol client drives coder lsp over vscode-jsonrpc"
+step "editors/vscode: type-checked against VS Code's API; its protocol client drives coder lsp over vscode-jsonrpc; its chat view in Chromium"
 cargo build --locked -p coder -p coder-testkit
-(cd editors/vscode && npm ci --no-audit --no-fund && npm run build && TMPDIR="$tests_tmp" npm test)
+if ! command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1; then
+    (apt-get install -y chromium || (apt-get update && apt-get install -y chromium)) >&2
+fi
+# Screenshots of the chat view go to artifacts/vscode/ at the top of the checkout.
+(cd editors/vscode && npm ci --no-audit --no-fund && npm run build \
+    && TMPDIR="$tests_tmp" npm test)
 nothing_left_by "the editors/vscode tests"
 
 step "bindings-node: the addon and its TypeScript SDK under Node's test runner"

@@ -1,6 +1,7 @@
 // The coder protocol (docs/protocol.md) over a JSON-RPC connection, typed with the method
-// maps and types generated from the Rust method table. The extension runs it over VS Code's LanguageClient;
-// the tests run it over vscode-jsonrpc's MessageConnection. Nothing here touches `vscode`.
+// maps and types generated from the Rust method table. The extension and the tests run it
+// over vscode-jsonrpc's MessageConnection (the extension's survives a restart of the
+// server: src/server.ts). Nothing here touches `vscode`.
 
 import {
   CONVERSATION_CREATE,
@@ -29,7 +30,7 @@ import {
 
 export type { Event, PermissionDecision, PermissionParams };
 
-/** What both LanguageClient and vscode-jsonrpc's MessageConnection offer. */
+/** What vscode-jsonrpc's MessageConnection (and VS Code's LanguageClient) offer. */
 export interface Connection {
   sendRequest<R>(method: string, params?: unknown): Promise<R>;
   onNotification(method: string, handler: (params: any) => void): unknown;
@@ -79,7 +80,7 @@ export class CoderSession {
   }
 
   /** A request of the protocol's method table, its params and result typed by it. */
-  #request<M extends keyof ClientRequests>(
+  request<M extends keyof ClientRequests>(
     method: M,
     params: ClientRequests[M]["params"],
   ): Promise<ClientRequests[M]["result"]> {
@@ -98,7 +99,7 @@ export class CoderSession {
   }
 
   async create(params: CreateParams = {}): Promise<ConversationId> {
-    const result = await this.#request(CONVERSATION_CREATE, params);
+    const result = await this.request(CONVERSATION_CREATE, params);
     return result.conversationId;
   }
 
@@ -107,7 +108,7 @@ export class CoderSession {
    * answer in `text` and no task. */
   async send(conversationId: ConversationId, input: string | InputItem[]): Promise<SendResult> {
     const params = typeof input === "string" ? { conversationId, text: input } : { conversationId, items: input };
-    return await this.#request(CONVERSATION_SEND, params);
+    return await this.request(CONVERSATION_SEND, params);
   }
 
   /** Sends `input` and resolves with the last message of its work when it completes;
@@ -150,19 +151,19 @@ export class CoderSession {
   }
 
   async list(): Promise<ConversationSummary[]> {
-    return (await this.#request(CONVERSATION_LIST, {})).conversations;
+    return (await this.request(CONVERSATION_LIST, {})).conversations;
   }
 
   async history(conversationId: ConversationId, limit?: number): Promise<HistoryEntry[]> {
-    const result = await this.#request(CONVERSATION_HISTORY, { conversationId, limit });
+    const result = await this.request(CONVERSATION_HISTORY, { conversationId, limit });
     return result.entries;
   }
 
   async destroy(conversationId: ConversationId): Promise<DestroyResult> {
-    return this.#request(CONVERSATION_DESTROY, { conversationId });
+    return this.request(CONVERSATION_DESTROY, { conversationId });
   }
 
   async interrupt(conversationId: ConversationId): Promise<void> {
-    await this.#request(CONVERSATION_INTERRUPT, { conversationId });
+    await this.request(CONVERSATION_INTERRUPT, { conversationId });
   }
 }
