@@ -334,3 +334,17 @@ test("session:ready reaches a listener attached right after createSession(), and
   const late = await new Promise((resolve) => session.once("session:ready", resolve));
   assert.equal(late.sessionId, session.sessionId);
 });
+
+test("file:reference has SemaCore's payload: type, name and the content the model was given", async (t) => {
+  const { url } = await startMock(t, [text("seen")]);
+  const { sema, dir } = await core(t, url);
+  writeFileSync(join(dir, "notes.txt"), "alpha\nbeta\n");
+  mkdirSync(join(dir, "docs"));
+  writeFileSync(join(dir, "docs/a.md"), "# A\n");
+  const referenced = next(sema, "file:reference");
+  sema.processUserInput("read @notes.txt and @docs/");
+  const { references } = await referenced;
+  assert.deepEqual(references.map((r) => [r.type, r.name]), [["file", "notes.txt"], ["dir", "docs/"]]);
+  assert.match(references[0].content, /1\talpha\n\s+2\tbeta/);
+  assert.match(references[1].content, /docs\/a\.md/);
+});

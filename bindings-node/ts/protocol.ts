@@ -555,6 +555,11 @@ export type FileReference = {
    * With `refused`: why nothing was attached (what the model was told too).
    */
   error?: string,
+  /**
+   * What the model was given for it, as text: the file's lines or the directory's
+   * listing with the words around them (absent for an image).
+   */
+  content?: string,
 };
 
 /**

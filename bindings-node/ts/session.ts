@@ -982,7 +982,16 @@ export class SemaSession {
         });
         break;
       case "file_reference":
-        this.#emit("file:reference", { agentId, references: event.references });
+        // SemaCore's shape (`type`, `name`, `content`), with coder's own fields kept.
+        this.#emit("file:reference", {
+          agentId,
+          references: event.references.map((reference) => ({
+            type: reference.kind === "directory" ? "dir" : "file",
+            name: reference.path,
+            content: reference.content ?? "",
+            ...reference,
+          })),
+        });
         break;
       case "todo_updated":
         this.#emit(

@@ -21,6 +21,11 @@ pub struct FileReference {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub error: Option<String>,
+    /// What the model was given for it, as text: the file's lines or the directory's
+    /// listing with the words around them (absent for an image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub content: Option<String>,
 }
 
 /// What an `@` reference attached.

@@ -66,12 +66,20 @@ async fn run(workspace: &Path, input: &str) -> (MockModelServer, Vec<Value>) {
     (server, events)
 }
 
+/// The references of the input's `file_reference` event, without the text each gave the
+/// model (`content`, checked apart).
 fn file_references(events: &[Value]) -> Value {
-    events
+    let mut references = events
         .iter()
         .find(|e| e["type"] == "file_reference")
         .map(|e| e["references"].clone())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    for reference in references.as_array_mut().into_iter().flatten() {
+        if let Some(fields) = reference.as_object_mut() {
+            fields.remove("content");
+        }
+    }
+    references
 }
 
 #[tokio::test]
@@ -122,6 +130,26 @@ async fn every_reference_form_is_attached_as_a_reminder_after_the_input() {
             {"path": "dot.png", "kind": "image", "truncated": false},
         ])
     );
+    // Each file and directory reference carries what the model was given for it.
+    let event = events
+        .iter()
+        .find(|e| e["type"] == "file_reference")
+        .unwrap();
+    let contents: Vec<&Value> = event["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["content"])
+        .collect();
+    let lib_text = lib_range
+        .trim_start_matches("<system-reminder>\n")
+        .trim_end_matches("\n</system-reminder>");
+    assert_eq!(contents[0], &json!(lib_text));
+    assert!(
+        contents[3].as_str().unwrap().contains("docs/guide/b.md"),
+        "{contents:?}"
+    );
+    assert_eq!(contents[4], &Value::Null, "an image has no text");
 }
 
 #[tokio::test]

@@ -197,5 +197,6 @@ fn report(
         lines,
         truncated,
         error,
+        content: None,
     }
 }

@@ -10,7 +10,7 @@ pub(crate) mod parse;
 
 use std::path::Path;
 
-use coder_protocol::{Attachment, FileReference, InputItem};
+use coder_protocol::{Attachment, FileReference, FileReferenceKind, InputItem};
 
 use crate::documents::Documents;
 
@@ -51,9 +51,16 @@ pub(crate) fn expand(
             }
             let attached = attach::attach(workspace, documents, &reference);
             seen.push(reference);
+            let mut report = attached.report;
+            if matches!(
+                report.kind,
+                FileReferenceKind::File | FileReferenceKind::Directory
+            ) {
+                report.content = Some(attached.reminder.clone());
+            }
             expanded.reminders.push(attached.reminder);
             expanded.images.extend(attached.image);
-            expanded.references.push(attached.report);
+            expanded.references.push(report);
         }
     }
     expanded
