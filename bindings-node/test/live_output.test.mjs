@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { Engine } from "coder-agent-engine";
-import { startMock, text, toolCall, workspace } from "./mock.mjs";
+import { mcpServerScript, startMock, text, toolCall, workspace } from "./mock.mjs";
 
 test("a running command's lines arrive before it ends", async (t) => {
   const dir = workspace();
@@ -42,32 +42,11 @@ test("a running command's lines arrive before it ends", async (t) => {
 });
 
 // A small MCP server: its tool `work` reports its progress twice, then answers.
-const progressServer = `
-const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
-let buffer = "";
-process.stdin.on("data", (chunk) => {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\\n")) >= 0) {
-    const m = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (m.id === undefined) continue;
-    if (m.method === "initialize") {
-      send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
-        serverInfo: { name: "p", version: "1.0.0" } } });
-    } else if (m.method === "tools/list") {
-      send({ id: m.id, result: { tools: [{ name: "work", inputSchema: { type: "object", properties: {} } }] } });
-    } else if (m.method === "tools/call") {
+const progressServer = mcpServerScript("p", ["work"], `
       const progressToken = m.params._meta.progressToken;
       send({ method: "notifications/progress", params: { progressToken, progress: 1, total: 2, message: "Copying" } });
       send({ method: "notifications/progress", params: { progressToken, progress: 2, total: 2 } });
-      send({ id: m.id, result: { content: [{ type: "text", text: "worked" }] } });
-    } else {
-      send({ id: m.id, result: {} });
-    }
-  }
-});
-`;
+      send({ id: m.id, result: { content: [{ type: "text", text: "worked" }] } });`);
 
 test("an MCP tool's progress arrives as progress lines before it ends", async (t) => {
   const dir = workspace();

@@ -96,3 +96,35 @@ export function next(emitter, event, test = () => true, ms = 15000) {
     emitter.on(event, listener);
   });
 }
+
+/**
+ * The script of a small MCP server for node, speaking newline-delimited JSON-RPC on stdio:
+ * it is `name`, offers `tools` (names, each with an empty input schema) and answers a
+ * `tools/call` with `onCall`, JavaScript run with `m` (the request) and `send` in scope.
+ */
+export function mcpServerScript(name, tools, onCall = 'send({ id: m.id, result: { content: [{ type: "text", text: "ok" }] } });') {
+  return `
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+let buffer = "";
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\\n")) >= 0) {
+    const m = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (m.id === undefined) continue;
+    if (m.method === "initialize") {
+      send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
+        serverInfo: { name: ${JSON.stringify(name)}, version: "1.0.0" } } });
+    } else if (m.method === "tools/list") {
+      const tool = (name) => ({ name, description: "The tool " + name + ".", inputSchema: { type: "object", properties: {} } });
+      send({ id: m.id, result: { tools: ${JSON.stringify(tools)}.map(tool) } });
+    } else if (m.method === "tools/call") {
+      ${onCall}
+    } else {
+      send({ id: m.id, result: {} });
+    }
+  }
+});
+`;
+}

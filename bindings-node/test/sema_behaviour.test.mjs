@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 
 import { SemaCore } from "coder-agent-engine";
-import { freshSemaRoot, next, startMock, text, toolCall, workspace } from "./mock.mjs";
+import { freshSemaRoot, mcpServerScript, next, startMock, text, toolCall, workspace } from "./mock.mjs";
 
 const model = (url, extra = {}) => ({
   provider: "openai", modelName: "mock", baseURL: `${url}/v1`, apiKey: "k", maxTokens: 777, contextLength: 32000, ...extra,
@@ -211,34 +211,11 @@ test("skills, agents and custom commands are listed; a custom command fires comm
   assert.match(JSON.stringify(asked.body.messages), /Review src\/main\.rs with care\./);
 });
 
-// A small MCP server offering the tools `alpha` and `beta`.
-const twoToolServer = `
-const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
-let buffer = "";
-process.stdin.on("data", (chunk) => {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\\n")) >= 0) {
-    const m = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (m.id === undefined) continue;
-    if (m.method === "initialize") {
-      send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
-        serverInfo: { name: "two", version: "1.0.0" } } });
-    } else if (m.method === "tools/list") {
-      const tool = (name) => ({ name, description: "The tool " + name + ".", inputSchema: { type: "object", properties: {} } });
-      send({ id: m.id, result: { tools: [tool("alpha"), tool("beta")] } });
-    } else {
-      send({ id: m.id, result: {} });
-    }
-  }
-});
-`;
 
 test("MCP servers are added, restricted, reconnected, switched off and removed while sessions run", async (t) => {
   const { url, requests } = await startMock(t, [text("a"), text("b"), text("c")]);
   const { sema, dir } = await core(t, url);
-  writeFileSync(join(dir, "server.js"), twoToolServer);
+  writeFileSync(join(dir, "server.js"), mcpServerScript("two", ["alpha", "beta"]));
   const mcpToolsOf = async (index) =>
     (await requests()).filter((r) => r.path.endsWith("/chat/completions"))[index].body.tools
       .map((tool) => tool.function.name).filter((name) => name.startsWith("two__")).sort();

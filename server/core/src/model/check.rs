@@ -7,7 +7,6 @@ use coder_protocol::ChatMessage;
 use tokio_util::sync::CancellationToken;
 
 use super::{ModelClient, ModelRequest, ModelSettings, StreamError};
-use crate::config::{DEFAULT_MAX_REPLY_BYTES, RetryConfig};
 use crate::error::{EngineError, ErrorKind};
 
 /// What the test asks; any reply passes (small models rarely say exactly "YES").
@@ -21,18 +20,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// returns what streamed by then, or why the model cannot be used (the provider's status and
 /// message, a refused connection, a timeout).
 pub async fn check_connection(settings: &ModelSettings) -> Result<String, EngineError> {
-    let retry = RetryConfig {
-        max_retries: 0,
-        ..RetryConfig::default()
-    };
-    let client = ModelClient::new(
-        &settings.provider,
-        retry,
-        TIMEOUT,
-        DEFAULT_MAX_REPLY_BYTES,
-        None,
-    )
-    .map_err(EngineError::internal)?;
+    let client = ModelClient::one_shot(settings, TIMEOUT)?;
     let messages = [ChatMessage::user(PROMPT)];
     let request = ModelRequest {
         model: &settings.model,

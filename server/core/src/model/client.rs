@@ -235,6 +235,26 @@ impl ModelClient {
         redact(message, self.key.as_deref())
     }
 
+    /// A client for one request to `settings`' provider, without retries (a connection
+    /// test, a list of models): what fails is said at once.
+    pub(crate) fn one_shot(
+        settings: &super::ModelSettings,
+        timeout: Duration,
+    ) -> Result<Self, EngineError> {
+        let retry = RetryConfig {
+            max_retries: 0,
+            ..RetryConfig::default()
+        };
+        Self::new(
+            &settings.provider,
+            retry,
+            timeout,
+            crate::config::DEFAULT_MAX_REPLY_BYTES,
+            None,
+        )
+        .map_err(EngineError::internal)
+    }
+
     /// GETs the provider's list of models and returns the body of a successful answer,
     /// at most `limit` bytes; a failure says what the provider answered, without the key.
     pub(crate) async fn get_models(&self, limit: usize) -> Result<Vec<u8>, String> {

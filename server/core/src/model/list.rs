@@ -6,7 +6,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{ModelClient, ModelSettings};
-use crate::config::{DEFAULT_MAX_REPLY_BYTES, RetryConfig};
 use crate::error::{EngineError, ErrorKind};
 
 /// The list gives up when it has not come whole within this long.
@@ -47,18 +46,7 @@ struct ListEntry {
 /// provider that fails, answers something else than a list, or takes longer than 30 s is a
 /// `provider` error saying so.
 pub async fn list_models(settings: &ModelSettings) -> Result<Vec<ListedModel>, EngineError> {
-    let retry = RetryConfig {
-        max_retries: 0,
-        ..RetryConfig::default()
-    };
-    let client = ModelClient::new(
-        &settings.provider,
-        retry,
-        TIMEOUT,
-        DEFAULT_MAX_REPLY_BYTES,
-        None,
-    )
-    .map_err(EngineError::internal)?;
+    let client = ModelClient::one_shot(settings, TIMEOUT)?;
     let failed = |reason: String| {
         EngineError::new(
             ErrorKind::Provider,
