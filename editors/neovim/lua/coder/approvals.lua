@@ -49,7 +49,7 @@ local function preview(params)
   if params.reason and params.reason ~= "" then
     table.insert(lines, params.reason)
   end
-  local body = params.command or params.diff or (params.arguments and params.arguments.plan)
+  local body = params.command or params.diff or params.plan
   if body then
     table.insert(lines, params.command and "```sh" or (params.diff and "```diff" or "```markdown"))
     vim.list_extend(lines, vim.split((body:gsub("\n$", "")), "\n", { plain = true }))

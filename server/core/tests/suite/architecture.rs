@@ -154,7 +154,10 @@ fn no_door_decides_by_a_tool_s_name_or_reads_its_arguments() {
     for dir in ["bindings-node/ts", "editors/vscode/src"] {
         sources(&root.join(dir), &[".ts", ".mts"], &mut files);
     }
-    sources(&root.join("editors"), &[".lua"], &mut files);
+    // The plugins' own code; their tests script the mock model with tool calls by name.
+    for dir in ["editors/neovim/lua", "editors/neovim/plugin"] {
+        sources(&root.join(dir), &[".lua"], &mut files);
+    }
     files.retain(|file| !file.ends_with("ts/protocol.ts") && !file.ends_with("ts/tools.ts"));
     assert!(files.len() > 10, "the doors' sources were not found");
     let names: Vec<&str> = coder_protocol::tools::BUILTIN_TOOLS
