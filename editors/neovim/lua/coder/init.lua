@@ -44,6 +44,21 @@ function M.setup(opts)
   end
 end
 
+--- Asks the engine for the conversation's mode, so the statusline shows it from the start
+--- and not only once it changes. The session's snapshot holds the mode only when its events
+--- are no longer kept, so the plugin asks as a person does: a bare `/mode` answers
+--- `mode: <name>` and changes nothing.
+local function read_mode()
+  local conversation = client.conversation()
+  client.request(methods.command, { conversationId = conversation, command = "/mode" }, function(err, result)
+    local mode = not err and type(result) == "table" and type(result.text) == "string"
+      and result.text:match("^mode: ([%w-]+)")
+    if mode and vim.tbl_contains(protocol.modes, mode) and client.conversation() == conversation then
+      status.set_mode(mode)
+    end
+  end)
+end
+
 --- Starts the engine if it does not run, then calls `done(client)`.
 function M.start(done, opts)
   hook()
@@ -51,6 +66,7 @@ function M.start(done, opts)
   client.ensure(function(running, why)
     if running and fresh then
       status.reset()
+      read_mode()
     end
     if not running then
       chat.notice(("coder did not start: %s; see :checkhealth coder"):format(why or "it exited"), "CoderError")
