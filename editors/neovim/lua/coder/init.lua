@@ -259,15 +259,18 @@ local function choose_point(prompt, done)
   end)
 end
 
---- Forks the session before one of the conversation's inputs: the connection goes on in
---- the new session, the one it came from stays on disk as it was.
-function M.fork()
-  choose_point("fork before: ", function(point)
-    client.request(methods.session_fork, { conversationId = client.conversation(), point = point }, function(err, result)
+--- Asks for one of the conversation's points, sends `method` for it, and shows the
+--- conversation as it is then, with the engine's answer; `after(result)` runs first when
+--- given. `what` names the action in an error.
+local function go_back(prompt, method, what, after)
+  choose_point(prompt, function(point)
+    client.request(method, { conversationId = client.conversation(), point = point }, function(err, result)
       if err then
-        return report("forking")(err)
+        return report(what)(err)
       end
-      client.set_session(result.sessionId)
+      if after then
+        after(result)
+      end
       show_history()
       vim.schedule(function()
         chat.notice(result.text)
@@ -276,20 +279,18 @@ function M.fork()
   end)
 end
 
+--- Forks the session before one of the conversation's inputs: the connection goes on in
+--- the new session, the one it came from stays on disk as it was.
+function M.fork()
+  go_back("fork before: ", methods.session_fork, "forking", function(result)
+    client.set_session(result.sessionId)
+  end)
+end
+
 --- Takes the conversation (and the files its turns changed) back to before one of its
 --- inputs.
 function M.rewind()
-  choose_point("rewind to before: ", function(point)
-    client.request(methods.rewind, { conversationId = client.conversation(), point = point }, function(err, result)
-      if err then
-        return report("rewinding")(err)
-      end
-      show_history()
-      vim.schedule(function()
-        chat.notice(result.text)
-      end)
-    end)
-  end)
+  go_back("rewind to before: ", methods.rewind, "rewinding")
 end
 
 --- `:CoderSessions`: a new session, a fork or a rewind of this one, or one of the
