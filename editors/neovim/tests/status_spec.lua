@@ -16,9 +16,12 @@ H.test("the statusline shows the engine's mode as soon as the engine runs", func
   H.wait(15000, function()
     return started
   end, "the engine to start")
-  H.wait(5000, function()
-    return require("coder").statusline() == "coder: idle · plan"
-  end, "the mode in the statusline; it says " .. require("coder").statusline())
+  local shown
+  local ok = vim.wait(5000, function()
+    shown = require("coder").statusline()
+    return shown == "coder: idle · plan"
+  end, 10)
+  H.truthy(ok, "the statusline does not show the mode; it says " .. vim.inspect(shown))
 end)
 
 H.run("status_spec")

@@ -465,10 +465,14 @@ test("rewind to a message shows what it would change, then takes the conversatio
   assert.deepEqual(errors, []);
 });
 
-test("the header shows the permission preset, and New conversation starts one as /new does", async (t) => {
-  const { page, mock, errors } = await open(t, [text("First answer."), text("Second answer.")], { preset: "auto-edit" });
-  // The preset the engine holds shows from the start, beside the mode.
+test("the header shows the permission preset and the mode, and New conversation starts one as /new does", async (t) => {
+  // A configured mode the page's picker does not start on.
+  const setup = (workspace) =>
+    writeFileSync(join(workspace, ".coder", "config.json"), JSON.stringify({ permissions: { preset: "auto-edit" }, mode: "plan" }));
+  const { page, mock, errors } = await open(t, [text("First answer."), text("Second answer.")], { setup });
+  // The preset and the mode the engine holds show from the start.
   await page.waitForFunction(() => document.querySelector("#preset").textContent === "auto-edit");
+  assert.equal(await page.locator("#mode").inputValue(), "plan");
   await ask(page, "/permissions strict");
   await page.waitForFunction(() => document.querySelector("#preset").textContent === "strict");
   await ask(page, "first question");
