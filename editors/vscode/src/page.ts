@@ -38,6 +38,7 @@ export function chatPage(parts: PageParts): string {
       <select id="sessions" aria-label="Saved sessions: choose one to resume it">
         <option value="">Sessions…</option>
       </select>
+      <button id="new" type="button" class="secondary" title="A new conversation, as /new starts">New conversation</button>
       <label class="picker">Mode
         <select id="mode" aria-label="Mode">
           <option value="plan">plan</option>
@@ -46,6 +47,9 @@ export function chatPage(parts: PageParts): string {
           <option value="yolo">yolo</option>
         </select>
       </label>
+      <span class="picker" title="The permission preset (/permissions changes it)">Preset
+        <output id="preset" aria-label="Permission preset">…</output>
+      </span>
       <label class="picker">Model
         <input id="model" size="14" aria-label="Model (Enter switches)" placeholder="model" />
       </label>

@@ -465,6 +465,33 @@ test("rewind to a message shows what it would change, then takes the conversatio
   assert.deepEqual(errors, []);
 });
 
+test("the header shows the permission preset and the mode, and New conversation starts one as /new does", async (t) => {
+  // A configured mode the page's picker does not start on.
+  const setup = (workspace) =>
+    writeFileSync(join(workspace, ".coder", "config.json"), JSON.stringify({ permissions: { preset: "auto-edit" }, mode: "plan" }));
+  const { page, mock, errors } = await open(t, [text("First answer."), text("Second answer.")], { setup });
+  // The preset and the mode the engine holds show from the start.
+  await page.waitForFunction(() => document.querySelector("#preset").textContent === "auto-edit");
+  assert.equal(await page.locator("#mode").inputValue(), "plan");
+  await ask(page, "/permissions strict");
+  await page.waitForFunction(() => document.querySelector("#preset").textContent === "strict");
+  await ask(page, "first question");
+  await page.getByText("First answer.").waitFor();
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await page.locator(".note.command", { hasText: /conversation/i }).last().waitFor();
+  assert.equal(await page.locator(".message.user").last().innerText(), "/new");
+  await shot(page, "20-new-conversation");
+  await ask(page, "second question");
+  await page.getByText("Second answer.").waitFor();
+  // The new conversation's model does not read the first one's history.
+  const requests = await mock.requests();
+  const told = JSON.stringify(requests[1].body.messages);
+  assert.match(told, /second question/);
+  assert.doesNotMatch(told, /first question/, "the second question went to a new conversation");
+  assert.equal(await page.locator("#preset").innerText(), "strict", "the preset stays the session's");
+  assert.deepEqual(errors, []);
+});
+
 test("the view takes VS Code's theme colours: light and high contrast", async (t) => {
   const { page, errors } = await open(t, [toolCall("c1", "bash", { command: "rm -f themed.txt" }), text("Done.")]);
   await ask(page, "run it");

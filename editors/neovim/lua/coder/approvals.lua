@@ -2,6 +2,7 @@
 -- options the engine sent, with the command or the diff shown in the chat first.
 
 local chat = require("coder.chat")
+local await = require("coder.client").await
 
 local M = {}
 
@@ -14,23 +15,6 @@ function M.on_event(event)
   if event.type == "permission_withdrawn" and event.requestId then
     withdrawn[event.requestId] = true
   end
-end
-
---- Runs `ask(callback)` (a `vim.ui` function) from inside the request's coroutine and
---- returns what the callback received.
-local function await(ask)
-  local co, main = coroutine.running()
-  if not co or main then
-    error("coder: a permission request must be answered from its coroutine")
-  end
-  ask(function(...)
-    local n, results = select("#", ...), { ... }
-    -- The default `vim.ui.select` answers before it returns: resume only once yielded.
-    vim.schedule(function()
-      coroutine.resume(co, unpack(results, 1, n))
-    end)
-  end)
-  return coroutine.yield()
 end
 
 --- The option a person who dismisses the prompt gets: the engine's plain rejection.

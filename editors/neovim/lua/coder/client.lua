@@ -76,6 +76,24 @@ function M.on_request(method, fn)
   state.request_handlers[method] = fn
 end
 
+--- Runs `ask(callback)` (a `vim.ui` function) from inside a request handler's coroutine and
+--- returns what the callback received, so a handler waits for a person without blocking
+--- the editor.
+function M.await(ask)
+  local co, main = coroutine.running()
+  if not co or main then
+    error("coder: a request from the engine must be answered from its coroutine")
+  end
+  ask(function(...)
+    local n, results = select("#", ...), { ... }
+    -- The default `vim.ui.select` answers before it returns: resume only once yielded.
+    vim.schedule(function()
+      coroutine.resume(co, unpack(results, 1, n))
+    end)
+  end)
+  return coroutine.yield()
+end
+
 local function emit(event)
   for fn in pairs(state.listeners) do
     local ok, err = pcall(fn, event)

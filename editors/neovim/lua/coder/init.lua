@@ -44,6 +44,21 @@ function M.setup(opts)
   end
 end
 
+--- Asks the engine for the conversation's mode, so the statusline shows it from the start
+--- and not only once it changes. The session's snapshot holds the mode only when its events
+--- are no longer kept, so the plugin asks as a person does: a bare `/mode` answers
+--- `mode: <name>` and changes nothing.
+local function read_mode()
+  local conversation = client.conversation()
+  client.request(methods.command, { conversationId = conversation, command = "/mode" }, function(err, result)
+    local mode = not err and type(result) == "table" and type(result.text) == "string"
+      and result.text:match("^mode: ([%w-]+)")
+    if mode and vim.tbl_contains(protocol.modes, mode) and client.conversation() == conversation then
+      status.set_mode(mode)
+    end
+  end)
+end
+
 --- Starts the engine if it does not run, then calls `done(client)`.
 function M.start(done, opts)
   hook()
@@ -51,6 +66,7 @@ function M.start(done, opts)
   client.ensure(function(running, why)
     if running and fresh then
       status.reset()
+      read_mode()
     end
     if not running then
       chat.notice(("coder did not start: %s; see :checkhealth coder"):format(why or "it exited"), "CoderError")
@@ -243,15 +259,18 @@ local function choose_point(prompt, done)
   end)
 end
 
---- Forks the session before one of the conversation's inputs: the connection goes on in
---- the new session, the one it came from stays on disk as it was.
-function M.fork()
-  choose_point("fork before: ", function(point)
-    client.request(methods.session_fork, { conversationId = client.conversation(), point = point }, function(err, result)
+--- Asks for one of the conversation's points, sends `method` for it, and shows the
+--- conversation as it is then, with the engine's answer; `after(result)` runs first when
+--- given. `what` names the action in an error.
+local function go_back(prompt, method, what, after)
+  choose_point(prompt, function(point)
+    client.request(method, { conversationId = client.conversation(), point = point }, function(err, result)
       if err then
-        return report("forking")(err)
+        return report(what)(err)
       end
-      client.set_session(result.sessionId)
+      if after then
+        after(result)
+      end
       show_history()
       vim.schedule(function()
         chat.notice(result.text)
@@ -260,20 +279,18 @@ function M.fork()
   end)
 end
 
+--- Forks the session before one of the conversation's inputs: the connection goes on in
+--- the new session, the one it came from stays on disk as it was.
+function M.fork()
+  go_back("fork before: ", methods.session_fork, "forking", function(result)
+    client.set_session(result.sessionId)
+  end)
+end
+
 --- Takes the conversation (and the files its turns changed) back to before one of its
 --- inputs.
 function M.rewind()
-  choose_point("rewind to before: ", function(point)
-    client.request(methods.rewind, { conversationId = client.conversation(), point = point }, function(err, result)
-      if err then
-        return report("rewinding")(err)
-      end
-      show_history()
-      vim.schedule(function()
-        chat.notice(result.text)
-      end)
-    end)
-  end)
+  go_back("rewind to before: ", methods.rewind, "rewinding")
 end
 
 --- `:CoderSessions`: a new session, a fork or a rewind of this one, or one of the

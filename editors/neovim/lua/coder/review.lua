@@ -6,16 +6,7 @@ local config = require("coder.config")
 
 local M = {}
 
-local function await(ask)
-  local co = coroutine.running()
-  ask(function(...)
-    local n, results = select("#", ...), { ... }
-    vim.schedule(function()
-      coroutine.resume(co, unpack(results, 1, n))
-    end)
-  end)
-  return coroutine.yield()
-end
+local await = require("coder.client").await
 
 --- The text edits of a workspace edit, by buffer: `{ {buf, version, edits} }`.
 local function by_buffer(edit)

@@ -39,9 +39,14 @@ function M.on_event(event)
   end
 end
 
---- Sets the mode (as `conversation/setMode` or the session's snapshot reported it).
+--- Sets the mode (as `conversation/setMode` or `/mode` reported it).
 function M.set_mode(mode)
-  current.mode = mode
+  if current.mode ~= mode then
+    current.mode = mode
+    vim.schedule(function()
+      vim.cmd("redrawstatus")
+    end)
+  end
 end
 
 --- The engine's state: `idle`, `running`, `waiting_for_permission` or `stopped`.

@@ -45,6 +45,7 @@ const stopButton = byId<HTMLButtonElement>("stop");
 const busySend = byId<HTMLSelectElement>("busy-send");
 const statusLine = byId<HTMLElement>("status");
 const modePicker = byId<HTMLSelectElement>("mode");
+const presetShown = byId<HTMLOutputElement>("preset");
 const gauge = byId<HTMLElement>("gauge");
 const modelField = byId<HTMLInputElement>("model");
 const menu = byId<HTMLUListElement>("completions");
@@ -840,6 +841,7 @@ window.addEventListener("message", (message: MessageEvent<HostMessage>) => {
       generation = data.generation;
       greeted();
       void catchUp();
+      void readPermissions();
       return;
     case "event":
       if (held) held.push(data.event);
@@ -887,6 +889,39 @@ function showImages(node: HTMLElement, images: string[]): void {
 let greeted: () => void = () => {};
 const connected = new Promise<void>((resolve) => (greeted = resolve));
 
+/** Shows the permission preset and the mode the engine holds, from the answer of a bare
+ * `/permissions` (its first line: `preset: balanced, mode: plan`), which changes nothing.
+ * No event tells of a preset change, so it is read again after a typed command. */
+async function readPermissions(): Promise<void> {
+  if (!root) return;
+  try {
+    const answer = await call("conversation/command", { conversationId: root, command: "/permissions" });
+    const first = /^preset: ([\w-]+), mode: ([\w-]+)/.exec(answer.text);
+    if (!first) return;
+    presetShown.value = first[1];
+    // Only a mode the picker offers: the engine's answer is shown, never guessed.
+    if ([...modePicker.options].some((option) => option.value === first[2])) modePicker.value = first[2];
+  } catch (error) {
+    note(log, `Could not read the permission preset: ${String((error as Error).message ?? error)}`, "note error");
+  }
+}
+
+/** Starts a new conversation, as typing `/new` does: the engine's answer is shown and the
+ * view talks to the conversation it made. */
+async function newConversation(): Promise<void> {
+  if (!root) await connected;
+  if (!root) return;
+  try {
+    const answer = await call("conversation/command", { conversationId: root, command: "/new" });
+    userMessage(log, undefined, "/new", false);
+    if (answer.text) note(log, answer.text, "note command");
+    if (answer.conversationId) root = answer.conversationId;
+    await readPermissions();
+  } catch (error) {
+    note(log, String((error as Error).message ?? error), "note error");
+  }
+}
+
 async function submit(): Promise<void> {
   // What is sent before the view is connected waits for it.
   if (!root) await connected;
@@ -923,6 +958,8 @@ async function submit(): Promise<void> {
       if (sent.text) note(log, sent.text, "note command");
     }
     if (sent.conversationId) root = sent.conversationId;
+    // A command may have changed the preset (`/permissions yolo`) or the conversation.
+    if (!sent.taskId) await readPermissions();
   } catch (error) {
     note(log, String((error as Error).message ?? error), "note error");
   }
@@ -969,6 +1006,7 @@ document.addEventListener("keydown", (event) => {
   }
 });
 stopButton.addEventListener("click", stop);
+byId<HTMLButtonElement>("new").addEventListener("click", () => void newConversation());
 sendButton.title = "Send (Enter)";
 modePicker.addEventListener("change", () => {
   if (!root) return;
