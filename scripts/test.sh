@@ -4,8 +4,8 @@
 #   bash scripts/test.sh
 #
 # Formatting, clippy with warnings denied, the whole workspace's tests (the model in them
-# is coder-testkit's real HTTP mock server), `coder lsp` driven from Node by the VS Code
-# extension's client over vscode-jsonrpc, the Neovim plugin in headless Neovim 0.11.4 and under tmux, the Node addon's SDK (installed with apt when missing), then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
+# is coder-testkit's real HTTP mock server), the VS Code extension (its host against a real
+# `coder lsp`, its chat view in Chromium, the VSIX), the Neovim plugin in headless Neovim 0.11.4 and under tmux, the Node addon's SDK (installed with apt when missing), then the end-to-end test against a real local model (llama.cpp's server with SmolLM2-135M-Instruct, set up once and cached outside the
 # repository by scripts/setup-local-model.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
