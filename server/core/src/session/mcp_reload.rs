@@ -185,15 +185,19 @@ impl Session {
                 .apply(without, &workspace, env.clone())
                 .await;
             let touched = session.services.mcp.apply(servers, &workspace, env).await;
-            let root = session.root();
-            for (server, status) in touched {
-                session
-                    .services
-                    .hub
-                    .emit(root, None, status_event(server, status));
-            }
+            session.report_statuses(touched);
         });
         true
+    }
+
+    /// An `mcp_server_status` event for each server an apply started, stopped or changed.
+    fn report_statuses(&self, touched: Vec<(String, Option<ServerStatus>)>) {
+        let root = self.root();
+        for (server, status) in touched {
+            self.services
+                .hub
+                .emit(root, None, status_event(server, status));
+        }
     }
 
     /// Every configured server with its state and, once ready, its tools' names.
@@ -252,12 +256,7 @@ impl Session {
                 return;
             }
             let root = session.root();
-            for (server, status) in touched {
-                session
-                    .services
-                    .hub
-                    .emit(root, None, status_event(server, status));
-            }
+            session.report_statuses(touched);
             session.services.hub.emit(
                 root,
                 None,
