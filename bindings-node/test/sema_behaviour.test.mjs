@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { SemaCore } from "coder-agent-engine";
@@ -96,6 +96,25 @@ test("a model file that cannot be used is reported and left alone", (t) => {
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /model\.conf is not JSON/);
   assert.equal(readFileSync(join(root, "model.conf"), "utf8"), "{ not json");
+});
+
+test("a model file that is a FIFO, a device, or too large is refused by name, without waiting", (t) => {
+  const warnings = [];
+  t.mock.method(console, "warn", (message) => warnings.push(message));
+  for (const make of [
+    (path) => spawnSync("mkfifo", [path]),
+    (path) => symlinkSync("/dev/zero", path),
+    (path) => writeFileSync(path, " ".repeat(1024 * 1024 + 1)),
+  ]) {
+    const root = freshSemaRoot();
+    make(join(root, "model.conf"));
+    const sema = new SemaCore({ workingDir: workspace() });
+    t.after(() => sema.dispose());
+  }
+  assert.equal(warnings.length, 3, warnings.join("\n"));
+  assert.match(warnings[0], /not a regular file/);
+  assert.match(warnings[1], /not a regular file/);
+  assert.match(warnings[2], /over the limit/);
 });
 
 test("stream: false delivers replies whole; thinking: false drops thinking; updateCoreConfByKey switches both live", async (t) => {
